@@ -1,0 +1,9 @@
+// cipher-bench: median time per operation for the SDK's hot paths.
+// Run with `swift run -c release cipher-bench [--json] [--filter PREFIX]`; Benchmarks/compare.sh
+// runs it next to the OpenSSL/PyNaCl comparators and prints the ratios.
+import Foundation
+
+let options = BenchmarkOptions(arguments: CommandLine.arguments)
+for benchmark in keccakBenchmarks() {
+    measure(benchmark, options: options)
+}

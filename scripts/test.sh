@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a fresh Debian machine with the Swift toolchain:
+# installs the system libraries if they are missing, prepares the Python environment that the
+# interop tests compare against (kyber-py, dilithium-py, PyNaCl: what real stations run), then
+# runs `swift test`. Extra arguments go to `swift test` (e.g. --filter MLKEM).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-system-deps.sh
+
+venv=.build/interop-venv
+wanted=$(grep -v '^\s*$' Tests/Interop/requirements.txt)
+if [ ! -x "$venv/bin/python3" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$wanted" ]; then
+    echo "==> preparing $venv ($(echo $wanted | tr '\n' ' '))"
+    python3 -m venv "$venv"
+    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check -r Tests/Interop/requirements.txt
+    printf '%s' "$wanted" > "$venv/.requirements"
+fi
+export CIPHER_INTEROP_PYTHON="$PWD/$venv/bin/python3"
+
+echo "==> swift test"
+swift test "$@"
