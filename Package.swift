@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "PQCrypto", targets: ["PQCrypto"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
+        .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
     ],
     targets: [
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
@@ -20,6 +21,9 @@ let package = Package(
             path: "Benchmarks/CipherBench"
         ),
 
+        // Examples: one runnable program per step (see Examples/).
+        .executableTarget(name: "PostQuantumTour", dependencies: ["PQCrypto"], path: "Examples/PostQuantumTour"),
+
         // Tests. TestSupport holds hex helpers and the runner for the Python interop halves.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
@@ -27,5 +31,6 @@ let package = Package(
             dependencies: ["PQCrypto", "TestSupport"],
             resources: [.copy("Resources")]
         ),
+        .testTarget(name: "ExampleTests", dependencies: ["PostQuantumTour", "TestSupport"]),
     ]
 )
