@@ -10,14 +10,14 @@ final class MLDSA65PublicKeyStorage: Sendable {
     let encoded: MLDSABytes
     /// tr = H(pk, 64), the prefix of every message representative μ.
     let tr: MLDSABytes
-    /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, coefficients in [0, q).
-    let matrix: MLDSAPolynomials
+    /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, centered.
+    let matrix: MLDSANTTPolynomials
     /// NTT(t1·2^d), k polynomials, reduced.
-    let t1Hat: MLDSAPolynomials
+    let t1Hat: MLDSANTTPolynomials
 
     /// Expands a 1952-byte encoding (pkDecode, Algorithm 23; every bit pattern is a valid key).
     init(encoded: MLDSABytes) {
-        let matrix = MLDSAPolynomials(polynomials: P.k * P.l)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l)
         MLDSASampling.expandA(rho: encoded.bytes(0..<32), into: matrix.base)
         let t1 = MLDSAPolynomials(polynomials: P.k)
         for row in 0..<P.k {
@@ -30,7 +30,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
     }
 
     /// Assembles a key computed by key generation, sharing Â with the private key.
-    init(encoded: MLDSABytes, tr: MLDSABytes, matrix: MLDSAPolynomials, t1: MLDSAPolynomials) {
+    init(encoded: MLDSABytes, tr: MLDSABytes, matrix: MLDSANTTPolynomials, t1: MLDSAPolynomials) {
         self.encoded = encoded
         self.tr = tr
         self.matrix = matrix
@@ -46,12 +46,13 @@ final class MLDSA65PublicKeyStorage: Sendable {
         return tr
     }
 
-    /// Turns t1 (in place) into NTT(t1·2^d) with coefficients reduced.
-    private static func transformT1(_ t1: MLDSAPolynomials) -> MLDSAPolynomials {
+    /// NTT(t1·2^d) with coefficients reduced (t1 is shifted in place).
+    private static func transformT1(_ t1: MLDSAPolynomials) -> MLDSANTTPolynomials {
         for i in 0..<t1.count { t1.base[i] &<<= P.d }  // t1·2^d ≤ 1023·8192 < q
-        MLDSAPolynomial.forwardNTT(t1.base, count: P.k)
-        MLDSAPolynomial.reduce(t1.base, count: P.k)
-        return t1
+        let t1Hat = MLDSANTTPolynomials(polynomials: P.k)
+        MLDSAPolynomial.forwardNTT(t1.base, into: t1Hat.base, count: P.k)
+        MLDSAPolynomial.reduce(t1Hat.base, count: P.k)
+        return t1Hat
     }
 }
 
@@ -66,18 +67,18 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     /// The 4032-byte encoding ρ ‖ K ‖ tr ‖ s1 ‖ s2 ‖ t0; K and tr are read from here.
     let encoded: MLDSABytes
     /// ŝ1 (l polynomials), ŝ2 (k), t̂0 (k), reduced.
-    let secrets: MLDSAPolynomials
+    let secrets: MLDSANTTPolynomials
     let publicKey: MLDSA65PublicKeyStorage
 
-    var matrix: MLDSAPolynomials { publicKey.matrix }
-    var s1Hat: UnsafeMutablePointer<Int32> { secrets.polynomial(0) }
-    var s2Hat: UnsafeMutablePointer<Int32> { secrets.polynomial(P.l) }
-    var t0Hat: UnsafeMutablePointer<Int32> { secrets.polynomial(P.l + P.k) }
+    var matrix: MLDSANTTPolynomials { publicKey.matrix }
+    var s1Hat: UnsafeMutablePointer<Double> { secrets.polynomial(0) }
+    var s2Hat: UnsafeMutablePointer<Double> { secrets.polynomial(P.l) }
+    var t0Hat: UnsafeMutablePointer<Double> { secrets.polynomial(P.l + P.k) }
     /// K, the signer's private seed for ρ''.
     var signingSeed: UnsafeRawBufferPointer { encoded.bytes(P.skKeyOffset..<(P.skKeyOffset + 32)) }
     var tr: UnsafeRawBufferPointer { encoded.bytes(P.skTrOffset..<(P.skTrOffset + P.hashBytes)) }
 
-    private init(seed: MLDSABytes?, encoded: MLDSABytes, secrets: MLDSAPolynomials,
+    private init(seed: MLDSABytes?, encoded: MLDSABytes, secrets: MLDSANTTPolynomials,
                  publicKey: MLDSA65PublicKeyStorage) {
         self.seed = seed
         self.encoded = encoded
@@ -96,7 +97,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: expanded.base, count: 128))
         let rho = expanded.bytes(0..<32)
 
-        let matrix = MLDSAPolynomials(polynomials: P.k * P.l)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         // s = (s1, s2): small coefficients in the normal domain.
         let s = MLDSAPolynomials(polynomials: P.l + P.k)
@@ -149,7 +150,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         }
 
         let rho = encoded.bytes(0..<32)
-        let matrix = MLDSAPolynomials(polynomials: P.k * P.l)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         let parts = computeT(matrix: matrix, s: s)
         var difference: Int32 = 0
@@ -179,16 +180,16 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     }
 
     /// ŝ1 = NTT(s1), t = NTT^-1(Â·ŝ1) + s2, (t1, t0) = Power2Round(t).
-    private static func computeT(matrix: MLDSAPolynomials, s: MLDSAPolynomials)
-        -> (s1Hat: MLDSAPolynomials, t1: MLDSAPolynomials, t0: MLDSAPolynomials)
+    private static func computeT(matrix: MLDSANTTPolynomials, s: MLDSAPolynomials)
+        -> (s1Hat: MLDSANTTPolynomials, t1: MLDSAPolynomials, t0: MLDSAPolynomials)
     {
-        let s1Hat = MLDSAPolynomials(polynomials: P.l)
-        s1Hat.base.update(from: s.base, count: P.l * P.n)
-        MLDSAPolynomial.forwardNTT(s1Hat.base, count: P.l)
+        let s1Hat = MLDSANTTPolynomials(polynomials: P.l)
+        MLDSAPolynomial.forwardNTT(s.base, into: s1Hat.base, count: P.l)
+        let product = MLDSANTTPolynomials(polynomials: P.k)
+        MLDSAPolynomial.matrixTimesVector(product.base, matrix: matrix.base, s1Hat.base)
         let t1 = MLDSAPolynomials(polynomials: P.k)
         let t0 = MLDSAPolynomials(polynomials: P.k)
-        MLDSAPolynomial.matrixTimesVector(t0.base, matrix: matrix.base, s1Hat.base)
-        MLDSAPolynomial.inverseNTT(t0.base, count: P.k)
+        MLDSAPolynomial.inverseNTT(product.base, into: t0.base, count: P.k)
         let s2 = s.polynomial(P.l)
         for i in 0..<(P.k * P.n) {
             let t = MLDSAField.addQIfNegative(MLDSAField.reduce32(t0.base[i] &+ s2[i]))
@@ -201,16 +202,12 @@ final class MLDSA65PrivateKeyStorage: Sendable {
 
     /// Gathers ŝ1, NTT(s2) and NTT(t0) into one buffer, each reduced.
     private static func transformSecrets(
-        s1Hat: MLDSAPolynomials, s: MLDSAPolynomials, t0: MLDSAPolynomials
-    ) -> MLDSAPolynomials {
-        let secrets = MLDSAPolynomials(polynomials: P.l + 2 * P.k)
+        s1Hat: MLDSANTTPolynomials, s: MLDSAPolynomials, t0: MLDSAPolynomials
+    ) -> MLDSANTTPolynomials {
+        let secrets = MLDSANTTPolynomials(polynomials: P.l + 2 * P.k)
         secrets.base.update(from: s1Hat.base, count: P.l * P.n)
-        let s2Hat = secrets.polynomial(P.l)
-        s2Hat.update(from: s.polynomial(P.l), count: P.k * P.n)
-        MLDSAPolynomial.forwardNTT(s2Hat, count: P.k)
-        let t0Hat = secrets.polynomial(P.l + P.k)
-        t0Hat.update(from: t0.base, count: P.k * P.n)
-        MLDSAPolynomial.forwardNTT(t0Hat, count: P.k)
+        MLDSAPolynomial.forwardNTT(s.polynomial(P.l), into: secrets.polynomial(P.l), count: P.k)
+        MLDSAPolynomial.forwardNTT(t0.base, into: secrets.polynomial(P.l + P.k), count: P.k)
         MLDSAPolynomial.reduce(secrets.base, count: P.l + 2 * P.k)
         return secrets
     }

@@ -10,16 +10,19 @@ enum MLDSASampling {
     // MARK: ExpandA
 
     /// Â = ExpandA(ρ) (Algorithm 32): entry (r, s), stored at polynomial r·l + s, is
-    /// RejNTTPoly(ρ ‖ s ‖ r). Coefficients in [0, q).
+    /// RejNTTPoly(ρ ‖ s ‖ r), written centered (|x| ≤ (q−1)/2) in the Double NTT domain.
     ///
     /// All matrix sampling goes through this one function, so that a faster SHAKE128 (several
     /// instances at once) can be used here without touching the callers.
-    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<Int32>) {
+    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<Double>) {
         // Five blocks (280 candidates) almost always yield the 256 coefficients; more are read one
         // block at a time.
         let initialBlocks = 5
-        withUnsafeTemporaryAllocation(byteCount: initialBlocks * shake128Rate, alignment: 8) { buffer in
-            guard let bytes = buffer.baseAddress else { return }
+        let byteCount = initialBlocks * shake128Rate
+        withUnsafeTemporaryAllocation(byteCount: byteCount + 4 * n, alignment: 16) { buffer in
+            guard let raw = buffer.baseAddress else { return }
+            let bytes = UnsafePointer(raw.assumingMemoryBound(to: UInt8.self))
+            let sampled = (raw + byteCount).bindMemory(to: Int32.self, capacity: n)
             var prefix = KeccakSponge(rate: shake128Rate)
             prefix.absorb(rho)
             for row in 0..<MLDSA65Parameters.k {
@@ -28,16 +31,17 @@ enum MLDSASampling {
                     let indices: (UInt8, UInt8) = (UInt8(column), UInt8(row))
                     withUnsafeBytes(of: indices) { sponge.absorb($0) }
                     sponge.finishAbsorbing(domainSuffix: shakeDomain)
-                    let poly = matrix + (row &* MLDSA65Parameters.l &+ column) &* n
-                    sponge.squeezeBlocks(into: bytes, blocks: initialBlocks)
-                    var filled = rejectUniform(
-                        UnsafePointer(bytes.assumingMemoryBound(to: UInt8.self)),
-                        count: initialBlocks * shake128Rate, into: poly, filled: 0)
+                    sponge.squeezeBlocks(into: raw, blocks: initialBlocks)
+                    var filled = rejectUniform(bytes, count: byteCount, into: sampled, filled: 0)
                     while filled < n {
-                        sponge.squeezeBlocks(into: bytes, blocks: 1)
-                        filled = rejectUniform(
-                            UnsafePointer(bytes.assumingMemoryBound(to: UInt8.self)),
-                            count: shake128Rate, into: poly, filled: filled)
+                        sponge.squeezeBlocks(into: raw, blocks: 1)
+                        filled = rejectUniform(bytes, count: shake128Rate, into: sampled, filled: filled)
+                    }
+                    let poly = matrix + (row &* MLDSA65Parameters.l &+ column) &* n
+                    let q = MLDSA65Parameters.q
+                    for i in 0..<n {
+                        let v = sampled[i]
+                        poly[i] = Double(v &- ((((q &- 1) / 2) &- v) &>> 31 & q))
                     }
                 }
             }
