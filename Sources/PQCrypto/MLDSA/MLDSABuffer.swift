@@ -1,16 +1,20 @@
-/// Fixed-size heap memory for ML-DSA key material and scratch space, zeroed (with ``secureZero``)
-/// before it is freed.
+/// Fixed-size heap memory for ML-DSA key material and scratch space. Buffers that may hold secrets
+/// (the default) are zeroed with ``secureZero`` before they are freed; public ones (a public key's
+/// matrix, a verifier's scratch space) skip that.
 ///
 /// Key objects fill their buffers once while they are built and only read them afterwards, which
 /// is what makes sharing them across tasks safe. Scratch buffers live inside one call.
 final class MLDSABuffer<Element: BitwiseCopyable>: @unchecked Sendable {
     let base: UnsafeMutablePointer<Element>
     let count: Int
+    private let secret: Bool
     private var byteCount: Int { count * MemoryLayout<Element>.stride }
 
-    /// Allocates `count` elements (at least one), all bits zero.
-    init(count: Int) {
+    /// Allocates `count` elements (at least one), all bits zero. Pass `secret: false` only for
+    /// memory that never holds secret values.
+    init(count: Int, secret: Bool = true) {
         self.count = max(count, 1)
+        self.secret = secret
         let bytes = self.count * MemoryLayout<Element>.stride
         let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
         raw.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
@@ -29,7 +33,7 @@ final class MLDSABuffer<Element: BitwiseCopyable>: @unchecked Sendable {
     }
 
     deinit {
-        secureZero(UnsafeMutableRawPointer(base), count: byteCount)
+        if secret { secureZero(UnsafeMutableRawPointer(base), count: byteCount) }
         UnsafeMutableRawPointer(base).deallocate()
     }
 }
@@ -43,8 +47,8 @@ typealias MLDSABytes = MLDSABuffer<UInt8>
 
 extension MLDSABuffer {
     /// Allocates `polynomials` zeroed polynomials.
-    convenience init(polynomials: Int) {
-        self.init(count: polynomials * MLDSA65Parameters.n)
+    convenience init(polynomials: Int, secret: Bool = true) {
+        self.init(count: polynomials * MLDSA65Parameters.n, secret: secret)
     }
 }
 

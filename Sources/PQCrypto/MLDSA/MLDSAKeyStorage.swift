@@ -17,9 +17,9 @@ final class MLDSA65PublicKeyStorage: Sendable {
 
     /// Expands a 1952-byte encoding (pkDecode, Algorithm 23; every bit pattern is a valid key).
     init(encoded: MLDSABytes) {
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
         MLDSASampling.expandA(rho: encoded.bytes(0..<32), into: matrix.base)
-        let t1 = MLDSAPolynomials(polynomials: P.k)
+        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false)
         for row in 0..<P.k {
             MLDSAEncoding.unpackT1(encoded.base + 32 + row * 320, into: t1.polynomial(row))
         }
@@ -39,7 +39,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
 
     /// tr = H(pk, 64).
     static func hashPublicKey(_ encoded: MLDSABytes) -> MLDSABytes {
-        let tr = MLDSABytes(count: P.hashBytes)
+        let tr = MLDSABytes(count: P.hashBytes, secret: false)
         var hash = MLDSAHash()
         hash.absorb(encoded.rawBytes)
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: tr.base, count: tr.count))
@@ -49,7 +49,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
     /// NTT(t1·2^d) with coefficients reduced (t1 is shifted in place).
     private static func transformT1(_ t1: MLDSAPolynomials) -> MLDSANTTPolynomials {
         for i in 0..<t1.count { t1.base[i] &<<= P.d }  // t1·2^d ≤ 1023·8192 < q
-        let t1Hat = MLDSANTTPolynomials(polynomials: P.k)
+        let t1Hat = MLDSANTTPolynomials(polynomials: P.k, secret: false)
         MLDSAPolynomial.forwardNTT(t1.base, into: t1Hat.base, count: P.k)
         MLDSAPolynomial.reduce(t1Hat.base, count: P.k)
         return t1Hat
@@ -97,7 +97,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: expanded.base, count: 128))
         let rho = expanded.bytes(0..<32)
 
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         // s = (s1, s2): small coefficients in the normal domain.
         let s = MLDSAPolynomials(polynomials: P.l + P.k)
@@ -121,7 +121,8 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         }
         let publicKey = MLDSA65PublicKeyStorage(encoded: publicEncoded, tr: tr, matrix: matrix, t1: parts.t1)
         self.init(seed: seed, encoded: encoded,
-                  secrets: Self.transformSecrets(s1Hat: parts.s1Hat, s: s, t0: parts.t0),
+                  secrets: Self.transformSecrets(s1Hat: parts.s1Hat, s: s, product: parts.product,
+                                                 t1Hat: publicKey.t1Hat),
                   publicKey: publicKey)
     }
 
@@ -150,7 +151,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         }
 
         let rho = encoded.bytes(0..<32)
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         let parts = computeT(matrix: matrix, s: s)
         var difference: Int32 = 0
@@ -166,12 +167,13 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         let publicKey = MLDSA65PublicKeyStorage(encoded: publicEncoded, tr: tr, matrix: matrix, t1: parts.t1)
         return MLDSA65PrivateKeyStorage(
             seed: nil, encoded: encoded,
-            secrets: transformSecrets(s1Hat: parts.s1Hat, s: s, t0: parts.t0), publicKey: publicKey)
+            secrets: transformSecrets(s1Hat: parts.s1Hat, s: s, product: parts.product, t1Hat: publicKey.t1Hat),
+            publicKey: publicKey)
     }
 
     /// pkEncode (Algorithm 22): ρ ‖ t1.
     private static func encodePublicKey(rho: UnsafePointer<UInt8>, t1: MLDSAPolynomials) -> MLDSABytes {
-        let publicKey = MLDSABytes(count: P.publicKeyBytes)
+        let publicKey = MLDSABytes(count: P.publicKeyBytes, secret: false)
         publicKey.base.update(from: rho, count: 32)
         for row in 0..<P.k {
             MLDSAEncoding.packT1(t1.polynomial(row), into: publicKey.base + 32 + row * 320)
@@ -179,17 +181,19 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         return publicKey
     }
 
-    /// ŝ1 = NTT(s1), t = NTT^-1(Â·ŝ1) + s2, (t1, t0) = Power2Round(t).
-    private static func computeT(matrix: MLDSANTTPolynomials, s: MLDSAPolynomials)
-        -> (s1Hat: MLDSANTTPolynomials, t1: MLDSAPolynomials, t0: MLDSAPolynomials)
-    {
+    /// ŝ1 = NTT(s1), t = NTT^-1(Â·ŝ1) + s2, (t1, t0) = Power2Round(t). Also returns Â·ŝ1.
+    private static func computeT(matrix: MLDSANTTPolynomials, s: MLDSAPolynomials) -> (
+        s1Hat: MLDSANTTPolynomials, product: MLDSANTTPolynomials, t1: MLDSAPolynomials, t0: MLDSAPolynomials
+    ) {
         let s1Hat = MLDSANTTPolynomials(polynomials: P.l)
         MLDSAPolynomial.forwardNTT(s.base, into: s1Hat.base, count: P.l)
         let product = MLDSANTTPolynomials(polynomials: P.k)
         MLDSAPolynomial.matrixTimesVector(product.base, matrix: matrix.base, s1Hat.base)
-        let t1 = MLDSAPolynomials(polynomials: P.k)
+        let scratch = MLDSANTTPolynomials(polynomials: P.k)
+        scratch.base.update(from: product.base, count: scratch.count)
+        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false)
         let t0 = MLDSAPolynomials(polynomials: P.k)
-        MLDSAPolynomial.inverseNTT(product.base, into: t0.base, count: P.k)
+        MLDSAPolynomial.inverseNTT(scratch.base, into: t0.base, count: P.k)
         let s2 = s.polynomial(P.l)
         for i in 0..<(P.k * P.n) {
             let t = MLDSAField.addQIfNegative(MLDSAField.reduce32(t0.base[i] &+ s2[i]))
@@ -197,17 +201,24 @@ final class MLDSA65PrivateKeyStorage: Sendable {
             t1.base[i] = high
             t0.base[i] = low
         }
-        return (s1Hat, t1, t0)
+        return (s1Hat, product, t1, t0)
     }
 
-    /// Gathers ŝ1, NTT(s2) and NTT(t0) into one buffer, each reduced.
+    /// Gathers ŝ1, ŝ2 = NTT(s2) and t̂0 = NTT(t0) into one buffer, each reduced. NTT(t0) comes
+    /// from the NTT-domain values at hand rather than a transform: t0 = t − t1·2^d and
+    /// t = A·s1 + s2, so t̂0 = Â·ŝ1 + ŝ2 − NTT(t1·2^d).
     private static func transformSecrets(
-        s1Hat: MLDSANTTPolynomials, s: MLDSAPolynomials, t0: MLDSAPolynomials
+        s1Hat: MLDSANTTPolynomials, s: MLDSAPolynomials, product: MLDSANTTPolynomials,
+        t1Hat: MLDSANTTPolynomials
     ) -> MLDSANTTPolynomials {
         let secrets = MLDSANTTPolynomials(polynomials: P.l + 2 * P.k)
         secrets.base.update(from: s1Hat.base, count: P.l * P.n)
-        MLDSAPolynomial.forwardNTT(s.polynomial(P.l), into: secrets.polynomial(P.l), count: P.k)
-        MLDSAPolynomial.forwardNTT(t0.base, into: secrets.polynomial(P.l + P.k), count: P.k)
+        let s2Hat = secrets.polynomial(P.l)
+        MLDSAPolynomial.forwardNTT(s.polynomial(P.l), into: s2Hat, count: P.k)
+        let t0Hat = secrets.polynomial(P.l + P.k)
+        for i in 0..<(P.k * P.n) {
+            t0Hat[i] = product.base[i] + s2Hat[i] - t1Hat.base[i]
+        }
         MLDSAPolynomial.reduce(secrets.base, count: P.l + 2 * P.k)
         return secrets
     }

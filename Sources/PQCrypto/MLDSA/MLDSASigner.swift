@@ -11,7 +11,7 @@ extension MLDSA65PrivateKeyStorage {
     func sign(mu: UnsafeRawBufferPointer, randomness: UnsafeRawBufferPointer) -> MLDSABytes {
         typealias P = MLDSA65Parameters
         let n = P.n, k = P.k, l = P.l
-        let signature = MLDSABytes(count: P.signatureBytes)
+        let signature = MLDSABytes(count: P.signatureBytes, secret: false)
 
         // Scratch space, zeroed when these buffers are released at the end of this call.
         let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 1)
