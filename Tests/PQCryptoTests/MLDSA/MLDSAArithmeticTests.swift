@@ -71,8 +71,8 @@ struct MLDSAArithmeticTests {
             let b = (0..<256).map { _ in Int32(truncatingIfNeeded: Int64(rng.next() % 9) - 4) }
             var aHat = [Double](repeating: 0, count: 256), bHat = aHat, product = aHat
             var back = [Int32](repeating: 0, count: 256), result = back
-            a.withUnsafeBufferPointer { MLDSANTT.forward($0.baseAddress!, into: &aHat) }
-            b.withUnsafeBufferPointer { MLDSANTT.forward($0.baseAddress!, into: &bHat) }
+            MLDSANTT.forward(a, into: &aHat)
+            MLDSANTT.forward(b, into: &bHat)
             #expect(aHat.allSatisfy { abs($0) < 5 * Double(q) }, "forward output bound")
             for i in 0..<256 { product[i] = MLDSAField.multiply(aHat[i], bHat[i]) }
             MLDSANTT.inverse(&product, into: &result)
