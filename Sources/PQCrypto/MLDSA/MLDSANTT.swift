@@ -10,7 +10,7 @@
 // (`swift test`) run generic SIMD code dozens of times slower.
 //
 // Bounds ("reduced" means |x| ≤ (q+1)/2): the forward transform takes Int32 with |a| < q and
-// returns |â| < 5q; the inverse takes reduced input and returns reduced Int32 output. The rounding
+// returns |â| < 6q; the inverse takes reduced input and returns reduced Int32 output. The rounding
 // constant assumes the default IEEE round-to-nearest mode.
 
 enum MLDSANTT {

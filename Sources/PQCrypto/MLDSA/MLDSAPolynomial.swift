@@ -7,7 +7,7 @@
 enum MLDSAPolynomial {
     static let n = MLDSA65Parameters.n
 
-    /// â_i = NTT(a_i) for `count` consecutive polynomials (|a| < q; |â| < 5q).
+    /// â_i = NTT(a_i) for `count` consecutive polynomials (|a| < q; |â| < 6q).
     @inline(__always)
     static func forwardNTT(_ a: UnsafePointer<Int32>, into result: UnsafeMutablePointer<Double>, count: Int) {
         for i in 0..<count { MLDSANTT.forward(a + i &* n, into: result + i &* n) }
@@ -26,7 +26,7 @@ enum MLDSAPolynomial {
     }
 
     /// result_i = c ∘ v_i mod q, reduced, for each of the `count` polynomials of v
-    /// (|c| < 5q, v reduced).
+    /// (|c| < 6q, v reduced).
     @inline(__always)
     static func scaleVector(
         _ result: UnsafeMutablePointer<Double>, challenge c: UnsafeMutablePointer<Double>,
@@ -40,8 +40,8 @@ enum MLDSAPolynomial {
     }
 
     /// w = Â·v mod q in the NTT domain, reduced, for reduced Â in row-major order (k rows of l
-    /// polynomials) and |v| < 5q. Each output coefficient is one reduction of the exact sum of its
-    /// l products (< 5·2^47.6).
+    /// polynomials) and |v| < 6q. Each output coefficient is one reduction of the exact sum of its
+    /// l products (below 2^51).
     @inline(__always)
     static func matrixTimesVector(
         _ w: UnsafeMutablePointer<Double>, matrix: UnsafeMutablePointer<Double>, _ v: UnsafeMutablePointer<Double>
@@ -64,7 +64,7 @@ enum MLDSAPolynomial {
     }
 
     /// w = Â·z − ĉ·t̂ mod q in the NTT domain, reduced: the verifier's A·z − c·t1·2^d before the
-    /// inverse NTT (|z|, |c| < 5q; Â and t̂ reduced; the exact sums stay below 6·2^47.6).
+    /// inverse NTT (|z|, |c| < 6q; Â and t̂ reduced; the exact sums stay below 2^51).
     @inline(__always)
     static func matrixTimesVectorMinusScaled(
         _ w: UnsafeMutablePointer<Double>, matrix: UnsafeMutablePointer<Double>, _ z: UnsafeMutablePointer<Double>,
