@@ -25,21 +25,31 @@ def verify(job):
     return ML_DSA_65.verify(bytes.fromhex(pk), bytes.fromhex(message), bytes.fromhex(signature))
 
 
+def run(request, mapper):
+    if request["op"] == "keygen_and_sign":
+        keys = [ML_DSA_65.keygen() for _ in range(request["keys"])]
+        jobs = [(keys[i % len(keys)][1].hex(), message) for i, message in enumerate(request["messages"])]
+        signatures = list(mapper(sign, jobs))
+        return {"keys": [{"pk": pk.hex(), "sk": sk.hex()} for pk, sk in keys], "signatures": signatures}
+    if request["op"] == "verify":
+        keys = request["publicKeys"]
+        jobs = [(keys[case["key"]], case["msg"], case["sig"]) for case in request["cases"]]
+        return list(mapper(verify, jobs))
+    raise SystemExit(f"unknown op {request['op']}")
+
+
 def main():
     request = json.load(sys.stdin)
     workers = max(1, os.cpu_count() or 1)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        if request["op"] == "keygen_and_sign":
-            keys = [ML_DSA_65.keygen() for _ in range(request["keys"])]
-            jobs = [(keys[i % len(keys)][1].hex(), message) for i, message in enumerate(request["messages"])]
-            signatures = list(pool.map(sign, jobs, chunksize=4))
-            answer = {"keys": [{"pk": pk.hex(), "sk": sk.hex()} for pk, sk in keys], "signatures": signatures}
-        elif request["op"] == "verify":
-            keys = request["publicKeys"]
-            jobs = [(keys[case["key"]], case["msg"], case["sig"]) for case in request["cases"]]
-            answer = list(pool.map(verify, jobs, chunksize=4))
-        else:
-            raise SystemExit(f"unknown op {request['op']}")
+    try:
+        pool = ProcessPoolExecutor(max_workers=workers)
+    except (OSError, ImportError, NotImplementedError):
+        pool = None  # no process support (e.g. no /dev/shm): run in this process
+    if pool is None:
+        answer = run(request, map)
+    else:
+        with pool:
+            answer = run(request, lambda function, jobs: pool.map(function, jobs, chunksize=4))
     json.dump(answer, sys.stdout)
 
 
