@@ -7,16 +7,27 @@ let package = Package(
     name: "swift-cipher-station",
     products: [
         .library(name: "PQCrypto", targets: ["PQCrypto"]),
+        .library(name: "Sodium", targets: ["Sodium"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
     ],
     targets: [
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
         .target(name: "PQCrypto"),
 
+        // Layer 0: the system libsodium. Layer 1: `Sodium`, the only Swift code that calls it
+        // (it takes `PQCrypto.SymmetricKey` for secret keys, so keys are zeroed on drop).
+        .systemLibrary(
+            name: "CSodium",
+            path: "Sources/CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
+        .target(name: "Sodium", dependencies: ["CSodium", "PQCrypto"]),
+
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto"],
+            dependencies: ["PQCrypto", "Sodium"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -25,6 +36,11 @@ let package = Package(
         .testTarget(
             name: "PQCryptoTests",
             dependencies: ["PQCrypto", "TestSupport"],
+            resources: [.copy("Resources")]
+        ),
+        .testTarget(
+            name: "SodiumTests",
+            dependencies: ["Sodium", "PQCrypto", "TestSupport"],
             resources: [.copy("Resources")]
         ),
     ]

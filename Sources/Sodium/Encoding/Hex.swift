@@ -1,0 +1,96 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import CSodium
+
+/// Lowercase hex, the encoding the station uses for keys, envelopes, metadata and digests.
+///
+/// Both directions run in time that does not depend on the byte values (encoding uses libsodium's
+/// `sodium_bin2hex`; decoding computes each nibble arithmetically), so hex-encoded secret keys can
+/// pass through here.
+public enum Hex {
+    /// Returns the lowercase hex of `bytes`.
+    public static func encode(_ bytes: some DataProtocol) -> String {
+        withContiguousBytes(of: bytes) { encode($0) }
+    }
+
+    /// Returns the lowercase hex of the bytes in `buffer`.
+    public static func encode(_ buffer: UnsafeRawBufferPointer) -> String {
+        guard !buffer.isEmpty else { return "" }
+        let length = buffer.count * 2
+        // sodium_bin2hex writes a terminating NUL, so the scratch buffer has one spare byte.
+        let scratch = UnsafeMutableBufferPointer<CChar>.allocate(capacity: length + 1)
+        defer { scratch.deallocate() }
+        withBase(buffer) { source in
+            _ = sodium_bin2hex(scratch.baseAddress!, length + 1, source, buffer.count)
+        }
+        return String(unsafeUninitializedCapacity: length) { target in
+            for index in 0..<length { target[index] = UInt8(bitPattern: scratch[index]) }
+            return length
+        }
+    }
+
+    /// Decodes upper- or lowercase hex.
+    ///
+    /// - Throws: ``HexDecodingError/oddLength(_:)`` when the text has an odd number of characters,
+    ///   ``HexDecodingError/invalidCharacter(offset:)`` at the first character that is not a hex
+    ///   digit (whitespace included).
+    public static func decode(_ text: some StringProtocol) throws(HexDecodingError) -> [UInt8] {
+        let contiguous = text.utf8.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(HexDecodingError) in try decode(buffer) }
+        }
+        if let contiguous { return try contiguous.get() }
+        let copy = Array(text.utf8)
+        return try copy.withUnsafeBufferPointer { buffer throws(HexDecodingError) in try decode(buffer) }
+    }
+
+    /// Decodes hex held as ASCII bytes; throws like the `String` form.
+    public static func decode(_ ascii: UnsafeBufferPointer<UInt8>) throws(HexDecodingError) -> [UInt8] {
+        guard ascii.count % 2 == 0 else { throw .oddLength(ascii.count) }
+        let byteCount = ascii.count / 2
+        var invalidAt = -1
+        let bytes = [UInt8](unsafeUninitializedCapacity: byteCount) { output, initialized in
+            for index in 0..<byteCount {
+                let high = nibble(ascii[2 * index])
+                let low = nibble(ascii[2 * index + 1])
+                if high > 0xF || low > 0xF, invalidAt < 0 {
+                    invalidAt = 2 * index + (high > 0xF ? 0 : 1)
+                }
+                output[index] = UInt8(truncatingIfNeeded: high << 4 | low)
+            }
+            initialized = byteCount
+        }
+        guard invalidAt < 0 else { throw .invalidCharacter(offset: invalidAt) }
+        return bytes
+    }
+
+    /// The value of one hex digit, or a value above 15 for any other byte, computed without
+    /// branching on the byte (the same arithmetic libsodium's `sodium_hex2bin` uses).
+    @inline(__always)
+    static func nibble(_ character: UInt8) -> UInt32 {
+        let c = UInt32(character)
+        let digit = c ^ 0x30                                   // '0'...'9' -> 0...9
+        let isDigit = (digit &- 10) >> 8                       // all ones when digit < 10
+        let letter = (c & ~0x20) &- 55                          // 'A'...'F' / 'a'...'f' -> 10...15
+        let isLetter = ((letter &- 10) ^ (letter &- 16)) >> 8  // all ones when 10 <= letter < 16
+        let valid = (isDigit | isLetter) & 0xFF
+        return ((isDigit & digit) | (isLetter & letter)) & 0xF | ((valid ^ 0xFF) << 4)
+    }
+}
+
+/// Why a hex string could not be decoded.
+public enum HexDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The text has an odd number of characters.
+    case oddLength(Int)
+    /// The character at this UTF-8 offset is not a hex digit.
+    case invalidCharacter(offset: Int)
+
+    public var description: String {
+        switch self {
+        case let .oddLength(count): "hex text has an odd length (\(count))"
+        case let .invalidCharacter(offset): "hex text has a non-hex character at offset \(offset)"
+        }
+    }
+}
