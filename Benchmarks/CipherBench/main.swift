@@ -4,6 +4,6 @@
 import Foundation
 
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
-for benchmark in keccakBenchmarks() {
+for benchmark in keccakBenchmarks() + mlkemBenchmarks() {
     measure(benchmark, options: options)
 }

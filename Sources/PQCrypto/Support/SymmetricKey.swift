@@ -51,3 +51,12 @@ public func constantTimeEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBuffer
     for index in 0..<a.count { difference |= a[index] ^ b[index] }
     return difference == 0
 }
+
+/// Compares two byte collections in time that depends only on their lengths.
+@inlinable
+public func constantTimeEquals<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
+    guard a.count == b.count else { return false }
+    var difference: UInt8 = 0
+    for (x, y) in zip(a, b) { difference |= x ^ y }
+    return difference == 0
+}
