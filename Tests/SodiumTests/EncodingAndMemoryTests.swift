@@ -31,8 +31,9 @@ struct EncodingAndMemoryTests {
             let high = "0" + String(UnicodeScalar(byte)) + "00"
             #expect(throws: HexDecodingError.invalidCharacter(offset: 1)) { try Hex.decode(high) }
         }
-        // "é" is two UTF-8 bytes, so "é0" has an even length and fails at its first byte.
-        #expect(throws: HexDecodingError.invalidCharacter(offset: 0)) { try Hex.decode("é0") }
+        // "é" is two UTF-8 bytes: an even length that fails at its first byte.
+        #expect(throws: HexDecodingError.invalidCharacter(offset: 0)) { try Hex.decode("é") }
+        #expect(throws: HexDecodingError.invalidCharacter(offset: 2)) { try Hex.decode("00é") }
     }
 
     @Test func constantTimeEquality() {

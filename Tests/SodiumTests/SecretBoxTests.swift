@@ -16,7 +16,7 @@ struct SecretBoxTests {
     @Test(arguments: ["secretbox/nacl-secretbox.json", "secretbox/tweetnacl-secretbox-random.json"])
     func knownAnswers(file: String) throws {
         let vectors = try loadResource(file, as: VectorFile.self).tests
-        #expect(vectors.count == (file.contains("nacl-") ? 1 : 768))
+        #expect(vectors.count == (file.hasPrefix("secretbox/nacl-") ? 1 : 768))
         for vector in vectors {
             let key = SymmetricKey(data: try [UInt8](hex: vector.key))
             let nonce = try [UInt8](hex: vector.nonce)
