@@ -1,0 +1,105 @@
+// ML-DSA-65 signing (FIPS 204 Algorithm 7, Sign_internal) on an expanded private key.
+
+extension MLDSA65PrivateKeyStorage {
+    /// Signs the 64-byte message representative μ with the 32-byte `randomness` (rnd; all zeros for
+    /// the deterministic variant) and returns the 3309-byte signature c̃ ‖ z ‖ h.
+    ///
+    /// Each attempt draws y, computes w = A·y and the challenge c, and is rejected (FIPS 204's
+    /// loop) when z = y + c·s1, the low bits of w − c·s2, or c·t0 could reveal the key, or when
+    /// the hint has too many ones. Only those accept/reject decisions (and the challenge, a hash
+    /// output) steer branches; the arithmetic on secret values is branch-free.
+    func sign(mu: UnsafeRawBufferPointer, randomness: UnsafeRawBufferPointer) -> MLDSABytes {
+        typealias P = MLDSA65Parameters
+        let n = P.n, k = P.k, l = P.l
+        let signature = MLDSABytes(count: P.signatureBytes)
+
+        // Scratch space, zeroed when `polys` and `bytes` are released at the end of this call.
+        let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 1)
+        let y = polys.polynomial(0)
+        let z = polys.polynomial(l)
+        let w0 = polys.polynomial(2 * l)
+        let w1 = polys.polynomial(2 * l + k)
+        let temp = polys.polynomial(2 * l + 2 * k)
+        let c = polys.polynomial(2 * l + 3 * k)
+        let maskBlocks = 5 * MLDSASampling.shake256Rate
+        let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + maskBlocks)
+        let rhoDoublePrime = bytes.base
+        let w1Bytes = bytes.base + P.hashBytes
+        let maskScratch = UnsafeMutableRawPointer(bytes.base + P.hashBytes + P.w1Bytes)
+
+        // ρ'' = H(K ‖ rnd ‖ μ, 64)
+        var hash = MLDSAHash()
+        hash.absorb(signingSeed)
+        hash.absorb(randomness)
+        hash.absorb(mu)
+        hash.finalize(into: UnsafeMutableRawBufferPointer(start: rhoDoublePrime, count: P.hashBytes))
+        var maskPrefix = KeccakSponge(rate: MLDSASampling.shake256Rate)
+        maskPrefix.absorb(UnsafeRawBufferPointer(start: rhoDoublePrime, count: P.hashBytes))
+        defer { maskPrefix.clear() }
+
+        let challengeHash = UnsafeMutableRawBufferPointer(start: signature.base, count: P.challengeHashBytes)
+        let matrix = self.matrix.base
+        var kappa = 0
+        while true {
+            MLDSASampling.expandMask(prefix: maskPrefix, kappa: kappa, into: y, scratch: maskScratch)
+            kappa &+= l
+
+            // w = A·y; (w1, w0) = Decompose(w)
+            z.update(from: y, count: l * n)
+            MLDSAPolynomial.forwardNTT(z, count: l)
+            MLDSAPolynomial.matrixTimesVector(w0, matrix: matrix, z)
+            MLDSAPolynomial.inverseNTT(w0, count: k)
+            for i in 0..<(k * n) {
+                let (high, low) = MLDSAField.decompose(MLDSAField.addQIfNegative(w0[i]))
+                w1[i] = high
+                w0[i] = low
+            }
+
+            // c̃ = H(μ ‖ w1Encode(w1), 48), c = SampleInBall(c̃)
+            for row in 0..<k {
+                MLDSAEncoding.packW1(w1 + row * n, into: w1Bytes + row * 128)
+            }
+            var challenge = MLDSAHash()
+            challenge.absorb(mu)
+            challenge.absorb(UnsafeRawBufferPointer(start: w1Bytes, count: P.w1Bytes))
+            challenge.finalize(into: challengeHash)
+            MLDSASampling.sampleInBall(UnsafeRawBufferPointer(challengeHash), into: c)
+            MLDSANTT.forward(c)
+
+            // z = y + c·s1
+            MLDSAPolynomial.scaleVector(z, challenge: c, s1Hat, count: l)
+            MLDSAPolynomial.inverseNTT(z, count: l)
+            for i in 0..<(l * n) { z[i] = MLDSAField.centered(z[i] &+ y[i]) }
+            if MLDSAPolynomial.exceedsMask(z, count: l, bound: P.gamma1 - P.beta) != 0 { continue }
+
+            // r0 = LowBits(w − c·s2) = w0 − c·s2 (given the bound checked here)
+            MLDSAPolynomial.scaleVector(temp, challenge: c, s2Hat, count: k)
+            MLDSAPolynomial.inverseNTT(temp, count: k)
+            for i in 0..<(k * n) { w0[i] = MLDSAField.centered(w0[i] &- temp[i]) }
+            if MLDSAPolynomial.exceedsMask(w0, count: k, bound: P.gamma2 - P.beta) != 0 { continue }
+
+            // c·t0
+            MLDSAPolynomial.scaleVector(temp, challenge: c, t0Hat, count: k)
+            MLDSAPolynomial.inverseNTT(temp, count: k)
+            for i in 0..<(k * n) { temp[i] = MLDSAField.centered(temp[i]) }
+            if MLDSAPolynomial.exceedsMask(temp, count: k, bound: P.gamma2) != 0 { continue }
+
+            // h = MakeHint(−c·t0, w − c·s2 + c·t0), at most ω ones
+            var ones: Int32 = 0
+            for i in 0..<(k * n) {
+                let hint = MLDSAField.makeHint(low: w0[i] &+ temp[i], high: w1[i])
+                temp[i] = hint
+                ones &+= hint
+            }
+            if ones > Int32(P.omega) { continue }
+
+            // σ = c̃ ‖ z ‖ h
+            let zOffset = P.challengeHashBytes
+            for r in 0..<l {
+                MLDSAEncoding.packZ(z + r * n, into: signature.base + zOffset + r * 640)
+            }
+            MLDSAEncoding.packHint(temp, into: signature.base + zOffset + l * 640)
+            return signature
+        }
+    }
+}

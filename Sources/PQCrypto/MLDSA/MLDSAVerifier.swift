@@ -1,0 +1,51 @@
+// ML-DSA-65 verification (FIPS 204 Algorithm 8, Verify_internal) on an expanded public key.
+
+extension MLDSA65PublicKeyStorage {
+    /// Checks `signature` against the 64-byte message representative μ. Returns false for any
+    /// malformed signature (wrong length, bad hint encoding, ‖z‖∞ ≥ γ1 − β) as well as for a wrong
+    /// one. Only public values are involved, so it may return early.
+    func verify(mu: UnsafeRawBufferPointer, signature: UnsafeRawBufferPointer) -> Bool {
+        typealias P = MLDSA65Parameters
+        let n = P.n, k = P.k, l = P.l
+        guard signature.count == P.signatureBytes,
+              let sig = signature.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        else { return false }
+
+        let polys = MLDSAPolynomials(polynomials: l + 2 * k + 1)
+        let z = polys.polynomial(0)
+        let h = polys.polynomial(l)
+        let w = polys.polynomial(l + k)
+        let c = polys.polynomial(l + 2 * k)
+
+        // sigDecode (Algorithm 27) and the bound on z
+        let zOffset = P.challengeHashBytes
+        for r in 0..<l {
+            MLDSAEncoding.unpackZ(sig + zOffset + r * 640, into: z + r * n)
+        }
+        if MLDSAPolynomial.exceedsMask(z, count: l, bound: P.gamma1 - P.beta) != 0 { return false }
+        guard MLDSAEncoding.unpackHint(sig + zOffset + l * 640, into: h) else { return false }
+
+        // w'Approx = NTT^-1(Â·NTT(z) − NTT(c)·NTT(t1·2^d))
+        let challengeHash = UnsafeRawBufferPointer(start: sig, count: P.challengeHashBytes)
+        MLDSASampling.sampleInBall(challengeHash, into: c)
+        MLDSANTT.forward(c)
+        MLDSAPolynomial.forwardNTT(z, count: l)
+        MLDSAPolynomial.matrixTimesVectorMinusScaled(w, matrix: matrix.base, z, challenge: c, t1Hat.base)
+        MLDSAPolynomial.inverseNTT(w, count: k)
+
+        // w1' = UseHint(h, w'Approx); c̃' = H(μ ‖ w1Encode(w1'), 48)
+        for i in 0..<(k * n) {
+            w[i] = MLDSAField.useHint(h[i], MLDSAField.addQIfNegative(w[i]))
+        }
+        let bytes = MLDSABytes(count: P.w1Bytes + P.challengeHashBytes)
+        for row in 0..<k {
+            MLDSAEncoding.packW1(w + row * n, into: bytes.base + row * 128)
+        }
+        var hash = MLDSAHash()
+        hash.absorb(mu)
+        hash.absorb(bytes.bytes(0..<P.w1Bytes))
+        let recomputed = UnsafeMutableRawBufferPointer(start: bytes.base + P.w1Bytes, count: P.challengeHashBytes)
+        hash.finalize(into: recomputed)
+        return constantTimeEquals(UnsafeRawBufferPointer(recomputed), challengeHash)
+    }
+}

@@ -1,0 +1,284 @@
+import Foundation
+@testable import PQCrypto
+import TestSupport
+import Testing
+
+/// ML-DSA-65 against the NIST ACVP, Wycheproof and CCTV vectors in `Resources/Vectors/MLDSA`.
+/// HashML-DSA (pre-hash) groups are the only cases skipped; each suite prints what it ran.
+@Suite("ML-DSA-65 known-answer vectors")
+struct MLDSAVectorTests {
+    static let zeroRandomness = [UInt8](repeating: 0, count: 32)
+
+    // MARK: ACVP
+
+    @Test func acvpKeyGen() throws {
+        let prompt = try MLDSAVectorFiles.decode(ACVPPrompt<ACVPKeyGenTest>.self, "acvp/ML-DSA-keyGen-FIPS204/prompt.json")
+        let results = try MLDSAVectorFiles.decode(ACVPResults<ACVPKeyGenResult>.self,
+                                                  "acvp/ML-DSA-keyGen-FIPS204/expectedResults.json").byCase(\.tcId)
+        var ran = 0
+        for group in prompt.testGroups where group.parameterSet == "ML-DSA-65" {
+            for test in group.tests {
+                let expected = try #require(results[test.tcId])
+                let key = try MLDSA65.PrivateKey(seedRepresentation: try [UInt8](hex: test.seed))
+                #expect(key.publicKey.rawRepresentation.hex == expected.pk.lowercased(), "tcId \(test.tcId) pk")
+                #expect(key.expandedRepresentation.hex == expected.sk.lowercased(), "tcId \(test.tcId) sk")
+                // The expanded form loads back to the same key.
+                let loaded = try MLDSA65.PrivateKey(expandedRepresentation: try [UInt8](hex: expected.sk))
+                #expect(loaded.publicKey.rawRepresentation.hex == expected.pk.lowercased(), "tcId \(test.tcId) reload")
+                ran += 1
+            }
+        }
+        print("ML-DSA-65 ACVP keyGen: ran \(ran) cases, skipped 0 pre-hash")
+        #expect(ran == 25)
+    }
+
+    @Test(arguments: [("ML-DSA-sigGen-FIPS204", 90, 30), ("ML-DSA-sigGen-FIPS204-tr1", 180, 60)])
+    func acvpSigGen(folder: String, expectedRan: Int, expectedSkipped: Int) throws {
+        let prompt = try MLDSAVectorFiles.decode(ACVPPrompt<ACVPSigGenTest>.self, "acvp/\(folder)/prompt.json")
+        let results = try MLDSAVectorFiles.decode(ACVPResults<ACVPSigGenResult>.self,
+                                                  "acvp/\(folder)/expectedResults.json").byCase(\.tcId)
+        var ran = 0, skipped = 0
+        for group in prompt.testGroups where group.parameterSet == "ML-DSA-65" {
+            if group.preHash == "preHash" {
+                skipped += group.tests.count
+                continue
+            }
+            let deterministic = try #require(group.deterministic as Bool?)
+            for test in group.tests {
+                let expected = try #require(results[test.tcId]).signature.lowercased()
+                let key: MLDSA65.PrivateKey
+                if let seed = test.seed {
+                    #expect(group.keyFormat == "seed")
+                    key = try MLDSA65.PrivateKey(seedRepresentation: try [UInt8](hex: seed))
+                } else {
+                    key = try MLDSA65.PrivateKey(expandedRepresentation: try [UInt8](hex: try #require(test.sk)))
+                }
+                let rnd = deterministic ? Self.zeroRandomness : try [UInt8](hex: try #require(test.rnd))
+                let signature: Data
+                let verifies: Bool
+                switch (group.signatureInterface, group.externalMu ?? false) {
+                case ("external", _):
+                    let message = try [UInt8](hex: try #require(test.message))
+                    let context = try [UInt8](hex: test.context ?? "")
+                    signature = key.signature(for: message, context: context, randomness: rnd)
+                    verifies = key.publicKey.isValidSignature(signature, for: message, context: context)
+                case ("internal", true):
+                    let mu = try [UInt8](hex: try #require(test.mu))
+                    signature = key.signatureInternal(mu: mu, randomness: rnd)
+                    verifies = key.publicKey.isValidSignature(signature, mu: mu)
+                case ("internal", false):
+                    let messagePrime = try [UInt8](hex: try #require(test.message))
+                    signature = key.signatureInternal(messagePrime: messagePrime, randomness: rnd)
+                    verifies = key.publicKey.isValidSignatureInternal(signature, messagePrime: messagePrime)
+                default:
+                    Issue.record("tgId \(group.tgId): unknown interface \(group.signatureInterface ?? "nil")")
+                    continue
+                }
+                #expect(signature.hex == expected, "\(folder) tgId \(group.tgId) tcId \(test.tcId)")
+                #expect(verifies, "\(folder) tgId \(group.tgId) tcId \(test.tcId) does not verify")
+                ran += 1
+            }
+        }
+        print("ML-DSA-65 ACVP sigGen \(folder): ran \(ran) cases, skipped \(skipped) pre-hash")
+        #expect(ran == expectedRan)
+        #expect(skipped == expectedSkipped)
+    }
+
+    @Test func acvpSigVer() throws {
+        let folder = "ML-DSA-sigVer-FIPS204"
+        let prompt = try MLDSAVectorFiles.decode(ACVPPrompt<ACVPSigVerTest>.self, "acvp/\(folder)/prompt.json")
+        let results = try MLDSAVectorFiles.decode(ACVPResults<ACVPSigVerResult>.self,
+                                                  "acvp/\(folder)/expectedResults.json").byCase(\.tcId)
+        var ran = 0, skipped = 0, accepted = 0
+        for group in prompt.testGroups where group.parameterSet == "ML-DSA-65" {
+            if group.preHash == "preHash" {
+                skipped += group.tests.count
+                continue
+            }
+            for test in group.tests {
+                let expected = try #require(results[test.tcId]).testPassed
+                let key = try MLDSA65.PublicKey(rawRepresentation: try [UInt8](hex: test.pk))
+                let signature = try [UInt8](hex: test.signature)
+                let valid: Bool
+                switch (group.signatureInterface, group.externalMu ?? false) {
+                case ("external", _):
+                    valid = key.isValidSignature(signature, for: try [UInt8](hex: try #require(test.message)),
+                                                 context: try [UInt8](hex: test.context ?? ""))
+                case ("internal", true):
+                    valid = key.isValidSignature(signature, mu: try [UInt8](hex: try #require(test.mu)))
+                case ("internal", false):
+                    valid = key.isValidSignatureInternal(signature, messagePrime: try [UInt8](hex: try #require(test.message)))
+                default:
+                    Issue.record("tgId \(group.tgId): unknown interface \(group.signatureInterface ?? "nil")")
+                    continue
+                }
+                #expect(valid == expected, "sigVer tgId \(group.tgId) tcId \(test.tcId)")
+                ran += 1
+                if valid { accepted += 1 }
+            }
+        }
+        print("ML-DSA-65 ACVP sigVer: ran \(ran) cases (\(accepted) valid), skipped \(skipped) pre-hash")
+        #expect(ran == 45)
+        #expect(skipped == 15)
+    }
+
+    // MARK: Wycheproof
+
+    @Test func wycheproofSignSeed() throws {
+        let file = try MLDSAVectorFiles.decode(WycheproofSignFile.self, "wycheproof/mldsa_65_sign_seed_test.json")
+        var ran = 0, rejected = 0
+        for group in file.testGroups {
+            let seed = try [UInt8](hex: try #require(group.privateSeed))
+            let key: MLDSA65.PrivateKey
+            do {
+                key = try MLDSA65.PrivateKey(seedRepresentation: seed)
+            } catch {
+                // Only wrong-length seeds are refused.
+                #expect(error == .invalidLength(what: "ML-DSA-65 seed", expected: 32, actual: seed.count))
+                for test in group.tests {
+                    #expect(test.result == "invalid" && test.flags.contains("IncorrectPrivateKeyLength"), "tcId \(test.tcId)")
+                    ran += 1
+                    rejected += 1
+                }
+                continue
+            }
+            if let publicKey = group.publicKey {
+                #expect(key.publicKey.rawRepresentation.hex == publicKey, "keygen for seed \(seed.hex)")
+            }
+            for test in group.tests {
+                try Self.checkWycheproofSign(key: key, test: test, rejected: &rejected)
+                ran += 1
+            }
+        }
+        print("ML-DSA-65 Wycheproof sign_seed: ran \(ran) cases (\(rejected) invalid, rejected), skipped 0 pre-hash")
+        #expect(ran == file.numberOfTests)
+    }
+
+    @Test func wycheproofSignNoSeed() throws {
+        let file = try MLDSAVectorFiles.decode(WycheproofSignFile.self, "wycheproof/mldsa_65_sign_noseed_test.json")
+        var ran = 0, rejected = 0
+        for group in file.testGroups {
+            let encoded = try [UInt8](hex: try #require(group.privateKey))
+            let key: MLDSA65.PrivateKey
+            do {
+                key = try MLDSA65.PrivateKey(expandedRepresentation: encoded)
+            } catch {
+                for test in group.tests {
+                    #expect(test.result == "invalid", "tcId \(test.tcId) key refused: \(error)")
+                    if test.flags.contains("IncorrectPrivateKeyLength") {
+                        #expect(error == .invalidLength(what: "ML-DSA-65 private key", expected: 4032, actual: encoded.count))
+                    } else {
+                        #expect(test.flags.contains("InvalidPrivateKey"), "tcId \(test.tcId)")
+                        #expect(error == .invalidPrivateKey(reason: "s1 or s2 has a coefficient outside [-4, 4]"))
+                    }
+                    ran += 1
+                    rejected += 1
+                }
+                continue
+            }
+            #expect(key.seedRepresentation == nil)
+            #expect(key.expandedRepresentation.hex == encoded.hex)
+            if let publicKey = group.publicKey {
+                #expect(key.publicKey.rawRepresentation.hex == publicKey)
+            }
+            for test in group.tests {
+                try Self.checkWycheproofSign(key: key, test: test, rejected: &rejected)
+                ran += 1
+            }
+        }
+        print("ML-DSA-65 Wycheproof sign_noseed: ran \(ran) cases (\(rejected) invalid, rejected), skipped 0 pre-hash")
+        #expect(ran == file.numberOfTests)
+    }
+
+    /// One Wycheproof signing case: deterministic unless `rnd` is given; `mu`-only cases go
+    /// through the external-μ entry point. Valid cases must reproduce `sig` and verify.
+    static func checkWycheproofSign(key: MLDSA65.PrivateKey, test: WycheproofSignFile.Test, rejected: inout Int) throws {
+        let rnd = try test.rnd.map { try [UInt8](hex: $0) } ?? zeroRandomness
+        let expected = test.sig
+        guard let messageHex = test.msg else {
+            let mu = try [UInt8](hex: try #require(test.mu))
+            let signature = key.signatureInternal(mu: mu, randomness: rnd)
+            #expect(test.result == "valid")
+            #expect(signature.hex == expected, "tcId \(test.tcId) (\(test.comment))")
+            #expect(key.publicKey.isValidSignature(signature, mu: mu), "tcId \(test.tcId) verify")
+            return
+        }
+        let message = try [UInt8](hex: messageHex)
+        let context = try [UInt8](hex: test.ctx ?? "")
+        if context.count > 255 {
+            #expect(test.result == "invalid" && test.flags.contains("InvalidContext"), "tcId \(test.tcId)")
+            #expect(throws: PQCryptoError.contextTooLong(length: context.count)) {
+                try key.signature(for: message, context: context)
+            }
+            rejected += 1
+            return
+        }
+        #expect(test.result == "valid", "tcId \(test.tcId) (\(test.comment))")
+        let signature = key.signature(for: message, context: context, randomness: rnd)
+        #expect(signature.hex == expected, "tcId \(test.tcId) (\(test.comment))")
+        if rnd == zeroRandomness {
+            #expect(try key.signature(for: message, context: context, deterministic: true).hex == expected,
+                    "tcId \(test.tcId) public deterministic API")
+        }
+        if let mu = test.mu {
+            #expect(key.signatureInternal(mu: try [UInt8](hex: mu), randomness: rnd).hex == expected,
+                    "tcId \(test.tcId) external μ")
+        }
+        #expect(key.publicKey.isValidSignature(signature, for: message, context: context), "tcId \(test.tcId) verify")
+    }
+
+    @Test func wycheproofVerify() throws {
+        let file = try MLDSAVectorFiles.decode(WycheproofVerifyFile.self, "wycheproof/mldsa_65_verify_test.json")
+        var ran = 0, valid = 0
+        for group in file.testGroups {
+            let encoded = try [UInt8](hex: group.publicKey)
+            let key: MLDSA65.PublicKey
+            do {
+                key = try MLDSA65.PublicKey(rawRepresentation: encoded)
+            } catch {
+                #expect(error == .invalidLength(what: "ML-DSA-65 public key", expected: 1952, actual: encoded.count))
+                for test in group.tests {
+                    #expect(test.result == "invalid" && test.flags.contains("IncorrectPublicKeyLength"), "tcId \(test.tcId)")
+                    ran += 1
+                }
+                continue
+            }
+            for test in group.tests {
+                let accepted = key.isValidSignature(try [UInt8](hex: test.sig), for: try [UInt8](hex: test.msg),
+                                                    context: try [UInt8](hex: test.ctx ?? ""))
+                #expect(accepted == (test.result == "valid"), "tcId \(test.tcId) (\(test.comment)) \(test.flags)")
+                ran += 1
+                if accepted { valid += 1 }
+            }
+        }
+        print("ML-DSA-65 Wycheproof verify: ran \(ran) cases (\(valid) valid), skipped 0 pre-hash")
+        #expect(ran == file.numberOfTests)
+    }
+
+    // MARK: CCTV
+
+    /// CCTV's accumulated test: 100 keys from seeds read off SHAKE128(""), each public key and
+    /// deterministic signature of the empty message absorbed into a second SHAKE128.
+    @Test func cctvAccumulated100() throws {
+        struct File: Decodable {
+            struct Entry: Decodable { let expected: [String: String] }
+            let entry: Entry
+            enum CodingKeys: String, CodingKey { case entry = "ML-DSA-65" }
+        }
+        let file = try MLDSAVectorFiles.decode(File.self, "cctv/accumulated-mldsa65.json")
+        let expected = try #require(file.entry.expected["100"])
+        var seeds = SHAKE128().finalize()
+        var accumulator = SHAKE128()
+        for _ in 0..<100 {
+            let key = try MLDSA65.PrivateKey(seedRepresentation: seeds.read(count: 32))
+            let publicKey = key.publicKey
+            accumulator.update(data: publicKey.rawRepresentation)
+            let signature = try key.signature(for: Data(), deterministic: true)
+            accumulator.update(data: signature)
+            #expect(publicKey.isValidSignature(signature, for: Data()))
+        }
+        var reader = accumulator.finalize()
+        #expect(reader.read(count: 32).hex == expected)
+        print("ML-DSA-65 CCTV accumulated: ran 100 iterations, skipped 0 pre-hash")
+    }
+}
