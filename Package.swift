@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "PQCrypto", targets: ["PQCrypto"]),
         .library(name: "Sodium", targets: ["Sodium"]),
+        .library(name: "Envelope", targets: ["Envelope"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
     ],
     targets: [
@@ -24,10 +25,13 @@ let package = Package(
         ),
         .target(name: "Sodium", dependencies: ["CSodium", "PQCrypto"]),
 
+        // Layer 2: the KEM-DEM key envelope.
+        .target(name: "Envelope", dependencies: ["PQCrypto", "Sodium"]),
+
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "Sodium"],
+            dependencies: ["PQCrypto", "Sodium", "Envelope"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -43,5 +47,6 @@ let package = Package(
             dependencies: ["Sodium", "PQCrypto", "TestSupport"],
             resources: [.copy("Resources")]
         ),
+        .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),
     ]
 )
