@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "PQCrypto", targets: ["PQCrypto"]),
         .library(name: "Sodium", targets: ["Sodium"]),
         .library(name: "Envelope", targets: ["Envelope"]),
+        .library(name: "Signing", targets: ["Signing"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
     ],
     targets: [
@@ -25,13 +26,14 @@ let package = Package(
         ),
         .target(name: "Sodium", dependencies: ["CSodium", "PQCrypto"]),
 
-        // Layer 2: the KEM-DEM key envelope.
+        // Layer 2: the KEM-DEM key envelope; signed requests (signer and station-side verifier).
         .target(name: "Envelope", dependencies: ["PQCrypto", "Sodium"]),
+        .target(name: "Signing", dependencies: ["PQCrypto", "Sodium"]),
 
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "Sodium", "Envelope"],
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -48,5 +50,6 @@ let package = Package(
             resources: [.copy("Resources")]
         ),
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "Sodium", "PQCrypto", "TestSupport"]),
     ]
 )
