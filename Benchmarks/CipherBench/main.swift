@@ -7,3 +7,4 @@ let options = BenchmarkOptions(arguments: CommandLine.arguments)
 for benchmark in keccakBenchmarks() + mlkemBenchmarks() {
     measure(benchmark, options: options)
 }
+runSodiumBenchmarks(options: options)

@@ -8,7 +8,7 @@ import Testing
 struct EncodingAndMemoryTests {
     @Test func hexRoundTrips() throws {
         var rng = SplitMix64(seed: 0x4E_C5)
-        for length in [0, 1, 2, 31, 32, 1162] {
+        for length in Array(0...40) + [1162] {
             let bytes = rng.bytes(length)
             let hex = Hex.encode(bytes)
             #expect(hex == bytes.hex)
@@ -18,6 +18,32 @@ struct EncodingAndMemoryTests {
         }
         #expect(Hex.encode(Array(UInt8(0)...255)) == (0...255).map { String(format: "%02x", $0) }.joined())
         #expect(try Hex.decode("0123456789abcdefABCDEF") == [0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0xAB, 0xCD, 0xEF])
+    }
+
+    /// Every byte value at every position of a 16-character input (two 8-character words, the
+    /// fast path) and of a 6-character input (the byte-by-byte tail) is accepted exactly when it
+    /// is a hex digit, and a bad one is reported at its offset.
+    @Test func hexDecodesEveryByteAtEveryPosition() throws {
+        let digits = Array("0123456789abcdefABCDEF".utf8)
+        for template in [Array("0123456789abcDEF".utf8), Array("a0B1c2".utf8)] {
+            for position in template.indices {
+                for value in UInt8.min...UInt8.max {
+                    var text = template
+                    text[position] = value
+                    let result = Result { () throws(HexDecodingError) in
+                        try text.withUnsafeBufferPointer { buffer throws(HexDecodingError) in try Hex.decode(buffer) }
+                    }
+                    if digits.contains(value) {
+                        let expected = stride(from: 0, to: text.count, by: 2).map {
+                            UInt8(String(decoding: text[$0..<$0 + 2], as: UTF8.self), radix: 16)!
+                        }
+                        #expect(try result.get() == expected)
+                    } else {
+                        #expect(throws: HexDecodingError.invalidCharacter(offset: position)) { try result.get() }
+                    }
+                }
+            }
+        }
     }
 
     @Test func hexRejectsMalformedText() {

@@ -103,7 +103,7 @@ struct SecretBoxTests {
         }
     }
 
-    @Test func sealIntoBufferChecksItsSize() throws {
+    @Test func sealAndOpenIntoBuffers() throws {
         let key = SecureRandom.symmetricKey()
         let message = [UInt8](repeating: 7, count: 100)
         let nonce = SecureRandom.bytes(count: 24)
@@ -116,6 +116,26 @@ struct SecretBoxTests {
             }
         }
         #expect(output == [UInt8](try SecretBox.seal(message, using: key, nonce: nonce)))
+        var opened = [UInt8](repeating: 0, count: 100)
+        try output.withUnsafeBytes { sealed in
+            try opened.withUnsafeMutableBytes { target in try SecretBox.open(sealed, into: target, using: key) }
+        }
+        #expect(opened == message)
+        var short = [UInt8](repeating: 0, count: 99)
+        #expect(throws: SodiumError.invalidParameter(name: "output buffer", reason: "must be 100 bytes, got 99")) {
+            try output.withUnsafeBytes { sealed in
+                try short.withUnsafeMutableBytes { target in try SecretBox.open(sealed, into: target, using: key) }
+            }
+        }
+        output[50] ^= 1
+        var untouched = [UInt8](repeating: 0xEE, count: 100)
+        #expect(throws: SodiumError.authenticationFailed) {
+            try output.withUnsafeBytes { sealed in
+                try untouched.withUnsafeMutableBytes { target in try SecretBox.open(sealed, into: target, using: key) }
+            }
+        }
+        #expect(untouched == [UInt8](repeating: 0xEE, count: 100))
+        output[50] ^= 1
         var wrong = [UInt8](repeating: 0, count: 139)
         #expect(throws: SodiumError.invalidParameter(name: "output buffer", reason: "must be 140 bytes, got 139")) {
             try message.withUnsafeBytes { source in

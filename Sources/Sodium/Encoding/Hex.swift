@@ -50,20 +50,56 @@ public enum Hex {
     public static func decode(_ ascii: UnsafeBufferPointer<UInt8>) throws(HexDecodingError) -> [UInt8] {
         guard ascii.count % 2 == 0 else { throw .oddLength(ascii.count) }
         let byteCount = ascii.count / 2
-        var invalidAt = -1
+        guard let source = ascii.baseAddress, byteCount > 0 else { return [] }
+        // Invalid digits set flag bits; they are collected without branching and located only if
+        // there was one.
+        var invalid: UInt64 = 0
         let bytes = [UInt8](unsafeUninitializedCapacity: byteCount) { output, initialized in
-            for index in 0..<byteCount {
-                let high = nibble(ascii[2 * index])
-                let low = nibble(ascii[2 * index + 1])
-                if high > 0xF || low > 0xF, invalidAt < 0 {
-                    invalidAt = 2 * index + (high > 0xF ? 0 : 1)
-                }
-                output[index] = UInt8(truncatingIfNeeded: high << 4 | low)
+            guard let target = output.baseAddress else { return }
+            var index = 0
+            // Eight characters (four bytes) at a time.
+            while index &+ 4 <= byteCount {
+                let word = UInt64(littleEndian: UnsafeRawPointer(source + 2 &* index).loadUnaligned(as: UInt64.self))
+                let (decoded, flags) = decodeWord(word)
+                invalid |= flags
+                UnsafeMutableRawPointer(target + index).storeBytes(of: decoded.littleEndian, as: UInt32.self)
+                index &+= 4
+            }
+            while index < byteCount {
+                let high = nibble(source[2 &* index])
+                let low = nibble(source[2 &* index &+ 1])
+                invalid |= UInt64(high | low) & ~0xF
+                target[index] = UInt8(truncatingIfNeeded: high &<< 4 | low)
+                index &+= 1
             }
             initialized = byteCount
         }
-        guard invalidAt < 0 else { throw .invalidCharacter(offset: invalidAt) }
+        guard invalid == 0 else {
+            let offset = (0..<ascii.count).first { nibble(source[$0]) > 0xF } ?? 0
+            throw .invalidCharacter(offset: offset)
+        }
         return bytes
+    }
+
+    /// Decodes eight hex characters (little-endian in `word`) into four bytes, branch-free; the
+    /// second result is non-zero if any character is not a hex digit.
+    @inline(__always)
+    static func decodeWord(_ word: UInt64) -> (UInt32, UInt64) {
+        let top: UInt64 = 0x8080_8080_8080_8080
+        // Clear bit 7 so that the additions below never carry into the next byte; characters
+        // that had it set are invalid anyway.
+        let ascii = word & ~top
+        let folded = ascii | 0x2020_2020_2020_2020                      // 'A'...'F' -> 'a'...'f'
+        let isLetter = (folded &+ 0x1F1F_1F1F_1F1F_1F1F) & ~(folded &+ 0x1919_1919_1919_1919) & top
+        let isDigit = (ascii &+ 0x5050_5050_5050_5050) & ~(ascii &+ 0x4646_4646_4646_4646) & top
+        let invalid = ~(isLetter | isDigit) & top | (word & top)
+        // '0'...'9' -> 0...9; 'a'...'f' -> 1...6 + 9.
+        let values = (ascii & 0x0F0F_0F0F_0F0F_0F0F) &+ (isLetter >> 7) &* 9
+        // Byte 2k becomes value[2k] << 4 | value[2k + 1]; then the even bytes are packed together.
+        var packed = (values << 4 | values >> 8) & 0x00FF_00FF_00FF_00FF
+        packed = (packed | packed >> 8) & 0x0000_FFFF_0000_FFFF
+        packed = (packed | packed >> 16) & 0x0000_0000_FFFF_FFFF
+        return (UInt32(truncatingIfNeeded: packed), invalid)
     }
 
     /// The value of one hex digit, or a value above 15 for any other byte, computed without

@@ -105,6 +105,22 @@ public enum SecretBox {
         return output
     }
 
+    /// Opens `nonce ‖ tag ‖ ciphertext` into `output` (exactly `sealedBox.count - 40` bytes),
+    /// without allocating. On failure nothing is written to `output`.
+    ///
+    /// - Throws: as ``open(_:using:)``, and ``SodiumError/invalidParameter(name:reason:)`` when
+    ///   `output` has the wrong size.
+    public static func open(
+        _ sealedBox: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, using key: SymmetricKey
+    ) throws(SodiumError) {
+        let messageCount = try messageByteCount(sealedBoxByteCount: sealedBox.count)
+        try checkKey(key)
+        guard output.count == messageCount else {
+            throw .invalidParameter(name: "output buffer", reason: "must be \(messageCount) bytes, got \(output.count)")
+        }
+        guard openRaw(sealedBox, into: output, using: key) else { throw .authenticationFailed }
+    }
+
     /// Opens a sealed box whose message is itself a key (a post key inside an envelope, a key file)
     /// and returns it as a `SymmetricKey`: the plaintext goes straight into zeroed-on-drop storage.
     ///

@@ -133,24 +133,51 @@ extension SecretBox {
     /// Seals the file at `source` into a new file at `destination` in constant memory; the result
     /// is byte for byte what ``seal(_:using:nonce:)`` gives for the whole file.
     ///
+    /// A seekable destination needs only one pass over the data: the ciphertext is written as it
+    /// is made, after a 16-byte placeholder, and the tag is written into its place at the end.
+    /// (To stream to a sink that cannot seek, use ``SecretBoxFileSealer``, which makes two passes.)
     /// Writes under a temporary name beside `destination` and renames it into place when done, so
     /// `destination` never holds partial output; an existing `destination` is replaced.
-    /// - Throws: as ``SecretBoxFileSealer/init(plaintextAt:using:nonce:chunkByteCount:)`` and
-    ///   ``SecretBoxFileSealer/writeSealedBytes(to:)``; never anything but ``SodiumError``.
+    /// - Throws: ``SodiumError/invalidKeyLength(expected:actual:)``,
+    ///   ``SodiumError/invalidNonceLength(expected:actual:)``,
+    ///   ``SodiumError/invalidParameter(name:reason:)`` for a chunk size under 64,
+    ///   ``SodiumError/fileSystem(operation:path:errno:)``, or ``SodiumError/fileChanged(path:)``
+    ///   when the source changes while it is read.
     public static func sealFile(
         at source: URL, to destination: URL, using key: SymmetricKey, nonce: [UInt8]? = nil,
         chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount
     ) throws(SodiumError) {
-        let sealer = try SecretBoxFileSealer(plaintextAt: source, using: key, nonce: nonce, chunkByteCount: chunkByteCount)
-        let output = try AtomicOutputFile(destination: destination.path)
-        do {
-            try sealer.writeSealedBytes { try output.file.writeAll($0) }
-        } catch let error as SodiumError {
-            throw error
-        } catch {
-            // Only `writeAll` runs in the sink, and it throws SodiumError alone.
-            throw .fileSystem(operation: "write", path: destination.path, errno: 0)
+        try checkKey(key)
+        let nonce = nonce ?? SecureRandom.bytes(count: nonceByteCount)
+        guard nonce.count == nonceByteCount else {
+            throw .invalidNonceLength(expected: nonceByteCount, actual: nonce.count)
         }
+        guard chunkByteCount >= 64 else {
+            throw .invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got \(chunkByteCount)")
+        }
+        let path = source.path
+        let file = try FileDescriptor.openForReading(path)
+        let identity = try file.identity()
+        let output = try AtomicOutputFile(
+            destination: destination.path, expectedByteCount: Int(identity.size) + overheadByteCount)
+        let placeholder = nonce + [UInt8](repeating: 0, count: tagByteCount)
+        try placeholder.withUnsafeBytes { buffer in
+            Result { () throws(SodiumError) in try output.file.writeAll(buffer) }
+        }.get()
+        let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
+        var writeError: SodiumError?
+        let total = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+            guard writeError == nil else { return }
+            stream.xor(chunk)
+            stream.authenticate(UnsafeRawBufferPointer(chunk))
+            do throws(SodiumError) { try output.file.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
+        }
+        if let writeError { throw writeError }
+        guard Int64(total) == identity.size, try file.identity() == identity else { throw .fileChanged(path: path) }
+        let tag = stream.finalizeTag()
+        try tag.withUnsafeBytes { buffer in
+            Result { () throws(SodiumError) in try output.file.writeAll(buffer, at: Int64(nonceByteCount)) }
+        }.get()
         try output.commit()
     }
 
@@ -160,7 +187,9 @@ extension SecretBox {
     /// Two passes: the first only verifies the tag, and no plaintext is written unless it passes;
     /// the second decrypts into a temporary file beside `destination` (readable only by its owner)
     /// while authenticating the ciphertext again, and renames it into place only if the tag
-    /// verifies again and the file did not change. A failure leaves `destination` untouched.
+    /// verifies again and the sealed file is unchanged (same inode, size, modification and change
+    /// times). So what reaches `destination` is exactly what was verified, even if the file was
+    /// rewritten between the passes. A failure leaves `destination` untouched.
     /// - Throws: ``SodiumError/sealedBoxTooShort(minimum:actual:)``,
     ///   ``SodiumError/authenticationFailed``, ``SodiumError/invalidKeyLength(expected:actual:)``,
     ///   ``SodiumError/fileChanged(path:)``, ``SodiumError/fileSystem(operation:path:errno:)``.
@@ -195,10 +224,9 @@ extension SecretBox {
         guard verifiedCount == messageCount, try file.identity() == identity else { throw .fileChanged(path: path) }
         guard SecureMemory.constantTimeEquals(verifier.finalizeTag(), expectedTag) else { throw .authenticationFailed }
 
-        // Pass 2: decrypt, authenticating the same ciphertext again so that what reaches
-        // `destination` is exactly what was verified.
+        // Pass 2: decrypt, authenticating the same ciphertext again.
         try file.seek(to: Int64(overheadByteCount))
-        let output = try AtomicOutputFile(destination: destination.path)
+        let output = try AtomicOutputFile(destination: destination.path, expectedByteCount: messageCount)
         let decryptor = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
         var writeError: SodiumError?
         let decryptedCount = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
@@ -208,8 +236,10 @@ extension SecretBox {
             do throws(SodiumError) { try output.file.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
         }
         if let writeError { throw writeError }
-        guard decryptedCount == messageCount, try file.identity() == identity else { throw .fileChanged(path: path) }
-        guard SecureMemory.constantTimeEquals(decryptor.finalizeTag(), expectedTag) else { throw .fileChanged(path: path) }
+        guard decryptedCount == messageCount, try file.identity() == identity,
+              SecureMemory.constantTimeEquals(decryptor.finalizeTag(), expectedTag) else {
+            throw .fileChanged(path: path)
+        }
         try output.commit()
     }
 }
