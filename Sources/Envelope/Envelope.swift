@@ -72,7 +72,8 @@ public enum Envelope {
         do {
             sharedSecret = try privateKey.decapsulate(kemCiphertext)
         } catch {
-            throw .decapsulationFailed(error)
+            // ML-KEM refuses only a ciphertext of the wrong length, which was checked above.
+            throw .wrongCiphertextLength(expected: kemCiphertextByteCount, actual: kemCiphertext.count)
         }
         let postKey: SymmetricKey
         do {
@@ -130,14 +131,13 @@ public enum EnvelopeError: Error, Equatable, Sendable, CustomStringConvertible {
     case lengthPrefixPastEnd(declared: Int, available: Int)
     /// The KEM ciphertext is not the 1088 bytes of ML-KEM-768.
     case wrongCiphertextLength(expected: Int, actual: Int)
-    /// ML-KEM decapsulation refused its input.
-    case decapsulationFailed(PQCryptoError)
     /// The sealed post key did not open: the envelope was sealed to another key or altered (or,
     /// when sealing, the wrap could not be made).
     case sealedKeyFailed(SodiumError)
     /// The post key is not 32 bytes.
     case invalidPostKeyLength(expected: Int, actual: Int)
 
+    /// A readable explanation, for logs and error messages.
     public var description: String {
         switch self {
         case let .invalidHex(error): "envelope is not hex: \(error)"
@@ -146,7 +146,6 @@ public enum EnvelopeError: Error, Equatable, Sendable, CustomStringConvertible {
             "envelope length prefix says \(declared) ciphertext bytes, only \(available) follow"
         case let .wrongCiphertextLength(expected, actual):
             "envelope KEM ciphertext must be \(expected) bytes, got \(actual)"
-        case let .decapsulationFailed(error): "ML-KEM decapsulation failed: \(error)"
         case let .sealedKeyFailed(error): "envelope's sealed post key did not open: \(error)"
         case let .invalidPostKeyLength(expected, actual): "post key must be \(expected) bytes, got \(actual)"
         }

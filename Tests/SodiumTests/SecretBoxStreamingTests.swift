@@ -1,8 +1,9 @@
 import Foundation
 import PQCrypto
-import Sodium
 import TestSupport
 import Testing
+
+@testable import Sodium
 
 @Suite("SecretBox streamed through files")
 struct SecretBoxStreamingTests {
@@ -156,6 +157,37 @@ struct SecretBoxStreamingTests {
         var sealed = [UInt8]()
         try fresh.writeSealedBytes { sealed.append(contentsOf: $0) }
         #expect([UInt8](try SecretBox.open(sealed, using: key)) == [UInt8](repeating: 6, count: 1000))
+    }
+
+    /// A sealed file rewritten after the tag verified (same size, even with the original times
+    /// put back) is caught in the second pass: nothing reaches the destination.
+    @Test func openNoticesAFileRewrittenBetweenPasses() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let key = SecureRandom.symmetricKey()
+        let sealed = directory.file("sealed")
+        let destination = directory.file("out")
+        let original = [UInt8](try SecretBox.seal([UInt8](repeating: 0x61, count: 50_000), using: key))
+        for rewrite in ["content", "content and times"] {
+            try Data(original).write(to: sealed)
+            let attributes = try FileManager.default.attributesOfItem(atPath: sealed.path)
+            #expect(throws: SodiumError.fileChanged(path: sealed.path), "\(rewrite)") {
+                try SecretBox.openFile(at: sealed, to: destination, using: key, chunkByteCount: 4096) {
+                    // Overwrite in place (same inode and size) with different ciphertext.
+                    var altered = original
+                    altered[1000] ^= 0xFF
+                    guard let handle = try? FileHandle(forWritingTo: sealed) else { return }
+                    handle.write(Data(altered))
+                    try? handle.close()
+                    if rewrite == "content and times" {
+                        try? FileManager.default.setAttributes(
+                            [.modificationDate: attributes[.modificationDate] as Any], ofItemAtPath: sealed.path)
+                    }
+                }
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        #expect(try directory.contents() == ["sealed"])
     }
 
     @Test func sinkErrorsPropagate() throws {

@@ -16,6 +16,7 @@ public enum SigningError: Error, Equatable, Sendable, CustomStringConvertible {
     /// ML-DSA signing refused its input.
     case signingFailed(PQCryptoError)
 
+    /// A readable explanation, for logs and error messages.
     public var description: String {
         switch self {
         case let .invalidMethod(method): "invalid HTTP method \"\(method)\""

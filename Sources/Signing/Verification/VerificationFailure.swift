@@ -79,5 +79,6 @@ public enum VerificationFailure: Error, Equatable, Sendable, CustomStringConvert
         }
     }
 
+    /// A readable explanation, for logs and error messages.
     public var description: String { "\(status) \(detail)" }
 }

@@ -30,6 +30,7 @@ public struct DeviceDirectory: SigningDeviceDirectory {
         self.lookUp = lookUp
     }
 
+    /// Asks the closure.
     public func authorization(uid: String, deviceUID: String) async -> DeviceAuthorization {
         await lookUp(uid, deviceUID)
     }
@@ -59,10 +60,13 @@ public actor InMemoryNonceStore: NonceStore {
         self.clock = clock
     }
 
+    /// Whether `nonce` is held for this uid and device.
     public func contains(uid: String, deviceUID: String, nonce: String) -> Bool {
         timestamps[Key(uid: uid, deviceUID: deviceUID, nonce: nonce)] != nil
     }
 
+    /// Records `nonce`, first dropping nonces past their retention if the last pruning was over an
+    /// hour ago; returns false when it was already held.
     public func insert(uid: String, deviceUID: String, nonce: String, timestamp: Int64) -> Bool {
         pruneIfDue()
         return timestamps.updateValue(timestamp, forKey: Key(uid: uid, deviceUID: deviceUID, nonce: nonce)) == nil

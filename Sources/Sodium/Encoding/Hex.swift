@@ -123,6 +123,7 @@ public enum HexDecodingError: Error, Equatable, Sendable, CustomStringConvertibl
     /// The character at this UTF-8 offset is not a hex digit.
     case invalidCharacter(offset: Int)
 
+    /// A readable explanation, for logs and error messages.
     public var description: String {
         switch self {
         case let .oddLength(count): "hex text has an odd length (\(count))"

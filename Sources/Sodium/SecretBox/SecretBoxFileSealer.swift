@@ -197,6 +197,15 @@ extension SecretBox {
         at source: URL, to destination: URL, using key: SymmetricKey,
         chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount
     ) throws(SodiumError) {
+        try openFile(at: source, to: destination, using: key, chunkByteCount: chunkByteCount, betweenPasses: {})
+    }
+
+    /// ``openFile(at:to:using:chunkByteCount:)`` with a hook that runs after the tag verified and
+    /// before decryption starts, so tests can change the file between the passes.
+    static func openFile(
+        at source: URL, to destination: URL, using key: SymmetricKey, chunkByteCount: Int,
+        betweenPasses: () -> Void
+    ) throws(SodiumError) {
         try checkKey(key)
         guard chunkByteCount >= 64 else {
             throw .invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got \(chunkByteCount)")
@@ -223,6 +232,7 @@ extension SecretBox {
         }
         guard verifiedCount == messageCount, try file.identity() == identity else { throw .fileChanged(path: path) }
         guard SecureMemory.constantTimeEquals(verifier.finalizeTag(), expectedTag) else { throw .authenticationFailed }
+        betweenPasses()
 
         // Pass 2: decrypt, authenticating the same ciphertext again.
         try file.seek(to: Int64(overheadByteCount))

@@ -22,6 +22,7 @@ public enum SodiumError: Error, Equatable, Sendable, CustomStringConvertible {
     /// trusted and was discarded.
     case fileChanged(path: String)
 
+    /// A readable explanation, for logs and error messages.
     public var description: String {
         switch self {
         case let .invalidKeyLength(expected, actual):
