@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Envelope", targets: ["Envelope"]),
         .library(name: "Signing", targets: ["Signing"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
+        .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
     ],
     targets: [
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
@@ -37,6 +38,9 @@ let package = Package(
             path: "Benchmarks/CipherBench"
         ),
 
+        // Examples: one runnable program per step (see Examples/).
+        .executableTarget(name: "PostQuantumTour", dependencies: ["PQCrypto"], path: "Examples/PostQuantumTour"),
+
         // Tests. TestSupport holds hex helpers and the runner for the Python interop halves.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
@@ -51,5 +55,6 @@ let package = Package(
         ),
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "Sodium", "PQCrypto", "TestSupport"]),
+        .testTarget(name: "ExampleTests", dependencies: ["PostQuantumTour", "TestSupport"]),
     ]
 )

@@ -13,7 +13,8 @@ import subprocess
 import sys
 import time
 
-BATCHES = 31
+BATCHES = 11
+ROUNDS = 5
 
 
 def median_us(fn):
@@ -56,22 +57,30 @@ def main():
             if name.startswith(prefix):
                 comparators[name] = (module.LABEL, fn)
 
-    args = [bench, "--json"] + (["--filter", prefix] if prefix else [])
-    swift = {}
-    for line in subprocess.run(args, check=True, capture_output=True, text=True).stdout.splitlines():
-        record = json.loads(line)
-        swift[record["op"]] = record["median_us"]
+    listing = subprocess.run([bench, "--json", "--batches", "1"] + (["--filter", prefix] if prefix else []),
+                             check=True, capture_output=True, text=True).stdout
+    ops = [json.loads(line)["op"] for line in listing.splitlines()]
+
+    def swift_median(op):
+        out = subprocess.run([bench, "--json", "--filter", op, "--batches", str(BATCHES)],
+                             check=True, capture_output=True, text=True).stdout
+        # --filter is a prefix match: pick the exact op.
+        return next(json.loads(l)["median_us"] for l in out.splitlines() if json.loads(l)["op"] == op)
 
     print(f"CPU: {cpu_model()}")
+    print(f"Each figure is the lowest of {ROUNDS} medians over {BATCHES} batches; Swift and native")
+    print("rounds alternate, so both see the same machine load.")
     print(f"{'operation':28} {'Swift µs':>10} {'native µs':>10} {'ratio':>7}  native")
-    for op, us in swift.items():
-        if op in comparators:
-            label, fn = comparators[op]
-            native = median_us(fn)
-            print(f"{op:28} {us:10.2f} {native:10.2f} {us / native:7.2f}  {label}")
-        else:
-            print(f"{op:28} {us:10.2f} {'-':>10} {'-':>7}")
-
+    for op in ops:
+        if op not in comparators:
+            print(f"{op:28} {min(swift_median(op) for _ in range(ROUNDS)):10.2f} {'-':>10} {'-':>7}")
+            continue
+        label, fn = comparators[op]
+        swift_best, native_best = float("inf"), float("inf")
+        for _ in range(ROUNDS):
+            swift_best = min(swift_best, swift_median(op))
+            native_best = min(native_best, median_us(fn))
+        print(f"{op:28} {swift_best:10.2f} {native_best:10.2f} {swift_best / native_best:7.2f}  {label}")
 
 if __name__ == "__main__":
     main()

@@ -46,55 +46,117 @@ func kyberCanonical(_ a: Int16) -> Int16 {
     -1185, -1530, -1278, 794, -1510, -854, -870, 478, -108, -308, 996, 991, 958, -1460, 1522, 1628
 ]
 
-/// The number-theoretic transform (FIPS 203 Algorithm 9), in place. Input coefficients must be
-/// below q in absolute value; output coefficients are Barrett-reduced.
+/// The number-theoretic transform (FIPS 203 Algorithm 9), in place, eight coefficients at a time.
+/// Input coefficients must be below q in absolute value; output coefficients are Barrett-reduced.
+///
+/// Layers with butterfly distance ≥ 8 work on whole vectors; the distance-4 and distance-2 layers
+/// regroup two vectors into their 64-bit or 32-bit halves so that every lane still does useful work.
 @inlinable
 func kyberNTT(_ r: UnsafeMutablePointer<Int16>) {
     kyberZetas.withUnsafeBufferPointer { zetas in
         var k = 1
         var length = 128
-        while length >= 2 {
+        while length >= 8 {
             var start = 0
             while start < 256 {
-                let zeta = zetas[k]
+                let zeta = KyberVector(repeating: zetas[k])
+                let zetaQInverse = KyberVector(repeating: kyberQInverseMultiple(zetas[k]))
                 k += 1
-                for j in start..<(start + length) {
-                    let t = kyberMultiply(zeta, r[j + length])
-                    r[j + length] = r[j] &- t
-                    r[j] = r[j] &+ t
+                var j = start
+                while j < start + length {
+                    var a = KyberVector.load(r + j), b = KyberVector.load(r + j + length)
+                    kyberButterfly(&a, &b, zeta, zetaQInverse)
+                    a.store(r + j)
+                    b.store(r + j + length)
+                    j += 8
                 }
                 start += 2 * length
             }
             length >>= 1
         }
+        // Distance 4 (ζ_32…ζ_63) and distance 2 (ζ_64…ζ_127) on 16 coefficients at a time.
+        for block in 0..<16 {
+            let p = r + 16 * block
+            let v0 = KyberVector.load(p), v1 = KyberVector.load(p + 8)
+            // Distance 4: v0 = [a|b] with ζ_k, v1 = [a|b] with ζ_{k+1}.
+            var a = KyberVector(quads: SIMD2(v0.quads[0], v1.quads[0]))
+            var b = KyberVector(quads: SIMD2(v0.quads[1], v1.quads[1]))
+            let z4a = zetas[32 + 2 * block], z4b = zetas[33 + 2 * block]
+            let zeta4 = KyberVector(z4a, z4a, z4a, z4a, z4b, z4b, z4b, z4b)
+            kyberButterfly(&a, &b, zeta4, zeta4 &* kyberQInverse)
+            // Back to memory order: [a0 b0 | a1 b1] = [v0 | v1].
+            let w0 = KyberVector(quads: SIMD2(a.quads[0], b.quads[0]))
+            let w1 = KyberVector(quads: SIMD2(a.quads[1], b.quads[1]))
+            // Distance 2: blocks of four [a a b b], four blocks over w0, w1.
+            var c = KyberVector(pairs: SIMD4(w0.pairs[0], w0.pairs[2], w1.pairs[0], w1.pairs[2]))
+            var d = KyberVector(pairs: SIMD4(w0.pairs[1], w0.pairs[3], w1.pairs[1], w1.pairs[3]))
+            let base = 64 + 4 * block
+            let z0 = zetas[base], z1 = zetas[base + 1], z2 = zetas[base + 2], z3 = zetas[base + 3]
+            let zeta2 = KyberVector(z0, z0, z1, z1, z2, z2, z3, z3)
+            kyberButterfly(&c, &d, zeta2, zeta2 &* kyberQInverse)
+            let out0 = KyberVector(pairs: SIMD4(c.pairs[0], d.pairs[0], c.pairs[1], d.pairs[1]))
+            let out1 = KyberVector(pairs: SIMD4(c.pairs[2], d.pairs[2], c.pairs[3], d.pairs[3]))
+            out0.barrettReduced().store(p)
+            out1.barrettReduced().store(p + 8)
+        }
     }
-    for i in 0..<256 { r[i] = kyberBarrettReduce(r[i]) }
 }
 
 /// The inverse NTT (FIPS 203 Algorithm 10) followed by multiplication by R, so that a result of
-/// kyberBaseMultiplyAccumulate (which carries a factor R^-1) comes back in the normal domain.
+/// ``kyberBaseMultiplyAccumulate`` (which carries a factor R^-1) comes back in the normal domain.
 @inlinable
 func kyberInverseNTT(_ r: UnsafeMutablePointer<Int16>) {
     let f: Int16 = 1441  // R^2 / 128 mod q
     kyberZetas.withUnsafeBufferPointer { zetas in
-        var k = 127
-        var length = 2
+        // Distance 2 (ζ_127 down to ζ_64) and distance 4 (ζ_63 down to ζ_32), 16 coefficients at a time.
+        for block in 0..<16 {
+            let p = r + 16 * block
+            let v0 = KyberVector.load(p), v1 = KyberVector.load(p + 8)
+            var c = KyberVector(pairs: SIMD4(v0.pairs[0], v0.pairs[2], v1.pairs[0], v1.pairs[2]))
+            var d = KyberVector(pairs: SIMD4(v0.pairs[1], v0.pairs[3], v1.pairs[1], v1.pairs[3]))
+            // The scalar loop visits blocks of four in order with k = 127, 126, …
+            let k2 = 127 - 4 * block
+            let z0 = zetas[k2], z1 = zetas[k2 - 1], z2 = zetas[k2 - 2], z3 = zetas[k2 - 3]
+            let zeta2 = KyberVector(z0, z0, z1, z1, z2, z2, z3, z3)
+            kyberInverseButterfly(&c, &d, zeta2, zeta2 &* kyberQInverse)
+            let w0 = KyberVector(pairs: SIMD4(c.pairs[0], d.pairs[0], c.pairs[1], d.pairs[1]))
+            let w1 = KyberVector(pairs: SIMD4(c.pairs[2], d.pairs[2], c.pairs[3], d.pairs[3]))
+            var a = KyberVector(quads: SIMD2(w0.quads[0], w1.quads[0]))
+            var b = KyberVector(quads: SIMD2(w0.quads[1], w1.quads[1]))
+            let k4 = 63 - 2 * block
+            let z4a = zetas[k4], z4b = zetas[k4 - 1]
+            let zeta4 = KyberVector(z4a, z4a, z4a, z4a, z4b, z4b, z4b, z4b)
+            kyberInverseButterfly(&a, &b, zeta4, zeta4 &* kyberQInverse)
+            KyberVector(quads: SIMD2(a.quads[0], b.quads[0])).store(p)
+            KyberVector(quads: SIMD2(a.quads[1], b.quads[1])).store(p + 8)
+        }
+        var k = 31
+        var length = 8
         while length <= 128 {
             var start = 0
             while start < 256 {
-                let zeta = zetas[k]
+                let zeta = KyberVector(repeating: zetas[k])
+                let zetaQInverse = KyberVector(repeating: kyberQInverseMultiple(zetas[k]))
                 k -= 1
-                for j in start..<(start + length) {
-                    let t = r[j]
-                    r[j] = kyberBarrettReduce(t &+ r[j + length])
-                    r[j + length] = kyberMultiply(zeta, r[j + length] &- t)
+                var j = start
+                while j < start + length {
+                    var a = KyberVector.load(r + j), b = KyberVector.load(r + j + length)
+                    kyberInverseButterfly(&a, &b, zeta, zetaQInverse)
+                    a.store(r + j)
+                    b.store(r + j + length)
+                    j += 8
                 }
                 start += 2 * length
             }
             length <<= 1
         }
     }
-    for i in 0..<256 { r[i] = kyberMultiply(r[i], f) }
+    let factor = KyberVector(repeating: f), factorQInverse = KyberVector(repeating: kyberQInverseMultiple(f))
+    var j = 0
+    while j < 256 {
+        KyberVector.load(r + j).montgomeryMultiplied(by: factor, factorQInverse).store(r + j)
+        j += 8
+    }
 }
 
 /// r = Σ_i a_i ∘ b_i for three pairs of NTT-domain polynomials (FIPS 203 Algorithm 11 summed),

@@ -14,19 +14,21 @@ func kyberEncode12(_ r: UnsafePointer<Int16>, into out: UnsafeMutablePointer<UIn
 }
 
 /// ByteDecode_12 of 384 bytes; returns false when a coefficient is not below q (the §7.2 modulus
-/// check for encapsulation keys).
+/// check for encapsulation keys). Also used on secret key bytes, so the check is accumulated
+/// arithmetically rather than by branching.
 @inlinable
 func kyberDecode12(_ bytes: UnsafePointer<UInt8>, into r: UnsafeMutablePointer<Int16>) -> Bool {
-    var allReduced = true
+    var overflow: UInt16 = 0
     for i in 0..<128 {
         let b0 = UInt16(bytes[3 * i]), b1 = UInt16(bytes[3 * i + 1]), b2 = UInt16(bytes[3 * i + 2])
         let d0 = b0 | (b1 & 0x0F) << 8
         let d1 = b1 >> 4 | b2 << 4
-        allReduced = allReduced && d0 < 3329 && d1 < 3329
-        r[2 * i] = Int16(d0)
-        r[2 * i + 1] = Int16(d1)
+        // 3328 − d wraps past 0x8000 exactly when d ≥ q (d < 4096).
+        overflow |= (3328 &- d0) | (3328 &- d1)
+        r[2 * i] = Int16(bitPattern: d0)
+        r[2 * i + 1] = Int16(bitPattern: d1)
     }
-    return allReduced
+    return overflow & 0x8000 == 0
 }
 
 /// Compress_10 then ByteEncode_10: 320 bytes.

@@ -9,12 +9,24 @@ func kyberRejectionSample(
 ) -> Int {
     var written = 0
     var position = 0
+    // Fast path while two more coefficients always fit: store both candidates and advance the
+    // count by whether each was accepted, instead of branching on a coin flip. The matrix is public,
+    // so this is for speed, not for constant time.
+    while written + 2 <= needed && position + 3 <= count {
+        let b0 = UInt16(bytes[position]), b1 = UInt16(bytes[position + 1]), b2 = UInt16(bytes[position + 2])
+        position += 3
+        let d1 = b0 | (b1 & 0x0F) << 8
+        let d2 = b1 >> 4 | b2 << 4
+        r[written] = Int16(bitPattern: d1)
+        written += d1 < 3329 ? 1 : 0
+        r[written] = Int16(bitPattern: d2)
+        written += d2 < 3329 ? 1 : 0
+    }
     while written < needed && position + 3 <= count {
         let b0 = UInt16(bytes[position]), b1 = UInt16(bytes[position + 1]), b2 = UInt16(bytes[position + 2])
         position += 3
         let d1 = b0 | (b1 & 0x0F) << 8
         let d2 = b1 >> 4 | b2 << 4
-        // The matrix is public, so rejection may branch.
         if d1 < 3329 {
             r[written] = Int16(d1)
             written += 1
@@ -47,13 +59,84 @@ func kyberSampleMatrixEntry(_ r: UnsafeMutablePointer<Int16>, rho: UnsafePointer
     }
 }
 
-/// Expands ρ into the 3×3 matrix Â, entry (i, j) at offset (3i + j)·256.
+/// SampleNTT(ρ‖j‖i) for two entries at once, with two SHAKE128 states permuted together.
+@inlinable
+func kyberSampleMatrixEntries(
+    _ r0: UnsafeMutablePointer<Int16>, _ r1: UnsafeMutablePointer<Int16>,
+    rho: UnsafePointer<UInt8>, indices0: (i: Int, j: Int), indices1: (i: Int, j: Int)
+) {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * 34 + 6 * 168) { buffer in
+        guard let base = buffer.baseAddress else { return }
+        let seed0 = base, seed1 = base + 34, out0 = base + 68, out1 = base + 68 + 3 * 168
+        seed0.update(from: rho, count: 32)
+        seed1.update(from: rho, count: 32)
+        seed0[32] = UInt8(truncatingIfNeeded: indices0.j)
+        seed0[33] = UInt8(truncatingIfNeeded: indices0.i)
+        seed1[32] = UInt8(truncatingIfNeeded: indices1.j)
+        seed1[33] = UInt8(truncatingIfNeeded: indices1.i)
+        var sponge = KeccakSpongeX2(
+            rate: 168, first: UnsafeRawBufferPointer(start: seed0, count: 34),
+            second: UnsafeRawBufferPointer(start: seed1, count: 34))
+        sponge.squeezeBlocks(first: out0, second: out1, blocks: 3)
+        var filled0 = kyberRejectionSample(r0, needed: 256, from: out0, count: 3 * 168)
+        var filled1 = kyberRejectionSample(r1, needed: 256, from: out1, count: 3 * 168)
+        while filled0 < 256 || filled1 < 256 {
+            sponge.squeezeBlocks(first: out0, second: out1, blocks: 1)
+            filled0 += kyberRejectionSample(r0 + filled0, needed: 256 - filled0, from: out0, count: 168)
+            filled1 += kyberRejectionSample(r1 + filled1, needed: 256 - filled1, from: out1, count: 168)
+        }
+    }
+}
+
+/// Expands ρ into the 3×3 matrix Â, entry (i, j) at offset (3i + j)·256: four pairs of entries
+/// through the two-state Keccak, the ninth alone.
 @inlinable
 func kyberExpandMatrix(_ matrix: UnsafeMutablePointer<Int16>, rho: UnsafePointer<UInt8>) {
-    for i in 0..<3 {
-        for j in 0..<3 {
-            kyberSampleMatrixEntry(matrix + (3 * i + j) * 256, rho: rho, i: i, j: j)
+    for pair in 0..<4 {
+        let e0 = 2 * pair, e1 = 2 * pair + 1
+        kyberSampleMatrixEntries(
+            matrix + e0 * 256, matrix + e1 * 256, rho: rho,
+            indices0: (e0 / 3, e0 % 3), indices1: (e1 / 3, e1 % 3))
+    }
+    kyberSampleMatrixEntry(matrix + 8 * 256, rho: rho, i: 2, j: 2)
+}
+
+/// CBD_2 of 128 PRF bytes into `r`: coefficients in [-2, 2], no data-dependent branches or indices.
+@inlinable
+func kyberCenteredBinomial(_ bytes: UnsafePointer<UInt8>, into r: UnsafeMutablePointer<Int16>) {
+    for i in 0..<32 {
+        let t = UInt32(bytes[4 * i]) | UInt32(bytes[4 * i + 1]) << 8
+            | UInt32(bytes[4 * i + 2]) << 16 | UInt32(bytes[4 * i + 3]) << 24
+        let d = (t & 0x5555_5555) &+ ((t >> 1) & 0x5555_5555)
+        for j in 0..<8 {
+            let a = Int16(truncatingIfNeeded: (d >> (4 * UInt32(j))) & 3)
+            let b = Int16(truncatingIfNeeded: (d >> (4 * UInt32(j) + 2)) & 3)
+            r[8 * i + j] = a &- b
         }
+    }
+}
+
+/// Two noise polynomials SamplePolyCBD_2(PRF_2(seed, nonce)) from two SHAKE256 states at once.
+@inlinable
+func kyberSampleNoisePair(
+    _ r0: UnsafeMutablePointer<Int16>, _ r1: UnsafeMutablePointer<Int16>,
+    seed: UnsafePointer<UInt8>, nonces: (UInt8, UInt8)
+) {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * 33 + 2 * 136) { buffer in
+        guard let base = buffer.baseAddress else { return }
+        let input0 = base, input1 = base + 33, out0 = base + 66, out1 = base + 66 + 136
+        input0.update(from: seed, count: 32)
+        input1.update(from: seed, count: 32)
+        input0[32] = nonces.0
+        input1[32] = nonces.1
+        var sponge = KeccakSpongeX2(
+            rate: 136, first: UnsafeRawBufferPointer(start: input0, count: 33),
+            second: UnsafeRawBufferPointer(start: input1, count: 33))
+        sponge.squeezeBlocks(first: out0, second: out1, blocks: 1)
+        kyberCenteredBinomial(out0, into: r0)
+        kyberCenteredBinomial(out1, into: r1)
+        sponge.clear()
+        secureZero(buffer)
     }
 }
 
@@ -69,16 +152,7 @@ func kyberSampleNoise(_ r: UnsafeMutablePointer<Int16>, seed: UnsafePointer<UInt
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 136) { buffer in
         guard let bytes = buffer.baseAddress else { return }
         sponge.squeezeBlocks(into: UnsafeMutableRawPointer(bytes), blocks: 1)
-        for i in 0..<32 {
-            let t = UInt32(bytes[4 * i]) | UInt32(bytes[4 * i + 1]) << 8
-                | UInt32(bytes[4 * i + 2]) << 16 | UInt32(bytes[4 * i + 3]) << 24
-            let d = (t & 0x5555_5555) &+ ((t >> 1) & 0x5555_5555)
-            for j in 0..<8 {
-                let a = Int16(truncatingIfNeeded: (d >> (4 * UInt32(j))) & 3)
-                let b = Int16(truncatingIfNeeded: (d >> (4 * UInt32(j) + 2)) & 3)
-                r[8 * i + j] = a &- b
-            }
-        }
+        kyberCenteredBinomial(bytes, into: r)
         secureZero(buffer)
     }
     sponge.clear()

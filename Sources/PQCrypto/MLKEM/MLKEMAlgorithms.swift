@@ -35,10 +35,9 @@ func mlkemGenerateKey(d: UnsafePointer<UInt8>, z: UnsafePointer<UInt8>) -> MLKEM
         kyberExpandMatrix(matrix, rho: rho)
         withUnsafeTemporaryAllocation(of: Int16.self, capacity: 3 * 256) { errorBuffer in
             guard let e = errorBuffer.baseAddress else { return }
-            for i in 0..<3 {
-                kyberSampleNoise(sHat + 256 * i, seed: sigma, nonce: UInt8(i))
-                kyberSampleNoise(e + 256 * i, seed: sigma, nonce: UInt8(3 + i))
-            }
+            kyberSampleNoisePair(sHat, sHat + 256, seed: sigma, nonces: (0, 1))
+            kyberSampleNoisePair(sHat + 512, e, seed: sigma, nonces: (2, 3))
+            kyberSampleNoisePair(e + 256, e + 512, seed: sigma, nonces: (4, 5))
             for i in 0..<3 {
                 kyberNTT(sHat + 256 * i)
                 kyberNTT(e + 256 * i)
@@ -81,10 +80,10 @@ func kyberEncrypt(
     withUnsafeTemporaryAllocation(of: Int16.self, capacity: 11 * 256) { workspace in
         guard let base = workspace.baseAddress else { return }
         let rHat = base, e1 = base + 768, e2 = base + 1536, u = base + 1792, v = base + 2560
-        for i in 0..<3 {
-            kyberSampleNoise(rHat + 256 * i, seed: coins, nonce: UInt8(i))
-            kyberSampleNoise(e1 + 256 * i, seed: coins, nonce: UInt8(3 + i))
-        }
+        // r̂ uses nonces 0–2, e1 3–5 and e2 6; r̂ and e1 are contiguous in the workspace.
+        kyberSampleNoisePair(rHat, rHat + 256, seed: coins, nonces: (0, 1))
+        kyberSampleNoisePair(rHat + 512, e1, seed: coins, nonces: (2, 3))
+        kyberSampleNoisePair(e1 + 256, e1 + 512, seed: coins, nonces: (4, 5))
         kyberSampleNoise(e2, seed: coins, nonce: 6)
         for i in 0..<3 { kyberNTT(rHat + 256 * i) }
         let a = key.matrix
