@@ -4,7 +4,7 @@
 import Foundation
 
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
-for benchmark in keccakBenchmarks() + mlkemBenchmarks() {
+for benchmark in keccakBenchmarks() + mlkemBenchmarks() + mldsaBenchmarks() {
     measure(benchmark, options: options)
 }
 runSodiumBenchmarks(options: options)

@@ -31,8 +31,7 @@ public enum MLDSA65 {
         /// Generates a new key from 32 bytes of the system's secure random generator.
         public init() {
             let seed = MLDSABytes(count: P.seedBytes)
-            var generator = SystemRandomNumberGenerator()
-            for i in 0..<seed.count { seed.base[i] = generator.next() }
+            fillWithRandomBytes(seed)
             storage = MLDSA65PrivateKeyStorage(seed: seed)
         }
 
@@ -107,10 +106,7 @@ public enum MLDSA65 {
         ) throws(PQCryptoError) -> Data {
             guard context.count <= P.maxContextBytes else { throw .contextTooLong(length: context.count) }
             let randomness = MLDSABytes(count: 32)
-            if !deterministic {
-                var generator = SystemRandomNumberGenerator()
-                for i in 0..<randomness.count { randomness.base[i] = generator.next() }
-            }
+            if !deterministic { fillWithRandomBytes(randomness) }
             return signature(for: message, context: context, randomness: randomness.rawBytes)
         }
 
@@ -146,7 +142,7 @@ public enum MLDSA65 {
                 throw .invalidLength(what: "ML-DSA-65 public key", expected: P.publicKeyBytes,
                                      actual: rawRepresentation.count)
             }
-            let encoded = MLDSABytes(count: P.publicKeyBytes)
+            let encoded = MLDSABytes(count: P.publicKeyBytes, secret: false)
             _ = rawRepresentation.copyBytes(to: UnsafeMutableRawBufferPointer(start: encoded.base, count: encoded.count))
             storage = MLDSA65PublicKeyStorage(encoded: encoded)
         }
@@ -182,6 +178,20 @@ public enum MLDSA65 {
                 return result
             }
             return Array(signature).withUnsafeBytes { storage.verify(mu: mu, signature: $0) }
+        }
+    }
+}
+
+/// Fills `buffer` from the system's secure random generator, eight bytes per draw.
+private func fillWithRandomBytes(_ buffer: MLDSABytes) {
+    var generator = SystemRandomNumberGenerator()
+    var index = 0
+    while index < buffer.count {
+        var word = generator.next()
+        for _ in 0..<min(8, buffer.count - index) {
+            buffer.base[index] = UInt8(truncatingIfNeeded: word)
+            word >>= 8
+            index += 1
         }
     }
 }

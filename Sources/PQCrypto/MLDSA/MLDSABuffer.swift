@@ -1,17 +1,24 @@
-/// Fixed-size heap memory for ML-DSA key material and scratch space, zeroed (with ``secureZero``)
-/// before it is freed.
+/// Fixed-size heap memory for ML-DSA key material and scratch space. Buffers that may hold secrets
+/// (the default) are zeroed with ``secureZero`` before they are freed; public ones (a public key's
+/// matrix, a verifier's scratch space) skip that.
 ///
 /// Key objects fill their buffers once while they are built and only read them afterwards, which
 /// is what makes sharing them across tasks safe. Scratch buffers live inside one call.
-final class MLDSABuffer<Element: FixedWidthInteger>: @unchecked Sendable {
+final class MLDSABuffer<Element: BitwiseCopyable>: @unchecked Sendable {
     let base: UnsafeMutablePointer<Element>
     let count: Int
+    private let secret: Bool
+    private var byteCount: Int { count * MemoryLayout<Element>.stride }
 
-    /// Allocates `count` zeroed elements (at least one).
-    init(count: Int) {
+    /// Allocates `count` elements (at least one), all bits zero. Pass `secret: false` only for
+    /// memory that never holds secret values.
+    init(count: Int, secret: Bool = true) {
         self.count = max(count, 1)
-        base = .allocate(capacity: self.count)
-        base.initialize(repeating: 0, count: self.count)
+        self.secret = secret
+        let bytes = self.count * MemoryLayout<Element>.stride
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        base = raw.bindMemory(to: Element.self, capacity: self.count)
     }
 
     /// The i-th polynomial of a buffer of polynomials (256 coefficients each).
@@ -22,36 +29,30 @@ final class MLDSABuffer<Element: FixedWidthInteger>: @unchecked Sendable {
 
     /// The contents as raw bytes.
     var rawBytes: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: base, count: count * MemoryLayout<Element>.stride)
+        UnsafeRawBufferPointer(start: base, count: byteCount)
     }
 
     deinit {
-        secureZero(UnsafeMutableRawPointer(base), count: count * MemoryLayout<Element>.stride)
-        base.deallocate()
+        if secret { secureZero(UnsafeMutableRawPointer(base), count: byteCount) }
+        UnsafeMutableRawPointer(base).deallocate()
     }
 }
 
-/// A buffer of polynomials with Int32 coefficients.
+/// Polynomials outside the NTT domain: Int32 coefficients.
 typealias MLDSAPolynomials = MLDSABuffer<Int32>
-/// A buffer of bytes.
+/// Polynomials in the NTT domain: integer-valued Double coefficients (see MLDSANTT.swift).
+typealias MLDSANTTPolynomials = MLDSABuffer<Double>
+/// Bytes.
 typealias MLDSABytes = MLDSABuffer<UInt8>
 
-extension MLDSABuffer where Element == Int32 {
+extension MLDSABuffer {
     /// Allocates `polynomials` zeroed polynomials.
-    convenience init(polynomials: Int) {
-        self.init(count: polynomials * MLDSA65Parameters.n)
+    convenience init(polynomials: Int, secret: Bool = true) {
+        self.init(count: polynomials * MLDSA65Parameters.n, secret: secret)
     }
 }
 
 extension MLDSABuffer where Element == UInt8 {
-    /// Copies `bytes` into a new buffer of the same size.
-    convenience init(copying bytes: UnsafeRawBufferPointer) {
-        self.init(count: bytes.count)
-        if let source = bytes.baseAddress {
-            UnsafeMutableRawPointer(base).copyMemory(from: source, byteCount: bytes.count)
-        }
-    }
-
     /// A subrange as raw bytes.
     func bytes(_ range: Range<Int>) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)

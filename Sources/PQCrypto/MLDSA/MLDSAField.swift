@@ -1,21 +1,45 @@
-// Arithmetic in Z_q for q = 8380417 (FIPS 204 §7.4, Appendix A) on Int32 coefficients.
+// Arithmetic in Z_q for q = 8380417 (FIPS 204 §7.4, Appendix A).
 //
-// Products go through Montgomery reduction with R = 2^32, so the NTT and the pointwise products
-// need neither division nor `%`. Everything that touches secret values is branch-free: comparisons
-// become sign masks (`x &>> 31`), so the time taken does not depend on the values.
+// Coefficients outside the NTT domain are Int32; NTT-domain coefficients are integer-valued
+// Doubles (see MLDSANTT.swift), reduced by p − round(p/q)·q. Nothing here divides or uses `%`.
+// Everything that touches secret values is branch-free: comparisons become sign masks
+// (`x &>> 31`), so the time taken does not depend on the values.
 
 enum MLDSAField {
     static let q = MLDSA65Parameters.q
-    /// q^-1 mod 2^32, for Montgomery reduction.
-    static let qInverse: Int32 = 58_728_449
     static let gamma2 = MLDSA65Parameters.gamma2
 
-    /// a · 2^-32 mod q, for |a| ≤ 2^31·q; the result lies in (−q, q).
+    // MARK: NTT-domain (Double) arithmetic
+
+    static let qDouble: Double = 8_380_417
+    /// The Double nearest 1/q.
+    static let qReciprocal: Double = 1.1932580443192743e-07
+    /// 1.5·2^52: adding and subtracting it rounds a Double of magnitude below 2^51 to an integer
+    /// (round-to-nearest), and the low 32 bits of the sum's bit pattern are that integer.
+    static let roundingConstant: Double = 6_755_399_441_055_744
+
+    /// p mod q with |result| ≤ (q+1)/2, for an integer-valued p with |p| < 2^53 (exact, since the
+    /// quotient's rounding error is far below 1/2 and k·q is exact).
     @inline(__always)
-    static func montgomeryReduce(_ a: Int64) -> Int32 {
-        let t = Int32(truncatingIfNeeded: a) &* qInverse
-        return Int32(truncatingIfNeeded: (a &- Int64(t) &* Int64(q)) &>> 32)
+    static func reduce(_ p: Double) -> Double {
+        let k = (p * qReciprocal + roundingConstant) - roundingConstant
+        return p - k * qDouble
     }
+
+    /// a·b mod q, reduced, for |a·b| < 2^53.
+    @inline(__always)
+    static func multiply(_ a: Double, _ b: Double) -> Double {
+        reduce(a * b)
+    }
+
+    /// An integer-valued Double with |x| < 2^31 as Int32, without a trapping conversion: the low
+    /// 32 bits of x + 1.5·2^52 are x in two's complement.
+    @inline(__always)
+    static func toInt32(_ x: Double) -> Int32 {
+        Int32(truncatingIfNeeded: (x + roundingConstant).bitPattern)
+    }
+
+    // MARK: Int32 arithmetic
 
     /// A representative of a mod q in [−6283008, 6283008], for any Int32 a ≤ 2^31 − 2^22.
     @inline(__always)

@@ -10,16 +10,16 @@ final class MLDSA65PublicKeyStorage: Sendable {
     let encoded: MLDSABytes
     /// tr = H(pk, 64), the prefix of every message representative μ.
     let tr: MLDSABytes
-    /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, coefficients in [0, q).
-    let matrix: MLDSAPolynomials
+    /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, centered.
+    let matrix: MLDSANTTPolynomials
     /// NTT(t1·2^d), k polynomials, reduced.
-    let t1Hat: MLDSAPolynomials
+    let t1Hat: MLDSANTTPolynomials
 
     /// Expands a 1952-byte encoding (pkDecode, Algorithm 23; every bit pattern is a valid key).
     init(encoded: MLDSABytes) {
-        let matrix = MLDSAPolynomials(polynomials: P.k * P.l)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
         MLDSASampling.expandA(rho: encoded.bytes(0..<32), into: matrix.base)
-        let t1 = MLDSAPolynomials(polynomials: P.k)
+        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false)
         for row in 0..<P.k {
             MLDSAEncoding.unpackT1(encoded.base + 32 + row * 320, into: t1.polynomial(row))
         }
@@ -30,7 +30,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
     }
 
     /// Assembles a key computed by key generation, sharing Â with the private key.
-    init(encoded: MLDSABytes, tr: MLDSABytes, matrix: MLDSAPolynomials, t1: MLDSAPolynomials) {
+    init(encoded: MLDSABytes, tr: MLDSABytes, matrix: MLDSANTTPolynomials, t1: MLDSAPolynomials) {
         self.encoded = encoded
         self.tr = tr
         self.matrix = matrix
@@ -39,19 +39,20 @@ final class MLDSA65PublicKeyStorage: Sendable {
 
     /// tr = H(pk, 64).
     static func hashPublicKey(_ encoded: MLDSABytes) -> MLDSABytes {
-        let tr = MLDSABytes(count: P.hashBytes)
+        let tr = MLDSABytes(count: P.hashBytes, secret: false)
         var hash = MLDSAHash()
         hash.absorb(encoded.rawBytes)
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: tr.base, count: tr.count))
         return tr
     }
 
-    /// Turns t1 (in place) into NTT(t1·2^d) with coefficients reduced.
-    private static func transformT1(_ t1: MLDSAPolynomials) -> MLDSAPolynomials {
+    /// NTT(t1·2^d) with coefficients reduced (t1 is shifted in place).
+    private static func transformT1(_ t1: MLDSAPolynomials) -> MLDSANTTPolynomials {
         for i in 0..<t1.count { t1.base[i] &<<= P.d }  // t1·2^d ≤ 1023·8192 < q
-        MLDSAPolynomial.forwardNTT(t1.base, count: P.k)
-        MLDSAPolynomial.reduce(t1.base, count: P.k)
-        return t1
+        let t1Hat = MLDSANTTPolynomials(polynomials: P.k, secret: false)
+        MLDSAPolynomial.forwardNTT(t1.base, into: t1Hat.base, count: P.k)
+        MLDSAPolynomial.reduce(t1Hat.base, count: P.k)
+        return t1Hat
     }
 }
 
@@ -66,18 +67,18 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     /// The 4032-byte encoding ρ ‖ K ‖ tr ‖ s1 ‖ s2 ‖ t0; K and tr are read from here.
     let encoded: MLDSABytes
     /// ŝ1 (l polynomials), ŝ2 (k), t̂0 (k), reduced.
-    let secrets: MLDSAPolynomials
+    let secrets: MLDSANTTPolynomials
     let publicKey: MLDSA65PublicKeyStorage
 
-    var matrix: MLDSAPolynomials { publicKey.matrix }
-    var s1Hat: UnsafeMutablePointer<Int32> { secrets.polynomial(0) }
-    var s2Hat: UnsafeMutablePointer<Int32> { secrets.polynomial(P.l) }
-    var t0Hat: UnsafeMutablePointer<Int32> { secrets.polynomial(P.l + P.k) }
+    var matrix: MLDSANTTPolynomials { publicKey.matrix }
+    var s1Hat: UnsafeMutablePointer<Double> { secrets.polynomial(0) }
+    var s2Hat: UnsafeMutablePointer<Double> { secrets.polynomial(P.l) }
+    var t0Hat: UnsafeMutablePointer<Double> { secrets.polynomial(P.l + P.k) }
     /// K, the signer's private seed for ρ''.
     var signingSeed: UnsafeRawBufferPointer { encoded.bytes(P.skKeyOffset..<(P.skKeyOffset + 32)) }
     var tr: UnsafeRawBufferPointer { encoded.bytes(P.skTrOffset..<(P.skTrOffset + P.hashBytes)) }
 
-    private init(seed: MLDSABytes?, encoded: MLDSABytes, secrets: MLDSAPolynomials,
+    private init(seed: MLDSABytes?, encoded: MLDSABytes, secrets: MLDSANTTPolynomials,
                  publicKey: MLDSA65PublicKeyStorage) {
         self.seed = seed
         self.encoded = encoded
@@ -96,7 +97,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: expanded.base, count: 128))
         let rho = expanded.bytes(0..<32)
 
-        let matrix = MLDSAPolynomials(polynomials: P.k * P.l)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         // s = (s1, s2): small coefficients in the normal domain.
         let s = MLDSAPolynomials(polynomials: P.l + P.k)
@@ -120,7 +121,8 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         }
         let publicKey = MLDSA65PublicKeyStorage(encoded: publicEncoded, tr: tr, matrix: matrix, t1: parts.t1)
         self.init(seed: seed, encoded: encoded,
-                  secrets: Self.transformSecrets(s1Hat: parts.s1Hat, s: s, t0: parts.t0),
+                  secrets: Self.transformSecrets(s1Hat: parts.s1Hat, s: s, product: parts.product,
+                                                 t1Hat: publicKey.t1Hat),
                   publicKey: publicKey)
     }
 
@@ -149,7 +151,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         }
 
         let rho = encoded.bytes(0..<32)
-        let matrix = MLDSAPolynomials(polynomials: P.k * P.l)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         let parts = computeT(matrix: matrix, s: s)
         var difference: Int32 = 0
@@ -165,12 +167,13 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         let publicKey = MLDSA65PublicKeyStorage(encoded: publicEncoded, tr: tr, matrix: matrix, t1: parts.t1)
         return MLDSA65PrivateKeyStorage(
             seed: nil, encoded: encoded,
-            secrets: transformSecrets(s1Hat: parts.s1Hat, s: s, t0: parts.t0), publicKey: publicKey)
+            secrets: transformSecrets(s1Hat: parts.s1Hat, s: s, product: parts.product, t1Hat: publicKey.t1Hat),
+            publicKey: publicKey)
     }
 
     /// pkEncode (Algorithm 22): ρ ‖ t1.
     private static func encodePublicKey(rho: UnsafePointer<UInt8>, t1: MLDSAPolynomials) -> MLDSABytes {
-        let publicKey = MLDSABytes(count: P.publicKeyBytes)
+        let publicKey = MLDSABytes(count: P.publicKeyBytes, secret: false)
         publicKey.base.update(from: rho, count: 32)
         for row in 0..<P.k {
             MLDSAEncoding.packT1(t1.polynomial(row), into: publicKey.base + 32 + row * 320)
@@ -178,17 +181,19 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         return publicKey
     }
 
-    /// ŝ1 = NTT(s1), t = NTT^-1(Â·ŝ1) + s2, (t1, t0) = Power2Round(t).
-    private static func computeT(matrix: MLDSAPolynomials, s: MLDSAPolynomials)
-        -> (s1Hat: MLDSAPolynomials, t1: MLDSAPolynomials, t0: MLDSAPolynomials)
-    {
-        let s1Hat = MLDSAPolynomials(polynomials: P.l)
-        s1Hat.base.update(from: s.base, count: P.l * P.n)
-        MLDSAPolynomial.forwardNTT(s1Hat.base, count: P.l)
-        let t1 = MLDSAPolynomials(polynomials: P.k)
+    /// ŝ1 = NTT(s1), t = NTT^-1(Â·ŝ1) + s2, (t1, t0) = Power2Round(t). Also returns Â·ŝ1.
+    private static func computeT(matrix: MLDSANTTPolynomials, s: MLDSAPolynomials) -> (
+        s1Hat: MLDSANTTPolynomials, product: MLDSANTTPolynomials, t1: MLDSAPolynomials, t0: MLDSAPolynomials
+    ) {
+        let s1Hat = MLDSANTTPolynomials(polynomials: P.l)
+        MLDSAPolynomial.forwardNTT(s.base, into: s1Hat.base, count: P.l)
+        let product = MLDSANTTPolynomials(polynomials: P.k)
+        MLDSAPolynomial.matrixTimesVector(product.base, matrix: matrix.base, s1Hat.base)
+        let scratch = MLDSANTTPolynomials(polynomials: P.k)
+        scratch.base.update(from: product.base, count: scratch.count)
+        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false)
         let t0 = MLDSAPolynomials(polynomials: P.k)
-        MLDSAPolynomial.matrixTimesVector(t0.base, matrix: matrix.base, s1Hat.base)
-        MLDSAPolynomial.inverseNTT(t0.base, count: P.k)
+        MLDSAPolynomial.inverseNTT(scratch.base, into: t0.base, count: P.k)
         let s2 = s.polynomial(P.l)
         for i in 0..<(P.k * P.n) {
             let t = MLDSAField.addQIfNegative(MLDSAField.reduce32(t0.base[i] &+ s2[i]))
@@ -196,21 +201,24 @@ final class MLDSA65PrivateKeyStorage: Sendable {
             t1.base[i] = high
             t0.base[i] = low
         }
-        return (s1Hat, t1, t0)
+        return (s1Hat, product, t1, t0)
     }
 
-    /// Gathers ŝ1, NTT(s2) and NTT(t0) into one buffer, each reduced.
+    /// Gathers ŝ1, ŝ2 = NTT(s2) and t̂0 = NTT(t0) into one buffer, each reduced. NTT(t0) comes
+    /// from the NTT-domain values at hand rather than a transform: t0 = t − t1·2^d and
+    /// t = A·s1 + s2, so t̂0 = Â·ŝ1 + ŝ2 − NTT(t1·2^d).
     private static func transformSecrets(
-        s1Hat: MLDSAPolynomials, s: MLDSAPolynomials, t0: MLDSAPolynomials
-    ) -> MLDSAPolynomials {
-        let secrets = MLDSAPolynomials(polynomials: P.l + 2 * P.k)
+        s1Hat: MLDSANTTPolynomials, s: MLDSAPolynomials, product: MLDSANTTPolynomials,
+        t1Hat: MLDSANTTPolynomials
+    ) -> MLDSANTTPolynomials {
+        let secrets = MLDSANTTPolynomials(polynomials: P.l + 2 * P.k)
         secrets.base.update(from: s1Hat.base, count: P.l * P.n)
         let s2Hat = secrets.polynomial(P.l)
-        s2Hat.update(from: s.polynomial(P.l), count: P.k * P.n)
-        MLDSAPolynomial.forwardNTT(s2Hat, count: P.k)
+        MLDSAPolynomial.forwardNTT(s.polynomial(P.l), into: s2Hat, count: P.k)
         let t0Hat = secrets.polynomial(P.l + P.k)
-        t0Hat.update(from: t0.base, count: P.k * P.n)
-        MLDSAPolynomial.forwardNTT(t0Hat, count: P.k)
+        for i in 0..<(P.k * P.n) {
+            t0Hat[i] = product.base[i] + s2Hat[i] - t1Hat.base[i]
+        }
         MLDSAPolynomial.reduce(secrets.base, count: P.l + 2 * P.k)
         return secrets
     }

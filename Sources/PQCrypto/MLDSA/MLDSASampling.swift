@@ -10,16 +10,21 @@ enum MLDSASampling {
     // MARK: ExpandA
 
     /// Â = ExpandA(ρ) (Algorithm 32): entry (r, s), stored at polynomial r·l + s, is
-    /// RejNTTPoly(ρ ‖ s ‖ r). Coefficients in [0, q).
+    /// RejNTTPoly(ρ ‖ s ‖ r), written centered (|x| ≤ (q−1)/2) in the Double NTT domain.
     ///
     /// All matrix sampling goes through this one function, so that a faster SHAKE128 (several
     /// instances at once) can be used here without touching the callers.
-    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<Int32>) {
+    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<Double>) {
         // Five blocks (280 candidates) almost always yield the 256 coefficients; more are read one
-        // block at a time.
+        // block (56 candidates) at a time. The byte buffer has slack for 4-byte loads at its end;
+        // the candidate buffer has room for every candidate of the last block read.
         let initialBlocks = 5
-        withUnsafeTemporaryAllocation(byteCount: initialBlocks * shake128Rate, alignment: 8) { buffer in
-            guard let bytes = buffer.baseAddress else { return }
+        let byteCount = initialBlocks * shake128Rate
+        let candidateCapacity = n + shake128Rate / 3
+        withUnsafeTemporaryAllocation(byteCount: byteCount + 8 + 4 * candidateCapacity, alignment: 16) { buffer in
+            guard let raw = buffer.baseAddress else { return }
+            (raw + byteCount).initializeMemory(as: UInt8.self, repeating: 0, count: 8)
+            let sampled = (raw + byteCount + 8).bindMemory(to: Int32.self, capacity: candidateCapacity)
             var prefix = KeccakSponge(rate: shake128Rate)
             prefix.absorb(rho)
             for row in 0..<MLDSA65Parameters.k {
@@ -28,39 +33,38 @@ enum MLDSASampling {
                     let indices: (UInt8, UInt8) = (UInt8(column), UInt8(row))
                     withUnsafeBytes(of: indices) { sponge.absorb($0) }
                     sponge.finishAbsorbing(domainSuffix: shakeDomain)
-                    let poly = matrix + (row &* MLDSA65Parameters.l &+ column) &* n
-                    sponge.squeezeBlocks(into: bytes, blocks: initialBlocks)
-                    var filled = rejectUniform(
-                        UnsafePointer(bytes.assumingMemoryBound(to: UInt8.self)),
-                        count: initialBlocks * shake128Rate, into: poly, filled: 0)
+                    sponge.squeezeBlocks(into: raw, blocks: initialBlocks)
+                    var filled = rejectUniform(UnsafeRawPointer(raw), candidates: byteCount / 3, into: sampled, filled: 0)
                     while filled < n {
-                        sponge.squeezeBlocks(into: bytes, blocks: 1)
-                        filled = rejectUniform(
-                            UnsafePointer(bytes.assumingMemoryBound(to: UInt8.self)),
-                            count: shake128Rate, into: poly, filled: filled)
+                        sponge.squeezeBlocks(into: raw, blocks: 1)
+                        filled = rejectUniform(UnsafeRawPointer(raw), candidates: shake128Rate / 3, into: sampled, filled: filled)
+                    }
+                    let poly = matrix + (row &* MLDSA65Parameters.l &+ column) &* n
+                    let q = MLDSA65Parameters.q
+                    for i in 0..<n {
+                        let v = sampled[i]
+                        poly[i] = Double(v &- ((((q &- 1) / 2) &- v) &>> 31 & q))
                     }
                 }
             }
         }
     }
 
-    /// The inner loop of RejNTTPoly (Algorithm 30 with CoeffFromThreeBytes): reads 3-byte
-    /// candidates (23 bits) and keeps those below q, until 256 coefficients are filled. `count`
-    /// must be a multiple of 3. Returns the new number of filled coefficients.
+    /// The inner loop of RejNTTPoly (Algorithm 30 with CoeffFromThreeBytes): reads `candidates`
+    /// 3-byte values (23 bits each) and appends those below q to `sampled` after the `filled`
+    /// already there. Every candidate is stored and the count advances only on acceptance, so
+    /// there is no unpredictable branch; `sampled` needs room for `filled + candidates` entries,
+    /// and `bytes` one readable byte past the last candidate. Returns the new count.
     @inline(__always)
     static func rejectUniform(
-        _ bytes: UnsafePointer<UInt8>, count: Int, into poly: UnsafeMutablePointer<Int32>, filled: Int
+        _ bytes: UnsafeRawPointer, candidates: Int, into sampled: UnsafeMutablePointer<Int32>, filled: Int
     ) -> Int {
         var filled = filled
-        var position = 0
         let q = MLDSA65Parameters.q
-        while filled < n && position < count {
-            let candidate = Int32(bytes[position]) | Int32(bytes[position &+ 1]) &<< 8
-                | Int32(bytes[position &+ 2] & 0x7F) &<< 16
-            position &+= 3
-            // Always store, advance only on acceptance (the matrix is public; this avoids a
-            // hard-to-predict branch).
-            poly[filled] = candidate
+        for index in 0..<candidates {
+            let word = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 3 &* index, as: UInt32.self))
+            let candidate = Int32(bitPattern: word & 0x7F_FFFF)
+            sampled[filled] = candidate
             filled &+= Int((candidate &- q) &>> 31) & 1
         }
         return filled

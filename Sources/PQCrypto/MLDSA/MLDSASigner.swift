@@ -11,10 +11,14 @@ extension MLDSA65PrivateKeyStorage {
     func sign(mu: UnsafeRawBufferPointer, randomness: UnsafeRawBufferPointer) -> MLDSABytes {
         typealias P = MLDSA65Parameters
         let n = P.n, k = P.k, l = P.l
-        let signature = MLDSABytes(count: P.signatureBytes)
+        let signature = MLDSABytes(count: P.signatureBytes, secret: false)
 
-        // Scratch space, zeroed when `polys` and `bytes` are released at the end of this call.
+        // Scratch space, zeroed when these buffers are released at the end of this call.
         let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 1)
+        let transformed = MLDSANTTPolynomials(polynomials: l + k + 1)
+        let yHat = transformed.polynomial(0)   // NTT(y), then c·s1
+        let wHat = transformed.polynomial(l)   // A·y, then c·s2 and c·t0
+        let cHat = transformed.polynomial(l + k)
         let y = polys.polynomial(0)
         let z = polys.polynomial(l)
         let w0 = polys.polynomial(2 * l)
@@ -45,10 +49,9 @@ extension MLDSA65PrivateKeyStorage {
             kappa &+= l
 
             // w = A·y; (w1, w0) = Decompose(w)
-            z.update(from: y, count: l * n)
-            MLDSAPolynomial.forwardNTT(z, count: l)
-            MLDSAPolynomial.matrixTimesVector(w0, matrix: matrix, z)
-            MLDSAPolynomial.inverseNTT(w0, count: k)
+            MLDSAPolynomial.forwardNTT(y, into: yHat, count: l)
+            MLDSAPolynomial.matrixTimesVector(wHat, matrix: matrix, yHat)
+            MLDSAPolynomial.inverseNTT(wHat, into: w0, count: k)
             for i in 0..<(k * n) {
                 let (high, low) = MLDSAField.decompose(MLDSAField.addQIfNegative(w0[i]))
                 w1[i] = high
@@ -64,23 +67,23 @@ extension MLDSA65PrivateKeyStorage {
             challenge.absorb(UnsafeRawBufferPointer(start: w1Bytes, count: P.w1Bytes))
             challenge.finalize(into: challengeHash)
             MLDSASampling.sampleInBall(UnsafeRawBufferPointer(challengeHash), into: c)
-            MLDSANTT.forward(c)
+            MLDSANTT.forward(c, into: cHat)
 
             // z = y + c·s1
-            MLDSAPolynomial.scaleVector(z, challenge: c, s1Hat, count: l)
-            MLDSAPolynomial.inverseNTT(z, count: l)
+            MLDSAPolynomial.scaleVector(yHat, challenge: cHat, s1Hat, count: l)
+            MLDSAPolynomial.inverseNTT(yHat, into: z, count: l)
             for i in 0..<(l * n) { z[i] = MLDSAField.centered(z[i] &+ y[i]) }
             if MLDSAPolynomial.exceedsMask(z, count: l, bound: P.gamma1 - P.beta) != 0 { continue }
 
             // r0 = LowBits(w − c·s2) = w0 − c·s2 (given the bound checked here)
-            MLDSAPolynomial.scaleVector(temp, challenge: c, s2Hat, count: k)
-            MLDSAPolynomial.inverseNTT(temp, count: k)
+            MLDSAPolynomial.scaleVector(wHat, challenge: cHat, s2Hat, count: k)
+            MLDSAPolynomial.inverseNTT(wHat, into: temp, count: k)
             for i in 0..<(k * n) { w0[i] = MLDSAField.centered(w0[i] &- temp[i]) }
             if MLDSAPolynomial.exceedsMask(w0, count: k, bound: P.gamma2 - P.beta) != 0 { continue }
 
             // c·t0
-            MLDSAPolynomial.scaleVector(temp, challenge: c, t0Hat, count: k)
-            MLDSAPolynomial.inverseNTT(temp, count: k)
+            MLDSAPolynomial.scaleVector(wHat, challenge: cHat, t0Hat, count: k)
+            MLDSAPolynomial.inverseNTT(wHat, into: temp, count: k)
             for i in 0..<(k * n) { temp[i] = MLDSAField.centered(temp[i]) }
             if MLDSAPolynomial.exceedsMask(temp, count: k, bound: P.gamma2) != 0 { continue }
 

@@ -11,11 +11,16 @@ extension MLDSA65PublicKeyStorage {
               let sig = signature.baseAddress?.assumingMemoryBound(to: UInt8.self)
         else { return false }
 
-        let polys = MLDSAPolynomials(polynomials: l + 2 * k + 1)
+        // Scratch space; everything here is public.
+        let polys = MLDSAPolynomials(polynomials: l + 2 * k + 1, secret: false)
         let z = polys.polynomial(0)
         let h = polys.polynomial(l)
         let w = polys.polynomial(l + k)
         let c = polys.polynomial(l + 2 * k)
+        let transformed = MLDSANTTPolynomials(polynomials: l + k + 1, secret: false)
+        let zHat = transformed.polynomial(0)
+        let wHat = transformed.polynomial(l)
+        let cHat = transformed.polynomial(l + k)
 
         // sigDecode (Algorithm 27) and the bound on z
         let zOffset = P.challengeHashBytes
@@ -28,16 +33,16 @@ extension MLDSA65PublicKeyStorage {
         // w'Approx = NTT^-1(Â·NTT(z) − NTT(c)·NTT(t1·2^d))
         let challengeHash = UnsafeRawBufferPointer(start: sig, count: P.challengeHashBytes)
         MLDSASampling.sampleInBall(challengeHash, into: c)
-        MLDSANTT.forward(c)
-        MLDSAPolynomial.forwardNTT(z, count: l)
-        MLDSAPolynomial.matrixTimesVectorMinusScaled(w, matrix: matrix.base, z, challenge: c, t1Hat.base)
-        MLDSAPolynomial.inverseNTT(w, count: k)
+        MLDSANTT.forward(c, into: cHat)
+        MLDSAPolynomial.forwardNTT(z, into: zHat, count: l)
+        MLDSAPolynomial.matrixTimesVectorMinusScaled(wHat, matrix: matrix.base, zHat, challenge: cHat, t1Hat.base)
+        MLDSAPolynomial.inverseNTT(wHat, into: w, count: k)
 
         // w1' = UseHint(h, w'Approx); c̃' = H(μ ‖ w1Encode(w1'), 48)
         for i in 0..<(k * n) {
             w[i] = MLDSAField.useHint(h[i], MLDSAField.addQIfNegative(w[i]))
         }
-        let bytes = MLDSABytes(count: P.w1Bytes + P.challengeHashBytes)
+        let bytes = MLDSABytes(count: P.w1Bytes + P.challengeHashBytes, secret: false)
         for row in 0..<k {
             MLDSAEncoding.packW1(w + row * n, into: bytes.base + row * 128)
         }

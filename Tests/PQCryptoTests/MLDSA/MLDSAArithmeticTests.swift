@@ -1,0 +1,236 @@
+import Foundation
+@testable import PQCrypto
+import TestSupport
+import Testing
+
+/// The building blocks of ML-DSA-65 against their FIPS 204 definitions: the field, the NTT, the
+/// rounding functions and the encodings.
+@Suite("ML-DSA-65 arithmetic and encodings")
+struct MLDSAArithmeticTests {
+    static let q = Int64(MLDSA65Parameters.q)
+    static let gamma2 = Int64(MLDSA65Parameters.gamma2)
+
+    /// x mod± m: the representative in (−m/2, m/2].
+    static func centeredMod(_ x: Int64, _ m: Int64) -> Int64 {
+        var r = ((x % m) + m) % m
+        if r > m / 2 { r -= m }
+        return r
+    }
+
+    static func powMod(_ base: Int64, _ exponent: Int, _ m: Int64) -> Int64 {
+        var result: Int64 = 1, b = base % m, e = exponent
+        while e > 0 {
+            if e & 1 == 1 { result = result * b % m }
+            b = b * b % m
+            e >>= 1
+        }
+        return result
+    }
+
+    @Test func zetaTableMatchesDefinition() {
+        for k in 1..<256 {
+            var reversed = 0
+            for bit in 0..<8 where k & (1 << bit) != 0 { reversed |= 1 << (7 - bit) }
+            let expected = Self.centeredMod(Self.powMod(1753, reversed, Self.q), Self.q)
+            #expect(MLDSANTT.zetas[k] == Double(expected), "ζ[\(k)]")
+        }
+        #expect(Self.centeredMod(256 * Int64(MLDSANTT.inverseScale), Self.q) == 1)
+    }
+
+    @Test func doubleReductionIsExact() {
+        var rng = SplitMix64(seed: 1)
+        for _ in 0..<20_000 {
+            let x = Int64(bitPattern: rng.next()) >> 11  // |x| < 2^52
+            let r = MLDSAField.reduce(Double(x))
+            #expect(abs(r) <= Double((Self.q + 1) / 2) && r == r.rounded())
+            #expect(Self.centeredMod(Int64(r) - x, Self.q) == 0, "reduce(\(x))")
+        }
+        for value: Int32 in [0, 1, -1, Int32.max, Int32.min + 1, 8_380_416, -8_380_416] {
+            #expect(MLDSAField.toInt32(Double(value)) == value)
+        }
+    }
+
+    /// Schoolbook multiplication in Z_q[X]/(X^256 + 1).
+    static func negacyclicProduct(_ a: [Int32], _ b: [Int32]) -> [Int64] {
+        var c = [Int64](repeating: 0, count: 256)
+        for i in 0..<256 {
+            for j in 0..<256 {
+                let product = Int64(a[i]) * Int64(b[j]) % q
+                if i + j < 256 { c[i + j] += product } else { c[i + j - 256] -= product }
+            }
+        }
+        return c.map { centeredMod($0, q) }
+    }
+
+    @Test func nttMultipliesAndInverts() {
+        var rng = SplitMix64(seed: 2)
+        let q = MLDSA65Parameters.q
+        for round in 0..<3 {
+            // Inputs use the full |a| < q range the transforms allow.
+            let a = (0..<256).map { _ in Int32(truncatingIfNeeded: Int64(rng.next() % UInt64(2 * q - 1)) - Int64(q) + 1) }
+            let b = (0..<256).map { _ in Int32(truncatingIfNeeded: Int64(rng.next() % 9) - 4) }
+            var aHat = [Double](repeating: 0, count: 256), bHat = aHat, product = aHat
+            var back = [Int32](repeating: 0, count: 256), result = back
+            MLDSANTT.forward(a, into: &aHat)
+            MLDSANTT.forward(b, into: &bHat)
+            #expect(aHat.allSatisfy { abs($0) < 6 * Double(q) }, "forward output bound")
+            for i in 0..<256 { product[i] = MLDSAField.multiply(aHat[i], bHat[i]) }
+            MLDSANTT.inverse(&product, into: &result)
+            #expect(result.map(Int64.init) == Self.negacyclicProduct(a, b), "NTT product, round \(round)")
+            var reduced = aHat.map { MLDSAField.reduce($0) }
+            MLDSANTT.inverse(&reduced, into: &back)
+            #expect(zip(back, a).allSatisfy { Self.centeredMod(Int64($0) - Int64($1), Self.q) == 0 }, "round trip")
+            #expect(back.allSatisfy { abs($0) <= (q + 1) / 2 }, "inverse output is reduced")
+        }
+    }
+
+    /// Decompose (Algorithm 36) as written in FIPS 204.
+    static func referenceDecompose(_ r: Int64) -> (Int64, Int64) {
+        let r0 = centeredMod(r, 2 * gamma2)
+        if r - r0 == q - 1 { return (0, r0 - 1) }
+        return ((r - r0) / (2 * gamma2), r0)
+    }
+
+    /// Every r in [0, q) near a multiple of 2γ2, the top range, and a stride through the rest.
+    static var decomposeSamples: [Int64] {
+        var samples = Set<Int64>()
+        var r: Int64 = 0
+        while r < q { samples.insert(r); r += 61 }
+        for m in stride(from: Int64(0), through: q, by: Int(2 * gamma2)) {
+            for d: Int64 in -300...300 where (0..<q).contains(m + d) { samples.insert(m + d) }
+            for d: Int64 in -300...300 where (0..<q).contains(m + gamma2 + d) { samples.insert(m + gamma2 + d) }
+        }
+        for d in 0..<(gamma2 + 300) { samples.insert(q - 1 - d) }
+        return samples.sorted()
+    }
+
+    @Test func roundingFunctionsMatchDefinitions() {
+        for r in Self.decomposeSamples {
+            let (high, low) = MLDSAField.decompose(Int32(r))
+            let (expectedHigh, expectedLow) = Self.referenceDecompose(r)
+            #expect(Int64(high) == expectedHigh && Int64(low) == expectedLow, "Decompose(\(r))")
+            // Power2Round (Algorithm 35)
+            let (t1, t0) = MLDSAField.power2Round(Int32(r))
+            let expectedT0 = Self.centeredMod(r, 1 << 13)
+            #expect(Int64(t0) == expectedT0 && Int64(t1) == (r - expectedT0) >> 13, "Power2Round(\(r))")
+            // UseHint (Algorithm 40)
+            let m: Int64 = 16
+            #expect(Int64(MLDSAField.useHint(0, Int32(r))) == expectedHigh)
+            let hinted = expectedLow > 0 ? (expectedHigh + 1) % m : (expectedHigh - 1 + m) % m
+            #expect(Int64(MLDSAField.useHint(1, Int32(r))) == hinted, "UseHint(1, \(r))")
+        }
+    }
+
+    /// The signer's hint h = MakeHint(w0 − c·s2 + c·t0, w1) equals FIPS 204's
+    /// MakeHint(−c·t0, w − c·s2 + c·t0) = [HighBits(w − c·s2) ≠ HighBits(w − c·s2 + c·t0)]
+    /// whenever the signer's earlier checks passed.
+    @Test func makeHintMatchesDefinition() {
+        var rng = SplitMix64(seed: 3)
+        let beta = Int64(MLDSA65Parameters.beta)
+        var ones = 0, checked = 0
+        while checked < 200_000 {
+            let w = Int64(rng.next() % UInt64(Self.q))
+            let cs2 = Int64(rng.next() % UInt64(2 * beta + 1)) - beta
+            let (w1, w0) = Self.referenceDecompose(w)
+            guard abs(w0 - cs2) < Self.gamma2 - beta else { continue }  // the signer rejects otherwise
+            // c·t0 is below γ2 in magnitude; a third of the cases put w0 − c·s2 + c·t0 right at
+            // ±γ2, where the hint flips.
+            let ct0: Int64
+            switch rng.next() % 3 {
+            case 0: ct0 = Int64(rng.next() % UInt64(2 * Self.gamma2 - 1)) - Self.gamma2 + 1
+            case 1: ct0 = (rng.next() % 2 == 0 ? -Self.gamma2 : Self.gamma2) - (w0 - cs2) + Int64(rng.next() % 3) - 1
+            default: ct0 = Int64(rng.next() % 2000) - 1000
+            }
+            guard abs(ct0) < Self.gamma2 else { continue }
+            checked += 1
+            let r = ((w - cs2) % Self.q + Self.q) % Self.q
+            let rPlus = ((r + ct0) % Self.q + Self.q) % Self.q
+            let expected: Int32 = Self.referenceDecompose(r).0 != Self.referenceDecompose(rPlus).0 ? 1 : 0
+            let hint = MLDSAField.makeHint(low: Int32(w0 - cs2 + ct0), high: Int32(w1))
+            #expect(hint == expected, "w \(w) cs2 \(cs2) ct0 \(ct0)")
+            ones += Int(hint)
+        }
+        #expect(ones > 1000)  // the edges were exercised
+    }
+
+    @Test func bitPackingRoundTrips() {
+        var rng = SplitMix64(seed: 4)
+        for width in [4, 10, 13, 20] {
+            let values = (0..<256).map { _ in Int32(rng.next() % (1 << UInt64(width))) }
+            var bytes = [UInt8](repeating: 0, count: 32 * width)
+            var back = [Int32](repeating: 0, count: 256)
+            MLDSAEncoding.packBits(values, width: width, into: &bytes)
+            MLDSAEncoding.unpackBits(bytes, width: width, into: &back)
+            #expect(back == values, "width \(width)")
+            // Least-significant bit first: the first value's low 8 bits are the first byte.
+            #expect(bytes[0] == UInt8(truncatingIfNeeded: values[0]))
+        }
+        // z: (−γ1, γ1] through the dedicated 20-bit codec, which must agree with BitPack.
+        let gamma1 = MLDSA65Parameters.gamma1
+        var z = (0..<256).map { _ in Int32(rng.next() % UInt64(2 * gamma1)) - gamma1 + 1 }
+        z[0] = gamma1
+        z[1] = -gamma1 + 1
+        var packed = [UInt8](repeating: 0, count: 640), generic = packed
+        MLDSAEncoding.packZ(z, into: &packed)
+        MLDSAEncoding.packBits(z.map { gamma1 - $0 }, width: 20, into: &generic)
+        #expect(packed == generic)
+        var unpacked = [Int32](repeating: 0, count: 256)
+        MLDSAEncoding.unpackZ(packed, into: &unpacked)
+        #expect(unpacked == z)
+        // t0: (−2^12, 2^12]
+        let t0 = (0..<256).map { _ in Int32(rng.next() % 8192) - 4095 }
+        var t0Bytes = [UInt8](repeating: 0, count: 416)
+        var t0Back = [Int32](repeating: 0, count: 256)
+        MLDSAEncoding.packT0(t0, into: &t0Bytes)
+        MLDSAEncoding.unpackT0(t0Bytes, into: &t0Back)
+        #expect(t0Back == t0)
+    }
+
+    @Test func etaUnpackingRejectsOutOfRangeNibbles() {
+        var rng = SplitMix64(seed: 5)
+        let s = (0..<256).map { _ in Int32(rng.next() % 9) - 4 }
+        var bytes = [UInt8](repeating: 0, count: 128)
+        var back = [Int32](repeating: 0, count: 256)
+        MLDSAEncoding.packEta(s, into: &bytes)
+        #expect(MLDSAEncoding.unpackEta(bytes, into: &back) == 0)
+        #expect(back == s)
+        for nibble: UInt8 in 9...15 {
+            for highHalf in [false, true] {
+                var bad = bytes
+                let index = Int(rng.next() % 128)
+                bad[index] = highHalf ? (bad[index] & 0x0F) | (nibble << 4) : (bad[index] & 0xF0) | nibble
+                #expect(MLDSAEncoding.unpackEta(bad, into: &back) == -1, "nibble \(nibble)")
+            }
+        }
+    }
+
+    /// HintBitUnpack (Algorithm 21) accepts exactly the canonical encodings.
+    @Test func hintUnpackingIsStrict() {
+        let omega = MLDSA65Parameters.omega
+        var h = [Int32](repeating: 0, count: 6 * 256)
+        for (row, position) in [(0, 3), (0, 200), (2, 0), (2, 255), (5, 17)] { h[row * 256 + position] = 1 }
+        var encoded = [UInt8](repeating: 0, count: omega + 6)
+        MLDSAEncoding.packHint(h, into: &encoded)
+        #expect(Array(encoded[omega...]) == [2, 2, 4, 4, 4, 5])
+        var decoded = [Int32](repeating: 7, count: 6 * 256)
+        #expect(MLDSAEncoding.unpackHint(encoded, into: &decoded))
+        #expect(decoded == h)
+
+        func rejects(_ change: (inout [UInt8]) -> Void, _ label: String) {
+            var bad = encoded
+            change(&bad)
+            var scratch = [Int32](repeating: 0, count: 6 * 256)
+            #expect(!MLDSAEncoding.unpackHint(bad, into: &scratch), "\(label)")
+        }
+        rejects({ $0[omega + 1] = 1 }, "count below the previous count")
+        rejects({ $0[omega + 5] = UInt8(omega + 1) }, "count above ω")
+        rejects({ $0[1] = 3 }, "repeated position")
+        rejects({ $0[0] = 201 }, "positions out of order")
+        rejects({ $0[omega - 1] = 1 }, "nonzero padding")
+        // A full hint (ω ones) is still valid.
+        var full = [Int32](repeating: 0, count: 6 * 256)
+        for i in 0..<omega { full[i] = 1 }
+        MLDSAEncoding.packHint(full, into: &encoded)
+        #expect(MLDSAEncoding.unpackHint(encoded, into: &decoded) && decoded == full)
+    }
+}
