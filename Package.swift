@@ -7,6 +7,9 @@ let package = Package(
     name: "swift-cipher-station",
     products: [
         .library(name: "PQCrypto", targets: ["PQCrypto"]),
+        .library(name: "Sodium", targets: ["Sodium"]),
+        .library(name: "Envelope", targets: ["Envelope"]),
+        .library(name: "Signing", targets: ["Signing"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
         .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
     ],
@@ -14,10 +17,24 @@ let package = Package(
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
         .target(name: "PQCrypto"),
 
+        // Layer 0: the system libsodium. Layer 1: `Sodium`, the only Swift code that calls it
+        // (it takes `PQCrypto.SymmetricKey` for secret keys, so keys are zeroed on drop).
+        .systemLibrary(
+            name: "CSodium",
+            path: "Sources/CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
+        .target(name: "Sodium", dependencies: ["CSodium", "PQCrypto"]),
+
+        // Layer 2: the KEM-DEM key envelope; signed requests (signer and station-side verifier).
+        .target(name: "Envelope", dependencies: ["PQCrypto", "Sodium"]),
+        .target(name: "Signing", dependencies: ["PQCrypto", "Sodium"]),
+
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto"],
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -31,6 +48,13 @@ let package = Package(
             dependencies: ["PQCrypto", "TestSupport"],
             resources: [.copy("Resources")]
         ),
+        .testTarget(
+            name: "SodiumTests",
+            dependencies: ["Sodium", "PQCrypto", "TestSupport"],
+            resources: [.copy("Resources")]
+        ),
+        .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "Sodium", "PQCrypto", "TestSupport"]),
         .testTarget(name: "ExampleTests", dependencies: ["PostQuantumTour", "TestSupport"]),
     ]
 )

@@ -5,9 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-system-deps.sh
 venv=.build/bench-venv
-if [ ! -x "$venv/bin/python3" ]; then
+wanted=$(grep -v '^\s*$' Benchmarks/requirements.txt)
+if [ ! -x "$venv/bin/python3" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$wanted" ]; then
     python3 -m venv "$venv"
     "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check -r Benchmarks/requirements.txt
+    printf '%s' "$wanted" > "$venv/.requirements"
 fi
 swift build -c release --product cipher-bench >/dev/null
 "$venv/bin/python3" Benchmarks/compare.py .build/release/cipher-bench "$@"

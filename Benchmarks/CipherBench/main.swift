@@ -7,3 +7,4 @@ let options = BenchmarkOptions(arguments: CommandLine.arguments)
 for benchmark in keccakBenchmarks() + mlkemBenchmarks() + mldsaBenchmarks() {
     measure(benchmark, options: options)
 }
+runSodiumBenchmarks(options: options)

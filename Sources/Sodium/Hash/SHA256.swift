@@ -1,0 +1,68 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import CSodium
+
+/// SHA-256 (FIPS 180-4) through libsodium, in one call or incrementally.
+///
+/// The `x-cipher-body-sha256` header is the lowercase hex SHA-256 of the exact request body:
+/// hash a streamed body with ``update(data:)`` as it is produced, or a file with
+/// ``hash(fileAt:)``.
+public struct SHA256: Sendable {
+    /// The digest length in bytes.
+    public static let byteCount = 32
+
+    private var state = crypto_hash_sha256_state()
+
+    /// Creates a hasher with nothing absorbed.
+    public init() {
+        SodiumLibrary.ensureInitialized()
+        _ = crypto_hash_sha256_init(&state)
+    }
+
+    /// Absorbs more input.
+    public mutating func update(data: some DataProtocol) {
+        data.regions.forEach { region in
+            region.withUnsafeBytes { update(bufferPointer: $0) }
+        }
+    }
+
+    /// Absorbs more input from raw memory.
+    public mutating func update(bufferPointer: UnsafeRawBufferPointer) {
+        guard let base = bufferPointer.baseAddress, !bufferPointer.isEmpty else { return }
+        _ = crypto_hash_sha256_update(&state, base.assumingMemoryBound(to: UInt8.self), UInt64(bufferPointer.count))
+    }
+
+    /// Returns the digest of everything absorbed.
+    public consuming func finalize() -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Self.byteCount)
+        digest.withUnsafeMutableBufferPointer { _ = crypto_hash_sha256_final(&state, $0.baseAddress!) }
+        return digest
+    }
+
+    /// Returns the SHA-256 digest of `data`.
+    public static func hash(data: some DataProtocol) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: data)
+        return hasher.finalize()
+    }
+
+    /// Returns the SHA-256 digest of the file at `url`, read in constant memory.
+    ///
+    /// - Throws: ``SodiumError/fileSystem(operation:path:errno:)`` when the file cannot be read.
+    public static func hash(fileAt url: URL, chunkByteCount: Int = 256 * 1024) throws(SodiumError) -> [UInt8] {
+        let file = try FileDescriptor.openForReading(url.path)
+        var hasher = SHA256()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(chunkByteCount, 64), alignment: 64)
+        defer { buffer.deallocate() }
+        while true {
+            let count = try file.readFully(into: buffer)
+            if count == 0 { break }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            if count < buffer.count { break }
+        }
+        return hasher.finalize()
+    }
+}
