@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "PQCrypto", targets: ["PQCrypto"]),
         .library(name: "Sodium", targets: ["Sodium"]),
         .library(name: "Envelope", targets: ["Envelope"]),
+        .library(name: "Manifest", targets: ["Manifest"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
     ],
     targets: [
@@ -28,6 +29,10 @@ let package = Package(
         // Layer 2: the KEM-DEM key envelope.
         .target(name: "Envelope", dependencies: ["PQCrypto", "Sodium"]),
 
+        // Layer 2: wire models (profile, public.json, manifest, envelope sets, responses, errors),
+        // the ordered JSON reader/writer, and Kubo-exact CIDs (SHA-256 from Sodium).
+        .target(name: "Manifest", dependencies: ["Sodium"]),
+
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
@@ -45,6 +50,11 @@ let package = Package(
         .testTarget(
             name: "SodiumTests",
             dependencies: ["Sodium", "PQCrypto", "TestSupport"],
+            resources: [.copy("Resources")]
+        ),
+        .testTarget(
+            name: "ManifestTests",
+            dependencies: ["Manifest", "Sodium", "TestSupport"],
             resources: [.copy("Resources")]
         ),
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),
