@@ -36,7 +36,7 @@ let package = Package(
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "Sodium", "Envelope"],
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Manifest"],
             path: "Benchmarks/CipherBench"
         ),
 

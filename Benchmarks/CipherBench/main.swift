@@ -4,6 +4,6 @@
 import Foundation
 
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
-for benchmark in keccakBenchmarks() + mlkemBenchmarks() {
+for benchmark in keccakBenchmarks() + mlkemBenchmarks() + manifestBenchmarks() {
     measure(benchmark, options: options)
 }
