@@ -28,6 +28,7 @@ public enum CIDError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The codec does not fit the use (an IPNS name needs `libp2p-key`, a CIDv0 `dag-pb`).
     case unexpectedCodec(UInt64)
 
+    /// A one-line explanation.
     public var description: String {
         switch self {
         case .empty: "empty CID string"

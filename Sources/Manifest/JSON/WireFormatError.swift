@@ -16,6 +16,7 @@ public enum WireFormatError: Error, Equatable, Sendable, CustomStringConvertible
     /// A value could not be written as JSON.
     case encodingFailed(reason: String)
 
+    /// A one-line explanation naming the byte offset or field path.
     public var description: String {
         switch self {
         case let .invalidJSON(offset, reason): "invalid JSON at byte \(offset): \(reason)"

@@ -14,6 +14,7 @@ public struct ManifestIssue: Sendable, Hashable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// Where and what: `clients.app.posts[2]: missing field …`.
     public var description: String {
         var place = client.map { "clients.\($0)" } ?? "manifest"
         if let index { place += ".posts[\(index)]" }

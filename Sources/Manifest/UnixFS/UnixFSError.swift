@@ -17,6 +17,7 @@ public enum UnixFSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A file operation failed (`operation` is the system call, `errno` its error code).
     case fileSystem(operation: String, path: String, errno: Int32)
 
+    /// A one-line explanation naming the block or file.
     public var description: String {
         switch self {
         case let .missingBlock(cid): "block \(cid) is not available"
