@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Sodium", targets: ["Sodium"]),
         .library(name: "Envelope", targets: ["Envelope"]),
         .library(name: "Signing", targets: ["Signing"]),
+        .library(name: "Manifest", targets: ["Manifest"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
         .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
     ],
@@ -31,10 +32,14 @@ let package = Package(
         .target(name: "Envelope", dependencies: ["PQCrypto", "Sodium"]),
         .target(name: "Signing", dependencies: ["PQCrypto", "Sodium"]),
 
+        // Layer 2: wire models (profile, public.json, manifest, envelope sets, responses, errors),
+        // the ordered JSON reader/writer, and Kubo-exact CIDs (SHA-256 from Sodium).
+        .target(name: "Manifest", dependencies: ["Sodium"]),
+
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing"],
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -51,6 +56,11 @@ let package = Package(
         .testTarget(
             name: "SodiumTests",
             dependencies: ["Sodium", "PQCrypto", "TestSupport"],
+            resources: [.copy("Resources")]
+        ),
+        .testTarget(
+            name: "ManifestTests",
+            dependencies: ["Manifest", "Sodium", "TestSupport"],
             resources: [.copy("Resources")]
         ),
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),

@@ -4,7 +4,7 @@
 import Foundation
 
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
-for benchmark in keccakBenchmarks() + mlkemBenchmarks() + mldsaBenchmarks() {
+for benchmark in keccakBenchmarks() + mlkemBenchmarks() + mldsaBenchmarks() + manifestBenchmarks() {
     measure(benchmark, options: options)
 }
 runSodiumBenchmarks(options: options)

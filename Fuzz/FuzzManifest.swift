@@ -1,0 +1,69 @@
+// libFuzzer harness for the Manifest module's readers. Every input must either decode or fail
+// with a typed error; a trap, a sanitizer report or a broken round trip is a finding.
+// Build and run with Fuzz/run.sh (see Fuzz/README.md).
+import Manifest
+
+/// Stops the run with a message libFuzzer records next to the crashing input.
+private func violated(_ property: String) -> Never {
+    fatalError("property violated: \(property)")
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzManifestReaders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+
+    // The manifest reader: tolerant, and what it writes reads back to the same bytes.
+    if let manifest = try? WireJSON.decode(Manifest.self, from: bytes) {
+        _ = manifest.issues.count
+        _ = manifest.postCountsByClient
+        guard let written = try? WireJSON.encode(manifest) else { violated("manifest encodes") }
+        guard let again = try? WireJSON.decode(Manifest.self, from: written) else { violated("written manifest reads") }
+        guard again.issues.isEmpty else { violated("written manifest reads without issues") }
+        guard (try? WireJSON.encode(again)) == written else { violated("manifest writing is stable") }
+        for (_, entry) in manifest.allPosts {
+            _ = try? entry.metadata?.sealedBytes()
+            _ = try? entry.postContentID()
+        }
+    }
+
+    // The other station documents.
+    if let profile = try? WireJSON.decode(StationProfile.self, from: bytes) {
+        guard let written = try? WireJSON.encode(profile),
+              let again = try? WireJSON.decode(StationProfile.self, from: written), again == profile
+        else { violated("profile round trip") }
+    }
+    if let document = try? WireJSON.decode(PublicDocument.self, from: bytes) {
+        guard let written = try? WireJSON.encode(document, style: .pythonIndented),
+              let again = try? WireJSON.decode(PublicDocument.self, from: written), again == document
+        else { violated("public.json round trip") }
+    }
+    if let envelopes = try? WireJSON.decode(EnvelopeSet.self, from: bytes) {
+        _ = try? envelopes.envelopeBytes(for: envelopes.envelopes.keys.first ?? "")
+    }
+    _ = StationErrorBody.parse(bytes)
+    _ = try? WireJSON.decode(RewrapResponse.self, from: bytes)
+    _ = try? WireJSON.decode(StorageResponse.self, from: bytes)
+
+    // The JSON layer: writing is idempotent in every layout.
+    if let value = try? WireJSON.parse(bytes) {
+        for style in [JSONStyle.compact, .pythonIndented, .pythonDefault] {
+            let text = WireJSON.serialize(value, style: style)
+            guard let reread = try? WireJSON.parse(text) else { violated("written JSON parses") }
+            guard WireJSON.serialize(reread, style: style) == text else { violated("JSON writing is stable") }
+        }
+    }
+
+    // CID and peer-id strings.
+    if size <= 300, let text = String(validating: bytes, as: UTF8.self) {
+        if let cid = try? CID(text) {
+            guard (try? CID(cid.description)) == cid else { violated("CID string round trip") }
+            guard (try? CID(bytes: cid.bytes)) == cid else { violated("CID bytes round trip") }
+        }
+        if let peer = try? PeerID(text) {
+            guard (try? PeerID(peer.description)) == peer, (try? PeerID(peer.ipnsName)) == peer else {
+                violated("peer id round trip")
+            }
+        }
+    }
+    return 0
+}

@@ -1,0 +1,267 @@
+/// Reads JSON the way Python's `json.loads` does, into ``JSONValue`` with objects in document
+/// order.
+///
+/// It accepts what Python accepts and a station could therefore have stored and served: `NaN`,
+/// `Infinity`, `-Infinity`, duplicate keys (the last value wins, at the first key's position),
+/// and a leading UTF-8 byte-order mark. It rejects what Python rejects: raw control characters in
+/// strings, trailing data, leading zeros. It also rejects invalid UTF-8 and unpaired UTF-16
+/// surrogate escapes, which a station cannot send (its response would fail to encode).
+///
+/// The parser is iterative, so hostile nesting cannot exhaust the stack; depth is capped at
+/// `maximumDepth`.
+struct JSONParser {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index = 0
+    private let maximumDepth: Int
+
+    private enum Container {
+        case array([JSONValue])
+        case object(JSONObject, key: String)
+    }
+
+    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
+        self.bytes = bytes
+        self.maximumDepth = maximumDepth
+    }
+
+    /// Parses one complete document.
+    mutating func parseDocument() throws(WireFormatError) -> JSONValue {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        var stack = [Container]()
+        parsing: while true {
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input, expecting a value") }
+            var value: JSONValue
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                index += 1
+                try checkDepth(stack.count + 1)
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    value = .object(JSONObject())
+                } else {
+                    let key = try parseMemberKey()
+                    stack.append(.object(JSONObject(), key: key))
+                    continue parsing
+                }
+            case UInt8(ascii: "["):
+                index += 1
+                try checkDepth(stack.count + 1)
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    value = .array([])
+                } else {
+                    stack.append(.array([]))
+                    continue parsing
+                }
+            case UInt8(ascii: "\""):
+                value = .string(try parseString())
+            case UInt8(ascii: "t"):
+                try expectLiteral("true")
+                value = .bool(true)
+            case UInt8(ascii: "f"):
+                try expectLiteral("false")
+                value = .bool(false)
+            case UInt8(ascii: "n"):
+                try expectLiteral("null")
+                value = .null
+            case UInt8(ascii: "N"):
+                try expectLiteral("NaN")
+                value = .number(JSONNumber(validatedText: "NaN"))
+            case UInt8(ascii: "I"):
+                try expectLiteral("Infinity")
+                value = .number(JSONNumber(validatedText: "Infinity"))
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                value = .number(try parseNumber())
+            default:
+                throw fail("unexpected character, expecting a value")
+            }
+
+            // Attach the finished value to its container; close every container that ends here.
+            while true {
+                guard let top = stack.popLast() else {
+                    skipWhitespace()
+                    guard index == bytes.count else { throw fail("extra data after the JSON value") }
+                    return value
+                }
+                skipWhitespace()
+                switch top {
+                case var .array(elements):
+                    elements.append(value)
+                    guard index < bytes.count else { throw fail("unexpected end of input in an array") }
+                    if bytes[index] == UInt8(ascii: ",") {
+                        index += 1
+                        stack.append(.array(elements))
+                        continue parsing
+                    }
+                    guard bytes[index] == UInt8(ascii: "]") else { throw fail("expecting ',' or ']'") }
+                    index += 1
+                    value = .array(elements)
+                case .object(var members, let key):
+                    members[key] = value
+                    guard index < bytes.count else { throw fail("unexpected end of input in an object") }
+                    if bytes[index] == UInt8(ascii: ",") {
+                        index += 1
+                        skipWhitespace()
+                        let next = try parseMemberKey()
+                        stack.append(.object(members, key: next))
+                        continue parsing
+                    }
+                    guard bytes[index] == UInt8(ascii: "}") else { throw fail("expecting ',' or '}'") }
+                    index += 1
+                    value = .object(members)
+                }
+            }
+        }
+    }
+
+    private func fail(_ reason: String) -> WireFormatError {
+        .invalidJSON(offset: index, reason: reason)
+    }
+
+    private func checkDepth(_ depth: Int) throws(WireFormatError) {
+        if depth > maximumDepth { throw .nestingTooDeep(offset: index - 1, limit: maximumDepth) }
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    /// Reads `"key"` and the `:` after it.
+    private mutating func parseMemberKey() throws(WireFormatError) -> String {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+            throw fail("expecting a property name in double quotes")
+        }
+        let key = try parseString()
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expecting ':' delimiter") }
+        index += 1
+        return key
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(WireFormatError) {
+        let count = literal.utf8CodeUnitCount
+        guard bytes.count - index >= count else { throw fail("unexpected end of input in a literal") }
+        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
+        for offset in 0..<count where bytes[index + offset] != expected[offset] {
+            throw fail("invalid literal")
+        }
+        index += count
+    }
+
+    private mutating func parseNumber() throws(WireFormatError) -> JSONNumber {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "I") {
+            index += 1
+            try expectLiteral("Infinity")
+            return JSONNumber(validatedText: "-Infinity")
+        }
+        guard JSONNumber.scan(bytes, from: &index) else { throw fail("invalid number") }
+        return JSONNumber(validatedText: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+    }
+
+    /// Reads a string starting at its opening quote.
+    private mutating func parseString() throws(WireFormatError) -> String {
+        let open = index
+        index += 1
+        let contentStart = index
+        // Fast path: no escapes.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<index])
+                index += 1
+                guard let text = String(validating: slice, as: UTF8.self) else {
+                    throw .invalidJSON(offset: open, reason: "string is not valid UTF-8")
+                }
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw fail("invalid control character in a string") }
+            index += 1
+        }
+        guard index < bytes.count else { throw .invalidJSON(offset: open, reason: "unterminated string") }
+
+        var buffer = [UInt8](UnsafeBufferPointer(rebasing: bytes[contentStart..<index]))
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let text = String(validating: buffer, as: UTF8.self) else {
+                    throw .invalidJSON(offset: open, reason: "string is not valid UTF-8")
+                }
+                return text
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { break }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): buffer.append(0x22)
+                case UInt8(ascii: "\\"): buffer.append(0x5C)
+                case UInt8(ascii: "/"): buffer.append(0x2F)
+                case UInt8(ascii: "b"): buffer.append(0x08)
+                case UInt8(ascii: "f"): buffer.append(0x0C)
+                case UInt8(ascii: "n"): buffer.append(0x0A)
+                case UInt8(ascii: "r"): buffer.append(0x0D)
+                case UInt8(ascii: "t"): buffer.append(0x09)
+                case UInt8(ascii: "u"):
+                    let scalar = try parseUnicodeEscape()
+                    buffer.append(contentsOf: Array(String(Character(scalar)).utf8))
+                default:
+                    index -= 1
+                    throw fail("invalid escape")
+                }
+            default:
+                if byte < 0x20 { throw fail("invalid control character in a string") }
+                buffer.append(byte)
+                index += 1
+            }
+        }
+        throw .invalidJSON(offset: open, reason: "unterminated string")
+    }
+
+    /// Reads the four hex digits after `\u` (and a second escape for a surrogate pair).
+    private mutating func parseUnicodeEscape() throws(WireFormatError) -> Unicode.Scalar {
+        let first = try parseHex4()
+        if (0xD800...0xDBFF).contains(first) {
+            guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                throw fail("unpaired UTF-16 surrogate escape")
+            }
+            index += 2
+            let second = try parseHex4()
+            guard (0xDC00...0xDFFF).contains(second) else { throw fail("unpaired UTF-16 surrogate escape") }
+            let combined = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+            guard let scalar = Unicode.Scalar(combined) else { throw fail("invalid \\u escape") }
+            return scalar
+        }
+        guard let scalar = Unicode.Scalar(first) else { throw fail("unpaired UTF-16 surrogate escape") }
+        return scalar
+    }
+
+    private mutating func parseHex4() throws(WireFormatError) -> UInt32 {
+        guard bytes.count - index >= 4 else { throw fail("invalid \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw fail("invalid \\u escape")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+}

@@ -1,0 +1,97 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Reads and writes the station's JSON: tolerant, order-preserving reading and byte-exact
+/// writing in the layouts of Python's `json.dumps`.
+///
+/// Read every station body with ``decode(_:from:)-(_,[UInt8])``: it keeps objects in document
+/// order (so a manifest written back with ``encode(_:style:)`` has the same bytes and the same
+/// CID), accepts everything Python's `json.loads` accepts, and reports failures as
+/// ``WireFormatError`` with the path of the bad field. The models also work with Foundation's
+/// `JSONDecoder`/`JSONEncoder`, without those guarantees.
+public enum WireJSON {
+    /// The deepest nesting of arrays and objects a document may have. The station's Python
+    /// cannot write JSON much deeper than 1,000 levels; nothing it publishes comes near this.
+    public static let maximumDepth = 512
+
+    /// Parses JSON into a ``JSONValue``.
+    ///
+    /// - Throws: ``WireFormatError/invalidJSON(offset:reason:)`` for text Python's `json.loads`
+    ///   would reject (and for invalid UTF-8 or unpaired surrogate escapes);
+    ///   ``WireFormatError/nestingTooDeep(offset:limit:)`` past ``maximumDepth``.
+    public static func parse(_ bytes: [UInt8]) throws(WireFormatError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in
+            var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
+            return try parser.parseDocument()
+        }
+    }
+
+    /// Parses JSON held in any byte container (`Data`, a slice, …); see ``parse(_:)-([UInt8])``.
+    ///
+    /// - Throws: as ``parse(_:)-([UInt8])``.
+    public static func parse(_ bytes: some DataProtocol) throws(WireFormatError) -> JSONValue {
+        try parse([UInt8](bytes))
+    }
+
+    /// Writes `value` in `style` (by default the station's compact form).
+    public static func serialize(_ value: JSONValue, style: JSONStyle = .compact) -> [UInt8] {
+        var writer = JSONWriter(style: style)
+        writer.write(value)
+        return writer.output
+    }
+
+    /// Decodes a model from JSON bytes.
+    ///
+    /// - Throws: ``WireFormatError``: the JSON errors of ``parse(_:)-([UInt8])``, or
+    ///   ``WireFormatError/missingField(path:)``, ``WireFormatError/typeMismatch(path:expected:found:)``
+    ///   and ``WireFormatError/invalidValue(path:reason:)`` when the JSON does not fit the model.
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(WireFormatError) -> T {
+        try decode(type, from: parse(bytes))
+    }
+
+    /// Decodes a model from JSON held in any byte container; see ``decode(_:from:)-(_,[UInt8])``.
+    ///
+    /// - Throws: as ``decode(_:from:)-(_,[UInt8])``.
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: some DataProtocol) throws(WireFormatError) -> T {
+        try decode(type, from: parse(bytes))
+    }
+
+    /// Decodes a model from an already parsed value (for example a public post's metadata).
+    ///
+    /// - Throws: as ``decode(_:from:)-(_,[UInt8])``, without the JSON syntax errors.
+    public static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws(WireFormatError) -> T {
+        do {
+            return try WireValueDecoder(value: value, codingPath: []).decode(type)
+        } catch let error as WireFormatError {
+            throw error
+        } catch let error as DecodingError {
+            throw WireFormatError.from(error)
+        } catch {
+            throw WireFormatError.invalidValue(path: "", reason: String(describing: error))
+        }
+    }
+
+    /// Converts a model into a ``JSONValue``, objects in the order the model encodes its keys.
+    ///
+    /// - Throws: ``WireFormatError/encodingFailed(reason:)`` when the model's `encode(to:)` throws.
+    public static func value<T: Encodable>(of model: T) throws(WireFormatError) -> JSONValue {
+        let root = EncodingNode()
+        do {
+            try WireValueEncoder(node: root, codingPath: []).encode(model)
+        } catch {
+            throw WireFormatError.encodingFailed(reason: String(describing: error))
+        }
+        return root.materialize()
+    }
+
+    /// Writes a model as JSON in `style` (by default the station's compact form), members in the
+    /// order the model encodes them.
+    ///
+    /// - Throws: ``WireFormatError/encodingFailed(reason:)`` when the model's `encode(to:)` throws.
+    public static func encode<T: Encodable>(_ model: T, style: JSONStyle = .compact) throws(WireFormatError) -> [UInt8] {
+        serialize(try value(of: model), style: style)
+    }
+}

@@ -1,0 +1,36 @@
+/// Tolerant reading helpers: a value of the wrong type is treated as absent instead of failing
+/// the whole document (the station never sends one, but a listing must survive one bad field).
+extension KeyedDecodingContainer {
+    /// The value for `key`, or `nil` when it is missing, `null` or of another type.
+    func lenient<T: Decodable>(_ type: T.Type, _ key: Key) -> T? {
+        (try? decodeIfPresent(type, forKey: key)) ?? nil
+    }
+
+    /// A string for `key` that is present and not empty, else `nil`.
+    func nonEmptyString(_ key: Key) -> String? {
+        guard let text = lenient(String.self, key), !text.isEmpty else { return nil }
+        return text
+    }
+
+    /// The strings of an array for `key`, skipping elements that are not strings; `nil` when the
+    /// key is missing, `null` or not an array.
+    func lenientStrings(_ key: Key) -> [String]? {
+        lenient([JSONValue].self, key).map { $0.compactMap(\.stringValue) }
+    }
+}
+
+/// Decodes a `T` and keeps the failure instead of throwing, so that an unkeyed container
+/// advances past a bad element and the other elements still decode.
+struct Attempt<T: Decodable>: Decodable {
+    let result: Result<T, any Error>
+
+    init(from decoder: any Decoder) {
+        result = Result { try T(from: decoder) }
+    }
+}
+
+/// Human text for an error met while reading a document.
+func describeReadError(_ error: any Error) -> String {
+    if let error = error as? DecodingError { return WireFormatError.from(error).description }
+    return String(describing: error)
+}

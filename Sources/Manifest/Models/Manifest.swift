@@ -1,0 +1,274 @@
+/// Something ``Manifest`` skipped while reading, instead of failing the whole document.
+public struct ManifestIssue: Sendable, Hashable, CustomStringConvertible {
+    /// The client namespace, or `nil` for the top level.
+    public let client: String?
+    /// The index in `posts`, when the issue is one entry.
+    public let index: Int?
+    /// What was wrong.
+    public let reason: String
+
+    /// Creates an issue.
+    public init(client: String?, index: Int?, reason: String) {
+        self.client = client
+        self.index = index
+        self.reason = reason
+    }
+
+    /// Where and what: `clients.app.posts[2]: missing field …`.
+    public var description: String {
+        var place = client.map { "clients.\($0)" } ?? "manifest"
+        if let index { place += ".posts[\(index)]" }
+        return "\(place): \(reason)"
+    }
+}
+
+/// The per-client profile the station keeps in the manifest (`clients.<client>.profile`,
+/// written by `/profile/update` and `/profile/avatar` under `cipherframe`).
+///
+/// The fields are kept as an ordered JSON object, so the profile writes back byte for byte; the
+/// properties read the known fields tolerantly (a value of another type reads as `nil`).
+public struct ClientProfile: Sendable, Hashable, Codable {
+    /// All fields, in the station's order.
+    public var fields: JSONObject
+
+    /// Creates a profile from its fields.
+    public init(fields: JSONObject = [:]) { self.fields = fields }
+
+    /// `display_name`.
+    public var displayName: String? { fields["display_name"]?.stringValue }
+    /// `username`.
+    public var username: String? { fields["username"]?.stringValue }
+    /// `bio`.
+    public var bio: String? { fields["bio"]?.stringValue }
+    /// `link`.
+    public var link: String? { fields["link"]?.stringValue }
+    /// `avatar_cid`: the CID of the public (plaintext) avatar image.
+    public var avatarCID: String? { fields["avatar_cid"]?.stringValue }
+    /// `account_privacy`: `public` or `private`.
+    public var accountPrivacy: String? { fields["account_privacy"]?.stringValue }
+    /// `default_audience_mode`.
+    public var defaultAudienceMode: AudienceMode? { fields["default_audience_mode"]?.stringValue.map(AudienceMode.init(wireValue:)) }
+    /// `updated_at` (Unix seconds).
+    public var updatedAt: Int? { fields["updated_at"]?.intValue }
+
+    /// Merges `update` the way the station does (Python `dict.update`: existing keys keep their
+    /// place, new keys go to the end).
+    public mutating func merge(_ update: JSONObject) {
+        for (key, value) in update { fields[key] = value }
+    }
+
+    /// Decodes an object.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is not an object.
+    public init(from decoder: any Decoder) throws {
+        fields = try JSONObject(from: decoder)
+    }
+
+    /// Encodes the fields in order.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        try fields.encode(to: encoder)
+    }
+}
+
+/// One client's namespace in the manifest: its posts and optional profile.
+public struct ClientNamespace: Sendable, Hashable, Codable {
+    /// The posts, oldest first (the station appends).
+    public var posts: [PostEntry]
+    /// The client's profile, if it has one.
+    public var profile: ClientProfile?
+    /// Entries and fields skipped while reading (never written).
+    public internal(set) var issues: [ManifestIssue] = []
+
+    /// Creates a namespace.
+    public init(posts: [PostEntry] = [], profile: ClientProfile? = nil) {
+        self.posts = posts
+        self.profile = profile
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case posts, profile
+    }
+
+    /// Reads a namespace; a bad post entry is skipped and reported in ``issues``, a `posts` that
+    /// is not an array reads as empty (as the station treats it).
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the namespace is not an object.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let client = decoder.codingPath.last?.stringValue
+        (posts, issues) = Self.readPosts(container, key: .posts, client: client)
+        if container.contains(.profile), (try? container.decodeNil(forKey: .profile)) != true {
+            profile = container.lenient(ClientProfile.self, .profile)
+            if profile == nil { issues.append(ManifestIssue(client: client, index: nil, reason: "profile is not an object")) }
+        }
+    }
+
+    /// Reads a `posts` array entry by entry; shared with the legacy flat form.
+    static func readPosts<Key: CodingKey>(
+        _ container: KeyedDecodingContainer<Key>, key: Key, client: String?
+    ) -> ([PostEntry], [ManifestIssue]) {
+        guard container.contains(key), (try? container.decodeNil(forKey: key)) != true else { return ([], []) }
+        guard var array = try? container.nestedUnkeyedContainer(forKey: key) else {
+            return ([], [ManifestIssue(client: client, index: nil, reason: "posts is not an array")])
+        }
+        var posts = [PostEntry]()
+        var issues = [ManifestIssue]()
+        var index = 0
+        while !array.isAtEnd {
+            guard let attempt = try? array.decode(Attempt<PostEntry>.self) else { break }
+            switch attempt.result {
+            case let .success(entry): posts.append(entry)
+            case let .failure(error): issues.append(ManifestIssue(client: client, index: index, reason: describeReadError(error)))
+            }
+            index += 1
+        }
+        return (posts, issues)
+    }
+
+    /// Writes `posts`, then `profile` when present (the station's order).
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(posts, forKey: .posts)
+        try container.encodeIfPresent(profile, forKey: .profile)
+    }
+}
+
+/// The station's manifest (`GET /ipfs/<manifest_cid>`): every client's posts.
+///
+/// `{"clients": {"<client>": {"posts": [...], "profile": {...}}}}`, compact JSON in insertion
+/// order. The legacy flat form `{"client": "...", "posts": [...]}` reads as one namespace
+/// (``wasLegacyFlat``). Reading never fails on one bad entry or namespace: those are skipped and
+/// listed in ``issues``. Written with ``WireJSON/encode(_:style:)`` a manifest read through
+/// ``WireJSON`` gives back the station's exact bytes, hence its CID.
+public struct Manifest: Sendable, Hashable, Codable {
+    /// The client namespaces, in the station's order.
+    public var clients: OrderedMap<ClientNamespace>
+    /// Whether the document was the legacy flat form.
+    public private(set) var wasLegacyFlat = false
+    private var topLevelIssues: [ManifestIssue] = []
+
+    /// Creates a manifest.
+    public init(clients: OrderedMap<ClientNamespace> = [:]) {
+        self.clients = clients
+    }
+
+    /// Everything skipped while reading, in document order.
+    public var issues: [ManifestIssue] {
+        topLevelIssues + clients.values.flatMap(\.issues)
+    }
+
+    /// The namespace name the station uses for a `client` form field: trimmed, and `default`
+    /// when missing or blank.
+    public static func namespaceName(for client: String?) -> String {
+        let trimmed = pythonStrip(client ?? "")
+        return trimmed.isEmpty ? "default" : trimmed
+    }
+
+    /// The posts of one namespace (empty when it does not exist).
+    public func posts(in client: String) -> [PostEntry] { clients[client]?.posts ?? [] }
+
+    /// Every post with its namespace, in manifest order.
+    public var allPosts: [(client: String, entry: PostEntry)] {
+        clients.flatMap { client, namespace in namespace.posts.map { (client, $0) } }
+    }
+
+    /// The number of posts in all namespaces.
+    public var postCount: Int { clients.values.reduce(0) { $0 + $1.posts.count } }
+
+    /// Posts per namespace, as `/profile`'s `manifest_posts_by_client` reports them.
+    public var postCountsByClient: OrderedMap<Int> { clients.mapValues(\.posts.count) }
+
+    /// The first entry with `postCID` and its namespace.
+    public func entry(forPostCID postCID: String) -> (client: String, entry: PostEntry)? {
+        allPosts.first { $0.entry.postCID == postCID }
+    }
+
+    /// Appends `entry` to a namespace (created at the end if new), as `POST /post` does.
+    /// `client` is normalized with ``namespaceName(for:)``.
+    public mutating func append(_ entry: PostEntry, toClient client: String?) {
+        let name = Self.namespaceName(for: client)
+        var namespace = clients[name] ?? ClientNamespace()
+        namespace.posts.append(entry)
+        clients[name] = namespace
+    }
+
+    /// Removes the first entry with `postCID`, from `client`'s namespace when given, else from
+    /// the first namespace holding it (as `/post/delete` does). Returns the namespace and entry,
+    /// or `nil` when not found.
+    @discardableResult
+    public mutating func removeEntry(postCID: String, client: String? = nil) -> (client: String, entry: PostEntry)? {
+        let candidates = client.map { [Self.namespaceName(for: $0)] } ?? clients.keys
+        for name in candidates {
+            guard var namespace = clients[name],
+                  let index = namespace.posts.firstIndex(where: { $0.postCID == postCID }) else { continue }
+            let removed = namespace.posts.remove(at: index)
+            clients[name] = namespace
+            return (name, removed)
+        }
+        return nil
+    }
+
+    private enum LegacyKeys: String, CodingKey {
+        case clients, client, posts
+    }
+
+    /// Reads a manifest tolerantly (see the type's description).
+    ///
+    /// - Throws: `DecodingError.typeMismatch` only when the document is not a JSON object.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: LegacyKeys.self)
+        clients = [:]
+        if let namespaces = try? container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: .clients) {
+            for key in namespaces.allKeys {
+                if let namespace = try? namespaces.decode(ClientNamespace.self, forKey: key) {
+                    clients[key.stringValue] = namespace
+                } else {
+                    // The station replaces a namespace that is not an object with an empty one.
+                    var empty = ClientNamespace()
+                    empty.issues = [ManifestIssue(client: key.stringValue, index: nil, reason: "namespace is not an object")]
+                    clients[key.stringValue] = empty
+                }
+            }
+            return
+        }
+        if container.contains(.clients) {
+            topLevelIssues.append(ManifestIssue(client: nil, index: nil, reason: "clients is not an object"))
+        }
+        guard container.contains(.posts) || container.contains(.client) else { return }
+        // Legacy flat form: the station keeps the client name as written unless it is blank.
+        wasLegacyFlat = true
+        var name = "default"
+        if let client = container.lenient(String.self, .client),
+           !pythonStrip(client).isEmpty {
+            name = client
+        }
+        let (posts, issues) = ClientNamespace.readPosts(container, key: .posts, client: name)
+        var namespace = ClientNamespace(posts: posts)
+        namespace.issues = issues
+        clients[name] = namespace
+    }
+
+    /// Writes `{"clients": {...}}` (always the multi-client form).
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: LegacyKeys.self)
+        try container.encode(clients, forKey: .clients)
+    }
+}
+
+/// Python's `str.strip()`: removes leading and trailing characters for which `isspace()` holds
+/// (Unicode white space plus the separators U+001C…U+001F).
+func pythonStrip(_ text: String) -> String {
+    func isSpace(_ character: Character) -> Bool {
+        character.isWhitespace || character.unicodeScalars.allSatisfy { (0x1C...0x1F).contains($0.value) }
+    }
+    guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else {
+        return ""
+    }
+    return String(text[first...last])
+}

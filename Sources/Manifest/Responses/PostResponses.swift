@@ -1,0 +1,262 @@
+/// `POST /post`: the new post's CIDs and counts.
+///
+/// Encrypted: `{"status":"post_ok","cid","envelopes_cid","audience_mode","audience_uids",
+/// "followers_raw","followers_used","manifest_posts"}` (no `encrypted` key). Public: the same
+/// with `"envelopes_cid":null` and `"encrypted":false` after `audience_mode`.
+public struct PostResponse: Sendable, Hashable, Codable {
+    /// `post_ok`.
+    public var status: String
+    /// The post's CID (`cid` on the wire; `post_cid` in the manifest).
+    public var postCID: String
+    /// The envelope set's CID (`null` for public posts).
+    public var envelopesCID: String?
+    /// The audience the station applied.
+    public var audienceMode: AudienceMode
+    /// `false` for public posts; a missing key means encrypted.
+    public var isEncrypted: Bool
+    /// The `specific` audience, else `null`.
+    public var audienceUIDs: [String]?
+    /// Follower device rows the station saw (the station and paired devices included).
+    public var followersRaw: Int
+    /// Envelopes written (the station's own included).
+    public var followersUsed: Int
+    /// Posts in the manifest afterwards.
+    public var manifestPosts: Int
+
+    /// Creates a response.
+    public init(
+        status: String = "post_ok", postCID: String, envelopesCID: String?, audienceMode: AudienceMode,
+        isEncrypted: Bool, audienceUIDs: [String]?, followersRaw: Int, followersUsed: Int, manifestPosts: Int
+    ) {
+        self.status = status
+        self.postCID = postCID
+        self.envelopesCID = envelopesCID
+        self.audienceMode = audienceMode
+        self.isEncrypted = isEncrypted
+        self.audienceUIDs = audienceUIDs
+        self.followersRaw = followersRaw
+        self.followersUsed = followersUsed
+        self.manifestPosts = manifestPosts
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case status, postCID = "cid", envelopesCID = "envelopes_cid", audienceMode = "audience_mode", encrypted
+        case audienceUIDs = "audience_uids", followersRaw = "followers_raw", followersUsed = "followers_used"
+        case manifestPosts = "manifest_posts"
+    }
+
+    /// Reads the body (counts default to 0; a missing `encrypted` means encrypted unless public).
+    ///
+    /// - Throws: `DecodingError` when `status` or `cid` is missing or not a string.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        status = try container.decode(String.self, forKey: .status)
+        postCID = try container.decode(String.self, forKey: .postCID)
+        envelopesCID = container.lenient(String.self, .envelopesCID)
+        audienceMode = container.lenient(AudienceMode.self, .audienceMode) ?? .all
+        isEncrypted = container.lenient(Bool.self, .encrypted) ?? (audienceMode != .public)
+        audienceUIDs = container.lenientStrings(.audienceUIDs)
+        followersRaw = container.lenient(Int.self, .followersRaw) ?? 0
+        followersUsed = container.lenient(Int.self, .followersUsed) ?? 0
+        manifestPosts = container.lenient(Int.self, .manifestPosts) ?? 0
+    }
+
+    /// Writes the station's order (see the type's description).
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encode(postCID, forKey: .postCID)
+        try container.encode(envelopesCID, forKey: .envelopesCID)
+        try container.encode(audienceMode, forKey: .audienceMode)
+        if !isEncrypted { try container.encode(false, forKey: .encrypted) }
+        try container.encode(audienceUIDs, forKey: .audienceUIDs)
+        try container.encode(followersRaw, forKey: .followersRaw)
+        try container.encode(followersUsed, forKey: .followersUsed)
+        try container.encode(manifestPosts, forKey: .manifestPosts)
+    }
+}
+
+/// `POST /rewrap`: always HTTP 200 with `{"status":"ok","result":{…}}`; the result is either the
+/// envelope sealed to the calling device or `{"error": "…"}` (for example
+/// `post_cid <cid> not found`).
+public struct RewrapResponse: Sendable, Hashable, Codable {
+    /// The outcome.
+    public enum Result: Sendable, Hashable {
+        /// `{"status":"rewrap_ok","uid","device_uid","post_cid","envelope"}`.
+        case rewrapped(uid: String, deviceUID: String, postCID: String, envelopeHex: String)
+        /// `{"error": "…"}`.
+        case failed(String)
+    }
+
+    /// `ok`.
+    public var status: String
+    /// The outcome.
+    public var result: Result
+
+    /// Creates a response.
+    public init(status: String = "ok", result: Result) {
+        self.status = status
+        self.result = result
+    }
+
+    private enum CodingKeys: String, CodingKey { case status, result }
+    private enum ResultKeys: String, CodingKey {
+        case status, uid, deviceUID = "device_uid", postCID = "post_cid", envelope, error
+    }
+
+    /// Reads the body: a `result.error` string gives ``Result/failed(_:)``; otherwise the
+    /// envelope fields are required.
+    ///
+    /// - Throws: `DecodingError` when neither form is present.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        status = container.lenient(String.self, .status) ?? "ok"
+        let inner = try container.nestedContainer(keyedBy: ResultKeys.self, forKey: .result)
+        if let error = inner.lenient(String.self, .error) {
+            result = .failed(error)
+        } else {
+            result = .rewrapped(
+                uid: try inner.decode(String.self, forKey: .uid),
+                deviceUID: try inner.decode(String.self, forKey: .deviceUID),
+                postCID: try inner.decode(String.self, forKey: .postCID),
+                envelopeHex: try inner.decode(String.self, forKey: .envelope))
+        }
+    }
+
+    /// Writes the station's shape.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        var inner = container.nestedContainer(keyedBy: ResultKeys.self, forKey: .result)
+        switch result {
+        case let .rewrapped(uid, deviceUID, postCID, envelopeHex):
+            try inner.encode("rewrap_ok", forKey: .status)
+            try inner.encode(uid, forKey: .uid)
+            try inner.encode(deviceUID, forKey: .deviceUID)
+            try inner.encode(postCID, forKey: .postCID)
+            try inner.encode(envelopeHex, forKey: .envelope)
+        case let .failed(message):
+            try inner.encode(message, forKey: .error)
+        }
+    }
+}
+
+/// `POST /post/share`:
+/// `{"status":"shared","post_cid","audience_mode","audience_uids","envelopes_count"}`.
+public struct ShareResponse: Sendable, Hashable, Codable {
+    /// `shared`.
+    public var status: String
+    /// The post.
+    public var postCID: String
+    /// The new audience.
+    public var audienceMode: AudienceMode
+    /// The `specific` audience, else `null`.
+    public var audienceUIDs: [String]?
+    /// Envelopes in the new set.
+    public var envelopesCount: Int
+
+    /// Creates a response.
+    public init(status: String = "shared", postCID: String, audienceMode: AudienceMode, audienceUIDs: [String]?, envelopesCount: Int) {
+        self.status = status
+        self.postCID = postCID
+        self.audienceMode = audienceMode
+        self.audienceUIDs = audienceUIDs
+        self.envelopesCount = envelopesCount
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case status, postCID = "post_cid", audienceMode = "audience_mode", audienceUIDs = "audience_uids"
+        case envelopesCount = "envelopes_count"
+    }
+
+    /// Writes every key, `null` for no audience list.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encode(postCID, forKey: .postCID)
+        try container.encode(audienceMode, forKey: .audienceMode)
+        try container.encode(audienceUIDs, forKey: .audienceUIDs)
+        try container.encode(envelopesCount, forKey: .envelopesCount)
+    }
+}
+
+/// `POST /post/delete`: `{"status":"deleted","post_cid","client","manifest_posts","unpinned":[…],
+/// "gc_objects_removed"}`.
+public struct DeleteResponse: Sendable, Hashable, Codable {
+    /// `deleted`.
+    public var status: String
+    /// The removed post.
+    public var postCID: String
+    /// The namespace it was removed from.
+    public var client: String?
+    /// Posts left in the manifest.
+    public var manifestPosts: Int
+    /// CIDs unpinned (the post and its envelope set).
+    public var unpinned: [String]
+    /// Blocks the garbage collection removed.
+    public var gcObjectsRemoved: Int
+
+    /// Creates a response.
+    public init(status: String = "deleted", postCID: String, client: String?, manifestPosts: Int, unpinned: [String], gcObjectsRemoved: Int) {
+        self.status = status
+        self.postCID = postCID
+        self.client = client
+        self.manifestPosts = manifestPosts
+        self.unpinned = unpinned
+        self.gcObjectsRemoved = gcObjectsRemoved
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case status, postCID = "post_cid", client, manifestPosts = "manifest_posts", unpinned
+        case gcObjectsRemoved = "gc_objects_removed"
+    }
+
+    /// Writes every key in the station's order.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encode(postCID, forKey: .postCID)
+        try container.encode(client, forKey: .client)
+        try container.encode(manifestPosts, forKey: .manifestPosts)
+        try container.encode(unpinned, forKey: .unpinned)
+        try container.encode(gcObjectsRemoved, forKey: .gcObjectsRemoved)
+    }
+}
+
+/// `POST /profile/update`: `{"status":"profile_updated","profile":{…}}`.
+public struct ProfileUpdateResponse: Sendable, Hashable, Codable {
+    /// `profile_updated`.
+    public var status: String
+    /// The namespace profile after the update.
+    public var profile: ClientProfile
+
+    /// Creates a response.
+    public init(status: String = "profile_updated", profile: ClientProfile) {
+        self.status = status
+        self.profile = profile
+    }
+}
+
+/// `POST /profile/avatar`: `{"status":"avatar_updated","avatar_cid":"…"}`.
+public struct AvatarUpdateResponse: Sendable, Hashable, Codable {
+    /// `avatar_updated`.
+    public var status: String
+    /// The CID of the (public, plaintext) avatar image.
+    public var avatarCID: String
+
+    /// Creates a response.
+    public init(status: String = "avatar_updated", avatarCID: String) {
+        self.status = status
+        self.avatarCID = avatarCID
+    }
+
+    private enum CodingKeys: String, CodingKey { case status, avatarCID = "avatar_cid" }
+}

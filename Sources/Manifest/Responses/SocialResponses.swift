@@ -1,0 +1,428 @@
+/// The three social-graph CIDs the station republishes after a follow change
+/// (`updated_graph`).
+public struct GraphCIDs: Sendable, Hashable, Codable {
+    /// The encrypted following graph.
+    public var followingCID: String?
+    /// The encrypted followers graph.
+    public var followersCID: String?
+    /// The graph decoder envelopes.
+    public var followDecoderEnvelopesCID: String?
+
+    /// Creates the triple.
+    public init(followingCID: String?, followersCID: String?, followDecoderEnvelopesCID: String?) {
+        self.followingCID = followingCID
+        self.followersCID = followersCID
+        self.followDecoderEnvelopesCID = followDecoderEnvelopesCID
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case followingCID = "following_cid", followersCID = "followers_cid"
+        case followDecoderEnvelopesCID = "follow_decoder_envelopes_cid"
+    }
+
+    /// Writes all three keys, `null` for absent ones.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(followingCID, forKey: .followingCID)
+        try container.encode(followersCID, forKey: .followersCID)
+        try container.encode(followDecoderEnvelopesCID, forKey: .followDecoderEnvelopesCID)
+    }
+}
+
+/// The summary of re-sealing every `all` post after a follower change (`rewrap` in
+/// `/followers/approve` and `/followers/remove`), or `{"error": "…"}` when it failed.
+public struct RewrapManifestSummary: Sendable, Hashable, Codable {
+    /// `rewrap_manifest_ok`, or `nil` when the summary is an error.
+    public var status: String?
+    /// Approved followers with a usable key.
+    public var followersAllowed: Int?
+    /// Posts looked at.
+    public var postsTotal: Int?
+    /// Posts given a new envelope set.
+    public var postsUpdated: Int?
+    /// Posts left as they were.
+    public var postsSkipped: Int?
+    /// The manifest CID afterwards.
+    public var manifestCID: String?
+    /// Why posts were skipped, by reason.
+    public var skipCounts: OrderedMap<Int>?
+    /// The failure text, when the rewrap failed.
+    public var error: String?
+
+    /// Creates a summary.
+    public init(
+        status: String?, followersAllowed: Int?, postsTotal: Int?, postsUpdated: Int?, postsSkipped: Int?,
+        manifestCID: String?, skipCounts: OrderedMap<Int>?, error: String? = nil
+    ) {
+        self.status = status
+        self.followersAllowed = followersAllowed
+        self.postsTotal = postsTotal
+        self.postsUpdated = postsUpdated
+        self.postsSkipped = postsSkipped
+        self.manifestCID = manifestCID
+        self.skipCounts = skipCounts
+        self.error = error
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case status, followersAllowed = "followers_allowed", postsTotal = "posts_total"
+        case postsUpdated = "posts_updated", postsSkipped = "posts_skipped", manifestCID = "manifest_cid"
+        case skipCounts = "skip_counts", error
+    }
+
+    /// Reads the summary; every field is optional.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when it is not an object.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        status = container.lenient(String.self, .status)
+        followersAllowed = container.lenient(Int.self, .followersAllowed)
+        postsTotal = container.lenient(Int.self, .postsTotal)
+        postsUpdated = container.lenient(Int.self, .postsUpdated)
+        postsSkipped = container.lenient(Int.self, .postsSkipped)
+        manifestCID = container.lenient(String.self, .manifestCID)
+        skipCounts = container.lenient(OrderedMap<Int>.self, .skipCounts)
+        error = container.lenient(String.self, .error)
+    }
+
+    /// Writes the present fields in the station's order.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(status, forKey: .status)
+        try container.encodeIfPresent(followersAllowed, forKey: .followersAllowed)
+        try container.encodeIfPresent(postsTotal, forKey: .postsTotal)
+        try container.encodeIfPresent(postsUpdated, forKey: .postsUpdated)
+        try container.encodeIfPresent(postsSkipped, forKey: .postsSkipped)
+        try container.encodeIfPresent(manifestCID, forKey: .manifestCID)
+        try container.encodeIfPresent(skipCounts, forKey: .skipCounts)
+        try container.encodeIfPresent(error, forKey: .error)
+    }
+}
+
+/// One approved follower in `GET /followers` (one entry per uid).
+public struct FollowerSummary: Sendable, Hashable, Codable {
+    /// The follower's uid.
+    public var uid: String
+    /// Its alias, if any.
+    public var alias: String?
+    /// Its station endpoint, if known.
+    public var endpoint: String?
+    /// Its IPFS peer id, if known.
+    public var ipnsID: String?
+
+    /// Creates an entry.
+    public init(uid: String, alias: String? = nil, endpoint: String? = nil, ipnsID: String? = nil) {
+        self.uid = uid
+        self.alias = alias
+        self.endpoint = endpoint
+        self.ipnsID = ipnsID
+    }
+
+    private enum CodingKeys: String, CodingKey { case uid, alias, endpoint, ipnsID = "ipns_id" }
+
+    /// Writes every key, `null` for absent ones.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(uid, forKey: .uid)
+        try container.encode(alias, forKey: .alias)
+        try container.encode(endpoint, forKey: .endpoint)
+        try container.encode(ipnsID, forKey: .ipnsID)
+    }
+}
+
+/// `GET /followers`: `{"status":"ok","followers":[…]}`.
+public struct FollowersResponse: Sendable, Hashable, Codable {
+    /// `ok`.
+    public var status: String
+    /// Approved followers, sorted by uid, the station excluded.
+    public var followers: [FollowerSummary]
+
+    /// Creates a response.
+    public init(status: String = "ok", followers: [FollowerSummary]) {
+        self.status = status
+        self.followers = followers
+    }
+}
+
+/// A follower device row (`GET /followers/pending`).
+public struct FollowerDevice: Sendable, Hashable, Codable {
+    /// The follower's uid.
+    public var uid: String
+    /// The device.
+    public var deviceUID: String
+    /// The device's ML-KEM-768 key, hex.
+    public var mlkemPublicKey: String?
+    /// The device's ML-DSA-65 key, hex (absent for read-only followers).
+    public var mldsaPublicKey: String?
+    /// Alias.
+    public var alias: String?
+    /// `Pending` or `Allowed`.
+    public var allowed: String
+    /// The follower's endpoint.
+    public var endpoint: String?
+    /// The follower's IPFS peer id.
+    public var ipnsID: String?
+
+    /// Creates a row.
+    public init(
+        uid: String, deviceUID: String, mlkemPublicKey: String?, mldsaPublicKey: String?, alias: String? = nil,
+        allowed: String, endpoint: String? = nil, ipnsID: String? = nil
+    ) {
+        self.uid = uid
+        self.deviceUID = deviceUID
+        self.mlkemPublicKey = mlkemPublicKey
+        self.mldsaPublicKey = mldsaPublicKey
+        self.alias = alias
+        self.allowed = allowed
+        self.endpoint = endpoint
+        self.ipnsID = ipnsID
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case uid, deviceUID = "device_uid", mlkemPublicKey = "mlkem_public_key", mldsaPublicKey = "mldsa_public_key"
+        case alias, allowed, endpoint, ipnsID = "ipns_id"
+    }
+
+    /// Writes every column in the station's order, `null` for absent ones.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(uid, forKey: .uid)
+        try container.encode(deviceUID, forKey: .deviceUID)
+        try container.encode(mlkemPublicKey, forKey: .mlkemPublicKey)
+        try container.encode(mldsaPublicKey, forKey: .mldsaPublicKey)
+        try container.encode(alias, forKey: .alias)
+        try container.encode(allowed, forKey: .allowed)
+        try container.encode(endpoint, forKey: .endpoint)
+        try container.encode(ipnsID, forKey: .ipnsID)
+    }
+}
+
+/// `GET /followers/pending`: `{"status":"ok","pending":[…]}`.
+public struct PendingFollowersResponse: Sendable, Hashable, Codable {
+    /// `ok`.
+    public var status: String
+    /// Devices awaiting approval.
+    public var pending: [FollowerDevice]
+
+    /// Creates a response.
+    public init(status: String = "ok", pending: [FollowerDevice]) {
+        self.status = status
+        self.pending = pending
+    }
+}
+
+/// `POST /followers/approve` and `POST /followers/remove`.
+public struct FollowerChangeResponse: Sendable, Hashable, Codable {
+    /// `ok`.
+    public var status: String
+    /// `approve_follower` or `remove_follower`.
+    public var action: String
+    /// The follower.
+    public var uid: String
+    /// The one device approved or removed, or `null` for all of them.
+    public var deviceUID: String?
+    /// Rows approved (`devices_approved`, approve only).
+    public var devicesApproved: Int?
+    /// Rows removed (`removed`, remove only).
+    public var removed: Int?
+    /// Whether a removed row was approved (`removed_allowed`, remove only).
+    public var removedAllowed: Bool?
+    /// The rewrap of `all` posts, when one ran.
+    public var rewrap: RewrapManifestSummary?
+    /// The republished graph, when it was rebuilt.
+    public var updatedGraph: GraphCIDs?
+
+    /// Creates a response.
+    public init(
+        status: String = "ok", action: String, uid: String, deviceUID: String?, devicesApproved: Int? = nil,
+        removed: Int? = nil, removedAllowed: Bool? = nil, rewrap: RewrapManifestSummary?, updatedGraph: GraphCIDs?
+    ) {
+        self.status = status
+        self.action = action
+        self.uid = uid
+        self.deviceUID = deviceUID
+        self.devicesApproved = devicesApproved
+        self.removed = removed
+        self.removedAllowed = removedAllowed
+        self.rewrap = rewrap
+        self.updatedGraph = updatedGraph
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case status, action, uid, deviceUID = "device_uid", devicesApproved = "devices_approved", removed
+        case removedAllowed = "removed_allowed", rewrap, updatedGraph = "updated_graph"
+    }
+
+    /// Reads either response; fields of the other action are absent.
+    ///
+    /// - Throws: `DecodingError` when `status`, `action` or `uid` is missing.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        status = try container.decode(String.self, forKey: .status)
+        action = try container.decode(String.self, forKey: .action)
+        uid = try container.decode(String.self, forKey: .uid)
+        deviceUID = container.lenient(String.self, .deviceUID)
+        devicesApproved = container.lenient(Int.self, .devicesApproved)
+        removed = container.lenient(Int.self, .removed)
+        removedAllowed = container.lenient(Bool.self, .removedAllowed)
+        rewrap = container.lenient(RewrapManifestSummary.self, .rewrap)
+        updatedGraph = container.lenient(GraphCIDs.self, .updatedGraph)
+    }
+
+    /// Writes the station's order; `rewrap` and `updated_graph` are `null` when absent.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encode(action, forKey: .action)
+        try container.encode(uid, forKey: .uid)
+        try container.encode(deviceUID, forKey: .deviceUID)
+        try container.encodeIfPresent(devicesApproved, forKey: .devicesApproved)
+        try container.encodeIfPresent(removed, forKey: .removed)
+        try container.encodeIfPresent(removedAllowed, forKey: .removedAllowed)
+        try container.encode(rewrap, forKey: .rewrap)
+        try container.encode(updatedGraph, forKey: .updatedGraph)
+    }
+}
+
+/// The followed station in a `/follow` or `/unfollow` response (`target`).
+public struct FollowTarget: Sendable, Hashable, Codable {
+    /// Its uid.
+    public var uid: String
+    /// Its ML-KEM key, as sent (not validated by the station).
+    public var mlkemPublicKey: String?
+    /// Its ML-DSA key, as sent.
+    public var mldsaPublicKey: String?
+    /// Its endpoint.
+    public var endpoint: String?
+    /// Its IPFS peer id.
+    public var ipnsID: String?
+
+    /// Creates a target.
+    public init(uid: String, mlkemPublicKey: String? = nil, mldsaPublicKey: String? = nil, endpoint: String? = nil, ipnsID: String? = nil) {
+        self.uid = uid
+        self.mlkemPublicKey = mlkemPublicKey
+        self.mldsaPublicKey = mldsaPublicKey
+        self.endpoint = endpoint
+        self.ipnsID = ipnsID
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case uid, mlkemPublicKey = "mlkem_public_key", mldsaPublicKey = "mldsa_public_key", endpoint, ipnsID = "ipns_id"
+    }
+
+    /// Writes `{"uid"}` for an unfollow target (no key or endpoint), else all five keys.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(uid, forKey: .uid)
+        guard mlkemPublicKey != nil || endpoint != nil || mldsaPublicKey != nil || ipnsID != nil else { return }
+        try container.encode(mlkemPublicKey, forKey: .mlkemPublicKey)
+        try container.encode(mldsaPublicKey, forKey: .mldsaPublicKey)
+        try container.encode(endpoint, forKey: .endpoint)
+        try container.encode(ipnsID, forKey: .ipnsID)
+    }
+}
+
+/// `POST /follow` and `POST /unfollow`: `{"status":"ok","action":"follow"|"unfollow","target",
+/// "updated_graph","updated_profile"}` (`updated_profile` has the shape of `GET /profile`).
+public struct FollowResponse: Sendable, Hashable, Codable {
+    /// `ok`.
+    public var status: String
+    /// `follow` or `unfollow`.
+    public var action: String
+    /// The station followed or unfollowed.
+    public var target: FollowTarget
+    /// The republished graph.
+    public var updatedGraph: GraphCIDs?
+    /// The station's profile afterwards.
+    public var updatedProfile: StationProfile?
+
+    /// Creates a response.
+    public init(status: String = "ok", action: String, target: FollowTarget, updatedGraph: GraphCIDs?, updatedProfile: StationProfile?) {
+        self.status = status
+        self.action = action
+        self.target = target
+        self.updatedGraph = updatedGraph
+        self.updatedProfile = updatedProfile
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case status, action, target, updatedGraph = "updated_graph", updatedProfile = "updated_profile"
+    }
+
+    /// Writes every key in the station's order.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encode(action, forKey: .action)
+        try container.encode(target, forKey: .target)
+        try container.encode(updatedGraph, forKey: .updatedGraph)
+        try container.encode(updatedProfile, forKey: .updatedProfile)
+    }
+}
+
+/// One station this one follows (`GET /following`).
+public struct FollowedStation: Sendable, Hashable, Codable {
+    /// Its uid.
+    public var uid: String
+    /// Its endpoint.
+    public var endpoint: String?
+    /// Its IPFS peer id.
+    public var ipnsID: String?
+    /// Its ML-KEM key.
+    public var mlkemPublicKey: String?
+    /// Its ML-DSA key.
+    public var mldsaPublicKey: String?
+
+    /// Creates an entry.
+    public init(uid: String, endpoint: String?, ipnsID: String?, mlkemPublicKey: String?, mldsaPublicKey: String?) {
+        self.uid = uid
+        self.endpoint = endpoint
+        self.ipnsID = ipnsID
+        self.mlkemPublicKey = mlkemPublicKey
+        self.mldsaPublicKey = mldsaPublicKey
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case uid, endpoint, ipnsID = "ipns_id", mlkemPublicKey = "mlkem_public_key", mldsaPublicKey = "mldsa_public_key"
+    }
+
+    /// Writes every key in the station's order, `null` for absent ones.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(uid, forKey: .uid)
+        try container.encode(endpoint, forKey: .endpoint)
+        try container.encode(ipnsID, forKey: .ipnsID)
+        try container.encode(mlkemPublicKey, forKey: .mlkemPublicKey)
+        try container.encode(mldsaPublicKey, forKey: .mldsaPublicKey)
+    }
+}
+
+/// `GET /following`: `{"status":"ok","following":[…]}`.
+public struct FollowingResponse: Sendable, Hashable, Codable {
+    /// `ok`.
+    public var status: String
+    /// Followed stations, sorted by uid.
+    public var following: [FollowedStation]
+
+    /// Creates a response.
+    public init(status: String = "ok", following: [FollowedStation]) {
+        self.status = status
+        self.following = following
+    }
+}

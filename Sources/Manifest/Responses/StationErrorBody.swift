@@ -1,0 +1,138 @@
+/// One entry of a 422 validation error (`{"detail": [{type, loc, msg, input}, …]}`), as FastAPI
+/// reports a missing `x-cipher-*` header or body field.
+public struct ValidationIssue: Sendable, Hashable, Codable {
+    /// The error type, e.g. `missing`.
+    public var type: String?
+    /// Where: e.g. `["header", "x-cipher-uid"]` (list indices as decimal text).
+    public var location: [String]
+    /// The message, e.g. `Field required`.
+    public var message: String?
+    /// The offending input, as sent back by the station.
+    public var input: JSONValue?
+
+    /// Creates an issue.
+    public init(type: String?, location: [String], message: String?, input: JSONValue? = nil) {
+        self.type = type
+        self.location = location
+        self.message = message
+        self.input = input
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case type, location = "loc", message = "msg", input
+    }
+
+    /// Reads an issue; every field is optional.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the entry is not an object.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = container.lenient(String.self, .type)
+        location = (container.lenient([JSONValue].self, .location) ?? []).map { $0.stringValue ?? $0.description }
+        message = container.lenient(String.self, .message)
+        input = container.lenient(JSONValue.self, .input)
+    }
+
+    /// Writes `type, loc, msg, input` (FastAPI's order).
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(location, forKey: .location)
+        try container.encode(message, forKey: .message)
+        try container.encode(input ?? .null, forKey: .input)
+    }
+
+    /// `header.x-cipher-uid: Field required`.
+    public var text: String {
+        let place = location.joined(separator: ".")
+        let what = message ?? type ?? "invalid"
+        return place.isEmpty ? what : "\(place): \(what)"
+    }
+}
+
+/// A station error body in any of its four shapes, with one human message.
+///
+/// - `{"detail": "<text>"}`: 400, 401, 403, 404, 416, 429, 503.
+/// - `{"detail": [{type, loc, msg, input}, …]}`: 422 validation errors (missing headers too).
+/// - `{"error": "<text>"}`: 413 (body larger than the station's limit).
+/// - `{"status": "ok", "result": {"error": "<text>"}}`: **HTTP 200** logic errors of `/rewrap`
+///   and `/inbox`.
+///
+/// Plus ``Shape/plainText`` for a non-JSON body (h11's `Invalid HTTP request received.`).
+public struct StationErrorBody: Sendable, Hashable, Decodable, CustomStringConvertible {
+    /// Which shape the body had.
+    public enum Shape: Sendable, Hashable {
+        /// `{"detail": "…"}` (or another non-list `detail` value).
+        case detail
+        /// `{"detail": [ … ]}`.
+        case validation
+        /// `{"error": "…"}`.
+        case error
+        /// `{"result": {"error": "…"}}`, sent with HTTP 200.
+        case resultError
+        /// A body that is not JSON.
+        case plainText
+    }
+
+    /// The shape.
+    public let shape: Shape
+    /// The station's message: the `detail`/`error` text, or the validation entries joined with
+    /// `; ` (`header.x-cipher-uid: Field required; …`).
+    public let message: String
+    /// The entries of a validation error (empty for other shapes).
+    public let validationIssues: [ValidationIssue]
+
+    /// Creates a body.
+    public init(shape: Shape, message: String, validationIssues: [ValidationIssue] = []) {
+        self.shape = shape
+        self.message = message
+        self.validationIssues = validationIssues
+    }
+
+    /// The message.
+    public var description: String { message }
+
+    /// Reads an error body of any shape from raw bytes. Returns `nil` for an empty body and for
+    /// JSON with none of the four shapes (a success body). A body that is not JSON becomes
+    /// ``Shape/plainText`` (at most 1,000 characters of it).
+    public static func parse(_ body: [UInt8]) -> StationErrorBody? {
+        guard !body.isEmpty else { return nil }
+        do throws(WireFormatError) {
+            return try WireJSON.decode(StationErrorBody.self, from: body)
+        } catch .invalidJSON, .nestingTooDeep {
+            let text = String(decoding: body.prefix(4000), as: UTF8.self)
+            let trimmed = pythonStrip(String(text.prefix(1000)))
+            return trimmed.isEmpty ? nil : StationErrorBody(shape: .plainText, message: trimmed)
+        } catch {
+            return nil
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case detail, error, result
+    }
+
+    /// Reads the first shape that matches: `detail`, then `error`, then `result.error`.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` when the JSON has none of the shapes.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let detail = container.lenient(JSONValue.self, .detail), !detail.isNull {
+            if let text = detail.stringValue {
+                self.init(shape: .detail, message: text)
+            } else if let list = container.lenient([ValidationIssue].self, .detail) {
+                self.init(shape: .validation, message: list.map(\.text).joined(separator: "; "), validationIssues: list)
+            } else {
+                self.init(shape: .detail, message: detail.description)
+            }
+        } else if let text = container.lenient(String.self, .error) {
+            self.init(shape: .error, message: text)
+        } else if let result = container.lenient(JSONObject.self, .result), let text = result["error"]?.stringValue {
+            self.init(shape: .resultError, message: text)
+        } else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a station error body"))
+        }
+    }
+}
