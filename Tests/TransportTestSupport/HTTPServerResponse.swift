@@ -33,6 +33,24 @@ public final class HTTPServerResponse {
         if bodiless { declaredLength = 0 }
     }
 
+    /// Writes an informational (1xx) response block, such as `103 Early Hints`, before the real head.
+    public func writeInformational(status: Int, reason: String = "Info", headers: [(String, String)] = []) throws {
+        guard !headSent, (100..<200).contains(status) else {
+            throw ServerSocketError.malformed("an informational block needs a 1xx status before the head")
+        }
+        var text = "HTTP/1.1 \(status) \(reason)\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        text += "\r\n"
+        try Array(text.utf8).withUnsafeBytes { try socket.write($0) }
+    }
+
+    /// Writes raw bytes to the connection, bypassing HTTP framing (for malformed replies).
+    public func writeRaw(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try socket.write($0) }
+        headSent = true
+        aborted = true  // framing unknown: never reuse this connection
+    }
+
     /// Writes body bytes.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         try socket.write(bytes)

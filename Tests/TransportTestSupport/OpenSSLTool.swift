@@ -164,7 +164,7 @@ public final class OpenSSLTLSServer: @unchecked Sendable {
             if found == nil { usleep(50_000) }
         }
         guard let found else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             throw OpenSSLTool.Failure(arguments: arguments, status: -1, stderr: "no ACCEPT line: \(text)")
         }
@@ -177,9 +177,12 @@ public final class OpenSSLTLSServer: @unchecked Sendable {
     public var url: URL { URL(string: "https://127.0.0.1:\(port)/") ?? URL(fileURLWithPath: "/") }
 
     /// Stops the server.
+    ///
+    /// With SIGKILL: a process started from a Swift concurrency thread inherits that thread's
+    /// signal mask, in which SIGTERM (what `Process.terminate()` sends) is blocked.
     public func stop() {
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }

@@ -17,10 +17,12 @@ enum CurlErrorMapping {
             .tlsFailure
         case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_SEND_FAIL_REWIND:
             .connectionLost
-        case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING,
-             CURLE_HTTP3, CURLE_UNRECOVERABLE_POLL:
+        // Requests are validated (http/https only) before libcurl sees them, so an unsupported
+        // protocol afterwards is the server's: libcurl reports an HTTP/0.9 reply that way.
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_UNSUPPORTED_PROTOCOL, CURLE_HTTP2, CURLE_HTTP2_STREAM,
+             CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP3, CURLE_UNRECOVERABLE_POLL:
             .protocolError
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: .invalidRequest
+        case CURLE_URL_MALFORMAT: .invalidRequest
         default: .other
         }
     }
