@@ -43,7 +43,11 @@ let package = Package(
         ),
         // A loopback HTTP/1.1 server over POSIX sockets, and openssl helpers, for transport tests.
         .target(name: "TransportTestSupport", path: "Tests/TransportTestSupport"),
-        .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
+        .testTarget(
+            name: "TransportTests",
+            dependencies: ["Transport", "TestSupport"],
+            resources: [.copy("Resources")]
+        ),
         .testTarget(
             name: "CurlTransportTests",
             dependencies: ["CurlTransport", "Transport", "TransportTestSupport", "TestSupport"]

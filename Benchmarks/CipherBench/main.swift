@@ -7,3 +7,4 @@ let options = BenchmarkOptions(arguments: CommandLine.arguments)
 for benchmark in keccakBenchmarks() {
     measure(benchmark, options: options)
 }
+runTransportBenchmarks(options: options)

@@ -174,7 +174,8 @@ public struct MultipartForm: Sendable {
 
     // MARK: Building
 
-    private var closingBytes: Data { Data("--\(boundary)--\r\n".utf8) }
+    /// The close delimiter, preceded by the CRLF that ends the last part's content.
+    private var closingBytes: Data { Data(((partCount > 0 ? "\r\n" : "") + "--\(boundary)--\r\n").utf8) }
 
     private mutating func appendHeader(name: String, filename: String?, contentType: String?) throws {
         var header = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(try Self.quoted(name))\""
