@@ -18,10 +18,16 @@ import Transport
 ///   `probeServerCertificate(at:)` to learn a station's key on first contact.
 /// - Cancellation: cancelling the calling task, or dropping an unfinished streamed response body,
 ///   aborts the transfer and throws `TransportError` with kind `.cancelled`.
+/// - HTTP: HTTP/1.1, redirects returned rather than followed (a signed request must not be
+///   replayed elsewhere), bodies delivered exactly as received (no content decoding, so hashes
+///   and CIDs match the bytes on the wire).
 public final class CurlTransport: HTTPTransport {
     /// Settings of a transport; every property has a default.
     public struct Configuration: Sendable {
-        /// Fail when no byte moves for this long (seconds; libcurl counts whole seconds). Default 120.
+        /// Fail when no byte moves for this long (seconds). Default 120.
+        ///
+        /// libcurl counts whole seconds and judges "no byte moving" by the average speed over its
+        /// last few seconds, so a stall right after fast traffic is noticed up to ~5 s late.
         public var idleTimeout: TimeInterval = 120
         /// Total limit for requests whose bodies are in memory (seconds). Default 300.
         public var requestTimeout: TimeInterval = 300
