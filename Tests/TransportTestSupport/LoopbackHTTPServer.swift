@@ -41,6 +41,7 @@ public final class LoopbackHTTPServer: Sendable {
 
     private struct State {
         var stopped = false
+        var listenerClosed = false
         var open: [Int32: ServerSocket] = [:]
         var statistics = Statistics()
     }
@@ -89,23 +90,28 @@ public final class LoopbackHTTPServer: Sendable {
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// Stops accepting and closes every open connection. Safe to call more than once.
+    ///
+    /// Descriptors are shut down and closed only under the state lock, so a descriptor number that
+    /// was closed and reused elsewhere in the process (another server, another test) is never touched.
     public func stop() {
-        let sockets = state.withLock { state -> [ServerSocket]? in
-            guard !state.stopped else { return nil }
+        let first = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
             state.stopped = true
-            return Array(state.open.values)
+            if !state.listenerClosed { _ = shutdown(listener, Int32(SHUT_RDWR)) }
+            for socket in state.open.values { socket.shutdownBoth() }
+            return true
         }
-        guard let sockets else { return }
-        _ = shutdown(listener, Int32(SHUT_RDWR))
-        for socket in sockets { socket.shutdownBoth() }
-        _ = acceptLoopDone.wait(timeout: .now() + 5)
+        if first { _ = acceptLoopDone.wait(timeout: .now() + 5) }
     }
 
     // MARK: Threads
 
     private func acceptLoop() {
         defer {
-            close(listener)
+            state.withLock { state in
+                close(listener)
+                state.listenerClosed = true
+            }
             acceptLoopDone.signal()
         }
         while true {
@@ -136,8 +142,8 @@ public final class LoopbackHTTPServer: Sendable {
             state.withLock { state in
                 state.open[socket.descriptor] = nil
                 state.statistics.connectionsClosed += 1
+                close(socket.descriptor)
             }
-            close(socket.descriptor)
         }
         do {
             while let request = try readRequest(socket) {
