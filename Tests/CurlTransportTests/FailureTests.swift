@@ -160,6 +160,54 @@ struct FailureTests {
         #expect(await eventually { closed.value })
     }
 
+    /// A task cancelled before it sends never reaches the network.
+    @Test func alreadyCancelledTaskSendsNothing() async throws {
+        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
+        defer { server.stop() }
+        let transport = CurlTransport.forTests()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await transport.send(HTTPRequest(method: .get, url: server.url("/never")))
+        }
+        let error = await transportError { _ = try await task.value }
+        #expect(error?.kind == .cancelled)
+        #expect(server.statistics.connectionsAccepted == 0)
+    }
+
+    /// A file that shrinks while it is being uploaded fails the transfer instead of sending less
+    /// than its announced length.
+    @Test func fileShrinkingDuringUpload() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = directory.file("shrinking.bin")
+        try PatternBytes(seed: 51).writeFile(file, count: 48 * 1024 * 1024)
+        let readByServer = Locked<Int64>(0)
+        let mayContinue = Locked(false)
+        let server = try LoopbackHTTPServer { request, response in
+            try request.consumeBody { bytes, _ in
+                let total = readByServer.withLock { count -> Int64 in
+                    count += Int64(bytes.count)
+                    return count
+                }
+                // Hold the upload after 1 MiB until the test has truncated the file.
+                while total >= 1 << 20, !mayContinue.value { usleep(10_000) }
+            }
+            try response.send(status: 200)
+        }
+        defer { server.stop() }
+        let task = Task {
+            try await CurlTransport.forTests().send(HTTPRequest(method: .put, url: server.url("/up")), body: .file(file))
+        }
+        #expect(await eventually { readByServer.value >= 1 << 20 })
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 24 * 1024 * 1024)
+        try handle.close()
+        mayContinue.withLock { $0 = true }
+        let error = await transportError { _ = try await task.value }
+        #expect(error?.kind == .requestBodyFailed)
+        #expect(error?.message.contains("shrank") == true)
+    }
+
     /// Dropping an unfinished streamed body cancels its transfer.
     @Test func droppingAStreamCancelsTheTransfer() async throws {
         let closed = Locked(false)

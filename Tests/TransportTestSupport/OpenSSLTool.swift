@@ -35,6 +35,7 @@ public enum OpenSSLTool {
         /// What `openssl` wrote to standard error.
         public let stderr: String
 
+        /// The command, its exit status and its standard error.
         public var description: String { "openssl \(arguments.joined(separator: " ")) exited \(status): \(stderr)" }
     }
 

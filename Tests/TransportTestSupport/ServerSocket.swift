@@ -14,6 +14,7 @@ public enum ServerSocketError: Error, CustomStringConvertible {
     /// The request is not HTTP/1.1 the server understands (what is wrong).
     case malformed(String)
 
+    /// A readable explanation.
     public var description: String {
         switch self {
         case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
