@@ -11,12 +11,26 @@ let package = Package(
         .library(name: "Envelope", targets: ["Envelope"]),
         .library(name: "Signing", targets: ["Signing"]),
         .library(name: "Manifest", targets: ["Manifest"]),
+        .library(name: "Transport", targets: ["Transport"]),
+        .library(name: "CurlTransport", targets: ["CurlTransport"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
         .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
     ],
     targets: [
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
         .target(name: "PQCrypto"),
+
+        // Layer 0: libcurl, with fixed-arity shims for its variadic setopt/getinfo calls.
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Layer 1: the HTTPTransport protocol, request/response types, multipart bodies.
+        .target(name: "Transport"),
+        // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning).
+        .target(name: "CurlTransport", dependencies: ["Transport", "CCurl"]),
 
         // Layer 0: the system libsodium. Layer 1: `Sodium`, the only Swift code that calls it
         // (it takes `PQCrypto.SymmetricKey` for secret keys, so keys are zeroed on drop).
@@ -39,7 +53,7 @@ let package = Package(
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest"],
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "CurlTransport", "TransportTestSupport"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -66,5 +80,16 @@ let package = Package(
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "Sodium", "PQCrypto", "TestSupport"]),
         .testTarget(name: "ExampleTests", dependencies: ["PostQuantumTour", "TestSupport"]),
+        // A loopback HTTP/1.1 server over POSIX sockets, and openssl helpers, for transport tests.
+        .target(name: "TransportTestSupport", path: "Tests/TransportTestSupport"),
+        .testTarget(
+            name: "TransportTests",
+            dependencies: ["Transport", "TestSupport"],
+            resources: [.copy("Resources")]
+        ),
+        .testTarget(
+            name: "CurlTransportTests",
+            dependencies: ["CurlTransport", "Transport", "TransportTestSupport", "TestSupport"]
+        ),
     ]
 )

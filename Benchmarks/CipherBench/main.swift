@@ -8,3 +8,4 @@ for benchmark in keccakBenchmarks() + mlkemBenchmarks() + mldsaBenchmarks() + ma
     measure(benchmark, options: options)
 }
 runSodiumBenchmarks(options: options)
+runTransportBenchmarks(options: options)

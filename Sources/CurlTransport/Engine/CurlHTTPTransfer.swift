@@ -1,0 +1,472 @@
+import CCurl
+import Foundation
+import Transport
+
+/// One HTTP exchange on the curl thread: configures the easy handle, moves body bytes through the
+/// libcurl callbacks, parses the response head, and reports the result exactly once.
+///
+/// Shared state (the continuation, the cancel flag) sits behind `lock`; everything else is touched
+/// only by the curl thread once `send` has posted the job.
+final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
+    /// Where the request body comes from, opened before the job is posted.
+    enum Body {
+        case none
+        case bytes(Data)
+        case file(descriptor: Int32, size: Int64, path: String)
+        case stream(RequestPipe, HTTPBodyStream)
+
+        /// The length when known before sending.
+        var length: Int64? {
+            switch self {
+            case .none: 0
+            case .bytes(let data): Int64(data.count)
+            case .file(_, let size, _): size
+            case .stream(_, let stream): stream.length
+            }
+        }
+    }
+
+    /// Where the response body goes, opened before the job is posted.
+    enum Destination {
+        case memory(limit: Int)
+        case file(URL, descriptor: Int32)
+        case stream(ResponsePipe)
+    }
+
+    /// Everything decided before the transfer starts.
+    struct Setup {
+        var request: HTTPRequest
+        var body: Body
+        var destination: Destination
+        var timeouts: TransferTimeouts
+        var connectTimeout: TimeInterval
+        var pins: [PublicKeyFingerprint]
+        var caBundlePath: String?
+        var userAgent: String?
+        var noProxy: String
+        var bufferSize: Int
+        var progress: (@Sendable (TransferProgress) -> Void)?
+    }
+
+    /// Response headers larger than this in total fail the transfer: a bound on hostile input.
+    static let maximumHeaderBytes = 1024 * 1024
+
+    private let setup: Setup
+    private let lifetime: CurlEngineLifetime
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<HTTPResponse, Error>?
+    private var cancelled = false
+    private var reported = false
+
+    // Curl thread only.
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var uploadOffset: Int64 = 0
+    private var status: Int?
+    private var headerFields: [(name: String, value: String)] = []
+    private var headers = HTTPHeaders()
+    private var headerBytes = 0
+    private var headComplete = false
+    private var collected = Data()
+    private var written: Int64 = 0
+    private var failure: TransportError?
+    private var lastProgress: TransferProgress?
+    private var descriptorsOpen = true
+
+    init(setup: Setup, lifetime: CurlEngineLifetime) {
+        self.setup = setup
+        self.lifetime = lifetime
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+        if let headerList { curl_slist_free_all(headerList) }
+        closeDescriptors(removeResponseFile: false)
+    }
+
+    private var engine: CurlEngine { lifetime.engine }
+    private var method: HTTPMethod { setup.request.method }
+    private var url: URL { setup.request.url }
+
+    // MARK: Called from `send` (any thread)
+
+    /// Posts the job and suspends until the response (or, for streams, its head) is in.
+    func run() async throws -> HTTPResponse {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
+                lock.lock()
+                self.continuation = continuation
+                lock.unlock()
+                if case .stream(let pipe, let stream) = setup.body {
+                    pipe.start(stream) { [engine, self] in engine.post(.resume(self)) }
+                }
+                if case .stream(let pipe) = setup.destination {
+                    pipe.attach(
+                        resume: { [engine, self] in engine.post(.resume(self)) },
+                        cancel: { [self] in cancel() }
+                    )
+                }
+                engine.post(.start(self))
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    /// Cancels the transfer from any thread; a finished transfer ignores it.
+    func cancel() {
+        lock.lock()
+        let first = !cancelled
+        cancelled = true
+        lock.unlock()
+        if first { engine.post(.cancel(self)) }
+    }
+
+    var isCancelled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return cancelled
+    }
+
+    // MARK: CurlJob (curl thread)
+
+    func makeHandle() throws -> OpaquePointer {
+        guard let handle = curl_easy_init() else {
+            throw TransportError(.other, method: method, url: url, message: "curl_easy_init failed")
+        }
+        var options = CurlOptions(handle)
+        configure(&options)
+        guard options.failures.isEmpty else {
+            curl_easy_cleanup(handle)
+            throw TransportError(.invalidRequest, method: method, url: url,
+                                 message: "libcurl rejected " + options.failures.joined(separator: "; "))
+        }
+        return handle
+    }
+
+    func finish(_ code: CURLcode, handle: OpaquePointer) {
+        if code == CURLE_OK, failure == nil {
+            if !headComplete {
+                // A response without a final head cannot happen over HTTP/1.1; fail rather than invent one.
+                complete(with: TransportError(.protocolError, method: method, url: url,
+                                              message: "the response ended before its headers"))
+                return
+            }
+            complete(with: nil)
+        } else {
+            complete(with: failure ?? CurlErrorMapping.error(code, message: errorText(code), method: method, url: url))
+        }
+    }
+
+    func abort(_ kind: TransportError.Kind, message: String, handle: OpaquePointer?) {
+        complete(with: failure ?? TransportError(kind, method: method, url: url, message: message))
+    }
+
+    // MARK: Configuration
+
+    private func configure(_ options: inout CurlOptions) {
+        let request = setup.request
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        options.set(CURLOPT_URL, string: request.url.absoluteString, "CURLOPT_URL")
+        options.set(CURLOPT_PROTOCOLS_STR, string: "http,https", "CURLOPT_PROTOCOLS_STR")
+        options.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
+        options.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer), "CURLOPT_ERRORBUFFER")
+        options.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1), "CURLOPT_HTTP_VERSION")
+        options.set(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")
+        options.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1, "CURLOPT_SUPPRESS_CONNECT_HEADERS")
+        options.set(CURLOPT_TCP_KEEPALIVE, 1, "CURLOPT_TCP_KEEPALIVE")
+        options.set(CURLOPT_NOPROXY, string: setup.noProxy, "CURLOPT_NOPROXY")
+        options.set(CURLOPT_BUFFERSIZE, setup.bufferSize, "CURLOPT_BUFFERSIZE")
+        options.set(CURLOPT_UPLOAD_BUFFERSIZE, min(setup.bufferSize, 2 * 1024 * 1024), "CURLOPT_UPLOAD_BUFFERSIZE")
+        if let userAgent = setup.userAgent { options.set(CURLOPT_USERAGENT, string: userAgent, "CURLOPT_USERAGENT") }
+
+        // Time limits: idle = fewer than 1 byte/s for N whole seconds; total in milliseconds.
+        options.set(CURLOPT_CONNECTTIMEOUT_MS, CurlOptions.milliseconds(setup.connectTimeout), "CURLOPT_CONNECTTIMEOUT_MS")
+        if let idle = setup.timeouts.idle {
+            options.set(CURLOPT_LOW_SPEED_LIMIT, 1, "CURLOPT_LOW_SPEED_LIMIT")
+            options.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(min(idle, 1e9).rounded(.up))), "CURLOPT_LOW_SPEED_TIME")
+        }
+        if let total = setup.timeouts.total {
+            options.set(CURLOPT_TIMEOUT_MS, CurlOptions.milliseconds(total), "CURLOPT_TIMEOUT_MS")
+        }
+
+        // TLS: a pinned host is trusted by its key alone (self-signed stations); others by the CAs.
+        options.set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2), "CURLOPT_SSLVERSION")
+        if setup.pins.isEmpty {
+            options.set(CURLOPT_SSL_VERIFYPEER, 1, "CURLOPT_SSL_VERIFYPEER")
+            options.set(CURLOPT_SSL_VERIFYHOST, 2, "CURLOPT_SSL_VERIFYHOST")
+            if let path = setup.caBundlePath { options.set(CURLOPT_CAINFO, string: path, "CURLOPT_CAINFO") }
+        } else {
+            options.set(CURLOPT_SSL_VERIFYPEER, 0, "CURLOPT_SSL_VERIFYPEER")
+            options.set(CURLOPT_SSL_VERIFYHOST, 0, "CURLOPT_SSL_VERIFYHOST")
+            let pins = setup.pins.map(\.pinString).joined(separator: ";")
+            options.set(CURLOPT_PINNEDPUBLICKEY, string: pins, "CURLOPT_PINNEDPUBLICKEY")
+        }
+
+        // Method and request body.
+        let bodyLength = setup.body.length
+        var sendsBody = true
+        if case .none = setup.body {
+            // POST, PUT and PATCH without a body still say Content-Length: 0.
+            sendsBody = [.post, .put, .patch].contains(request.method)
+        }
+        if sendsBody {
+            options.set(CURLOPT_POST, 1, "CURLOPT_POST")
+            options.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: bodyLength ?? -1, "CURLOPT_POSTFIELDSIZE_LARGE")
+            options.check(ccurl_easy_setopt_read_function(options.handle, CURLOPT_READFUNCTION) { buffer, size, count, me in
+                guard let buffer, let me else { return CCURL_READFUNC_ABORT }
+                let transfer = Unmanaged<CurlHTTPTransfer>.fromOpaque(me).takeUnretainedValue()
+                return transfer.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+            }, "CURLOPT_READFUNCTION")
+            options.set(CURLOPT_READDATA, pointer: me, "CURLOPT_READDATA")
+            options.check(ccurl_easy_setopt_seek_function(options.handle, CURLOPT_SEEKFUNCTION) { me, offset, origin in
+                guard let me else { return CURL_SEEKFUNC_FAIL }
+                return Unmanaged<CurlHTTPTransfer>.fromOpaque(me).takeUnretainedValue().seekBody(Int64(offset), origin: origin)
+            }, "CURLOPT_SEEKFUNCTION")
+            options.set(CURLOPT_SEEKDATA, pointer: me, "CURLOPT_SEEKDATA")
+            if request.method != .post {
+                options.set(CURLOPT_CUSTOMREQUEST, string: request.method.rawValue, "CURLOPT_CUSTOMREQUEST")
+            }
+        } else if request.method == .get {
+            options.set(CURLOPT_HTTPGET, 1, "CURLOPT_HTTPGET")
+        } else if request.method == .head {
+            options.set(CURLOPT_NOBODY, 1, "CURLOPT_NOBODY")
+        } else {
+            options.set(CURLOPT_CUSTOMREQUEST, string: request.method.rawValue, "CURLOPT_CUSTOMREQUEST")
+        }
+
+        // Header fields, in order and spelling. The transport owns framing, and libcurl's own
+        // defaults for a body (form Content-Type, Expect: 100-continue) are switched off.
+        var list: UnsafeMutablePointer<curl_slist>?
+        func append(_ line: String) {
+            if let longer = curl_slist_append(list, line) { list = longer } else { options.failures.append("curl_slist_append") }
+        }
+        for field in request.headers {
+            let lowered = field.name.lowercased()
+            if lowered == "content-length" || lowered == "transfer-encoding" { continue }
+            // "Name;" is libcurl's spelling of a header with an empty value.
+            append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+        }
+        if sendsBody {
+            append("Expect:")
+            if !request.headers.contains("Content-Type") { append("Content-Type:") }
+        }
+        headerList = list
+        options.set(CURLOPT_HTTPHEADER, list: list, "CURLOPT_HTTPHEADER")
+
+        // Response callbacks.
+        options.check(ccurl_easy_setopt_write_function(options.handle, CURLOPT_HEADERFUNCTION) { buffer, size, count, me in
+            guard let buffer, let me else { return 0 }
+            let transfer = Unmanaged<CurlHTTPTransfer>.fromOpaque(me).takeUnretainedValue()
+            return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count))
+        }, "CURLOPT_HEADERFUNCTION")
+        options.set(CURLOPT_HEADERDATA, pointer: me, "CURLOPT_HEADERDATA")
+        options.check(ccurl_easy_setopt_write_function(options.handle, CURLOPT_WRITEFUNCTION) { buffer, size, count, me in
+            guard let buffer, let me else { return 0 }
+            let transfer = Unmanaged<CurlHTTPTransfer>.fromOpaque(me).takeUnretainedValue()
+            return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
+        }, "CURLOPT_WRITEFUNCTION")
+        options.set(CURLOPT_WRITEDATA, pointer: me, "CURLOPT_WRITEDATA")
+        if setup.progress != nil {
+            options.set(CURLOPT_NOPROGRESS, 0, "CURLOPT_NOPROGRESS")
+            options.check(ccurl_easy_setopt_xferinfo_function(options.handle, CURLOPT_XFERINFOFUNCTION) { me, dlTotal, dlNow, ulTotal, ulNow in
+                guard let me else { return 0 }
+                let transfer = Unmanaged<CurlHTTPTransfer>.fromOpaque(me).takeUnretainedValue()
+                transfer.reportProgress(downloadTotal: Int64(dlTotal), downloaded: Int64(dlNow), uploadTotal: Int64(ulTotal), uploaded: Int64(ulNow))
+                return 0
+            }, "CURLOPT_XFERINFOFUNCTION")
+            options.set(CURLOPT_XFERINFODATA, pointer: me, "CURLOPT_XFERINFODATA")
+        }
+    }
+
+    // MARK: Callbacks (curl thread)
+
+    private func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        switch setup.body {
+        case .none:
+            return 0
+        case .bytes(let data):
+            let start = Int(uploadOffset)
+            let count = min(buffer.count, data.count - start)
+            guard count > 0 else { return 0 }
+            data.withUnsafeBytes { source in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<(start + count)]))
+            }
+            uploadOffset += Int64(count)
+            return count
+        case .file(let descriptor, let size, let path):
+            let want = Int(min(Int64(buffer.count), size - uploadOffset))
+            guard want > 0 else { return 0 }
+            let got = Foundation.read(descriptor, buffer.baseAddress, want)
+            guard got > 0 else {
+                let reason = got == 0 ? "it shrank below \(size) bytes while sending" : String(cString: strerror(errno))
+                failure = TransportError(.requestBodyFailed, method: method, url: url, message: "cannot read \(path): \(reason)")
+                return CCURL_READFUNC_ABORT
+            }
+            uploadOffset += Int64(got)
+            return got
+        case .stream(let pipe, _):
+            switch pipe.read(into: buffer) {
+            case .bytes(let count): return count
+            case .end: return 0
+            case .wouldBlock: return CCURL_READFUNC_PAUSE
+            case .failed(let message, let underlying):
+                failure = TransportError(.requestBodyFailed, method: method, url: url, message: message, underlying: underlying)
+                return CCURL_READFUNC_ABORT
+            }
+        }
+    }
+
+    /// libcurl rewinds the body when it must resend it (for example on a stale reused connection).
+    private func seekBody(_ offset: Int64, origin: Int32) -> Int32 {
+        guard origin == SEEK_SET, offset >= 0 else { return CURL_SEEKFUNC_CANTSEEK }
+        switch setup.body {
+        case .none:
+            return offset == 0 ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_FAIL
+        case .bytes(let data):
+            guard offset <= Int64(data.count) else { return CURL_SEEKFUNC_FAIL }
+        case .file(let descriptor, let size, _):
+            guard offset <= size, lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset) else { return CURL_SEEKFUNC_FAIL }
+        case .stream(let pipe, _):
+            // A stream cannot go back; rewinding before anything was read is a no-op.
+            return offset == 0 && pipe.bytesConsumed == 0 ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_CANTSEEK
+        }
+        uploadOffset = offset
+        return CURL_SEEKFUNC_OK
+    }
+
+    private func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
+        headerBytes += line.count
+        guard headerBytes <= Self.maximumHeaderBytes else {
+            failure = TransportError(.protocolError, method: method, url: url,
+                                     message: "the response headers exceed \(Self.maximumHeaderBytes) bytes")
+            return 0
+        }
+        if headComplete { return line.count }  // trailers after a chunked body: not part of the head
+        switch ResponseHeadParser.parse(line: Array(line)) {
+        case .endOfBlock:
+            // A 1xx block is followed by the real one.
+            if let status, status >= 200 {
+                headComplete = true
+                headers = HTTPHeaders(headerFields.map { HTTPHeaders.Field(name: $0.name, value: $0.value) })
+                if case .stream(let pipe) = setup.destination { deliverStreamHead(pipe) }
+            }
+        case .status(let code):
+            status = code
+            headerFields.removeAll()
+        case .continuation(let text):
+            // Obsolete line folding (RFC 9112 §5.2): the text continues the previous value.
+            if !headerFields.isEmpty {
+                let last = headerFields.count - 1
+                headerFields[last].value += headerFields[last].value.isEmpty ? text : " " + text
+            }
+        case .field(let name, let value):
+            headerFields.append((name, value))
+        case .ignored:
+            break
+        }
+        return line.count
+    }
+
+    private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        switch setup.destination {
+        case .memory(let limit):
+            guard bytes.count <= limit - collected.count else {
+                failure = TransportError(.responseTooLarge(limit: limit), method: method, url: url,
+                                         message: "the response body exceeds \(limit) bytes")
+                return 0
+            }
+            collected.append(contentsOf: bytes)
+        case .file(let fileURL, let descriptor):
+            var offset = 0
+            while offset < bytes.count {
+                let count = Foundation.write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else {
+                    failure = TransportError(.responseBodyFailed, method: method, url: url,
+                                             message: "cannot write \(fileURL.path): \(String(cString: strerror(errno)))")
+                    return 0
+                }
+                offset += count
+            }
+            written += Int64(bytes.count)
+        case .stream(let pipe):
+            guard pipe.offer(bytes) else { return CCURL_WRITEFUNC_PAUSE }
+            written += Int64(bytes.count)
+        }
+        return bytes.count
+    }
+
+    private func reportProgress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) {
+        guard let handler = setup.progress else { return }
+        let progress = TransferProgress(
+            bytesSent: uploaded, expectedBytesToSend: uploadTotal > 0 ? uploadTotal : setup.body.length,
+            bytesReceived: downloaded, expectedBytesToReceive: downloadTotal > 0 ? downloadTotal : nil
+        )
+        guard progress != lastProgress else { return }
+        lastProgress = progress
+        handler(progress)
+    }
+
+    // MARK: Results
+
+    private func deliverStreamHead(_ pipe: ResponsePipe) {
+        let token = ResponseStreamToken(pipe: pipe, lifetime: lifetime)
+        let stream = HTTPBodyStream(length: announcedLength()) { try await token.pipe.next() }
+        resume(.success(HTTPResponse(status: status ?? 0, headers: headers, body: .stream(stream))))
+    }
+
+    /// The body length the head announces, when it can be trusted (no body for HEAD, 204, 304).
+    private func announcedLength() -> Int64? {
+        if method == .head || status == 204 || status == 304 { return 0 }
+        guard !headers.contains("Transfer-Encoding"), let value = headers["Content-Length"] else { return nil }
+        return Int64(value).flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    /// Ends the transfer: `nil` for success. Called once, on the curl thread.
+    private func complete(with error: TransportError?) {
+        if case .stream(let pipe, _) = setup.body { pipe.close() }
+        closeDescriptors(removeResponseFile: error != nil)
+        if let error {
+            if case .stream(let pipe) = setup.destination { pipe.finish(error) }
+            resume(.failure(error))
+            return
+        }
+        let body: HTTPResponseBody
+        switch setup.destination {
+        case .memory: body = .data(collected)
+        case .file(let fileURL, _): body = .file(fileURL, byteCount: written)
+        case .stream(let pipe):
+            pipe.finish(nil)
+            return  // the head went out when it arrived
+        }
+        resume(.success(HTTPResponse(status: status ?? 0, headers: headers, body: body)))
+    }
+
+    private func resume(_ result: Result<HTTPResponse, TransportError>) {
+        lock.lock()
+        let waiting = continuation
+        continuation = nil
+        let first = !reported
+        reported = true
+        lock.unlock()
+        guard first, let waiting else { return }
+        waiting.resume(with: result.mapError { $0 as Error })
+    }
+
+    private func closeDescriptors(removeResponseFile: Bool) {
+        guard descriptorsOpen else { return }
+        descriptorsOpen = false
+        if case .file(let descriptor, _, _) = setup.body { _ = close(descriptor) }
+        if case .file(let fileURL, let descriptor) = setup.destination {
+            _ = close(descriptor)
+            if removeResponseFile { _ = unlink(fileURL.path) }
+        }
+    }
+
+    private func errorText(_ code: CURLcode) -> String {
+        let text = String(cString: errorBuffer)
+        return text.isEmpty ? String(cString: curl_easy_strerror(code)) : text
+    }
+}

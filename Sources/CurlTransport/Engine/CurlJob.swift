@@ -1,0 +1,19 @@
+import CCurl
+import Transport
+
+/// One unit of work for the curl thread: an HTTP exchange or a certificate probe.
+///
+/// The engine calls every method on its own thread. It owns the easy handle from `makeHandle()`
+/// until after `finish` or `abort`, when it cleans the handle up.
+protocol CurlJob: AnyObject, Sendable {
+    /// Whether the job was cancelled before the engine started it (checked under the job's lock,
+    /// because cancellation comes from any thread).
+    var isCancelled: Bool { get }
+    /// Creates and configures the easy handle. Throws `TransportError` when the job cannot start.
+    func makeHandle() throws -> OpaquePointer
+    /// The transfer ended with `code`; the handle is still valid (removed from the multi handle).
+    func finish(_ code: CURLcode, handle: OpaquePointer)
+    /// The job stops without a result from libcurl: cancelled, or the engine is shutting down.
+    /// `handle` is `nil` when the job never started.
+    func abort(_ kind: TransportError.Kind, message: String, handle: OpaquePointer?)
+}

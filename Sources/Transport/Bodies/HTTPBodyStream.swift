@@ -1,0 +1,127 @@
+import Foundation
+
+/// A body that arrives or leaves in chunks: a single-pass `AsyncSequence` of `Data`, with its total
+/// length when known.
+///
+/// The same type carries streamed request bodies (`HTTPRequestBody.stream`) and streamed response
+/// bodies (`HTTPResponseBody.stream`). It is single-pass: the chunks come from one underlying source,
+/// so iterate it once. A second iterator continues where the first one stopped.
+public struct HTTPBodyStream: AsyncSequence, Sendable {
+    /// One chunk of bytes. Chunks are never empty.
+    public typealias Element = Data
+
+    /// The total number of bytes the stream yields, when known up front.
+    public let length: Int64?
+
+    private let pull: @Sendable () async throws -> Data?
+
+    /// A stream whose chunks come from calling `next` until it returns `nil`.
+    ///
+    /// `next` is called by one reader at a time, never concurrently. An error it throws ends the
+    /// stream with that error (a request body that fails this way fails its transfer).
+    public init(length: Int64?, next: @escaping @Sendable () async throws -> Data?) {
+        self.length = length
+        self.pull = next
+    }
+
+    /// A stream over any `AsyncSequence` of `Data`, such as an `AsyncThrowingStream`.
+    ///
+    /// The sequence is iterated once, lazily, when the stream is first read.
+    public init<Base: AsyncSequence & Sendable>(length: Int64?, _ base: Base) where Base.Element == Data {
+        let box = IteratorBox(base)
+        self.init(length: length, next: { try await box.next() })
+    }
+
+    /// A stream over bytes already in memory, in chunks of `chunkSize` bytes. Handy to send
+    /// in-memory content through a streaming path.
+    public init(_ data: Data, chunkSize: Int = 64 * 1024) {
+        let cursor = Cursor(data: data, chunkSize: Swift.max(1, chunkSize))
+        self.init(length: Int64(data.count), next: { cursor.next() })
+    }
+
+    /// Reads the next chunk.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let pull: @Sendable () async throws -> Data?
+
+        /// The next non-empty chunk, or `nil` at the end of the body.
+        ///
+        /// - Throws: whatever the source throws; for response bodies a `TransportError` when the
+        ///   transfer fails or is cancelled mid-body.
+        public mutating func next() async throws -> Data? {
+            while let chunk = try await pull() {
+                if !chunk.isEmpty { return chunk }
+            }
+            return nil
+        }
+    }
+
+    /// Starts (or continues) reading the stream.
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(pull: pull) }
+
+    /// Reads the rest of the stream into memory.
+    ///
+    /// - Parameter maximumBytes: the most bytes to accept.
+    /// - Throws: `HTTPBodyStreamError.tooLarge` as soon as the stream yields more than
+    ///   `maximumBytes`, or whatever the stream throws.
+    public func collect(upTo maximumBytes: Int) async throws -> Data {
+        var data = Data()
+        for try await chunk in self {
+            guard chunk.count <= maximumBytes - data.count else {
+                throw HTTPBodyStreamError.tooLarge(limit: maximumBytes)
+            }
+            data.append(chunk)
+        }
+        return data
+    }
+}
+
+/// Why reading an `HTTPBodyStream` into memory failed.
+public enum HTTPBodyStreamError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The stream held more than `limit` bytes.
+    case tooLarge(limit: Int)
+
+    /// A readable explanation.
+    public var description: String {
+        switch self {
+        case .tooLarge(let limit): "the body is larger than \(limit) bytes"
+        }
+    }
+}
+
+/// Holds the iterator of a wrapped sequence. `HTTPBodyStream` promises its `next` closure is never
+/// called concurrently, which is what makes the unchecked `Sendable` sound.
+private final class IteratorBox<Base: AsyncSequence>: @unchecked Sendable where Base.Element == Data {
+    private let base: Base
+    private var iterator: Base.AsyncIterator?
+
+    init(_ base: Base) { self.base = base }
+
+    func next() async throws -> Data? {
+        var current = iterator ?? base.makeAsyncIterator()
+        defer { iterator = current }
+        return try await current.next()
+    }
+}
+
+/// Walks in-memory bytes chunk by chunk.
+private final class Cursor: @unchecked Sendable {
+    private let data: Data
+    private let chunkSize: Int
+    private let lock = NSLock()
+    private var offset = 0
+
+    init(data: Data, chunkSize: Int) {
+        self.data = data
+        self.chunkSize = chunkSize
+    }
+
+    func next() -> Data? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard offset < data.count else { return nil }
+        let end = min(data.count, offset + chunkSize)
+        let start = data.startIndex + offset
+        offset = end
+        return data.subdata(in: start..<(data.startIndex + end))
+    }
+}

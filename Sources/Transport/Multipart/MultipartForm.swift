@@ -1,0 +1,317 @@
+import Foundation
+
+/// A `multipart/form-data` body (RFC 7578) built so that its exact bytes are known before sending.
+///
+/// Signed station calls hash the raw body, boundaries and part headers included, so the body must
+/// be fixed once and then sent byte for byte. `encoded()` gives those bytes in memory; `stream()`
+/// yields the same bytes with file parts read from disk in chunks, and `contentLength()` gives their
+/// total up front, so a large upload goes out with a `Content-Length` (stations do not size-check
+/// chunked uploads) in constant memory. Hash with `forEachChunk` (or by reading `stream()`), then
+/// send a fresh `stream()`: both read the same bytes.
+///
+/// The layout is the one browsers and Python `requests` produce, and the one the station's parser
+/// (Starlette over python-multipart) reads:
+///
+///     --<boundary>\r\n
+///     Content-Disposition: form-data; name="<name>"[; filename="<filename>"]\r\n
+///     [Content-Type: <type>\r\n]
+///     \r\n
+///     <content>\r\n
+///     …
+///     --<boundary>--\r\n
+///
+/// Names and filenames are UTF-8 inside quotes, with `\` and `"` backslash-escaped (the parser
+/// unescapes exactly these two); CR, LF and NUL cannot be expressed and are rejected. Parts without
+/// a filename are plain form fields; Starlette caps a field at 1 MiB, so large content belongs in a
+/// file part.
+public struct MultipartForm: Sendable {
+    /// The boundary between parts.
+    public let boundary: String
+    private let boundaryChosenByCaller: Bool
+    private var segments: [Segment] = []
+    private var partCount = 0
+
+    /// A form with a fresh random boundary (`cipher-` and 32 hex digits), which no content will
+    /// contain in practice.
+    public init() {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef")
+        let suffix = String((0..<32).map { _ in digits[Int(generator.next() % 16)] })
+        boundary = "cipher-" + suffix
+        boundaryChosenByCaller = false
+    }
+
+    /// A form with a given boundary, for reproducible bodies (tests, known-answer vectors).
+    ///
+    /// In-memory content is checked against this boundary as parts are added.
+    /// - Throws: `MultipartForm.Error.invalidBoundary` unless the boundary is 1–70 characters from
+    ///   RFC 2046's set (letters, digits, `'()+_,-./:=?` and space, not ending in a space).
+    public init(boundary: String) throws {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'()+_,-./:=? ".utf8)
+        guard (1...70).contains(boundary.utf8.count), boundary.utf8.allSatisfy(allowed.contains),
+              boundary.utf8.last != UInt8(ascii: " ")
+        else { throw Error.invalidBoundary(boundary) }
+        self.boundary = boundary
+        boundaryChosenByCaller = true
+    }
+
+    /// The `Content-Type` header value to send with this body.
+    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+
+    /// Adds a plain form field.
+    ///
+    /// - Throws: `MultipartForm.Error.invalidName` if `name` holds CR, LF or NUL;
+    ///   `.boundaryInContent` if the caller chose the boundary and the value contains it.
+    public mutating func addField(_ name: String, value: String) throws {
+        let content = Data(value.utf8)
+        try checkContent(content, part: name)
+        try appendHeader(name: name, filename: nil, contentType: nil)
+        appendBytes(content)
+    }
+
+    /// Adds a file part from bytes in memory.
+    ///
+    /// - Throws: `MultipartForm.Error.invalidName` if `name`, `filename` or `contentType` holds CR,
+    ///   LF or NUL; `.boundaryInContent` if the caller chose the boundary and `data` contains it.
+    public mutating func addFile(
+        _ name: String, filename: String, contentType: String = "application/octet-stream", data: Data
+    ) throws {
+        try checkContent(data, part: name)
+        try appendHeader(name: name, filename: filename, contentType: contentType)
+        appendBytes(data)
+    }
+
+    /// Adds a file part read from disk when the body is encoded or streamed.
+    ///
+    /// The file's size and modification time are recorded now; reading it later fails with
+    /// `.fileChanged` if either differs, because the body's length and hash were fixed from them.
+    /// - Throws: `MultipartForm.Error.invalidName` for CR, LF or NUL in `name`, `filename` or
+    ///   `contentType`; `.fileUnreadable` if the file cannot be examined.
+    public mutating func addFile(
+        _ name: String, filename: String, contentType: String = "application/octet-stream", contentsOf fileURL: URL
+    ) throws {
+        let snapshot = try FileSnapshot(url: fileURL)
+        try appendHeader(name: name, filename: filename, contentType: contentType)
+        segments.append(.file(snapshot))
+    }
+
+    /// The total body length in bytes, known without reading any file.
+    public var contentLength: Int64 {
+        segments.reduce(Int64(closingBytes.count)) { total, segment in
+            switch segment {
+            case .bytes(let data): total + Int64(data.count)
+            case .file(let snapshot): total + snapshot.size
+            }
+        }
+    }
+
+    /// The whole body in memory, file parts read from disk.
+    ///
+    /// - Throws: `MultipartForm.Error.fileUnreadable` or `.fileChanged` for file parts.
+    public func encoded() throws -> Data {
+        var body = Data()
+        body.reserveCapacity(Int(clamping: contentLength))
+        try forEachChunk { body.append($0) }
+        return body
+    }
+
+    /// Calls `body` with the body's bytes in order, in chunks of at most `chunkSize` bytes for file
+    /// parts, for example to hash the body before sending it.
+    ///
+    /// - Throws: `MultipartForm.Error.fileUnreadable` or `.fileChanged` for file parts, or what
+    ///   `body` throws.
+    public func forEachChunk(chunkSize: Int = 256 * 1024, _ body: (Data) throws -> Void) throws {
+        let reader = Reader(segments: segments + [.bytes(closingBytes)], chunkSize: chunkSize)
+        while let chunk = try reader.next() { try body(chunk) }
+    }
+
+    /// The body as a stream with its length, reading file parts in chunks of `chunkSize` bytes.
+    /// Each call returns a new stream that starts from the first byte.
+    ///
+    /// Reading the stream throws `MultipartForm.Error.fileUnreadable` or `.fileChanged` when a file
+    /// part cannot be read as recorded.
+    public func stream(chunkSize: Int = 256 * 1024) -> HTTPBodyStream {
+        let reader = Reader(segments: segments + [.bytes(closingBytes)], chunkSize: chunkSize)
+        return HTTPBodyStream(length: contentLength, next: { try reader.next() })
+    }
+
+    /// The body to send: the bytes themselves when every part is in memory, otherwise `stream()`
+    /// (file parts are then read while sending).
+    public func requestBody() -> HTTPRequestBody {
+        var bytes = Data()
+        for segment in segments {
+            guard case .bytes(let data) = segment else { return .stream(stream()) }
+            bytes.append(data)
+        }
+        return .bytes(bytes + closingBytes)
+    }
+
+    /// Why a form could not be built or read.
+    public enum Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+        /// The boundary breaks RFC 2046's rules.
+        case invalidBoundary(String)
+        /// A name, filename or content type holds CR, LF or NUL.
+        case invalidName(String)
+        /// Content of the named part contains the caller's boundary.
+        case boundaryInContent(part: String)
+        /// A file part's file could not be opened, examined or read (path, reason).
+        case fileUnreadable(path: String, reason: String)
+        /// A file part's file changed after it was added (path): its size, modification time or
+        /// the number of bytes read differs from what was recorded.
+        case fileChanged(path: String)
+
+        /// A readable explanation.
+        public var description: String {
+            switch self {
+            case .invalidBoundary(let boundary): "invalid multipart boundary \(boundary.debugDescription)"
+            case .invalidName(let name): "multipart name \(name.debugDescription) contains CR, LF or NUL"
+            case .boundaryInContent(let part): "the content of part \(part.debugDescription) contains the boundary"
+            case .fileUnreadable(let path, let reason): "cannot read \(path): \(reason)"
+            case .fileChanged(let path): "\(path) changed after it was added to the form"
+            }
+        }
+    }
+
+    // MARK: Building
+
+    /// The close delimiter, preceded by the CRLF that ends the last part's content.
+    private var closingBytes: Data { Data(((partCount > 0 ? "\r\n" : "") + "--\(boundary)--\r\n").utf8) }
+
+    private mutating func appendHeader(name: String, filename: String?, contentType: String?) throws {
+        var header = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(try Self.quoted(name))\""
+        if let filename { header += "; filename=\"\(try Self.quoted(filename))\"" }
+        header += "\r\n"
+        if let contentType {
+            try Self.rejectLineBreaks(contentType)
+            header += "Content-Type: \(contentType)\r\n"
+        }
+        header += "\r\n"
+        // Every part after the first starts with the CRLF that ends the previous part's content.
+        appendBytes(Data(((partCount > 0 ? "\r\n" : "") + header).utf8))
+        partCount += 1
+    }
+
+    private mutating func appendBytes(_ data: Data) {
+        if case .bytes(let previous)? = segments.last {
+            segments[segments.count - 1] = .bytes(previous + data)
+        } else {
+            segments.append(.bytes(data))
+        }
+    }
+
+    private func checkContent(_ content: Data, part: String) throws {
+        guard boundaryChosenByCaller else { return }
+        if content.range(of: Data("--\(boundary)".utf8)) != nil { throw Error.boundaryInContent(part: part) }
+    }
+
+    private static func quoted(_ text: String) throws -> String {
+        try rejectLineBreaks(text)
+        return text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+
+    private static func rejectLineBreaks(_ text: String) throws {
+        if text.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) { throw Error.invalidName(text) }
+    }
+}
+
+extension MultipartForm {
+    /// A run of bytes in memory, or a file part's content.
+    fileprivate enum Segment: Sendable {
+        case bytes(Data)
+        case file(FileSnapshot)
+    }
+
+    /// A file part's path with the size and modification time recorded when it was added.
+    fileprivate struct FileSnapshot: Sendable {
+        let url: URL
+        let size: Int64
+        let modified: Date?
+
+        init(url: URL) throws {
+            do {
+                let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+                guard (attributes[.type] as? FileAttributeType) == .typeRegular,
+                      let size = (attributes[.size] as? NSNumber)?.int64Value
+                else { throw Error.fileUnreadable(path: url.path, reason: "not a regular file") }
+                self.url = url
+                self.size = size
+                self.modified = attributes[.modificationDate] as? Date
+            } catch let error as Error {
+                throw error
+            } catch {
+                throw Error.fileUnreadable(path: url.path, reason: error.localizedDescription)
+            }
+        }
+
+        /// Opens the file after checking it still matches the snapshot.
+        func open() throws -> FileHandle {
+            let now = try FileSnapshot(url: url)
+            guard now.size == size, now.modified == modified else { throw Error.fileChanged(path: url.path) }
+            do {
+                return try FileHandle(forReadingFrom: url)
+            } catch {
+                throw Error.fileUnreadable(path: url.path, reason: error.localizedDescription)
+            }
+        }
+    }
+
+    /// Walks the segments, reading file parts in chunks. `HTTPBodyStream` never calls `next`
+    /// concurrently; the lock keeps a misuse from corrupting state.
+    fileprivate final class Reader: @unchecked Sendable {
+        private let segments: [Segment]
+        private let chunkSize: Int
+        private let lock = NSLock()
+        private var index = 0
+        private var file: (handle: FileHandle, snapshot: FileSnapshot, remaining: Int64)?
+
+        init(segments: [Segment], chunkSize: Int) {
+            self.segments = segments
+            self.chunkSize = max(1, chunkSize)
+        }
+
+        deinit { try? file?.handle.close() }
+
+        func next() throws -> Data? {
+            lock.lock()
+            defer { lock.unlock() }
+            while true {
+                if let current = file {
+                    if current.remaining == 0 {
+                        // The recorded size is read; the file must end here too.
+                        let extra = try read(current.handle, count: 1, snapshot: current.snapshot)
+                        try? current.handle.close()
+                        file = nil
+                        guard extra.isEmpty else { throw Error.fileChanged(path: current.snapshot.url.path) }
+                        continue
+                    }
+                    let want = Int(min(Int64(chunkSize), current.remaining))
+                    let chunk = try read(current.handle, count: want, snapshot: current.snapshot)
+                    guard !chunk.isEmpty else {
+                        try? current.handle.close()
+                        file = nil
+                        throw Error.fileChanged(path: current.snapshot.url.path)
+                    }
+                    file?.remaining -= Int64(chunk.count)
+                    return chunk
+                }
+                guard index < segments.count else { return nil }
+                let segment = segments[index]
+                index += 1
+                switch segment {
+                case .bytes(let data):
+                    if !data.isEmpty { return data }
+                case .file(let snapshot):
+                    file = (try snapshot.open(), snapshot, snapshot.size)
+                }
+            }
+        }
+
+        private func read(_ handle: FileHandle, count: Int, snapshot: FileSnapshot) throws -> Data {
+            do {
+                return try handle.read(upToCount: count) ?? Data()
+            } catch {
+                throw Error.fileUnreadable(path: snapshot.url.path, reason: error.localizedDescription)
+            }
+        }
+    }
+}

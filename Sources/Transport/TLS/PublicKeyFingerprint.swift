@@ -1,0 +1,63 @@
+import Foundation
+
+/// The SHA-256 of a server's DER-encoded public key (its X.509 `SubjectPublicKeyInfo`): the value
+/// certificate pinning compares.
+///
+/// This is the fingerprint HPKP and libcurl's `CURLOPT_PINNEDPUBLICKEY` use, written
+/// `sha256//<base64>`. The same value comes from
+/// `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
+/// Pinning the key rather than the certificate keeps the pin valid when a station renews its
+/// self-signed certificate with the same key.
+public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible {
+    /// The 32 digest bytes.
+    public let sha256: [UInt8]
+
+    /// A fingerprint from its 32 digest bytes.
+    ///
+    /// - Throws: `PublicKeyFingerprint.ParseError.wrongLength` unless there are exactly 32 bytes.
+    public init(sha256: [UInt8]) throws {
+        guard sha256.count == 32 else { throw ParseError.wrongLength(sha256.count) }
+        self.sha256 = sha256
+    }
+
+    /// Parses the pin form `sha256//<base64>` or the bare base64 of the digest.
+    ///
+    /// - Throws: `PublicKeyFingerprint.ParseError` when the text is not base64 or not 32 bytes.
+    public init(pin: String) throws {
+        var text = pin.trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("sha256//") { text.removeFirst("sha256//".count) }
+        guard let data = Data(base64Encoded: text) else { throw ParseError.notBase64 }
+        try self.init(sha256: [UInt8](data))
+    }
+
+    /// Computes the fingerprint of the public key in a DER-encoded X.509 certificate.
+    ///
+    /// - Throws: `PublicKeyFingerprint.ParseError.malformedCertificate` when the bytes are not a
+    ///   certificate this reader can walk to its `SubjectPublicKeyInfo`.
+    public init(certificateDER: some Collection<UInt8>) throws {
+        let der = [UInt8](certificateDER)
+        guard let spki = DERReader.subjectPublicKeyInfo(inCertificate: der) else {
+            throw ParseError.malformedCertificate
+        }
+        try self.init(sha256: SHA256Digest.hash(der[spki]))
+    }
+
+    /// The digest in standard base64 (44 characters).
+    public var base64: String { Data(sha256).base64EncodedString() }
+
+    /// The pin form libcurl and HPKP use: `sha256//<base64>`.
+    public var pinString: String { "sha256//" + base64 }
+
+    /// The pin form, `sha256//<base64>`.
+    public var description: String { pinString }
+
+    /// Why a fingerprint could not be read.
+    public enum ParseError: Error, Sendable, Hashable {
+        /// The digest is not 32 bytes (the count found).
+        case wrongLength(Int)
+        /// The text is not base64.
+        case notBase64
+        /// The certificate is not DER this reader can walk to its public key.
+        case malformedCertificate
+    }
+}
