@@ -20,3 +20,10 @@ export CIPHER_INTEROP_PYTHON="$PWD/$venv/bin/python3"
 
 echo "==> swift test"
 swift test "$@"
+
+# A short libFuzzer smoke run of the Manifest readers (the seed corpus plus 20 s of new inputs);
+# Fuzz/README.md has the long run. Skipped only when tests were filtered to a subset.
+if [ $# -eq 0 ]; then
+    echo "==> fuzz smoke run (Fuzz/run.sh 20)"
+    bash Fuzz/run.sh 20
+fi
