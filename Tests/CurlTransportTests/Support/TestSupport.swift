@@ -18,7 +18,7 @@ struct TemporaryDirectory {
 }
 
 /// Polls `condition` until it holds or `timeout` seconds pass, without blocking a thread.
-func eventually(timeout: TimeInterval = 30, _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: TimeInterval = 120, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }
