@@ -32,6 +32,12 @@ if [ $# -eq 0 ]; then
     bash Fuzz/run.sh 20
 fi
 
+# The DocC build (warnings are errors) and the check that every public symbol is documented.
+if [ $# -eq 0 ]; then
+    echo "==> documentation (scripts/docs.sh)"
+    bash scripts/docs.sh
+fi
+
 # Repeat the test runner's verdict last, so it is the closing line of the run.
 summary=$(grep -E "Test run with [0-9]+ tests? .* passed" "$log" | tail -n 1 || true)
 if [ -n "$summary" ]; then
