@@ -109,12 +109,27 @@ final class ResponsePipe: @unchecked Sendable {
         cancel?()
     }
 
+    /// Bytes the pipe's storage still references, taken or not. Equal to the buffered bytes, since a
+    /// taken chunk's slot is emptied at once; tests check that it stays bounded.
+    var heldBytes: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return chunks.reduce(0) { $0 + $1.count }
+    }
+
     private func popLocked() -> Data {
         let chunk = chunks[firstChunk]
+        // Empty the slot now. Kept until the queue next ran dry, taken chunks stayed referenced for as
+        // long as curl refilled the queue before the reader emptied it: up to a whole 100 MiB body.
+        chunks[firstChunk] = Data()
         firstChunk += 1
         buffered -= chunk.count
         if firstChunk == chunks.count {
             chunks.removeAll(keepingCapacity: true)
+            firstChunk = 0
+        } else if firstChunk >= 64, firstChunk * 2 >= chunks.count {
+            // Drop the emptied slots too, amortised: the array stays within twice the live chunks.
+            chunks.removeFirst(firstChunk)
             firstChunk = 0
         }
         return chunk
