@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "Manifest", targets: ["Manifest"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
+        .library(name: "StationEmulator", targets: ["StationEmulator"]),
+        .executable(name: "cipher-station-emulator", targets: ["CipherStationEmulator"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
         .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
     ],
@@ -50,6 +52,16 @@ let package = Package(
         // the ordered JSON reader/writer, and Kubo-exact CIDs (SHA-256 from Sodium).
         .target(name: "Manifest", dependencies: ["Sodium"]),
 
+        // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
+        .target(
+            name: "StationEmulator",
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport"]
+        ),
+        .executableTarget(
+            name: "CipherStationEmulator",
+            dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "Sodium", "Manifest"]
+        ),
+
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
@@ -86,6 +98,11 @@ let package = Package(
             name: "TransportTests",
             dependencies: ["Transport", "TestSupport"],
             resources: [.copy("Resources")]
+        ),
+        .testTarget(
+            name: "StationEmulatorTests",
+            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "Sodium", "Manifest",
+                           "Transport", "TestSupport"]
         ),
         .testTarget(
             name: "CurlTransportTests",

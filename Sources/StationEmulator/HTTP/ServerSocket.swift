@@ -1,0 +1,144 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Errors of the loopback server's socket layer.
+public enum ServerSocketError: Error, CustomStringConvertible {
+    /// A system call failed (its name, errno).
+    case system(String, Int32)
+    /// The peer closed the connection before a complete message arrived.
+    case closedEarly
+    /// The request is not HTTP/1.1 the server understands (what is wrong).
+    case malformed(String)
+
+    /// A readable explanation.
+    public var description: String {
+        switch self {
+        case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
+        case .closedEarly: "the peer closed the connection early"
+        case .malformed(let what): "malformed request: \(what)"
+        }
+    }
+}
+
+/// A connected TCP socket with a read buffer. One connection thread reads and writes it; other
+/// threads only call `shutdownBoth()`, a single system call, hence the unchecked `Sendable`.
+final class ServerSocket: @unchecked Sendable {
+    let descriptor: Int32
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    private var start = 0
+    private var end = 0
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+        // A stuck peer must not hold a server thread forever.
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Buffered bytes not yet consumed.
+    var bufferedCount: Int { end - start }
+
+    /// Reads more bytes into the buffer; `false` at end of stream.
+    func fill() throws -> Bool {
+        if start == end {
+            start = 0
+            end = 0
+        } else if end == buffer.count {
+            buffer.replaceSubrange(0..<(end - start), with: buffer[start..<end])
+            end -= start
+            start = 0
+        }
+        while true {
+            let count = buffer.withUnsafeMutableBytes { raw in
+                recv(descriptor, raw.baseAddress.map { $0 + end }, raw.count - end, 0)
+            }
+            if count > 0 {
+                end += count
+                return true
+            }
+            if count == 0 { return false }
+            if errno == EINTR { continue }
+            throw ServerSocketError.system("recv", errno)
+        }
+    }
+
+    /// One line without its CRLF, or `nil` at a clean end of stream before any byte of it.
+    func readLine(limit: Int) throws -> [UInt8]? {
+        var line: [UInt8] = []
+        while true {
+            if let newline = buffer[start..<end].firstIndex(of: 0x0A) {
+                line += buffer[start..<newline]
+                start = newline + 1
+                if line.last == 0x0D { line.removeLast() }
+                return line
+            }
+            line += buffer[start..<end]
+            start = end
+            guard line.count <= limit else { throw ServerSocketError.malformed("a line longer than \(limit) bytes") }
+            guard try fill() else {
+                if line.isEmpty { return nil }
+                throw ServerSocketError.closedEarly
+            }
+        }
+    }
+
+    /// Copies up to `destination.count` bytes; 0 only at end of stream.
+    func read(into destination: UnsafeMutableRawBufferPointer) throws -> Int {
+        if start == end {
+            guard try fill() else { return 0 }
+        }
+        let count = min(destination.count, end - start)
+        buffer.withUnsafeBytes { raw in
+            destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[start..<(start + count)]))
+        }
+        start += count
+        return count
+    }
+
+    /// Writes every byte.
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            #if canImport(Glibc)
+            let flags = Int32(MSG_NOSIGNAL)
+            #else
+            let flags: Int32 = 0
+            #endif
+            let count = send(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset, flags)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw ServerSocketError.system("send", errno)
+            }
+            offset += count
+        }
+    }
+
+    /// Waits until the peer closes its side (or resets), up to `timeout` seconds. Data the peer
+    /// sends meanwhile is discarded.
+    func waitForPeerClose(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let remaining = max(1, Int32(deadline.timeIntervalSinceNow * 1000))
+            let ready = poll(&entry, 1, min(remaining, 200))
+            if ready < 0, errno != EINTR { return true }
+            guard ready > 0 else { continue }
+            if entry.revents & Int16(POLLHUP | POLLERR) != 0 { return true }
+            var scratch = [UInt8](repeating: 0, count: 4096)
+            let count = recv(descriptor, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+            if count == 0 { return true }
+            if count < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR { return true }
+        }
+        return false
+    }
+
+    /// Stops both directions so a blocked reader or writer (on either end) wakes up.
+    func shutdownBoth() { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
+}
