@@ -53,6 +53,15 @@ final class RawHTTPClient {
         }
     }
 
+    /// Writes bytes as they are (connecting first if needed), for hand-made requests.
+    func writeRaw(_ bytes: [UInt8]) throws {
+        if descriptor < 0 { try connect() }
+        try write(bytes)
+    }
+
+    /// Reads one response from the connection.
+    func readRawResponse() throws -> Response { try readResponse() }
+
     private func connect() throws {
         #if canImport(Glibc)
         let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
