@@ -92,8 +92,8 @@ let package = Package(
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "Sodium", "PQCrypto", "TestSupport"]),
         .testTarget(name: "ExampleTests", dependencies: ["PostQuantumTour", "TestSupport"]),
-        // A loopback HTTP/1.1 server over POSIX sockets, and openssl helpers, for transport tests.
-        .target(name: "TransportTestSupport", path: "Tests/TransportTestSupport"),
+        // Openssl helpers and test patterns for transport tests; re-exports the emulator's loopback HTTP server.
+        .target(name: "TransportTestSupport", dependencies: ["StationEmulator"], path: "Tests/TransportTestSupport"),
         .testTarget(
             name: "TransportTests",
             dependencies: ["Transport", "TestSupport"],
