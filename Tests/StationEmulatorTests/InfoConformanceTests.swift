@@ -62,3 +62,52 @@ struct InfoConformanceTests {
         #expect(Harness.keys(try harness.send("GET", "/storage").object()["ipfs"]) == ["error"])
     }
 }
+
+/// The owner-only profile routes (WIRE_NOTES §1 and §2.5: `clients.cipherframe.profile`).
+@Suite("Conformance: profile update and avatar")
+struct ProfileConformanceTests {
+    @Test func updateValidatesAndPublishesIntoTheManifest() throws {
+        let harness = try Harness()
+        let owner = try harness.pair()
+        var response = try harness.signedJSON(owner, "/profile/update", ["display_name": "  Ada  ", "username": "ada.l", "bio": "hi"])
+        #expect(response.status == 200)
+        let object = try response.object()
+        #expect(object.keys == ["status", "profile"] && object["status"] == "profile_updated")
+        #expect(Harness.keys(object["profile"]) == ["display_name", "username", "bio", "updated_at"])
+        #expect(object["profile"]?["display_name"] == "Ada")
+        let stored = try #require(harness.emulator.manifest.clients["cipherframe"]?.profile)
+        #expect(stored.displayName == "Ada" && stored.username == "ada.l")
+        #expect(try harness.profile()["manifest_posts_by_client"] == .object(["cipherframe": 0]))
+
+        response = try harness.signedJSON(owner, "/profile/update", ["username": "no spaces"])
+        #expect(response.status == 400 && response.text == #"{"detail":"username must match ^[A-Za-z0-9._]{1,30}$"}"#)
+        response = try harness.signedJSON(owner, "/profile/update", ["link": "ftp://x"])
+        #expect(response.status == 400 && response.text == #"{"detail":"link must be a http(s):// URL"}"#)
+
+        let (body, type) = try Harness.form([("file", Array("avatar bytes".utf8), "a.png")])
+        response = try harness.signed(owner, "POST", "/profile/avatar", body: body, contentType: type)
+        #expect(response.status == 200)
+        let avatar = try #require(try response.object()["avatar_cid"]?.stringValue)
+        #expect(response.text == #"{"status":"avatar_updated","avatar_cid":"\#(avatar)"}"#)
+        // The avatar is servable through /content.
+        let content = try harness.signed(owner, "GET", "/content/\(avatar)")
+        #expect(content.status == 200 && content.text == "avatar bytes")
+    }
+
+    @Test func profileRoutesAreOwnerOnly() throws {
+        let harness = try Harness()
+        let owner = try harness.pair()
+        let follower = TestDevice(uid: "f", deviceUID: "f")
+        _ = try harness.json("POST", "/inbox", ["type": "follow_request", "uid": "f", "mlkem_public_key": .string(follower.mlkemHex),
+                                                "mldsa_public_key": .string(follower.mldsaHex)])
+        _ = try harness.signedJSON(owner, "/followers/approve", ["uid": "f"])
+        for path in ["/profile/update", "/post/delete", "/post/share", "/follow", "/unfollow", "/followers/approve", "/followers/remove"] {
+            let response = try harness.signedJSON(follower, path, ["uid": "x", "post_cid": "x", "endpoint": "x", "mlkem_public_key": "x"])
+            #expect(response.status == 403 && response.text == #"{"detail":"owner-only endpoint"}"#, "\(path)")
+        }
+        for path in ["/followers/pending", "/following", "/content/QmVCrQby2S3v3sHUsRDzLQJTHq1GZS6jkokwdNG9ELGzW4"] {
+            let response = try harness.signed(follower, "GET", path)
+            #expect(response.status == 403 && response.text == #"{"detail":"owner-only endpoint"}"#, "\(path)")
+        }
+    }
+}

@@ -11,7 +11,7 @@ struct StationRouter: Sendable {
         "/health": "GET", "/profile": "GET", "/storage": "GET", "/delegate/start": "POST", "/delegate/confirm": "POST",
         "/post": "POST", "/rewrap": "POST", "/post/share": "POST", "/post/delete": "POST", "/inbox": "POST",
         "/followers": "GET", "/followers/pending": "GET", "/followers/approve": "POST", "/followers/remove": "POST",
-        "/follow": "POST", "/unfollow": "POST", "/following": "GET",
+        "/follow": "POST", "/unfollow": "POST", "/following": "GET", "/profile/update": "POST", "/profile/avatar": "POST",
     ]
 
     /// Whether a request with this path and declared length is refused before its body is read.
@@ -57,6 +57,8 @@ struct StationRouter: Sendable {
         case "/follow": return await core.follow(request)
         case "/unfollow": return await core.unfollow(request)
         case "/following": return await core.followingList(request)
+        case "/profile/update": return await core.updateProfile(request)
+        case "/profile/avatar": return await core.updateAvatar(request)
         default: return .detail(404, "Not Found")
         }
     }
