@@ -86,4 +86,25 @@ final class RawSocket {
     func write(_ bytes: [UInt8]) throws { try client.writeRaw(bytes) }
 
     func readResponse() throws -> RawHTTPClient.Response { try client.readRawResponse() }
+
+    /// Reads a response head only (for HEAD), ignoring its declared length.
+    func readHead() throws -> RawResponse {
+        let response = try client.readRawResponse(bodyless: true)
+        return RawResponse(status: response.status, headers: response.headers, body: response.body)
+    }
+}
+
+extension HTTPServerTests {
+    @Test func headAnswersWithTheHeadOnly() throws {
+        let harness = try Harness()
+        let port = UInt16(try #require(harness.emulator.stationURL?.port))
+        let socket = try RawSocket(port: port)
+        try socket.write(Array("HEAD /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        // The HEAD response declares the GET body's length but carries none, so the next response
+        // on the connection is read cleanly.
+        let head = try socket.readHead()
+        #expect(head.status == 200 && head.header("content-length") == "75")
+        let get = try socket.readResponse()
+        #expect(get.status == 200 && get.body.count == 75)
+    }
 }

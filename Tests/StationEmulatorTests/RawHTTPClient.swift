@@ -60,7 +60,7 @@ final class RawHTTPClient {
     }
 
     /// Reads one response from the connection.
-    func readRawResponse() throws -> Response { try readResponse() }
+    func readRawResponse(bodyless: Bool = false) throws -> Response { try readResponse(bodyless: bodyless) }
 
     private func connect() throws {
         #if canImport(Glibc)
@@ -116,7 +116,7 @@ final class RawHTTPClient {
         }
     }
 
-    private func readResponse() throws -> Response {
+    private func readResponse(bodyless: Bool = false) throws -> Response {
         var headEnd: Int?
         while headEnd == nil {
             if buffer.count >= 4 {
@@ -141,6 +141,7 @@ final class RawHTTPClient {
             if name.lowercased() == "content-length" { length = Int(value) ?? 0 }
         }
         buffer.removeFirst(headEnd + 4)
+        if bodyless { length = 0 }
         while buffer.count < length { try fill() }
         let body = Array(buffer[0..<length])
         buffer.removeFirst(length)

@@ -14,14 +14,14 @@ struct StationHTTPServer: Sendable {
                 let head = StationRequest(method: request.method, target: request.target, headers: request.headers,
                                           receivedAt: clock.now())
                 if let refusal = tooLarge?(head) {
-                    try Self.write(refusal, to: response, clock: clock)
+                    try Self.write(refusal, to: response, clock: clock, isHead: head.method == "HEAD")
                     return
                 }
                 // The station buffers whole bodies in memory too; this bound only stops a runaway chunked upload.
                 let full = StationRequest(method: head.method, target: head.target, headers: head.headers,
                                           body: Data(try request.readBody(limit: 1 << 31)), receivedAt: head.receivedAt)
                 let answer = Self.wait { await handle(full) }
-                try Self.write(answer, to: response, clock: clock)
+                try Self.write(answer, to: response, clock: clock, isHead: head.method == "HEAD")
             }
         } catch {
             throw StationEmulatorError.cannotListen("127.0.0.1:\(port): \(error)")
@@ -37,13 +37,16 @@ struct StationHTTPServer: Sendable {
         ConnectionExecutor().run(work)
     }
 
-    private static func write(_ answer: StationResponse, to response: HTTPServerResponse, clock: any StationClock) throws {
+    private static func write(_ answer: StationResponse, to response: HTTPServerResponse, clock: any StationClock,
+                              isHead: Bool) throws {
         var headers: [(String, String)] = [
             ("date", CivilTime(epochSeconds: Int64(clock.now().rounded(.down))).httpDate), ("server", "uvicorn"),
         ]
         if answer.header("content-length") == nil { headers.append(("content-length", String(answer.body.count))) }
         headers += answer.headers.map { ($0.name, $0.value) }
         try response.writeHead(status: answer.status, reason: reasonPhrase(answer.status), headers: headers)
+        // A HEAD answer has the GET answer's head and no body.
+        guard !isHead else { return }
         let bytes = [UInt8](answer.body)
         if answer.closeMidBody {
             try response.write(Array(bytes.prefix(bytes.count / 2)))
