@@ -1,5 +1,7 @@
+import Envelope
 import Foundation
 import Manifest
+import Sodium
 import StationEmulator
 import Testing
 
@@ -109,5 +111,46 @@ struct ProfileConformanceTests {
             let response = try harness.signed(follower, "GET", path)
             #expect(response.status == 403 && response.text == #"{"detail":"owner-only endpoint"}"#, "\(path)")
         }
+    }
+}
+
+/// `POST /privacy/flip` (owner-only, WIRE_NOTES §1): posts move between public and encrypted.
+@Suite("Conformance: privacy flip")
+struct PrivacyFlipTests {
+    @Test func flipToPrivateAndBack() throws {
+        let harness = try Harness()
+        let owner = try harness.pair()
+        let (body, type) = try Harness.form([("file", Array("public words".utf8), "p"), ("audience_mode", Array("public".utf8), nil),
+                                             ("client", Array("cipherframe".utf8), nil), ("metadata", Array(#"{"t":"x"}"#.utf8), nil)])
+        let publicCID = try #require(try harness.signed(owner, "POST", "/post", body: body, contentType: type).object()["cid"]?.stringValue)
+        let createdAt = try #require(harness.emulator.manifest.posts(in: "cipherframe").first?.createdAt)
+
+        var response = try harness.signedJSON(owner, "/privacy/flip", ["mode": "private"])
+        #expect(response.status == 200, "\(response.text)")
+        var object = try response.object()
+        #expect(object.keys == ["status", "account_privacy", "default_audience_mode", "migrated", "migrated_count", "manifest_cid"])
+        #expect(object["status"] == "privacy_flipped" && object["account_privacy"] == "private" && object["migrated_count"] == 1)
+        let record = try #require(object["migrated"]?.arrayValue?.first)
+        #expect(Harness.keys(record) == ["old_cid", "new_cid", "status"] && record["old_cid"]?.stringValue == publicCID)
+        let encrypted = try #require(harness.emulator.manifest.posts(in: "cipherframe").first)
+        #expect(encrypted.audienceMode == .all && encrypted.createdAt == createdAt && encrypted.isEncrypted)
+        #expect(harness.emulator.manifest.clients["cipherframe"]?.profile?.accountPrivacy == "private")
+
+        // The owner device reads the migrated post through /rewrap.
+        let rewrap = try harness.signedJSON(owner, "/rewrap", ["uid": .string(harness.uid), "device_uid": .string(owner.deviceUID),
+                                                              "post_cid": .string(encrypted.postCID)])
+        let envelope = try #require(try rewrap.object()["result"]?["envelope"]?.stringValue)
+        let key = try Envelope.open(envelope, with: owner.mlkem)
+        let blob = try #require(harness.emulator.block(encrypted.postCID))
+        #expect(try SecretBox.open(blob, using: key) == Data("public words".utf8))
+
+        response = try harness.signedJSON(owner, "/privacy/flip", ["mode": "public"])
+        object = try response.object()
+        #expect(object["migrated_count"] == 1 && object["default_audience_mode"] == "public")
+        let back = try #require(harness.emulator.manifest.posts(in: "cipherframe").first)
+        #expect(back.postCID == publicCID && back.audienceMode == .public && back.metadata == .plaintext(["t": "x"]))
+
+        response = try harness.signedJSON(owner, "/privacy/flip", ["mode": "secret"])
+        #expect(response.status == 400 && response.text == #"{"detail":"mode must be 'private' or 'public'"}"#)
     }
 }

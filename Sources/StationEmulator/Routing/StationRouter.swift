@@ -12,6 +12,7 @@ struct StationRouter: Sendable {
         "/post": "POST", "/rewrap": "POST", "/post/share": "POST", "/post/delete": "POST", "/inbox": "POST",
         "/followers": "GET", "/followers/pending": "GET", "/followers/approve": "POST", "/followers/remove": "POST",
         "/follow": "POST", "/unfollow": "POST", "/following": "GET", "/profile/update": "POST", "/profile/avatar": "POST",
+        "/privacy/flip": "POST",
     ]
 
     /// Whether a request with this path and declared length is refused before its body is read.
@@ -59,6 +60,7 @@ struct StationRouter: Sendable {
         case "/following": return await core.followingList(request)
         case "/profile/update": return await core.updateProfile(request)
         case "/profile/avatar": return await core.updateAvatar(request)
+        case "/privacy/flip": return await core.flipPrivacy(request)
         default: return .detail(404, "Not Found")
         }
     }

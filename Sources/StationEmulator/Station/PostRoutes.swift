@@ -287,19 +287,12 @@ extension StationCore {
         let client = body["client"]?.stringValue
         return state.withLock { state -> StationResponse in
             let requestedClient = (client?.isEmpty ?? true) ? nil : client
-            guard let (name, removed) = state.manifest.removeEntry(postCID: postCID, client: requestedClient) else {
+            guard let (name, unpinned, collected) = removePost(&state, postCID: postCID, client: requestedClient) else {
                 return .detail(404, "Post \(postCID) not found in manifest")
             }
-            publishManifest(&state)
-            var unpinned: [JSONValue] = []
-            for cid in [removed.postCID, removed.envelopesCID].compactMap({ $0 }) where !cid.isEmpty {
-                blocks.unpin(cid)
-                unpinned.append(.string(cid))
-            }
-            let collected = unpinned.isEmpty ? 0 : blocks.collectGarbage().count
             return .json(200, JSONOut.compact([
                 "status": "deleted", "post_cid": .string(postCID), "client": .string(name),
-                "manifest_posts": JSONOut.int(state.manifest.postCount), "unpinned": .array(unpinned),
+                "manifest_posts": JSONOut.int(state.manifest.postCount), "unpinned": .array(unpinned.map { .string($0) }),
                 "gc_objects_removed": JSONOut.int(collected),
             ]))
         }
