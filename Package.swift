@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Manifest", targets: ["Manifest"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
+        .library(name: "StationClient", targets: ["StationClient"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
         .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
     ],
@@ -50,6 +51,13 @@ let package = Package(
         // the ordered JSON reader/writer, and Kubo-exact CIDs (SHA-256 from Sodium).
         .target(name: "Manifest", dependencies: ["Sodium"]),
 
+        // Layer 3: the high-level client (pairing, signed calls, listing, publishing, following,
+        // endpoint mobility, offline cache). CurlTransport is only its default transport.
+        .target(
+            name: "StationClient",
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport", "CurlTransport"]
+        ),
+
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
@@ -86,6 +94,11 @@ let package = Package(
             name: "TransportTests",
             dependencies: ["Transport", "TestSupport"],
             resources: [.copy("Resources")]
+        ),
+        .testTarget(
+            name: "StationClientTests",
+            dependencies: ["StationClient", "PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport",
+                           "CurlTransport", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "CurlTransportTests",
