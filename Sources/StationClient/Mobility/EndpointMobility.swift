@@ -93,12 +93,14 @@ extension StationClient {
 }
 
 extension StationClientError {
-    /// Connection, DNS, time-out and tunnel failures: the kind that a new endpoint may fix.
+    /// Connection, DNS and tunnel failures: the kind that a new endpoint may fix, and where the
+    /// request certainly never reached the station (so resending it cannot duplicate a write). A
+    /// lost answer or a time-out is not one: the station may have acted on the request.
     var isEndpointFailure: Bool {
         guard kind == .unreachable else { return false }
         if let transportError {
             switch transportError.kind {
-            case .cannotConnect, .dnsFailure, .timedOut, .connectionLost, .tlsFailure: return true
+            case .cannotConnect, .dnsFailure: return true
             default: return false
             }
         }

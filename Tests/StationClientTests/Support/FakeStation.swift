@@ -28,6 +28,7 @@ actor FakeStation {
     var throttleConfirm = false
     var expireSessions = false
     var tunnelErrorsLeft = 0
+    var contentUnavailable = false
 
     // Observations.
     var requestLog: [String] = []
@@ -58,6 +59,18 @@ actor FakeStation {
         var bytes = (try? Hex.decode(envelope)) ?? []
         bytes[bytes.count - 1] ^= 1
         selfEnvelopes[postCID] = Hex.encode(bytes)
+    }
+
+    /// Flips a bit in a post's sealed metadata in the manifest (the metadata no longer opens).
+    func corruptMetadata(of postCID: String) {
+        guard let found = manifest.entry(forPostCID: postCID), case .sealed(let hex)? = found.entry.metadata,
+              var namespace = manifest.clients[found.client],
+              let index = namespace.posts.firstIndex(where: { $0.postCID == postCID }) else { return }
+        var bytes = (try? Hex.decode(hex)) ?? []
+        bytes[bytes.count - 1] ^= 1
+        namespace.posts[index].metadata = .sealed(hex: Hex.encode(bytes))
+        manifest.clients[found.client] = namespace
+        publishManifest()
     }
 
     // MARK: Transport
@@ -303,6 +316,7 @@ actor FakeStation {
     }
 
     private func content(_ cid: String, _ request: HTTPRequest) -> HTTPResponse {
+        if contentUnavailable { return json(503, ["detail": "content store unavailable"]) }
         let servable = cid == manifestCID || manifest.entry(forPostCID: cid) != nil
             || manifest.allPosts.contains { $0.entry.envelopesCID == cid }
         guard servable, let bytes = blobs[cid] else { return json(404, ["detail": "content not found"]) }
