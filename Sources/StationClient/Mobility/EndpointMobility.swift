@@ -81,7 +81,14 @@ extension StationClient {
         guard let text = document.endpoint, let endpoint = URL(string: text), endpoint.scheme != nil else {
             throw StationClientError(.unreachable, operation: operation, message: "the station's public.json has no endpoint")
         }
-        let health = try await Self.health(at: endpoint, transport: configuration.transport, timeouts: configuration.requestTimeouts)
+        let health: HealthResponse
+        do {
+            health = try await Self.health(at: endpoint, transport: configuration.transport, timeouts: configuration.requestTimeouts)
+        } catch let error as StationClientError {
+            throw StationClientError(.unreachable, operation: operation, message: "\(endpoint.absoluteString) does not answer /health",
+                                     status: error.status, stationMessage: error.stationMessage,
+                                     transportError: error.transportError, underlying: error)
+        }
         guard health.status == "healthy" || health.status == "degraded" else {
             throw StationClientError(.unreachable, operation: operation, message: "the new endpoint is not a healthy station")
         }
