@@ -126,6 +126,33 @@ struct ReadWriteTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["big.bin", "copy.bin"])
     }
 
+    @Test("A download resumes with Range after the connection breaks")
+    func resume() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let post = try await client.publish(data: content, metadata: Fixture.drive("r", size: content.count))
+        await station.update { $0.breakStreamsAfter = [50_000, 120_000] }
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("r.bin")
+        try await client.download(postCID: post.postCID, to: destination)
+        #expect(try Data(contentsOf: destination) == content)
+        #expect(await station.requestLog.filter { $0.hasSuffix("/content/\(post.postCID)") }.count == 3)
+        #expect(await station.breakStreamsAfter.isEmpty)
+    }
+
+    @Test("A rewrap refused with result.error is a typed station error carrying the text")
+    func rewrapError() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        let missing = "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"
+        let error = await #expect(throws: StationClientError.self) { try await client.download(postCID: missing) }
+        #expect(error?.kind == .station)
+        #expect(error?.status == 200)
+        #expect(error?.stationMessage == "post_cid \(missing) not found")
+    }
+
     @Test("Manifest and content fall back to the gateway, verified against the CID")
     func gatewayFallback() async throws {
         let station = FakeStation()

@@ -29,6 +29,8 @@ actor FakeStation {
     var expireSessions = false
     var tunnelErrorsLeft = 0
     var contentUnavailable = false
+    /// Streamed `/content` answers break after this many bytes (once each), to test resuming.
+    var breakStreamsAfter: [Int] = []
 
     // Observations.
     var requestLog: [String] = []
@@ -49,6 +51,7 @@ actor FakeStation {
 
     func update(_ body: @Sendable (isolated FakeStation) -> Void) { body(self) }
     func blob(_ cid: String) -> [UInt8]? { blobs[cid] }
+    func takeStreamBreak() -> Int? { breakStreamsAfter.isEmpty ? nil : breakStreamsAfter.removeFirst() }
     func setBlob(_ cid: String, _ bytes: [UInt8]) { blobs[cid] = bytes }
     func posts(in namespace: String) -> [PostEntry] { manifest.posts(in: namespace) }
     func pairedDevices() -> [String] { Array(devices.keys) }
@@ -457,6 +460,17 @@ struct FakeTransport: HTTPTransport {
             throw TransportError(.connectionLost, method: request.method, url: request.url, message: "the answer was lost")
         }
         let data = response.body.data ?? Data()
+        if case .stream = options.response, request.url.path.hasPrefix("/content/"),
+           let cut = await station.takeStreamBreak(), cut < data.count {
+            let sent = Locked(false)
+            let stream = HTTPBodyStream(length: nil) {
+                if sent.withLock({ let was = $0; $0 = true; return was }) {
+                    throw TransportError(.connectionLost, method: request.method, url: request.url, message: "connection reset")
+                }
+                return data.prefix(cut)
+            }
+            return HTTPResponse(status: response.status, headers: response.headers, body: .stream(stream))
+        }
         return HTTPResponse(status: response.status, headers: response.headers, body: try options.response.deliver(data, for: request))
     }
 }
