@@ -75,9 +75,16 @@ struct SocialTests {
         #expect(refused?.kind == .refused)
         #expect(specific.audienceMode == .specific)
 
-        // A stranger with its own identity reads nothing encrypted.
+        // The social graph opens with the follower's decoder envelope.
+        let document = try await gateway.resolve(ipnsName: station.ipnsName)
+        let graph = try #require(try await reader.socialGraph(of: document))
+        #expect(graph.followers?["followers"]?.arrayValue?.compactMap { $0["uid"]?.stringValue } == [identity.uid])
+        #expect(graph.following?["following"]?.arrayValue?.isEmpty == true)
+
+        // A stranger with its own identity reads nothing encrypted and holds no decoder envelope.
         let stranger = FollowedStationReader(identity: .generate(name: "stranger"), gateway: gateway, transport: transport)
         #expect(try await stranger.listPosts(of: .endpoint(endpoint), namespace: "cipherframe", as: FramePost.self).posts.isEmpty)
+        #expect(try await stranger.socialGraph(of: document) == nil)
     }
 
     @Test("A follow request with bad keys is a typed error carrying result.error")

@@ -45,6 +45,7 @@ actor FakeStation {
     private var manifestCID: String?
     private var selfEnvelopes: [String: String] = [:]
     private let nonces = InMemoryNonceStore()
+    private var graphCIDs: (followers: String, following: String, decoders: String)?
 
     var endpoint: URL { URL(string: "http://\(host)")! }
     var kemPublicKeyHex: String { Hex.encode(kemKey.publicKey.rawRepresentation) }
@@ -403,8 +404,34 @@ actor FakeStation {
             }
         }
         publishManifest()
+        rebuildGraph()
         return json(200, ["status": "ok", "action": "approve_follower", "uid": .string(followerUID), "device_uid": nil,
                           "devices_approved": 1])
+    }
+
+    /// The station's encrypted social graph: one fresh key seals both graphs; each allowed
+    /// follower gets a decoder envelope holding it.
+    private func rebuildGraph() {
+        let key = SymmetricKey(randomByteCount: 32)
+        let allowed = followers.filter(\.value.allowed).map(\.key).sorted()
+        func publish(_ value: JSONValue) -> String {
+            let sealed = [UInt8]((try? SecretBox.seal(WireJSON.serialize(value, style: .pythonDefault), using: key)) ?? Data())
+            let cid = UnixFS.cid(of: sealed).description
+            blobs[cid] = sealed
+            return cid
+        }
+        let followersCID = publish(.object(["version": 1, "followers": .array(allowed.map { .object(["uid": .string($0)]) })]))
+        let followingCID = publish(.object(["version": 1, "following": []]))
+        var envelopes = JSONObject()
+        for uid in allowed {
+            guard let follower = followers[uid], let pk = try? MLKEM768.PublicKey(rawRepresentation: Hex.decode(follower.kem)),
+                  let envelope = try? Envelope.seal(key, to: pk) else { continue }
+            envelopes[uid] = .array([.object(["device_uid": .string(uid), "envelope": .string(envelope)])])
+        }
+        let decoders = WireJSON.serialize(.object(["version": 1, "envelopes": .object(envelopes)]), style: .pythonDefault)
+        let decodersCID = UnixFS.cid(of: decoders).description
+        blobs[decodersCID] = decoders
+        graphCIDs = (followersCID, followingCID, decodersCID)
     }
 
     // MARK: Gateway
@@ -420,6 +447,9 @@ actor FakeStation {
                 "mldsa_public_key": .string(Hex.encode(signingKey.publicKey.rawRepresentation)),
                 "endpoint": .string(endpoint.absoluteString), "manifest_pointer": manifestCID.map { .string($0) } ?? nil,
                 "ipns_name": .string(ipnsName),
+                "followers_cid": graphCIDs.map { .string($0.followers) } ?? nil,
+                "following_cid": graphCIDs.map { .string($0.following) } ?? nil,
+                "follow_decoder_envelopes_cid": graphCIDs.map { .string($0.decoders) } ?? nil,
             ])
             return HTTPResponse(status: 200, body: .data(Data(WireJSON.serialize(document, style: .pythonIndented))))
         }
