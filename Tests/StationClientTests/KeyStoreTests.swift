@@ -33,9 +33,25 @@ struct KeyStoreTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try FileKeyStore(directory: directory, passphrase: "right", limits: Self.cheap)
         try await store.save([1, 2, 3], as: "item")
-        let other = try FileKeyStore(directory: directory, passphrase: "wrong", limits: Self.cheap)
-        let error = await #expect(throws: StationClientError.self) { try await other.load("item") }
+        let error = #expect(throws: StationClientError.self) {
+            try FileKeyStore(directory: directory, passphrase: "wrong", limits: Self.cheap)
+        }
         #expect(error?.kind == .keyStore)
+        #expect(error?.message == "wrong passphrase")
+        #expect(throws: StationClientError.self) { try FileKeyStore(directory: directory, passphrase: "", limits: Self.cheap) }
+        // The right passphrase unlocks the existing store (its own Argon2 cost is kept).
+        let reopened = try FileKeyStore(directory: directory, passphrase: "right", limits: .interactive)
+        #expect(try await reopened.load("item") == [1, 2, 3])
+
+        // A params file with absurd Argon2 limits is refused before deriving anything.
+        let other = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: other) }
+        _ = try FileKeyStore(directory: other, passphrase: "p", limits: Self.cheap)
+        let params = other.appendingPathComponent("keystore.params")
+        var paramBytes = [UInt8](try Data(contentsOf: params))
+        paramBytes[21] = 0xFF
+        try Data(paramBytes).write(to: params)
+        #expect(throws: StationClientError.self) { try FileKeyStore(directory: other, passphrase: "p", limits: Self.cheap) }
 
         var bytes = [UInt8](try Data(contentsOf: try store.fileURL(for: "item")))
         bytes[bytes.count - 1] ^= 0x80

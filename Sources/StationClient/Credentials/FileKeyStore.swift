@@ -7,59 +7,109 @@ import Glibc
 import Darwin
 #endif
 
-/// A ``KeyStore`` that keeps each item in its own file, encrypted at rest with a passphrase:
-/// Argon2id (fresh salt per write) derives a key and SecretBox seals the item.
+/// A ``KeyStore`` that keeps each item in its own file, encrypted at rest with a passphrase.
+///
+/// Opening the store unlocks it once: Argon2id derives a key from the passphrase and a random salt
+/// kept in `keystore.params` (created on first use, with a check value that detects a wrong
+/// passphrase); each item is then sealed with SecretBox under that key, so saving and loading are
+/// cheap. The key lives in memory that is zeroed when the store is dropped.
 ///
 /// Writes are atomic: the sealed bytes go to a temporary file (mode 0600) in the same directory,
 /// which is flushed with `fsync` and renamed over the old file, and the directory is flushed too.
 /// A write interrupted at any point leaves the previous file intact. Use it on Linux and for
 /// command-line tools; on Apple platforms prefer a Keychain store (see ``KeyStore``).
 ///
-/// File layout: `CSKS` ‖ version `1` ‖ salt (16) ‖ Argon2 operations (u32 BE) ‖ memory KiB (u32 BE)
-/// ‖ SecretBox(`nonce ‖ tag ‖ ciphertext`).
-public struct FileKeyStore: KeyStore {
+/// Layouts: `keystore.params` = `CSKP` ‖ version `1` ‖ salt (16) ‖ Argon2 operations (u32 BE) ‖
+/// memory KiB (u32 BE) ‖ SecretBox(check value); an item = `CSKS` ‖ version `1` ‖
+/// SecretBox(`nonce ‖ tag ‖ ciphertext`).
+public final class FileKeyStore: KeyStore {
     /// The directory holding the item files (created with mode 0700 when missing).
     public let directory: URL
-    private let passphrase: SecretPassphrase
-    private let limits: Argon2.Limits
+    private let key: SymmetricKey
     private let beforeRename: @Sendable (URL) throws -> Void
 
     private static let magic: [UInt8] = Array("CSKS".utf8) + [1]
-    private static let headerByteCount = 5 + Argon2.saltByteCount + 8
-    /// Limits read from a file are bounded so a tampered file cannot make loading exhaust memory.
-    private static let maximumOperations = 16
+    private static let paramsMagic: [UInt8] = Array("CSKP".utf8) + [1]
+    private static let paramsName = "keystore.params"
+    private static let checkValue = Array("cipher-station key store".utf8)
+    /// Limits read from a file are bounded so a tampered file cannot make unlocking exhaust memory.
+    private static let maximumOperations: UInt32 = 16
     private static let maximumMemoryKiB: UInt32 = 1 << 20
 
-    /// Creates a store in `directory`.
+    /// Opens (or creates) the store in `directory` and unlocks it with `passphrase`.
     ///
     /// - Parameters:
     ///   - passphrase: the secret the items are encrypted with.
-    ///   - limits: the Argon2id cost for new writes (`interactive`: 2 passes, 64 MiB).
-    /// - Throws: ``StationClientError`` (`.keyStore`) when the directory cannot be created or the
-    ///   passphrase is empty.
-    public init(directory: URL, passphrase: String, limits: Argon2.Limits = .interactive) throws {
+    ///   - limits: the Argon2id cost when the store is created (`interactive`: 2 passes, 64 MiB);
+    ///     an existing store keeps the cost it was created with.
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the passphrase is empty or wrong, the
+    ///   directory cannot be created, or `keystore.params` is damaged.
+    public convenience init(directory: URL, passphrase: String, limits: Argon2.Limits = .interactive) throws {
         try self.init(directory: directory, passphrase: passphrase, limits: limits, beforeRename: { _ in })
     }
 
-    /// The same, with a hook that runs after the temporary file is written and flushed and before
+    /// The same, with a hook that runs after a temporary file is written and flushed and before
     /// it is renamed into place (tests use it to interrupt a write).
     init(
         directory: URL, passphrase: String, limits: Argon2.Limits, beforeRename: @escaping @Sendable (URL) throws -> Void
     ) throws {
+        let operation = "unlocking the key store"
         guard !passphrase.isEmpty else {
-            throw StationClientError(.keyStore, operation: "opening the key store", message: "the passphrase is empty")
+            throw StationClientError(.keyStore, operation: operation, message: "the passphrase is empty")
         }
         do {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw StationClientError(.keyStore, operation: "opening the key store",
-                                     message: "cannot create \(directory.path)", underlying: error)
+            throw StationClientError(.keyStore, operation: operation, message: "cannot create \(directory.path)", underlying: error)
         }
         self.directory = directory
-        self.passphrase = SecretPassphrase(passphrase)
-        self.limits = limits
         self.beforeRename = beforeRename
+        var password = Array(passphrase.utf8)
+        defer { SecureMemory.zero(&password) }
+        let paramsURL = directory.appendingPathComponent(Self.paramsName)
+        if FileManager.default.fileExists(atPath: paramsURL.path) {
+            let bytes: [UInt8]
+            do {
+                bytes = [UInt8](try Data(contentsOf: paramsURL))
+            } catch {
+                throw StationClientError(.keyStore, operation: operation, message: "cannot read \(paramsURL.path)", underlying: error)
+            }
+            let saltEnd = 5 + Argon2.saltByteCount
+            guard bytes.count > saltEnd + 8, Array(bytes[0..<5]) == Self.paramsMagic else {
+                throw StationClientError(.keyStore, operation: operation, message: "\(Self.paramsName) is damaged")
+            }
+            let operations = Self.readUInt32(bytes, at: saltEnd)
+            let memoryKiB = Self.readUInt32(bytes, at: saltEnd + 4)
+            guard operations >= 1, operations <= Self.maximumOperations, memoryKiB >= 8, memoryKiB <= Self.maximumMemoryKiB else {
+                throw StationClientError(.keyStore, operation: operation, message: "the Argon2 parameters are out of range")
+            }
+            key = try Self.derive(password, salt: Array(bytes[5..<saltEnd]),
+                                  limits: .init(operations: Int(operations), memoryBytes: Int(memoryKiB) * 1024))
+            guard let check = try? SecretBox.open(bytes[(saltEnd + 8)...], using: key), [UInt8](check) == Self.checkValue else {
+                throw StationClientError(.keyStore, operation: operation, message: "wrong passphrase")
+            }
+        } else {
+            let salt = SecureRandom.bytes(count: Argon2.saltByteCount)
+            key = try Self.derive(password, salt: salt, limits: limits)
+            var file = Self.paramsMagic + salt
+            file += Self.uint32Bytes(UInt32(clamping: limits.operations))
+            file += Self.uint32Bytes(UInt32(clamping: limits.memoryBytes / 1024))
+            do {
+                file += try SecretBox.seal(Self.checkValue, using: key)
+            } catch {
+                throw StationClientError(.keyStore, operation: operation, message: "cannot seal the check value", underlying: error)
+            }
+            try writeAtomically(file, to: paramsURL, operation: operation)
+        }
+    }
+
+    private static func derive(_ password: [UInt8], salt: [UInt8], limits: Argon2.Limits) throws -> SymmetricKey {
+        do {
+            return try Argon2.deriveKey(password: password, salt: salt, limits: limits)
+        } catch {
+            throw StationClientError(.keyStore, operation: "unlocking the key store", message: "cannot derive the key", underlying: error)
+        }
     }
 
     /// The file that holds `name`.
@@ -78,7 +128,7 @@ public struct FileKeyStore: KeyStore {
     /// Reads and decrypts the item under `name`.
     ///
     /// - Throws: ``StationClientError`` (`.keyStore`) when the file cannot be read, is not a key
-    ///   store file, or does not open with the passphrase (wrong passphrase or tampered file).
+    ///   store item, or does not open (damaged or written under another passphrase).
     public func load(_ name: String) async throws -> [UInt8]? {
         let url = try fileURL(for: name)
         let operation = "loading \(name) from the key store"
@@ -89,23 +139,14 @@ public struct FileKeyStore: KeyStore {
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "cannot read \(url.path)", underlying: error)
         }
-        guard bytes.count >= Self.headerByteCount + SecretBox.overheadByteCount,
-              Array(bytes[0..<5]) == Self.magic else {
-            throw StationClientError(.keyStore, operation: operation, message: "\(url.lastPathComponent) is not a key store file")
+        guard bytes.count >= 5 + SecretBox.overheadByteCount, Array(bytes[0..<5]) == Self.magic else {
+            throw StationClientError(.keyStore, operation: operation, message: "\(url.lastPathComponent) is not a key store item")
         }
-        let salt = Array(bytes[5..<(5 + Argon2.saltByteCount)])
-        let operations = Self.readUInt32(bytes, at: 5 + Argon2.saltByteCount)
-        let memoryKiB = Self.readUInt32(bytes, at: 9 + Argon2.saltByteCount)
-        guard operations >= 1, operations <= Self.maximumOperations, memoryKiB >= 8, memoryKiB <= Self.maximumMemoryKiB else {
-            throw StationClientError(.keyStore, operation: operation, message: "the file's Argon2 parameters are out of range")
-        }
-        let key = try deriveKey(salt: salt, limits: .init(operations: Int(operations), memoryBytes: Int(memoryKiB) * 1024),
-                                operation: operation)
         do {
-            return [UInt8](try SecretBox.open(bytes[Self.headerByteCount...], using: key))
+            return [UInt8](try SecretBox.open(bytes[5...], using: key))
         } catch {
             throw StationClientError(.keyStore, operation: operation,
-                                     message: "the item does not open: wrong passphrase or a damaged file", underlying: error)
+                                     message: "the item does not open: damaged, or written under another passphrase", underlying: error)
         }
     }
 
@@ -116,19 +157,13 @@ public struct FileKeyStore: KeyStore {
     public func save(_ secret: [UInt8], as name: String) async throws {
         let url = try fileURL(for: name)
         let operation = "saving \(name) to the key store"
-        let salt = SecureRandom.bytes(count: Argon2.saltByteCount)
-        let key = try deriveKey(salt: salt, limits: limits, operation: operation)
         let sealed: Data
         do {
             sealed = try SecretBox.seal(secret, using: key)
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "cannot seal the item", underlying: error)
         }
-        var file = Self.magic + salt
-        file += Self.uint32Bytes(UInt32(limits.operations))
-        file += Self.uint32Bytes(UInt32(clamping: limits.memoryBytes / 1024))
-        file += sealed
-        try writeAtomically(file, to: url, operation: operation)
+        try writeAtomically(Self.magic + sealed, to: url, operation: operation)
     }
 
     /// Deletes the file under `name`.
@@ -143,14 +178,6 @@ public struct FileKeyStore: KeyStore {
         } catch {
             throw StationClientError(.keyStore, operation: "deleting \(name) from the key store",
                                      message: "cannot remove \(url.path)", underlying: error)
-        }
-    }
-
-    private func deriveKey(salt: [UInt8], limits: Argon2.Limits, operation: String) throws -> SymmetricKey {
-        do {
-            return try passphrase.withBytes { try Argon2.deriveKey(password: $0, salt: salt, limits: limits) }
-        } catch {
-            throw StationClientError(.keyStore, operation: operation, message: "cannot derive the key", underlying: error)
         }
     }
 
@@ -202,18 +229,5 @@ public struct FileKeyStore: KeyStore {
 
     private static func uint32Bytes(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
-    }
-}
-
-/// A passphrase held in zeroed-on-drop storage.
-final class SecretPassphrase: Sendable {
-    private let key: SymmetricKey
-
-    init(_ text: String) { key = SymmetricKey(data: Array(text.utf8)) }
-
-    func withBytes<R>(_ body: ([UInt8]) throws -> R) rethrows -> R {
-        var bytes = key.withUnsafeBytes { [UInt8]($0) }
-        defer { SecureMemory.zero(&bytes) }
-        return try body(bytes)
     }
 }
