@@ -183,7 +183,7 @@ struct ReadWriteTests {
         let station = FakeStation()
         let client = try await Fixture.paired(station)
         let metadata = Fixture.drive("huge.bin", size: 0)
-        let largest = try await client.largestPublishableFileSize(metadata: metadata)
+        let largest = try client.largestPublishableFileSize(metadata: metadata)
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let huge = directory.appendingPathComponent("huge.bin")

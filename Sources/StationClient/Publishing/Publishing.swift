@@ -78,12 +78,16 @@ extension StationClient {
     /// most ``maximumRequestByteCount`` bytes.
     ///
     /// - Throws: ``StationClientError`` when the metadata cannot be encoded.
-    public func largestPublishableFileSize<Metadata: Encodable>(
+    public nonisolated func largestPublishableFileSize<Metadata: Encodable>(
         metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly
     ) throws -> Int64 {
+        try largestPublishableFileSize(metadataJSON: try Self.encodeMetadata(metadata), namespace: namespace, audience: audience)
+    }
+
+    nonisolated func largestPublishableFileSize(metadataJSON: [UInt8]?, namespace: String?, audience: Audience) throws -> Int64 {
         let key = SymmetricKey(randomByteCount: 32)
         let form = try buildForm(
-            file: .bytes(Data()), sealedMetadataHex: try sealMetadata(metadata, key: key), namespace: namespace ?? configuration.namespace,
+            file: .bytes(Data()), sealedMetadataHex: try sealMetadata(metadataJSON, key: key), namespace: namespace ?? configuration.namespace,
             audience: audience.wireValue, audienceUIDs: audience.uids, selfEnvelope: String(repeating: "0", count: Envelope.hexCount))
         return Self.maximumRequestByteCount - form.contentLength - Int64(SecretBox.overheadByteCount)
     }
@@ -100,7 +104,8 @@ extension StationClient {
         data: Data, metadata: Metadata?, filename: String = "blob.bin", namespace: String? = nil,
         audience: Audience = .selfOnly, progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
-        let prepared = try prepare(content: .bytes(data), metadata: metadata, filename: filename, namespace: namespace, audience: audience)
+        let prepared = try await prepare(content: .bytes(data), metadataJSON: try Self.encodeMetadata(metadata), filename: filename,
+                                         namespace: namespace, audience: audience)
         return try await submit(prepared, progress: progress)
     }
 
@@ -112,8 +117,8 @@ extension StationClient {
         fileAt fileURL: URL, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly,
         progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
-        let prepared = try prepare(content: .file(fileURL), metadata: metadata, filename: fileURL.lastPathComponent,
-                                   namespace: namespace, audience: audience)
+        let prepared = try await prepare(content: .file(fileURL), metadataJSON: try Self.encodeMetadata(metadata),
+                                         filename: fileURL.lastPathComponent, namespace: namespace, audience: audience)
         return try await submit(prepared, progress: progress)
     }
 
@@ -152,18 +157,31 @@ extension StationClient {
     ///
     /// - Throws: ``StationClientError`` `.refused` when the request would exceed the station's
     ///   limit or the file cannot be read.
-    public func preparePost<Metadata: Encodable>(
+    public nonisolated func preparePost<Metadata: Encodable>(
         data: Data, metadata: Metadata?, filename: String = "blob.bin", namespace: String? = nil, audience: Audience = .selfOnly
-    ) throws -> PreparedPost {
-        try prepare(content: .bytes(data), metadata: metadata, filename: filename, namespace: namespace, audience: audience)
+    ) async throws -> PreparedPost {
+        try await prepare(content: .bytes(data), metadataJSON: try Self.encodeMetadata(metadata), filename: filename,
+                          namespace: namespace, audience: audience)
     }
 
-    func prepare<Metadata: Encodable>(
-        content: Content, metadata: Metadata?, filename: String, namespace: String?, audience: Audience
-    ) throws -> PreparedPost {
+    /// The metadata as compact JSON (the station and other clients read it back with any JSON parser).
+    static func encodeMetadata<Metadata: Encodable>(_ metadata: Metadata?) throws -> [UInt8]? {
+        guard let metadata else { return nil }
+        do {
+            return try WireJSON.encode(metadata)
+        } catch {
+            throw StationClientError(.refused, operation: "encoding metadata", message: "\(error)", underlying: error)
+        }
+    }
+
+    /// Encrypts off the actor: sealing a large file takes a while and must not hold up other calls.
+    nonisolated func prepare(
+        content: Content, metadataJSON: [UInt8]?, filename: String, namespace: String?, audience: Audience
+    ) async throws -> PreparedPost {
+        let stationKey = try await credentials.stationKEMPublicKey()
         let namespace = namespace ?? configuration.namespace
         let operation = "preparing a post for \(namespace)"
-        let limit = try largestPublishableFileSize(metadata: metadata, namespace: namespace, audience: audience)
+        let limit = try largestPublishableFileSize(metadataJSON: metadataJSON, namespace: namespace, audience: audience)
         let plaintextSize: Int64
         switch content {
         case .bytes(let data): plaintextSize = Int64(data.count)
@@ -178,12 +196,10 @@ extension StationClient {
                                      message: "the file is \(plaintextSize) bytes; the station accepts at most \(limit) for this post")
         }
         let key = SymmetricKey(randomByteCount: 32)
-        let sealedMetadata = try sealMetadata(metadata, key: key)
+        let sealedMetadata = try sealMetadata(metadataJSON, key: key)
         let selfEnvelope: String
         do {
-            selfEnvelope = try Envelope.seal(key, to: credentials.stationKEMPublicKey())
-        } catch let error as StationClientError {
-            throw error
+            selfEnvelope = try Envelope.seal(key, to: stationKey)
         } catch {
             throw StationClientError(.refused, operation: operation, message: "cannot seal the self envelope", underlying: error)
         }
@@ -220,7 +236,7 @@ extension StationClient {
                           operation: operation)
     }
 
-    private func finish(
+    private nonisolated func finish(
         _ form: MultipartForm, postCID: String, namespace: String, temporaryFile: URL?, isPublic: Bool, operation: String
     ) throws -> PreparedPost {
         func cleanUp() { if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) } }
@@ -246,18 +262,16 @@ extension StationClient {
         case file(URL)
     }
 
-    private func sealMetadata<Metadata: Encodable>(_ metadata: Metadata?, key: SymmetricKey) throws -> String? {
-        guard let metadata else { return nil }
+    private nonisolated func sealMetadata(_ metadataJSON: [UInt8]?, key: SymmetricKey) throws -> String? {
+        guard let metadataJSON else { return nil }
         do {
-            var json = try WireJSON.encode(metadata)
-            defer { SecureMemory.zero(&json) }
-            return Hex.encode(try SecretBox.seal(json, using: key))
+            return Hex.encode(try SecretBox.seal(metadataJSON, using: key))
         } catch {
             throw StationClientError(.refused, operation: "encrypting metadata", message: "\(error)", underlying: error)
         }
     }
 
-    private func buildForm(
+    private nonisolated func buildForm(
         file: FormFile, filename: String = "blob.bin", sealedMetadataHex: String?, namespace: String, audience: String,
         audienceUIDs: [String]?, selfEnvelope: String
     ) throws -> MultipartForm {
