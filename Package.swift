@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
         .library(name: "StationClient", targets: ["StationClient"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
+        .executable(name: "station-client-bench", targets: ["StationClientBench"]),
         .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
     ],
     targets: [
@@ -63,6 +64,13 @@ let package = Package(
             name: "CipherBench",
             dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "CurlTransport", "TransportTestSupport"],
             path: "Benchmarks/CipherBench"
+        ),
+
+        // The client against `cipher-station-emulator` in its own process (see its main.swift).
+        .executableTarget(
+            name: "StationClientBench",
+            dependencies: ["StationClient", "CurlTransport", "Envelope", "Signing", "Sodium", "PQCrypto", "Manifest"],
+            path: "Benchmarks/StationClientBench"
         ),
 
         // Examples: one runnable program per step (see Examples/).
