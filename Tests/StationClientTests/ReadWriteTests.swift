@@ -113,6 +113,8 @@ struct ReadWriteTests {
         let post = try await client.publish(fileAt: source, metadata: Fixture.drive("big.bin", size: content.count)) { progress in
             uploaded.withLock { $0 = max($0, progress.completed) }
         }
+        // The whole multipart body went out: the ciphertext plus the form's other parts.
+        #expect(uploaded.withLock { $0 } > Int64(content.count + 40 + 2324))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
             .filter { $0.hasPrefix("cipher-upload-") }
         #expect(leftovers.isEmpty)

@@ -485,6 +485,8 @@ struct FakeTransport: HTTPTransport {
 
     func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
         let bytes = try await body.collect(upTo: 200 << 20, for: request)
+        options.progress?(TransferProgress(bytesSent: Int64(bytes.count), expectedBytesToSend: body.knownLength,
+                                           bytesReceived: 0, expectedBytesToReceive: nil))
         let response = try await station.handle(request, body: [UInt8](bytes))
         if response.status == -1 {
             throw TransportError(.connectionLost, method: request.method, url: request.url, message: "the answer was lost")
