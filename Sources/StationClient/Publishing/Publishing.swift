@@ -325,7 +325,10 @@ extension StationClient {
                                          audienceMode: posted.audienceMode, wasRecovered: false)
                 }
                 let error = StationClientError.station(response, operation: operation)
-                guard response.status >= 500 else { throw error }
+                // `replay` means this very request already reached the station: the transport
+                // resent it after the connection broke (libcurl does so on a reused connection).
+                // Like a 5xx, that is ambiguous: look in the manifest before anything else.
+                guard response.status >= 500 || error.stationMessage == "replay" else { throw error }
                 lastError = error
             } catch let error as StationClientError where error.kind == .unreachable || error.kind == .invalidResponse {
                 lastError = error

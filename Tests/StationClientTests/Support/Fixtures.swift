@@ -2,6 +2,7 @@ import Foundation
 import Manifest
 @testable import StationClient
 import Transport
+@_exported import TransportTestSupport
 
 /// Collects log lines (the SDK never prints; tests check what it reports).
 final class LogCollector: Sendable {
@@ -10,17 +11,6 @@ final class LogCollector: Sendable {
     var messages: [String] { lines.withLock { $0.map(\.message) } }
 }
 
-/// A tiny lock for test bookkeeping.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
 
 enum Fixture {
     static func configuration(
