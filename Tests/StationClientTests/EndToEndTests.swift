@@ -238,6 +238,56 @@ struct EndToEndTests {
         _ = try await otherClient.unfollow(uid: profile.uid)
         #expect(try await otherClient.following().isEmpty)
     }
+
+    @Test("Downloads resume after a broken body; a tunnel 502 is survived; reshare is checked for content loss")
+    func transfersAndManaging() async throws {
+        let rig = try Rig()
+        defer { rig.emulator.stop() }
+        let client = try await rig.pair()
+        let content = Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let post = try await client.publish(data: content, metadata: Fixture.drive("big", size: content.count))
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let copy = directory.appendingPathComponent("big.bin")
+        let received = Locked<Int64>(0)
+        try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: copy) { _ in }
+        rig.emulator.faults.closeNextResponsesMidBody(1)
+        try FileManager.default.removeItem(at: copy)
+        try await client.download(postCID: post.postCID, to: copy) { progress in received.withLock { $0 = progress.completed } }
+        #expect(try Data(contentsOf: copy) == content)
+        #expect(received.withLock { $0 } == Int64(content.count + 40))
+
+        _ = try await client.profile()
+        rig.emulator.faults.failNextRequests(1, status: 502, body: "<html>Bad Gateway</html>")
+        #expect(try await client.followers().isEmpty)
+
+        // The emulator keeps the bytes on reshare (a documented deviation from the real station),
+        // so the client reports no loss here; the fake station reproduces the loss (SocialTests).
+        let reshared = try await client.reshare(postCID: post.postCID, audience: .allFollowers)
+        #expect(reshared.response.audienceMode == .all)
+        #expect(!reshared.contentLost)
+    }
+
+    @Test("A follower decrypts the followed station's social graph with its decoder envelope")
+    func socialGraph() async throws {
+        let rig = try Rig()
+        defer { rig.emulator.stop() }
+        let owner = try await rig.pair(namespace: "cipherframe")
+        let identity = FollowerIdentity.generate(name: "graph friend")
+        _ = try await identity.sendFollowRequest(to: rig.station, transport: rig.transport)
+        _ = try await owner.approveFollower(uid: identity.uid)
+        let gateway = IPFSGateway(baseURL: rig.gateway, transport: rig.transport)
+        let name = try #require(try await owner.profile().ipnsName)
+        let document = try await gateway.resolve(ipnsName: name)
+        let reader = FollowedStationReader(identity: identity, gateway: gateway, transport: rig.transport)
+        let graph = try #require(try await reader.socialGraph(of: document))
+        let followers = graph.followers?["followers"]?.arrayValue?.compactMap { $0["uid"]?.stringValue }
+        // Like the real station, the graph lists every Allowed row (the station and its devices too).
+        #expect(followers?.contains(identity.uid) == true)
+        #expect(followers?.filter { $0 != rig.emulator.uid } == [identity.uid])
+        let stranger = FollowedStationReader(identity: .generate(name: "stranger"), gateway: gateway, transport: rig.transport)
+        #expect(try await stranger.socialGraph(of: document) == nil)
+    }
 }
 
 /// Tampers with answers on their way to the client: flips a bit in a chosen post's rewrapped envelope.
