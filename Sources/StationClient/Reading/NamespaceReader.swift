@@ -18,7 +18,7 @@ extension StationClient {
     /// When the station is unreachable, returns the last listing read online (marked
     /// ``PostListing/isOffline``) instead of failing.
     ///
-    /// - Parameter type: the app's metadata type (``DriveFileMetadata`` for `drive`, or
+    /// - Parameter type: the app's metadata type (`DriveFileMetadata` for `drive`, or
     ///   `JSONValue` for raw JSON).
     /// - Throws: ``StationClientError`` when the station is unreachable and there is no offline
     ///   listing, when the manifest cannot be read, or when cancelled.
