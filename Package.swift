@@ -13,9 +13,11 @@ let package = Package(
         .library(name: "Manifest", targets: ["Manifest"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
+        .library(name: "StationClient", targets: ["StationClient"]),
         .library(name: "StationEmulator", targets: ["StationEmulator"]),
         .executable(name: "cipher-station-emulator", targets: ["CipherStationEmulator"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
+        .executable(name: "station-client-bench", targets: ["StationClientBench"]),
         .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
     ],
     targets: [
@@ -52,6 +54,12 @@ let package = Package(
         // the ordered JSON reader/writer, and Kubo-exact CIDs (SHA-256 from Sodium).
         .target(name: "Manifest", dependencies: ["Sodium"]),
 
+        // Layer 3: the high-level client (pairing, signed calls, listing, publishing, following,
+        // endpoint mobility, offline cache). CurlTransport is only its default transport.
+        .target(
+            name: "StationClient",
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport", "CurlTransport"]
+        ),
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
         .target(
             name: "StationEmulator",
@@ -67,6 +75,13 @@ let package = Package(
             name: "CipherBench",
             dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "CurlTransport", "TransportTestSupport"],
             path: "Benchmarks/CipherBench"
+        ),
+
+        // The client against `cipher-station-emulator` in its own process (see its main.swift).
+        .executableTarget(
+            name: "StationClientBench",
+            dependencies: ["StationClient", "CurlTransport", "Envelope", "Signing", "Sodium", "PQCrypto", "Manifest"],
+            path: "Benchmarks/StationClientBench"
         ),
 
         // Examples: one runnable program per step (see Examples/).
@@ -98,6 +113,11 @@ let package = Package(
             name: "TransportTests",
             dependencies: ["Transport", "TestSupport"],
             resources: [.copy("Resources")]
+        ),
+        .testTarget(
+            name: "StationClientTests",
+            dependencies: ["StationClient", "PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport",
+                           "CurlTransport", "StationEmulator", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",

@@ -1,0 +1,355 @@
+import CurlTransport
+import Envelope
+import Foundation
+import Manifest
+import PQCrypto
+import Signing
+import Sodium
+import StationClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// station-client-bench: the StationClient against `cipher-station-emulator` in its own process on
+// loopback (acceptance 2 of issue 7).
+//
+//   swift build -c release --product cipher-station-emulator --product station-client-bench
+//   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--cold-runs 5] [--large-file yes|no] [--width 8]
+//
+// Prints the cold listing (rewrap + open + metadata decrypt) and the warm listing (cached keys) in
+// posts per second with this process's CPU time per post, the baseline (one ML-DSA-65 sign + one
+// envelope open + one metadata open) measured in the same run, and a publish and a download of the
+// largest file the station accepts with throughput and peak resident memory measured after the key
+// store is unlocked. Exits 1 when a requirement is not met.
+
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("station-client-bench: \(message)\n".utf8))
+    exit(2)
+}
+
+/// This process's user + system CPU time in seconds.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+/// This process's user and system CPU time in seconds, separately.
+func cpuSplit() -> (user: Double, system: Double) {
+    var usage = rusage()
+    #if os(Linux)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    return (Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
+            Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6)
+}
+
+/// Resets the kernel's peak-RSS mark for this process (Linux `clear_refs` 5).
+func resetPeakRSS() {
+    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+}
+
+/// The peak resident set since the last reset, in bytes (`VmHWM`).
+func peakRSS() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        let digits = line.filter(\.isNumber)
+        return (Int(digits) ?? 0) * 1024
+    }
+    return 0
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+
+/// Runs `cipher-station-emulator` on ephemeral loopback ports and reads its URLs and PINs.
+final class EmulatorProcess: @unchecked Sendable {
+    let process = Process()
+    let station: URL
+    let gateway: URL
+    let logFile: URL
+
+    init(executable: URL, directory: URL) throws {
+        logFile = directory.appendingPathComponent("station.log")
+        process.executableURL = executable
+        process.arguments = ["--port", "0", "--gateway-port", "0", "--log", logFile.path,
+                             "--data-dir", directory.appendingPathComponent("station").path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var station: URL?, gateway: URL?
+        var buffer = Data()
+        let handle = output.fileHandleForReading
+        while station == nil || gateway == nil {
+            let chunk = handle.availableData
+            if chunk.isEmpty { fail("the emulator exited before printing its URLs") }
+            buffer.append(chunk)
+            for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") {
+                if line.hasPrefix("station: ") { station = URL(string: String(line.dropFirst(9))) }
+                if line.hasPrefix("gateway: ") { gateway = URL(string: String(line.dropFirst(9))) }
+            }
+        }
+        self.station = station ?? URL(fileURLWithPath: "/")
+        self.gateway = gateway ?? URL(fileURLWithPath: "/")
+    }
+
+    /// The newest PIN in the log that is not in `seen`.
+    func nextPIN(after seen: Set<String>) async -> String? {
+        for _ in 0..<100 {
+            let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            let pins = text.split(separator: "\n").compactMap { line -> String? in
+                guard let range = line.range(of: "PAIRING PIN:") else { return nil }
+                let digits = line[range.upperBound...].drop { $0 == " " }.prefix { $0.isNumber }
+                return (4...8).contains(digits.count) ? String(digits) : nil
+            }
+            if let pin = pins.last, !seen.contains(pin) { return pin }
+            try? await Task.sleep(nanoseconds: 50_000_000)
+        }
+        return nil
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+struct Options {
+    var emulator: URL
+    var posts = 500
+    var coldRuns = 5
+    var largeFile = true
+    var width = 8
+}
+
+func parseOptions() -> Options {
+    var rest = Array(CommandLine.arguments.dropFirst())
+    let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    var options = Options(emulator: here.appendingPathComponent("cipher-station-emulator"))
+    while !rest.isEmpty {
+        let name = rest.removeFirst()
+        guard !rest.isEmpty else { fail("\(name) needs a value") }
+        let value = rest.removeFirst()
+        switch name {
+        case "--emulator": options.emulator = URL(fileURLWithPath: value)
+        case "--posts": options.posts = Int(value) ?? options.posts
+        case "--cold-runs": options.coldRuns = max(1, Int(value) ?? options.coldRuns)
+        case "--large-file": options.largeFile = value != "no"
+        case "--width": options.width = max(1, Int(value) ?? options.width)
+        default: fail("unknown option \(name)")
+        }
+    }
+    guard FileManager.default.isExecutableFile(atPath: options.emulator.path) else {
+        fail("no emulator at \(options.emulator.path); build it with `swift build -c release --product cipher-station-emulator` or pass --emulator")
+    }
+    return options
+}
+
+/// One ML-DSA-65 sign (a signed request's headers) + one envelope open + one metadata open.
+func baselineSeconds(client: StationClient) async throws -> (total: Double, sign: Double, envelope: Double, metadata: Double) {
+    let credentials = await client.credentials
+    let signer = RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
+                                                         privateKey: credentials.signingPrivateKey))
+    let postKey = SymmetricKey(randomByteCount: 32)
+    let envelope = try Envelope.seal(postKey, to: credentials.kemPrivateKey.publicKey)
+    let metadata = try SecretBox.seal(WireJSON.encode(DriveFileMetadata(filename: "file-123.txt", mimeType: "text/plain",
+                                                                        sizeBytes: 123, createdAt: 1_700_000_000,
+                                                                        modifiedAt: 1_700_000_000, path: "/")), using: postKey)
+    let body = Array(#"{"uid":"x","device_uid":"y","post_cid":"QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX","envelopes_cid":null}"#.utf8)
+    func time(_ iterations: Int, _ work: () throws -> Void) rethrows -> Double {
+        var samples: [Double] = []
+        for _ in 0..<5 {
+            let start = cpuSeconds()
+            for _ in 0..<iterations { try work() }
+            samples.append((cpuSeconds() - start) / Double(iterations))
+        }
+        return median(samples)
+    }
+    let sign = try time(100) { _ = try signer.sign(method: "POST", path: "/rewrap", body: body) }
+    let open = try time(200) { _ = try Envelope.open(envelope, with: credentials.kemPrivateKey) }
+    let metadataOpen = try time(2000) { _ = try SecretBox.open(metadata, using: postKey) }
+    return (sign + open + metadataOpen, sign, open, metadataOpen)
+}
+
+let options = parseOptions()
+let work = FileManager.default.temporaryDirectory.appendingPathComponent("station-client-bench-\(UUID().uuidString)")
+try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: work) }
+let emulator = try EmulatorProcess(executable: options.emulator, directory: work)
+defer { emulator.stop() }
+say("emulator: station \(emulator.station.absoluteString), gateway \(emulator.gateway.absoluteString)")
+
+let transport = CurlTransport()
+let store = try FileKeyStore(directory: work.appendingPathComponent("keys"), passphrase: "benchmark passphrase")
+let configuration = StationClientConfiguration(
+    namespace: "drive", keyStore: store, transport: transport, gateway: IPFSGateway(baseURL: emulator.gateway, transport: transport),
+    rewrapConcurrency: options.width, persistsOfflineListing: false,
+    log: { event in if event.level >= .info { say("client log: \(event.message)") } })
+let seenPINs = Set<String>()
+let client = try await StationClient.pair(endpoint: emulator.station, deviceName: "bench", configuration: configuration) { _ in
+    await emulator.nextPIN(after: seenPINs)
+}
+
+// Setup: posts with drive metadata, published four at a time.
+let setupStart = Date()
+try await withThrowingTaskGroup(of: Void.self) { group in
+    for index in 0..<options.posts {
+        if index >= 4 { try await group.next() }
+        group.addTask {
+            let data = Data("post \(index)".utf8)
+            _ = try await client.publish(data: data, metadata: DriveFileMetadata(
+                filename: "file-\(index).txt", mimeType: "text/plain", sizeBytes: data.count, createdAt: 1_700_000_000,
+                modifiedAt: 1_700_000_000, path: "/"))
+        }
+    }
+    try await group.waitForAll()
+}
+say(String(format: "setup: published %d posts in %.1f s", options.posts, Date().timeIntervalSince(setupStart)))
+
+let baseline = try await baselineSeconds(client: client)
+say(String(format: "baseline: sign %.0f µs + envelope open %.0f µs + metadata open %.1f µs = %.0f µs CPU",
+           baseline.sign * 1e6, baseline.envelope * 1e6, baseline.metadata * 1e6, baseline.total * 1e6))
+
+func listing(cold: Bool) async throws -> (cpuPerPost: Double, postsPerSecond: Double, cpu: Double) {
+    if cold { await client.clearPostKeyCache() }
+    let wall = Date()
+    let cpu = cpuSeconds()
+    let split = cpuSplit()
+    let result = try await client.listPosts(as: DriveFileMetadata.self)
+    let cpuUsed = cpuSeconds() - cpu
+    let after = cpuSplit()
+    if cold {
+        say(String(format: "  cold run: user %.0f µs/post, system %.0f µs/post",
+                   (after.user - split.user) / Double(options.posts) * 1e6, (after.system - split.system) / Double(options.posts) * 1e6))
+    }
+    let elapsed = Date().timeIntervalSince(wall)
+    guard result.posts.count == options.posts, result.skipped.isEmpty else {
+        fail("listing read \(result.posts.count) posts and skipped \(result.skipped.count)")
+    }
+    return (cpuUsed / Double(options.posts), Double(options.posts) / elapsed, cpuUsed)
+}
+
+// Diagnostics: what one signed round trip costs this process (sign + HTTP + JSON, no envelope),
+// sequentially, and the baseline's sign measured with the listing's parallelism (8 at once).
+do {
+    let rounds = 200
+    let start = cpuSeconds()
+    for _ in 0..<rounds { _ = try await client.followers() }
+    let perCall = (cpuSeconds() - start) / Double(rounds)
+    let credentials = await client.credentials
+    let signer = RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
+                                                         privateKey: credentials.signingPrivateKey))
+    let parallelStart = cpuSeconds()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<options.width {
+            group.addTask { for _ in 0..<25 { _ = try signer.sign(method: "GET", path: "/followers", body: Data()) } }
+        }
+        try await group.waitForAll()
+    }
+    let parallelSign = (cpuSeconds() - parallelStart) / Double(options.width * 25)
+    say(String(format: "diagnostic: signed GET /followers %.0f µs CPU per call (sequential); sign alone %.0f µs idle, %.0f µs with %d at once",
+               perCall * 1e6, baseline.sign * 1e6, parallelSign * 1e6, options.width))
+}
+
+// The machine is shared and noisy, so each cold run is paired with a baseline measured just before
+// it, and the ratio is taken per pair (the median pair is reported).
+var colds: [(cpuPerPost: Double, postsPerSecond: Double, cpu: Double)] = []
+var ratios: [Double] = []
+var baselines: [Double] = [baseline.total]
+for run in 0..<options.coldRuns {
+    let before = run == 0 ? baseline : try await baselineSeconds(client: client)
+    if run > 0 { baselines.append(before.total) }
+    let result = try await listing(cold: true)
+    colds.append(result)
+    ratios.append(result.cpuPerPost / before.total)
+    say(String(format: "  pair %d: baseline %.0f µs, cold %.0f µs/post, ratio %.2f", run + 1, before.total * 1e6,
+               result.cpuPerPost * 1e6, result.cpuPerPost / before.total))
+}
+var warms: [(cpuPerPost: Double, postsPerSecond: Double, cpu: Double)] = []
+for _ in 0..<5 { warms.append(try await listing(cold: false)) }
+let cold = colds.sorted { $0.cpuPerPost < $1.cpuPerPost }[colds.count / 2]
+let warm = warms.sorted { $0.cpu < $1.cpu }[2]
+let coldRatio = median(ratios)
+say(String(format: "cold listing of %d: %.0f posts/s, %.0f µs CPU/post; median baseline %.0f µs; median paired ratio %.2f × baseline (required ≤ 1.25)",
+           options.posts, cold.postsPerSecond, cold.cpuPerPost * 1e6, median(baselines) * 1e6, coldRatio))
+say(String(format: "warm listing of %d: %.0f posts/s, %.1f ms CPU in all (required ≤ 50 ms)",
+           options.posts, warm.postsPerSecond, warm.cpu * 1e3))
+
+guard options.largeFile else {
+    emulator.stop()
+    exit(coldRatio <= 1.25 && warm.cpu <= 0.050 ? 0 : 1)
+}
+
+// The largest file the station accepts.
+// The metadata names the file's size, so the size is found with metadata of the same length.
+let estimate = try client.largestPublishableFileSize(metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: 0))
+let largest = try client.largestPublishableFileSize(metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: Int(estimate)))
+guard String(largest).count == String(estimate).count else { fail("the size estimate changed length") }
+let source = work.appendingPathComponent("largest.bin")
+guard FileManager.default.createFile(atPath: source.path, contents: nil) else { fail("cannot create \(source.path)") }
+let writer = try FileHandle(forWritingTo: source)
+var remaining = Int(largest)
+var pattern = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
+while remaining > 0 {
+    let count = min(remaining, pattern.count)
+    try writer.write(contentsOf: pattern.prefix(count))
+    remaining -= count
+}
+try writer.close()
+pattern = Data()
+
+resetPeakRSS()
+let publishStart = Date()
+let big = try await client.publish(fileAt: source, metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: Int(largest)))
+let publishSeconds = Date().timeIntervalSince(publishStart)
+let publishPeak = peakRSS()
+let copy = work.appendingPathComponent("copy.bin")
+resetPeakRSS()
+let downloadStart = Date()
+try await client.download(postCID: big.postCID, to: copy)
+let downloadSeconds = Date().timeIntervalSince(downloadStart)
+let downloadPeak = peakRSS()
+if ProcessInfo.processInfo.environment["BENCH_MEMORY_PARTS"] != nil {
+    let sealed = work.appendingPathComponent("sealed.bin")
+    resetPeakRSS()
+    try await IPFSGateway(baseURL: emulator.gateway, transport: transport).fetch(cid: big.postCID, to: sealed)
+    say(String(format: "  part: gateway fetch to file (with CID check) peak %.1f MiB", Double(peakRSS()) / 1_048_576))
+    resetPeakRSS()
+    _ = try UnixFS.cid(ofFileAt: sealed)
+    say(String(format: "  part: CID of the file peak %.1f MiB", Double(peakRSS()) / 1_048_576))
+    resetPeakRSS()
+    let opened = work.appendingPathComponent("opened.bin")
+    do {
+        try SecretBox.openFile(at: sealed, to: opened, using: SymmetricKey(randomByteCount: 32))
+    } catch {
+        say("  part: openFile with a wrong key refused (\(error))")
+    }
+    say(String(format: "  part: openFile (tag check only) peak %.1f MiB", Double(peakRSS()) / 1_048_576))
+    resetPeakRSS()
+    let plain = work.appendingPathComponent("plain.bin")
+    try SecretBox.sealFile(at: source, to: plain, using: SymmetricKey(randomByteCount: 32))
+    say(String(format: "  part: sealFile peak %.1f MiB", Double(peakRSS()) / 1_048_576))
+}
+let same = try SHA256.hash(fileAt: source) == SHA256.hash(fileAt: copy)
+let mib = Double(largest) / 1_048_576
+say(String(format: "publish of %lld bytes (the largest accepted): %.1f MiB/s, peak RSS %.1f MiB (required ≤ 64)",
+           largest, mib / publishSeconds, Double(publishPeak) / 1_048_576))
+say(String(format: "download of %lld bytes: %.1f MiB/s, peak RSS %.1f MiB (required ≤ 64), content %@",
+           largest, mib / downloadSeconds, Double(downloadPeak) / 1_048_576, same ? "identical" : "DIFFERENT"))
+
+let passed = coldRatio <= 1.25 && warm.cpu <= 0.050 && publishPeak <= 64 << 20 && downloadPeak <= 64 << 20 && same
+say(passed ? "station-client-bench: PASS" : "station-client-bench: FAIL")
+emulator.stop()
+exit(passed ? 0 : 1)

@@ -1,0 +1,140 @@
+import Foundation
+import Manifest
+import PQCrypto
+import Signing
+import Sodium
+import Transport
+
+/// The body of a signed call, fixed before signing so the signature covers the exact bytes sent.
+enum SignedBody: Sendable {
+    /// No body (GET): the hash is SHA-256 of the empty string.
+    case empty
+    /// JSON bytes.
+    case json([UInt8])
+    /// A multipart form and the SHA-256 of its exact encoded bytes, hashed once before sending.
+    case multipart(MultipartForm, sha256: [UInt8])
+
+    var sha256: [UInt8] {
+        switch self {
+        case .empty: SHA256.hash(data: [UInt8]())
+        case .json(let bytes): SHA256.hash(data: bytes)
+        case .multipart(_, let digest): digest
+        }
+    }
+
+    /// A fresh request body (a multipart stream restarts from its first byte each time).
+    var requestBody: HTTPRequestBody {
+        switch self {
+        case .empty: .none
+        case .json(let bytes): .bytes(Data(bytes))
+        case .multipart(let form, _): form.requestBody()
+        }
+    }
+
+    var contentType: String? {
+        switch self {
+        case .empty: nil
+        case .json: "application/json"
+        case .multipart(let form, _): form.contentType
+        }
+    }
+}
+
+extension StationClient {
+    /// What a signed exchange needs from the actor, read once so signing runs off the actor.
+    struct SigningContext: Sendable {
+        let identity: SigningIdentity
+        let clockOffset: Int64
+    }
+
+    func signingContext() -> SigningContext {
+        SigningContext(
+            identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
+                                      privateKey: credentials.signingPrivateKey),
+            clockOffset: clockOffset)
+    }
+
+    func learnClockOffset(_ offset: Int64) {
+        clockOffset = offset
+    }
+
+    /// Sends a signed owner request, with endpoint mobility, and retries once after a
+    /// `stale request` answer with the clock offset from the answer's `Date` header.
+    ///
+    /// - Returns: the response, whatever its status.
+    /// - Throws: ``StationClientError`` when no answer could be had.
+    func signed(
+        _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, options: TransferOptions? = nil,
+        operation: String
+    ) async throws -> HTTPResponse {
+        let options = options ?? TransferOptions(timeouts: configuration.requestTimeouts)
+        return try await withEndpointMobility(operation: operation) { endpoint in
+            try await self.signedOnce(method, path, body: body, endpoint: endpoint, options: options, operation: operation)
+        }
+    }
+
+    private nonisolated func signedOnce(
+        _ method: HTTPMethod, _ path: String, body: SignedBody, endpoint: URL, options: TransferOptions, operation: String
+    ) async throws -> HTTPResponse {
+        var context = await signingContext()
+        for attempt in 0..<2 {
+            let response = try await Self.exchange(
+                method, path, body: body, endpoint: endpoint, context: context, transport: configuration.transport,
+                options: options, operation: operation)
+            guard attempt == 0, response.status == 401, Self.isStaleAnswer(response),
+                  let stationTime = response.headers["Date"].flatMap(Self.parseHTTPDate) else {
+                return response
+            }
+            let offset = stationTime - RequestSigner.systemClock()
+            log(.warning, "\(operation): the station says the request is stale; retrying with a clock offset of \(offset) s")
+            await learnClockOffset(offset)
+            context = await signingContext()
+        }
+        throw StationClientError(.station, operation: operation, message: "unreachable")
+    }
+
+    static func exchange(
+        _ method: HTTPMethod, _ path: String, body: SignedBody, endpoint: URL, context: SigningContext,
+        transport: any HTTPTransport, options: TransferOptions, operation: String
+    ) async throws -> HTTPResponse {
+        let offset = context.clockOffset
+        let signer = RequestSigner(identity: context.identity, clock: { RequestSigner.systemClock() + offset })
+        let headers: SignedRequestHeaders
+        do {
+            headers = try signer.sign(method: method.rawValue, path: path, bodySHA256: body.sha256)
+        } catch {
+            throw StationClientError(.refused, operation: operation, message: "cannot sign: \(error)", underlying: error)
+        }
+        var request = HTTPRequest(method: method, url: url(endpoint, path))
+        for field in headers.fields { request.headers.add(field.name, value: field.value) }
+        if let contentType = body.contentType { request.headers.add("Content-Type", value: contentType) }
+        do {
+            return try await transport.send(request, body: body.requestBody, options: options)
+        } catch {
+            throw StationClientError.wrap(error, operation: operation)
+        }
+    }
+
+    static func isStaleAnswer(_ response: HTTPResponse) -> Bool {
+        StationErrorBody.parse([UInt8](response.body.data ?? Data()))?.message == "stale request"
+    }
+
+    /// Parses an RFC 9110 `Date` header (`Sun, 06 Nov 1994 08:49:37 GMT`) into Unix seconds.
+    static func parseHTTPDate(_ text: String) -> Int64? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: text) else { return nil }
+        return Int64(date.timeIntervalSince1970)
+    }
+
+    /// Sends a signed call and requires a 2xx answer, decoding it as `T`.
+    func signedJSON<T: Decodable>(
+        _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, as type: T.Type, operation: String
+    ) async throws -> T {
+        let response = try await signed(method, path, body: body, operation: operation)
+        guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
+        return try Self.decode(type, from: response, operation: operation)
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import Manifest
+import PQCrypto
+import Sodium
+import Transport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension StationClient {
+    /// Downloads and decrypts a post of this station into memory.
+    ///
+    /// The ciphertext comes from the station's `/content/<post_cid>` or, when that fails, from the
+    /// gateway (verified against the CID); the key from the cache or `/rewrap`. Nothing is returned
+    /// unless the SecretBox tag verifies.
+    ///
+    /// - Throws: ``StationClientError``: `.integrity` when the bytes do not open or match the CID,
+    ///   `.station` when neither source has the content, `.unreachable`, `.cancelled`.
+    public func download(postCID: String, envelopesCID: String? = nil) async throws -> Data {
+        let operation = "downloading \(postCID)"
+        let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: ReadContext(kemKey: credentials.kemPrivateKey))
+        let sealed = try await ciphertext(postCID: postCID, operation: operation)
+        do {
+            return try SecretBox.open(sealed, using: key)
+        } catch {
+            throw StationClientError(.integrity, operation: operation, message: "the content does not open with the post key",
+                                     underlying: error)
+        }
+    }
+
+    /// Downloads a post's content and decrypts it into `destination`, in constant memory.
+    ///
+    /// The ciphertext is fetched into a temporary file (resuming with `Range` after a broken
+    /// connection), then opened with two passes: the tag is verified before any plaintext is
+    /// written, and `destination` appears only when the whole file verified. Cancellation or any
+    /// failure leaves no partial file behind.
+    ///
+    /// - Throws: as ``download(postCID:envelopesCID:)``, and `.refused` when `destination` cannot be written.
+    public func download(
+        postCID: String, envelopesCID: String? = nil, to destination: URL, progress: ProgressHandler? = nil
+    ) async throws {
+        let operation = "downloading \(postCID) to a file"
+        let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: ReadContext(kemKey: credentials.kemPrivateKey))
+        let temporary = destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(destination.lastPathComponent).\(Hex.encode(SecureRandom.bytes(count: 8))).sealed")
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        do {
+            try await fetchContent(postCID: postCID, to: temporary, progress: progress, operation: operation)
+        } catch let error as StationClientError where error.kind != .cancelled {
+            guard let gateway = configuration.gateway else { throw error }
+            log(.info, "\(operation): falling back to the gateway (\(error))")
+            try await gateway.fetch(cid: postCID, to: temporary, progress: progress)
+        }
+        try Task.checkCancellation()
+        do {
+            try SecretBox.openFile(at: temporary, to: destination, using: key)
+        } catch {
+            throw StationClientError(.integrity, operation: operation, message: "the content does not open with the post key",
+                                     underlying: error)
+        }
+    }
+
+    /// The ciphertext in memory: station first, then the gateway.
+    private func ciphertext(postCID: String, operation: String) async throws -> [UInt8] {
+        let parsed = try IPFSGateway.parse(postCID, operation: operation)
+        do {
+            let response = try await signed(
+                .get, "/content/\(postCID)", options: TransferOptions(timeouts: configuration.transferTimeouts), operation: operation)
+            guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
+            let bytes = [UInt8](response.body.data ?? Data())
+            guard parsed.matches(fileBytes: bytes) else {
+                throw StationClientError(.integrity, operation: operation, message: "the station's bytes do not match the CID")
+            }
+            return bytes
+        } catch let error as StationClientError where error.kind != .cancelled {
+            guard let gateway = configuration.gateway else { throw error }
+            log(.info, "\(operation): falling back to the gateway (\(error))")
+            return try await gateway.fetch(cid: postCID)
+        }
+    }
+
+    /// Streams `/content/<cid>` into `file`, resuming with `Range: bytes=<n>-` after a broken
+    /// connection (up to three times), then checks the bytes against the CID.
+    private func fetchContent(postCID: String, to file: URL, progress: ProgressHandler?, operation: String) async throws {
+        let parsed = try IPFSGateway.parse(postCID, operation: operation)
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard descriptor >= 0 else {
+            throw StationClientError(.refused, operation: operation, message: "cannot create \(file.path)")
+        }
+        defer { close(descriptor) }
+        var written: Int64 = 0
+        var total: Int64?
+        var resumes = 0
+        while true {
+            try Task.checkCancellation()
+            var options = TransferOptions(response: .stream, timeouts: configuration.transferTimeouts)
+            options.progress = nil
+            let path = "/content/\(postCID)"
+            let response: HTTPResponse
+            if written > 0 {
+                response = try await signedRange(path, from: written, options: options, operation: operation)
+            } else {
+                response = try await signed(.get, path, options: options, operation: operation)
+            }
+            guard response.isSuccess else {
+                if case .stream(let stream) = response.body { _ = try? await stream.collect(upTo: 64 * 1024) }
+                throw StationClientError.station(response, operation: operation)
+            }
+            if written > 0 {
+                guard response.status == 206, response.contentRange?.range?.lowerBound == written else {
+                    throw StationClientError(.invalidResponse, operation: operation, message: "the station did not resume at byte \(written)")
+                }
+                total = response.contentRange?.completeLength ?? total
+            } else {
+                total = response.headers["Content-Length"].flatMap { Int64($0) }
+            }
+            guard case .stream(let stream) = response.body else {
+                throw StationClientError(.invalidResponse, operation: operation, message: "no body")
+            }
+            do {
+                for try await chunk in stream {
+                    try Self.writeAll(chunk, to: descriptor, path: file.path, operation: operation)
+                    written += Int64(chunk.count)
+                    progress?(ByteProgress(completed: written, total: total))
+                }
+                break
+            } catch let error as TransportError where error.kind == .connectionLost && resumes < 3 {
+                resumes += 1
+                log(.warning, "\(operation): connection lost at byte \(written); resuming")
+            } catch {
+                throw StationClientError.wrap(error, operation: operation)
+            }
+        }
+        _ = fsync(descriptor)
+        let actual: CID
+        do {
+            actual = try UnixFS.cid(ofFileAt: file)
+        } catch {
+            throw StationClientError(.integrity, operation: operation, message: "cannot hash the download", underlying: error)
+        }
+        guard actual.multihash == parsed.multihash else {
+            throw StationClientError(.integrity, operation: operation, message: "the station's bytes do not match the CID")
+        }
+    }
+
+    /// Writes every byte of `chunk` (POSIX `write`, straight from the chunk's storage).
+    private static func writeAll(_ chunk: Data, to descriptor: Int32, path: String, operation: String) throws {
+        try chunk.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw StationClientError(.refused, operation: operation, message: "cannot write \(path): errno \(errno)")
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// A signed GET with a `Range` header (the header is not part of the signature).
+    private func signedRange(_ path: String, from offset: Int64, options: TransferOptions, operation: String) async throws -> HTTPResponse {
+        try await withEndpointMobility(operation: operation) { endpoint in
+            let context = await self.signingContext()
+            let ranged = RangeTransport(base: self.configuration.transport, range: "bytes=\(offset)-")
+            return try await Self.exchange(.get, path, body: .empty, endpoint: endpoint, context: context, transport: ranged,
+                                           options: options, operation: operation)
+        }
+    }
+}
+
+/// Adds a `Range` header to every request it forwards.
+struct RangeTransport: HTTPTransport {
+    let base: any HTTPTransport
+    let range: String
+
+    func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
+        var request = request
+        request.headers.add("Range", value: range)
+        return try await base.send(request, body: body, options: options)
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Manifest
+import PQCrypto
+import Sodium
+
+/// Everything a paired device needs to act on its station: both of its key pairs, the device uid
+/// exactly as the station returned it, and the station's identity and addresses.
+///
+/// Persist it through a ``KeyStore`` (``encoded()`` / ``init(encoded:)``); never log it.
+public struct DeviceCredentials: Sendable {
+    /// The device's ML-KEM-768 key pair: post keys are rewrapped to it.
+    public var kemPrivateKey: MLKEM768.PrivateKey
+    /// The device's ML-DSA-65 key pair: it signs every owner request.
+    public var signingPrivateKey: MLDSA65.PrivateKey
+    /// The device uid byte for byte as `/delegate/confirm` echoed it (case-sensitive).
+    public var deviceUID: String
+    /// The station's uid (sent as `x-cipher-uid`).
+    public var stationUID: String
+    /// The station's ML-KEM-768 public key, hex; `self_envelope`s are sealed to it.
+    public var stationKEMPublicKeyHex: String
+    /// Where the station answers now (updated by endpoint mobility).
+    public var endpoint: URL
+    /// The station's IPFS peer id, when known.
+    public var ipfsPeerID: String?
+    /// The station's IPNS name (`k51…`), when known; refreshed whenever `/profile` is read.
+    public var ipnsName: String?
+
+    /// Creates credentials.
+    public init(
+        kemPrivateKey: MLKEM768.PrivateKey, signingPrivateKey: MLDSA65.PrivateKey, deviceUID: String,
+        stationUID: String, stationKEMPublicKeyHex: String, endpoint: URL, ipfsPeerID: String? = nil,
+        ipnsName: String? = nil
+    ) {
+        self.kemPrivateKey = kemPrivateKey
+        self.signingPrivateKey = signingPrivateKey
+        self.deviceUID = deviceUID
+        self.stationUID = stationUID
+        self.stationKEMPublicKeyHex = stationKEMPublicKeyHex
+        self.endpoint = endpoint
+        self.ipfsPeerID = ipfsPeerID
+        self.ipnsName = ipnsName
+    }
+
+    /// The station's ML-KEM public key.
+    ///
+    /// - Throws: ``StationClientError`` (`.integrity`) when the stored hex is not a 1184-byte key.
+    func stationKEMPublicKey() throws -> MLKEM768.PublicKey {
+        do {
+            return try MLKEM768.PublicKey(rawRepresentation: Hex.decode(stationKEMPublicKeyHex))
+        } catch {
+            throw StationClientError(.integrity, operation: "reading the station's ML-KEM key",
+                                     message: "the stored station key is not a valid ML-KEM-768 key", underlying: error)
+        }
+    }
+
+    /// The credentials as compact JSON (secret keys as lowercase hex). The caller must keep the
+    /// bytes secret and zero them when done.
+    public func encoded() -> [UInt8] {
+        var object: JSONObject = [
+            "version": 1,
+            "kem_private_key": .string(Hex.encode(kemPrivateKey.expandedRepresentation)),
+            "signing_private_key": .string(Hex.encode(signingPrivateKey.expandedRepresentation)),
+            "device_uid": .string(deviceUID),
+            "station_uid": .string(stationUID),
+            "station_kem_public_key": .string(stationKEMPublicKeyHex),
+            "endpoint": .string(endpoint.absoluteString),
+        ]
+        if let ipfsPeerID { object["ipfs_peer_id"] = .string(ipfsPeerID) }
+        if let ipnsName { object["ipns_name"] = .string(ipnsName) }
+        return WireJSON.serialize(.object(object))
+    }
+
+    /// Reads credentials written by ``encoded()``.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the bytes are not such credentials.
+    public init(encoded bytes: [UInt8]) throws {
+        func bad(_ why: String) -> StationClientError {
+            StationClientError(.keyStore, operation: "reading stored credentials", message: why)
+        }
+        guard let object = try? WireJSON.parse(bytes).objectValue else { throw bad("not a JSON object") }
+        func string(_ key: String) throws -> String {
+            guard let value = object[key]?.stringValue else { throw bad("missing \(key)") }
+            return value
+        }
+        do {
+            kemPrivateKey = try MLKEM768.PrivateKey(expandedRepresentation: Hex.decode(try string("kem_private_key")))
+            signingPrivateKey = try MLDSA65.PrivateKey(expandedRepresentation: Hex.decode(try string("signing_private_key")))
+        } catch let error as StationClientError {
+            throw error
+        } catch {
+            throw bad("invalid private key: \(error)")
+        }
+        deviceUID = try string("device_uid")
+        stationUID = try string("station_uid")
+        stationKEMPublicKeyHex = try string("station_kem_public_key")
+        guard let url = URL(string: try string("endpoint")), url.scheme != nil else { throw bad("invalid endpoint") }
+        endpoint = url
+        ipfsPeerID = object["ipfs_peer_id"]?.stringValue
+        ipnsName = object["ipns_name"]?.stringValue
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import PQCrypto
+import Sodium
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A ``KeyStore`` that keeps each item in its own file, encrypted at rest with a passphrase.
+///
+/// Opening the store unlocks it once: Argon2id derives a key from the passphrase and a random salt
+/// kept in `keystore.params` (created on first use, with a check value that detects a wrong
+/// passphrase); each item is then sealed with SecretBox under that key, so saving and loading are
+/// cheap. The key lives in memory that is zeroed when the store is dropped.
+///
+/// Writes are atomic: the sealed bytes go to a temporary file (mode 0600) in the same directory,
+/// which is flushed with `fsync` and renamed over the old file, and the directory is flushed too.
+/// A write interrupted at any point leaves the previous file intact. Use it on Linux and for
+/// command-line tools; on Apple platforms prefer a Keychain store (see ``KeyStore``).
+///
+/// Layouts: `keystore.params` = `CSKP` ‖ version `1` ‖ salt (16) ‖ Argon2 operations (u32 BE) ‖
+/// memory KiB (u32 BE) ‖ SecretBox(check value); an item = `CSKS` ‖ version `1` ‖
+/// SecretBox(`nonce ‖ tag ‖ ciphertext`).
+public final class FileKeyStore: KeyStore {
+    /// The directory holding the item files (created with mode 0700 when missing).
+    public let directory: URL
+    private let key: SymmetricKey
+    private let beforeRename: @Sendable (URL) throws -> Void
+
+    private static let magic: [UInt8] = Array("CSKS".utf8) + [1]
+    private static let paramsMagic: [UInt8] = Array("CSKP".utf8) + [1]
+    private static let paramsName = "keystore.params"
+    private static let checkValue = Array("cipher-station key store".utf8)
+    /// Limits read from a file are bounded so a tampered file cannot make unlocking exhaust memory.
+    private static let maximumOperations: UInt32 = 16
+    private static let maximumMemoryKiB: UInt32 = 1 << 20
+
+    /// Opens (or creates) the store in `directory` and unlocks it with `passphrase`.
+    ///
+    /// - Parameters:
+    ///   - directory: the directory for the item files and `keystore.params`.
+    ///   - passphrase: the secret the items are encrypted with.
+    ///   - limits: the Argon2id cost when the store is created (`interactive`: 2 passes, 64 MiB);
+    ///     an existing store keeps the cost it was created with.
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the passphrase is empty or wrong, the
+    ///   directory cannot be created, or `keystore.params` is damaged.
+    public convenience init(directory: URL, passphrase: String, limits: Argon2.Limits = .interactive) throws {
+        try self.init(directory: directory, passphrase: passphrase, limits: limits, beforeRename: { _ in })
+    }
+
+    /// The same, with a hook that runs after a temporary file is written and flushed and before
+    /// it is renamed into place (tests use it to interrupt a write).
+    init(
+        directory: URL, passphrase: String, limits: Argon2.Limits, beforeRename: @escaping @Sendable (URL) throws -> Void
+    ) throws {
+        let operation = "unlocking the key store"
+        guard !passphrase.isEmpty else {
+            throw StationClientError(.keyStore, operation: operation, message: "the passphrase is empty")
+        }
+        do {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw StationClientError(.keyStore, operation: operation, message: "cannot create \(directory.path)", underlying: error)
+        }
+        self.directory = directory
+        self.beforeRename = beforeRename
+        var password = Array(passphrase.utf8)
+        defer { SecureMemory.zero(&password) }
+        let paramsURL = directory.appendingPathComponent(Self.paramsName)
+        if FileManager.default.fileExists(atPath: paramsURL.path) {
+            let bytes: [UInt8]
+            do {
+                bytes = [UInt8](try Data(contentsOf: paramsURL))
+            } catch {
+                throw StationClientError(.keyStore, operation: operation, message: "cannot read \(paramsURL.path)", underlying: error)
+            }
+            let saltEnd = 5 + Argon2.saltByteCount
+            guard bytes.count > saltEnd + 8, Array(bytes[0..<5]) == Self.paramsMagic else {
+                throw StationClientError(.keyStore, operation: operation, message: "\(Self.paramsName) is damaged")
+            }
+            let operations = Self.readUInt32(bytes, at: saltEnd)
+            let memoryKiB = Self.readUInt32(bytes, at: saltEnd + 4)
+            guard operations >= 1, operations <= Self.maximumOperations, memoryKiB >= 8, memoryKiB <= Self.maximumMemoryKiB else {
+                throw StationClientError(.keyStore, operation: operation, message: "the Argon2 parameters are out of range")
+            }
+            key = try Self.derive(password, salt: Array(bytes[5..<saltEnd]),
+                                  limits: .init(operations: Int(operations), memoryBytes: Int(memoryKiB) * 1024))
+            guard let check = try? SecretBox.open(bytes[(saltEnd + 8)...], using: key), [UInt8](check) == Self.checkValue else {
+                throw StationClientError(.keyStore, operation: operation, message: "wrong passphrase")
+            }
+        } else {
+            let salt = SecureRandom.bytes(count: Argon2.saltByteCount)
+            key = try Self.derive(password, salt: salt, limits: limits)
+            var file = Self.paramsMagic + salt
+            file += Self.uint32Bytes(UInt32(clamping: limits.operations))
+            file += Self.uint32Bytes(UInt32(clamping: limits.memoryBytes / 1024))
+            do {
+                file += try SecretBox.seal(Self.checkValue, using: key)
+            } catch {
+                throw StationClientError(.keyStore, operation: operation, message: "cannot seal the check value", underlying: error)
+            }
+            try writeAtomically(file, to: paramsURL, operation: operation)
+        }
+    }
+
+    private static func derive(_ password: [UInt8], salt: [UInt8], limits: Argon2.Limits) throws -> SymmetricKey {
+        do {
+            return try Argon2.deriveKey(password: password, salt: salt, limits: limits)
+        } catch {
+            throw StationClientError(.keyStore, operation: "unlocking the key store", message: "cannot derive the key", underlying: error)
+        }
+    }
+
+    /// The file that holds `name`.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) for a name outside `[A-Za-z0-9._-]` or
+    ///   starting with a dot.
+    public func fileURL(for name: String) throws -> URL {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-".utf8)
+        guard !name.isEmpty, name.utf8.count <= 200, name.utf8.allSatisfy(allowed.contains), !name.hasPrefix(".") else {
+            throw StationClientError(.keyStore, operation: "naming a key store item",
+                                     message: "invalid item name \(name.debugDescription)")
+        }
+        return directory.appendingPathComponent(name + ".csks")
+    }
+
+    /// Reads and decrypts the item under `name`.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the file cannot be read, is not a key
+    ///   store item, or does not open (damaged or written under another passphrase).
+    public func load(_ name: String) async throws -> [UInt8]? {
+        let url = try fileURL(for: name)
+        let operation = "loading \(name) from the key store"
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let bytes: [UInt8]
+        do {
+            bytes = [UInt8](try Data(contentsOf: url))
+        } catch {
+            throw StationClientError(.keyStore, operation: operation, message: "cannot read \(url.path)", underlying: error)
+        }
+        guard bytes.count >= 5 + SecretBox.overheadByteCount, Array(bytes[0..<5]) == Self.magic else {
+            throw StationClientError(.keyStore, operation: operation, message: "\(url.lastPathComponent) is not a key store item")
+        }
+        do {
+            return [UInt8](try SecretBox.open(bytes[5...], using: key))
+        } catch {
+            throw StationClientError(.keyStore, operation: operation,
+                                     message: "the item does not open: damaged, or written under another passphrase", underlying: error)
+        }
+    }
+
+    /// Encrypts `secret` and writes it atomically under `name`.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the file cannot be written; the old
+    ///   file, if any, is then unchanged.
+    public func save(_ secret: [UInt8], as name: String) async throws {
+        let url = try fileURL(for: name)
+        let operation = "saving \(name) to the key store"
+        let sealed: Data
+        do {
+            sealed = try SecretBox.seal(secret, using: key)
+        } catch {
+            throw StationClientError(.keyStore, operation: operation, message: "cannot seal the item", underlying: error)
+        }
+        try writeAtomically(Self.magic + sealed, to: url, operation: operation)
+    }
+
+    /// Deletes the file under `name`.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the file exists and cannot be removed.
+    public func delete(_ name: String) async throws {
+        let url = try fileURL(for: name)
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        do {
+            try FileManager.default.removeItem(at: url)
+            Self.syncDirectory(directory)
+        } catch {
+            throw StationClientError(.keyStore, operation: "deleting \(name) from the key store",
+                                     message: "cannot remove \(url.path)", underlying: error)
+        }
+    }
+
+    private func writeAtomically(_ bytes: [UInt8], to url: URL, operation: String) throws {
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(Hex.encode(SecureRandom.bytes(count: 8))).tmp")
+        func fail(_ what: String) -> StationClientError {
+            StationClientError(.keyStore, operation: operation, message: "\(what) \(temporary.path): \(String(cString: strerror(errno)))")
+        }
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { throw fail("cannot create") }
+        var closed = false
+        defer {
+            if !closed { close(descriptor) }
+        }
+        do {
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw fail("cannot write")
+                }
+                offset += written
+            }
+            guard fsync(descriptor) == 0 else { throw fail("cannot flush") }
+            closed = true
+            guard close(descriptor) == 0 else { throw fail("cannot close") }
+            try beforeRename(temporary)
+            guard rename(temporary.path, url.path) == 0 else { throw fail("cannot rename") }
+        } catch {
+            unlink(temporary.path)
+            if let error = error as? StationClientError { throw error }
+            throw StationClientError(.keyStore, operation: operation, message: "the write was interrupted", underlying: error)
+        }
+        Self.syncDirectory(directory)
+    }
+
+    /// Flushes the directory entry so a rename survives a crash.
+    private static func syncDirectory(_ directory: URL) {
+        let descriptor = open(directory.path, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+
+    private static func readUInt32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        bytes[offset..<(offset + 4)].reduce(0) { ($0 << 8) | UInt32($1) }
+    }
+
+    private static func uint32Bytes(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+    }
+}

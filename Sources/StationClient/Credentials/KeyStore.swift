@@ -1,0 +1,99 @@
+import Foundation
+import Sodium
+
+/// Where the client keeps its secrets: device credentials, a follower identity, cached post keys
+/// and the offline listing. Each item is an opaque byte string under a name.
+///
+/// The SDK ships ``FileKeyStore`` (encrypted at rest with a passphrase) and ``InMemoryKeyStore``.
+/// An app can bring its own; on Apple platforms that is usually the Keychain:
+///
+/// ```swift
+/// import Security
+/// import StationClient
+///
+/// struct KeychainStore: KeyStore {
+///     let service = "com.example.cipher"
+///
+///     func load(_ name: String) async throws -> [UInt8]? {
+///         let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword,
+///                                     kSecAttrService as String: service, kSecAttrAccount as String: name,
+///                                     kSecReturnData as String: true]
+///         var item: CFTypeRef?
+///         let status = SecItemCopyMatching(query as CFDictionary, &item)
+///         if status == errSecItemNotFound { return nil }
+///         guard status == errSecSuccess, let data = item as? Data else { throw KeychainError(status) }
+///         return [UInt8](data)
+///     }
+///
+///     func save(_ secret: [UInt8], as name: String) async throws {
+///         try await delete(name)
+///         let item: [String: Any] = [kSecClass as String: kSecClassGenericPassword,
+///                                    kSecAttrService as String: service, kSecAttrAccount as String: name,
+///                                    kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+///                                    kSecValueData as String: Data(secret)]
+///         let status = SecItemAdd(item as CFDictionary, nil)
+///         guard status == errSecSuccess else { throw KeychainError(status) }
+///     }
+///
+///     func delete(_ name: String) async throws {
+///         let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword,
+///                                     kSecAttrService as String: service, kSecAttrAccount as String: name]
+///         let status = SecItemDelete(query as CFDictionary)
+///         guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status) }
+///     }
+/// }
+/// ```
+public protocol KeyStore: Sendable {
+    /// Returns the secret stored under `name`, or `nil` when there is none.
+    ///
+    /// - Throws: when the store cannot be read or the item cannot be decrypted.
+    func load(_ name: String) async throws -> [UInt8]?
+    /// Stores `secret` under `name`, replacing any previous value atomically.
+    ///
+    /// - Throws: when the store cannot be written; the previous value then stays in place.
+    func save(_ secret: [UInt8], as name: String) async throws
+    /// Removes the item stored under `name`; removing a missing item succeeds.
+    ///
+    /// - Throws: when the store cannot be written.
+    func delete(_ name: String) async throws
+}
+
+/// Names the client uses in its ``KeyStore``.
+public enum KeyStoreItem {
+    /// The device credentials of a paired device.
+    public static let credentials = "device-credentials"
+    /// The follower identity.
+    public static let followerIdentity = "follower-identity"
+    /// Cached post keys, by post CID.
+    public static let postKeys = "post-keys"
+    /// The last decrypted listing of a namespace, for offline use.
+    public static func offlineListing(namespace: String) -> String { "offline-listing-\(namespace)" }
+}
+
+/// A ``KeyStore`` that keeps items in memory only (tests, ephemeral sessions). Items are zeroed
+/// when replaced, deleted, or when the store is dropped.
+public actor InMemoryKeyStore: KeyStore {
+    private var items: [String: [UInt8]] = [:]
+
+    /// Creates an empty store.
+    public init() {}
+
+    /// Returns a copy of the item under `name`, or `nil`.
+    public func load(_ name: String) -> [UInt8]? { items[name] }
+
+    /// Stores a copy of `secret` under `name`.
+    public func save(_ secret: [UInt8], as name: String) {
+        items[name]?.withUnsafeMutableBytes { SecureMemory.zero($0) }
+        items[name] = secret
+    }
+
+    /// Removes the item under `name`.
+    public func delete(_ name: String) {
+        items[name]?.withUnsafeMutableBytes { SecureMemory.zero($0) }
+        items.removeValue(forKey: name)
+    }
+
+    deinit {
+        for key in items.keys { items[key]?.withUnsafeMutableBytes { SecureMemory.zero($0) } }
+    }
+}

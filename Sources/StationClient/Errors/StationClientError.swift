@@ -1,0 +1,119 @@
+import Foundation
+import Manifest
+import Transport
+
+/// Why a ``StationClient`` operation failed, with the context needed to act on it: what the SDK
+/// was doing, the HTTP status and the station's own message when there was an answer.
+///
+/// Match on ``kind`` to decide what to do; show ``description`` in logs (it never contains secrets).
+public struct StationClientError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Sendable, Equatable {
+        /// The station answered with an error status (or a 200 carrying `result.error`).
+        case station
+        /// No answer: the network failed (see ``transportError``).
+        case unreachable
+        /// The answer could not be read as the expected shape.
+        case invalidResponse
+        /// Content or keys failed verification: a CID mismatch, an envelope or SecretBox that does not open.
+        case integrity
+        /// The request was refused locally before anything was sent (too large, invalid argument).
+        case refused
+        /// No credentials: the device is not paired, or the key store holds nothing under that name.
+        case notPaired
+        /// The key store failed (wrong passphrase, unreadable or corrupt file, disk error).
+        case keyStore
+        /// The task was cancelled.
+        case cancelled
+        /// A pairing step failed; see ``pairingFailure``.
+        case pairing
+    }
+
+    /// What went wrong.
+    public var kind: Kind
+    /// What the SDK was doing (`"listing namespace drive"`, `"POST /rewrap"`).
+    public var operation: String
+    /// The HTTP status of the station's answer, when there was one.
+    public var status: Int?
+    /// The station's message (`detail`, `error` or `result.error` text), when there was one.
+    public var stationMessage: String?
+    /// A readable explanation of the failure.
+    public var message: String
+    /// The pairing outcome, for ``Kind/pairing``.
+    public var pairingFailure: PairingFailure?
+    /// The network failure, for ``Kind/unreachable``.
+    public var transportError: TransportError?
+    /// The error that caused this one, if any.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    public init(
+        _ kind: Kind, operation: String, message: String, status: Int? = nil, stationMessage: String? = nil,
+        pairingFailure: PairingFailure? = nil, transportError: TransportError? = nil, underlying: (any Error)? = nil
+    ) {
+        self.kind = kind
+        self.operation = operation
+        self.message = message
+        self.status = status
+        self.stationMessage = stationMessage
+        self.pairingFailure = pairingFailure
+        self.transportError = transportError
+        self.underlying = underlying
+    }
+
+    /// `"<operation>: <message> (HTTP <status>: <station message>)"`.
+    public var description: String {
+        var text = "\(operation): \(message)"
+        if let status {
+            text += " (HTTP \(status)"
+            if let stationMessage { text += ": \(stationMessage)" }
+            text += ")"
+        } else if let stationMessage {
+            text += " (\(stationMessage))"
+        }
+        return text
+    }
+
+    /// An error for a station answer with an error status, reading the body's message in any of
+    /// the station's four shapes.
+    static func station(_ response: HTTPResponse, operation: String) -> StationClientError {
+        let body = response.body.data.map { [UInt8]($0) } ?? []
+        let parsed = StationErrorBody.parse(body)
+        return StationClientError(
+            .station, operation: operation, message: "the station refused the request",
+            status: response.status, stationMessage: parsed?.message)
+    }
+
+    /// Wraps any error thrown below the client into a ``StationClientError``.
+    static func wrap(_ error: any Error, operation: String) -> StationClientError {
+        if let error = error as? StationClientError { return error }
+        if let error = error as? TransportError {
+            if error.kind == .cancelled {
+                return StationClientError(.cancelled, operation: operation, message: "cancelled", transportError: error)
+            }
+            return StationClientError(
+                .unreachable, operation: operation, message: error.description, transportError: error, underlying: error)
+        }
+        if error is CancellationError {
+            return StationClientError(.cancelled, operation: operation, message: "cancelled", underlying: error)
+        }
+        return StationClientError(.invalidResponse, operation: operation, message: "\(error)", underlying: error)
+    }
+}
+
+/// How pairing failed, read from the station's answer to `/delegate/start` or `/delegate/confirm`.
+public enum PairingFailure: Sendable, Equatable {
+    /// `invalid PIN`: try again; `attemptsLeft` counts the station's five attempts per session locally.
+    case wrongPIN(attemptsLeft: Int)
+    /// The session cannot be confirmed any more (expired, locked after five wrong PINs, not
+    /// pending, unknown pairing id): start again. The text is the station's.
+    case sessionGone(String)
+    /// HTTP 429: too many pending sessions or too many failed attempts; wait and retry.
+    case throttled(String)
+    /// The station rejected the device's public keys.
+    case invalidKeys(String)
+    /// The app's PIN closure returned something that is not 4–8 digits.
+    case invalidPINFormat
+    /// The app cancelled by returning `nil` from the PIN closure.
+    case cancelledByUser
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Manifest
+import Transport
+
+/// Reads content from an IPFS HTTP gateway (`/ipfs/<cid>`, `/ipns/<name>`) over any
+/// `HTTPTransport`.
+///
+/// A gateway is untrusted: every byte fetched by CID is checked against the CID (Kubo's default
+/// UnixFS layout) before it is handed out. IPNS answers cannot be checked that way; callers check
+/// what they read from them (the station uid and key).
+public struct IPFSGateway: Sendable {
+    /// The gateway's base URL (`https://ipfs.example`); paths are appended to it.
+    public let baseURL: URL
+    /// The transport used for gateway requests.
+    public let transport: any HTTPTransport
+    /// Time limits for gateway requests.
+    public var timeouts: TransferTimeouts
+
+    /// Creates a gateway reader.
+    public init(baseURL: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = TransferTimeouts(idle: 60, total: 300)) {
+        self.baseURL = baseURL
+        self.transport = transport
+        self.timeouts = timeouts
+    }
+
+    /// The bytes of the file with this CID, verified.
+    ///
+    /// - Throws: ``StationClientError``: `.invalidResponse` for a malformed CID, `.station` for an
+    ///   error status, `.unreachable` when the gateway cannot be reached, `.integrity` when the
+    ///   bytes do not match the CID.
+    public func fetch(cid: String, limit: Int = TransferOptions.defaultMemoryLimit) async throws -> [UInt8] {
+        let operation = "fetching \(cid) from the gateway"
+        let parsed = try Self.parse(cid, operation: operation)
+        let response = try await get("/ipfs/\(parsed)", options: TransferOptions(response: .memory(limit: limit), timeouts: timeouts),
+                                     operation: operation)
+        let bytes = [UInt8](response.body.data ?? Data())
+        guard parsed.matches(fileBytes: bytes) else {
+            throw StationClientError(.integrity, operation: operation, message: "the gateway's bytes do not match the CID")
+        }
+        return bytes
+    }
+
+    /// Writes the file with this CID to `destination`, verified in constant memory; on a
+    /// mismatch the file is removed.
+    ///
+    /// - Throws: as ``fetch(cid:limit:)``.
+    public func fetch(cid: String, to destination: URL, progress: ProgressHandler? = nil) async throws {
+        let operation = "fetching \(cid) from the gateway"
+        let parsed = try Self.parse(cid, operation: operation)
+        let options = TransferOptions(response: .file(destination), timeouts: timeouts, progress: progress.map { handler in
+            { @Sendable in handler(ByteProgress(completed: $0.bytesReceived, total: $0.expectedBytesToReceive)) }
+        })
+        _ = try await get("/ipfs/\(parsed)", options: options, operation: operation)
+        let actual: CID
+        do {
+            actual = try UnixFS.cid(ofFileAt: destination)
+        } catch {
+            try? FileManager.default.removeItem(at: destination)
+            throw StationClientError(.integrity, operation: operation, message: "cannot hash the download", underlying: error)
+        }
+        guard actual.multihash == parsed.multihash else {
+            try? FileManager.default.removeItem(at: destination)
+            throw StationClientError(.integrity, operation: operation, message: "the gateway's bytes do not match the CID")
+        }
+    }
+
+    /// The `public.json` an IPNS name points to.
+    ///
+    /// - Throws: ``StationClientError`` for an error status, no answer, or a body that is not a
+    ///   `public.json`.
+    public func resolve(ipnsName name: String) async throws -> PublicDocument {
+        let operation = "resolving /ipns/\(name)"
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else {
+            throw StationClientError(.refused, operation: operation, message: "invalid IPNS name")
+        }
+        let response = try await get("/ipns/\(name)", options: TransferOptions(response: .memory(limit: 1 << 20), timeouts: timeouts),
+                                     operation: operation)
+        do {
+            return try WireJSON.decode(PublicDocument.self, from: [UInt8](response.body.data ?? Data()))
+        } catch {
+            throw StationClientError(.invalidResponse, operation: operation, message: "not a public.json: \(error)", underlying: error)
+        }
+    }
+
+    private func get(_ path: String, options: TransferOptions, operation: String) async throws -> HTTPResponse {
+        let url = baseURL.appendingPathComponent(String(path.dropFirst()))
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(HTTPRequest(method: .get, url: url), body: .none, options: options)
+        } catch {
+            throw StationClientError.wrap(error, operation: operation)
+        }
+        guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
+        return response
+    }
+
+    static func parse(_ cid: String, operation: String) throws -> CID {
+        do {
+            return try CID(cid)
+        } catch {
+            throw StationClientError(.invalidResponse, operation: operation, message: "\(cid.debugDescription) is not a CID",
+                                     underlying: error)
+        }
+    }
+}
+
+extension UInt8 {
+    var isASCIIAlphanumeric: Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
+    }
+}

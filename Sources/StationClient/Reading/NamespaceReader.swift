@@ -1,0 +1,321 @@
+import Foundation
+import Manifest
+import PQCrypto
+import Sodium
+import Envelope
+import Transport
+
+extension StationClient {
+    /// Reads this app's namespace and decrypts every post's metadata into `Metadata`.
+    ///
+    /// `/profile` gives the manifest CID; the manifest comes from the station's `/content` (or, if
+    /// that fails, from the gateway, verified against the CID); only the configured namespace is
+    /// read. For each encrypted post the key comes from the cache or from `/rewrap` (at most
+    /// ``StationClientConfiguration/rewrapConcurrency`` at once), the envelope is opened with the
+    /// device key and the metadata decrypted. Public posts are read as plaintext. A post that
+    /// fails is reported in ``PostListing/skipped`` and never fails the listing.
+    ///
+    /// When the station is unreachable, returns the last listing read online (marked
+    /// ``PostListing/isOffline``) instead of failing.
+    ///
+    /// - Parameter type: the app's metadata type (`DriveFileMetadata` for `drive`, or
+    ///   `JSONValue` for raw JSON).
+    /// - Throws: ``StationClientError`` when the station is unreachable and there is no offline
+    ///   listing, when the manifest cannot be read, or when cancelled.
+    public func listPosts<Metadata: Decodable & Sendable>(as type: Metadata.Type) async throws -> PostListing<Metadata> {
+        let namespace = configuration.namespace
+        let operation = "listing namespace \(namespace)"
+        let profile: StationProfile
+        do {
+            profile = try await self.profile()
+        } catch let error as StationClientError where error.kind == .unreachable {
+            if let offline = try await offlineListing(as: type) {
+                log(.warning, "\(operation): station unreachable, showing the offline listing")
+                return offline
+            }
+            throw error
+        }
+        guard let manifestCID = profile.manifestCID else {
+            return PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil)
+        }
+        let manifest = try await fetchManifest(cid: manifestCID)
+        let entries = manifest.posts(in: namespace)
+        try await loadPersistedPostKeys()
+        let context = ReadContext(kemKey: credentials.kemPrivateKey)
+        let results = try await readEntries(entries, context: context, operation: operation)
+        var posts: [ListedPost<JSONValue>] = []
+        var skipped: [SkippedPost] = []
+        for result in results {
+            switch result {
+            case .success(let post): posts.append(post)
+            case .failure(let skip):
+                log(.warning, "\(operation): skipped \(skip)")
+                skipped.append(skip)
+            }
+        }
+        try await persistPostKeys()
+        // The same manifest read without failures gives the same listing: store it only when it changed.
+        let unchanged = skipped.isEmpty && offlineListingSources[namespace] == manifestCID && offlineListings[namespace] != nil
+        if !unchanged {
+            try await storeOfflineListing(posts, manifestCID: manifestCID)
+            offlineListingSources[namespace] = skipped.isEmpty ? manifestCID : nil
+        }
+        var typed = PostListing<Metadata>(posts: [], skipped: skipped, isOffline: false, manifestCID: manifestCID)
+        for post in posts {
+            do {
+                typed.posts.append(try Self.typed(post, as: type))
+            } catch {
+                typed.skipped.append(SkippedPost(postCID: post.postCID, error: StationClientError(
+                    .invalidResponse, operation: operation, message: "the metadata is not a \(Metadata.self): \(error)",
+                    underlying: error)))
+            }
+        }
+        return typed
+    }
+
+    struct ReadContext: Sendable {
+        let kemKey: MLKEM768.PrivateKey
+    }
+
+    static func typed<Metadata: Decodable & Sendable>(_ post: ListedPost<JSONValue>, as type: Metadata.Type) throws -> ListedPost<Metadata> {
+        let metadata: Metadata? = try post.rawMetadata.map { try WireJSON.decode(type, from: $0) }
+        return ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
+                          createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata, rawMetadata: post.rawMetadata)
+    }
+
+    /// Reads entries with bounded concurrency, keeping manifest order.
+    private func readEntries(
+        _ entries: [PostEntry], context: ReadContext, operation: String
+    ) async throws -> [Result<ListedPost<JSONValue>, SkippedPost>] {
+        var results = [Result<ListedPost<JSONValue>, SkippedPost>?](repeating: nil, count: entries.count)
+        let width = configuration.rewrapConcurrency
+        try await withThrowingTaskGroup(of: (Int, Result<ListedPost<JSONValue>, SkippedPost>).self) { group in
+            var pending = entries.enumerated().makeIterator()
+            for _ in 0..<width {
+                guard let (index, entry) = pending.next() else { break }
+                group.addTask { try await self.readResult(index: index, entry: entry, context: context) }
+            }
+            while let (index, result) = try await group.next() {
+                if results.indices.contains(index) { results[index] = result }
+                if let (nextIndex, entry) = pending.next() {
+                    group.addTask { try await self.readResult(index: nextIndex, entry: entry, context: context) }
+                }
+            }
+        }
+        try Task.checkCancellation()
+        return results.compactMap { $0 }
+    }
+
+    /// Reads one entry for a listing: a failure becomes a skipped post; only cancellation is thrown.
+    private nonisolated func readResult(
+        index: Int, entry: PostEntry, context: ReadContext
+    ) async throws -> (Int, Result<ListedPost<JSONValue>, SkippedPost>) {
+        do {
+            return (index, .success(try await read(entry, context: context)))
+        } catch let error as StationClientError where error.kind == .cancelled {
+            throw error
+        } catch {
+            return (index, .failure(SkippedPost(
+                postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)"))))
+        }
+    }
+
+    /// Reads one entry: plaintext metadata for public posts, otherwise key → open → decrypt.
+    private nonisolated func read(_ entry: PostEntry, context: ReadContext) async throws -> ListedPost<JSONValue> {
+        let operation = "reading post \(entry.postCID)"
+        var post = ListedPost<JSONValue>(
+            postCID: entry.postCID, envelopesCID: entry.envelopesCID, audienceMode: entry.audienceMode,
+            createdAt: entry.createdAt, isPublic: !entry.isEncrypted, metadata: nil, rawMetadata: nil)
+        guard entry.isEncrypted else {
+            post.rawMetadata = entry.metadata?.jsonValue
+            post.metadata = post.rawMetadata
+            return post
+        }
+        guard let metadata = entry.metadata else { return post }
+        let sealed: [UInt8]
+        do {
+            sealed = try metadata.sealedBytes()
+        } catch {
+            throw StationClientError(.integrity, operation: operation, message: "the metadata is not sealed hex", underlying: error)
+        }
+        let key = try await postKey(for: entry.postCID, envelopesCID: entry.envelopesCID, context: context)
+        let plaintext: Data
+        do {
+            plaintext = try SecretBox.open(sealed, using: key)
+        } catch {
+            await forgetPostKey(entry.postCID)
+            throw StationClientError(.integrity, operation: operation, message: "the metadata does not open with the post key",
+                                     underlying: error)
+        }
+        do {
+            post.rawMetadata = try WireJSON.parse(plaintext)
+        } catch {
+            throw StationClientError(.invalidResponse, operation: operation, message: "the metadata is not JSON", underlying: error)
+        }
+        post.metadata = post.rawMetadata
+        return post
+    }
+
+    /// The post key from the cache, or through `/rewrap` and the device's ML-KEM key.
+    ///
+    /// - Throws: ``StationClientError``: `.station` when the station refuses the rewrap (its
+    ///   `result.error` text), `.integrity` when the envelope does not open.
+    nonisolated func postKey(for postCID: String, envelopesCID: String?, context: ReadContext) async throws -> SymmetricKey {
+        if let cached = await cachedPostKey(postCID) { return cached }
+        let operation = "POST /rewrap for \(postCID)"
+        let identity = await credentials
+        var object: JSONObject = [
+            "uid": .string(identity.stationUID), "device_uid": .string(identity.deviceUID), "post_cid": .string(postCID),
+        ]
+        object["envelopes_cid"] = envelopesCID.map { .string($0) } ?? .null
+        let response = try await signed(.post, "/rewrap", body: .json(WireJSON.serialize(.object(object))), operation: operation)
+        guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
+        let rewrap = try Self.decode(RewrapResponse.self, from: response, operation: operation)
+        let envelopeHex: String
+        switch rewrap.result {
+        case .failed(let message):
+            throw StationClientError(.station, operation: operation, message: "the station cannot rewrap the post",
+                                     status: response.status, stationMessage: message)
+        case .rewrapped(_, _, let returnedCID, let hex):
+            guard returnedCID == postCID else {
+                throw StationClientError(.invalidResponse, operation: operation, message: "the station rewrapped another post")
+            }
+            envelopeHex = hex
+        }
+        let key: SymmetricKey
+        do {
+            key = try Envelope.open(envelopeHex, with: context.kemKey)
+        } catch {
+            throw StationClientError(.integrity, operation: operation, message: "the envelope does not open", underlying: error)
+        }
+        await cachePostKey(key, for: postCID)
+        return key
+    }
+
+    func cachedPostKey(_ postCID: String) -> SymmetricKey? { postKeys[postCID] }
+    func cachePostKey(_ key: SymmetricKey, for postCID: String) { postKeys[postCID] = key }
+    func forgetPostKey(_ postCID: String) { postKeys[postCID] = nil }
+
+    /// The number of post keys in the in-memory cache.
+    public var cachedPostKeyCount: Int { postKeys.count }
+
+    /// Empties the in-memory post-key cache (the persisted copy stays until the next listing).
+    public func clearPostKeyCache() { postKeys.removeAll() }
+
+    /// The manifest with this CID: from the station's `/content`, or from the gateway when that
+    /// fails; either way verified against the CID.
+    ///
+    /// - Throws: ``StationClientError`` when neither source gives bytes matching the CID, or the
+    ///   bytes are not a manifest.
+    public func fetchManifest(cid: String) async throws -> Manifest {
+        if let cached = manifestCache, cached.cid == cid { return cached.manifest }
+        let operation = "reading manifest \(cid)"
+        let parsed = try IPFSGateway.parse(cid, operation: operation)
+        var bytes: [UInt8]?
+        var firstError: (any Error)?
+        do {
+            let response = try await signed(.get, "/content/\(cid)", operation: operation)
+            if response.isSuccess {
+                let data = [UInt8](response.body.data ?? Data())
+                if parsed.matches(fileBytes: data) {
+                    bytes = data
+                } else {
+                    firstError = StationClientError(.integrity, operation: operation, message: "the station's bytes do not match the CID")
+                }
+            } else {
+                firstError = StationClientError.station(response, operation: operation)
+            }
+        } catch let error as StationClientError where error.kind != .cancelled {
+            firstError = error
+        }
+        if bytes == nil {
+            guard let gateway = configuration.gateway else { throw firstError ?? StationClientError(.unreachable, operation: operation, message: "no source") }
+            log(.info, "\(operation): falling back to the gateway (\(firstError.map { "\($0)" } ?? ""))")
+            bytes = try await gateway.fetch(cid: cid)
+        }
+        do {
+            let manifest = try WireJSON.decode(Manifest.self, from: bytes ?? [])
+            manifestCache = (cid, manifest)
+            return manifest
+        } catch {
+            throw StationClientError(.invalidResponse, operation: operation, message: "not a manifest: \(error)", underlying: error)
+        }
+    }
+
+    // MARK: Persistence of post keys and the offline listing
+
+    func loadPersistedPostKeys() async throws {
+        guard configuration.persistsPostKeys, !postKeysLoaded else { return }
+        postKeysLoaded = true
+        guard var bytes = try? await configuration.keyStore.load(KeyStoreItem.postKeys) else { return }
+        defer { SecureMemory.zero(&bytes) }
+        guard let object = try? WireJSON.parse(bytes).objectValue else { return }
+        for (cid, value) in object {
+            if let hex = value.stringValue, let raw = try? Hex.decode(hex), raw.count == 32, postKeys[cid] == nil {
+                postKeys[cid] = SymmetricKey(data: raw)
+            }
+        }
+    }
+
+    func persistPostKeys() async throws {
+        guard configuration.persistsPostKeys else { return }
+        var object = JSONObject()
+        for (cid, key) in postKeys.sorted(by: { $0.key < $1.key }) {
+            object[cid] = .string(key.withUnsafeBytes { Hex.encode($0) })
+        }
+        var bytes = WireJSON.serialize(.object(object))
+        defer { SecureMemory.zero(&bytes) }
+        do {
+            try await configuration.keyStore.save(bytes, as: KeyStoreItem.postKeys)
+        } catch {
+            log(.warning, "cannot persist post keys: \(error)")
+        }
+    }
+
+    private func storeOfflineListing(_ posts: [ListedPost<JSONValue>], manifestCID: String) async throws {
+        var items: [JSONValue] = []
+        for post in posts {
+            var object: JSONObject = ["post_cid": .string(post.postCID), "audience_mode": .string(post.audienceMode.wireValue),
+                                      "public": .bool(post.isPublic)]
+            object["envelopes_cid"] = post.envelopesCID.map { .string($0) } ?? .null
+            object["created_at"] = post.createdAt.map { .number(JSONNumber($0)) } ?? .null
+            object["metadata"] = post.rawMetadata ?? .null
+            items.append(.object(object))
+        }
+        var bytes = WireJSON.serialize(.object(["manifest_cid": .string(manifestCID), "posts": .array(items)]))
+        offlineListings[configuration.namespace] = bytes
+        guard configuration.persistsOfflineListing else { return }
+        defer { SecureMemory.zero(&bytes) }
+        do {
+            try await configuration.keyStore.save(bytes, as: KeyStoreItem.offlineListing(namespace: configuration.namespace))
+        } catch {
+            log(.warning, "cannot persist the offline listing: \(error)")
+        }
+    }
+
+    private func offlineListing<Metadata: Decodable & Sendable>(as type: Metadata.Type) async throws -> PostListing<Metadata>? {
+        var stored = offlineListings[configuration.namespace]
+        if stored == nil, configuration.persistsOfflineListing {
+            stored = try? await configuration.keyStore.load(KeyStoreItem.offlineListing(namespace: configuration.namespace))
+        }
+        guard let bytes = stored, let object = try? WireJSON.parse(bytes).objectValue,
+              let items = object["posts"]?.arrayValue else { return nil }
+        var listing = PostListing<Metadata>(posts: [], skipped: [], isOffline: true, manifestCID: object["manifest_cid"]?.stringValue)
+        for item in items {
+            guard let cid = item["post_cid"]?.stringValue else { continue }
+            let metadata = item["metadata"].flatMap { $0.isNull ? nil : $0 }
+            let raw = ListedPost<JSONValue>(
+                postCID: cid, envelopesCID: item["envelopes_cid"]?.stringValue,
+                audienceMode: AudienceMode(wireValue: item["audience_mode"]?.stringValue ?? "all"),
+                createdAt: item["created_at"]?.intValue, isPublic: item["public"]?.boolValue ?? false,
+                metadata: metadata, rawMetadata: metadata)
+            do {
+                listing.posts.append(try Self.typed(raw, as: type))
+            } catch {
+                listing.skipped.append(SkippedPost(postCID: cid, error: StationClientError(
+                    .invalidResponse, operation: "reading the offline listing", message: "\(error)", underlying: error)))
+            }
+        }
+        return listing
+    }
+}

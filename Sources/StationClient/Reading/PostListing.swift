@@ -1,0 +1,43 @@
+import Foundation
+import Manifest
+
+/// One post of a namespace, decrypted.
+public struct ListedPost<Metadata: Sendable>: Sendable {
+    /// The CID of the post's bytes.
+    public var postCID: String
+    /// The CID of its envelope set (`nil` for public posts).
+    public var envelopesCID: String?
+    /// Who may read it.
+    public var audienceMode: AudienceMode
+    /// When the station added it (Unix seconds), if recorded.
+    public var createdAt: Int?
+    /// Whether the post is public (plaintext, world-readable).
+    public var isPublic: Bool
+    /// The metadata decoded as the app's type, or `nil` when the post has none.
+    public var metadata: Metadata?
+    /// The metadata as raw JSON, or `nil` when the post has none.
+    public var rawMetadata: JSONValue?
+}
+
+/// A post that could not be read, and why; the rest of the listing is unaffected.
+public struct SkippedPost: Error, Sendable, CustomStringConvertible {
+    /// The post's CID (or the entry index when it has none).
+    public var postCID: String
+    /// Why it was skipped.
+    public var error: StationClientError
+
+    /// `"<cid>: <error>"`.
+    public var description: String { "\(postCID): \(error)" }
+}
+
+/// A namespace's posts as one listing read them.
+public struct PostListing<Metadata: Sendable>: Sendable {
+    /// The readable posts, in manifest order (oldest first).
+    public var posts: [ListedPost<Metadata>]
+    /// Posts that could not be read.
+    public var skipped: [SkippedPost]
+    /// `true` when the station could not be reached and this is the last listing read online.
+    public var isOffline: Bool
+    /// The manifest CID the listing was read from (`nil` for an empty station).
+    public var manifestCID: String?
+}

@@ -1,0 +1,122 @@
+import Foundation
+import PQCrypto
+@testable import StationClient
+import Sodium
+import Testing
+
+@Suite("Key stores and credentials")
+struct KeyStoreTests {
+    static let cheap = Argon2.Limits(operations: 1, memoryBytes: 1 << 20)
+
+    @Test("FileKeyStore round-trips, writes mode 0600, and encrypts at rest")
+    func fileRoundTrip() async throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileKeyStore(directory: directory, passphrase: "correct horse", limits: Self.cheap)
+        let secret = Array("the device's secret keys".utf8)
+        try await store.save(secret, as: "item")
+        #expect(try await store.load("item") == secret)
+        let url = try store.fileURL(for: "item")
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let onDisk = try Data(contentsOf: url)
+        #expect(onDisk.range(of: Data(secret)) == nil)
+        #expect(try await store.load("missing") == nil)
+        try await store.delete("item")
+        #expect(try await store.load("item") == nil)
+        try await store.delete("item")
+    }
+
+    @Test("FileKeyStore refuses a wrong passphrase and a tampered file with a typed error")
+    func fileWrongPassphrase() async throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileKeyStore(directory: directory, passphrase: "right", limits: Self.cheap)
+        try await store.save([1, 2, 3], as: "item")
+        let error = #expect(throws: StationClientError.self) {
+            try FileKeyStore(directory: directory, passphrase: "wrong", limits: Self.cheap)
+        }
+        #expect(error?.kind == .keyStore)
+        #expect(error?.message == "wrong passphrase")
+        #expect(throws: StationClientError.self) { try FileKeyStore(directory: directory, passphrase: "", limits: Self.cheap) }
+        // The right passphrase unlocks the existing store (its own Argon2 cost is kept).
+        let reopened = try FileKeyStore(directory: directory, passphrase: "right", limits: .interactive)
+        #expect(try await reopened.load("item") == [1, 2, 3])
+
+        // A params file with absurd Argon2 limits is refused before deriving anything.
+        let other = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: other) }
+        _ = try FileKeyStore(directory: other, passphrase: "p", limits: Self.cheap)
+        let params = other.appendingPathComponent("keystore.params")
+        var paramBytes = [UInt8](try Data(contentsOf: params))
+        paramBytes[21] = 0xFF
+        try Data(paramBytes).write(to: params)
+        #expect(throws: StationClientError.self) { try FileKeyStore(directory: other, passphrase: "p", limits: Self.cheap) }
+
+        var bytes = [UInt8](try Data(contentsOf: try store.fileURL(for: "item")))
+        bytes[bytes.count - 1] ^= 0x80
+        try Data(bytes).write(to: try store.fileURL(for: "item"))
+        await #expect(throws: StationClientError.self) { try await store.load("item") }
+
+        try Data("not a key store".utf8).write(to: try store.fileURL(for: "junk"))
+        await #expect(throws: StationClientError.self) { try await store.load("junk") }
+        #expect(throws: StationClientError.self) { try store.fileURL(for: "../escape") }
+    }
+
+    @Test("An interrupted write leaves the old file intact and no temporary file behind")
+    func interruptedWrite() async throws {
+        struct PowerCut: Error {}
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileKeyStore(directory: directory, passphrase: "pass", limits: Self.cheap)
+        try await store.save(Array("old value".utf8), as: "credentials")
+        let before = try Data(contentsOf: try store.fileURL(for: "credentials"))
+
+        let sawTemporary = Locked<URL?>(nil)
+        let failing = try FileKeyStore(directory: directory, passphrase: "pass", limits: Self.cheap) { temporary in
+            sawTemporary.withLock { $0 = temporary }
+            throw PowerCut()
+        }
+        await #expect(throws: StationClientError.self) { try await failing.save(Array("new value".utf8), as: "credentials") }
+        #expect(sawTemporary.withLock { $0 } != nil)
+        #expect(try Data(contentsOf: try store.fileURL(for: "credentials")) == before)
+        #expect(try await store.load("credentials") == Array("old value".utf8))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".tmp") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test("InMemoryKeyStore stores, replaces and deletes")
+    func inMemory() async throws {
+        let store = InMemoryKeyStore()
+        #expect(await store.load("a") == nil)
+        await store.save([1], as: "a")
+        await store.save([2, 3], as: "a")
+        #expect(await store.load("a") == [2, 3])
+        await store.delete("a")
+        #expect(await store.load("a") == nil)
+    }
+
+    @Test("Credentials survive encoding; damaged bytes give a typed error")
+    func credentialsCoding() throws {
+        let credentials = DeviceCredentials(
+            kemPrivateKey: .generate(), signingPrivateKey: .generate(), deviceUID: "Phone-ABC", stationUID: "station",
+            stationKEMPublicKeyHex: "00", endpoint: URL(string: "http://station.test:8443")!, ipfsPeerID: "12D3Koo", ipnsName: "k51")
+        let decoded = try DeviceCredentials(encoded: credentials.encoded())
+        #expect(decoded.deviceUID == "Phone-ABC")
+        #expect(decoded.endpoint == credentials.endpoint)
+        #expect(decoded.ipnsName == "k51")
+        #expect(decoded.kemPrivateKey.expandedRepresentation == credentials.kemPrivateKey.expandedRepresentation)
+        #expect(decoded.signingPrivateKey.expandedRepresentation == credentials.signingPrivateKey.expandedRepresentation)
+        #expect(throws: StationClientError.self) { try DeviceCredentials(encoded: Array("{}".utf8)) }
+        #expect(throws: StationClientError.self) { try DeviceCredentials(encoded: [0xFF, 0x00]) }
+    }
+
+    @Test("Device uids: sanitized name prefix of 20, dash, 8 characters of a UUID")
+    func deviceUID() throws {
+        let uuid = try #require(UUID(uuidString: "990DCF48-1234-4567-89AB-CDEF01234567"))
+        #expect(DeviceUID.make(name: "Charlie's iPhone 15 Pro Max!", uuid: uuid) == "charliesiphone15prom-990dcf48")
+        #expect(DeviceUID.make(name: "  ", uuid: uuid) == "device-990dcf48")
+        #expect(DeviceUID.make(name: "lab-box_7", uuid: uuid) == "lab-box7-990dcf48")
+        #expect(DeviceUID.make(name: "a") != DeviceUID.make(name: "a"))
+    }
+}

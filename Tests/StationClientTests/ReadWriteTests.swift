@@ -1,0 +1,261 @@
+import Foundation
+import Manifest
+import Sodium
+@testable import StationClient
+import Testing
+import Transport
+
+@Suite("Publishing, listing and downloading")
+struct ReadWriteTests {
+    @Test("Two namespaces on one station: each client sees only its own, decrypted into its own type")
+    func namespaces() async throws {
+        let station = FakeStation()
+        let drive = try await Fixture.paired(station, namespace: "drive")
+        let frame = try await Fixture.paired(station, namespace: "cipherframe")
+        let file = Data("quarterly report".utf8)
+        let published = try await drive.publish(data: file, metadata: Fixture.drive("report.txt", size: file.count))
+        #expect(published.audienceMode == .selfOnly)
+        #expect(published.postCID == UnixFS.cid(of: try #require(await station.blob(published.postCID))).description)
+        _ = try await frame.publish(data: Data("photo".utf8), metadata: FramePost(caption: "sunset", likes: 3))
+
+        let driveListing = try await drive.listPosts(as: DriveFileMetadata.self)
+        #expect(driveListing.posts.map(\.metadata?.filename) == ["report.txt"])
+        #expect(driveListing.skipped.isEmpty)
+        #expect(!driveListing.isOffline)
+        let frameListing = try await frame.listPosts(as: FramePost.self)
+        #expect(frameListing.posts.map(\.metadata) == [FramePost(caption: "sunset", likes: 3)])
+
+        // The station stored only ciphertext: the plaintext is nowhere in the blob or metadata.
+        let blob = try #require(await station.blob(published.postCID))
+        #expect(Data(blob).range(of: file) == nil)
+        #expect(blob.count == file.count + 40)
+        #expect(try await drive.download(postCID: published.postCID) == file)
+    }
+
+    @Test("Raw JSON metadata, public posts as plaintext, posts without metadata")
+    func rawAndPublic() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("a.txt", size: 1))
+        _ = try await client.publish(data: Data("b".utf8), metadata: Optional<DriveFileMetadata>.none)
+        let open = try await client.publishPermanentlyPublic(data: Data("hello world".utf8), metadata: Fixture.drive("pub.txt", size: 11))
+        #expect(open.audienceMode == .public)
+        #expect(await station.blob(open.postCID) == Array("hello world".utf8))
+
+        let listing = try await client.listPosts(as: JSONValue.self)
+        #expect(listing.posts.count == 3)
+        #expect(listing.posts[0].rawMetadata?["filename"]?.stringValue == "a.txt")
+        #expect(listing.posts[1].rawMetadata == nil)
+        #expect(listing.posts[2].isPublic)
+        #expect(listing.posts[2].rawMetadata?["filename"]?.stringValue == "pub.txt")
+        // A metadata type that does not fit is reported per post, not fatal.
+        let typed = try await client.listPosts(as: FramePost.self)
+        #expect(typed.skipped.count == 2)
+        #expect(typed.posts.count == 1)
+    }
+
+    @Test("A listing of 50 skips a corrupted envelope and corrupted metadata, and caches keys")
+    func corruptedPostsSkipped() async throws {
+        let station = FakeStation()
+        let log = LogCollector()
+        let client = try await Fixture.paired(station, log: log.handler)
+        var cids: [String] = []
+        for index in 0..<50 {
+            cids.append(try await client.publish(data: Data("file \(index)".utf8), metadata: Fixture.drive("f\(index)", size: index)).postCID)
+        }
+        await station.corruptEnvelope(of: cids[7])
+        await station.corruptMetadata(of: cids[31])
+        await client.clearPostKeyCache()
+        let before = await station.rewrapRequests
+        let listing = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(listing.posts.count == 48)
+        #expect(listing.skipped.map(\.postCID) == [cids[7], cids[31]])
+        #expect(listing.skipped.map(\.error.kind) == [.integrity, .integrity])
+        #expect(listing.posts.map(\.metadata?.filename) == (0..<50).filter { $0 != 7 && $0 != 31 }.map { "f\($0)" })
+        #expect(await station.rewrapRequests - before == 50)
+        #expect(log.messages.contains { $0.contains("skipped") && $0.contains(cids[7]) })
+
+        // Warm: cached keys; only the two bad posts are rewrapped again.
+        let warm = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(warm.posts.count == 48)
+        #expect(await station.rewrapRequests - before == 52)
+        #expect(await client.cachedPostKeyCount == 48)
+    }
+
+    @Test("An unchanged manifest CID is not read again; a new one is")
+    func manifestCache() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        _ = try await client.publish(data: Data("1".utf8), metadata: Fixture.drive("1", size: 1))
+        let first = try await client.listPosts(as: DriveFileMetadata.self)
+        let second = try await client.listPosts(as: DriveFileMetadata.self)
+        let cid = try #require(first.manifestCID)
+        #expect(second.manifestCID == cid)
+        #expect(await station.requestLog.filter { $0.hasSuffix("/content/\(cid)") }.count == 1)
+        _ = try await client.publish(data: Data("2".utf8), metadata: Fixture.drive("2", size: 1))
+        let third = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(third.manifestCID != cid)
+        #expect(third.posts.map(\.metadata?.filename) == ["1", "2"])
+    }
+
+    @Test("A corrupted blob fails its download with an integrity error and leaves no file")
+    func corruptedBlob() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        let post = try await client.publish(data: Data(repeating: 7, count: 1000), metadata: Fixture.drive("x", size: 1000))
+        var blob = try #require(await station.blob(post.postCID))
+        blob[100] ^= 1
+        await station.setBlob(post.postCID, blob)
+        let error = await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID) }
+        #expect(error?.kind == .integrity)
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("out.bin")
+        await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID, to: destination) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    @Test("Publishing a file streams it and downloads to a file with progress")
+    func fileRoundTrip() async throws {
+        let station = FakeStation()
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let staging = directory.appendingPathComponent("staging")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        let client = try await Fixture.paired(station, temporaryDirectory: staging)
+        let source = directory.appendingPathComponent("big.bin")
+        var rng = SystemRandomNumberGenerator()
+        let content = Data((0..<700_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        try content.write(to: source)
+        let uploaded = Locked<Int64>(0)
+        let post = try await client.publish(fileAt: source, metadata: Fixture.drive("big.bin", size: content.count)) { progress in
+            uploaded.withLock { $0 = max($0, progress.completed) }
+        }
+        // The whole multipart body went out: the ciphertext plus the form's other parts.
+        #expect(uploaded.withLock { $0 } > Int64(content.count + 40 + 2324))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).isEmpty)
+        let destination = directory.appendingPathComponent("copy.bin")
+        let downloaded = Locked<Int64>(0)
+        try await client.download(postCID: post.postCID, to: destination) { progress in
+            downloaded.withLock { $0 = progress.completed }
+        }
+        #expect(try Data(contentsOf: destination) == content)
+        #expect(downloaded.withLock { $0 } == Int64(content.count + 40))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["big.bin", "copy.bin", "staging"])
+    }
+
+    @Test("A download resumes with Range after the connection breaks")
+    func resume() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let post = try await client.publish(data: content, metadata: Fixture.drive("r", size: content.count))
+        await station.update { $0.breakStreamsAfter = [50_000, 120_000] }
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("r.bin")
+        try await client.download(postCID: post.postCID, to: destination)
+        #expect(try Data(contentsOf: destination) == content)
+        #expect(await station.requestLog.filter { $0.hasSuffix("/content/\(post.postCID)") }.count == 3)
+        #expect(await station.breakStreamsAfter.isEmpty)
+    }
+
+    @Test("A rewrap refused with result.error is a typed station error carrying the text")
+    func rewrapError() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        let missing = "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"
+        let error = await #expect(throws: StationClientError.self) { try await client.download(postCID: missing) }
+        #expect(error?.kind == .station)
+        #expect(error?.status == 200)
+        #expect(error?.stationMessage == "post_cid \(missing) not found")
+    }
+
+    @Test("Manifest and content fall back to the gateway, verified against the CID")
+    func gatewayFallback() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        let post = try await client.publish(data: Data("via gateway".utf8), metadata: Fixture.drive("g", size: 11))
+        await client.clearPostKeyCache()
+        await station.update { $0.contentUnavailable = true }
+        let listing = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(listing.posts.map(\.metadata?.filename) == ["g"])
+        #expect(try await client.download(postCID: post.postCID) == Data("via gateway".utf8))
+        #expect(await station.requestLog.contains("GET \(FakeStation.gatewayHost)/ipfs/\(post.postCID)"))
+
+        // A gateway that returns other bytes than the CID names is refused.
+        await station.setBlob(post.postCID, Array("tampered, and forty bytes long or longer!".utf8))
+        let mismatch = await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID) }
+        #expect(mismatch?.kind == .integrity)
+        let gateway = try #require(client.configuration.gateway)
+        let missing = await #expect(throws: StationClientError.self) {
+            try await gateway.fetch(cid: "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX")
+        }
+        #expect(missing?.status == 404)
+        let invalid = await #expect(throws: StationClientError.self) { try await gateway.fetch(cid: "not-a-cid") }
+        #expect(invalid?.kind == .invalidResponse)
+    }
+
+    @Test("A too-large file is refused before anything is sent; the largest size fills the request exactly")
+    func sizeLimit() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        let metadata = Fixture.drive("huge.bin", size: 0)
+        let largest = try client.largestPublishableFileSize(metadata: metadata)
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let huge = directory.appendingPathComponent("huge.bin")
+        #expect(FileManager.default.createFile(atPath: huge.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: huge)
+        try handle.truncate(atOffset: UInt64(largest + 1))
+        try handle.close()
+        let error = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: huge, metadata: metadata) }
+        #expect(error?.kind == .refused)
+        #expect(await station.postRequests == 0)
+
+        let prepared = try await client.preparePost(data: Data(count: Int(largest)), metadata: metadata)
+        #expect(prepared.requestByteCount == StationClient.maximumRequestByteCount)
+        // A file of exactly that size, whatever its name, fills the request exactly too.
+        let exact = directory.appendingPathComponent("a much longer file name than blob.bin.dat")
+        #expect(FileManager.default.createFile(atPath: exact.path, contents: nil))
+        let exactHandle = try FileHandle(forWritingTo: exact)
+        try exactHandle.truncate(atOffset: UInt64(largest))
+        try exactHandle.close()
+        let fromFile = try await client.prepare(content: .file(exact), metadataJSON: try StationClient.encodeMetadata(metadata),
+                                                namespace: nil, audience: .selfOnly)
+        #expect(fromFile.requestByteCount == StationClient.maximumRequestByteCount)
+    }
+
+    @Test("A publish whose answer is lost is found in the manifest, never posted twice")
+    func lostAnswer() async throws {
+        let station = FakeStation()
+        let log = LogCollector()
+        let client = try await Fixture.paired(station, log: log.handler)
+        await station.update { $0.losePostAnswers = 1 }
+        let post = try await client.publish(data: Data("once".utf8), metadata: Fixture.drive("once", size: 4))
+        #expect(post.wasRecovered)
+        #expect(await station.postRequests == 1)
+        #expect(await station.posts(in: "drive").map(\.postCID) == [post.postCID])
+
+        // A prepared post resubmitted after success is recognised too (same CID, no second post).
+        let prepared = try await client.preparePost(data: Data("twice?".utf8), metadata: Fixture.drive("t", size: 6))
+        await station.update { $0.losePostAnswers = 1 }
+        let first = try await client.submit(prepared)
+        #expect(first.postCID == prepared.postCID)
+        #expect(await station.posts(in: "drive").count == 2)
+    }
+
+    @Test("Signing covers the exact multipart bytes: the station verifies every upload")
+    func station401sAreTyped() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        // A refused post (unknown audience uid) is a typed station error carrying the detail text.
+        let error = await #expect(throws: StationClientError.self) {
+            try await client.publish(data: Data("x".utf8), metadata: Fixture.drive("x", size: 1), audience: .specific(["nobody"]))
+        }
+        #expect(error?.status == 400)
+        #expect(error?.stationMessage?.contains("not Allowed followers") == true)
+        #expect(await station.postRequests == 1)
+    }
+}
+

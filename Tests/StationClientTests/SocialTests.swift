@@ -1,0 +1,115 @@
+import Foundation
+import Manifest
+@testable import StationClient
+import Testing
+import Transport
+
+@Suite("Managing posts and followers; following another station")
+struct SocialTests {
+    @Test("Delete removes the post; deleting again is a typed 404")
+    func delete() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        let post = try await client.publish(data: Data("d".utf8), metadata: Fixture.drive("d", size: 1))
+        let deleted = try await client.delete(postCID: post.postCID)
+        #expect(deleted.postCID == post.postCID)
+        #expect(try await client.listPosts(as: DriveFileMetadata.self).posts.isEmpty)
+        let error = await #expect(throws: StationClientError.self) { try await client.delete(postCID: post.postCID) }
+        #expect(error?.status == 404)
+        #expect(error?.stationMessage == "Post \(post.postCID) not found in manifest")
+    }
+
+    @Test("Reshare reports the station's content loss (upstream bug)")
+    func reshare() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        let post = try await client.publish(data: Data("r".utf8), metadata: Fixture.drive("r", size: 1))
+        let result = try await client.reshare(postCID: post.postCID, audience: .allFollowers)
+        #expect(result.response.audienceMode == .all)
+        #expect(result.contentLost)
+        let missing = await #expect(throws: StationClientError.self) {
+            try await client.reshare(postCID: "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX", audience: .selfOnly)
+        }
+        #expect(missing?.status == 404)
+    }
+
+    @Test("A follower requests, is approved, and reads only what was shared with it")
+    func follower() async throws {
+        let station = FakeStation()
+        let owner = try await Fixture.paired(station, namespace: "cipherframe")
+        let followerStore = InMemoryKeyStore()
+        let identity = FollowerIdentity.generate(name: "Friend's Laptop")
+        try await identity.save(to: followerStore)
+        let restored = try #require(try await FollowerIdentity.load(from: followerStore))
+        #expect(restored.uid == identity.uid)
+        #expect(try await FollowerIdentity.load(from: InMemoryKeyStore()) == nil)
+
+        let transport = FakeTransport(station: station)
+        let endpoint = await station.endpoint
+        let result = try await restored.sendFollowRequest(to: endpoint, transport: transport)
+        #expect(result.status == "follow_request_pending_multi_device")
+        let pending = try await owner.pendingFollowers()
+        #expect(pending.map(\.uid) == [identity.uid])
+        _ = try await owner.approveFollower(uid: identity.uid)
+        #expect(try await owner.followers().map(\.uid) == [identity.uid])
+        #expect(try await owner.pendingFollowers().isEmpty)
+
+        let shared = try await owner.publish(data: Data("for friends".utf8), metadata: FramePost(caption: "shared", likes: 1),
+                                             audience: .allFollowers)
+        _ = try await owner.publish(data: Data("just me".utf8), metadata: FramePost(caption: "private", likes: 0))
+        let specific = try await owner.publish(data: Data("for you".utf8), metadata: FramePost(caption: "specific", likes: 2),
+                                               audience: .specific([identity.uid]))
+
+        let gateway = try #require(owner.configuration.gateway)
+        let reader = FollowedStationReader(identity: restored, gateway: gateway, transport: transport)
+        for address in [FollowedStationAddress.endpoint(endpoint), .ipns(station.ipnsName)] {
+            let listing = try await reader.listPosts(of: address, namespace: "cipherframe", as: FramePost.self)
+            #expect(listing.posts.map(\.metadata?.caption) == ["shared", "specific"])
+            #expect(listing.skipped.isEmpty)
+        }
+        let entries = await station.posts(in: "cipherframe")
+        let sharedEntry = try #require(entries.first { $0.postCID == shared.postCID })
+        #expect(try await reader.download(sharedEntry) == Data("for friends".utf8))
+        let privateEntry = try #require(entries.first { $0.audienceMode == .selfOnly })
+        let refused = await #expect(throws: StationClientError.self) { try await reader.download(privateEntry) }
+        #expect(refused?.kind == .refused)
+        #expect(specific.audienceMode == .specific)
+
+        // The social graph opens with the follower's decoder envelope.
+        let document = try await gateway.resolve(ipnsName: station.ipnsName)
+        let graph = try #require(try await reader.socialGraph(of: document))
+        #expect(graph.followers?["followers"]?.arrayValue?.compactMap { $0["uid"]?.stringValue } == [identity.uid])
+        #expect(graph.following?["following"]?.arrayValue?.isEmpty == true)
+
+        // A stranger with its own identity reads nothing encrypted and holds no decoder envelope.
+        let stranger = FollowedStationReader(identity: .generate(name: "stranger"), gateway: gateway, transport: transport)
+        #expect(try await stranger.listPosts(of: .endpoint(endpoint), namespace: "cipherframe", as: FramePost.self).posts.isEmpty)
+        #expect(try await stranger.socialGraph(of: document) == nil)
+    }
+
+    @Test("A follow request with bad keys is a typed error carrying result.error")
+    func badFollowRequest() async throws {
+        let station = FakeStation()
+        let broken = BrokenKeyTransport(base: FakeTransport(station: station))
+        let error = await #expect(throws: StationClientError.self) {
+            try await FollowerIdentity.generate(name: "x").sendFollowRequest(to: await station.endpoint, transport: broken)
+        }
+        #expect(error?.stationMessage == "follow_request mlkem_public_key must be 2368 hex chars")
+        #expect(error?.status == 200)
+    }
+}
+
+/// Cuts the ML-KEM key in an inbox request, to provoke the station's validation error.
+struct BrokenKeyTransport: HTTPTransport {
+    let base: any HTTPTransport
+
+    func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
+        let bytes = try await body.collect(upTo: 1 << 20, for: request)
+        guard var object = try WireJSON.parse(bytes).objectValue, var device = object["devices"]?.arrayValue?.first?.objectValue else {
+            return try await base.send(request, body: body, options: options)
+        }
+        device["mlkem_public_key"] = "00"
+        object["devices"] = .array([.object(device)])
+        return try await base.send(request, body: .bytes(Data(WireJSON.serialize(.object(object)))), options: options)
+    }
+}
