@@ -18,5 +18,29 @@ if [ ! -x "$venv/bin/python3" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" 
 fi
 export CIPHER_INTEROP_PYTHON="$PWD/$venv/bin/python3"
 
+# Serially: on a 2-core machine, CPU-heavy suites (vectors, 100 MiB CIDs) running beside the
+# streaming transport tests would starve them of the two cooperative threads.
 echo "==> swift test"
-swift test "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+swift test --no-parallel "$@" 2>&1 | tee "$log"
+
+# A short libFuzzer smoke run of the Manifest readers (the seed corpus plus 20 s of new inputs);
+# Fuzz/README.md has the long run. Skipped only when tests were filtered to a subset.
+if [ $# -eq 0 ]; then
+    echo "==> fuzz smoke run (Fuzz/run.sh 20)"
+    bash Fuzz/run.sh 20
+fi
+
+# The DocC build (warnings are errors) and the check that every public symbol is documented.
+if [ $# -eq 0 ]; then
+    echo "==> documentation (scripts/docs.sh)"
+    bash scripts/docs.sh
+fi
+
+# Repeat the test runner's verdict last, so it is the closing line of the run.
+summary=$(grep -E "Test run with [0-9]+ tests? .* passed" "$log" | tail -n 1 || true)
+if [ -n "$summary" ]; then
+    count=$(echo "$summary" | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/')
+    echo "swift test: $count passed, 0 failed"
+fi

@@ -8,6 +8,8 @@
 """
 from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA65PrivateKey, MLDSA65PublicKey
 
+LABEL = "OpenSSL (cryptography)"
+
 
 def benchmarks():
     message = bytes((i * 7) & 0xFF for i in range(200))

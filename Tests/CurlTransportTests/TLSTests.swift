@@ -1,3 +1,4 @@
+import TestSupport
 import CurlTransport
 import Foundation
 import Testing

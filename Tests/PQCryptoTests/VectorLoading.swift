@@ -8,10 +8,7 @@ func loadVectors<T: Decodable>(_ path: String, as type: T.Type = T.self) throws 
 }
 
 func vectorURL(_ path: String) throws -> URL {
-    // `.copy("Resources")` keeps the folder inside the bundle directory.
-    let url = Bundle.module.bundleURL.appendingPathComponent("Resources/Vectors").appendingPathComponent(path)
-    guard FileManager.default.fileExists(atPath: url.path) else { throw TestDataError.missingResource(path) }
-    return url
+    try resourceURL(in: .module, "Resources/Vectors/" + path)
 }
 
 /// ACVP vector-set files: `testGroups[].tests[]` with group-level fields.

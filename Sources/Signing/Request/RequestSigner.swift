@@ -21,6 +21,7 @@ public struct RequestSigner: Sendable {
     /// Creates a signer.
     ///
     /// - Parameters:
+    ///   - identity: who signs: the station uid, this device's uid and its ML-DSA-65 key.
     ///   - clock: Unix time in whole seconds, read once per request (the station allows 60 s of
     ///     skew either way).
     ///   - nonceSource: a fresh nonce per request; the station refuses a nonce it has seen from

@@ -22,6 +22,7 @@ public enum BLAKE2b {
     /// Returns the BLAKE2b digest of `data`.
     ///
     /// - Parameters:
+    ///   - data: the bytes to hash.
     ///   - digestByteCount: 1...64 (32 for BLAKE2b-256).
     ///   - key: an optional MAC key of 1...64 bytes (`nil` or empty for an unkeyed hash).
     ///   - salt: at most 16 bytes, zero-padded.

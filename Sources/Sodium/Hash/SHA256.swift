@@ -9,7 +9,7 @@ import CSodium
 ///
 /// The `x-cipher-body-sha256` header is the lowercase hex SHA-256 of the exact request body:
 /// hash a streamed body with ``update(data:)`` as it is produced, or a file with
-/// ``hash(fileAt:)``.
+/// ``hash(fileAt:chunkByteCount:)``.
 public struct SHA256: Sendable {
     /// The digest length in bytes.
     public static let byteCount = 32

@@ -43,6 +43,8 @@ public struct SecretBoxFileSealer: Sendable {
     /// computes the tag.
     ///
     /// - Parameters:
+    ///   - source: the plaintext file.
+    ///   - key: the 32-byte SecretBox key.
     ///   - nonce: 24 bytes; a fresh random nonce when `nil` (pass one only to reproduce known bytes).
     ///   - chunkByteCount: the buffer size (at least 64 bytes).
     /// - Throws: ``SodiumError/invalidKeyLength(expected:actual:)``,

@@ -1,24 +1,18 @@
 import CurlTransport
 import Foundation
 import Transport
+import TestSupport
 import TransportTestSupport
 
-/// A fresh temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let url: URL
+extension TemporaryDirectory {
+    /// A directory named for this test target.
+    init() throws { try self.init(prefix: "curl-transport") }
 
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("curl-transport-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
+    func remove() { cleanup() }
 }
 
 /// Polls `condition` until it holds or `timeout` seconds pass, without blocking a thread.
-func eventually(timeout: TimeInterval = 30, _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: TimeInterval = 120, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the DocC documentation of every library module with the toolchain's `docc` (symbol
+# graphs from `swift package dump-symbol-graph`; no plugin needed), with warnings as errors, and
+# fails when a public symbol has no doc comment. Output: .build/docs/<Module>.doccarchive
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-system-deps.sh
+
+modules=(PQCrypto Sodium Envelope Signing Manifest Transport CurlTransport)
+for optional in StationEmulator StationClient; do
+    [ -d "Sources/$optional" ] && modules+=("$optional")
+done
+
+echo "==> symbol graphs"
+swift package dump-symbol-graph --minimum-access-level public >/dev/null
+graphs=$(find .build -type d -name symbolgraph -path "*$(uname -m)*" | head -n 1)
+[ -n "$graphs" ] || { echo "no symbol graphs were written" >&2; exit 1; }
+
+echo "==> public symbols without a doc comment"
+python3 scripts/check_doc_comments.py "$graphs" "${modules[@]}"
+
+for module in "${modules[@]}"; do
+    echo "==> docc convert $module"
+    input=.build/docs/symbolgraphs/$module
+    rm -rf "$input" && mkdir -p "$input"
+    cp "$graphs/$module.symbols.json" "$input/"
+    for extension in "$graphs/$module"@*.symbols.json; do
+        [ -e "$extension" ] && cp "$extension" "$input/"
+    done
+    catalog=()
+    [ -d "Sources/$module/$module.docc" ] && catalog=("Sources/$module/$module.docc")
+    docc convert "${catalog[@]}" \
+        --additional-symbol-graph-dir "$input" \
+        --fallback-display-name "$module" \
+        --fallback-bundle-identifier "org.swift-cipher-station.$module" \
+        --output-path ".build/docs/$module.doccarchive" \
+        --warnings-as-errors
+done
+echo "documentation: ${#modules[@]} modules built, no warnings"
