@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
         .executable(name: "station-client-bench", targets: ["StationClientBench"]),
         .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
+        .executable(name: "cipher", targets: ["CipherCLI"]),
     ],
     targets: [
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
@@ -71,6 +72,12 @@ let package = Package(
             name: "StationClientBench",
             dependencies: ["StationClient", "CurlTransport", "Envelope", "Signing", "Sodium", "PQCrypto", "Manifest"],
             path: "Benchmarks/StationClientBench"
+        ),
+
+        // The `cipher` command-line drive (the `drive` namespace), on StationClient's public API.
+        .executableTarget(
+            name: "CipherCLI",
+            dependencies: ["StationClient", "Manifest", "Transport", "CurlTransport"]
         ),
 
         // Examples: one runnable program per step (see Examples/).
