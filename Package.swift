@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
         .library(name: "StationClient", targets: ["StationClient"]),
+        .library(name: "StationEmulator", targets: ["StationEmulator"]),
+        .executable(name: "cipher-station-emulator", targets: ["CipherStationEmulator"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
         .executable(name: "station-client-bench", targets: ["StationClientBench"]),
         .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
@@ -60,6 +62,16 @@ let package = Package(
             dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport", "CurlTransport"]
         ),
 
+        // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
+        .target(
+            name: "StationEmulator",
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport"]
+        ),
+        .executableTarget(
+            name: "CipherStationEmulator",
+            dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "Sodium", "Manifest"]
+        ),
+
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
@@ -103,8 +115,8 @@ let package = Package(
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "Sodium", "PQCrypto", "TestSupport"]),
         .testTarget(name: "ExampleTests", dependencies: ["PostQuantumTour", "TestSupport"]),
-        // A loopback HTTP/1.1 server over POSIX sockets, and openssl helpers, for transport tests.
-        .target(name: "TransportTestSupport", path: "Tests/TransportTestSupport"),
+        // Openssl helpers and test patterns for transport tests; re-exports the emulator's loopback HTTP server.
+        .target(name: "TransportTestSupport", dependencies: ["StationEmulator"], path: "Tests/TransportTestSupport"),
         .testTarget(
             name: "TransportTests",
             dependencies: ["Transport", "TestSupport"],
@@ -114,6 +126,11 @@ let package = Package(
             name: "StationClientTests",
             dependencies: ["StationClient", "PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport",
                            "CurlTransport", "TransportTestSupport", "TestSupport"]
+        ),
+        .testTarget(
+            name: "StationEmulatorTests",
+            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "Sodium", "Manifest",
+                           "Transport", "TestSupport"]
         ),
         .testTarget(
             name: "CurlTransportTests",

@@ -59,13 +59,14 @@ def main():
 
     listing = subprocess.run([bench, "--json", "--batches", "1"] + (["--filter", prefix] if prefix else []),
                              check=True, capture_output=True, text=True).stdout
-    ops = [json.loads(line)["op"] for line in listing.splitlines()]
+    # Time-per-operation records only; the transport group reports throughput and memory instead.
+    ops = [r["op"] for r in map(json.loads, listing.splitlines()) if "median_us" in r]
 
     def swift_median(op):
         out = subprocess.run([bench, "--json", "--filter", op, "--batches", str(BATCHES)],
                              check=True, capture_output=True, text=True).stdout
         # --filter is a prefix match: pick the exact op.
-        return next(json.loads(l)["median_us"] for l in out.splitlines() if json.loads(l)["op"] == op)
+        return next(r["median_us"] for r in map(json.loads, out.splitlines()) if r["op"] == op)
 
     print(f"CPU: {cpu_model()}")
     print(f"Each figure is the lowest of {ROUNDS} medians over {BATCHES} batches; Swift and native")

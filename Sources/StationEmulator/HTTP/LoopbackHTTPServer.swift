@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A small HTTP/1.1 server on 127.0.0.1 for tests: POSIX sockets, one thread per connection,
+/// A small HTTP/1.1 server on 127.0.0.1 (the station emulator's, and the transport tests'): POSIX sockets, one thread per connection,
 /// keep-alive, `Content-Length` and chunked request bodies, `Expect: 100-continue`.
 ///
 /// The handler runs on the connection's thread and may block (read a body slowly, stall, wait for
@@ -46,9 +46,10 @@ public final class LoopbackHTTPServer: Sendable {
         var statistics = Statistics()
     }
 
-    /// Starts listening on an ephemeral port of 127.0.0.1.
-    /// - Throws: `ServerSocketError.system` if the socket cannot be set up.
-    public init(handler: @escaping Handler) throws {
+    /// Starts listening on 127.0.0.1, on `port` (0, the default, picks an ephemeral port).
+    /// - Throws: `ServerSocketError.system` if the socket cannot be set up (for example when the
+    ///   port is taken).
+    public init(port requestedPort: UInt16 = 0, handler: @escaping Handler) throws {
         self.handler = handler
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -56,9 +57,12 @@ public final class LoopbackHTTPServer: Sendable {
         let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw ServerSocketError.system("socket", errno) }
+        // Rebinding a port that has connections in TIME_WAIT (a restarted or moved station) must work.
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = requestedPort.bigEndian
         address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in

@@ -1,0 +1,59 @@
+import Foundation
+import Manifest
+
+/// The emulated node's path gateway: `GET /ipfs/<cid>` (with `Range`) serves any local file,
+/// `GET /ipns/<name>` serves the station's last published `public.json`.
+struct Gateway: Sendable {
+    let core: StationCore
+
+    func route(_ request: StationRequest) -> StationResponse {
+        let path = request.path
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return text(405, "405 method not allowed")
+        }
+        guard !core.faults.isIPFSDown else { return text(502, "502 bad gateway: the IPFS node is down") }
+        let onlyIfCached = request.header("cache-control")?.lowercased().contains("only-if-cached") ?? false
+        if path.hasPrefix("/ipfs/") {
+            let cid = String(path.dropFirst(6).split(separator: "/").first ?? "")
+            return serve(cid: cid, request: request, onlyIfCached: onlyIfCached, ipfsPath: "/ipfs/\(cid)")
+        }
+        if path.hasPrefix("/ipns/") {
+            let name = String(path.dropFirst(6).split(separator: "/").first ?? "")
+            let (published, node) = core.state.withLock { ($0.publishedPublicCID, core.identity.node) }
+            guard name == node.ipnsName || name == node.peerID, let published else {
+                return text(onlyIfCached ? 412 : 404, "ipfs resolve -r /ipns/\(name): could not resolve name")
+            }
+            var response = serve(cid: published, request: request, onlyIfCached: onlyIfCached, ipfsPath: "/ipns/\(name)")
+            if response.status == 200 {
+                response.headers = response.headers.map { $0.name == "content-type" ? ("content-type", "application/json") : $0 }
+            }
+            return response
+        }
+        return text(404, "404 page not found")
+    }
+
+    private func serve(cid: String, request: StationRequest, onlyIfCached: Bool, ipfsPath: String) -> StationResponse {
+        guard (try? CID(cid)) != nil else { return text(400, "invalid path \"\(ipfsPath)\": invalid cid") }
+        guard let size = core.blocks.fileSize(cid) else {
+            return text(onlyIfCached ? 412 : 404, "ipfs resolve -r \(ipfsPath): block was not found locally (offline)")
+        }
+        let common: [(name: String, value: String)] = [
+            ("accept-ranges", "bytes"), ("etag", "\"\(cid)\""), ("x-ipfs-path", ipfsPath),
+            ("cache-control", "public, max-age=29030400, immutable"), ("content-type", "application/octet-stream"),
+        ]
+        switch StationCore.rangeRequest(request.header("range"), size: size) {
+        case .unsatisfiable:
+            return StationResponse(status: 416, headers: [("content-range", "bytes */\(size)")],
+                                   body: Data("invalid range".utf8))
+        case .whole:
+            return StationResponse(status: 200, headers: common, body: Data(core.blocks.read(cid) ?? []))
+        case let .part(range):
+            return StationResponse(status: 206, headers: common + [("content-range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")],
+                                   body: Data(core.blocks.read(cid, range: range) ?? []))
+        }
+    }
+
+    private func text(_ status: Int, _ message: String) -> StationResponse {
+        StationResponse(status: status, headers: [("content-type", "text/plain; charset=utf-8")], body: Data((message + "\n").utf8))
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Transport
+
+/// An `HTTPTransport` that hands requests straight to an emulator's router, with no sockets:
+/// the fastest way to run a client against the emulator in unit tests.
+///
+/// Paths under `/ipfs/` and `/ipns/` go to the emulated gateway, everything else to the station,
+/// whatever the URL's host and port. Responses carry `Date` like the HTTP server's; a
+/// mid-body fault throws `TransportError` with kind `.connectionLost`.
+public struct InProcessTransport: HTTPTransport {
+    let emulator: StationEmulator
+
+    /// A transport into `emulator`.
+    public init(emulator: StationEmulator) { self.emulator = emulator }
+
+    /// Runs `request` through the emulator.
+    ///
+    /// - Throws: `TransportError`: `.cancelled` when the task is cancelled, `.requestBodyFailed`
+    ///   when the body cannot be read, `.connectionLost` for an injected mid-body fault,
+    ///   `.responseTooLarge` / `.responseBodyFailed` when the response cannot be delivered as
+    ///   `options.response` asks.
+    public func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
+        let receivedAt = emulator.clock.now()
+        let bytes = try await body.collect(upTo: Int(Int32.max), for: request)
+        if Task.isCancelled {
+            throw TransportError(.cancelled, method: request.method, url: request.url, message: "cancelled")
+        }
+        var headers = request.headers.map { (name: $0.name, value: $0.value) }
+        if !request.headers.contains("content-length"), !request.headers.contains("transfer-encoding"),
+           !bytes.isEmpty || request.method == .post {
+            headers.append((name: "content-length", value: String(bytes.count)))
+        }
+        let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+        var target = components?.percentEncodedPath ?? "/"
+        if target.isEmpty { target = "/" }
+        if let query = components?.percentEncodedQuery { target += "?" + query }
+        let answer = await emulator.handle(StationRequest(method: request.method.rawValue, target: target, headers: headers,
+                                                          body: bytes, receivedAt: receivedAt))
+        if answer.closeMidBody {
+            throw TransportError(.connectionLost, method: request.method, url: request.url,
+                                 message: "the emulator closed the connection mid-body (injected fault)")
+        }
+        var responseHeaders = HTTPHeaders([("date", CivilTime(epochSeconds: Int64(emulator.clock.now().rounded(.down))).httpDate),
+                                           ("server", "uvicorn"), ("content-length", String(answer.body.count))])
+        for (name, value) in answer.headers where name.lowercased() != "content-length" { responseHeaders.add(name, value: value) }
+        return HTTPResponse(status: answer.status, headers: responseHeaders,
+                            body: try options.response.deliver(answer.body, for: request))
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import PQCrypto
+import Sodium
+
+/// The station's keys: ML-KEM-768 (content envelopes), ML-DSA-65 (its own auth key), and the
+/// IPFS node's Ed25519 key.
+struct StationIdentity: Sendable {
+    let mlkem: MLKEM768.PrivateKey
+    let mldsa: MLDSA65.PrivateKey
+    let node: NodeIdentity
+
+    var mlkemPublicHex: String { Hex.encode(mlkem.publicKey.rawRepresentation) }
+    var mldsaPublicHex: String { Hex.encode(mldsa.publicKey.rawRepresentation) }
+
+    static func generate() -> StationIdentity {
+        StationIdentity(mlkem: MLKEM768.PrivateKey(), mldsa: MLDSA65.PrivateKey(), node: NodeIdentity(key: Ed25519.PrivateKey()))
+    }
+
+    /// The keys file: expanded ML-KEM dk, expanded ML-DSA sk and the Ed25519 seed, in hex.
+    private struct Stored: Codable {
+        var mlkem: String
+        var mldsa: String
+        var ed25519Seed: String
+    }
+
+    /// Reads `keys.json` from `directory`, or creates it (mode 0600) with fresh keys.
+    ///
+    /// - Throws: `StationEmulatorError.corruptState` when the file exists but does not hold keys;
+    ///   file-system errors when it cannot be written.
+    static func loadOrCreate(in directory: URL) throws -> (StationIdentity, created: Bool) {
+        let url = directory.appendingPathComponent("keys.json")
+        if let data = FileManager.default.contents(atPath: url.path) {
+            do {
+                let stored = try JSONDecoder().decode(Stored.self, from: data)
+                let identity = StationIdentity(
+                    mlkem: try MLKEM768.PrivateKey(expandedRepresentation: try Hex.decode(stored.mlkem)),
+                    mldsa: try MLDSA65.PrivateKey(expandedRepresentation: try Hex.decode(stored.mldsa)),
+                    node: NodeIdentity(key: try Ed25519.PrivateKey(seed: SymmetricKey(data: try Hex.decode(stored.ed25519Seed)))))
+                return (identity, false)
+            } catch {
+                throw StationEmulatorError.corruptState(path: url.path, reason: "\(error)")
+            }
+        }
+        let identity = generate()
+        let seedHex = identity.node.key.seed.withUnsafeBytes { Hex.encode($0) }
+        let stored = Stored(mlkem: Hex.encode(identity.mlkem.expandedRepresentation),
+                            mldsa: Hex.encode(identity.mldsa.expandedRepresentation), ed25519Seed: seedHex)
+        let data = try JSONEncoder().encode(stored)
+        guard FileManager.default.createFile(atPath: url.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw StationEmulatorError.corruptState(path: url.path, reason: "cannot write the keys file")
+        }
+        return (identity, true)
+    }
+}
+
+/// Errors the emulator throws through its Swift API (HTTP errors are responses, not throws).
+public enum StationEmulatorError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A file in the data directory exists but cannot be used (its path, what is wrong).
+    case corruptState(path: String, reason: String)
+    /// A listening socket could not be set up (what failed).
+    case cannotListen(String)
+    /// The operation needs the emulator to be serving over HTTP.
+    case notServing
+
+    /// A readable explanation.
+    public var description: String {
+        switch self {
+        case let .corruptState(path, reason): "the emulator state at \(path) is unusable: \(reason)"
+        case let .cannotListen(reason): "cannot listen: \(reason)"
+        case .notServing: "the emulator is not serving over HTTP (call start first)"
+        }
+    }
+}

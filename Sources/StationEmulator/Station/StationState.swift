@@ -1,0 +1,123 @@
+import Foundation
+import Manifest
+
+/// A row of the station's `followers` table: one device of a uid (the station itself, a paired
+/// device of the owner, or a follower's device).
+struct FollowerRow: Codable, Sendable, Equatable {
+    var uid: String
+    var deviceUID: String
+    var mlkemPublicKey: String
+    var mldsaPublicKey: String?
+    var alias: String?
+    var allowed: String
+    var endpoint: String?
+    var ipnsID: String?
+
+    /// The row as the station's `_row_to_follower` writes it (its key order).
+    var json: JSONValue {
+        .object([
+            "uid": .string(uid), "device_uid": .string(deviceUID), "mlkem_public_key": .string(mlkemPublicKey),
+            "mldsa_public_key": JSONOut.string(mldsaPublicKey), "alias": JSONOut.string(alias),
+            "allowed": .string(allowed), "endpoint": JSONOut.string(endpoint), "ipns_id": JSONOut.string(ipnsID),
+        ])
+    }
+}
+
+/// A row of the `following` table: a station this one follows.
+struct FollowingRow: Codable, Sendable, Equatable {
+    var uid: String
+    var mlkemPublicKey: String
+    var mldsaPublicKey: String?
+    var endpoint: String
+    var ipnsID: String?
+
+    /// The row in the station's column order (`uid, mlkem_public_key, mldsa_public_key, endpoint, ipns_id`).
+    var json: JSONValue {
+        .object([
+            "uid": .string(uid), "mlkem_public_key": .string(mlkemPublicKey),
+            "mldsa_public_key": JSONOut.string(mldsaPublicKey), "endpoint": .string(endpoint),
+            "ipns_id": JSONOut.string(ipnsID),
+        ])
+    }
+}
+
+/// A pairing session started by `/delegate/start`.
+struct PairingSession: Codable, Sendable {
+    var pairingID: String
+    var createdAt: Int64
+    var expiresAt: Int64
+    var deviceUID: String
+    var mlkemPublicKey: String
+    var mldsaPublicKey: String
+    /// A salted hash of the PIN: like the station, the emulator keeps no PIN in its state.
+    var salt: [UInt8]
+    var pinHash: [UInt8]
+    var attempts: Int
+    var status: String
+}
+
+/// Everything the station knows besides its keys and its blocks.
+struct StationState: Sendable {
+    var publicDocument: PublicDocument
+    var followers: [FollowerRow] = []
+    var following: [FollowingRow] = []
+    var manifest = Manifest()
+    var pairing: [PairingSession] = []
+    var pairingFailures: [Int64] = []
+    /// The CID of the last published `public.json` (what `/ipns/<name>` resolves to).
+    var publishedPublicCID: String?
+
+    var uid: String { publicDocument.uid }
+
+    /// Follower rows in the station's `ORDER BY uid, device_uid` (byte order).
+    var sortedFollowers: [FollowerRow] {
+        followers.sorted { lhs, rhs in
+            lhs.uid == rhs.uid ? Self.byteOrder(lhs.deviceUID, rhs.deviceUID) : Self.byteOrder(lhs.uid, rhs.uid)
+        }
+    }
+
+    /// SQLite's default BINARY collation.
+    static func byteOrder(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.lexicographicallyPrecedes(rhs.utf8) }
+
+    /// `INSERT OR REPLACE` on the `(uid, device_uid)` key.
+    mutating func upsertFollower(_ row: FollowerRow) {
+        if let index = followers.firstIndex(where: { $0.uid == row.uid && $0.deviceUID == row.deviceUID }) {
+            followers[index] = row
+        } else {
+            followers.append(row)
+        }
+    }
+}
+
+/// The on-disk form of ``StationState`` (documents kept in their exact wire bytes).
+struct StationSnapshot: Codable {
+    var publicDocument: String
+    var followers: [FollowerRow]
+    var following: [FollowingRow]
+    var manifest: String
+    var pairing: [PairingSession]
+    var pairingFailures: [Int64]
+    var publishedPublicCID: String?
+
+    init(_ state: StationState) {
+        publicDocument = String(decoding: (try? WireJSON.encode(state.publicDocument)) ?? [], as: UTF8.self)
+        followers = state.followers
+        following = state.following
+        manifest = String(decoding: (try? WireJSON.encode(state.manifest)) ?? [], as: UTF8.self)
+        pairing = state.pairing
+        pairingFailures = state.pairingFailures
+        publishedPublicCID = state.publishedPublicCID
+    }
+
+    /// - Throws: ``WireFormatError`` when a stored document does not parse.
+    func restore() throws -> StationState {
+        var state = StationState(publicDocument: try WireJSON.decode(PublicDocument.self, from: Array(publicDocument.utf8)))
+        state.followers = followers
+        state.following = following
+        state.manifest = try WireJSON.decode(Manifest.self, from: Array(manifest.utf8))
+        state.pairing = pairing
+        state.pairingFailures = pairingFailures
+        state.publishedPublicCID = publishedPublicCID
+        return state
+    }
+}

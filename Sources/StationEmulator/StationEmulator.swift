@@ -1,0 +1,230 @@
+import Foundation
+import Manifest
+
+/// A Cipher Station on loopback, for tests, examples and apps' own test suites.
+///
+/// It behaves like the real station as measured in WIRE_NOTES: the same routes, response keys in
+/// the same order, status codes and error texts, real ML-KEM-768/ML-DSA-65 keys, envelopes that
+/// open with any conforming client, and Kubo-exact CIDs. Two deliberate differences: reshare
+/// keeps the post's bytes (the station loses them), and signed `/inbox` messages other than
+/// `follow_request` authenticate (the station rejects them all). It also publishes at once
+/// instead of 2 s later, and keeps the PIN check value as a salted SHA-256 instead of scrypt.
+///
+/// Use it in process through ``transport`` or serve it over HTTP with ``start(port:gatewayPort:)``:
+///
+///     let emulator = try StationEmulator()
+///     let url = try emulator.start()            // http://127.0.0.1:<port>
+///     // POST /delegate/start … then:
+///     let pin = emulator.log.latestPIN
+public final class StationEmulator: Sendable {
+    /// How an emulator is set up.
+    public struct Configuration: Sendable {
+        /// Where state, keys and blocks persist (`nil`: memory only).
+        public var dataDirectory: URL?
+        /// A file the log (with the PIN lines) is appended to.
+        public var logFile: URL?
+        /// Whether log lines are also written to standard error.
+        public var echoLogToStandardError: Bool
+        /// The clock for auth windows, pairing expiry, `created_at` and `Date`.
+        public var clock: any StationClock
+        /// `MAX_UPLOAD_SIZE`: a declared body over this gets 413 (default 100 MiB).
+        public var maximumUploadSize: Int
+        /// `CIPHER_DEV_AUTO_ACCEPT_FOLLOWS`: follow requests are Allowed at once.
+        public var autoAcceptFollows: Bool
+        /// Whether serving over HTTP writes the station URL into `public.json`'s `endpoint` and
+        /// publishes it (as a station's tunnel monitor does), so clients can find it through IPNS.
+        /// Off by default: a fresh station has `endpoint`, `ipfs_peer_id` and `ipns_name` null.
+        /// ``StationEmulator/moveStation(toPort:)`` always publishes the new endpoint.
+        public var publishesEndpoint: Bool
+
+        /// Creates a configuration; every parameter has the station's default.
+        public init(dataDirectory: URL? = nil, logFile: URL? = nil, echoLogToStandardError: Bool = false,
+                    clock: any StationClock = SystemClock(), maximumUploadSize: Int = 104_857_600,
+                    autoAcceptFollows: Bool = false, publishesEndpoint: Bool = false) {
+            self.dataDirectory = dataDirectory
+            self.logFile = logFile
+            self.echoLogToStandardError = echoLogToStandardError
+            self.clock = clock
+            self.maximumUploadSize = maximumUploadSize
+            self.autoAcceptFollows = autoAcceptFollows
+            self.publishesEndpoint = publishesEndpoint
+        }
+    }
+
+    private struct Servers {
+        var station: StationHTTPServer?
+        var gateway: StationHTTPServer?
+    }
+
+    let core: StationCore
+    private let router: StationRouter
+    private let gateway: Gateway
+    private let servers = Locked(Servers())
+
+    /// The log, holding the pairing PIN lines.
+    public let log: StationLog
+    /// Fault injection switches.
+    public let faults: FaultInjector
+    /// The clock the emulator runs on.
+    public var clock: any StationClock { core.clock }
+
+    /// Creates (or, with a data directory that holds one, reopens) a station.
+    ///
+    /// - Throws: ``StationEmulatorError/corruptState(path:reason:)`` when the data directory holds
+    ///   unusable state; file-system errors when it or the log file cannot be created.
+    public init(configuration: Configuration = Configuration()) throws {
+        log = try StationLog(file: configuration.logFile, echoToStandardError: configuration.echoLogToStandardError,
+                             clock: configuration.clock)
+        faults = FaultInjector()
+        core = try StationCore(configuration: configuration, log: log, faults: faults)
+        router = StationRouter(core: core)
+        gateway = Gateway(core: core)
+    }
+
+    deinit { stop() }
+
+    /// The station's uid (a UUID v4 string, registered as its own follower).
+    public var uid: String { core.uid }
+
+    /// The station's ML-KEM-768 encapsulation key, hex (what `/profile` gives).
+    public var mlkemPublicKeyHex: String { core.identity.mlkemPublicHex }
+
+    /// The IPFS node's peer id (`12D3KooW…`).
+    public var peerID: String { core.identity.node.peerID }
+
+    /// The IPFS node's IPNS name (`k51…`).
+    public var ipnsName: String { core.identity.node.ipnsName }
+
+    /// An in-process `HTTPTransport` into this emulator (no sockets).
+    public var transport: InProcessTransport { InProcessTransport(emulator: self) }
+
+    /// Handles one request: station routes, or the gateway for `/ipfs/…` and `/ipns/…`. Applies
+    /// injected faults and latency.
+    public func handle(_ request: StationRequest) async -> StationResponse {
+        let path = request.path
+        if path.hasPrefix("/ipfs/") || path.hasPrefix("/ipns/") { return gateway.route(request) }
+        return await handleStation(request)
+    }
+
+    private func handleStation(_ request: StationRequest) async -> StationResponse {
+        let latency = faults.latency
+        if latency > 0 { try? await Task.sleep(nanoseconds: UInt64(latency * 1_000_000_000)) }
+        switch faults.nextAction() {
+        case let .fail(status, body):
+            return StationResponse(status: status, headers: [("content-type", "application/json")], body: Data(body.utf8))
+        case .closeMidBody:
+            var response = await router.route(request)
+            response.closeMidBody = true
+            return response
+        case nil:
+            return await router.route(request)
+        }
+    }
+
+    // MARK: Serving over HTTP
+
+    /// Serves the station on `127.0.0.1:port` and the gateway on `127.0.0.1:gatewayPort` (0 picks
+    /// free ports) and returns the station URL. Stops any earlier servers first.
+    ///
+    /// - Throws: ``StationEmulatorError/cannotListen(_:)`` when a port cannot be bound.
+    @discardableResult
+    public func start(port: UInt16 = 0, gatewayPort: UInt16 = 0) throws -> URL {
+        stop()
+        let station = try makeStationServer(port: port)
+        let gatewayServer: StationHTTPServer
+        do {
+            let gateway = self.gateway
+            gatewayServer = try StationHTTPServer(port: gatewayPort, clock: core.clock, tooLarge: nil) { gateway.route($0) }
+        } catch {
+            station.stop()
+            throw error
+        }
+        servers.withLock { $0 = Servers(station: station, gateway: gatewayServer) }
+        let url = Self.url(port: station.port)
+        advertise(url)
+        return url
+    }
+
+    /// Moves the station to another port (0 picks a free one), as when a station's tunnel or
+    /// address changes: the old port stops answering, `public.json` is republished with the new
+    /// endpoint (reachable through `/ipns/<name>` on the gateway). Returns the new URL.
+    ///
+    /// - Throws: ``StationEmulatorError/notServing`` before ``start(port:gatewayPort:)``;
+    ///   ``StationEmulatorError/cannotListen(_:)`` when the port cannot be bound.
+    @discardableResult
+    public func moveStation(toPort port: UInt16 = 0) throws -> URL {
+        guard servers.withLock({ $0.station }) != nil else { throw StationEmulatorError.notServing }
+        let replacement = try makeStationServer(port: port)
+        let old = servers.withLock { servers -> StationHTTPServer? in
+            let old = servers.station
+            servers.station = replacement
+            return old
+        }
+        old?.stop()
+        let url = Self.url(port: replacement.port)
+        setEndpoint(url.absoluteString)
+        log.info("Station moved to \(url.absoluteString)")
+        return url
+    }
+
+    /// Stops serving over HTTP (the in-process transport keeps working). Safe to call twice.
+    public func stop() {
+        let stopped = servers.withLock { servers -> Servers in
+            let old = servers
+            servers = Servers()
+            return old
+        }
+        stopped.station?.stop()
+        stopped.gateway?.stop()
+    }
+
+    /// `http://127.0.0.1:<port>` of the station while serving.
+    public var stationURL: URL? { servers.withLock { $0.station }.map { Self.url(port: $0.port) } }
+
+    /// `http://127.0.0.1:<port>` of the gateway while serving.
+    public var gatewayURL: URL? { servers.withLock { $0.gateway }.map { Self.url(port: $0.port) } }
+
+    private func makeStationServer(port: UInt16) throws -> StationHTTPServer {
+        let router = self.router
+        return try StationHTTPServer(
+            port: port, clock: core.clock,
+            tooLarge: { head in
+                router.isTooLarge(path: head.path, declaredLength: head.header("content-length")) ? router.tooLargeResponse : nil
+            },
+            handle: { [weak self] request in
+                guard let self else { return StationResponse(status: 503) }
+                return await self.handleStation(request)
+            })
+    }
+
+    private func advertise(_ url: URL) {
+        guard core.configuration.publishesEndpoint else { return }
+        setEndpoint(url.absoluteString)
+    }
+
+    /// Sets `public.json`'s `endpoint` (`nil` clears it) and republishes it.
+    public func setEndpoint(_ endpoint: String?) {
+        core.state.withLock { state in
+            state.publicDocument.endpoint = endpoint
+            core.publishPublicDocument(&state)
+        }
+    }
+
+    private static func url(port: UInt16) -> URL {
+        URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
+    }
+
+    // MARK: Inspection
+
+    /// The current manifest (what `GET /ipfs/<manifest_cid>` serves, parsed).
+    public var manifest: Manifest { core.state.withLock { $0.manifest } }
+
+    /// The bytes of the last published `public.json` (indent=2), or `nil` before the first publish.
+    public var publishedPublicDocument: Data? {
+        guard let cid = core.state.withLock({ $0.publishedPublicCID }), let bytes = core.blocks.read(cid) else { return nil }
+        return Data(bytes)
+    }
+
+    /// The file stored under `cid` in the emulated IPFS repository, or `nil` when it is not there.
+    public func block(_ cid: String) -> Data? { core.blocks.read(cid).map { Data($0) } }
+}

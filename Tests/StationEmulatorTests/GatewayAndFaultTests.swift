@@ -1,0 +1,88 @@
+import Foundation
+import Manifest
+import StationEmulator
+import Testing
+
+/// The emulated IPFS gateway, fault injection, endpoint mobility and persistence.
+@Suite("Emulator: gateway, faults, endpoint mobility, persistence")
+struct GatewayAndFaultTests {
+    static func gateway(_ harness: Harness) throws -> RawHTTPClient {
+        RawHTTPClient(port: UInt16(try #require(harness.emulator.gatewayURL?.port)))
+    }
+
+    @Test func gatewayServesFilesWithRangesAndPublicJSONByName() throws {
+        let harness = try Harness()
+        let device = try harness.pair()
+        let posted = try harness.post(device)
+        let gateway = try Self.gateway(harness)
+        var response = try gateway.send(method: "GET", path: "/ipfs/\(posted.cid)")
+        #expect(response.status == 200 && Data(response.body) == harness.emulator.block(posted.cid))
+        response = try gateway.send(method: "GET", path: "/ipfs/\(posted.cid)", headers: [("Range", "bytes=0-23")])
+        #expect(response.status == 206 && response.body.count == 24)
+        response = try gateway.send(method: "GET", path: "/ipfs/QmVCrQby2S3v3sHUsRDzLQJTHq1GZS6jkokwdNG9ELGzW4",
+                                    headers: [("Cache-Control", "only-if-cached")])
+        #expect(response.status == 412)
+
+        response = try gateway.send(method: "GET", path: "/ipns/\(harness.emulator.ipnsName)")
+        #expect(response.status == 200)
+        let text = String(decoding: response.body, as: UTF8.self)
+        // json.dumps(indent=2): two-space indent, ", " never used, keys in public.json order.
+        #expect(text.hasPrefix("{\n  \"alias\": null,\n  \"uid\": \"\(harness.uid)\",\n"))
+        let document = try #require(try WireJSON.parse(response.body).objectValue)
+        #expect(document.keys == ["alias", "uid", "mlkem_public_key", "mldsa_public_key", "endpoint", "manifest_pointer", "followers_cid",
+                                  "following_cid", "follow_decoder_envelopes_cid", "ipfs_peer_id", "ipns_name"])
+        #expect(document["manifest_pointer"] == (try harness.profile()["manifest_cid"]))
+        #expect(try gateway.send(method: "GET", path: "/ipns/k51nobody").status == 404)
+    }
+
+    @Test func injectedFailuresLatencyAndBrokenBodies() throws {
+        let harness = try Harness()
+        harness.emulator.faults.failNextRequests(2, status: 502)
+        #expect(try harness.send("GET", "/health").status == 502)
+        let second = try harness.send("GET", "/health")
+        #expect(second.status == 502 && second.text == #"{"detail":"injected fault"}"#)
+        #expect(try harness.send("GET", "/health").status == 200)
+
+        harness.emulator.faults.setLatency(0.3)
+        let started = Date()
+        #expect(try harness.send("GET", "/health").status == 200)
+        #expect(Date().timeIntervalSince(started) >= 0.3)
+        harness.emulator.faults.setLatency(0)
+
+        harness.emulator.faults.closeNextResponsesMidBody(1)
+        #expect(throws: (any Error).self) { try harness.send("GET", "/profile") }
+        #expect(try harness.send("GET", "/profile").status == 200)
+    }
+
+    @Test func movingTheStationRepublishesTheEndpoint() throws {
+        let harness = try Harness(publishesEndpoint: true)
+        let oldURL = try #require(harness.emulator.stationURL)
+        let newURL = try harness.emulator.moveStation()
+        #expect(newURL != oldURL)
+        let old = RawHTTPClient(port: UInt16(oldURL.port ?? 0))
+        #expect(throws: (any Error).self) { try old.send(method: "GET", path: "/health") }
+        let moved = RawHTTPClient(port: UInt16(newURL.port ?? 0))
+        #expect(try moved.send(method: "GET", path: "/health").status == 200)
+        let gateway = try Self.gateway(harness)
+        let document = try WireJSON.parse(try gateway.send(method: "GET", path: "/ipns/\(harness.emulator.peerID)").body)
+        #expect(document["endpoint"]?.stringValue == newURL.absoluteString)
+    }
+
+    @Test func stateSurvivesARestartFromTheDataDirectory() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("emulator-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try Harness(dataDirectory: directory)
+        let device = try first.pair()
+        let posted = try first.post(device)
+        let uid = first.uid
+        first.emulator.stop()
+
+        let second = try Harness(dataDirectory: directory)
+        #expect(second.uid == uid)
+        #expect(second.emulator.manifest.entry(forPostCID: posted.cid) != nil)
+        // The paired device still signs in, and the post's bytes are still there.
+        let response = try second.signed(device, "GET", "/content/\(posted.cid)")
+        #expect(response.status == 200 && Data(response.body) == first.emulator.block(posted.cid))
+        #expect(try second.profile()["ipns_name"]?.stringValue == first.emulator.ipnsName)
+    }
+}
