@@ -113,12 +113,12 @@ enum PutCommand: Command {
         let arguments = context.arguments
         let console = context.console
         let file = URL(fileURLWithPath: arguments.positionals[0])
-        let metadata = try DriveFiles.metadata(for: file)
         let isPublic = arguments.has("--public")
         if isPublic, arguments.value("--audience") != nil || !arguments.all("--to").isEmpty {
             throw CLIError.usage("--public cannot be combined with --audience or --to")
         }
         let audience = try Audience.parse(arguments)
+        let metadata = try DriveFiles.metadata(for: file)
         if isPublic && console.stdinIsTerminal && !arguments.has("--yes") {
             let answer = console.ask("\(metadata.filename) will be published UNENCRYPTED and can never be deleted. Continue? [y/N] ")
             guard let answer, ["y", "yes"].contains(answer.lowercased()) else { throw CLIError.failure("not published") }
