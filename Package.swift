@@ -181,7 +181,7 @@ let package = Package(
         .testTarget(
             name: "StationClientTests",
             dependencies: ["StationClient", "PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport",
-                           "CurlTransport", "TransportTestSupport", "TestSupport"]
+                           "CurlTransport", "StationEmulator", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",

@@ -18,7 +18,7 @@ import Transport
 await runExample { station in
     let client = try await station.pair(deviceName: "opener")
     let metadata = DriveFileMetadata(filename: "secret.txt", mimeType: "text/plain", sizeBytes: 11)
-    let post = try await client.publish(data: Data("hello world".utf8), metadata: metadata, filename: "secret.txt")
+    let post = try await client.publish(data: Data("hello world".utf8), metadata: metadata)
     let credentials = await client.credentials
 
     // POST /rewrap, signed over the exact JSON body; send both CIDs so the station finds the set.

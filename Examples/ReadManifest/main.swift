@@ -12,7 +12,7 @@ await runExample { station in
     let client = try await station.pair(deviceName: "reader")
     for name in ["report.pdf", "holiday.jpg"] {
         let metadata = DriveFileMetadata(filename: name, mimeType: "application/octet-stream", sizeBytes: 5)
-        _ = try await client.publish(data: Data("hello".utf8), metadata: metadata, filename: name)
+        _ = try await client.publish(data: Data("hello".utf8), metadata: metadata)
     }
 
     // 1. The profile points at the current manifest.

@@ -102,9 +102,11 @@ struct ReadWriteTests {
     @Test("Publishing a file streams it and downloads to a file with progress")
     func fileRoundTrip() async throws {
         let station = FakeStation()
-        let client = try await Fixture.paired(station)
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
+        let staging = directory.appendingPathComponent("staging")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        let client = try await Fixture.paired(station, temporaryDirectory: staging)
         let source = directory.appendingPathComponent("big.bin")
         var rng = SystemRandomNumberGenerator()
         let content = Data((0..<700_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
@@ -115,9 +117,7 @@ struct ReadWriteTests {
         }
         // The whole multipart body went out: the ciphertext plus the form's other parts.
         #expect(uploaded.withLock { $0 } > Int64(content.count + 40 + 2324))
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
-            .filter { $0.hasPrefix("cipher-upload-") }
-        #expect(leftovers.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).isEmpty)
         let destination = directory.appendingPathComponent("copy.bin")
         let downloaded = Locked<Int64>(0)
         try await client.download(postCID: post.postCID, to: destination) { progress in
@@ -125,7 +125,7 @@ struct ReadWriteTests {
         }
         #expect(try Data(contentsOf: destination) == content)
         #expect(downloaded.withLock { $0 } == Int64(content.count + 40))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["big.bin", "copy.bin"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["big.bin", "copy.bin", "staging"])
     }
 
     @Test("A download resumes with Range after the connection breaks")
@@ -199,6 +199,15 @@ struct ReadWriteTests {
 
         let prepared = try await client.preparePost(data: Data(count: Int(largest)), metadata: metadata)
         #expect(prepared.requestByteCount == StationClient.maximumRequestByteCount)
+        // A file of exactly that size, whatever its name, fills the request exactly too.
+        let exact = directory.appendingPathComponent("a much longer file name than blob.bin.dat")
+        #expect(FileManager.default.createFile(atPath: exact.path, contents: nil))
+        let exactHandle = try FileHandle(forWritingTo: exact)
+        try exactHandle.truncate(atOffset: UInt64(largest))
+        try exactHandle.close()
+        let fromFile = try await client.prepare(content: .file(exact), metadataJSON: try StationClient.encodeMetadata(metadata),
+                                                namespace: nil, audience: .selfOnly)
+        #expect(fromFile.requestByteCount == StationClient.maximumRequestByteCount)
     }
 
     @Test("A publish whose answer is lost is found in the manifest, never posted twice")

@@ -135,6 +135,26 @@ struct ResilienceTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
+    @Test("A cancelled publish sends nothing and leaves no temporary file")
+    func cancelledPublish() async throws {
+        let station = FakeStation()
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let staging = directory.appendingPathComponent("staging")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        let client = try await Fixture.paired(station, temporaryDirectory: staging)
+        let source = directory.appendingPathComponent("c.bin")
+        try Data(count: 100_000).write(to: source)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.publish(fileAt: source, metadata: Fixture.drive("c", size: 100_000))
+        }
+        let error = await #expect(throws: StationClientError.self) { try await task.value }
+        #expect(error?.kind == .cancelled)
+        #expect(await station.postRequests == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).isEmpty)
+    }
+
     @Test("Log lines never carry secret key material")
     func logsHaveNoSecrets() async throws {
         let station = FakeStation()

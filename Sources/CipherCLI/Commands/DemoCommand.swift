@@ -112,7 +112,7 @@ enum DemoCommand: Command {
 
         let shared = try await runner.step("publish news.txt to all followers") {
             let post = try await client.publish(data: Data("hello, followers".utf8), metadata: DriveFileMetadata(filename: "news.txt"),
-                                                filename: "news.txt", audience: .allFollowers)
+                                                audience: .allFollowers)
             return (post, "post \(post.postCID), audience \(post.audienceMode)")
         }
 

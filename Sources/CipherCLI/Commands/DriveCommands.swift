@@ -128,7 +128,7 @@ enum PutCommand: Command {
         if isPublic {
             let data: Data
             do { data = try Data(contentsOf: file) } catch { throw CLIError.failure("cannot read \(file.path): \(error.localizedDescription)") }
-            published = try await client.publishPermanentlyPublic(data: data, metadata: metadata, filename: metadata.filename)
+            published = try await client.publishPermanentlyPublic(data: data, metadata: metadata)
         } else {
             published = try await client.publish(fileAt: file, metadata: metadata, audience: audience,
                                                   progress: console.progress("uploading \(metadata.filename)"))

@@ -28,6 +28,8 @@ public struct StationClientConfiguration: Sendable {
     public var transferTimeouts: TransferTimeouts
     /// Receives the SDK's log lines; the SDK itself never prints. Lines never contain secrets.
     public var log: LogHandler?
+    /// Where a file upload's ciphertext is staged while it is sent (removed afterwards).
+    public var temporaryDirectory: URL
 
     /// Creates a configuration.
     ///
@@ -41,7 +43,7 @@ public struct StationClientConfiguration: Sendable {
         followsEndpointChanges: Bool = true,
         requestTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: 300),
         transferTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: nil),
-        log: LogHandler? = nil
+        log: LogHandler? = nil, temporaryDirectory: URL? = nil
     ) {
         self.namespace = namespace
         self.keyStore = keyStore
@@ -54,6 +56,7 @@ public struct StationClientConfiguration: Sendable {
         self.requestTimeouts = requestTimeouts
         self.transferTimeouts = transferTimeouts
         self.log = log
+        self.temporaryDirectory = temporaryDirectory ?? FileManager.default.temporaryDirectory
     }
 }
 

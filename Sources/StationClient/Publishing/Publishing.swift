@@ -6,7 +6,7 @@ import Sodium
 import Transport
 
 /// Who may read an encrypted post. (Public posts have their own, explicitly named call:
-/// ``StationClient/publishPermanentlyPublic(data:metadata:filename:)``.)
+/// ``StationClient/publishPermanentlyPublic(data:metadata:namespace:)``.)
 public enum Audience: Sendable, Hashable {
     /// Only the owner and the owner's devices (the default).
     case selfOnly
@@ -70,6 +70,11 @@ public final class PreparedPost: Sendable {
 }
 
 extension StationClient {
+    /// The file name every upload's multipart part carries. The real name belongs in the
+    /// (encrypted) metadata: a part's file name travels in plaintext, and a fixed one also keeps
+    /// the request length, and so ``largestPublishableFileSize(metadata:namespace:audience:)``, exact.
+    static let uploadFilename = "blob.bin"
+
     /// The station's request-size limit (`MAX_UPLOAD_SIZE`): a declared `Content-Length` above it gets 413.
     public static let maximumRequestByteCount: Int64 = 104_857_600
 
@@ -101,16 +106,16 @@ extension StationClient {
     /// - Throws: ``StationClientError``: `.refused` when the request would exceed the station's
     ///   limit (nothing is sent), `.station` for a refusal, `.unreachable`, `.cancelled`.
     public func publish<Metadata: Encodable>(
-        data: Data, metadata: Metadata?, filename: String = "blob.bin", namespace: String? = nil,
+        data: Data, metadata: Metadata?, namespace: String? = nil,
         audience: Audience = .selfOnly, progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
-        let prepared = try await prepare(content: .bytes(data), metadataJSON: try Self.encodeMetadata(metadata), filename: filename,
+        let prepared = try await prepare(content: .bytes(data), metadataJSON: try Self.encodeMetadata(metadata),
                                          namespace: namespace, audience: audience)
         return try await submit(prepared, progress: progress)
     }
 
     /// Encrypts the file at `fileURL` and publishes it, in constant memory (the ciphertext goes to
-    /// a temporary file first); see ``publish(data:metadata:filename:namespace:audience:progress:)``.
+    /// a temporary file first); see ``publish(data:metadata:namespace:audience:progress:)``.
     ///
     /// - Throws: as the data form, and `.refused` when the file cannot be read.
     public func publish<Metadata: Encodable>(
@@ -118,7 +123,7 @@ extension StationClient {
         progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
         let prepared = try await prepare(content: .file(fileURL), metadataJSON: try Self.encodeMetadata(metadata),
-                                         filename: fileURL.lastPathComponent, namespace: namespace, audience: audience)
+                                         namespace: namespace, audience: audience)
         return try await submit(prepared, progress: progress)
     }
 
@@ -126,15 +131,15 @@ extension StationClient {
     /// metadata go to IPFS as plaintext and can never be deleted (anyone who learns the CID can
     /// fetch them, and the public manifest lists it). Use only for content meant for the world.
     ///
-    /// - Throws: as ``publish(data:metadata:filename:namespace:audience:progress:)``.
+    /// - Throws: as ``publish(data:metadata:namespace:audience:progress:)``.
     public func publishPermanentlyPublic<Metadata: Encodable>(
-        data: Data, metadata: Metadata?, filename: String = "blob.bin", namespace: String? = nil
+        data: Data, metadata: Metadata?, namespace: String? = nil
     ) async throws -> PublishedPost {
         let namespace = namespace ?? configuration.namespace
         let operation = "preparing a public post"
         var form = MultipartForm()
         do {
-            try form.addFile("file", filename: filename, data: data)
+            try form.addFile("file", filename: Self.uploadFilename, data: data)
             if let metadata {
                 try form.addField("metadata", value: String(decoding: try WireJSON.encode(metadata), as: UTF8.self))
             }
@@ -158,10 +163,10 @@ extension StationClient {
     /// - Throws: ``StationClientError`` `.refused` when the request would exceed the station's
     ///   limit or the file cannot be read.
     public nonisolated func preparePost<Metadata: Encodable>(
-        data: Data, metadata: Metadata?, filename: String = "blob.bin", namespace: String? = nil, audience: Audience = .selfOnly
+        data: Data, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly
     ) async throws -> PreparedPost {
-        try await prepare(content: .bytes(data), metadataJSON: try Self.encodeMetadata(metadata), filename: filename,
-                          namespace: namespace, audience: audience)
+        try await prepare(content: .bytes(data), metadataJSON: try Self.encodeMetadata(metadata), namespace: namespace,
+                          audience: audience)
     }
 
     /// The metadata as compact JSON (the station and other clients read it back with any JSON parser).
@@ -176,7 +181,7 @@ extension StationClient {
 
     /// Encrypts off the actor: sealing a large file takes a while and must not hold up other calls.
     nonisolated func prepare(
-        content: Content, metadataJSON: [UInt8]?, filename: String, namespace: String?, audience: Audience
+        content: Content, metadataJSON: [UInt8]?, namespace: String?, audience: Audience
     ) async throws -> PreparedPost {
         let stationKey = try await credentials.stationKEMPublicKey()
         let namespace = namespace ?? configuration.namespace
@@ -213,7 +218,7 @@ extension StationClient {
                 postCID = UnixFS.cid(of: sealed).description
                 body = .bytes(sealed)
             case .file(let url):
-                let temporary = FileManager.default.temporaryDirectory
+                let temporary = configuration.temporaryDirectory
                     .appendingPathComponent("cipher-upload-\(Hex.encode(SecureRandom.bytes(count: 8)))")
                 temporaryFile = temporary
                 try SecretBox.sealFile(at: url, to: temporary, using: key)
@@ -226,7 +231,7 @@ extension StationClient {
         }
         let form: MultipartForm
         do {
-            form = try buildForm(file: body, filename: filename, sealedMetadataHex: sealedMetadata, namespace: namespace,
+            form = try buildForm(file: body, sealedMetadataHex: sealedMetadata, namespace: namespace,
                                  audience: audience.wireValue, audienceUIDs: audience.uids, selfEnvelope: selfEnvelope)
         } catch {
             if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
@@ -272,14 +277,14 @@ extension StationClient {
     }
 
     private nonisolated func buildForm(
-        file: FormFile, filename: String = "blob.bin", sealedMetadataHex: String?, namespace: String, audience: String,
+        file: FormFile, sealedMetadataHex: String?, namespace: String, audience: String,
         audienceUIDs: [String]?, selfEnvelope: String
     ) throws -> MultipartForm {
         var form = MultipartForm()
         do {
             switch file {
-            case .bytes(let data): try form.addFile("file", filename: filename, data: data)
-            case .file(let url): try form.addFile("file", filename: filename, contentsOf: url)
+            case .bytes(let data): try form.addFile("file", filename: Self.uploadFilename, data: data)
+            case .file(let url): try form.addFile("file", filename: Self.uploadFilename, contentsOf: url)
             }
             if let sealedMetadataHex { try form.addField("metadata", value: sealedMetadataHex) }
             try form.addField("client", value: namespace)
@@ -305,10 +310,13 @@ extension StationClient {
         let options = TransferOptions(timeouts: configuration.transferTimeouts, progress: progress.map { handler in
             { @Sendable in handler(ByteProgress(completed: $0.bytesSent, total: $0.expectedBytesToSend)) }
         })
+        guard !Task.isCancelled else {
+            throw StationClientError(.cancelled, operation: operation, message: "cancelled before sending")
+        }
         var lastError: StationClientError?
         for attempt in 0..<2 {
             if attempt > 0 {
-                try Task.checkCancellation()
+                guard !Task.isCancelled else { throw lastError ?? StationClientError(.cancelled, operation: operation, message: "cancelled") }
                 if let found = try? await findPublished(prepared) { return found }
                 log(.info, "\(operation): not in the manifest; sending again")
             }
@@ -325,7 +333,10 @@ extension StationClient {
                                          audienceMode: posted.audienceMode, wasRecovered: false)
                 }
                 let error = StationClientError.station(response, operation: operation)
-                guard response.status >= 500 else { throw error }
+                // `replay` means this very request already reached the station: the transport
+                // resent it after the connection broke (libcurl does so on a reused connection).
+                // Like a 5xx, that is ambiguous: look in the manifest before anything else.
+                guard response.status >= 500 || error.stationMessage == "replay" else { throw error }
                 lastError = error
             } catch let error as StationClientError where error.kind == .unreachable || error.kind == .invalidResponse {
                 lastError = error

@@ -85,30 +85,34 @@ extension StationClient {
         var results = [Result<ListedPost<JSONValue>, SkippedPost>?](repeating: nil, count: entries.count)
         let width = configuration.rewrapConcurrency
         try await withThrowingTaskGroup(of: (Int, Result<ListedPost<JSONValue>, SkippedPost>).self) { group in
-            var next = 0
-            func addTask() {
-                let index = next
-                let entry = entries[index]
-                next += 1
-                group.addTask {
-                    do {
-                        return (index, .success(try await self.read(entry, context: context)))
-                    } catch let error as StationClientError where error.kind == .cancelled {
-                        throw error
-                    } catch {
-                        return (index, .failure(SkippedPost(
-                            postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)"))))
-                    }
-                }
+            var pending = entries.enumerated().makeIterator()
+            for _ in 0..<width {
+                guard let (index, entry) = pending.next() else { break }
+                group.addTask { try await self.readResult(index: index, entry: entry, context: context) }
             }
-            while next < min(width, entries.count) { addTask() }
             while let (index, result) = try await group.next() {
-                results[index] = result
-                if next < entries.count { addTask() }
+                if results.indices.contains(index) { results[index] = result }
+                if let (nextIndex, entry) = pending.next() {
+                    group.addTask { try await self.readResult(index: nextIndex, entry: entry, context: context) }
+                }
             }
         }
         try Task.checkCancellation()
         return results.compactMap { $0 }
+    }
+
+    /// Reads one entry for a listing: a failure becomes a skipped post; only cancellation is thrown.
+    private nonisolated func readResult(
+        index: Int, entry: PostEntry, context: ReadContext
+    ) async throws -> (Int, Result<ListedPost<JSONValue>, SkippedPost>) {
+        do {
+            return (index, .success(try await read(entry, context: context)))
+        } catch let error as StationClientError where error.kind == .cancelled {
+            throw error
+        } catch {
+            return (index, .failure(SkippedPost(
+                postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)"))))
+        }
     }
 
     /// Reads one entry: plaintext metadata for public posts, otherwise key → open → decrypt.

@@ -19,6 +19,8 @@ actor FakeStation {
     let ipnsName = "k51qzi5uqu5dlwnmtajufakestation"
     /// The host the station answers on; others refuse connections.
     var host = "station-a.test"
+    /// The endpoint `public.json` advertises when served over loopback (else `http://<host>`).
+    var advertisedEndpoint: URL?
     var pin = "123456"
 
     // Fault switches.
@@ -80,7 +82,7 @@ actor FakeStation {
     // MARK: Transport
 
     func handle(_ request: HTTPRequest, body: [UInt8]) async throws -> HTTPResponse {
-        let host = request.url.host ?? ""
+        let host = request.url.port.map { "\(request.url.host ?? ""):\($0)" } ?? request.url.host ?? ""
         let path = request.url.path
         requestLog.append("\(request.method) \(host)\(path)")
         if host == Self.gatewayHost { return gateway(path) }
@@ -445,7 +447,7 @@ actor FakeStation {
             let document: JSONValue = .object([
                 "uid": .string(uid), "mlkem_public_key": .string(kemPublicKeyHex),
                 "mldsa_public_key": .string(Hex.encode(signingKey.publicKey.rawRepresentation)),
-                "endpoint": .string(endpoint.absoluteString), "manifest_pointer": manifestCID.map { .string($0) } ?? nil,
+                "endpoint": .string((advertisedEndpoint ?? endpoint).absoluteString), "manifest_pointer": manifestCID.map { .string($0) } ?? nil,
                 "ipns_name": .string(ipnsName),
                 "followers_cid": graphCIDs.map { .string($0.followers) } ?? nil,
                 "following_cid": graphCIDs.map { .string($0.following) } ?? nil,

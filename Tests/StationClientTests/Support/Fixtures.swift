@@ -2,6 +2,7 @@ import Foundation
 import Manifest
 @testable import StationClient
 import Transport
+@_exported import TransportTestSupport
 
 /// Collects log lines (the SDK never prints; tests check what it reports).
 final class LogCollector: Sendable {
@@ -10,39 +11,29 @@ final class LogCollector: Sendable {
     var messages: [String] { lines.withLock { $0.map(\.message) } }
 }
 
-/// A tiny lock for test bookkeeping.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
 
 enum Fixture {
     static func configuration(
         _ station: FakeStation, namespace: String = "drive", keyStore: any KeyStore = InMemoryKeyStore(), log: LogHandler? = nil,
-        persistsPostKeys: Bool = false
+        persistsPostKeys: Bool = false, temporaryDirectory: URL? = nil
     ) -> StationClientConfiguration {
         let transport = FakeTransport(station: station)
         return StationClientConfiguration(
             namespace: namespace, keyStore: keyStore, transport: transport,
             gateway: IPFSGateway(baseURL: URL(string: "http://\(FakeStation.gatewayHost)")!, transport: transport),
-            persistsPostKeys: persistsPostKeys, log: log)
+            persistsPostKeys: persistsPostKeys, log: log, temporaryDirectory: temporaryDirectory)
     }
 
     /// Pairs a device with the right PIN on the first prompt.
     static func paired(
         _ station: FakeStation, namespace: String = "drive", keyStore: any KeyStore = InMemoryKeyStore(), log: LogHandler? = nil,
-        persistsPostKeys: Bool = false
+        persistsPostKeys: Bool = false, temporaryDirectory: URL? = nil
     ) async throws -> StationClient {
         let pin = await station.pin
         return try await StationClient.pair(
             endpoint: await station.endpoint, deviceName: "Test Phone",
-            configuration: configuration(station, namespace: namespace, keyStore: keyStore, log: log, persistsPostKeys: persistsPostKeys),
+            configuration: configuration(station, namespace: namespace, keyStore: keyStore, log: log, persistsPostKeys: persistsPostKeys,
+                                         temporaryDirectory: temporaryDirectory),
             pin: { _ in pin })
     }
 
