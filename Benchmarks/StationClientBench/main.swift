@@ -240,6 +240,28 @@ func listing(cold: Bool) async throws -> (cpuPerPost: Double, postsPerSecond: Do
     return (cpuUsed / Double(options.posts), Double(options.posts) / elapsed, cpuUsed)
 }
 
+// Diagnostics: what one signed round trip costs this process (sign + HTTP + JSON, no envelope),
+// sequentially, and the baseline's sign measured with the listing's parallelism (8 at once).
+do {
+    let rounds = 200
+    let start = cpuSeconds()
+    for _ in 0..<rounds { _ = try await client.followers() }
+    let perCall = (cpuSeconds() - start) / Double(rounds)
+    let credentials = await client.credentials
+    let signer = RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
+                                                         privateKey: credentials.signingPrivateKey))
+    let parallelStart = cpuSeconds()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<options.width {
+            group.addTask { for _ in 0..<25 { _ = try signer.sign(method: "GET", path: "/followers", body: Data()) } }
+        }
+        try await group.waitForAll()
+    }
+    let parallelSign = (cpuSeconds() - parallelStart) / Double(options.width * 25)
+    say(String(format: "diagnostic: signed GET /followers %.0f µs CPU per call (sequential); sign alone %.0f µs idle, %.0f µs with %d at once",
+               perCall * 1e6, baseline.sign * 1e6, parallelSign * 1e6, options.width))
+}
+
 // The machine is shared and noisy, so each cold run is paired with a baseline measured just before
 // it, and the ratio is taken per pair (the median pair is reported).
 var colds: [(cpuPerPost: Double, postsPerSecond: Double, cpu: Double)] = []

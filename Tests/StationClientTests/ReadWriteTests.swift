@@ -82,6 +82,22 @@ struct ReadWriteTests {
         #expect(await client.cachedPostKeyCount == 48)
     }
 
+    @Test("An unchanged manifest CID is not read again; a new one is")
+    func manifestCache() async throws {
+        let station = FakeStation()
+        let client = try await Fixture.paired(station)
+        _ = try await client.publish(data: Data("1".utf8), metadata: Fixture.drive("1", size: 1))
+        let first = try await client.listPosts(as: DriveFileMetadata.self)
+        let second = try await client.listPosts(as: DriveFileMetadata.self)
+        let cid = try #require(first.manifestCID)
+        #expect(second.manifestCID == cid)
+        #expect(await station.requestLog.filter { $0.hasSuffix("/content/\(cid)") }.count == 1)
+        _ = try await client.publish(data: Data("2".utf8), metadata: Fixture.drive("2", size: 1))
+        let third = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(third.manifestCID != cid)
+        #expect(third.posts.map(\.metadata?.filename) == ["1", "2"])
+    }
+
     @Test("A corrupted blob fails its download with an integrity error and leaves no file")
     func corruptedBlob() async throws {
         let station = FakeStation()

@@ -24,6 +24,10 @@ public actor StationClient {
     var postKeysLoaded = false
     var offlineListings: [String: [UInt8]] = [:]
     var endpointResolution: Task<URL, any Error>?
+    /// The last manifest read, by CID: content-addressed, so the same CID never needs reading again.
+    var manifestCache: (cid: String, manifest: Manifest)?
+    /// The manifest CID the stored offline listing of each namespace was made from.
+    var offlineListingSources: [String: String] = [:]
 
     /// Creates a client from credentials already at hand (they are saved to the key store).
     ///

@@ -7,7 +7,7 @@ public struct StationClientConfiguration: Sendable {
     /// The manifest namespace this app reads and writes (`drive` for a file app). Pick a stable,
     /// unique name and never change it.
     public var namespace: String
-    /// The transport for station calls. Default: ``CurlTransport`` with the seed guide's limits.
+    /// The transport for station calls. Default: `CurlTransport` with the seed guide's limits.
     public var transport: any HTTPTransport
     /// The IPFS gateway for manifest and content fallback and IPNS resolution, or `nil` for none.
     public var gateway: IPFSGateway?
@@ -36,7 +36,16 @@ public struct StationClientConfiguration: Sendable {
     /// - Parameters:
     ///   - namespace: the app's manifest namespace.
     ///   - keyStore: the secret store (``FileKeyStore`` or the app's own).
-    ///   - transport: the station transport; `nil` for a ``CurlTransport``.
+    ///   - transport: the station transport; `nil` for a `CurlTransport`.
+    ///   - gateway: the IPFS gateway for fallbacks and IPNS, or `nil` for none.
+    ///   - rewrapConcurrency: how many `/rewrap` calls a listing runs at once (at least 1).
+    ///   - persistsPostKeys: whether recovered post keys are also kept in the key store.
+    ///   - persistsOfflineListing: whether the last listing is kept in the key store for offline use.
+    ///   - followsEndpointChanges: whether unreachable stations are looked up again through IPNS.
+    ///   - requestTimeouts: time limits for API calls.
+    ///   - transferTimeouts: time limits for content transfers.
+    ///   - log: receives the SDK's log lines, or `nil`.
+    ///   - temporaryDirectory: where uploads are staged; `nil` for the system's temporary directory.
     public init(
         namespace: String, keyStore: any KeyStore, transport: (any HTTPTransport)? = nil, gateway: IPFSGateway? = nil,
         rewrapConcurrency: Int = 8, persistsPostKeys: Bool = false, persistsOfflineListing: Bool = true,

@@ -39,6 +39,7 @@ public final class FileKeyStore: KeyStore {
     /// Opens (or creates) the store in `directory` and unlocks it with `passphrase`.
     ///
     /// - Parameters:
+    ///   - directory: the directory for the item files and `keystore.params`.
     ///   - passphrase: the secret the items are encrypted with.
     ///   - limits: the Argon2id cost when the store is created (`interactive`: 2 passes, 64 MiB);
     ///     an existing store keeps the cost it was created with.

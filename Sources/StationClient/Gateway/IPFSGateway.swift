@@ -3,7 +3,7 @@ import Manifest
 import Transport
 
 /// Reads content from an IPFS HTTP gateway (`/ipfs/<cid>`, `/ipns/<name>`) over any
-/// ``HTTPTransport``.
+/// `HTTPTransport`.
 ///
 /// A gateway is untrusted: every byte fetched by CID is checked against the CID (Kubo's default
 /// UnixFS layout) before it is handed out. IPNS answers cannot be checked that way; callers check

@@ -41,6 +41,8 @@ extension StationClient {
     /// remain), and saves the credentials with the device uid exactly as the station returned it.
     ///
     /// - Parameters:
+    ///   - endpoint: the station's URL.
+    ///   - configuration: the client configuration (its key store receives the credentials).
     ///   - deviceName: a human name for the device; the uid is built from it (see ``DeviceUID``).
     ///   - pin: asked for the PIN; return `nil` to give up.
     /// - Throws: ``StationClientError`` with kind `.pairing` and a ``PairingFailure`` (wrong PIN

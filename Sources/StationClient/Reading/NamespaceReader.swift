@@ -18,7 +18,7 @@ extension StationClient {
     /// When the station is unreachable, returns the last listing read online (marked
     /// ``PostListing/isOffline``) instead of failing.
     ///
-    /// - Parameter type: the app's metadata type (``DriveFileMetadata`` for `drive`, or
+    /// - Parameter type: the app's metadata type (`DriveFileMetadata` for `drive`, or
     ///   `JSONValue` for raw JSON).
     /// - Throws: ``StationClientError`` when the station is unreachable and there is no offline
     ///   listing, when the manifest cannot be read, or when cancelled.
@@ -54,7 +54,12 @@ extension StationClient {
             }
         }
         try await persistPostKeys()
-        try await storeOfflineListing(posts, manifestCID: manifestCID)
+        // The same manifest read without failures gives the same listing: store it only when it changed.
+        let unchanged = skipped.isEmpty && offlineListingSources[namespace] == manifestCID && offlineListings[namespace] != nil
+        if !unchanged {
+            try await storeOfflineListing(posts, manifestCID: manifestCID)
+            offlineListingSources[namespace] = skipped.isEmpty ? manifestCID : nil
+        }
         var typed = PostListing<Metadata>(posts: [], skipped: skipped, isOffline: false, manifestCID: manifestCID)
         for post in posts {
             do {
@@ -203,6 +208,7 @@ extension StationClient {
     /// - Throws: ``StationClientError`` when neither source gives bytes matching the CID, or the
     ///   bytes are not a manifest.
     public func fetchManifest(cid: String) async throws -> Manifest {
+        if let cached = manifestCache, cached.cid == cid { return cached.manifest }
         let operation = "reading manifest \(cid)"
         let parsed = try IPFSGateway.parse(cid, operation: operation)
         var bytes: [UInt8]?
@@ -228,7 +234,9 @@ extension StationClient {
             bytes = try await gateway.fetch(cid: cid)
         }
         do {
-            return try WireJSON.decode(Manifest.self, from: bytes ?? [])
+            let manifest = try WireJSON.decode(Manifest.self, from: bytes ?? [])
+            manifestCache = (cid, manifest)
+            return manifest
         } catch {
             throw StationClientError(.invalidResponse, operation: operation, message: "not a manifest: \(error)", underlying: error)
         }
