@@ -195,7 +195,8 @@ let transport = CurlTransport()
 let store = try FileKeyStore(directory: work.appendingPathComponent("keys"), passphrase: "benchmark passphrase")
 let configuration = StationClientConfiguration(
     namespace: "drive", keyStore: store, transport: transport, gateway: IPFSGateway(baseURL: emulator.gateway, transport: transport),
-    rewrapConcurrency: options.width, persistsOfflineListing: false)
+    rewrapConcurrency: options.width, persistsOfflineListing: false,
+    log: { event in if event.level >= .info { say("client log: \(event.message)") } })
 let seenPINs = Set<String>()
 let client = try await StationClient.pair(endpoint: emulator.station, deviceName: "bench", configuration: configuration) { _ in
     await emulator.nextPIN(after: seenPINs)
@@ -320,6 +321,27 @@ let downloadStart = Date()
 try await client.download(postCID: big.postCID, to: copy)
 let downloadSeconds = Date().timeIntervalSince(downloadStart)
 let downloadPeak = peakRSS()
+if ProcessInfo.processInfo.environment["BENCH_MEMORY_PARTS"] != nil {
+    let sealed = work.appendingPathComponent("sealed.bin")
+    resetPeakRSS()
+    try await IPFSGateway(baseURL: emulator.gateway, transport: transport).fetch(cid: big.postCID, to: sealed)
+    say(String(format: "  part: gateway fetch to file (with CID check) peak %.1f MiB", Double(peakRSS()) / 1_048_576))
+    resetPeakRSS()
+    _ = try UnixFS.cid(ofFileAt: sealed)
+    say(String(format: "  part: CID of the file peak %.1f MiB", Double(peakRSS()) / 1_048_576))
+    resetPeakRSS()
+    let opened = work.appendingPathComponent("opened.bin")
+    do {
+        try SecretBox.openFile(at: sealed, to: opened, using: SymmetricKey(randomByteCount: 32))
+    } catch {
+        say("  part: openFile with a wrong key refused (\(error))")
+    }
+    say(String(format: "  part: openFile (tag check only) peak %.1f MiB", Double(peakRSS()) / 1_048_576))
+    resetPeakRSS()
+    let plain = work.appendingPathComponent("plain.bin")
+    try SecretBox.sealFile(at: source, to: plain, using: SymmetricKey(randomByteCount: 32))
+    say(String(format: "  part: sealFile peak %.1f MiB", Double(peakRSS()) / 1_048_576))
+}
 let same = try SHA256.hash(fileAt: source) == SHA256.hash(fileAt: copy)
 let mib = Double(largest) / 1_048_576
 say(String(format: "publish of %lld bytes (the largest accepted): %.1f MiB/s, peak RSS %.1f MiB (required ≤ 64)",

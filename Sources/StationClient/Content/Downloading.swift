@@ -3,6 +3,11 @@ import Manifest
 import PQCrypto
 import Sodium
 import Transport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension StationClient {
     /// Downloads and decrypts a post of this station into memory.
@@ -80,11 +85,11 @@ extension StationClient {
     /// connection (up to three times), then checks the bytes against the CID.
     private func fetchContent(postCID: String, to file: URL, progress: ProgressHandler?, operation: String) async throws {
         let parsed = try IPFSGateway.parse(postCID, operation: operation)
-        guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]),
-              let handle = try? FileHandle(forWritingTo: file) else {
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard descriptor >= 0 else {
             throw StationClientError(.refused, operation: operation, message: "cannot create \(file.path)")
         }
-        defer { try? handle.close() }
+        defer { close(descriptor) }
         var written: Int64 = 0
         var total: Int64?
         var resumes = 0
@@ -116,7 +121,7 @@ extension StationClient {
             }
             do {
                 for try await chunk in stream {
-                    try handle.write(contentsOf: chunk)
+                    try Self.writeAll(chunk, to: descriptor, path: file.path, operation: operation)
                     written += Int64(chunk.count)
                     progress?(ByteProgress(completed: written, total: total))
                 }
@@ -128,7 +133,7 @@ extension StationClient {
                 throw StationClientError.wrap(error, operation: operation)
             }
         }
-        try? handle.synchronize()
+        _ = fsync(descriptor)
         let actual: CID
         do {
             actual = try UnixFS.cid(ofFileAt: file)
@@ -137,6 +142,21 @@ extension StationClient {
         }
         guard actual.multihash == parsed.multihash else {
             throw StationClientError(.integrity, operation: operation, message: "the station's bytes do not match the CID")
+        }
+    }
+
+    /// Writes every byte of `chunk` (POSIX `write`, straight from the chunk's storage).
+    private static func writeAll(_ chunk: Data, to descriptor: Int32, path: String, operation: String) throws {
+        try chunk.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw StationClientError(.refused, operation: operation, message: "cannot write \(path): errno \(errno)")
+                }
+                offset += written
+            }
         }
     }
 
