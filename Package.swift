@@ -19,6 +19,14 @@ let package = Package(
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
         .executable(name: "station-client-bench", targets: ["StationClientBench"]),
         .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
+        .executable(name: "cipher", targets: ["CipherCLI"]),
+        .executable(name: "pair-device", targets: ["PairDevice"]),
+        .executable(name: "sign-request", targets: ["SignRequest"]),
+        .executable(name: "read-manifest", targets: ["ReadManifest"]),
+        .executable(name: "open-envelope", targets: ["OpenEnvelope"]),
+        .executable(name: "publish-post", targets: ["PublishPost"]),
+        .executable(name: "two-clients", targets: ["TwoClients"]),
+        .executable(name: "read-followed", targets: ["ReadFollowed"]),
     ],
     targets: [
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
@@ -60,6 +68,7 @@ let package = Package(
             name: "StationClient",
             dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport", "CurlTransport"]
         ),
+
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
         .target(
             name: "StationEmulator",
@@ -84,8 +93,55 @@ let package = Package(
             path: "Benchmarks/StationClientBench"
         ),
 
+        // The `cipher` command-line drive (the `drive` namespace), on StationClient's public API.
+        .executableTarget(
+            name: "CipherCLI",
+            dependencies: ["StationClient", "StationEmulator", "Manifest", "Transport", "CurlTransport"]
+        ),
+
         // Examples: one runnable program per step (see Examples/).
         .executableTarget(name: "PostQuantumTour", dependencies: ["PQCrypto"], path: "Examples/PostQuantumTour"),
+        // ExampleSupport: the embedded emulator or `--station URL`, shared by the step examples.
+        .target(
+            name: "ExampleSupport",
+            dependencies: ["StationClient", "StationEmulator", "CurlTransport", "Transport"],
+            path: "Examples/ExampleSupport"
+        ),
+        .executableTarget(
+            name: "PairDevice",
+            dependencies: ["ExampleSupport", "StationClient"],
+            path: "Examples/PairDevice"
+        ),
+        .executableTarget(
+            name: "SignRequest",
+            dependencies: ["ExampleSupport", "StationClient", "Signing", "Transport"],
+            path: "Examples/SignRequest"
+        ),
+        .executableTarget(
+            name: "ReadManifest",
+            dependencies: ["ExampleSupport", "StationClient", "Manifest"],
+            path: "Examples/ReadManifest"
+        ),
+        .executableTarget(
+            name: "OpenEnvelope",
+            dependencies: ["ExampleSupport", "StationClient", "Manifest", "Signing", "Envelope", "Sodium", "Transport"],
+            path: "Examples/OpenEnvelope"
+        ),
+        .executableTarget(
+            name: "PublishPost",
+            dependencies: ["ExampleSupport", "StationClient", "Manifest"],
+            path: "Examples/PublishPost"
+        ),
+        .executableTarget(
+            name: "TwoClients",
+            dependencies: ["ExampleSupport", "StationClient", "Manifest"],
+            path: "Examples/TwoClients"
+        ),
+        .executableTarget(
+            name: "ReadFollowed",
+            dependencies: ["ExampleSupport", "StationClient", "Manifest"],
+            path: "Examples/ReadFollowed"
+        ),
 
         // Tests. TestSupport holds hex helpers and the runner for the Python interop halves.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -106,7 +162,15 @@ let package = Package(
         ),
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "Sodium", "PQCrypto", "TestSupport"]),
-        .testTarget(name: "ExampleTests", dependencies: ["PostQuantumTour", "TestSupport"]),
+        .testTarget(
+            name: "CipherCLITests",
+            dependencies: ["CipherCLI", "StationEmulator", "StationClient", "Manifest", "TestSupport"]
+        ),
+        .testTarget(
+            name: "ExampleTests",
+            dependencies: ["PostQuantumTour", "PairDevice", "SignRequest", "ReadManifest", "OpenEnvelope", "PublishPost",
+                           "TwoClients", "ReadFollowed", "TestSupport"]
+        ),
         // Openssl helpers and test patterns for transport tests; re-exports the emulator's loopback HTTP server.
         .target(name: "TransportTestSupport", dependencies: ["StationEmulator"], path: "Tests/TransportTestSupport"),
         .testTarget(

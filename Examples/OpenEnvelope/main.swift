@@ -1,0 +1,54 @@
+import Envelope
+import ExampleSupport
+import Foundation
+import Manifest
+import Signing
+import Sodium
+import StationClient
+import Transport
+
+// Step 4 of the seed guide: rewrap, then open the envelope.
+//
+// A post's key is wrapped to the station and its audience, not to this device. So the device
+// asks the station (POST /rewrap) to wrap that key to its own ML-KEM key, then opens the
+// envelope: 2-byte big-endian length ‖ ML-KEM ciphertext ‖ SecretBox(wrap key, post key), with
+// wrap key = BLAKE2b-256(shared secret, person "orbit-kem"). StationClient.listPosts and
+// download do all of this; here it is by hand.
+
+await runExample { station in
+    let client = try await station.pair(deviceName: "opener")
+    let metadata = DriveFileMetadata(filename: "secret.txt", mimeType: "text/plain", sizeBytes: 11)
+    let post = try await client.publish(data: Data("hello world".utf8), metadata: metadata)
+    let credentials = await client.credentials
+
+    // POST /rewrap, signed over the exact JSON body; send both CIDs so the station finds the set.
+    let body = WireJSON.serialize(.object([
+        "uid": .string(credentials.stationUID), "device_uid": .string(credentials.deviceUID),
+        "post_cid": .string(post.postCID), "envelopes_cid": .string(post.envelopesCID ?? ""),
+    ]))
+    let signer = RequestSigner(identity: SigningIdentity(
+        uid: credentials.stationUID, deviceUID: credentials.deviceUID, privateKey: credentials.signingPrivateKey))
+    var request = HTTPRequest(method: .post, url: station.endpoint.appendingPathComponent("rewrap"))
+    request.headers.add("content-type", value: "application/json")
+    for (name, value) in try signer.sign(method: "POST", path: "/rewrap", body: body).fields { request.headers.add(name, value: value) }
+    let response = try await station.transport.send(request, body: .bytes(Data(body)))
+    let rewrap = try WireJSON.decode(RewrapResponse.self, from: response.body.data ?? Data())
+    guard case let .rewrapped(_, _, _, envelopeHex) = rewrap.result else { throw ExampleError("rewrap failed: \(rewrap.result)") }
+    let envelope = try Hex.decode(envelopeHex)
+    print("envelope: \(envelope.count) B, ML-KEM ciphertext length prefix \(Int(envelope[0]) << 8 | Int(envelope[1]))")
+
+    // Decapsulate with this device's ML-KEM key, derive the wrap key, open the sealed post key.
+    let postKey = try Envelope.open(envelopeHex, with: credentials.kemPrivateKey)
+    print("post key recovered: 32 B")
+
+    // The post key opens the entry's hex SecretBox metadata (nonce ‖ MAC ‖ ciphertext).
+    let manifest = try await client.fetchManifest(cid: try await client.profile().manifestCID ?? "")
+    guard let entry = manifest.entry(forPostCID: post.postCID)?.entry, let sealed = try entry.metadata?.sealedBytes() else {
+        throw ExampleError("the post is not in the manifest")
+    }
+    let plaintext = try SecretBox.open(sealed, using: postKey)
+    print("metadata: \(String(decoding: plaintext, as: UTF8.self))")
+
+    // The content is the same SecretBox layout over the whole file.
+    print("content: \(String(decoding: try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID), as: UTF8.self))")
+}

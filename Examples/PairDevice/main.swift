@@ -1,0 +1,30 @@
+import ExampleSupport
+import Foundation
+import StationClient
+
+// Step 1 of the seed guide: pair a device.
+//
+// Pairing earns a key-less device the right to act on a station: the client checks /health,
+// reads /profile, generates its ML-KEM-768 and ML-DSA-65 key pairs, starts a session with
+// /delegate/start and confirms it with the 6-digit PIN the station printed in its log.
+//
+//   swift run pair-device                      # against an embedded StationEmulator
+//   swift run pair-device --station URL        # against a real station (asks for the PIN)
+
+await runExample { station in
+    let client = try await station.pair(deviceName: "Example Laptop")
+    let credentials = await client.credentials
+
+    // Keep the device uid the station returned, byte for byte: every signature carries it.
+    print("paired device uid: \(credentials.deviceUID)")
+    print("station uid: \(credentials.stationUID)")
+    print("ML-KEM-768 public key: \(credentials.kemPrivateKey.publicKey.rawRepresentation.count) B")
+    print("ML-DSA-65 public key: \(credentials.signingPrivateKey.publicKey.rawRepresentation.count) B")
+
+    // The credentials were saved to the configured key store; a restarted app loads them.
+    let reloaded = try await StationClient.load(configuration: client.configuration)
+    print("reloaded from the key store: \(await reloaded.credentials.deviceUID == credentials.deviceUID)")
+
+    // The first signed call proves the station knows this device.
+    print("signed call accepted, followers: \(try await client.followers().count)")
+}

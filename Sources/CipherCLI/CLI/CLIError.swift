@@ -1,0 +1,68 @@
+import Foundation
+import StationClient
+
+/// The process exit codes, as scripts rely on them.
+enum ExitCode: Int32, Sendable {
+    case success = 0
+    case failure = 1
+    case usage = 2
+    /// The station refused: auth, pairing, any 4xx.
+    case refused = 3
+    /// The station or the network could not be reached.
+    case unreachable = 4
+}
+
+/// A failure of the command line tool, carrying its exit code.
+enum CLIError: Error, Sendable, CustomStringConvertible {
+    /// Bad command line (exit 2).
+    case usage(String)
+    /// Any other failure (exit 1).
+    case failure(String)
+    /// A ``StationClientError``, mapped to 1, 3 or 4.
+    case client(StationClientError)
+
+    /// Wraps any error; station client errors keep their kind.
+    static func from(_ error: any Error) -> CLIError {
+        if let error = error as? CLIError { return error }
+        if let error = error as? StationClientError { return .client(error) }
+        return .failure("\(error)")
+    }
+
+    var exitCode: ExitCode {
+        switch self {
+        case .usage: return .usage
+        case .failure: return .failure
+        case .client(let error):
+            switch error.kind {
+            case .unreachable: return .unreachable
+            case .pairing:
+                return error.pairingFailure == .cancelledByUser ? .failure : .refused
+            case .station:
+                guard let status = error.status else { return .refused }
+                if (400..<500).contains(status) { return .refused }
+                // A tunnel or gateway that cannot reach the station is "unreachable".
+                if [502, 503, 504].contains(status) { return .unreachable }
+                return .failure
+            default: return .failure
+            }
+        }
+    }
+
+    /// A short machine-readable kind for `--json`.
+    var kind: String {
+        switch self {
+        case .usage: "usage"
+        case .failure: "failure"
+        case .client(let error): "\(error.kind)"
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .usage(let text), .failure(let text): return text
+        case .client(let error):
+            if error.kind == .notPaired { return "not paired: run `cipher pair URL` first (\(error.message))" }
+            return error.description
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import StationClient
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the tool writes and reads: human lines or one JSON document on standard output,
+/// progress and prompts on standard error, answers from the terminal or standard input.
+struct Console: Sendable {
+    /// Whether `--json` was given (stdout then holds exactly one JSON document).
+    var json: Bool
+    var stdinIsTerminal = isatty(STDIN_FILENO) == 1
+    var stderrIsTerminal = isatty(STDERR_FILENO) == 1
+
+    /// A line for people; suppressed under `--json`.
+    func say(_ line: String) {
+        guard !json else { return }
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// A line on standard error (warnings, prompts); always shown.
+    func note(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// Prints `value` as the command's JSON document (only under `--json`).
+    func emit<Value: Encodable>(_ value: Value) {
+        guard json else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return }
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    /// Reads one line from standard input (`nil` at end of input).
+    func readLine() -> String? {
+        Swift.readLine(strippingNewline: true)
+    }
+
+    /// Asks on the terminal (standard error) and reads the answer; with `secret` the typing is not echoed.
+    func ask(_ prompt: String, secret: Bool = false) -> String? {
+        FileHandle.standardError.write(Data(prompt.utf8))
+        guard secret, stdinIsTerminal else { return readLine() }
+        var saved = termios()
+        guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return readLine() }
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+        defer {
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        return readLine()
+    }
+
+    /// A progress handler: a redrawn bar on a terminal, nothing otherwise (plain lines are
+    /// printed by the command when the transfer ends), nothing under `--json`.
+    func progress(_ label: String) -> ProgressHandler? {
+        guard stderrIsTerminal, !json else { return nil }
+        let bar = ProgressBar(label: label)
+        return { bar.update($0) }
+    }
+
+    /// Ends a progress bar's line.
+    func finishProgress() {
+        guard stderrIsTerminal, !json else { return }
+        FileHandle.standardError.write(Data("\n".utf8))
+    }
+}
+
+/// A one-line progress bar on standard error, redrawn at most every 1 % of progress.
+final class ProgressBar: Sendable {
+    private let label: String
+    private let lastPermille = Mutex(-1)
+
+    init(label: String) { self.label = label }
+
+    func update(_ progress: ByteProgress) {
+        let width = 30
+        guard let total = progress.total, total > 0 else {
+            FileHandle.standardError.write(Data("\r\(label) \(Format.bytes(progress.completed))".utf8))
+            return
+        }
+        let permille = Int(min(1000, progress.completed * 1000 / total))
+        let redraw = lastPermille.withLock { last -> Bool in
+            guard permille / 10 != last / 10 || last < 0 else { return false }
+            last = permille
+            return true
+        }
+        guard redraw else { return }
+        let filled = width * permille / 1000
+        let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+        let line = "\r\(label) [\(bar)] \(permille / 10)% \(Format.bytes(progress.completed))/\(Format.bytes(total))"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+}
+
+/// A small lock around a value (Foundation's `NSLock`; the `Synchronization` module needs newer Apple OSes).
+final class Mutex<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
+/// Human formats.
+enum Format {
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 { value /= 1000; unit += 1 }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    static func date(_ unixSeconds: Int?) -> String {
+        guard let unixSeconds else { return "-" }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(unixSeconds)))
+    }
+
+    static func milliseconds(since start: ContinuousClock.Instant) -> String {
+        let elapsed = ContinuousClock.now - start
+        let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        return String(format: "%.0f ms", ms)
+    }
+}

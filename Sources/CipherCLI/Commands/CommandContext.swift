@@ -1,0 +1,82 @@
+import Foundation
+import StationClient
+
+/// What every command runs with.
+struct CommandContext: Sendable {
+    var arguments: ParsedArguments
+    var console: Console
+    var home: Home
+    var environment: [String: String]
+
+    /// Opens the key store and loads the paired client.
+    func client(namespace: String = DriveFiles.namespace) async throws -> StationClient {
+        let store = try home.openKeyStore(console: console, environment: environment)
+        return try await StationClient.load(configuration: home.configuration(keyStore: store, namespace: namespace))
+    }
+}
+
+/// A `cipher` command.
+protocol Command: Sendable {
+    static var spec: CommandSpec { get }
+    static func run(_ context: CommandContext) async throws
+}
+
+/// Every command, in the order `cipher --help` lists them.
+enum Commands {
+    static let all: [any Command.Type] = [
+        DemoCommand.self, PairCommand.self, StatusCommand.self, ListCommand.self, PutCommand.self, GetCommand.self,
+        ShareCommand.self, RemoveCommand.self, FollowersCommand.self, FollowCommand.self, UnfollowCommand.self,
+        ReadCommand.self,
+    ]
+
+    static var overview: String {
+        var lines = [
+            "cipher: an end-to-end encrypted drive on your Cipher Station (the `drive` namespace, shared with CipherVault)",
+            "",
+            "usage: cipher <command> [options]",
+            "",
+            "commands:",
+        ]
+        for command in all {
+            lines.append("  " + command.spec.usage)
+            lines.append("      " + command.spec.summary)
+        }
+        lines += [
+            "",
+            "Run `cipher <command> --help` for a command's options. Credentials live in --home DIR, $CIPHER_HOME",
+            "or the platform config directory, encrypted with a passphrase (prompted, or $CIPHER_PASSPHRASE).",
+            "Exit codes: 0 success, 1 failure, 2 usage, 3 refused by the station, 4 station or network unreachable.",
+        ]
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension Audience {
+    /// Parses `--audience self|all|specific` with `--to UID…`.
+    static func parse(_ arguments: ParsedArguments, default fallback: Audience? = .selfOnly) throws(CLIError) -> Audience {
+        let uids = arguments.all("--to")
+        switch arguments.value("--audience") {
+        case nil:
+            guard uids.isEmpty else { return .specific(uids) }
+            guard let fallback else { throw .usage("--audience is required (self, all or specific --to UID…)") }
+            return fallback
+        case "self":
+            guard uids.isEmpty else { throw .usage("--to goes with --audience specific") }
+            return .selfOnly
+        case "all":
+            guard uids.isEmpty else { throw .usage("--to goes with --audience specific") }
+            return .allFollowers
+        case "specific":
+            guard !uids.isEmpty else { throw .usage("--audience specific needs --to UID…") }
+            return .specific(uids)
+        case let other?:
+            throw .usage("unknown audience \(other) (self, all or specific; public posts use --public)")
+        }
+    }
+}
+
+/// The audience options shared by `put` and `share`.
+let audienceOptions = [
+    OptionSpec(names: ["--audience"], help: "who can read it: self (default), all (approved followers), specific", value: "MODE"),
+    OptionSpec(names: ["--to"], help: "the follower uids for --audience specific", value: "UID", takesMany: true),
+]

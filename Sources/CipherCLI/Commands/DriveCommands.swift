@@ -1,0 +1,251 @@
+import Foundation
+import Manifest
+import StationClient
+
+/// One file as `ls`, `put`, `get` and `read` print it.
+struct FileRow: Encodable {
+    var postCID: String
+    var envelopesCID: String?
+    var audienceMode: String
+    var filename: String?
+    var mimeType: String?
+    var sizeBytes: Int?
+    var createdAt: Int?
+    var isPublic: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case postCID = "post_cid", envelopesCID = "envelopes_cid", audienceMode = "audience_mode", filename
+        case mimeType = "mime_type", sizeBytes = "size_bytes", createdAt = "created_at", isPublic = "public"
+    }
+
+    init(postCID: String, envelopesCID: String?, audienceMode: String, filename: String?, mimeType: String?, sizeBytes: Int?,
+         createdAt: Int?, isPublic: Bool) {
+        self.postCID = postCID
+        self.envelopesCID = envelopesCID
+        self.audienceMode = audienceMode
+        self.filename = filename
+        self.mimeType = mimeType
+        self.sizeBytes = sizeBytes
+        self.createdAt = createdAt
+        self.isPublic = isPublic
+    }
+
+    init(_ post: ListedPost<JSONValue>) {
+        let metadata = post.metadata?.objectValue
+        postCID = post.postCID
+        envelopesCID = post.envelopesCID
+        audienceMode = post.audienceMode.wireValue
+        filename = metadata?["filename"]?.stringValue
+        mimeType = metadata?["mime_type"]?.stringValue
+        sizeBytes = metadata?["size_bytes"]?.intValue
+        createdAt = metadata?["created_at"]?.intValue ?? post.createdAt
+        isPublic = post.isPublic
+    }
+
+    init(_ post: ListedPost<DriveFileMetadata>) {
+        postCID = post.postCID
+        envelopesCID = post.envelopesCID
+        audienceMode = post.audienceMode.wireValue
+        filename = post.metadata?.filename
+        mimeType = post.metadata?.mimeType
+        sizeBytes = post.metadata?.sizeBytes
+        createdAt = post.metadata?.createdAt ?? post.createdAt
+        isPublic = post.isPublic
+    }
+
+    var line: String {
+        let size = sizeBytes.map { Format.bytes(Int64($0)) } ?? "-"
+        return "\(postCID)  \(audienceMode.padding(toLength: 8, withPad: " ", startingAt: 0)) "
+            + "\(size.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Format.date(createdAt))  \(filename ?? "(no name)")"
+    }
+}
+
+/// A post that could not be read, as listings report it.
+struct SkippedRow: Encodable {
+    var postCID: String
+    var error: String
+    enum CodingKeys: String, CodingKey { case postCID = "post_cid", error }
+}
+
+/// `cipher ls`.
+enum ListCommand: Command {
+    static let spec = CommandSpec(
+        name: "ls", usage: "ls [--namespace drive]", summary: "list the files (posts) of a namespace",
+        options: [OptionSpec(names: ["--namespace"], help: "the manifest namespace to list (default: drive)", value: "NAME")])
+
+    struct Output: Encodable {
+        var namespace: String
+        var manifestCID: String?
+        var offline: Bool
+        var posts: [FileRow]
+        var skipped: [SkippedRow]
+        enum CodingKeys: String, CodingKey { case namespace, manifestCID = "manifest_cid", offline, posts, skipped }
+    }
+
+    static func run(_ context: CommandContext) async throws {
+        let namespace = context.arguments.value("--namespace") ?? DriveFiles.namespace
+        let client = try await context.client(namespace: namespace)
+        let listing = try await client.listPosts(as: JSONValue.self)
+        let output = Output(namespace: namespace, manifestCID: listing.manifestCID, offline: listing.isOffline,
+                            posts: listing.posts.map(FileRow.init), skipped: listing.skipped.map {
+                                SkippedRow(postCID: $0.postCID, error: $0.error.description) })
+        let console = context.console
+        if listing.isOffline { console.note("station unreachable: showing the last listing read online") }
+        if output.posts.isEmpty { console.say("no files in \(namespace)") }
+        for row in output.posts { console.say(row.line) }
+        for skipped in output.skipped { console.note("skipped \(skipped.postCID): \(skipped.error)") }
+        console.emit(output)
+    }
+}
+
+/// `cipher put FILE`.
+enum PutCommand: Command {
+    static let spec = CommandSpec(
+        name: "put", usage: "put FILE [--audience self|all|specific --to UID…] [--public]",
+        summary: "encrypt and upload a file (only you can read it unless --audience says otherwise)",
+        options: audienceOptions + [
+            OptionSpec(names: ["--public"], help: "publish UNENCRYPTED and permanently, readable by anyone (asks first on a terminal)"),
+            OptionSpec(names: ["--yes", "-y"], help: "do not ask for confirmation of --public"),
+        ],
+        positionals: 1...1)
+
+    static func run(_ context: CommandContext) async throws {
+        let arguments = context.arguments
+        let console = context.console
+        let file = URL(fileURLWithPath: arguments.positionals[0])
+        let isPublic = arguments.has("--public")
+        if isPublic, arguments.value("--audience") != nil || !arguments.all("--to").isEmpty {
+            throw CLIError.usage("--public cannot be combined with --audience or --to")
+        }
+        let audience = try Audience.parse(arguments)
+        let metadata = try DriveFiles.metadata(for: file)
+        if isPublic && console.stdinIsTerminal && !arguments.has("--yes") {
+            let answer = console.ask("\(metadata.filename) will be published UNENCRYPTED and can never be deleted. Continue? [y/N] ")
+            guard let answer, ["y", "yes"].contains(answer.lowercased()) else { throw CLIError.failure("not published") }
+        }
+        let client = try await context.client()
+        let published: PublishedPost
+        if isPublic {
+            let data: Data
+            do { data = try Data(contentsOf: file) } catch { throw CLIError.failure("cannot read \(file.path): \(error.localizedDescription)") }
+            published = try await client.publishPermanentlyPublic(data: data, metadata: metadata)
+        } else {
+            published = try await client.publish(fileAt: file, metadata: metadata, audience: audience,
+                                                  progress: console.progress("uploading \(metadata.filename)"))
+            console.finishProgress()
+        }
+        let row = FileRow(postCID: published.postCID, envelopesCID: published.envelopesCID, audienceMode: published.audienceMode.wireValue,
+                          filename: metadata.filename, mimeType: metadata.mimeType, sizeBytes: metadata.sizeBytes,
+                          createdAt: metadata.createdAt, isPublic: isPublic)
+        console.say("uploaded \(metadata.filename) (\(Format.bytes(Int64(metadata.sizeBytes ?? 0))), \(row.audienceMode)) as \(published.postCID)")
+        console.emit(row)
+    }
+}
+
+/// `cipher get CID|NAME`.
+enum GetCommand: Command {
+    static let spec = CommandSpec(
+        name: "get", usage: "get CID|NAME [-o FILE]", summary: "download and decrypt a file (NAME matches the filename exactly)",
+        options: [OptionSpec(names: ["--output", "-o"], help: "where to write it (default: its filename here; - for standard output)",
+                             value: "FILE")],
+        positionals: 1...1)
+
+    struct Output: Encodable {
+        var postCID: String
+        var filename: String?
+        var output: String
+        var sizeBytes: Int64
+        enum CodingKeys: String, CodingKey { case postCID = "post_cid", filename, output, sizeBytes = "size_bytes" }
+    }
+
+    static func run(_ context: CommandContext) async throws {
+        let console = context.console
+        let client = try await context.client()
+        let listing = try await client.listPosts(as: DriveFileMetadata.self)
+        let post = try DriveFiles.find(context.arguments.positionals[0], in: listing)
+        let target = context.arguments.value("--output") ?? post.metadata?.filename ?? post.postCID
+        // A filename from metadata is the station's data: never let it pick a directory.
+        if context.arguments.value("--output") == nil, target.contains("/") || target == "." || target == ".." {
+            throw CLIError.failure("the stored filename \(target) is not a plain name; use -o FILE")
+        }
+        let size: Int64
+        if post.isPublic {
+            guard let gateway = client.configuration.gateway else {
+                throw CLIError.failure("\(post.postCID) is a public post: pair with --gateway URL to fetch it")
+            }
+            let bytes = Data(try await gateway.fetch(cid: post.postCID))
+            size = Int64(bytes.count)
+            try write(bytes, to: target)
+        } else if target == "-" {
+            let bytes = try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
+            size = Int64(bytes.count)
+            try write(bytes, to: target)
+        } else {
+            let destination = URL(fileURLWithPath: target)
+            try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination,
+                                      progress: console.progress("downloading \(post.metadata?.filename ?? post.postCID)"))
+            console.finishProgress()
+            size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
+        }
+        if target != "-" { console.say("saved \(post.metadata?.filename ?? post.postCID) (\(Format.bytes(size))) to \(target)") }
+        console.emit(Output(postCID: post.postCID, filename: post.metadata?.filename, output: target, sizeBytes: size))
+    }
+
+    static func write(_ bytes: Data, to target: String) throws {
+        if target == "-" {
+            FileHandle.standardOutput.write(bytes)
+            return
+        }
+        do { try bytes.write(to: URL(fileURLWithPath: target), options: .atomic) } catch {
+            throw CLIError.failure("cannot write \(target): \(error.localizedDescription)")
+        }
+    }
+}
+
+/// `cipher share CID|NAME --audience …`.
+enum ShareCommand: Command {
+    static let spec = CommandSpec(
+        name: "share", usage: "share CID|NAME --audience self|all|specific [--to UID…]", summary: "give a file a new audience",
+        options: audienceOptions, positionals: 1...1)
+
+    struct Output: Encodable {
+        var postCID: String
+        var audienceMode: String
+        var contentLost: Bool
+        enum CodingKeys: String, CodingKey { case postCID = "post_cid", audienceMode = "audience_mode", contentLost = "content_lost" }
+    }
+
+    static func run(_ context: CommandContext) async throws {
+        let audience = try Audience.parse(context.arguments, default: nil)
+        let client = try await context.client()
+        let post = try DriveFiles.find(context.arguments.positionals[0], in: try await client.listPosts(as: DriveFileMetadata.self))
+        let result = try await client.reshare(postCID: post.postCID, audience: audience)
+        let output = Output(postCID: post.postCID, audienceMode: result.response.audienceMode.wireValue, contentLost: result.contentLost)
+        context.console.say("\(post.metadata?.filename ?? post.postCID) is now shared with: \(output.audienceMode)")
+        if result.contentLost {
+            context.console.note("warning: the station lost the file's bytes during the reshare (a known station bug); put it again from a local copy")
+        }
+        context.console.emit(output)
+    }
+}
+
+/// `cipher rm CID|NAME`.
+enum RemoveCommand: Command {
+    static let spec = CommandSpec(
+        name: "rm", usage: "rm CID|NAME", summary: "remove a file from the manifest (copies already fetched stay fetched)",
+        positionals: 1...1)
+
+    struct Output: Encodable {
+        var postCID: String
+        var removed: Bool
+        enum CodingKeys: String, CodingKey { case postCID = "post_cid", removed }
+    }
+
+    static func run(_ context: CommandContext) async throws {
+        let client = try await context.client()
+        let post = try DriveFiles.find(context.arguments.positionals[0], in: try await client.listPosts(as: DriveFileMetadata.self))
+        _ = try await client.delete(postCID: post.postCID)
+        context.console.say("removed \(post.metadata?.filename ?? post.postCID) (\(post.postCID))")
+        context.console.emit(Output(postCID: post.postCID, removed: true))
+    }
+}

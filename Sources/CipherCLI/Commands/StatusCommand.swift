@@ -1,0 +1,50 @@
+import CurlTransport
+import Foundation
+import StationClient
+
+/// `cipher status`: what this device is paired with and how the station is.
+enum StatusCommand: Command {
+    static let spec = CommandSpec(name: "status", usage: "status",
+                                  summary: "station URL, uids, health, post count and the TLS fingerprint in use")
+
+    struct Output: Encodable {
+        var endpoint: String
+        var stationUID: String
+        var deviceUID: String
+        var health: String
+        var posts: Int
+        var drivePosts: Int
+        var tlsFingerprint: String?
+        enum CodingKeys: String, CodingKey {
+            case endpoint, stationUID = "station_uid", deviceUID = "device_uid", health, posts
+            case drivePosts = "drive_posts", tlsFingerprint = "tls_fingerprint"
+        }
+    }
+
+    static func run(_ context: CommandContext) async throws {
+        let client = try await context.client()
+        let health = try await client.health()
+        let profile = try await client.profile()
+        let credentials = await client.credentials
+        let fingerprint = try await tlsFingerprint(of: credentials.endpoint, transport: client.configuration.transport)
+        let output = Output(
+            endpoint: credentials.endpoint.absoluteString, stationUID: credentials.stationUID, deviceUID: credentials.deviceUID,
+            health: health.status, posts: profile.manifestPostsTotal,
+            drivePosts: profile.manifestPostsByClient[DriveFiles.namespace] ?? 0, tlsFingerprint: fingerprint)
+        let console = context.console
+        console.say("station:  \(output.endpoint) (uid \(output.stationUID))")
+        console.say("device:   \(output.deviceUID)")
+        console.say("health:   \(output.health)")
+        console.say("posts:    \(output.posts) (\(output.drivePosts) in drive)")
+        console.say("TLS:      \(fingerprint.map { "public key sha256 \($0)" } ?? "none (plain http)")")
+        console.emit(output)
+    }
+
+    /// The pinned fingerprint for the host, else the one the server presents; `nil` over plain http.
+    static func tlsFingerprint(of endpoint: URL, transport: any Sendable) async throws -> String? {
+        guard endpoint.scheme == "https", let host = endpoint.host else { return nil }
+        guard let curl = transport as? CurlTransport else { return nil }
+        if let pinned = curl.pinnedPublicKeys(forHost: host).first { return "\(pinned)" }
+        return "\(try await curl.probeServerCertificate(at: endpoint).publicKeyFingerprint)"
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Manifest
+import StationClient
+
+/// The `drive` namespace as the CLI uses it: CipherVault's file metadata, name lookup.
+enum DriveFiles {
+    /// CipherVault's namespace: files put here show up in CipherVault and the other way round.
+    static let namespace = "drive"
+
+    /// DESIGN's file metadata for a local file.
+    static func metadata(for file: URL) throws(CLIError) -> DriveFileMetadata {
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        } catch {
+            throw .failure("cannot read \(file.path): \(error.localizedDescription)")
+        }
+        guard (attributes[.type] as? FileAttributeType) == .typeRegular else { throw .failure("\(file.path) is not a regular file") }
+        let size = (attributes[.size] as? NSNumber)?.intValue
+        let modified = (attributes[.modificationDate] as? Date).map { Int($0.timeIntervalSince1970) }
+        let now = Int(Date().timeIntervalSince1970)
+        return DriveFileMetadata(filename: file.lastPathComponent, mimeType: mimeType(for: file.pathExtension), sizeBytes: size,
+                                 createdAt: now, modifiedAt: modified ?? now, path: "/")
+    }
+
+    /// A MIME type from the file extension (`application/octet-stream` when unknown).
+    static func mimeType(for pathExtension: String) -> String {
+        let types = [
+            "txt": "text/plain", "md": "text/markdown", "html": "text/html", "csv": "text/csv", "json": "application/json",
+            "pdf": "application/pdf", "zip": "application/zip", "png": "image/png", "jpg": "image/jpeg",
+            "jpeg": "image/jpeg", "gif": "image/gif", "heic": "image/heic", "webp": "image/webp", "mp4": "video/mp4",
+            "mov": "video/quicktime", "mp3": "audio/mpeg", "m4a": "audio/mp4",
+        ]
+        return types[pathExtension.lowercased()] ?? "application/octet-stream"
+    }
+
+    /// The one post whose CID is `reference` or whose metadata `filename` is exactly `reference`.
+    ///
+    /// - Throws: a failure naming every CID when several posts have that filename, or when none matches.
+    static func find(_ reference: String, in listing: PostListing<DriveFileMetadata>) throws(CLIError) -> ListedPost<DriveFileMetadata> {
+        if let post = listing.posts.first(where: { $0.postCID == reference }) { return post }
+        let named = listing.posts.filter { $0.metadata?.filename == reference }
+        switch named.count {
+        case 1: return named[0]
+        case 0: throw .failure("no file named \(reference) and no post with that CID in the \(namespace) namespace")
+        default:
+            throw .failure("\(named.count) files are named \(reference); use a CID: " + named.map(\.postCID).joined(separator: " "))
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import CurlTransport
+import Foundation
+import Manifest
+import StationClient
+import Transport
+
+/// The non-secret settings kept next to the key store (`cipher.json`).
+struct CLISettings: Codable, Sendable {
+    /// The IPFS gateway for fallback reads and IPNS, if one was given at pairing.
+    var gateway: String?
+    /// The device name given at pairing.
+    var deviceName: String?
+
+    enum CodingKeys: String, CodingKey {
+        case gateway
+        case deviceName = "device_name"
+    }
+}
+
+/// The tool's home directory: settings and the `FileKeyStore` holding credentials.
+struct Home: Sendable {
+    let directory: URL
+
+    /// `--home`, else `CIPHER_HOME`, else the platform config directory (`~/.config/cipher` on
+    /// Linux or `$XDG_CONFIG_HOME/cipher`; `~/Library/Application Support/cipher` on macOS).
+    static func resolve(_ arguments: ParsedArguments, environment: [String: String]) -> Home {
+        if let path = arguments.value("--home") ?? environment["CIPHER_HOME"], !path.isEmpty {
+            return Home(directory: URL(fileURLWithPath: path, isDirectory: true))
+        }
+        let homeDirectory = FileManager.default.homeDirectoryForCurrentUser
+        #if os(macOS)
+        let base = homeDirectory.appendingPathComponent("Library/Application Support", isDirectory: true)
+        #else
+        let base = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? homeDirectory.appendingPathComponent(".config", isDirectory: true)
+        #endif
+        return Home(directory: base.appendingPathComponent("cipher", isDirectory: true))
+    }
+
+    var settingsURL: URL { directory.appendingPathComponent("cipher.json") }
+
+    func loadSettings() throws(CLIError) -> CLISettings {
+        guard let data = try? Data(contentsOf: settingsURL) else { return CLISettings() }
+        do {
+            return try JSONDecoder().decode(CLISettings.self, from: data)
+        } catch {
+            throw .failure("\(settingsURL.path) is damaged: \(error)")
+        }
+    }
+
+    func saveSettings(_ settings: CLISettings) throws(CLIError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            try encoder.encode(settings).write(to: settingsURL, options: .atomic)
+        } catch {
+            throw .failure("cannot write \(settingsURL.path): \(error)")
+        }
+    }
+
+    /// Opens the key store with the passphrase from `CIPHER_PASSPHRASE` or a terminal prompt.
+    func openKeyStore(console: Console, environment: [String: String], creating: Bool = false) throws(CLIError) -> FileKeyStore {
+        let passphrase: String
+        if let fromEnvironment = environment["CIPHER_PASSPHRASE"], !fromEnvironment.isEmpty {
+            passphrase = fromEnvironment
+        } else if console.stdinIsTerminal {
+            let prompt = creating ? "Choose a passphrase for \(directory.path): " : "Passphrase for \(directory.path): "
+            guard let typed = console.ask(prompt, secret: true), !typed.isEmpty else { throw .usage("no passphrase given") }
+            passphrase = typed
+        } else {
+            throw .usage("set CIPHER_PASSPHRASE (standard input is not a terminal, so no passphrase prompt)")
+        }
+        do {
+            return try FileKeyStore(directory: directory, passphrase: passphrase)
+        } catch {
+            throw .from(error)
+        }
+    }
+
+    /// The client configuration for the `drive` namespace (or `namespace`), with a libcurl transport.
+    func configuration(keyStore: any KeyStore, namespace: String = DriveFiles.namespace) throws(CLIError) -> StationClientConfiguration {
+        let settings = try loadSettings()
+        let transport = CurlTransport()
+        let gateway = settings.gateway.flatMap(URL.init(string:)).map { IPFSGateway(baseURL: $0, transport: transport) }
+        return StationClientConfiguration(namespace: namespace, keyStore: keyStore, transport: transport, gateway: gateway,
+                                          persistsPostKeys: true)
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// cipher: an end-to-end encrypted drive for the terminal, on the StationClient public API.
+// `cipher --help` lists the commands; every command takes --help.
+
+let environment = ProcessInfo.processInfo.environment
+let rawArguments = Array(CommandLine.arguments.dropFirst())
+let wantsJSON = rawArguments.contains("--json")
+
+/// Runs one command line and returns the exit code.
+func runCommandLine() async -> ExitCode {
+    let console = Console(json: wantsJSON)
+    guard let name = rawArguments.first, !name.hasPrefix("-") else {
+        if rawArguments.contains("--help") || rawArguments.contains("-h") {
+            print(Commands.overview)
+            return .success
+        }
+        console.note(Commands.overview)
+        return .usage
+    }
+    guard let command = Commands.all.first(where: { $0.spec.name == name }) else {
+        console.note("cipher: unknown command \(name)\n\n" + Commands.overview)
+        return .usage
+    }
+    do {
+        let arguments = try ArgumentParser.parse(Array(rawArguments.dropFirst()), spec: command.spec)
+        if arguments.has("--help") {
+            print(command.spec.helpText)
+            return .success
+        }
+        let context = CommandContext(arguments: arguments, console: console,
+                                     home: Home.resolve(arguments, environment: environment), environment: environment)
+        try await command.run(context)
+        return .success
+    } catch {
+        let failure = CLIError.from(error)
+        console.note("cipher \(name): \(failure)")
+        console.emit(ErrorOutput(error: .init(kind: failure.kind, message: failure.description, exitCode: failure.exitCode.rawValue)))
+        return failure.exitCode
+    }
+}
+
+/// The JSON document printed for a failure under `--json`.
+struct ErrorOutput: Encodable {
+    struct Detail: Encodable {
+        var kind: String
+        var message: String
+        var exitCode: Int32
+        enum CodingKeys: String, CodingKey { case kind, message, exitCode = "exit_code" }
+    }
+    var error: Detail
+}
+
+exit((await runCommandLine()).rawValue)

@@ -1,0 +1,92 @@
+import Foundation
+
+/// The outcome of one `cipher` run.
+struct CLIResult: Sendable {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    /// Standard output parsed as a JSON object.
+    func json() throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any] else {
+            throw CLITestError("stdout is not a JSON object: \(stdout)")
+        }
+        return object
+    }
+}
+
+struct CLITestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs the built `cipher` executable as a subprocess.
+enum CLIProcess {
+    /// The directory holding the built executables: the one containing the test bundle.
+    static var productsDirectory: URL {
+        var url = Bundle.main.bundleURL
+        if url.pathExtension == "xctest" { url.deleteLastPathComponent() }
+        return url
+    }
+
+    /// Runs `cipher arguments…` with `environment` added to a clean one. `input` is asked for each
+    /// line of standard input in turn (it may wait, e.g. for the station's PIN); `nil` closes it.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:],
+        input: @escaping @Sendable () async -> [String] = { [] }
+    ) async throws -> CLIResult {
+        let process = Process()
+        process.executableURL = productsDirectory.appendingPathComponent("cipher")
+        process.arguments = arguments
+        var base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+                    "HOME": FileManager.default.temporaryDirectory.path]
+        base.merge(environment) { $1 }
+        process.environment = base
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        // Blocking reads get their own threads: the cooperative pool may have only two.
+        let out = PipeReader(stdout), err = PipeReader(stderr)
+        for line in await input() {
+            try? stdin.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+        }
+        try? stdin.fileHandleForWriting.close()
+        let outData = await out.result()
+        let errData = await err.result()
+        process.waitUntilExit()
+        return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                         stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// Reads a pipe to its end on a dedicated thread.
+final class PipeReader: @unchecked Sendable {
+    private let lock = NSCondition()
+    private var data: Data?
+
+    init(_ pipe: Pipe) {
+        Thread.detachNewThread { [self] in
+            let read = pipe.fileHandleForReading.readDataToEndOfFile()
+            lock.lock()
+            data = read
+            lock.broadcast()
+            lock.unlock()
+        }
+    }
+
+    private func current() -> Data? {
+        lock.lock()
+        defer { lock.unlock() }
+        return data
+    }
+
+    /// The bytes read, once the writer closed the pipe (polled so no pool thread blocks).
+    func result() async -> Data {
+        while true {
+            if let value = current() { return value }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+    }
+}

@@ -1,0 +1,341 @@
+import Foundation
+import Manifest
+import StationClient
+import StationEmulator
+import TestSupport
+import Testing
+
+/// The `cipher` binary as a subprocess against embedded emulators served on loopback: commands,
+/// exit codes and `--json` shapes.
+@Suite("cipher CLI", .serialized)
+struct CipherCLITests {
+    static let commands = ["demo", "pair", "status", "ls", "put", "get", "share", "rm", "followers", "follow", "unfollow", "read"]
+
+    /// A paired CLI home against a fresh emulator.
+    struct Paired {
+        let emulator: StationEmulator
+        let url: URL
+        let home: TemporaryDirectory
+        let environment: [String: String]
+        let pairing: [String: Any]
+
+        func cipher(_ arguments: String...) async throws -> CLIResult {
+            try await CLIProcess.run(arguments + ["--home", home.url.path], environment: environment)
+        }
+
+        func cipherJSON(_ arguments: String...) async throws -> (CLIResult, [String: Any]) {
+            let result = try await CLIProcess.run(arguments + ["--home", home.url.path, "--json"], environment: environment)
+            return (result, try result.json())
+        }
+
+        func cleanup() {
+            emulator.stop()
+            home.cleanup()
+        }
+    }
+
+    /// Waits (up to 60 s) for the emulator's log to show a PIN newer than `after`.
+    static func waitForPIN(_ emulator: StationEmulator, after count: Int = 0) async -> String? {
+        for _ in 0..<6000 {
+            if emulator.log.pins.count > count { return emulator.log.pins.last }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return nil
+    }
+
+    static func pairedHome(gateway: Bool = true) async throws -> Paired {
+        let emulator = try StationEmulator()
+        let url = try emulator.start()
+        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        let environment = ["CIPHER_PASSPHRASE": "correct horse battery staple"]
+        var arguments = ["pair", url.absoluteString, "--name", "test laptop", "--home", home.url.path, "--json"]
+        if gateway, let gatewayURL = emulator.gatewayURL { arguments += ["--gateway", gatewayURL.absoluteString] }
+        let result = try await CLIProcess.run(arguments, environment: environment) {
+            [await waitForPIN(emulator) ?? ""]
+        }
+        #expect(result.status == 0, "\(result.stderr)")
+        return Paired(emulator: emulator, url: url, home: home, environment: environment, pairing: try result.json())
+    }
+
+    // MARK: Help and usage
+
+    @Test func everyCommandHasHelp() async throws {
+        let overview = try await CLIProcess.run(["--help"])
+        #expect(overview.status == 0)
+        for command in Self.commands {
+            #expect(overview.stdout.contains("  \(command)"), "overview lists \(command)")
+            let help = try await CLIProcess.run([command, "--help"])
+            #expect(help.status == 0)
+            #expect(help.stdout.hasPrefix("usage: cipher \(command)"), "\(help.stdout)")
+            #expect(help.stdout.contains("--json"))
+        }
+    }
+
+    @Test func usageErrorsExitTwo() async throws {
+        #expect(try await CLIProcess.run([]).status == 2)
+        #expect(try await CLIProcess.run(["frobnicate"]).status == 2)
+        #expect(try await CLIProcess.run(["ls", "--colour"]).status == 2)
+        #expect(try await CLIProcess.run(["put"]).status == 2)
+        #expect(try await CLIProcess.run(["get", "a", "b"]).status == 2)
+        #expect(try await CLIProcess.run(["put", "f", "--audience", "everyone"]).status == 2)
+        #expect(try await CLIProcess.run(["put", "f", "--audience", "specific"]).status == 2)
+        #expect(try await CLIProcess.run(["share", "f"]).status == 2)
+        #expect(try await CLIProcess.run(["pair", "not a url"]).status == 2)
+        #expect(try await CLIProcess.run(["followers", "approve"]).status == 2)
+        let json = try await CLIProcess.run(["ls", "--bogus", "--json"])
+        #expect(json.status == 2)
+        let error = try #require(try json.json()["error"] as? [String: Any])
+        #expect(error["exit_code"] as? Int == 2)
+        #expect(error["kind"] as? String == "usage")
+    }
+
+    @Test func credentialsNeedAPassphraseAndAPairing() async throws {
+        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        defer { home.cleanup() }
+        // No terminal and no CIPHER_PASSPHRASE: a usage error, nothing prompted.
+        #expect(try await CLIProcess.run(["status", "--home", home.url.path]).status == 2)
+        let notPaired = try await CLIProcess.run(["status", "--home", home.url.path, "--json"], environment: ["CIPHER_PASSPHRASE": "pw"])
+        #expect(notPaired.status == 1)
+        #expect((try notPaired.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired")
+        // CIPHER_HOME is honoured like --home: the store created above now needs the same passphrase.
+        let wrong = try await CLIProcess.run(["status"], environment: ["CIPHER_PASSPHRASE": "other", "CIPHER_HOME": home.url.path])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("passphrase"), "\(wrong.stderr)")
+    }
+
+    // MARK: Pairing
+
+    @Test func pairAndStatus() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        #expect(paired.pairing["station_uid"] as? String == paired.emulator.uid)
+        #expect((paired.pairing["device_uid"] as? String)?.hasPrefix("testlaptop-") == true)
+        #expect(paired.pairing["endpoint"] as? String == paired.url.absoluteString)
+
+        let (result, status) = try await paired.cipherJSON("status")
+        #expect(result.status == 0)
+        #expect(status["endpoint"] as? String == paired.url.absoluteString)
+        #expect(status["station_uid"] as? String == paired.emulator.uid)
+        #expect(status["device_uid"] as? String == paired.pairing["device_uid"] as? String)
+        #expect(status["health"] as? String == "healthy")
+        #expect(status["posts"] as? Int == 0)
+        #expect(status["tls_fingerprint"] == nil, "plain http has no fingerprint")
+        let human = try await paired.cipher("status")
+        #expect(human.stdout.contains("none (plain http)"))
+        #expect(human.stdout.contains(paired.emulator.uid))
+    }
+
+    @Test func wrongPINsAreRefusedWithExitThree() async throws {
+        let emulator = try StationEmulator()
+        defer { emulator.stop() }
+        let url = try emulator.start()
+        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        defer { home.cleanup() }
+        let result = try await CLIProcess.run(["pair", url.absoluteString, "--home", home.url.path, "--json"],
+                                              environment: ["CIPHER_PASSPHRASE": "pw"]) {
+            guard let pin = await Self.waitForPIN(emulator), let value = Int(pin) else { return [] }
+            let wrong = String(format: "%06d", (value + 1) % 1_000_000)
+            return Array(repeating: wrong, count: 5)
+        }
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect((try result.json()["error"] as? [String: Any])?["kind"] as? String == "pairing")
+    }
+
+    @Test func unreachableStationsExitFour() async throws {
+        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        defer { home.cleanup() }
+        // Nothing listens on port 1.
+        let pair = try await CLIProcess.run(["pair", "http://127.0.0.1:1", "--home", home.url.path, "--json"],
+                                            environment: ["CIPHER_PASSPHRASE": "pw"])
+        #expect(pair.status == 4)
+        #expect((try pair.json()["error"] as? [String: Any])?["kind"] as? String == "unreachable")
+
+        // A paired station that went away.
+        let paired = try await Self.pairedHome(gateway: false)
+        defer { paired.cleanup() }
+        paired.emulator.stop()
+        #expect(try await paired.cipher("status").status == 4)
+    }
+
+    // MARK: The drive
+
+    @Test func putListGetShareRemove() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        var rng = SplitMix64(seed: 8)
+        let original = Data(rng.bytes(300_000))
+        let file = paired.home.file("photo.jpg")
+        try original.write(to: file)
+
+        let (put, posted) = try await paired.cipherJSON("put", file.path)
+        #expect(put.status == 0, "\(put.stderr)")
+        let cid = try #require(posted["post_cid"] as? String)
+        #expect(posted["audience_mode"] as? String == "self")
+        #expect(posted["filename"] as? String == "photo.jpg")
+        #expect(posted["mime_type"] as? String == "image/jpeg")
+        #expect(posted["size_bytes"] as? Int == original.count)
+        #expect(posted["public"] as? Bool == false)
+
+        let (ls, listing) = try await paired.cipherJSON("ls")
+        #expect(ls.status == 0)
+        #expect(listing["namespace"] as? String == "drive")
+        #expect(listing["offline"] as? Bool == false)
+        let posts = try #require(listing["posts"] as? [[String: Any]])
+        #expect(posts.map { $0["post_cid"] as? String } == [cid])
+        #expect(posts.first?["filename"] as? String == "photo.jpg")
+        #expect((listing["skipped"] as? [Any])?.isEmpty == true)
+        let human = try await paired.cipher("ls")
+        #expect(human.stdout.contains(cid) && human.stdout.contains("photo.jpg"))
+
+        // The metadata is DESIGN's drive file metadata, readable by any drive client.
+        let entry = try #require(paired.emulator.manifest.entry(forPostCID: cid))
+        #expect(entry.client == "drive")
+
+        // By name and by CID.
+        let byName = paired.home.file("by-name.jpg")
+        let (get, got) = try await paired.cipherJSON("get", "photo.jpg", "-o", byName.path)
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(got["post_cid"] as? String == cid)
+        #expect(got["size_bytes"] as? Int == original.count)
+        #expect(try Data(contentsOf: byName) == original)
+        let byCID = paired.home.file("by-cid.jpg")
+        #expect(try await paired.cipher("get", cid, "-o", byCID.path).status == 0)
+        #expect(try Data(contentsOf: byCID) == original)
+
+        let (share, shared) = try await paired.cipherJSON("share", "photo.jpg", "--audience", "all")
+        #expect(share.status == 0, "\(share.stderr)")
+        #expect(shared["post_cid"] as? String == cid)
+        #expect(shared["audience_mode"] as? String == "all")
+        #expect(shared["content_lost"] as? Bool == false)
+        #expect(paired.emulator.manifest.entry(forPostCID: cid)?.entry.audienceMode == .all)
+
+        let (rm, removed) = try await paired.cipherJSON("rm", cid)
+        #expect(rm.status == 0)
+        #expect(removed["removed"] as? Bool == true)
+        #expect(paired.emulator.manifest.entry(forPostCID: cid) == nil)
+        // Gone: a name that matches nothing is a plain failure.
+        #expect(try await paired.cipher("get", "photo.jpg").status == 1)
+    }
+
+    @Test func ambiguousNamesFailListingTheirCIDs() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        var cids: [String] = []
+        for (index, folder) in ["a", "b"].enumerated() {
+            let directory = paired.home.url.appendingPathComponent(folder)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let file = directory.appendingPathComponent("notes.txt")
+            try Data("version \(index)".utf8).write(to: file)
+            let (result, json) = try await paired.cipherJSON("put", file.path)
+            #expect(result.status == 0)
+            cids.append(try #require(json["post_cid"] as? String))
+        }
+        for command in ["get", "rm"] {
+            let result = try await paired.cipher(command, "notes.txt")
+            #expect(result.status == 1)
+            for cid in cids { #expect(result.stderr.contains(cid), "\(command) lists \(cid)") }
+        }
+        #expect(paired.emulator.manifest.posts(in: "drive").count == 2, "nothing was removed")
+    }
+
+    @Test func audiencesAndPublicPosts() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        let file = paired.home.file("hello.txt")
+        try Data("hello world".utf8).write(to: file)
+
+        // A follower to name in --to.
+        let follower = FollowerIdentity.generate(name: "friend")
+        _ = try await follower.sendFollowRequest(to: paired.url, transport: paired.emulator.transport)
+        let (pending, pendingJSON) = try await paired.cipherJSON("followers", "pending")
+        #expect(pending.status == 0)
+        #expect((pendingJSON["pending"] as? [[String: Any]])?.map { $0["uid"] as? String } == [follower.uid])
+        let (approve, approved) = try await paired.cipherJSON("followers", "approve", follower.uid)
+        #expect(approve.status == 0, "\(approve.stderr)")
+        #expect(approved["uid"] as? String == follower.uid)
+        let (list, listed) = try await paired.cipherJSON("followers")
+        #expect(list.status == 0)
+        #expect((listed["followers"] as? [[String: Any]])?.contains { $0["uid"] as? String == follower.uid } == true)
+
+        let (specific, specificJSON) = try await paired.cipherJSON("put", file.path, "--audience", "specific", "--to", follower.uid)
+        #expect(specific.status == 0, "\(specific.stderr)")
+        #expect(specificJSON["audience_mode"] as? String == "specific")
+        let specificCID = try #require(specificJSON["post_cid"] as? String)
+        #expect(paired.emulator.manifest.entry(forPostCID: specificCID)?.entry.audienceUIDs == [follower.uid])
+
+        let (all, allJSON) = try await paired.cipherJSON("put", file.path, "--audience", "all")
+        #expect(all.status == 0)
+        #expect(allJSON["audience_mode"] as? String == "all")
+
+        // Standard input is not a terminal here, so --public does not ask.
+        let (pub, pubJSON) = try await paired.cipherJSON("put", file.path, "--public")
+        #expect(pub.status == 0, "\(pub.stderr)")
+        #expect(pubJSON["audience_mode"] as? String == "public")
+        #expect(pubJSON["public"] as? Bool == true)
+        #expect(pubJSON["envelopes_cid"] == nil)
+        let publicCID = try #require(pubJSON["post_cid"] as? String)
+        let out = paired.home.file("public-copy.txt")
+        #expect(try await paired.cipher("get", publicCID, "-o", out.path).status == 0)
+        #expect(try Data(contentsOf: out) == Data("hello world".utf8))
+        #expect(try await paired.cipher("put", file.path, "--public", "--audience", "all").status == 2)
+
+        let (removal, removed) = try await paired.cipherJSON("followers", "remove", follower.uid)
+        #expect(removal.status == 0)
+        #expect(removed["uid"] as? String == follower.uid)
+        // A station refusal (unknown follower, 404) is exit 3.
+        #expect(try await paired.cipher("followers", "approve", "nobody-00000000").status == 3)
+    }
+
+    @Test func followUnfollowAndRead() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        // Another station, with its own owner app paired in process.
+        let other = try StationEmulator()
+        defer { other.stop() }
+        let otherURL = try other.start()
+        let otherGateway = try #require(other.gatewayURL)
+        let owner = try await StationClient.pair(
+            endpoint: otherURL, deviceName: "other owner",
+            configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: other.transport)
+        ) { _ in other.log.latestPIN }
+
+        let (follow, followed) = try await paired.cipherJSON("follow", otherURL.absoluteString)
+        #expect(follow.status == 0, "\(follow.stderr)")
+        #expect(followed["uid"] as? String == other.uid)
+        let followerUID = try #require(followed["follower_uid"] as? String)
+        #expect(try await owner.pendingFollowers().map(\.uid) == [followerUID])
+
+        // Before approval nothing is readable; after it, posts shared with all followers are.
+        _ = try await owner.approveFollower(uid: followerUID)
+        _ = try await owner.publish(data: Data("shared".utf8), metadata: DriveFileMetadata(filename: "shared.txt"), audience: .allFollowers)
+        _ = try await owner.publish(data: Data("private".utf8), metadata: DriveFileMetadata(filename: "private.txt"))
+        let (read, readJSON) = try await paired.cipherJSON("read", otherURL.absoluteString, "--gateway", otherGateway.absoluteString)
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(readJSON["follower_uid"] as? String == followerUID)
+        #expect((readJSON["posts"] as? [[String: Any]])?.map { $0["filename"] as? String } == ["shared.txt"])
+
+        let (unfollow, unfollowed) = try await paired.cipherJSON("unfollow", other.uid)
+        #expect(unfollow.status == 0)
+        #expect(unfollowed["uid"] as? String == other.uid)
+    }
+
+    // MARK: Demo
+
+    @Test func demoRunsEveryStep() async throws {
+        let result = try await CLIProcess.run(["demo"])
+        #expect(result.status == 0, "\(result.stderr)")
+        for step in 1...11 { #expect(result.stdout.contains(String(format: "[%2d/11]", step)), "step \(step)") }
+        #expect(result.stdout.contains("200000 bytes, identical"))
+        #expect(result.stdout.contains("reads news.txt and not report.bin"))
+        #expect(result.stdout.contains("notes sees 1 post, drive sees 2 posts"))
+        #expect(result.stdout.contains("demo complete: 11 steps"))
+
+        let json = try await CLIProcess.run(["demo", "--json"])
+        #expect(json.status == 0)
+        let steps = try #require(try json.json()["steps"] as? [[String: Any]])
+        #expect(steps.count == 11)
+        #expect(steps.map { $0["number"] as? Int } == Array(1...11))
+        #expect(steps.allSatisfy { ($0["milliseconds"] as? Double).map { $0 >= 0 } == true && $0["title"] is String })
+        #expect(try json.json()["total_ms"] is Double)
+    }
+}
