@@ -64,7 +64,7 @@ struct Soak {
         let url = try emulator.start()
         defer { emulator.stop() }
         guard let port = url.port.map(UInt16.init) else { throw SoakError("no port") }
-        let setup = SoakHTTPClient(port: port)
+        let setup = RawHTTPClient(port: port)
         let profile = try json(setup.send(method: "GET", path: "/profile"))
         guard let uid = profile["uid"]?.stringValue, let stationKeyHex = profile["mlkem_public_key"]?.stringValue else {
             throw SoakError("no uid in /profile")
@@ -132,7 +132,7 @@ struct Soak {
             }
         }
         // The published manifest (what followers read) must be the same document.
-        let setup = SoakHTTPClient(port: UInt16(emulator.stationURL?.port ?? 0))
+        let setup = RawHTTPClient(port: UInt16(emulator.stationURL?.port ?? 0))
         if let profile = try? json(setup.send(method: "GET", path: "/profile")), let cid = profile["manifest_cid"]?.stringValue,
            let published = emulator.block(cid) {
             if published != Data((try? WireJSON.encode(manifest)) ?? []) {
@@ -145,7 +145,7 @@ struct Soak {
 
     private static func clientLoop(device: Device, uid: String, stationKey: MLKEM768.PublicKey, port: UInt16, deadline: Date,
                                    tally: Tally) {
-        let client = SoakHTTPClient(port: port)
+        let client = RawHTTPClient(port: port)
         var iteration = 0
         while Date() < deadline {
             iteration += 1
@@ -206,7 +206,7 @@ struct Soak {
         }
     }
 
-    private func json(_ response: SoakHTTPClient.Response) throws -> JSONObject {
+    private func json(_ response: RawHTTPClient.Response) throws -> JSONObject {
         guard response.status == 200 else { throw SoakError("HTTP \(response.status): \(String(decoding: response.body, as: UTF8.self))") }
         return try JSON.object(response.body)
     }

@@ -1,3 +1,4 @@
+@testable import CipherStationEmulator
 import Foundation
 import Manifest
 import StationEmulator

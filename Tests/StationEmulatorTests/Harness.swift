@@ -1,3 +1,4 @@
+@testable import CipherStationEmulator
 import Envelope
 import Foundation
 import Manifest

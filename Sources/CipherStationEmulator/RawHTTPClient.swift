@@ -5,8 +5,10 @@ import Glibc
 import Darwin
 #endif
 
-/// A minimal blocking HTTP/1.1 client over one keep-alive loopback connection, for raw conformance
-/// requests: the exact bytes go out, and the exact status, header fields and body come back.
+/// A minimal blocking HTTP/1.1 client over one keep-alive loopback connection: the exact bytes go
+/// out, and the exact status, header fields and body come back. The soak clients use it (each on its
+/// own thread, so blocking calls never starve Swift's task pool), and so do the emulator's raw
+/// conformance tests.
 final class RawHTTPClient {
     struct Response {
         var status: Int
