@@ -89,7 +89,7 @@ let package = Package(
         // The client against `cipher-station-emulator` in its own process (see its main.swift).
         .executableTarget(
             name: "StationClientBench",
-            dependencies: ["StationClient", "CurlTransport", "Envelope", "Signing", "Sodium", "PQCrypto", "Manifest"],
+            dependencies: ["StationClient", "CurlTransport", "Transport", "Envelope", "Signing", "Sodium", "PQCrypto", "Manifest"],
             path: "Benchmarks/StationClientBench"
         ),
 

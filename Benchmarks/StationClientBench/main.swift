@@ -6,6 +6,7 @@ import PQCrypto
 import Signing
 import Sodium
 import StationClient
+import Transport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,12 +16,18 @@ import Glibc
 //
 //   swift build -c release --product cipher-station-emulator --product station-client-bench
 //   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--cold-runs 5] [--large-file yes|no] [--width 8]
+//                                       [--attach station-URL,gateway-URL,log-file]
 //
 // Prints the cold listing (rewrap + open + metadata decrypt) and the warm listing (cached keys) in
 // posts per second with this process's CPU time per post, the baseline (one ML-DSA-65 sign + one
 // envelope open + one metadata open) measured in the same run, and a publish and a download of the
 // largest file the station accepts with throughput and peak resident memory measured after the key
 // store is unlocked. Exits 1 when a requirement is not met.
+//
+// Environment: BENCH_DIAGNOSE=1 adds the cost of each stage of a listed post measured alone;
+// BENCH_LOOP_COLD=N only runs N cold listings (for `perf record -p`); BENCH_MEMORY_PARTS=1 adds the
+// peak memory of the download's stages. `--attach` uses an emulator started by hand (valgrind and
+// some profilers cannot follow a spawned child).
 
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
@@ -73,14 +80,24 @@ func median(_ values: [Double]) -> Double {
     return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
 }
 
-/// Runs `cipher-station-emulator` on ephemeral loopback ports and reads its URLs and PINs.
+/// Runs `cipher-station-emulator` on ephemeral loopback ports and reads its URLs and PINs, or
+/// attaches to one started by hand (`--attach`, for profilers that cannot spawn processes).
 final class EmulatorProcess: @unchecked Sendable {
     let process = Process()
     let station: URL
     let gateway: URL
     let logFile: URL
+    let attached: Bool
+
+    init(attachingTo station: URL, gateway: URL, logFile: URL) {
+        self.station = station
+        self.gateway = gateway
+        self.logFile = logFile
+        attached = true
+    }
 
     init(executable: URL, directory: URL) throws {
+        attached = false
         logFile = directory.appendingPathComponent("station.log")
         process.executableURL = executable
         process.arguments = ["--port", "0", "--gateway-port", "0", "--log", logFile.path,
@@ -121,6 +138,7 @@ final class EmulatorProcess: @unchecked Sendable {
     }
 
     func stop() {
+        guard !attached else { return }
         process.terminate()
         process.waitUntilExit()
     }
@@ -132,6 +150,8 @@ struct Options {
     var coldRuns = 5
     var largeFile = true
     var width = 8
+    /// `station-URL,gateway-URL,log-file` of an emulator started by hand.
+    var attach: (station: URL, gateway: URL, log: URL)?
 }
 
 func parseOptions() -> Options {
@@ -148,10 +168,16 @@ func parseOptions() -> Options {
         case "--cold-runs": options.coldRuns = max(1, Int(value) ?? options.coldRuns)
         case "--large-file": options.largeFile = value != "no"
         case "--width": options.width = max(1, Int(value) ?? options.width)
+        case "--attach":
+            let parts = value.split(separator: ",").map(String.init)
+            guard parts.count == 3, let station = URL(string: parts[0]), let gateway = URL(string: parts[1]) else {
+                fail("--attach takes station-URL,gateway-URL,log-file")
+            }
+            options.attach = (station, gateway, URL(fileURLWithPath: parts[2]))
         default: fail("unknown option \(name)")
         }
     }
-    guard FileManager.default.isExecutableFile(atPath: options.emulator.path) else {
+    guard options.attach != nil || FileManager.default.isExecutableFile(atPath: options.emulator.path) else {
         fail("no emulator at \(options.emulator.path); build it with `swift build -c release --product cipher-station-emulator` or pass --emulator")
     }
     return options
@@ -187,7 +213,8 @@ let options = parseOptions()
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("station-client-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: work) }
-let emulator = try EmulatorProcess(executable: options.emulator, directory: work)
+let emulator = try options.attach.map { EmulatorProcess(attachingTo: $0.station, gateway: $0.gateway, logFile: $0.log) }
+    ?? EmulatorProcess(executable: options.emulator, directory: work)
 defer { emulator.stop() }
 say("emulator: station \(emulator.station.absoluteString), gateway \(emulator.gateway.absoluteString)")
 
@@ -261,6 +288,79 @@ do {
     let parallelSign = (cpuSeconds() - parallelStart) / Double(options.width * 25)
     say(String(format: "diagnostic: signed GET /followers %.0f µs CPU per call (sequential); sign alone %.0f µs idle, %.0f µs with %d at once",
                perCall * 1e6, baseline.sign * 1e6, parallelSign * 1e6, options.width))
+}
+
+// With BENCH_LOOP_COLD=N: N cold listings and nothing else, for a profiler attached to this
+// process (`perf record -p`), then exit.
+if let loops = ProcessInfo.processInfo.environment["BENCH_LOOP_COLD"].flatMap({ Int($0) }) {
+    say("looping")
+    let start = cpuSeconds()
+    for _ in 0..<loops {
+        await client.clearPostKeyCache()
+        _ = try await client.listPosts(as: DriveFileMetadata.self)
+    }
+    say(String(format: "loop: %.0f µs per post in cold listings", (cpuSeconds() - start) / Double(loops * options.posts) * 1e6))
+    exit(0)
+}
+// With BENCH_DIAGNOSE set: the cost of each stage of one listed post, measured alone, to see where
+// the cold listing's time beyond the baseline goes.
+if ProcessInfo.processInfo.environment["BENCH_DIAGNOSE"] != nil {
+    func perCall(_ rounds: Int, _ work: () async throws -> Void) async rethrows -> Double {
+        var samples: [Double] = []
+        for _ in 0..<5 {
+            let start = cpuSeconds()
+            for _ in 0..<rounds { try await work() }
+            samples.append((cpuSeconds() - start) / Double(rounds))
+        }
+        return samples.min() ?? 0
+    }
+    func parallelPerCall(_ rounds: Int, _ work: @escaping @Sendable () async throws -> Void) async throws -> Double {
+        var samples: [Double] = []
+        for _ in 0..<5 {
+            let start = cpuSeconds()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<options.width { group.addTask { for _ in 0..<rounds { try await work() } } }
+                try await group.waitForAll()
+            }
+            samples.append((cpuSeconds() - start) / Double(rounds * options.width))
+        }
+        return samples.min() ?? 0
+    }
+    let health = HTTPRequest(method: .get, url: emulator.station.appendingPathComponent("health"))
+    let unsigned = try await perCall(200) { _ = try await transport.send(health, body: .none, options: TransferOptions()) }
+    let unsignedParallel = try await parallelPerCall(50) {
+        _ = try await transport.send(health, body: .none, options: TransferOptions())
+    }
+    let signedFollowers = try await perCall(100) { _ = try await client.followers() }
+    let clientHealth = try await perCall(200) { _ = try await client.health() }
+    let credentials = await client.credentials
+    let signer = RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
+                                                         privateKey: credentials.signingPrivateKey))
+    var heavy = health
+    for field in try signer.sign(method: "GET", path: "/health", body: Data()).fields {
+        heavy.headers.add(field.name, value: field.value)
+    }
+    let withHeaders = try await perCall(200) { _ = try await transport.send(heavy, body: .none, options: TransferOptions()) }
+    say(String(format: "diagnose: GET /health through the client %.0f µs; through the transport with signature headers %.0f µs",
+               clientHealth * 1e6, withHeaders * 1e6))
+    let sign = try await perCall(100) { _ = try signer.sign(method: "GET", path: "/followers", body: Data()) }
+    let postKey = SymmetricKey(randomByteCount: 32)
+    let envelopeHex = try Envelope.seal(postKey, to: credentials.kemPrivateKey.publicKey)
+    let rewrapBody = WireJSON.serialize(.object([
+        "status": .string("ok"),
+        "result": .object(["status": .string("rewrap_ok"), "uid": .string(credentials.stationUID),
+                           "device_uid": .string(credentials.deviceUID),
+                           "post_cid": .string("QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"),
+                           "envelope": .string(envelopeHex)]),
+    ]))
+    let decode = try await perCall(2000) { _ = try WireJSON.decode(RewrapResponse.self, from: rewrapBody) }
+    let open = try await perCall(200) { _ = try Envelope.open(envelopeHex, with: credentials.kemPrivateKey) }
+    say(String(format: "diagnose: unsigned GET /health %.0f µs sequential, %.0f µs with %d at once", unsigned * 1e6,
+               unsignedParallel * 1e6, options.width))
+    say(String(format: "diagnose: signed GET /followers %.0f µs; sign alone %.0f µs; so %.0f µs beyond the signature",
+               signedFollowers * 1e6, sign * 1e6, (signedFollowers - sign) * 1e6))
+    say(String(format: "diagnose: decode a rewrap answer (%d bytes) %.1f µs; open its envelope from hex %.1f µs",
+               rewrapBody.count, decode * 1e6, open * 1e6))
 }
 
 // The machine is shared and noisy, so each cold run is paired with a baseline measured just before

@@ -66,6 +66,10 @@ static inline CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, ch
     return curl_easy_getinfo(handle, info, value);
 }
 
+static inline CURLcode ccurl_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 static inline CURLcode ccurl_easy_getinfo_certinfo(CURL *handle, CURLINFO info, struct curl_certinfo **value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -13,6 +13,8 @@ final class CurlEngine: @unchecked Sendable {
         case start(any CurlJob)
         case cancel(any CurlJob)
         case resume(any CurlJob)
+        case startDirect(DirectExchange)
+        case cancelDirect(DirectExchange)
         case shutdown
     }
 
@@ -27,8 +29,18 @@ final class CurlEngine: @unchecked Sendable {
     private let inbox = Locked(Inbox())
     /// Running jobs by easy handle. Only the curl thread touches it.
     private var running: [OpaquePointer: any CurlJob] = [:]
+    /// Direct exchanges in progress (connecting, sending or receiving). Curl thread only.
+    private var directs: [DirectExchange] = []
+    /// Idle connections of direct exchanges. Curl thread only.
+    private var directPool: DirectConnectionPool
+    /// The poll entries of the last wait, matched to their exchanges. Curl thread only.
+    private var waitEntries: [curl_waitfd] = []
+    private var waitOwners: [DirectExchange] = []
+    /// The receive buffer of direct exchanges (allocated once; only the curl thread reads into it).
+    private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     init(maximumConnections: Int) {
+        directPool = DirectConnectionPool(limit: maximumConnections)
         let global = CurlGlobal.initialized
         var handle: OpaquePointer?
         if global == CURLE_OK { handle = curl_multi_init() }
@@ -49,6 +61,8 @@ final class CurlEngine: @unchecked Sendable {
         thread.start()
     }
 
+    deinit { receiveBuffer.deallocate() }
+
     /// Queues a command for the curl thread. After shutdown, a `start` aborts the job at once.
     func post(_ command: Command) {
         let accepted = inbox.withLock { inbox -> Bool in
@@ -60,6 +74,9 @@ final class CurlEngine: @unchecked Sendable {
         }
         if !accepted, case .start(let job) = command {
             job.abort(.other, message: setupFailure ?? "the transport has shut down", handle: nil)
+        }
+        if !accepted, case .startDirect(let exchange) = command {
+            exchange.fail(.other, message: setupFailure ?? "the transport has shut down")
         }
     }
 
@@ -78,28 +95,169 @@ final class CurlEngine: @unchecked Sendable {
                 case .cancel(let job): stop(job, kind: .cancelled, message: "the transfer was cancelled", multi: multi)
                 case .resume(let job):
                     if let handle = handle(of: job) { _ = curl_easy_pause(handle, CCURL_PAUSE_CONT) }
+                case .startDirect(let exchange): startDirect(exchange, multi: multi)
+                case .cancelDirect(let exchange):
+                    endDirect(exchange, with: TransportError(.cancelled, method: exchange.setup.request.method,
+                                                             url: exchange.setup.request.url,
+                                                             message: "the transfer was cancelled"), multi: multi)
                 case .shutdown: stopping = true
                 }
             }
             if stopping { break }
+            serviceDirects(multi: multi)
             var stillRunning: Int32 = 0
             _ = curl_multi_perform(multi, &stillRunning)
             collectFinished(multi)
+            let timeout = directDeadlines(multi: multi)
+            prepareWaitEntries()
             var events: Int32 = 0
             // Sleeps until a socket is ready, a curl timer fires or `post` wakes it up.
-            _ = curl_multi_poll(multi, nil, 0, 1000, &events)
+            let count = UInt32(waitEntries.count)
+            waitEntries.withUnsafeMutableBufferPointer { entries in
+                _ = curl_multi_poll(multi, count == 0 ? nil : entries.baseAddress, count, timeout, &events)
+            }
         }
         let leftover = inbox.withLock { inbox in
             inbox.closed = true
             return inbox.commands
         }
-        for case .start(let job) in leftover {
-            job.abort(.cancelled, message: "the transport has shut down", handle: nil)
+        for command in leftover {
+            switch command {
+            case .start(let job): job.abort(.cancelled, message: "the transport has shut down", handle: nil)
+            case .startDirect(let exchange): exchange.fail(.cancelled, message: "the transport has shut down")
+            default: break
+            }
+        }
+        for exchange in directs {
+            endDirect(exchange, with: TransportError(.cancelled, method: exchange.setup.request.method,
+                                                     url: exchange.setup.request.url,
+                                                     message: "the transport has shut down"), multi: multi)
         }
         for job in Array(running.values) {
             stop(job, kind: .cancelled, message: "the transport has shut down", multi: multi)
         }
+        directPool.closeAll()
         _ = curl_multi_cleanup(multi)
+    }
+
+    // MARK: Direct exchanges (curl thread)
+
+    private func startDirect(_ exchange: DirectExchange, multi: OpaquePointer) {
+        if exchange.isCancelled {
+            exchange.fail(.cancelled, message: "the transfer was cancelled")
+            return
+        }
+        let now = Self.monotonicSeconds()
+        exchange.begin(now: now)
+        directs.append(exchange)
+        if let socket = directPool.take(exchange.setup.origin, now: now) {
+            exchange.attach(socket: socket, reused: true, now: now)
+            advance(exchange, multi: multi)
+        } else {
+            connect(exchange, multi: multi)
+        }
+    }
+
+    private func connect(_ exchange: DirectExchange, multi: OpaquePointer) {
+        exchange.markConnecting()
+        let job = DirectConnectJob(exchange: exchange) { [unowned self, unowned exchange] result in
+            exchange.connectJob = nil
+            switch result {
+            case .success(let socket):
+                exchange.attach(socket: socket, reused: false, now: Self.monotonicSeconds())
+                advance(exchange, multi: multi)
+            case .failure(let error):
+                endDirect(exchange, with: error, multi: multi)
+            }
+        }
+        exchange.connectJob = job
+        start(job, multi: multi)
+    }
+
+    /// Moves the exchange's bytes and ends it when it is over.
+    private func advance(_ exchange: DirectExchange, multi: OpaquePointer) {
+        switch exchange.pump(now: Self.monotonicSeconds(), scratch: receiveBuffer) {
+        case .waiting:
+            break
+        case .done(let reusable):
+            removeDirect(exchange)
+            let socket = exchange.detachSocket()
+            if reusable {
+                directPool.put(socket, origin: exchange.setup.origin, now: Self.monotonicSeconds())
+            } else {
+                _ = close(socket)
+            }
+            exchange.succeed()
+        case .retry:
+            // The server had closed the idle connection: a fresh one gets the request.
+            _ = close(exchange.prepareRetry())
+            connect(exchange, multi: multi)
+        case .failed(let error):
+            endDirect(exchange, with: error, multi: multi)
+        }
+    }
+
+    private func endDirect(_ exchange: DirectExchange, with error: TransportError, multi: OpaquePointer) {
+        guard removeDirect(exchange) else { return }
+        if let job = exchange.connectJob {
+            exchange.connectJob = nil
+            if let handle = handle(of: job) {
+                running[handle] = nil
+                _ = curl_multi_remove_handle(multi, handle)
+                curl_easy_cleanup(handle)
+            }
+        }
+        let socket = exchange.detachSocket()
+        if socket >= 0 { _ = close(socket) }
+        exchange.fail(error)
+    }
+
+    /// Moves bytes for every exchange whose socket the last wait reported ready.
+    private func serviceDirects(multi: OpaquePointer) {
+        guard !waitEntries.isEmpty else { return }
+        for (entry, exchange) in zip(waitEntries, waitOwners) where entry.revents != 0 {
+            guard exchange.stage == .sending || exchange.stage == .receiving else { continue }
+            advance(exchange, multi: multi)
+        }
+    }
+
+    /// Ends the exchanges past a time limit; returns the poll timeout in milliseconds.
+    private func directDeadlines(multi: OpaquePointer) -> Int32 {
+        let now = Self.monotonicSeconds()
+        directPool.closeExpired(now: now)
+        var timeout = 1000.0
+        for exchange in directs {
+            if let error = exchange.expired(now: now) {
+                endDirect(exchange, with: error, multi: multi)
+            } else if let left = exchange.secondsToDeadline(now: now) {
+                timeout = min(timeout, max(1, (left * 1000).rounded(.up)))
+            }
+        }
+        return Int32(timeout)
+    }
+
+    @discardableResult
+    private func removeDirect(_ exchange: DirectExchange) -> Bool {
+        guard let index = directs.firstIndex(where: { $0 === exchange }) else { return false }
+        directs.remove(at: index)
+        return true
+    }
+
+    private func prepareWaitEntries() {
+        waitEntries.removeAll(keepingCapacity: true)
+        waitOwners.removeAll(keepingCapacity: true)
+        for exchange in directs {
+            let events = exchange.pollEvents
+            guard events != 0, exchange.socket >= 0 else { continue }
+            waitEntries.append(curl_waitfd(fd: exchange.socket, events: events, revents: 0))
+            waitOwners.append(exchange)
+        }
+    }
+
+    static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     private func start(_ job: any CurlJob, multi: OpaquePointer) {
@@ -141,6 +299,7 @@ final class CurlEngine: @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
             let code = ccurl_msg_result(message)
             guard let job = running.removeValue(forKey: handle) else { continue }
+            job.ended(code, handle: handle)
             _ = curl_multi_remove_handle(multi, handle)
             job.finish(code, handle: handle)
             curl_easy_cleanup(handle)

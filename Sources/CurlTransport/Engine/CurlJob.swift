@@ -11,9 +11,16 @@ protocol CurlJob: AnyObject, Sendable {
     var isCancelled: Bool { get }
     /// Creates and configures the easy handle. Throws `TransportError` when the job cannot start.
     func makeHandle() throws -> OpaquePointer
+    /// The transfer ended with `code` and the handle is still in the multi handle: the moment to
+    /// read what removing it would close (a connect-only job's socket). Most jobs need nothing here.
+    func ended(_ code: CURLcode, handle: OpaquePointer)
     /// The transfer ended with `code`; the handle is still valid (removed from the multi handle).
     func finish(_ code: CURLcode, handle: OpaquePointer)
     /// The job stops without a result from libcurl: cancelled, or the engine is shutting down.
     /// `handle` is `nil` when the job never started.
     func abort(_ kind: TransportError.Kind, message: String, handle: OpaquePointer?)
+}
+
+extension CurlJob {
+    func ended(_ code: CURLcode, handle: OpaquePointer) {}
 }

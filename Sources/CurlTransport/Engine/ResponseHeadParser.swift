@@ -36,7 +36,7 @@ enum ResponseHeadParser {
     /// Header text is UTF-8 in practice; anything else is read as ISO-8859-1, byte for character,
     /// so no byte is lost or replaced.
     static func decode(_ bytes: ArraySlice<UInt8>) -> String {
-        if let text = String(bytes: bytes, encoding: .utf8) { return text }
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
         return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
 

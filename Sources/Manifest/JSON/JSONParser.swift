@@ -14,9 +14,12 @@ struct JSONParser {
     private var index = 0
     private let maximumDepth: Int
 
-    private enum Container {
-        case array([JSONValue])
-        case object(JSONObject, key: String)
+    /// The open containers, innermost last. Arrays and objects live in their own stacks so a
+    /// member is added in place (an enum payload popped, mutated and pushed back would be copied
+    /// on every member).
+    private enum Open {
+        case array
+        case object
     }
 
     init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
@@ -27,7 +30,10 @@ struct JSONParser {
     /// Parses one complete document.
     mutating func parseDocument() throws(WireFormatError) -> JSONValue {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
-        var stack = [Container]()
+        var open: [Open] = []
+        var arrays: [[JSONValue]] = []
+        var objects: [JSONObject] = []
+        var keys: [String] = []
         parsing: while true {
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input, expecting a value") }
@@ -35,25 +41,27 @@ struct JSONParser {
             switch bytes[index] {
             case UInt8(ascii: "{"):
                 index += 1
-                try checkDepth(stack.count + 1)
+                try checkDepth(open.count + 1)
                 skipWhitespace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                     index += 1
                     value = .object(JSONObject())
                 } else {
-                    let key = try parseMemberKey()
-                    stack.append(.object(JSONObject(), key: key))
+                    keys.append(try parseMemberKey())
+                    objects.append(JSONObject())
+                    open.append(.object)
                     continue parsing
                 }
             case UInt8(ascii: "["):
                 index += 1
-                try checkDepth(stack.count + 1)
+                try checkDepth(open.count + 1)
                 skipWhitespace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
                     index += 1
                     value = .array([])
                 } else {
-                    stack.append(.array([]))
+                    arrays.append([])
+                    open.append(.array)
                     continue parsing
                 }
             case UInt8(ascii: "\""):
@@ -81,37 +89,37 @@ struct JSONParser {
 
             // Attach the finished value to its container; close every container that ends here.
             while true {
-                guard let top = stack.popLast() else {
+                guard let top = open.last else {
                     skipWhitespace()
                     guard index == bytes.count else { throw fail("extra data after the JSON value") }
                     return value
                 }
                 skipWhitespace()
                 switch top {
-                case var .array(elements):
-                    elements.append(value)
+                case .array:
+                    arrays[arrays.count - 1].append(value)
                     guard index < bytes.count else { throw fail("unexpected end of input in an array") }
                     if bytes[index] == UInt8(ascii: ",") {
                         index += 1
-                        stack.append(.array(elements))
                         continue parsing
                     }
                     guard bytes[index] == UInt8(ascii: "]") else { throw fail("expecting ',' or ']'") }
                     index += 1
-                    value = .array(elements)
-                case .object(var members, let key):
-                    members[key] = value
+                    open.removeLast()
+                    value = .array(arrays.removeLast())
+                case .object:
+                    objects[objects.count - 1][keys.removeLast()] = value
                     guard index < bytes.count else { throw fail("unexpected end of input in an object") }
                     if bytes[index] == UInt8(ascii: ",") {
                         index += 1
                         skipWhitespace()
-                        let next = try parseMemberKey()
-                        stack.append(.object(members, key: next))
+                        keys.append(try parseMemberKey())
                         continue parsing
                     }
                     guard bytes[index] == UInt8(ascii: "}") else { throw fail("expecting ',' or '}'") }
                     index += 1
-                    value = .object(members)
+                    open.removeLast()
+                    value = .object(objects.removeLast())
                 }
             }
         }

@@ -17,7 +17,10 @@ public struct OrderedMap<Value> {
 
     private var storedKeys: [String] = []
     private var storedValues: [Value] = []
-    private var positions: [String: Int] = [:]
+    /// Positions by key, built only once the map outgrows a linear scan (most wire objects have a
+    /// handful of members, and a hash table per object dominated parsing them).
+    private var positions: [String: Int]?
+    private static var indexThreshold: Int { 12 }
 
     /// Creates an empty map.
     public init() {}
@@ -42,13 +45,20 @@ public struct OrderedMap<Value> {
 
     /// Reads, replaces (in place), appends (new key) or removes (`nil`) the value for `key`.
     public subscript(key: String) -> Value? {
-        get { positions[key].map { storedValues[$0] } }
+        get { index(forKey: key).map { storedValues[$0] } }
         set {
             if let newValue {
-                if let position = positions[key] {
+                if let position = index(forKey: key) {
                     storedValues[position] = newValue
                 } else {
-                    positions[key] = storedKeys.count
+                    if positions != nil {
+                        positions?[key] = storedKeys.count
+                    } else if storedKeys.count + 1 > Self.indexThreshold {
+                        var built = [String: Int](minimumCapacity: storedKeys.count * 2)
+                        for (position, existing) in storedKeys.enumerated() { built[existing] = position }
+                        built[key] = storedKeys.count
+                        positions = built
+                    }
                     storedKeys.append(key)
                     storedValues.append(newValue)
                 }
@@ -59,18 +69,24 @@ public struct OrderedMap<Value> {
     }
 
     /// Whether `key` is present.
-    public func contains(key: String) -> Bool { positions[key] != nil }
+    public func contains(key: String) -> Bool { index(forKey: key) != nil }
 
     /// The position of `key` in the order, or `nil`.
-    public func index(forKey key: String) -> Int? { positions[key] }
+    public func index(forKey key: String) -> Int? {
+        if let positions { return positions[key] }
+        return storedKeys.firstIndex(of: key)
+    }
 
     /// Removes `key` and returns its value, or `nil` when it was absent.
     @discardableResult
     public mutating func removeValue(forKey key: String) -> Value? {
-        guard let position = positions.removeValue(forKey: key) else { return nil }
+        guard let position = index(forKey: key) else { return nil }
         storedKeys.remove(at: position)
         let value = storedValues.remove(at: position)
-        for index in position..<storedKeys.count { positions[storedKeys[index]] = index }
+        if positions != nil {
+            positions?[key] = nil
+            for index in position..<storedKeys.count { positions?[storedKeys[index]] = index }
+        }
         return value
     }
 

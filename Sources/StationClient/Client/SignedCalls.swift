@@ -58,25 +58,42 @@ extension StationClient {
         clockOffset = offset
     }
 
+    /// Everything a signed call reads from the actor, read in one hop (or once for a whole listing).
+    struct CallState: Sendable {
+        let endpoint: URL
+        let signing: SigningContext
+    }
+
+    func callState() -> CallState {
+        CallState(endpoint: credentials.endpoint, signing: signingContext())
+    }
+
     /// Sends a signed owner request, with endpoint mobility, and retries once after a
     /// `stale request` answer with the clock offset from the answer's `Date` header.
     ///
+    /// Runs off the actor: `state` (or one hop to read it) is all it needs unless the station has
+    /// moved or the clock is off.
     /// - Returns: the response, whatever its status.
     /// - Throws: ``StationClientError`` when no answer could be had.
-    func signed(
+    nonisolated func signed(
         _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, options: TransferOptions? = nil,
-        operation: String
+        operation: String, state: CallState? = nil
     ) async throws -> HTTPResponse {
         let options = options ?? TransferOptions(timeouts: configuration.requestTimeouts)
-        return try await withEndpointMobility(operation: operation) { endpoint in
-            try await self.signedOnce(method, path, body: body, endpoint: endpoint, options: options, operation: operation)
+        let state = if let state { state } else { await callState() }
+        return try await withEndpointMobility(operation: operation, endpoint: state.endpoint) { endpoint in
+            // After a move the endpoint differs, and the signing state is read afresh.
+            let context = endpoint == state.endpoint ? state.signing : nil
+            return try await self.signedOnce(method, path, body: body, endpoint: endpoint, options: options,
+                                             operation: operation, context: context)
         }
     }
 
     private nonisolated func signedOnce(
-        _ method: HTTPMethod, _ path: String, body: SignedBody, endpoint: URL, options: TransferOptions, operation: String
+        _ method: HTTPMethod, _ path: String, body: SignedBody, endpoint: URL, options: TransferOptions, operation: String,
+        context known: SigningContext?
     ) async throws -> HTTPResponse {
-        var context = await signingContext()
+        var context = if let known { known } else { await signingContext() }
         for attempt in 0..<2 {
             let response = try await Self.exchange(
                 method, path, body: body, endpoint: endpoint, context: context, transport: configuration.transport,
@@ -130,7 +147,7 @@ extension StationClient {
     }
 
     /// Sends a signed call and requires a 2xx answer, decoding it as `T`.
-    func signedJSON<T: Decodable>(
+    nonisolated func signedJSON<T: Decodable>(
         _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, as type: T.Type, operation: String
     ) async throws -> T {
         let response = try await signed(method, path, body: body, operation: operation)

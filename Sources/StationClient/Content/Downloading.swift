@@ -20,7 +20,7 @@ extension StationClient {
     ///   `.station` when neither source has the content, `.unreachable`, `.cancelled`.
     public func download(postCID: String, envelopesCID: String? = nil) async throws -> Data {
         let operation = "downloading \(postCID)"
-        let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: ReadContext(kemKey: credentials.kemPrivateKey))
+        let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: readContext())
         let sealed = try await ciphertext(postCID: postCID, operation: operation)
         do {
             return try SecretBox.open(sealed, using: key)
@@ -42,7 +42,7 @@ extension StationClient {
         postCID: String, envelopesCID: String? = nil, to destination: URL, progress: ProgressHandler? = nil
     ) async throws {
         let operation = "downloading \(postCID) to a file"
-        let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: ReadContext(kemKey: credentials.kemPrivateKey))
+        let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: readContext())
         let temporary = destination.deletingLastPathComponent()
             .appendingPathComponent(".\(destination.lastPathComponent).\(Hex.encode(SecureRandom.bytes(count: 8))).sealed")
         defer { try? FileManager.default.removeItem(at: temporary) }

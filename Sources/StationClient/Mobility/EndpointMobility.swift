@@ -9,10 +9,13 @@ extension StationClient {
     ///
     /// Concurrent failures share one resolution; a failure that started on an endpoint that has
     /// since been replaced just retries on the new one; the retry itself never resolves again.
-    func withEndpointMobility<T: Sendable>(
-        operation: String, _ body: @Sendable (URL) async throws -> T
+    /// Runs off the actor (it is entered only to resolve), with `endpoint` when the caller has
+    /// already read it.
+    nonisolated func withEndpointMobility<T: Sendable>(
+        operation: String, endpoint known: URL? = nil, _ body: @Sendable (URL) async throws -> T
     ) async throws -> T {
-        let endpoint = credentials.endpoint
+        let endpoint: URL
+        if let known { endpoint = known } else { endpoint = await credentials.endpoint }
         do {
             return try await Self.failOnTunnelError(operation: operation) { try await body(endpoint) }
         } catch let error as StationClientError where error.isEndpointFailure {

@@ -41,7 +41,7 @@ extension StationClient {
         let manifest = try await fetchManifest(cid: manifestCID)
         let entries = manifest.posts(in: namespace)
         try await loadPersistedPostKeys()
-        let context = ReadContext(kemKey: credentials.kemPrivateKey)
+        let context = readContext()
         let results = try await readEntries(entries, context: context, operation: operation)
         var posts: [ListedPost<JSONValue>] = []
         var skipped: [SkippedPost] = []
@@ -73,8 +73,17 @@ extension StationClient {
         return typed
     }
 
+    /// What reading posts needs from the actor, read once so each post's work runs off it.
     struct ReadContext: Sendable {
         let kemKey: MLKEM768.PrivateKey
+        let stationUID: String
+        let deviceUID: String
+        let call: CallState
+    }
+
+    func readContext() -> ReadContext {
+        ReadContext(kemKey: credentials.kemPrivateKey, stationUID: credentials.stationUID, deviceUID: credentials.deviceUID,
+                    call: callState())
     }
 
     static func typed<Metadata: Decodable & Sendable>(_ post: ListedPost<JSONValue>, as type: Metadata.Type) throws -> ListedPost<Metadata> {
@@ -83,35 +92,54 @@ extension StationClient {
                           createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata, rawMetadata: post.rawMetadata)
     }
 
-    /// Reads entries with bounded concurrency, keeping manifest order.
+    /// Reads entries with bounded concurrency, keeping manifest order. Runs on the actor, which
+    /// looks up cached keys before each read and stores new ones as reads finish, so the reads
+    /// themselves never wait for the actor.
     private func readEntries(
         _ entries: [PostEntry], context: ReadContext, operation: String
     ) async throws -> [Result<ListedPost<JSONValue>, SkippedPost>] {
         var results = [Result<ListedPost<JSONValue>, SkippedPost>?](repeating: nil, count: entries.count)
         let width = configuration.rewrapConcurrency
-        try await withThrowingTaskGroup(of: (Int, Result<ListedPost<JSONValue>, SkippedPost>).self) { group in
+        try await withThrowingTaskGroup(of: (Int, Result<ReadPost, SkippedPost>).self) { group in
             var pending = entries.enumerated().makeIterator()
+            func addNext() -> Bool {
+                guard let (index, entry) = pending.next() else { return false }
+                let cached = postKeys[entry.postCID]
+                group.addTask { try await self.readResult(index: index, entry: entry, cachedKey: cached, context: context) }
+                return true
+            }
             for _ in 0..<width {
-                guard let (index, entry) = pending.next() else { break }
-                group.addTask { try await self.readResult(index: index, entry: entry, context: context) }
+                if !addNext() { break }
             }
             while let (index, result) = try await group.next() {
-                if results.indices.contains(index) { results[index] = result }
-                if let (nextIndex, entry) = pending.next() {
-                    group.addTask { try await self.readResult(index: nextIndex, entry: entry, context: context) }
+                switch result {
+                case .success(let read):
+                    if let key = read.newKey { postKeys[read.post.postCID] = key }
+                    if results.indices.contains(index) { results[index] = .success(read.post) }
+                case .failure(let skipped):
+                    // A cached key that did not open the post is not kept.
+                    postKeys[skipped.postCID] = nil
+                    if results.indices.contains(index) { results[index] = .failure(skipped) }
                 }
+                _ = addNext()
             }
         }
         try Task.checkCancellation()
         return results.compactMap { $0 }
     }
 
+    /// One post read for a listing, and the key it learned.
+    struct ReadPost: Sendable {
+        var post: ListedPost<JSONValue>
+        var newKey: SymmetricKey?
+    }
+
     /// Reads one entry for a listing: a failure becomes a skipped post; only cancellation is thrown.
     private nonisolated func readResult(
-        index: Int, entry: PostEntry, context: ReadContext
-    ) async throws -> (Int, Result<ListedPost<JSONValue>, SkippedPost>) {
+        index: Int, entry: PostEntry, cachedKey: SymmetricKey?, context: ReadContext
+    ) async throws -> (Int, Result<ReadPost, SkippedPost>) {
         do {
-            return (index, .success(try await read(entry, context: context)))
+            return (index, .success(try await read(entry, cachedKey: cachedKey, context: context)))
         } catch let error as StationClientError where error.kind == .cancelled {
             throw error
         } catch {
@@ -121,7 +149,7 @@ extension StationClient {
     }
 
     /// Reads one entry: plaintext metadata for public posts, otherwise key → open → decrypt.
-    private nonisolated func read(_ entry: PostEntry, context: ReadContext) async throws -> ListedPost<JSONValue> {
+    private nonisolated func read(_ entry: PostEntry, cachedKey: SymmetricKey?, context: ReadContext) async throws -> ReadPost {
         let operation = "reading post \(entry.postCID)"
         var post = ListedPost<JSONValue>(
             postCID: entry.postCID, envelopesCID: entry.envelopesCID, audienceMode: entry.audienceMode,
@@ -129,21 +157,29 @@ extension StationClient {
         guard entry.isEncrypted else {
             post.rawMetadata = entry.metadata?.jsonValue
             post.metadata = post.rawMetadata
-            return post
+            return ReadPost(post: post)
         }
-        guard let metadata = entry.metadata else { return post }
+        guard let metadata = entry.metadata else { return ReadPost(post: post) }
         let sealed: [UInt8]
         do {
             sealed = try metadata.sealedBytes()
         } catch {
             throw StationClientError(.integrity, operation: operation, message: "the metadata is not sealed hex", underlying: error)
         }
-        let key = try await postKey(for: entry.postCID, envelopesCID: entry.envelopesCID, context: context)
+        let key: SymmetricKey
+        let fetched: Bool
+        if let cachedKey {
+            key = cachedKey
+            fetched = false
+        } else {
+            key = try await rewrappedPostKey(for: entry.postCID, envelopesCID: entry.envelopesCID, context: context)
+            fetched = true
+        }
         let plaintext: Data
         do {
             plaintext = try SecretBox.open(sealed, using: key)
         } catch {
-            await forgetPostKey(entry.postCID)
+            // A cached key that no longer opens the post is dropped (by the caller, on the actor).
             throw StationClientError(.integrity, operation: operation, message: "the metadata does not open with the post key",
                                      underlying: error)
         }
@@ -153,7 +189,7 @@ extension StationClient {
             throw StationClientError(.invalidResponse, operation: operation, message: "the metadata is not JSON", underlying: error)
         }
         post.metadata = post.rawMetadata
-        return post
+        return ReadPost(post: post, newKey: fetched ? key : nil)
     }
 
     /// The post key from the cache, or through `/rewrap` and the device's ML-KEM key.
@@ -162,15 +198,25 @@ extension StationClient {
     ///   `result.error` text), `.integrity` when the envelope does not open.
     nonisolated func postKey(for postCID: String, envelopesCID: String?, context: ReadContext) async throws -> SymmetricKey {
         if let cached = await cachedPostKey(postCID) { return cached }
+        let key = try await rewrappedPostKey(for: postCID, envelopesCID: envelopesCID, context: context)
+        await cachePostKey(key, for: postCID)
+        return key
+    }
+
+    /// `/rewrap` and the device's ML-KEM key, without the cache (see ``postKey(for:envelopesCID:context:)``).
+    nonisolated func rewrappedPostKey(for postCID: String, envelopesCID: String?, context: ReadContext) async throws -> SymmetricKey {
         let operation = "POST /rewrap for \(postCID)"
-        let identity = await credentials
-        var object: JSONObject = [
-            "uid": .string(identity.stationUID), "device_uid": .string(identity.deviceUID), "post_cid": .string(postCID),
-        ]
-        object["envelopes_cid"] = envelopesCID.map { .string($0) } ?? .null
-        let response = try await signed(.post, "/rewrap", body: .json(WireJSON.serialize(.object(object))), operation: operation)
+        let body = Self.rewrapBody(uid: context.stationUID, deviceUID: context.deviceUID, postCID: postCID,
+                                   envelopesCID: envelopesCID)
+        let response = try await signed(.post, "/rewrap", body: .json(body), operation: operation, state: context.call)
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
-        let rewrap = try Self.decode(RewrapResponse.self, from: response, operation: operation)
+        let rewrap: RewrapResponse
+        do {
+            rewrap = try RewrapResponse.read([UInt8](response.body.data ?? Data()))
+        } catch {
+            throw StationClientError(.invalidResponse, operation: operation, status: response.status,
+                                     message: "unexpected answer: \(error)", underlying: error)
+        }
         let envelopeHex: String
         switch rewrap.result {
         case .failed(let message):
@@ -182,14 +228,29 @@ extension StationClient {
             }
             envelopeHex = hex
         }
-        let key: SymmetricKey
         do {
-            key = try Envelope.open(envelopeHex, with: context.kemKey)
+            return try Envelope.open(envelopeHex, with: context.kemKey)
         } catch {
             throw StationClientError(.integrity, operation: operation, message: "the envelope does not open", underlying: error)
         }
-        await cachePostKey(key, for: postCID)
-        return key
+    }
+
+    /// The `/rewrap` body, `{"uid":…,"device_uid":…,"post_cid":…,"envelopes_cid":…}` in compact
+    /// JSON: the bytes `WireJSON.serialize` gives for that object, put together directly because a
+    /// cold listing sends one per post.
+    static func rewrapBody(uid: String, deviceUID: String, postCID: String, envelopesCID: String?) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(160)
+        bytes.append(contentsOf: #"{"uid":"#.utf8)
+        bytes.append(contentsOf: WireJSON.serialize(.string(uid)))
+        bytes.append(contentsOf: #","device_uid":"#.utf8)
+        bytes.append(contentsOf: WireJSON.serialize(.string(deviceUID)))
+        bytes.append(contentsOf: #","post_cid":"#.utf8)
+        bytes.append(contentsOf: WireJSON.serialize(.string(postCID)))
+        bytes.append(contentsOf: #","envelopes_cid":"#.utf8)
+        bytes.append(contentsOf: WireJSON.serialize(envelopesCID.map { .string($0) } ?? .null))
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 
     func cachedPostKey(_ postCID: String) -> SymmetricKey? { postKeys[postCID] }
