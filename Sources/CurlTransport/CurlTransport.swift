@@ -230,8 +230,20 @@ public final class CurlTransport: HTTPTransport {
     /// `User-Agent` and `Accept` unless set, `Content-Length` when there is a body (or the method
     /// is POST, PUT or PATCH), the blank line and the body.
     static func requestBytes(_ request: HTTPRequest, authority: String, path: String, body: Data?, userAgent: String?) -> [UInt8] {
+        // One pass over the fields: the size, and which defaults the request overrides.
+        var size = 256 + (body?.count ?? 0)
+        var hasHost = false, hasUserAgent = false, hasAccept = false
+        for header in request.headers {
+            size += header.name.utf8.count + header.value.utf8.count + 4
+            switch header.name.utf8.count {
+            case 4: hasHost = hasHost || header.name.lowercased() == "host"
+            case 6: hasAccept = hasAccept || header.name.lowercased() == "accept"
+            case 10: hasUserAgent = hasUserAgent || header.name.lowercased() == "user-agent"
+            default: break
+            }
+        }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(256 + request.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + (body?.count ?? 0))
+        bytes.reserveCapacity(size)
         func field(_ name: String, _ value: String) {
             bytes.append(contentsOf: name.utf8)
             bytes.append(UInt8(ascii: ":"))
@@ -244,7 +256,7 @@ public final class CurlTransport: HTTPTransport {
         bytes.append(UInt8(ascii: " "))
         bytes.append(contentsOf: path.utf8)
         bytes.append(contentsOf: " HTTP/1.1\r\n".utf8)
-        if !request.headers.contains("Host") { field("Host", authority) }
+        if !hasHost { field("Host", authority) }
         for header in request.headers {
             if header.name.utf8.count == 14 || header.name.utf8.count == 17 {
                 let lowered = header.name.lowercased()
@@ -252,8 +264,8 @@ public final class CurlTransport: HTTPTransport {
             }
             field(header.name, header.value)
         }
-        if let userAgent, !request.headers.contains("User-Agent") { field("User-Agent", userAgent) }
-        if !request.headers.contains("Accept") { field("Accept", "*/*") }
+        if let userAgent, !hasUserAgent { field("User-Agent", userAgent) }
+        if !hasAccept { field("Accept", "*/*") }
         if body != nil || [.post, .put, .patch].contains(request.method) { field("Content-Length", String(body?.count ?? 0)) }
         bytes.append(0x0D)
         bytes.append(0x0A)

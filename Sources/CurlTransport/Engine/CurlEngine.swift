@@ -244,14 +244,20 @@ final class CurlEngine: @unchecked Sendable {
     }
 
     private func prepareWaitEntries() {
-        waitEntries.removeAll(keepingCapacity: true)
-        waitOwners.removeAll(keepingCapacity: true)
+        // Built in locals and stored once: each access to a stored property of a class is checked
+        // for exclusivity at run time.
+        var entries = waitEntries
+        var owners = waitOwners
+        entries.removeAll(keepingCapacity: true)
+        owners.removeAll(keepingCapacity: true)
         for exchange in directs {
             let events = exchange.pollEvents
             guard events != 0, exchange.socket >= 0 else { continue }
-            waitEntries.append(curl_waitfd(fd: exchange.socket, events: events, revents: 0))
-            waitOwners.append(exchange)
+            entries.append(curl_waitfd(fd: exchange.socket, events: events, revents: 0))
+            owners.append(exchange)
         }
+        waitEntries = entries
+        waitOwners = owners
     }
 
     static func monotonicSeconds() -> Double {

@@ -92,40 +92,61 @@ extension StationClient {
                           createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata, rawMetadata: post.rawMetadata)
     }
 
-    /// Reads entries with bounded concurrency, keeping manifest order. Runs on the actor, which
-    /// looks up cached keys before each read and stores new ones as reads finish, so the reads
-    /// themselves never wait for the actor.
+    /// Reads entries with bounded concurrency, keeping manifest order: `rewrapConcurrency` workers
+    /// take the next entry until none is left. Cached keys are looked up on the actor before the
+    /// workers start and new keys stored when they are done, so a read never waits for the actor
+    /// and no task is created per post.
     private func readEntries(
         _ entries: [PostEntry], context: ReadContext, operation: String
     ) async throws -> [Result<ListedPost<JSONValue>, SkippedPost>] {
+        let cachedKeys = entries.map { postKeys[$0.postCID] }
+        let queue = ReadQueue(count: entries.count)
+        let width = min(configuration.rewrapConcurrency, entries.count)
         var results = [Result<ListedPost<JSONValue>, SkippedPost>?](repeating: nil, count: entries.count)
-        let width = configuration.rewrapConcurrency
-        try await withThrowingTaskGroup(of: (Int, Result<ReadPost, SkippedPost>).self) { group in
-            var pending = entries.enumerated().makeIterator()
-            func addNext() -> Bool {
-                guard let (index, entry) = pending.next() else { return false }
-                let cached = postKeys[entry.postCID]
-                group.addTask { try await self.readResult(index: index, entry: entry, cachedKey: cached, context: context) }
-                return true
-            }
+        try await withThrowingTaskGroup(of: [(Int, Result<ReadPost, SkippedPost>)].self) { group in
             for _ in 0..<width {
-                if !addNext() { break }
-            }
-            while let (index, result) = try await group.next() {
-                switch result {
-                case .success(let read):
-                    if let key = read.newKey { postKeys[read.post.postCID] = key }
-                    if results.indices.contains(index) { results[index] = .success(read.post) }
-                case .failure(let skipped):
-                    // A cached key that did not open the post is not kept.
-                    postKeys[skipped.postCID] = nil
-                    if results.indices.contains(index) { results[index] = .failure(skipped) }
+                group.addTask {
+                    var done: [(Int, Result<ReadPost, SkippedPost>)] = []
+                    while let index = queue.next() {
+                        done.append(try await self.readResult(index: index, entry: entries[index], cachedKey: cachedKeys[index],
+                                                              context: context))
+                    }
+                    return done
                 }
-                _ = addNext()
+            }
+            for try await batch in group {
+                for (index, result) in batch {
+                    switch result {
+                    case .success(let read):
+                        if let key = read.newKey { postKeys[read.post.postCID] = key }
+                        results[index] = .success(read.post)
+                    case .failure(let skipped):
+                        // A cached key that did not open the post is not kept.
+                        postKeys[skipped.postCID] = nil
+                        results[index] = .failure(skipped)
+                    }
+                }
             }
         }
         try Task.checkCancellation()
         return results.compactMap { $0 }
+    }
+
+    /// Hands out entry indices to a listing's workers, each once.
+    final class ReadQueue: @unchecked Sendable {
+        private let lock = NSLock()
+        private var nextIndex = 0
+        private let count: Int
+
+        init(count: Int) { self.count = count }
+
+        func next() -> Int? {
+            lock.lock()
+            defer { lock.unlock() }
+            guard nextIndex < count else { return nil }
+            nextIndex += 1
+            return nextIndex - 1
+        }
     }
 
     /// One post read for a listing, and the key it learned.
