@@ -41,6 +41,21 @@ struct ReadWriteTests {
         let open = try await client.publishPermanentlyPublic(data: Data("hello world".utf8), metadata: Fixture.drive("pub.txt", size: 11))
         #expect(open.audienceMode == .public)
         #expect(await station.blob(open.postCID) == Array("hello world".utf8))
+        // Public content is read as it is stored, from memory or into a file.
+        #expect(try await client.downloadPublic(postCID: open.postCID) == Data("hello world".utf8))
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("pub.txt")
+        try await client.downloadPublic(postCID: open.postCID, to: file)
+        #expect(try Data(contentsOf: file) == Data("hello world".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["pub.txt"])
+        // Bytes that do not match the CID are refused, and no file appears.
+        await station.setBlob(open.postCID, Array("hello w0rld".utf8))
+        await #expect(throws: StationClientError.self) { _ = try await client.downloadPublic(postCID: open.postCID) }
+        let refused = directory.appendingPathComponent("refused.txt")
+        let error = await #expect(throws: StationClientError.self) { try await client.downloadPublic(postCID: open.postCID, to: refused) }
+        #expect(error?.kind == .integrity)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["pub.txt"])
 
         let listing = try await client.listPosts(as: JSONValue.self)
         #expect(listing.posts.count == 3)
@@ -272,5 +287,24 @@ struct RewrapBodyTests {
         let built = StationClient.rewrapBody(uid: "station-uid", deviceUID: "phone-é-1234", postCID: "QmPost",
                                              envelopesCID: envelopesCID)
         #expect(built == expected)
+    }
+}
+
+@Suite("Another station's profile")
+struct PublicProfileTests {
+    /// A device reads a station's public profile without pairing (to follow it), and an
+    /// unreachable station is a typed error.
+    @Test func profileWithoutPairing() async throws {
+        let station = FakeStation()
+        let transport = FakeTransport(station: station)
+        let profile = try await StationClient.profile(at: await station.endpoint, transport: transport)
+        #expect(profile.uid == station.uid)
+        let key = await station.kemPublicKeyHex
+        #expect(profile.mlkemPublicKey == key)
+        let nowhere = try #require(URL(string: "http://nowhere.invalid"))
+        let error = await #expect(throws: StationClientError.self) {
+            _ = try await StationClient.profile(at: nowhere, transport: transport)
+        }
+        #expect(error?.kind == .unreachable)
     }
 }

@@ -169,13 +169,16 @@ enum GetCommand: Command {
             throw CLIError.failure("the stored filename \(target) is not a plain name; use -o FILE")
         }
         let size: Int64
-        if post.isPublic {
-            guard let gateway = client.configuration.gateway else {
-                throw CLIError.failure("\(post.postCID) is a public post: pair with --gateway URL to fetch it")
-            }
-            let bytes = Data(try await gateway.fetch(cid: post.postCID))
+        if post.isPublic, target == "-" {
+            let bytes = try await client.downloadPublic(postCID: post.postCID)
             size = Int64(bytes.count)
             try write(bytes, to: target)
+        } else if post.isPublic {
+            let destination = URL(fileURLWithPath: target)
+            try await client.downloadPublic(postCID: post.postCID, to: destination,
+                                            progress: console.progress("downloading \(post.metadata?.filename ?? post.postCID)"))
+            console.finishProgress()
+            size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
         } else if target == "-" {
             let bytes = try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
             size = Int64(bytes.count)

@@ -79,7 +79,7 @@ enum FollowCommand: Command {
         }
         let client = try await context.client()
         let transport = client.configuration.transport
-        let profile = try await StationProfileReader.profile(at: url, transport: transport)
+        let profile = try await StationClient.profile(at: url, transport: transport)
         let identity = try await FollowerIdentityStore.identity(for: client, context: context)
         let ours = try await client.profile()
         // Their station seals our envelopes to this identity's key; the owner approves it there.
@@ -155,29 +155,6 @@ enum ReadCommand: Command {
         if output.posts.isEmpty { context.console.say("nothing shared with \(identity.uid) yet") }
         for row in output.posts { context.console.say(row.line) }
         context.console.emit(output)
-    }
-}
-
-/// Reads another station's public `/profile` through the public transport API.
-enum StationProfileReader {
-    static func profile(at url: URL, transport: any HTTPTransport) async throws -> StationProfile {
-        let operation = "GET /profile of \(url.absoluteString)"
-        let response: HTTPResponse
-        do {
-            response = try await transport.send(HTTPRequest(method: .get, url: url.appendingPathComponent("profile")))
-        } catch let error as TransportError {
-            throw StationClientError(.unreachable, operation: operation, message: error.description, transportError: error)
-        }
-        let body = response.body.data.map { [UInt8]($0) } ?? []
-        guard (200..<300).contains(response.status) else {
-            throw StationClientError(.station, operation: operation, message: "the station refused the request", status: response.status,
-                                     stationMessage: StationErrorBody.parse(body)?.message)
-        }
-        do {
-            return try WireJSON.decode(StationProfile.self, from: body)
-        } catch {
-            throw StationClientError(.invalidResponse, operation: operation, message: "\(error)", underlying: error)
-        }
     }
 }
 

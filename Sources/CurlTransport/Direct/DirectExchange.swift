@@ -14,7 +14,7 @@ import Glibc
 /// connect timeout); the socket is then duplicated and libcurl's handle closed, so libcurl never
 /// touches the connection again. Idle connections are kept per origin for reuse.
 ///
-/// Shared state (the continuation, the cancel flag) sits behind `lock`; the rest is touched only
+/// Shared state (the continuation, the cancel flag) sits in `pending`; the rest is touched only
 /// by the curl thread.
 final class DirectExchange: @unchecked Sendable {
     struct Setup {
@@ -39,10 +39,7 @@ final class DirectExchange: @unchecked Sendable {
 
     let setup: Setup
     private let lifetime: CurlEngineLifetime
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<HTTPResponse, Error>?
-    private var cancelled = false
-    private var reported = false
+    private let pending = PendingResult<HTTPResponse>()
 
     // Curl thread only.
     private(set) var stage = Stage.waiting
@@ -72,27 +69,12 @@ final class DirectExchange: @unchecked Sendable {
     // MARK: Any thread
 
     func run() async throws -> HTTPResponse {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
-                lock.lock()
-                self.continuation = continuation
-                lock.unlock()
-                lifetime.engine.post(.startDirect(self))
-            }
-        } onCancel: {
-            lock.lock()
-            let first = !cancelled
-            cancelled = true
-            lock.unlock()
-            if first { lifetime.engine.post(.cancelDirect(self)) }
-        }
+        let engine = lifetime.engine
+        return try await pending.wait(start: { engine.post(.startDirect(self)) },
+                                      onCancel: { [self] in engine.post(.cancelDirect(self)) })
     }
 
-    var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cancelled
-    }
+    var isCancelled: Bool { pending.isCancelled }
 
     // MARK: Curl thread
 
@@ -256,14 +238,7 @@ final class DirectExchange: @unchecked Sendable {
     }
 
     private func resume(_ result: Result<HTTPResponse, TransportError>) {
-        lock.lock()
-        let waiting = continuation
-        continuation = nil
-        let first = !reported
-        reported = true
-        lock.unlock()
-        guard first, let waiting else { return }
-        waiting.resume(with: result.mapError { $0 as Error })
+        pending.resume(result)
     }
 }
 

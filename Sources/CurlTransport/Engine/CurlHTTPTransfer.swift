@@ -5,7 +5,7 @@ import Transport
 /// One HTTP exchange on the curl thread: configures the easy handle, moves body bytes through the
 /// libcurl callbacks, parses the response head, and reports the result exactly once.
 ///
-/// Shared state (the continuation, the cancel flag) sits behind `lock`; everything else is touched
+/// Shared state (the continuation, the cancel flag) sits in `pending`; everything else is touched
 /// only by the curl thread once `send` has posted the job.
 final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     /// Where the request body comes from, opened before the job is posted.
@@ -53,10 +53,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
 
     private let setup: Setup
     private let lifetime: CurlEngineLifetime
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<HTTPResponse, Error>?
-    private var cancelled = false
-    private var reported = false
+    private let pending = PendingResult<HTTPResponse>()
 
     // Curl thread only.
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -93,41 +90,26 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
 
     /// Posts the job and suspends until the response (or, for streams, its head) is in.
     func run() async throws -> HTTPResponse {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
-                lock.lock()
-                self.continuation = continuation
-                lock.unlock()
-                if case .stream(let pipe, let stream) = setup.body {
-                    pipe.start(stream) { [engine, self] in engine.post(.resume(self)) }
-                }
-                if case .stream(let pipe) = setup.destination {
-                    pipe.attach(
-                        resume: { [engine, self] in engine.post(.resume(self)) },
-                        cancel: { [self] in cancel() }
-                    )
-                }
-                engine.post(.start(self))
+        try await pending.wait(start: {
+            if case .stream(let pipe, let stream) = setup.body {
+                pipe.start(stream) { [engine, self] in engine.post(.resume(self)) }
             }
-        } onCancel: {
-            cancel()
-        }
+            if case .stream(let pipe) = setup.destination {
+                pipe.attach(
+                    resume: { [engine, self] in engine.post(.resume(self)) },
+                    cancel: { [self] in cancel() }
+                )
+            }
+            engine.post(.start(self))
+        }, onCancel: { [engine, self] in engine.post(.cancel(self)) })
     }
 
     /// Cancels the transfer from any thread; a finished transfer ignores it.
     func cancel() {
-        lock.lock()
-        let first = !cancelled
-        cancelled = true
-        lock.unlock()
-        if first { engine.post(.cancel(self)) }
+        if pending.markCancelled() { engine.post(.cancel(self)) }
     }
 
-    var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cancelled
-    }
+    var isCancelled: Bool { pending.isCancelled }
 
     // MARK: CurlJob (curl thread)
 
@@ -445,14 +427,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     }
 
     private func resume(_ result: Result<HTTPResponse, TransportError>) {
-        lock.lock()
-        let waiting = continuation
-        continuation = nil
-        let first = !reported
-        reported = true
-        lock.unlock()
-        guard first, let waiting else { return }
-        waiting.resume(with: result.mapError { $0 as Error })
+        pending.resume(result)
     }
 
     private func closeDescriptors(removeResponseFile: Bool) {

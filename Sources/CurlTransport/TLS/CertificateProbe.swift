@@ -9,9 +9,7 @@ final class CertificateProbe: CurlJob, @unchecked Sendable {
     private let connectTimeout: TimeInterval
     private let noProxy: String
     private let lifetime: CurlEngineLifetime
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<ServerCertificate, Error>?
-    private var cancelled = false
+    private let pending = PendingResult<ServerCertificate>()
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
     init(url: URL, connectTimeout: TimeInterval, noProxy: String, lifetime: CurlEngineLifetime) {
@@ -25,27 +23,11 @@ final class CertificateProbe: CurlJob, @unchecked Sendable {
     deinit { errorBuffer.deallocate() }
 
     func run() async throws -> ServerCertificate {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ServerCertificate, Error>) in
-                lock.lock()
-                self.continuation = continuation
-                lock.unlock()
-                lifetime.engine.post(.start(self))
-            }
-        } onCancel: {
-            lock.lock()
-            let first = !cancelled
-            cancelled = true
-            lock.unlock()
-            if first { lifetime.engine.post(.cancel(self)) }
-        }
+        let engine = lifetime.engine
+        return try await pending.wait(start: { engine.post(.start(self)) }, onCancel: { [self] in engine.post(.cancel(self)) })
     }
 
-    var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cancelled
-    }
+    var isCancelled: Bool { pending.isCancelled }
 
     func makeHandle() throws -> OpaquePointer {
         guard let handle = curl_easy_init() else {
@@ -108,10 +90,6 @@ final class CertificateProbe: CurlJob, @unchecked Sendable {
     }
 
     private func resume(_ result: Result<ServerCertificate, TransportError>) {
-        lock.lock()
-        let waiting = continuation
-        continuation = nil
-        lock.unlock()
-        waiting?.resume(with: result.mapError { $0 as Error })
+        pending.resume(result)
     }
 }

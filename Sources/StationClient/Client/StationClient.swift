@@ -128,7 +128,18 @@ public actor StationClient {
         return profile
     }
 
-    static func profile(at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts) async throws -> StationProfile {
+    /// `GET /profile` of any station, without pairing: what a device needs to follow it (its uid,
+    /// ML-KEM and ML-DSA public keys, IPNS name).
+    ///
+    /// - Parameters:
+    ///   - endpoint: the station's base URL.
+    ///   - transport: the HTTP transport to use.
+    ///   - timeouts: time limits for the call.
+    /// - Throws: ``StationClientError``: `.unreachable` when the station cannot be reached,
+    ///   `.station` for a non-2xx answer, `.invalidResponse` when the answer is not a profile.
+    public static func profile(
+        at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: 300)
+    ) async throws -> StationProfile {
         let operation = "GET /profile"
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .get, path: "/profile", body: nil, transport: transport, timeouts: timeouts,

@@ -21,7 +21,7 @@ extension StationClient {
     public func download(postCID: String, envelopesCID: String? = nil) async throws -> Data {
         let operation = "downloading \(postCID)"
         let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: readContext())
-        let sealed = try await ciphertext(postCID: postCID, operation: operation)
+        let sealed = try await contentBytes(postCID: postCID, operation: operation)
         do {
             return try SecretBox.open(sealed, using: key)
         } catch {
@@ -43,17 +43,8 @@ extension StationClient {
     ) async throws {
         let operation = "downloading \(postCID) to a file"
         let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: readContext())
-        let temporary = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).\(Hex.encode(SecureRandom.bytes(count: 8))).sealed")
+        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "sealed", progress: progress, operation: operation)
         defer { try? FileManager.default.removeItem(at: temporary) }
-        do {
-            try await fetchContent(postCID: postCID, to: temporary, progress: progress, operation: operation)
-        } catch let error as StationClientError where error.kind != .cancelled {
-            guard let gateway = configuration.gateway else { throw error }
-            log(.info, "\(operation): falling back to the gateway (\(error))")
-            try await gateway.fetch(cid: postCID, to: temporary, progress: progress)
-        }
-        try Task.checkCancellation()
         do {
             try SecretBox.openFile(at: temporary, to: destination, using: key)
         } catch {
@@ -62,8 +53,59 @@ extension StationClient {
         }
     }
 
-    /// The ciphertext in memory: station first, then the gateway.
-    private func ciphertext(postCID: String, operation: String) async throws -> [UInt8] {
+    /// Downloads a public post (``ListedPost/isPublic``), whose content is stored as plaintext,
+    /// into memory: the station's `/content/<post_cid>` first, then the gateway; either way the
+    /// bytes must match the CID.
+    ///
+    /// - Throws: ``StationClientError``: `.integrity` when the bytes do not match the CID,
+    ///   `.station` when neither source has the content, `.unreachable`, `.cancelled`.
+    public func downloadPublic(postCID: String) async throws -> Data {
+        Data(try await contentBytes(postCID: postCID, operation: "downloading public post \(postCID)"))
+    }
+
+    /// Downloads a public post into `destination`, in constant memory (resuming with `Range`
+    /// after a broken connection). `destination` appears only once the bytes matched the CID;
+    /// cancellation or any failure leaves no partial file behind.
+    ///
+    /// - Throws: as ``downloadPublic(postCID:)``, and `.refused` when `destination` cannot be written.
+    public func downloadPublic(postCID: String, to destination: URL, progress: ProgressHandler? = nil) async throws {
+        let operation = "downloading public post \(postCID) to a file"
+        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "part", progress: progress, operation: operation)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        // rename(2) replaces `destination` in one step: it is the old file or the whole new one.
+        guard rename(temporary.path, destination.path) == 0 else {
+            throw StationClientError(.refused, operation: operation,
+                                     message: "cannot move the download to \(destination.path): errno \(errno)")
+        }
+    }
+
+    /// Fetches a post's stored bytes into a hidden file next to `destination` (the station first,
+    /// then the gateway; checked against the CID) and returns it. The caller removes the file; on
+    /// failure or cancellation it is already gone.
+    private func fetchBesides(
+        _ destination: URL, postCID: String, suffix: String, progress: ProgressHandler?, operation: String
+    ) async throws -> URL {
+        let temporary = destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(destination.lastPathComponent).\(Hex.encode(SecureRandom.bytes(count: 8))).\(suffix)")
+        do {
+            do {
+                try await fetchContent(postCID: postCID, to: temporary, progress: progress, operation: operation)
+            } catch let error as StationClientError where error.kind != .cancelled {
+                guard let gateway = configuration.gateway else { throw error }
+                log(.info, "\(operation): falling back to the gateway (\(error))")
+                try await gateway.fetch(cid: postCID, to: temporary, progress: progress)
+            }
+            try Task.checkCancellation()
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+        return temporary
+    }
+
+    /// A post's stored bytes in memory (ciphertext, or plaintext for a public post): station
+    /// first, then the gateway, checked against the CID.
+    private func contentBytes(postCID: String, operation: String) async throws -> [UInt8] {
         let parsed = try IPFSGateway.parse(postCID, operation: operation)
         do {
             let response = try await signed(
