@@ -50,7 +50,11 @@ struct HTTP1ResponseReader {
     private(set) var receivedAnything = false
 
     private var stage = Stage.head
-    private var pending: [UInt8] = []
+    /// Bytes received and not yet consumed: `buffer[start...]` (consumed bytes are dropped when
+    /// new ones arrive, not line by line).
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var pendingCount: Int { buffer.count - start }
     private var headBytes = 0
     private var versionMinor = 1
     private var connectionClose = false
@@ -68,7 +72,7 @@ struct HTTP1ResponseReader {
             // Bytes after a complete response: the connection cannot be trusted for another one.
             return bytes.isEmpty ? .complete(reusable: isReusable) : .complete(reusable: false)
         }
-        if case .body(.length(let remaining)) = stage, pending.isEmpty {
+        if case .body(.length(let remaining)) = stage, pendingCount == 0 {
             // The common case: body bytes go straight to the body.
             let take = min(remaining, bytes.count)
             try append(UnsafeRawBufferPointer(rebasing: bytes[0..<take]))
@@ -79,7 +83,11 @@ struct HTTP1ResponseReader {
             }
             return .needMore
         }
-        pending.append(contentsOf: bytes)
+        if start > 0 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
         return try advance()
     }
 
@@ -107,31 +115,31 @@ struct HTTP1ResponseReader {
         body.append(contentsOf: bytes)
     }
 
-    /// Removes one line from `pending` and returns it without its CR LF, or `nil` when no line is
+    /// Removes one pending line and returns it without its CR LF, or `nil` when no line is
     /// complete yet. Head and trailer lines count against the head limit.
-    private mutating func takeLine(countingAsHead: Bool) throws(Failure) -> [UInt8]? {
-        guard let newline = pending.firstIndex(of: 0x0A) else {
-            if countingAsHead, headBytes + pending.count > headLimit { throw .headTooLarge(headLimit) }
+    private mutating func takeLine(countingAsHead: Bool) throws(Failure) -> ArraySlice<UInt8>? {
+        guard let newline = buffer[start...].firstIndex(of: 0x0A) else {
+            if countingAsHead, headBytes + pendingCount > headLimit { throw .headTooLarge(headLimit) }
             return nil
         }
         if countingAsHead {
-            headBytes += newline + 1
+            headBytes += newline + 1 - start
             if headBytes > headLimit { throw .headTooLarge(headLimit) }
         }
         var end = newline
-        if end > 0, pending[end - 1] == 0x0D { end -= 1 }
-        let line = Array(pending[0..<end])
-        pending.removeFirst(newline + 1)
+        if end > start, buffer[end - 1] == 0x0D { end -= 1 }
+        let line = buffer[start..<end]
+        start = newline + 1
         return line
     }
 
-    /// Moves up to `limit` bytes from `pending` to the body; returns how many.
+    /// Moves up to `limit` pending bytes to the body; returns how many.
     private mutating func moveToBody(upTo limit: Int) throws(Failure) -> Int {
-        let take = min(limit, pending.count)
+        let take = min(limit, pendingCount)
         guard take > 0 else { return 0 }
         guard take <= bodyLimit - body.count else { throw .bodyTooLarge(bodyLimit) }
-        body.append(contentsOf: pending[0..<take])
-        pending.removeFirst(take)
+        body.append(contentsOf: buffer[start..<(start + take)])
+        start += take
         return take
     }
 
@@ -151,13 +159,13 @@ struct HTTP1ResponseReader {
                 }
                 stage = .done
             case .body(.untilClose):
-                _ = try moveToBody(upTo: pending.count)
+                _ = try moveToBody(upTo: pendingCount)
                 return .needMore
             case .body(.chunked):
                 stage = .chunkSize
             case .chunkSize:
                 guard let line = try takeLine(countingAsHead: false) else {
-                    if pending.count > 4096 { throw .malformed("a chunk-size line is too long") }
+                    if pendingCount > 4096 { throw .malformed("a chunk-size line is too long") }
                     return .needMore
                 }
                 let digits = line.prefix { $0 != UInt8(ascii: ";") && $0 != 0x20 && $0 != 0x09 }
@@ -174,7 +182,7 @@ struct HTTP1ResponseReader {
                 stage = .chunkDataEnd
             case .chunkDataEnd:
                 guard let line = try takeLine(countingAsHead: false) else {
-                    if pending.count > 2 { throw .malformed("a chunk does not end with CR LF") }
+                    if pendingCount > 2 { throw .malformed("a chunk does not end with CR LF") }
                     return .needMore
                 }
                 guard line.isEmpty else { throw .malformed("a chunk does not end with CR LF") }
@@ -184,21 +192,21 @@ struct HTTP1ResponseReader {
                 guard let line = try takeLine(countingAsHead: true) else { return .needMore }
                 if line.isEmpty { stage = .done }
             case .done:
-                return .complete(reusable: pending.isEmpty && isReusable)
+                return .complete(reusable: pendingCount == 0 && isReusable)
             }
         }
     }
 
-    private mutating func headLine(_ line: [UInt8]) throws(Failure) {
+    private mutating func headLine(_ line: ArraySlice<UInt8>) throws(Failure) {
         if status == nil {
             // The first line must be a status line.
             guard case .status(let code) = ResponseHeadParser.parse(line: line) else {
                 throw .malformed("the reply is not HTTP")
             }
-            guard line.starts(with: Array("HTTP/1.".utf8)), line.count > 7 else {
+            guard line.starts(with: "HTTP/1.".utf8), line.count > 7 else {
                 throw .malformed("the reply is not HTTP/1.x")
             }
-            versionMinor = line[7] == UInt8(ascii: "0") ? 0 : 1
+            versionMinor = line[line.startIndex + 7] == UInt8(ascii: "0") ? 0 : 1
             status = code
             return
         }

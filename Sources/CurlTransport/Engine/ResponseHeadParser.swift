@@ -15,12 +15,14 @@ enum ResponseHeadParser {
         case ignored
     }
 
-    static func parse(line raw: [UInt8]) -> Line {
-        var line = raw[...]
+    static func parse(line raw: [UInt8]) -> Line { parse(line: raw[...]) }
+
+    static func parse(line raw: ArraySlice<UInt8>) -> Line {
+        var line = raw
         while let last = line.last, last == 0x0A || last == 0x0D { line = line.dropLast() }
         guard let first = line.first else { return .endOfBlock }
         if first == 0x20 || first == 0x09 { return .continuation(decode(trimWhitespace(line))) }
-        if line.starts(with: Array("HTTP/".utf8)) {
+        if line.starts(with: "HTTP/".utf8) {
             // "HTTP/1.1 200 OK" or "HTTP/2 200": exactly three digits after the first space.
             guard let space = line.firstIndex(of: 0x20) else { return .ignored }
             let digits = line[(space + 1)...].prefix(while: { $0 != 0x20 })
