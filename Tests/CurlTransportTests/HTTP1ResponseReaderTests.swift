@@ -1,5 +1,6 @@
 @testable import CurlTransport
 import Foundation
+import TestSupport
 import Testing
 import Transport
 
@@ -15,13 +16,17 @@ struct HTTP1ResponseReaderTests {
         var start = 0
         while start < bytes.count {
             let piece = Array(bytes[start..<min(bytes.count, start + step)])
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: piece.count, alignment: 1)
-            defer { buffer.deallocate() }
-            buffer.copyBytes(from: piece)
-            outcome = try reader.consume(UnsafeRawBufferPointer(buffer))
+            outcome = try consume(&reader, piece)
             start += piece.count
         }
         return outcome
+    }
+
+    static func consume(_ reader: inout Reader, _ piece: [UInt8]) throws(Reader.Failure) -> Reader.Outcome {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, piece.count), alignment: 1)
+        defer { buffer.deallocate() }
+        buffer.copyBytes(from: piece)
+        return try reader.consume(UnsafeRawBufferPointer(rebasing: buffer[0..<piece.count]))
     }
 
     static func reader(head: Bool = false, headLimit: Int = 1 << 20, bodyLimit: Int = 1 << 20) -> Reader {
@@ -122,5 +127,49 @@ struct HTTP1ResponseReaderTests {
         #expect(try Self.feed(&partial, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe", step: 100) == .needMore)
         #expect(partial.receivedAnything)
         #expect(throws: Reader.Failure.malformed("the connection closed before the response was complete")) { _ = try partial.consumeEnd() }
+    }
+
+    /// Mutated and truncated answers, fed in random pieces, end in a result or a typed failure:
+    /// never a trap, never a body over the limit, never more bytes read than given.
+    @Test func mutatedAnswersNeverTrap() throws {
+        let seeds = [
+            "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n0\r\nT: t\r\n\r\n",
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.0 204 No Content\r\nConnection: keep-alive\r\n\r\n",
+            "HTTP/1.1 200 OK\r\n\r\nuntil close",
+        ].map { Array($0.utf8) }
+        var random = SplitMix64(seed: 0x5EED_4E4D)
+        var outcomes = (complete: 0, failed: 0, needMore: 0)
+        for round in 0..<3000 {
+            var bytes = seeds[round % seeds.count]
+            for _ in 0..<Int(random.next() % 4) {
+                let position = Int(random.next() % UInt64(bytes.count + 1))
+                switch random.next() % 3 {
+                case 0 where position < bytes.count: bytes[position] = UInt8(truncatingIfNeeded: random.next())
+                case 1: bytes.insert(contentsOf: random.bytes(Int(random.next() % 6)), at: position)
+                default: bytes.removeSubrange(position..<min(bytes.count, position + Int(random.next() % 6)))
+                }
+            }
+            // Every other round also cuts the answer short.
+            if round.isMultiple(of: 2) { bytes = Array(bytes.prefix(Int(random.next() % UInt64(bytes.count + 1)))) }
+            var reader = Self.reader(headLimit: 96, bodyLimit: 8)
+            var outcome: Reader.Outcome = .needMore
+            do {
+                var start = 0
+                while start < bytes.count, outcome == .needMore {
+                    let step = 1 + Int(random.next() % 7)
+                    outcome = try Self.consume(&reader, Array(bytes[start..<min(bytes.count, start + step)]))
+                    start += step
+                }
+                if outcome == .needMore { outcome = try reader.consumeEnd() }
+                outcomes.complete += 1
+            } catch {
+                outcomes.failed += 1
+            }
+            #expect(reader.body.count <= 8)
+        }
+        // The seeds and their mutations reach both ends.
+        #expect(outcomes.complete > 100)
+        #expect(outcomes.failed > 100)
     }
 }
