@@ -180,11 +180,8 @@ public final class CurlTransport: HTTPTransport {
     static func originAndTarget(of url: URL) -> (authority: String, origin: String, host: String, path: String)? {
         var text = url.absoluteString
         return text.withUTF8 { bytes -> (authority: String, origin: String, host: String, path: String)? in
-            let scheme = "http://".utf8
-            guard bytes.count > scheme.count,
-                  zip(bytes, scheme).allSatisfy({ (($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0) == $1 })
-            else { return nil }
-            let start = scheme.count
+            guard bytes.count > 7, ASCII.hasPrefixIgnoringCase(bytes, "http://") else { return nil }
+            let start = 7
             var end = start
             while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") {
                 end += 1
@@ -235,12 +232,9 @@ public final class CurlTransport: HTTPTransport {
         var hasHost = false, hasUserAgent = false, hasAccept = false
         for header in request.headers {
             size += header.name.utf8.count + header.value.utf8.count + 4
-            switch header.name.utf8.count {
-            case 4: hasHost = hasHost || header.name.lowercased() == "host"
-            case 6: hasAccept = hasAccept || header.name.lowercased() == "accept"
-            case 10: hasUserAgent = hasUserAgent || header.name.lowercased() == "user-agent"
-            default: break
-            }
+            hasHost = hasHost || ASCII.equalsIgnoringCase(header.name, "host")
+            hasAccept = hasAccept || ASCII.equalsIgnoringCase(header.name, "accept")
+            hasUserAgent = hasUserAgent || ASCII.equalsIgnoringCase(header.name, "user-agent")
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(size)
@@ -257,11 +251,7 @@ public final class CurlTransport: HTTPTransport {
         bytes.append(contentsOf: path.utf8)
         bytes.append(contentsOf: " HTTP/1.1\r\n".utf8)
         if !hasHost { field("Host", authority) }
-        for header in request.headers {
-            if header.name.utf8.count == 14 || header.name.utf8.count == 17 {
-                let lowered = header.name.lowercased()
-                if lowered == "content-length" || lowered == "transfer-encoding" { continue }
-            }
+        for header in request.headers where !ASCII.isFramingField(header.name) {
             field(header.name, header.value)
         }
         if let userAgent, !hasUserAgent { field("User-Agent", userAgent) }

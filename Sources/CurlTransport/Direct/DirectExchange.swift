@@ -55,8 +55,12 @@ final class DirectExchange: @unchecked Sendable {
     init(setup: Setup, lifetime: CurlEngineLifetime) {
         self.setup = setup
         self.lifetime = lifetime
-        reader = HTTP1ResponseReader(isHeadRequest: setup.request.method == .head,
-                                     headLimit: CurlHTTPTransfer.maximumHeaderBytes, bodyLimit: setup.bodyLimit)
+        reader = Self.reader(for: setup)
+    }
+
+    private static func reader(for setup: Setup) -> HTTP1ResponseReader {
+        HTTP1ResponseReader(isHeadRequest: setup.request.method == .head, headLimit: CurlHTTPTransfer.maximumHeaderBytes,
+                            bodyLimit: setup.bodyLimit)
     }
 
     deinit {
@@ -146,7 +150,7 @@ final class DirectExchange: @unchecked Sendable {
                     try reader.consume(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 }
             } else if count == 0 {
-                if reusedConnection, !retried, !reader.receivedAnything { return .retry }
+                if mayRetry { return .retry }
                 outcome = Result { () throws(HTTP1ResponseReader.Failure) in try reader.consumeEnd() }
             } else if errno == EINTR {
                 continue
@@ -163,9 +167,17 @@ final class DirectExchange: @unchecked Sendable {
         }
     }
 
+    /// A kept connection that fails before any answer byte was probably closed by the server while
+    /// idle: the request is sent once more on a fresh connection (as libcurl does).
+    private var mayRetry: Bool { reusedConnection && !retried && !reader.receivedAnything }
+
     private func lost(_ message: String) -> Progress {
-        if reusedConnection, !retried, !reader.receivedAnything { return .retry }
-        return .failed(TransportError(.connectionLost, method: method, url: url, message: message))
+        mayRetry ? .retry : .failed(error(.connectionLost, message))
+    }
+
+    /// A `TransportError` about this exchange's request.
+    func error(_ kind: TransportError.Kind, _ message: String) -> TransportError {
+        TransportError(kind, method: method, url: url, message: message)
     }
 
     private func translate(_ failure: HTTP1ResponseReader.Failure) -> TransportError {
@@ -174,12 +186,11 @@ final class DirectExchange: @unchecked Sendable {
             // A connection closed before any reply is a lost connection, as libcurl reports it.
             let kind: TransportError.Kind = reader.receivedAnything && !message.contains("closed before")
                 ? .protocolError : .connectionLost
-            return TransportError(kind, method: method, url: url, message: message)
+            return error(kind, message)
         case .headTooLarge(let limit):
-            return TransportError(.protocolError, method: method, url: url, message: "the response headers exceed \(limit) bytes")
+            return error(.protocolError, "the response headers exceed \(limit) bytes")
         case .bodyTooLarge(let limit):
-            return TransportError(.responseTooLarge(limit: limit), method: method, url: url,
-                                  message: "the response body exceeds \(limit) bytes")
+            return error(.responseTooLarge(limit: limit), "the response body exceeds \(limit) bytes")
         }
     }
 
@@ -189,8 +200,7 @@ final class DirectExchange: @unchecked Sendable {
         socket = -1
         retried = true
         sent = 0
-        reader = HTTP1ResponseReader(isHeadRequest: method == .head, headLimit: CurlHTTPTransfer.maximumHeaderBytes,
-                                     bodyLimit: setup.bodyLimit)
+        reader = Self.reader(for: setup)
         stage = .waiting
         return old
     }
@@ -205,10 +215,10 @@ final class DirectExchange: @unchecked Sendable {
     /// The time limit this exchange has passed at `now`, if any.
     func expired(now: Double) -> TransportError? {
         if let total = setup.timeouts.total, now - startedAt >= total {
-            return TransportError(.timedOut, method: method, url: url, message: "the request took longer than \(total) s")
+            return error(.timedOut, "the request took longer than \(total) s")
         }
         if let idle = setup.timeouts.idle, stage == .sending || stage == .receiving, now - lastActivity >= idle {
-            return TransportError(.timedOut, method: method, url: url, message: "no data moved for \(idle) s")
+            return error(.timedOut, "no data moved for \(idle) s")
         }
         return nil
     }
@@ -234,7 +244,7 @@ final class DirectExchange: @unchecked Sendable {
     }
 
     func fail(_ kind: TransportError.Kind, message: String) {
-        fail(TransportError(kind, method: method, url: url, message: message))
+        fail(error(kind, message))
     }
 
     private func resume(_ result: Result<HTTPResponse, TransportError>) {
@@ -264,9 +274,7 @@ final class DirectConnectJob: CurlJob, @unchecked Sendable {
 
     func makeHandle() throws -> OpaquePointer {
         let request = exchange.setup.request
-        guard let handle = curl_easy_init() else {
-            throw TransportError(.other, method: request.method, url: request.url, message: "curl_easy_init failed")
-        }
+        guard let handle = curl_easy_init() else { throw exchange.error(.other, "curl_easy_init failed") }
         var options = CurlOptions(handle)
         options.set(CURLOPT_URL, string: request.url.absoluteString, "CURLOPT_URL")
         options.set(CURLOPT_PROTOCOLS_STR, string: "http", "CURLOPT_PROTOCOLS_STR")
@@ -282,26 +290,22 @@ final class DirectConnectJob: CurlJob, @unchecked Sendable {
                     "CURLOPT_CONNECTTIMEOUT_MS")
         guard options.failures.isEmpty else {
             curl_easy_cleanup(handle)
-            throw TransportError(.invalidRequest, method: request.method, url: request.url,
-                                 message: "libcurl rejected " + options.failures.joined(separator: "; "))
+            throw exchange.error(.invalidRequest, "libcurl rejected " + options.failures.joined(separator: "; "))
         }
         return handle
     }
 
     func ended(_ code: CURLcode, handle: OpaquePointer) {
-        let request = exchange.setup.request
         guard code == CURLE_OK else { return }
         var socket: curl_socket_t = -1
         guard ccurl_easy_getinfo_socket(handle, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK, socket >= 0 else {
-            ownSocket = .failure(TransportError(.cannotConnect, method: request.method, url: request.url,
-                                                message: "libcurl connected but reported no socket"))
+            ownSocket = .failure(exchange.error(.cannotConnect, Self.noSocket))
             return
         }
         // Our own descriptor for the same connection; libcurl closes its one with the handle.
         let own = fcntl(socket, F_DUPFD_CLOEXEC, 0)
         guard own >= 0 else {
-            ownSocket = .failure(TransportError(.other, method: request.method, url: request.url,
-                                                message: "cannot duplicate the socket: \(String(cString: strerror(errno)))"))
+            ownSocket = .failure(exchange.error(.other, "cannot duplicate the socket: \(String(cString: strerror(errno)))"))
             return
         }
         _ = fcntl(own, F_SETFL, fcntl(own, F_GETFL) | O_NONBLOCK)
@@ -318,13 +322,13 @@ final class DirectConnectJob: CurlJob, @unchecked Sendable {
                                                      method: request.method, url: request.url)))
             return
         }
-        onResult(ownSocket ?? .failure(TransportError(.cannotConnect, method: request.method, url: request.url,
-                                                      message: "libcurl connected but reported no socket")))
+        onResult(ownSocket ?? .failure(exchange.error(.cannotConnect, Self.noSocket)))
         ownSocket = nil
     }
 
     func abort(_ kind: TransportError.Kind, message: String, handle: OpaquePointer?) {
-        let request = exchange.setup.request
-        onResult(.failure(TransportError(kind, method: request.method, url: request.url, message: message)))
+        onResult(.failure(exchange.error(kind, message)))
     }
+
+    private static let noSocket = "libcurl connected but reported no socket"
 }

@@ -224,12 +224,6 @@ struct HTTP1ResponseReader {
         }
     }
 
-    static func equalsIgnoringCase(_ text: some StringProtocol, _ lowercase: StaticString) -> Bool {
-        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        guard text.utf8.count == expected.count else { return false }
-        return zip(text.utf8, expected).allSatisfy { (($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0) == $1 }
-    }
-
     static func trimmed(_ text: Substring) -> Substring {
         var slice = text
         while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
@@ -250,15 +244,15 @@ struct HTTP1ResponseReader {
         var lastCoding: Substring?
         var length: Int?
         for field in fields {
-            if Self.equalsIgnoringCase(field.name, "connection") {
+            if ASCII.equalsIgnoringCase(field.name, "connection") {
                 for token in field.value.split(separator: ",") {
                     let trimmed = Self.trimmed(token)
-                    if Self.equalsIgnoringCase(trimmed, "close") { connectionClose = true }
-                    if Self.equalsIgnoringCase(trimmed, "keep-alive") { keepAlive = true }
+                    if ASCII.equalsIgnoringCase(trimmed, "close") { connectionClose = true }
+                    if ASCII.equalsIgnoringCase(trimmed, "keep-alive") { keepAlive = true }
                 }
-            } else if Self.equalsIgnoringCase(field.name, "transfer-encoding") {
+            } else if ASCII.equalsIgnoringCase(field.name, "transfer-encoding") {
                 if let last = field.value.split(separator: ",").last { lastCoding = Self.trimmed(last) }
-            } else if Self.equalsIgnoringCase(field.name, "content-length") {
+            } else if ASCII.equalsIgnoringCase(field.name, "content-length") {
                 for item in field.value.split(separator: ",", omittingEmptySubsequences: false) {
                     let text = Self.trimmed(item)
                     guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text),
@@ -273,7 +267,7 @@ struct HTTP1ResponseReader {
         if isHeadRequest || code == 204 || code == 304 {
             stage = .body(.none)
         } else if let lastCoding {
-            if Self.equalsIgnoringCase(lastCoding, "chunked") {
+            if ASCII.equalsIgnoringCase(lastCoding, "chunked") {
                 stage = .body(.chunked)
             } else {
                 stage = .body(.untilClose)

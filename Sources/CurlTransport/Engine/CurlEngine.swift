@@ -97,9 +97,7 @@ final class CurlEngine: @unchecked Sendable {
                     if let handle = handle(of: job) { _ = curl_easy_pause(handle, CCURL_PAUSE_CONT) }
                 case .startDirect(let exchange): startDirect(exchange, multi: multi)
                 case .cancelDirect(let exchange):
-                    endDirect(exchange, with: TransportError(.cancelled, method: exchange.setup.request.method,
-                                                             url: exchange.setup.request.url,
-                                                             message: "the transfer was cancelled"), multi: multi)
+                    endDirect(exchange, with: exchange.error(.cancelled, "the transfer was cancelled"), multi: multi)
                 case .shutdown: stopping = true
                 }
             }
@@ -129,9 +127,7 @@ final class CurlEngine: @unchecked Sendable {
             }
         }
         for exchange in directs {
-            endDirect(exchange, with: TransportError(.cancelled, method: exchange.setup.request.method,
-                                                     url: exchange.setup.request.url,
-                                                     message: "the transport has shut down"), multi: multi)
+            endDirect(exchange, with: exchange.error(.cancelled, "the transport has shut down"), multi: multi)
         }
         for job in Array(running.values) {
             stop(job, kind: .cancelled, message: "the transport has shut down", multi: multi)

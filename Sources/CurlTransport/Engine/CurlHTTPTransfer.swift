@@ -224,9 +224,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
         func append(_ line: String) {
             if let longer = curl_slist_append(list, line) { list = longer } else { options.failures.append("curl_slist_append") }
         }
-        for field in request.headers {
-            let lowered = field.name.lowercased()
-            if lowered == "content-length" || lowered == "transfer-encoding" { continue }
+        for field in request.headers where !ASCII.isFramingField(field.name) {
             // "Name;" is libcurl's spelling of a header with an empty value.
             append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
