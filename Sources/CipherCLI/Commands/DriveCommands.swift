@@ -169,24 +169,19 @@ enum GetCommand: Command {
             throw CLIError.failure("the stored filename \(target) is not a plain name; use -o FILE")
         }
         let size: Int64
-        if post.isPublic, target == "-" {
-            let bytes = try await client.downloadPublic(postCID: post.postCID)
-            size = Int64(bytes.count)
-            try write(bytes, to: target)
-        } else if post.isPublic {
-            let destination = URL(fileURLWithPath: target)
-            try await client.downloadPublic(postCID: post.postCID, to: destination,
-                                            progress: console.progress("downloading \(post.metadata?.filename ?? post.postCID)"))
-            console.finishProgress()
-            size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
-        } else if target == "-" {
-            let bytes = try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
+        if target == "-" {
+            let bytes = post.isPublic ? try await client.downloadPublic(postCID: post.postCID)
+                : try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
             size = Int64(bytes.count)
             try write(bytes, to: target)
         } else {
             let destination = URL(fileURLWithPath: target)
-            try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination,
-                                      progress: console.progress("downloading \(post.metadata?.filename ?? post.postCID)"))
+            let progress = console.progress("downloading \(post.metadata?.filename ?? post.postCID)")
+            if post.isPublic {
+                try await client.downloadPublic(postCID: post.postCID, to: destination, progress: progress)
+            } else {
+                try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination, progress: progress)
+            }
             console.finishProgress()
             size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
         }
