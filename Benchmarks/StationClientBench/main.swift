@@ -183,11 +183,16 @@ func parseOptions() -> Options {
     return options
 }
 
+/// A signer with the client's device identity, as the client signs its calls.
+func requestSigner(for credentials: DeviceCredentials) -> RequestSigner {
+    RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
+                                            privateKey: credentials.signingPrivateKey))
+}
+
 /// One ML-DSA-65 sign (a signed request's headers) + one envelope open + one metadata open.
 func baselineSeconds(client: StationClient) async throws -> (total: Double, sign: Double, envelope: Double, metadata: Double) {
     let credentials = await client.credentials
-    let signer = RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
-                                                         privateKey: credentials.signingPrivateKey))
+    let signer = requestSigner(for: credentials)
     let postKey = SymmetricKey(randomByteCount: 32)
     let envelope = try Envelope.seal(postKey, to: credentials.kemPrivateKey.publicKey)
     let metadata = try SecretBox.seal(WireJSON.encode(DriveFileMetadata(filename: "file-123.txt", mimeType: "text/plain",
@@ -268,28 +273,6 @@ func listing(cold: Bool) async throws -> (cpuPerPost: Double, postsPerSecond: Do
     return (cpuUsed / Double(options.posts), Double(options.posts) / elapsed, cpuUsed)
 }
 
-// Diagnostics: what one signed round trip costs this process (sign + HTTP + JSON, no envelope),
-// sequentially, and the baseline's sign measured with the listing's parallelism (8 at once).
-do {
-    let rounds = 200
-    let start = cpuSeconds()
-    for _ in 0..<rounds { _ = try await client.followers() }
-    let perCall = (cpuSeconds() - start) / Double(rounds)
-    let credentials = await client.credentials
-    let signer = RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
-                                                         privateKey: credentials.signingPrivateKey))
-    let parallelStart = cpuSeconds()
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for _ in 0..<options.width {
-            group.addTask { for _ in 0..<25 { _ = try signer.sign(method: "GET", path: "/followers", body: Data()) } }
-        }
-        try await group.waitForAll()
-    }
-    let parallelSign = (cpuSeconds() - parallelStart) / Double(options.width * 25)
-    say(String(format: "diagnostic: signed GET /followers %.0f µs CPU per call (sequential); sign alone %.0f µs idle, %.0f µs with %d at once",
-               perCall * 1e6, baseline.sign * 1e6, parallelSign * 1e6, options.width))
-}
-
 // With BENCH_LOOP_COLD=N: N cold listings and nothing else, for a profiler attached to this
 // process (`perf record -p`), then exit.
 if let loops = ProcessInfo.processInfo.environment["BENCH_LOOP_COLD"].flatMap({ Int($0) }) {
@@ -334,8 +317,7 @@ if ProcessInfo.processInfo.environment["BENCH_DIAGNOSE"] != nil {
     let signedFollowers = try await perCall(100) { _ = try await client.followers() }
     let clientHealth = try await perCall(200) { _ = try await client.health() }
     let credentials = await client.credentials
-    let signer = RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
-                                                         privateKey: credentials.signingPrivateKey))
+    let signer = requestSigner(for: credentials)
     var heavy = health
     for field in try signer.sign(method: "GET", path: "/health", body: Data()).fields {
         heavy.headers.add(field.name, value: field.value)
@@ -344,6 +326,7 @@ if ProcessInfo.processInfo.environment["BENCH_DIAGNOSE"] != nil {
     say(String(format: "diagnose: GET /health through the client %.0f µs; through the transport with signature headers %.0f µs",
                clientHealth * 1e6, withHeaders * 1e6))
     let sign = try await perCall(100) { _ = try signer.sign(method: "GET", path: "/followers", body: Data()) }
+    let parallelSign = try await parallelPerCall(25) { _ = try signer.sign(method: "GET", path: "/followers", body: Data()) }
     let postKey = SymmetricKey(randomByteCount: 32)
     let envelopeHex = try Envelope.seal(postKey, to: credentials.kemPrivateKey.publicKey)
     let rewrapBody = WireJSON.serialize(.object([
@@ -353,12 +336,12 @@ if ProcessInfo.processInfo.environment["BENCH_DIAGNOSE"] != nil {
                            "post_cid": .string("QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"),
                            "envelope": .string(envelopeHex)]),
     ]))
-    let decode = try await perCall(2000) { _ = try WireJSON.decode(RewrapResponse.self, from: rewrapBody) }
+    let decode = try await perCall(2000) { _ = try RewrapResponse.read(rewrapBody) }
     let open = try await perCall(200) { _ = try Envelope.open(envelopeHex, with: credentials.kemPrivateKey) }
     say(String(format: "diagnose: unsigned GET /health %.0f µs sequential, %.0f µs with %d at once", unsigned * 1e6,
                unsignedParallel * 1e6, options.width))
-    say(String(format: "diagnose: signed GET /followers %.0f µs; sign alone %.0f µs; so %.0f µs beyond the signature",
-               signedFollowers * 1e6, sign * 1e6, (signedFollowers - sign) * 1e6))
+    say(String(format: "diagnose: signed GET /followers %.0f µs; sign alone %.0f µs (%.0f µs with %d at once); so %.0f µs beyond the signature",
+               signedFollowers * 1e6, sign * 1e6, parallelSign * 1e6, options.width, (signedFollowers - sign) * 1e6))
     say(String(format: "diagnose: decode a rewrap answer (%d bytes) %.1f µs; open its envelope from hex %.1f µs",
                rewrapBody.count, decode * 1e6, open * 1e6))
 }
