@@ -138,7 +138,7 @@ public actor StationClient {
     /// - Throws: ``StationClientError``: `.unreachable` when the station cannot be reached,
     ///   `.station` for a non-2xx answer, `.invalidResponse` when the answer is not a profile.
     public static func profile(
-        at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: 300)
+        at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = StationClientConfiguration.defaultRequestTimeouts
     ) async throws -> StationProfile {
         let operation = "GET /profile"
         let response = try await unsignedExchange(

@@ -24,6 +24,9 @@ public struct StationClientConfiguration: Sendable {
     public var followsEndpointChanges: Bool
     /// Time limits for API calls (the seed guide's ~120 s; writes wait on IPFS).
     public var requestTimeouts: TransferTimeouts
+    /// The default of ``requestTimeouts``, also used by calls made without a client (another
+    /// station's profile, a follow request): 120 s idle, 300 s in all.
+    public static let defaultRequestTimeouts = TransferTimeouts(idle: 120, total: 300)
     /// Time limits for content transfers (idle limit only: large files take long).
     public var transferTimeouts: TransferTimeouts
     /// Receives the SDK's log lines; the SDK itself never prints. Lines never contain secrets.
@@ -50,7 +53,7 @@ public struct StationClientConfiguration: Sendable {
         namespace: String, keyStore: any KeyStore, transport: (any HTTPTransport)? = nil, gateway: IPFSGateway? = nil,
         rewrapConcurrency: Int = 8, persistsPostKeys: Bool = false, persistsOfflineListing: Bool = true,
         followsEndpointChanges: Bool = true,
-        requestTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: 300),
+        requestTimeouts: TransferTimeouts = defaultRequestTimeouts,
         transferTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: nil),
         log: LogHandler? = nil, temporaryDirectory: URL? = nil
     ) {

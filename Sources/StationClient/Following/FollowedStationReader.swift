@@ -47,7 +47,7 @@ public struct FollowedStationReader: Sendable {
     public func pointers(of address: FollowedStationAddress) async throws -> (manifestCID: String?, document: PublicDocument?) {
         switch address {
         case .endpoint(let url):
-            let profile = try await StationClient.profile(at: url, transport: transport, timeouts: TransferTimeouts(idle: 120, total: 300))
+            let profile = try await StationClient.profile(at: url, transport: transport)
             return (profile.manifestCID, nil)
         case .ipns(let name):
             let document = try await gateway.resolve(ipnsName: name)
