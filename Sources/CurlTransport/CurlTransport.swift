@@ -105,7 +105,11 @@ public final class CurlTransport: HTTPTransport {
             throw TransportError(.other, method: request.method, url: request.url, message: failure)
         }
         if let direct = directSetup(request, body: body, options: options) {
-            return try await DirectExchange(setup: direct, lifetime: lifetime).run()
+            let outcomes = try await DirectExchange(setups: [direct], lifetime: lifetime).run()
+            guard let outcome = outcomes.first else {
+                throw TransportError(.other, method: request.method, url: request.url, message: "no answer was recorded")
+            }
+            return try outcome.get()
         }
         let preparedBody = try Self.prepare(body, for: request, streamBuffer: configuration.streamBufferSize)
         let destination: CurlHTTPTransfer.Destination
@@ -133,6 +137,79 @@ public final class CurlTransport: HTTPTransport {
         return try await CurlHTTPTransfer(setup: setup, lifetime: lifetime).run()
     }
 
+    /// Sends a batch of repeatable requests; see `HTTPTransport.send(batch:options:)`.
+    ///
+    /// Requests that qualify for a direct exchange (plain `http`, no proxy, in-memory response, no
+    /// progress handler) are pipelined per host: at most `maximumPipelineDepth` on one connection,
+    /// written at once and answered in order. When the server closes the connection part-way
+    /// (or answers `Connection: close`), the unanswered requests go out again on a fresh one. The
+    /// other requests are sent one by one, concurrently.
+    public func send(batch: [HTTPBatchRequest], options: TransferOptions) async -> [Result<HTTPResponse, any Error>] {
+        var outcomes = [Result<HTTPResponse, any Error>?](repeating: nil, count: batch.count)
+        var pipelines: [String: [(index: Int, setup: DirectExchange.Setup)]] = [:]
+        var others: [Int] = []
+        // A batch usually goes to one URL: its origin and target are read once.
+        var known: (url: URL, target: (authority: String, origin: String, host: String, path: String)?)?
+        for (index, item) in batch.enumerated() {
+            do {
+                try item.request.validate()
+            } catch {
+                outcomes[index] = .failure(error)
+                continue
+            }
+            if known?.url != item.request.url { known = (item.request.url, Self.originAndTarget(of: item.request.url)) }
+            if lifetime.engine.setupFailure == nil,
+               let setup = directSetup(item.request, body: item.requestBody, options: options, target: known?.target) {
+                pipelines[setup.origin, default: []].append((index, setup))
+            } else {
+                others.append(index)
+            }
+        }
+        let groups = pipelines.values.flatMap { members in
+            stride(from: 0, to: members.count, by: Self.maximumPipelineDepth).map {
+                Array(members[$0..<min($0 + Self.maximumPipelineDepth, members.count)])
+            }
+        }
+        if others.isEmpty, groups.count == 1, let members = groups.first {
+            // The usual case, one pipeline: no child task.
+            for (index, outcome) in await runPipeline(members) { outcomes[index] = outcome }
+        } else {
+            await withTaskGroup(of: [(Int, Result<HTTPResponse, any Error>)].self) { group in
+                for members in groups {
+                    group.addTask { await self.runPipeline(members) }
+                }
+                if !others.isEmpty {
+                    group.addTask { [others] in
+                        let results = await self.sendConcurrently(others.map { batch[$0] }, options: options)
+                        return Array(zip(others, results))
+                    }
+                }
+                for await finished in group {
+                    for (index, outcome) in finished { outcomes[index] = outcome }
+                }
+            }
+        }
+        return outcomes.enumerated().map { index, outcome in
+            outcome ?? .failure(TransportError(.other, method: batch[index].request.method, url: batch[index].request.url,
+                                               message: "no answer was recorded"))
+        }
+    }
+
+    /// Pipelines requests to one origin on one connection; their outcomes by batch index.
+    private func runPipeline(_ members: [(index: Int, setup: DirectExchange.Setup)]) async -> [(Int, Result<HTTPResponse, any Error>)] {
+        let results: [Result<HTTPResponse, any Error>]
+        do {
+            results = try await DirectExchange(setups: members.map(\.setup), lifetime: lifetime).run()
+                .map { $0.mapError { $0 as any Error } }
+        } catch {
+            results = members.map { _ in .failure(error) }
+        }
+        return zip(members, results).map { ($0.index, $1) }
+    }
+
+    /// The most requests pipelined on one connection; a larger batch to one host uses several.
+    public static let maximumPipelineDepth = 32
+
     /// Connects to `url`'s host without trusting it, completes the TLS handshake and reports the
     /// certificate the server presented: trust on first use. Show the fingerprint to the user (or
     /// compare it with one obtained out of band), then pin it with `setPinnedPublicKeys(_:forHost:)`.
@@ -158,7 +235,10 @@ public final class CurlTransport: HTTPTransport {
     /// The setup of a direct exchange (see `DirectExchange`) when `request` qualifies: plain
     /// `http`, no proxy, body and response in memory, no progress handler. `nil` otherwise, and
     /// libcurl carries the request.
-    private func directSetup(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) -> DirectExchange.Setup? {
+    private func directSetup(
+        _ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions,
+        target known: (authority: String, origin: String, host: String, path: String)?? = nil
+    ) -> DirectExchange.Setup? {
         guard options.progress == nil, case .memory(let limit) = options.response else { return nil }
         let payload: Data?
         switch body {
@@ -166,7 +246,7 @@ public final class CurlTransport: HTTPTransport {
         case .bytes(let data): payload = data
         case .file, .stream: return nil
         }
-        guard let target = Self.originAndTarget(of: request.url) else { return nil }
+        guard let target = known ?? Self.originAndTarget(of: request.url) else { return nil }
         if httpProxyConfigured, !Self.noProxyMatches(host: target.host, list: noProxy) { return nil }
         let bytes = Self.requestBytes(request, authority: target.authority, path: target.path, body: payload,
                                       userAgent: configuration.userAgent)

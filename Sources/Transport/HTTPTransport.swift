@@ -28,6 +28,23 @@ public protocol HTTPTransport: Sendable {
     /// - Throws: `TransportError` when the exchange fails (DNS, connect, TLS, pin, timeout, broken
     ///   connection, body source or destination, cancellation, invalid request).
     func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse
+
+    /// Sends independent requests, each safe to send more than once, and returns their outcomes
+    /// in the same order.
+    ///
+    /// The default implementation sends them concurrently through `send(_:body:options:)`, so a
+    /// conformance need not implement it. `CurlTransport` pipelines a batch to one host on one
+    /// connection, which saves a round trip and most of the per-request system work for each
+    /// request after the first.
+    ///
+    /// - Parameters:
+    ///   - batch: the requests, with in-memory bodies.
+    ///   - options: where each response body goes (only `.memory` makes sense for a batch), time
+    ///     limits per request, progress (a transport may send a batch with progress one by one).
+    /// - Returns: one outcome per request, in order: the response (any HTTP status) or the error
+    ///   `send(_:body:options:)` would have thrown (`TransportError` with kind `.cancelled` for
+    ///   the requests left when the calling task is cancelled).
+    func send(batch: [HTTPBatchRequest], options: TransferOptions) async -> [Result<HTTPResponse, any Error>]
 }
 
 extension HTTPTransport {
@@ -37,5 +54,42 @@ extension HTTPTransport {
     /// - Throws: `TransportError` as described on `send(_:body:options:)`.
     public func send(_ request: HTTPRequest, body: HTTPRequestBody = .none) async throws -> HTTPResponse {
         try await send(request, body: body, options: TransferOptions())
+    }
+}
+
+extension HTTPTransport {
+    /// Sends the requests of `batch` concurrently, one `send(_:body:options:)` each, and returns
+    /// their outcomes in order (the default implementation of `send(batch:options:)`).
+    public func send(batch: [HTTPBatchRequest], options: TransferOptions) async -> [Result<HTTPResponse, any Error>] {
+        await sendConcurrently(batch, options: options)
+    }
+
+    /// One `send(_:body:options:)` per request, all at once; outcomes in the order of `batch`. What
+    /// a transport falls back to for requests it cannot batch.
+    public func sendConcurrently(_ batch: [HTTPBatchRequest], options: TransferOptions) async -> [Result<HTTPResponse, any Error>] {
+        guard batch.count > 1 else {
+            guard let only = batch.first else { return [] }
+            do {
+                return [.success(try await send(only.request, body: only.requestBody, options: options))]
+            } catch {
+                return [.failure(error)]
+            }
+        }
+        return await withTaskGroup(of: (Int, Result<HTTPResponse, any Error>).self) { group in
+            for (index, item) in batch.enumerated() {
+                group.addTask {
+                    do {
+                        return (index, .success(try await send(item.request, body: item.requestBody, options: options)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var outcomes = [Result<HTTPResponse, any Error>?](repeating: nil, count: batch.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes.map { outcome in
+                outcome ?? .failure(CancellationError())
+            }
+        }
     }
 }

@@ -5,8 +5,10 @@ import Transport
 import Glibc
 #endif
 
-/// A small plain-HTTP exchange (body and response in memory) that the transport writes and reads
-/// itself over a TCP connection libcurl opened.
+/// Small plain-HTTP exchanges (bodies and responses in memory) that the transport writes and
+/// reads itself over a TCP connection libcurl opened: one request, or a batch of repeatable
+/// requests pipelined on one connection (HTTP/1.1 §9.3.2: all requests are written at once and the
+/// answers read in order).
 ///
 /// Why: libcurl 7.88 (Debian 12) formats every request header one character at a time, which costs
 /// ~75 µs of CPU for the 4.4 KB `x-cipher-signature` header of each signed call. Writing the request
@@ -37,25 +39,34 @@ final class DirectExchange: @unchecked Sendable {
         case finished
     }
 
-    let setup: Setup
+    /// The requests, all to one origin, answered in this order.
+    let setups: [Setup]
     private let lifetime: CurlEngineLifetime
-    private let pending = PendingResult<HTTPResponse>()
+    private let pending = PendingResult<[Result<HTTPResponse, TransportError>]>()
 
     // Curl thread only.
     private(set) var stage = Stage.waiting
     private(set) var socket: Int32 = -1
     private(set) var reusedConnection = false
-    private var retried = false
+    /// The answers so far; the next one read is for `setups[outcomes.count]`.
+    private var outcomes: [Result<HTTPResponse, TransportError>] = []
+    /// The unanswered requests' bytes, written from `sent` on the current connection.
+    private var outgoing: [UInt8] = []
     private var sent = 0
+    /// Answers completed on the current connection (a connection that carried some may be
+    /// replaced for the rest).
+    private var answeredOnConnection = 0
     private var reader: HTTP1ResponseReader
-    private var startedAt = 0.0
+    /// When the current request reached the head of the line (its total time limit runs from here).
+    private var currentStartedAt = 0.0
     private(set) var lastActivity = 0.0
     var connectJob: DirectConnectJob?
 
-    init(setup: Setup, lifetime: CurlEngineLifetime) {
-        self.setup = setup
+    /// - Precondition: `setups` is not empty and names one origin.
+    init(setups: [Setup], lifetime: CurlEngineLifetime) {
+        self.setups = setups
         self.lifetime = lifetime
-        reader = Self.reader(for: setup)
+        reader = Self.reader(for: setups[0])
     }
 
     private static func reader(for setup: Setup) -> HTTP1ResponseReader {
@@ -67,12 +78,15 @@ final class DirectExchange: @unchecked Sendable {
         if socket >= 0 { _ = Glibc.close(socket) }
     }
 
-    private var method: HTTPMethod { setup.request.method }
-    private var url: URL { setup.request.url }
+    /// The request at the head of the line (the last one once all are answered).
+    private var current: Setup { setups[min(outcomes.count, setups.count - 1)] }
+    /// The origin, connect time limit and proxy list, the same for all requests.
+    var first: Setup { setups[0] }
 
     // MARK: Any thread
 
-    func run() async throws -> HTTPResponse {
+    /// Runs the exchanges; one outcome per request, in order.
+    func run() async throws -> [Result<HTTPResponse, TransportError>] {
         let engine = lifetime.engine
         return try await pending.wait(start: { engine.post(.startDirect(self)) },
                                       onCancel: { [self] in engine.post(.cancelDirect(self)) })
@@ -83,24 +97,30 @@ final class DirectExchange: @unchecked Sendable {
     // MARK: Curl thread
 
     func begin(now: Double) {
-        startedAt = now
+        currentStartedAt = now
         lastActivity = now
     }
 
-    /// Takes a connected socket; `reused` when it comes from the idle pool.
+    /// Takes a connected socket; `reused` when it comes from the idle pool. Every unanswered
+    /// request is written on it.
     func attach(socket: Int32, reused: Bool, now: Double) {
         self.socket = socket
         reusedConnection = reused
+        answeredOnConnection = 0
+        outgoing.removeAll(keepingCapacity: true)
+        for setup in setups[outcomes.count...] { outgoing.append(contentsOf: setup.bytes) }
+        sent = 0
         stage = .sending
         lastActivity = now
     }
 
     func markConnecting() { stage = .connecting }
 
-    /// The poll events this exchange waits for, or 0.
+    /// The poll events this exchange waits for, or 0. While sending, answers are read too, so a
+    /// server that answers early never waits on a full receive buffer.
     var pollEvents: Int16 {
         switch stage {
-        case .sending: Int16(CURL_WAIT_POLLOUT)
+        case .sending: Int16(CURL_WAIT_POLLOUT | CURL_WAIT_POLLIN)
         case .receiving: Int16(CURL_WAIT_POLLIN)
         default: 0
         }
@@ -110,12 +130,13 @@ final class DirectExchange: @unchecked Sendable {
     enum Progress {
         /// Waiting for the socket.
         case waiting
-        /// The response is complete; `reusable` says whether the socket may go back to the pool.
+        /// Every answer is in; `reusable` says whether the socket may go back to the pool.
         case done(reusable: Bool)
-        /// The connection failed before any response byte on a reused connection: retry once on
-        /// a fresh one.
+        /// The connection cannot carry the rest: a reused one failed before any answer byte (the
+        /// server had closed it), or the server closed one that carried answers. The unanswered
+        /// requests go out again on a fresh connection.
         case retry
-        /// The exchange failed.
+        /// The exchange failed; the unanswered requests fail with it.
         case failed(TransportError)
     }
 
@@ -123,8 +144,8 @@ final class DirectExchange: @unchecked Sendable {
     /// is the curl thread's receive buffer, shared by all exchanges.
     func pump(now: Double, scratch buffer: UnsafeMutableRawBufferPointer) -> Progress {
         if stage == .sending {
-            while sent < setup.bytes.count {
-                let count = setup.bytes.withUnsafeBytes { raw in
+            while sent < outgoing.count {
+                let count = outgoing.withUnsafeBytes { raw in
                     Glibc.send(socket, raw.baseAddress.map { $0 + sent }, raw.count - sent, Int32(MSG_NOSIGNAL))
                 }
                 if count > 0 {
@@ -133,25 +154,33 @@ final class DirectExchange: @unchecked Sendable {
                 } else if count < 0, errno == EINTR {
                     continue
                 } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                    return .waiting
+                    break
                 } else {
                     return lost("cannot send the request: \(String(cString: strerror(errno)))")
                 }
             }
-            stage = .receiving
+            if sent == outgoing.count {
+                stage = .receiving
+                outgoing.removeAll()
+            }
         }
-        guard stage == .receiving else { return .waiting }
+        guard stage == .sending || stage == .receiving else { return .waiting }
         while true {
             let count = Glibc.recv(socket, buffer.baseAddress, buffer.count, 0)
-            let outcome: Result<HTTP1ResponseReader.Outcome, HTTP1ResponseReader.Failure>
             if count > 0 {
                 lastActivity = now
-                outcome = Result { () throws(HTTP1ResponseReader.Failure) in
-                    try reader.consume(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                }
+                if let progress = consume(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), now: now) { return progress }
             } else if count == 0 {
                 if mayRetry { return .retry }
-                outcome = Result { () throws(HTTP1ResponseReader.Failure) in try reader.consumeEnd() }
+                let outcome = Result { () throws(HTTP1ResponseReader.Failure) in try reader.consumeEnd() }
+                switch outcome {
+                case .success(.complete(let reusable)):
+                    if let progress = answered(reusable: reusable, now: now) { return progress }
+                    // More requests wait, and this connection is closed.
+                    return .retry
+                case .success(.needMore): return .failed(error(.connectionLost, "the connection closed"))
+                case .failure(let failure): return .failed(translate(failure))
+                }
             } else if errno == EINTR {
                 continue
             } else if errno == EAGAIN || errno == EWOULDBLOCK {
@@ -159,25 +188,54 @@ final class DirectExchange: @unchecked Sendable {
             } else {
                 return lost("cannot read the response: \(String(cString: strerror(errno)))")
             }
+        }
+    }
+
+    /// Feeds received bytes to the readers, answer after answer; `nil` when more bytes are needed.
+    private func consume(_ bytes: UnsafeRawBufferPointer, now: Double) -> Progress? {
+        var outcome = Result { () throws(HTTP1ResponseReader.Failure) in try reader.consume(bytes) }
+        while true {
             switch outcome {
-            case .success(.complete(let reusable)): return .done(reusable: reusable)
-            case .success(.needMore): continue
+            case .success(.needMore): return nil
             case .failure(let failure): return .failed(translate(failure))
+            case .success(.complete(let reusable)):
+                if let progress = answered(reusable: reusable, now: now) { return progress }
+                guard reader.keepsConnection else { return .retry }
+                // The next answer may have started in the same bytes.
+                let leftover = reader.takeLeftover()
+                reader = Self.reader(for: current)
+                guard !leftover.isEmpty else { return nil }
+                outcome = leftover.withUnsafeBytes { raw in
+                    Result { () throws(HTTP1ResponseReader.Failure) in try reader.consume(raw) }
+                }
             }
         }
     }
 
-    /// A kept connection that fails before any answer byte was probably closed by the server while
-    /// idle: the request is sent once more on a fresh connection (as libcurl does).
-    private var mayRetry: Bool { reusedConnection && !retried && !reader.receivedAnything }
+    /// Records the answer the reader holds; the final progress when it was the last one, else `nil`.
+    private func answered(reusable: Bool, now: Double) -> Progress? {
+        outcomes.append(.success(HTTPResponse(status: reader.status ?? 0, headers: reader.headers,
+                                              body: .data(Data(reader.body)))))
+        answeredOnConnection += 1
+        currentStartedAt = now
+        // Still sending means the server answered before reading everything: not reusable.
+        guard outcomes.count < setups.count else { return .done(reusable: reusable && stage == .receiving) }
+        return nil
+    }
+
+    /// A connection that fails before any byte of the current answer can carry the unanswered
+    /// requests again on a fresh one when it was a kept one (the server probably closed it while
+    /// idle, as libcurl assumes) or when it answered some (the server closed it after those). A
+    /// fresh connection that answers nothing is not retried, so this ends.
+    private var mayRetry: Bool { !reader.receivedAnything && (reusedConnection || answeredOnConnection > 0) }
 
     private func lost(_ message: String) -> Progress {
         mayRetry ? .retry : .failed(error(.connectionLost, message))
     }
 
-    /// A `TransportError` about this exchange's request.
+    /// A `TransportError` about the current request.
     func error(_ kind: TransportError.Kind, _ message: String) -> TransportError {
-        TransportError(kind, method: method, url: url, message: message)
+        TransportError(kind, method: current.request.method, url: current.request.url, message: message)
     }
 
     private func translate(_ failure: HTTP1ResponseReader.Failure) -> TransportError {
@@ -194,13 +252,14 @@ final class DirectExchange: @unchecked Sendable {
         }
     }
 
-    /// Forgets the current connection and starts over (the engine reconnects).
+    /// Forgets the current connection before the unanswered requests go out again on a fresh one
+    /// (the engine reconnects); returns the old socket to close.
     func prepareRetry() -> Int32 {
         let old = socket
         socket = -1
-        retried = true
+        reader = Self.reader(for: current)
+        outgoing.removeAll()
         sent = 0
-        reader = Self.reader(for: setup)
         stage = .waiting
         return old
     }
@@ -212,12 +271,13 @@ final class DirectExchange: @unchecked Sendable {
         return old
     }
 
-    /// The time limit this exchange has passed at `now`, if any.
+    /// The time limit the current request has passed at `now`, if any. The total limit counts
+    /// from when the request reached the head of the line.
     func expired(now: Double) -> TransportError? {
-        if let total = setup.timeouts.total, now - startedAt >= total {
+        if let total = current.timeouts.total, now - currentStartedAt >= total {
             return error(.timedOut, "the request took longer than \(total) s")
         }
-        if let idle = setup.timeouts.idle, stage == .sending || stage == .receiving, now - lastActivity >= idle {
+        if let idle = current.timeouts.idle, stage == .sending || stage == .receiving, now - lastActivity >= idle {
             return error(.timedOut, "no data moved for \(idle) s")
         }
         return nil
@@ -226,29 +286,34 @@ final class DirectExchange: @unchecked Sendable {
     /// Seconds until the next time limit, for the poll timeout.
     func secondsToDeadline(now: Double) -> Double? {
         var next: Double?
-        if let total = setup.timeouts.total { next = startedAt + total - now }
-        if let idle = setup.timeouts.idle, stage == .sending || stage == .receiving {
+        if let total = current.timeouts.total { next = currentStartedAt + total - now }
+        if let idle = current.timeouts.idle, stage == .sending || stage == .receiving {
             next = min(next ?? .infinity, lastActivity + idle - now)
         }
         return next
     }
 
+    /// Hands every answer over (once all are in).
     func succeed() {
         stage = .finished
-        resume(.success(HTTPResponse(status: reader.status ?? 0, headers: reader.headers, body: .data(Data(reader.body)))))
+        pending.resume(.success(outcomes))
     }
 
+    /// Ends the exchange: the answers so far stand, the unanswered requests fail with `error`
+    /// (the current one as it is, the rest as requests that were never answered).
     func fail(_ error: TransportError) {
         stage = .finished
-        resume(.failure(error))
+        var all = outcomes
+        if all.count < setups.count { all.append(.failure(error)) }
+        for setup in setups[all.count...] {
+            all.append(.failure(TransportError(error.kind, method: setup.request.method, url: setup.request.url,
+                                               message: error.message)))
+        }
+        pending.resume(.success(all))
     }
 
     func fail(_ kind: TransportError.Kind, message: String) {
         fail(error(kind, message))
-    }
-
-    private func resume(_ result: Result<HTTPResponse, TransportError>) {
-        pending.resume(result)
     }
 }
 
@@ -273,20 +338,20 @@ final class DirectConnectJob: CurlJob, @unchecked Sendable {
     var isCancelled: Bool { exchange.isCancelled }
 
     func makeHandle() throws -> OpaquePointer {
-        let request = exchange.setup.request
+        let request = exchange.first.request
         guard let handle = curl_easy_init() else { throw exchange.error(.other, "curl_easy_init failed") }
         var options = CurlOptions(handle)
         options.set(CURLOPT_URL, string: request.url.absoluteString, "CURLOPT_URL")
         options.set(CURLOPT_PROTOCOLS_STR, string: "http", "CURLOPT_PROTOCOLS_STR")
         options.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
         options.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer), "CURLOPT_ERRORBUFFER")
-        options.set(CURLOPT_NOPROXY, string: exchange.setup.noProxy, "CURLOPT_NOPROXY")
+        options.set(CURLOPT_NOPROXY, string: exchange.first.noProxy, "CURLOPT_NOPROXY")
         options.set(CURLOPT_CONNECT_ONLY, 1, "CURLOPT_CONNECT_ONLY")
         options.set(CURLOPT_TCP_KEEPALIVE, 1, "CURLOPT_TCP_KEEPALIVE")
         // A connection of its own, never one libcurl keeps for its transfers. (libcurl never reuses a
         // connect-only connection, and closes it when the handle leaves the multi handle.)
         options.set(CURLOPT_FRESH_CONNECT, 1, "CURLOPT_FRESH_CONNECT")
-        options.set(CURLOPT_CONNECTTIMEOUT_MS, CurlOptions.milliseconds(exchange.setup.connectTimeout),
+        options.set(CURLOPT_CONNECTTIMEOUT_MS, CurlOptions.milliseconds(exchange.first.connectTimeout),
                     "CURLOPT_CONNECTTIMEOUT_MS")
         guard options.failures.isEmpty else {
             curl_easy_cleanup(handle)
@@ -315,7 +380,7 @@ final class DirectConnectJob: CurlJob, @unchecked Sendable {
     }
 
     func finish(_ code: CURLcode, handle: OpaquePointer) {
-        let request = exchange.setup.request
+        let request = exchange.first.request
         guard code == CURLE_OK else {
             let text = String(cString: errorBuffer)
             onResult(.failure(CurlErrorMapping.error(code, message: text.isEmpty ? String(cString: curl_easy_strerror(code)) : text,

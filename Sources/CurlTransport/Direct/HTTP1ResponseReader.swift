@@ -79,6 +79,12 @@ struct HTTP1ResponseReader {
             stage = .body(.length(remaining - take))
             if remaining - take == 0 {
                 stage = .done
+                if take < bytes.count {
+                    // The start of the next response (pipelining), kept for `takeLeftover()`.
+                    buffer.removeAll(keepingCapacity: true)
+                    start = 0
+                    buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[take...]))
+                }
                 return .complete(reusable: take == bytes.count && isReusable)
             }
             return .needMore
@@ -106,6 +112,20 @@ struct HTTP1ResponseReader {
     }
 
     var headers: HTTPHeaders { HTTPHeaders(fields) }
+
+    /// Once complete: whether the server keeps the connection open for another exchange (bytes
+    /// already received after the response aside).
+    var keepsConnection: Bool { isReusable }
+
+    /// Once complete: the bytes received after the response, the start of the next one when
+    /// requests are pipelined. Empties the reader's buffer.
+    mutating func takeLeftover() -> [UInt8] {
+        defer {
+            buffer.removeAll()
+            start = 0
+        }
+        return Array(buffer[start...])
+    }
 
     /// HTTP/1.0 answers have already set `connectionClose` unless they asked to keep alive.
     private var isReusable: Bool { !connectionClose }

@@ -146,7 +146,7 @@ final class CurlEngine: @unchecked Sendable {
         let now = Self.monotonicSeconds()
         exchange.begin(now: now)
         directs.append(exchange)
-        if let socket = directPool.take(exchange.setup.origin, now: now) {
+        if let socket = directPool.take(exchange.first.origin, now: now) {
             exchange.attach(socket: socket, reused: true, now: now)
             advance(exchange, multi: multi)
         } else {
@@ -179,7 +179,7 @@ final class CurlEngine: @unchecked Sendable {
             removeDirect(exchange)
             let socket = exchange.detachSocket()
             if reusable {
-                directPool.put(socket, origin: exchange.setup.origin, now: Self.monotonicSeconds())
+                directPool.put(socket, origin: exchange.first.origin, now: Self.monotonicSeconds())
             } else {
                 _ = close(socket)
             }

@@ -131,6 +131,7 @@ public struct RewrapResponse: Sendable, Hashable, Codable {
     ///
     /// - Throws: `WireFormatError` when the body is not JSON or not a rewrap answer.
     public static func read(_ bytes: [UInt8]) throws(WireFormatError) -> RewrapResponse {
+        if let compact = readCompact(bytes) { return compact }
         let value = try WireJSON.parse(bytes)
         if let object = value.objectValue, let inner = object["result"]?.objectValue {
             let status = object["status"]?.stringValue ?? "ok"
@@ -143,6 +144,60 @@ public struct RewrapResponse: Sendable, Hashable, Codable {
             }
         }
         return try WireJSON.decode(RewrapResponse.self, from: value)
+    }
+
+    /// The station's success answer exactly as it writes it (compact, keys in its order, strings
+    /// without escapes), read without building JSON values; `nil` for anything else, which then
+    /// goes through the parser.
+    static func readCompact(_ bytes: [UInt8]) -> RewrapResponse? {
+        var scanner = CompactScanner(bytes)
+        guard scanner.skip(#"{"status":"#), let status = scanner.string(),
+              scanner.skip(#","result":{"status":"#), scanner.string() != nil,
+              scanner.skip(#","uid":"#), let uid = scanner.string(),
+              scanner.skip(#","device_uid":"#), let deviceUID = scanner.string(),
+              scanner.skip(#","post_cid":"#), let postCID = scanner.string(),
+              scanner.skip(#","envelope":"#), let envelope = scanner.string(),
+              scanner.skip("}}"), scanner.atEnd
+        else { return nil }
+        return RewrapResponse(status: status, result: .rewrapped(uid: uid, deviceUID: deviceUID, postCID: postCID,
+                                                                 envelopeHex: envelope))
+    }
+
+    /// Reads literal text and plain strings from the front of a byte buffer.
+    private struct CompactScanner {
+        private let bytes: [UInt8]
+        private var index = 0
+
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        var atEnd: Bool { index == bytes.count }
+
+        mutating func skip(_ literal: StaticString) -> Bool {
+            let count = literal.utf8CodeUnitCount
+            guard bytes.count - index >= count else { return false }
+            let matches = literal.withUTF8Buffer { text in
+                bytes.withUnsafeBufferPointer { buffer in
+                    zip(text, buffer[index..<(index + count)]).allSatisfy { $0 == $1 }
+                }
+            }
+            if matches { index += count }
+            return matches
+        }
+
+        /// A JSON string without escapes or control characters, in valid UTF-8; `nil` otherwise.
+        mutating func string() -> String? {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            let start = index + 1
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
+                guard bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 else { return nil }
+                end += 1
+            }
+            guard end < bytes.count else { return nil }
+            guard let text = String(validating: bytes[start..<end], as: UTF8.self) else { return nil }
+            index = end + 1
+            return text
+        }
     }
 
     /// Writes the station's shape.

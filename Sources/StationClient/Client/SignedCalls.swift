@@ -114,6 +114,19 @@ extension StationClient {
         _ method: HTTPMethod, _ path: String, body: SignedBody, endpoint: URL, context: SigningContext,
         transport: any HTTPTransport, options: TransferOptions, operation: String
     ) async throws -> HTTPResponse {
+        let request = try signedRequest(method, path, url: url(endpoint, path), body: body, context: context, operation: operation)
+        do {
+            return try await transport.send(request, body: body.requestBody, options: options)
+        } catch {
+            throw StationClientError.wrap(error, operation: operation)
+        }
+    }
+
+    /// The request to `url` (the endpoint and `path`) with its six `x-cipher-*` headers (and
+    /// `Content-Type`), signed over `path` and `body`.
+    static func signedRequest(
+        _ method: HTTPMethod, _ path: String, url: URL, body: SignedBody, context: SigningContext, operation: String
+    ) throws -> HTTPRequest {
         let offset = context.clockOffset
         let signer = RequestSigner(identity: context.identity, clock: { RequestSigner.systemClock() + offset })
         let headers: SignedRequestHeaders
@@ -122,14 +135,10 @@ extension StationClient {
         } catch {
             throw StationClientError(.refused, operation: operation, message: "cannot sign: \(error)", underlying: error)
         }
-        var request = HTTPRequest(method: method, url: url(endpoint, path))
+        var request = HTTPRequest(method: method, url: url)
         for field in headers.fields { request.headers.add(field.name, value: field.value) }
         if let contentType = body.contentType { request.headers.add("Content-Type", value: contentType) }
-        do {
-            return try await transport.send(request, body: body.requestBody, options: options)
-        } catch {
-            throw StationClientError.wrap(error, operation: operation)
-        }
+        return request
     }
 
     static func isStaleAnswer(_ response: HTTPResponse) -> Bool {

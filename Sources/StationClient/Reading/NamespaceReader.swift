@@ -93,23 +93,25 @@ extension StationClient {
     }
 
     /// Reads entries with bounded concurrency, keeping manifest order: `rewrapConcurrency` workers
-    /// take the next entry until none is left. Cached keys are looked up on the actor before the
-    /// workers start and new keys stored when they are done, so a read never waits for the actor
-    /// and no task is created per post.
+    /// take the next few entries until none is left, and fetch the keys those lack in one batch of
+    /// `/rewrap` calls. Cached keys are looked up on the actor before the workers start and new
+    /// keys stored when they are done, so a read never waits for the actor and no task is created
+    /// per post.
     private func readEntries(
         _ entries: [PostEntry], context: ReadContext, operation: String
     ) async throws -> [Result<ListedPost<JSONValue>, SkippedPost>] {
         let cachedKeys = entries.map { postKeys[$0.postCID] }
-        let queue = ReadQueue(count: entries.count)
         let width = min(configuration.rewrapConcurrency, entries.count)
+        // Every worker gets work: a short listing is cut into smaller batches.
+        let batchSize = max(1, min(configuration.rewrapBatchSize, (entries.count + width - 1) / max(1, width)))
+        let queue = ReadQueue(count: entries.count, step: batchSize)
         var results = [Result<ListedPost<JSONValue>, SkippedPost>?](repeating: nil, count: entries.count)
         try await withThrowingTaskGroup(of: [(Int, Result<ReadPost, SkippedPost>)].self) { group in
             for _ in 0..<width {
                 group.addTask {
                     var done: [(Int, Result<ReadPost, SkippedPost>)] = []
-                    while let index = queue.next() {
-                        done.append(try await self.readResult(index: index, entry: entries[index], cachedKey: cachedKeys[index],
-                                                              context: context))
+                    while let range = queue.next() {
+                        done += try await self.readBatch(range, of: entries, cachedKeys: cachedKeys, context: context)
                     }
                     return done
                 }
@@ -132,20 +134,25 @@ extension StationClient {
         return results.compactMap { $0 }
     }
 
-    /// Hands out entry indices to a listing's workers, each once.
+    /// Hands out ranges of entry indices to a listing's workers, each index once.
     final class ReadQueue: @unchecked Sendable {
         private let lock = NSLock()
         private var nextIndex = 0
         private let count: Int
+        private let step: Int
 
-        init(count: Int) { self.count = count }
+        init(count: Int, step: Int) {
+            self.count = count
+            self.step = max(1, step)
+        }
 
-        func next() -> Int? {
+        func next() -> Range<Int>? {
             lock.lock()
             defer { lock.unlock() }
             guard nextIndex < count else { return nil }
-            nextIndex += 1
-            return nextIndex - 1
+            let range = nextIndex..<min(nextIndex + step, count)
+            nextIndex = range.upperBound
+            return range
         }
     }
 
@@ -155,22 +162,40 @@ extension StationClient {
         var newKey: SymmetricKey?
     }
 
-    /// Reads one entry for a listing: a failure becomes a skipped post; only cancellation is thrown.
-    private nonisolated func readResult(
-        index: Int, entry: PostEntry, cachedKey: SymmetricKey?, context: ReadContext
-    ) async throws -> (Int, Result<ReadPost, SkippedPost>) {
-        do {
-            return (index, .success(try await read(entry, cachedKey: cachedKey, context: context)))
-        } catch let error as StationClientError where error.kind == .cancelled {
-            throw error
-        } catch {
-            return (index, .failure(SkippedPost(
-                postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)"))))
+    /// Reads the entries in `range`: the keys that are not cached come from one batch of
+    /// `/rewrap` calls. A failure becomes a skipped post; only cancellation is thrown.
+    private nonisolated func readBatch(
+        _ range: Range<Int>, of entries: [PostEntry], cachedKeys: [SymmetricKey?], context: ReadContext
+    ) async throws -> [(Int, Result<ReadPost, SkippedPost>)] {
+        let missing = range.filter { cachedKeys[$0] == nil && Self.needsKey(entries[$0]) }
+        let fetched = try await rewrappedPostKeys(for: missing.map { (entries[$0].postCID, entries[$0].envelopesCID) },
+                                                  context: context)
+        let fetchedByIndex = Dictionary(uniqueKeysWithValues: zip(missing, fetched))
+        return try range.map { index in
+            let entry = entries[index]
+            do {
+                let read: ReadPost
+                if let outcome = fetchedByIndex[index] {
+                    read = try Self.read(entry, key: outcome.get(), isNew: true)
+                } else {
+                    read = try Self.read(entry, key: cachedKeys[index], isNew: false)
+                }
+                return (index, .success(read))
+            } catch let error as StationClientError where error.kind == .cancelled {
+                throw error
+            } catch {
+                return (index, .failure(SkippedPost(
+                    postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)"))))
+            }
         }
     }
 
-    /// Reads one entry: plaintext metadata for public posts, otherwise key → open → decrypt.
-    private nonisolated func read(_ entry: PostEntry, cachedKey: SymmetricKey?, context: ReadContext) async throws -> ReadPost {
+    /// Whether reading the entry needs its post key: encrypted, with metadata.
+    private static func needsKey(_ entry: PostEntry) -> Bool { entry.isEncrypted && entry.metadata != nil }
+
+    /// Reads one entry: plaintext metadata for public posts, otherwise opens the metadata with
+    /// `key` (which `isNew` when it came from `/rewrap` rather than the cache).
+    private static func read(_ entry: PostEntry, key: SymmetricKey?, isNew: Bool) throws -> ReadPost {
         let operation = "reading post \(entry.postCID)"
         var post = ListedPost<JSONValue>(
             postCID: entry.postCID, envelopesCID: entry.envelopesCID, audienceMode: entry.audienceMode,
@@ -181,20 +206,14 @@ extension StationClient {
             return ReadPost(post: post)
         }
         guard let metadata = entry.metadata else { return ReadPost(post: post) }
+        guard let key else {
+            throw StationClientError(.invalidResponse, operation: operation, message: "no post key")
+        }
         let sealed: [UInt8]
         do {
             sealed = try metadata.sealedBytes()
         } catch {
             throw StationClientError(.integrity, operation: operation, message: "the metadata is not sealed hex", underlying: error)
-        }
-        let key: SymmetricKey
-        let fetched: Bool
-        if let cachedKey {
-            key = cachedKey
-            fetched = false
-        } else {
-            key = try await rewrappedPostKey(for: entry.postCID, envelopesCID: entry.envelopesCID, context: context)
-            fetched = true
         }
         let plaintext: Data
         do {
@@ -210,7 +229,7 @@ extension StationClient {
             throw StationClientError(.invalidResponse, operation: operation, message: "the metadata is not JSON", underlying: error)
         }
         post.metadata = post.rawMetadata
-        return ReadPost(post: post, newKey: fetched ? key : nil)
+        return ReadPost(post: post, newKey: isNew ? key : nil)
     }
 
     /// The post key from the cache, or through `/rewrap` and the device's ML-KEM key.
@@ -230,6 +249,81 @@ extension StationClient {
         let body = Self.rewrapBody(uid: context.stationUID, deviceUID: context.deviceUID, postCID: postCID,
                                    envelopesCID: envelopesCID)
         let response = try await signed(.post, "/rewrap", body: .json(body), operation: operation, state: context.call)
+        return try Self.postKey(fromRewrap: response, postCID: postCID, kemKey: context.kemKey, operation: operation)
+    }
+
+    /// The keys of several posts through one batch of signed `/rewrap` calls
+    /// (`HTTPTransport.send(batch:options:)`), in order. A call that fails in the batch (no
+    /// connection, a tunnel's 5xx, a stale clock) is made again alone, where endpoint mobility and
+    /// the clock-offset retry apply.
+    ///
+    /// - Returns: one key or ``StationClientError`` per post.
+    /// - Throws: ``StationClientError`` with kind `.cancelled` only.
+    nonisolated func rewrappedPostKeys(
+        for posts: [(postCID: String, envelopesCID: String?)], context: ReadContext
+    ) async throws -> [Result<SymmetricKey, any Error>] {
+        guard posts.count > 1 else {
+            var keys: [Result<SymmetricKey, any Error>] = []
+            for post in posts {
+                keys.append(try await Self.catchingAllButCancellation {
+                    try await self.rewrappedPostKey(for: post.postCID, envelopesCID: post.envelopesCID, context: context)
+                })
+            }
+            return keys
+        }
+        let operation = "POST /rewrap (a batch of \(posts.count))"
+        let options = TransferOptions(timeouts: configuration.requestTimeouts)
+        let url = Self.url(context.call.endpoint, "/rewrap")
+        var batch: [HTTPBatchRequest] = []
+        batch.reserveCapacity(posts.count)
+        for post in posts {
+            let body = Self.rewrapBody(uid: context.stationUID, deviceUID: context.deviceUID, postCID: post.postCID,
+                                       envelopesCID: post.envelopesCID)
+            let request = try Self.signedRequest(.post, "/rewrap", url: url, body: .json(body), context: context.call.signing,
+                                                 operation: operation)
+            batch.append(HTTPBatchRequest(request, body: Data(body)))
+        }
+        let outcomes = await configuration.transport.send(batch: batch, options: options)
+        var keys: [Result<SymmetricKey, any Error>] = []
+        for (post, outcome) in zip(posts, outcomes) {
+            let single = "POST /rewrap for \(post.postCID)"
+            switch outcome {
+            case .success(let response) where !Self.isTunnelFailure(response) && !(response.status == 401 && Self.isStaleAnswer(response)):
+                keys.append(Result {
+                    try Self.postKey(fromRewrap: response, postCID: post.postCID, kemKey: context.kemKey, operation: single)
+                })
+            default:
+                if case .failure(let error) = outcome, StationClientError.wrap(error, operation: single).kind == .cancelled {
+                    throw StationClientError.wrap(error, operation: single)
+                }
+                // Alone, with the client's current state (a retry before may have moved the endpoint
+                // or learned the clock offset).
+                let current = await readContext()
+                keys.append(try await Self.catchingAllButCancellation {
+                    try await self.rewrappedPostKey(for: post.postCID, envelopesCID: post.envelopesCID, context: current)
+                })
+            }
+        }
+        return keys
+    }
+
+    /// `body`'s value or error; cancellation is thrown.
+    private static func catchingAllButCancellation<T>(_ body: () async throws -> T) async throws -> Result<T, any Error> {
+        do {
+            return .success(try await body())
+        } catch let error as StationClientError where error.kind == .cancelled {
+            throw error
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The post key in a `/rewrap` answer, opened with the device's ML-KEM key.
+    ///
+    /// - Throws: ``StationClientError``: the station's refusal, an unexpected answer, or
+    ///   `.integrity` when the envelope does not open.
+    static func postKey(fromRewrap response: HTTPResponse, postCID: String, kemKey: MLKEM768.PrivateKey,
+                        operation: String) throws -> SymmetricKey {
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         let rewrap: RewrapResponse
         do {
@@ -250,7 +344,7 @@ extension StationClient {
             envelopeHex = hex
         }
         do {
-            return try Envelope.open(envelopeHex, with: context.kemKey)
+            return try Envelope.open(envelopeHex, with: kemKey)
         } catch {
             throw StationClientError(.integrity, operation: operation, message: "the envelope does not open", underlying: error)
         }

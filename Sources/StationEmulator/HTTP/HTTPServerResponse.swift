@@ -20,17 +20,23 @@ public final class HTTPServerResponse {
     /// Writes the status line and header fields. Without a `Content-Length` field the body runs
     /// until the connection closes (`Connection: close` is added).
     public func writeHead(status: Int, reason: String = "Status", headers: [(String, String)] = []) throws {
+        let head = try headBytes(status: status, reason: reason, headers: headers)
+        try head.withUnsafeBytes { try socket.write($0) }
+        headSent = true
+    }
+
+    /// The head's bytes; records the declared length.
+    private func headBytes(status: Int, reason: String, headers: [(String, String)]) throws -> [UInt8] {
         guard !headSent else { throw ServerSocketError.malformed("the handler wrote a second head") }
         var fields = headers
         declaredLength = headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int64($0.1) }
         let bodiless = isHeadRequest || status == 204 || status == 304 || (100..<200).contains(status)
         if declaredLength == nil, !bodiless { fields.append(("Connection", "close")) }
+        if bodiless { declaredLength = 0 }
         var text = "HTTP/1.1 \(status) \(reason)\r\n"
         for (name, value) in fields { text += "\(name): \(value)\r\n" }
         text += "\r\n"
-        try Array(text.utf8).withUnsafeBytes { try socket.write($0) }
-        headSent = true
-        if bodiless { declaredLength = 0 }
+        return Array(text.utf8)
     }
 
     /// Writes an informational (1xx) response block, such as `103 Early Hints`, before the real head.
@@ -62,8 +68,17 @@ public final class HTTPServerResponse {
 
     /// Writes a complete response with a `Content-Length`.
     public func send(status: Int, reason: String = "Status", headers: [(String, String)] = [], body: [UInt8] = []) throws {
-        try writeHead(status: status, reason: reason, headers: headers + [("Content-Length", "\(body.count)")])
-        if !isHeadRequest, !body.isEmpty { try write(body) }
+        try writeHead(status: status, reason: reason, headers: headers + [("Content-Length", "\(body.count)")], body: body)
+    }
+
+    /// Writes the head and then `body` in one write, so they leave as one segment (a client wakes
+    /// once per answer). The body is not written for a HEAD request.
+    public func writeHead(status: Int, reason: String = "Status", headers: [(String, String)], body: [UInt8]) throws {
+        var bytes = try headBytes(status: status, reason: reason, headers: headers)
+        if !isHeadRequest { bytes += body }
+        try bytes.withUnsafeBytes { try socket.write($0) }
+        headSent = true
+        if !isHeadRequest { bodyBytesWritten += Int64(body.count) }
     }
 
     /// Closes the connection at once, mid-body if the body is unfinished.

@@ -44,16 +44,15 @@ struct StationHTTPServer: Sendable {
         ]
         if answer.header("content-length") == nil { headers.append(("content-length", String(answer.body.count))) }
         headers += answer.headers.map { ($0.name, $0.value) }
-        try response.writeHead(status: answer.status, reason: reasonPhrase(answer.status), headers: headers)
-        // A HEAD answer has the GET answer's head and no body.
-        guard !isHead else { return }
         let bytes = [UInt8](answer.body)
-        if answer.closeMidBody {
-            try response.write(Array(bytes.prefix(bytes.count / 2)))
-            response.abortConnection()
+        guard answer.closeMidBody, !isHead else {
+            // A HEAD answer has the GET answer's head and no body (the response leaves it out).
+            try response.writeHead(status: answer.status, reason: reasonPhrase(answer.status), headers: headers, body: bytes)
             return
         }
-        if !bytes.isEmpty { try response.write(bytes) }
+        try response.writeHead(status: answer.status, reason: reasonPhrase(answer.status), headers: headers)
+        try response.write(Array(bytes.prefix(bytes.count / 2)))
+        response.abortConnection()
     }
 
     static func reasonPhrase(_ status: Int) -> String {
