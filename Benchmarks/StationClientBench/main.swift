@@ -15,7 +15,7 @@ import Glibc
 // loopback (acceptance 2 of issue 7).
 //
 //   swift build -c release --product cipher-station-emulator && swift build -c release --product station-client-bench
-//   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--cold-runs 7] [--large-file yes|no] [--width 8]
+//   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--cold-runs 11] [--large-file yes|no] [--width 8]
 //                                       [--attach station-URL,gateway-URL,log-file]
 //
 // Prints the cold listing (rewrap + open + metadata decrypt) and the warm listing (cached keys) in
@@ -147,7 +147,7 @@ final class EmulatorProcess: @unchecked Sendable {
 struct Options {
     var emulator: URL
     var posts = 500
-    var coldRuns = 7
+    var coldRuns = 11
     var largeFile = true
     var width = 8
     /// `station-URL,gateway-URL,log-file` of an emulator started by hand.

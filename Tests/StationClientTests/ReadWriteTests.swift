@@ -278,13 +278,14 @@ struct ReadWriteTests {
 @Suite("Rewrap request body")
 struct RewrapBodyTests {
     /// The body put together by hand is the one `WireJSON` writes for the same object.
-    @Test(arguments: [nil, "QmEnvelopes\"quoted\\"])
-    func sameBytesAsTheSerializer(envelopesCID: String?) {
+    @Test(arguments: [nil, "QmEnvelopes", "QmEnvelopes\"quoted\\", "a\u{1}b\u{7F}", "bafyé"],
+          ["QmPost", "Qm\"x", "tab\there"])
+    func sameBytesAsTheSerializer(envelopesCID: String?, postCID: String) {
         var object: JSONObject = ["uid": .string("station-uid"), "device_uid": .string("phone-é-1234"),
-                                  "post_cid": .string("QmPost")]
+                                  "post_cid": .string(postCID)]
         object["envelopes_cid"] = envelopesCID.map { .string($0) } ?? .null
         let expected = WireJSON.serialize(.object(object))
-        let built = StationClient.rewrapBody(uid: "station-uid", deviceUID: "phone-é-1234", postCID: "QmPost",
+        let built = StationClient.rewrapBody(uid: "station-uid", deviceUID: "phone-é-1234", postCID: postCID,
                                              envelopesCID: envelopesCID)
         #expect(built == expected)
     }

@@ -41,6 +41,8 @@ final class DirectExchange: @unchecked Sendable {
 
     /// The requests, all to one origin, answered in this order.
     let setups: [Setup]
+    /// The time limits of each request (the batch's options; read every loop of the curl thread).
+    private let timeouts: TransferTimeouts
     private let lifetime: CurlEngineLifetime
     private let pending = PendingResult<[Result<HTTPResponse, TransportError>]>()
 
@@ -66,6 +68,7 @@ final class DirectExchange: @unchecked Sendable {
     init(setups: [Setup], lifetime: CurlEngineLifetime) {
         self.setups = setups
         self.lifetime = lifetime
+        timeouts = setups[0].timeouts
         reader = Self.reader(for: setups[0])
     }
 
@@ -170,6 +173,8 @@ final class DirectExchange: @unchecked Sendable {
             if count > 0 {
                 lastActivity = now
                 if let progress = consume(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), now: now) { return progress }
+                // A short read drained the socket: wait for the poll rather than spend a call on EAGAIN.
+                if count < buffer.count { return .waiting }
             } else if count == 0 {
                 if mayRetry { return .retry }
                 let outcome = Result { () throws(HTTP1ResponseReader.Failure) in try reader.consumeEnd() }
@@ -274,10 +279,10 @@ final class DirectExchange: @unchecked Sendable {
     /// The time limit the current request has passed at `now`, if any. The total limit counts
     /// from when the request reached the head of the line.
     func expired(now: Double) -> TransportError? {
-        if let total = current.timeouts.total, now - currentStartedAt >= total {
+        if let total = timeouts.total, now - currentStartedAt >= total {
             return error(.timedOut, "the request took longer than \(total) s")
         }
-        if let idle = current.timeouts.idle, stage == .sending || stage == .receiving, now - lastActivity >= idle {
+        if let idle = timeouts.idle, stage == .sending || stage == .receiving, now - lastActivity >= idle {
             return error(.timedOut, "no data moved for \(idle) s")
         }
         return nil
@@ -286,8 +291,8 @@ final class DirectExchange: @unchecked Sendable {
     /// Seconds until the next time limit, for the poll timeout.
     func secondsToDeadline(now: Double) -> Double? {
         var next: Double?
-        if let total = current.timeouts.total { next = currentStartedAt + total - now }
-        if let idle = current.timeouts.idle, stage == .sending || stage == .receiving {
+        if let total = timeouts.total { next = currentStartedAt + total - now }
+        if let idle = timeouts.idle, stage == .sending || stage == .receiving {
             next = min(next ?? .infinity, lastActivity + idle - now)
         }
         return next

@@ -244,6 +244,18 @@ struct HTTP1ResponseReader {
         }
     }
 
+    /// A value of 1 to 18 ASCII digits and nothing else, as a number.
+    static func plainNumber(_ text: String) -> Int? {
+        var value = 0
+        var count = 0
+        for byte in text.utf8 {
+            guard byte >= 0x30, byte <= 0x39, count < 18 else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+            count += 1
+        }
+        return count > 0 ? value : nil
+    }
+
     static func trimmed(_ text: Substring) -> Substring {
         var slice = text
         while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
@@ -273,6 +285,12 @@ struct HTTP1ResponseReader {
             } else if ASCII.equalsIgnoringCase(field.name, "transfer-encoding") {
                 if let last = field.value.split(separator: ",").last { lastCoding = Self.trimmed(last) }
             } else if ASCII.equalsIgnoringCase(field.name, "content-length") {
+                // The usual value, one plain number, read without splitting.
+                if let value = Self.plainNumber(field.value) {
+                    guard length == nil || length == value else { throw .malformed("the Content-Length is not one number") }
+                    length = value
+                    continue
+                }
                 for item in field.value.split(separator: ",", omittingEmptySubsequences: false) {
                     let text = Self.trimmed(item)
                     guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text),

@@ -84,11 +84,11 @@ final class CurlEngine: @unchecked Sendable {
 
     private func run(_ multi: OpaquePointer) {
         var stopping = false
+        // Two buffers swapped under the lock, so taking the commands allocates nothing.
+        var commands: [Command] = []
         while !stopping {
-            let commands = inbox.withLock { inbox in
-                defer { inbox.commands.removeAll(keepingCapacity: true) }
-                return inbox.commands
-            }
+            inbox.withLock { inbox in swap(&commands, &inbox.commands) }
+            defer { commands.removeAll(keepingCapacity: true) }
             for command in commands {
                 switch command {
                 case .start(let job): start(job, multi: multi)
@@ -103,9 +103,12 @@ final class CurlEngine: @unchecked Sendable {
             }
             if stopping { break }
             serviceDirects(multi: multi)
-            var stillRunning: Int32 = 0
-            _ = curl_multi_perform(multi, &stillRunning)
-            collectFinished(multi)
+            // Without easy handles libcurl has nothing to do (direct exchanges are not its).
+            if !running.isEmpty {
+                var stillRunning: Int32 = 0
+                _ = curl_multi_perform(multi, &stillRunning)
+                collectFinished(multi)
+            }
             let timeout = directDeadlines(multi: multi)
             prepareWaitEntries()
             var events: Int32 = 0

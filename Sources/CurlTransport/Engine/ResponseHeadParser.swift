@@ -38,7 +38,8 @@ enum ResponseHeadParser {
     /// Header text is UTF-8 in practice; anything else is read as ISO-8859-1, byte for character,
     /// so no byte is lost or replaced.
     static func decode(_ bytes: ArraySlice<UInt8>) -> String {
-        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        // Through the buffer: the contiguous validation is several times faster than the generic one.
+        if let text = bytes.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) { return text }
         return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
 

@@ -2,12 +2,25 @@
 /// `allKeys` (and ``OrderedMap``) see the station's order.
 struct WireValueDecoder: Decoder, SingleValueDecodingContainer {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    private let parentPath: [any CodingKey]
+    private let key: (any CodingKey)?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// Built when asked for (errors, nested containers): a member read through a keyed container
+    /// then costs no array.
+    var codingPath: [any CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
 
     init(value: JSONValue, codingPath: [any CodingKey]) {
         self.value = value
-        self.codingPath = codingPath
+        parentPath = codingPath
+        key = nil
+    }
+
+    /// The decoder of the member `key` of a container at `parentPath`.
+    init(value: JSONValue, parentPath: [any CodingKey], key: any CodingKey) {
+        self.value = value
+        self.parentPath = parentPath
+        self.key = key
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -92,7 +105,7 @@ struct WireKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         guard let value = object[key.stringValue] else {
             throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no member \"\(key.stringValue)\""))
         }
-        return WireValueDecoder(value: value, codingPath: codingPath + [key])
+        return WireValueDecoder(value: value, parentPath: codingPath, key: key)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { try decoder(for: key).decodeNil() }

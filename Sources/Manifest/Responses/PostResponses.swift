@@ -186,17 +186,32 @@ public struct RewrapResponse: Sendable, Hashable, Codable {
 
         /// A JSON string without escapes or control characters, in valid UTF-8; `nil` otherwise.
         mutating func string() -> String? {
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
             let start = index + 1
-            var end = start
-            while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
-                guard bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 else { return nil }
-                end += 1
+            // One pass over the bytes: find the closing quote, refuse escapes and control
+            // characters, note whether anything is outside ASCII (the envelope is 2.3 KB of hex).
+            let opening = index
+            let scan = bytes.withUnsafeBufferPointer { buffer -> (end: Int, text: String)? in
+                guard opening < buffer.count, buffer[opening] == UInt8(ascii: "\"") else { return nil }
+                var ascii = true
+                var closing: Int?
+                for end in start..<buffer.count {
+                    let byte = buffer[end]
+                    if byte == UInt8(ascii: "\"") {
+                        closing = end
+                        break
+                    }
+                    if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+                    if byte >= 0x80 { ascii = false }
+                }
+                guard let closing else { return nil }
+                // From the buffer, not the array slice: the contiguous conversions are the fast ones.
+                let content = UnsafeBufferPointer(rebasing: buffer[start..<closing])
+                if ascii { return (closing, String(decoding: content, as: UTF8.self)) }
+                return String(validating: content, as: UTF8.self).map { (closing, $0) }
             }
-            guard end < bytes.count else { return nil }
-            guard let text = String(validating: bytes[start..<end], as: UTF8.self) else { return nil }
-            index = end + 1
-            return text
+            guard let scan else { return nil }
+            index = scan.end + 1
+            return scan.text
         }
     }
 

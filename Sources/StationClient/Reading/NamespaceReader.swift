@@ -274,11 +274,11 @@ extension StationClient {
         let operation = "POST /rewrap (a batch of \(posts.count))"
         let options = TransferOptions(timeouts: configuration.requestTimeouts)
         let url = Self.url(context.call.endpoint, "/rewrap")
+        let prefix = Self.rewrapBodyPrefix(uid: context.stationUID, deviceUID: context.deviceUID)
         var batch: [HTTPBatchRequest] = []
         batch.reserveCapacity(posts.count)
         for post in posts {
-            let body = Self.rewrapBody(uid: context.stationUID, deviceUID: context.deviceUID, postCID: post.postCID,
-                                       envelopesCID: post.envelopesCID)
+            let body = Self.rewrapBody(prefix: prefix, postCID: post.postCID, envelopesCID: post.envelopesCID)
             let request = try Self.signedRequest(.post, "/rewrap", url: url, body: .json(body), context: context.call.signing,
                                                  operation: operation)
             batch.append(HTTPBatchRequest(request, body: Data(body)))
@@ -354,16 +354,41 @@ extension StationClient {
     /// JSON: the bytes `WireJSON.serialize` gives for that object, put together directly because a
     /// cold listing sends one per post.
     static func rewrapBody(uid: String, deviceUID: String, postCID: String, envelopesCID: String?) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(160)
-        bytes.append(contentsOf: #"{"uid":"#.utf8)
+        rewrapBody(prefix: rewrapBodyPrefix(uid: uid, deviceUID: deviceUID), postCID: postCID, envelopesCID: envelopesCID)
+    }
+
+    /// `{"uid":…,"device_uid":…,"post_cid":`, the same for every post of a listing.
+    static func rewrapBodyPrefix(uid: String, deviceUID: String) -> [UInt8] {
+        var bytes = Array(#"{"uid":"#.utf8)
         bytes.append(contentsOf: WireJSON.serialize(.string(uid)))
         bytes.append(contentsOf: #","device_uid":"#.utf8)
         bytes.append(contentsOf: WireJSON.serialize(.string(deviceUID)))
         bytes.append(contentsOf: #","post_cid":"#.utf8)
-        bytes.append(contentsOf: WireJSON.serialize(.string(postCID)))
+        return bytes
+    }
+
+    /// The body from its prefix; CIDs are plain ASCII and copied as they are (anything that would
+    /// need escaping goes through the serializer).
+    static func rewrapBody(prefix: [UInt8], postCID: String, envelopesCID: String?) -> [UInt8] {
+        func append(_ text: String, to bytes: inout [UInt8]) {
+            if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+                bytes.append(UInt8(ascii: "\""))
+                bytes.append(contentsOf: text.utf8)
+                bytes.append(UInt8(ascii: "\""))
+            } else {
+                bytes.append(contentsOf: WireJSON.serialize(.string(text)))
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(prefix.count + 160)
+        bytes.append(contentsOf: prefix)
+        append(postCID, to: &bytes)
         bytes.append(contentsOf: #","envelopes_cid":"#.utf8)
-        bytes.append(contentsOf: WireJSON.serialize(envelopesCID.map { .string($0) } ?? .null))
+        if let envelopesCID {
+            append(envelopesCID, to: &bytes)
+        } else {
+            bytes.append(contentsOf: "null".utf8)
+        }
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
