@@ -71,6 +71,29 @@ struct PipelineTests {
         #expect(server.statistics.connectionsAccepted == 3)
     }
 
+    /// Once the transport knows a host's pace, it leaves a pipeline's answers unread for most of
+    /// the time they take and reads them together: the answers, their order, a close part-way and
+    /// the time limits still come out the same.
+    @Test func pipelinesAfterTheFirstReadTheirAnswersTogether() async throws {
+        let server = try LoopbackHTTPServer { request, response in
+            _ = try request.readBody()
+            Thread.sleep(forTimeInterval: 0.005)
+            try response.send(status: 200, body: Array(request.path.utf8))
+            if request.path == "/last2" { response.abortConnection() }
+        }
+        defer { server.stop() }
+        let transport = CurlTransport.forTests(idle: 1, total: 5)
+        for round in 0..<3 {
+            let paths = (0..<8).map { "/r\(round)-\($0)" }
+            let outcomes = await transport.send(batch: batch(server, paths), options: TransferOptions())
+            #expect(bodies(outcomes) == paths)
+        }
+        let paths = (0..<6).map { "/last\($0)" }
+        let outcomes = await transport.send(batch: batch(server, paths), options: TransferOptions())
+        #expect(bodies(outcomes) == paths)
+        #expect(server.statistics.requestsReceived == 30)
+    }
+
     /// `Connection: close` on an answer ends the connection there; the rest use a new one.
     @Test func aClosingAnswerMovesTheRestToANewConnection() async throws {
         let server = try LoopbackHTTPServer { request, response in

@@ -33,6 +33,9 @@ final class CurlEngine: @unchecked Sendable {
     private var directs: [DirectExchange] = []
     /// Idle connections of direct exchanges. Curl thread only.
     private var directPool: DirectConnectionPool
+    /// Seconds between answers of pipelined requests, per origin, learned from finished pipelines.
+    /// Curl thread only.
+    private var answerIntervals: [String: Double] = [:]
     /// The poll entries of the last wait, matched to their exchanges. Curl thread only.
     private var waitEntries: [curl_waitfd] = []
     private var waitOwners: [DirectExchange] = []
@@ -147,7 +150,7 @@ final class CurlEngine: @unchecked Sendable {
             return
         }
         let now = Self.monotonicSeconds()
-        exchange.begin(now: now)
+        exchange.begin(now: now, answerInterval: answerIntervals[exchange.first.origin])
         directs.append(exchange)
         if let socket = directPool.take(exchange.first.origin, now: now) {
             exchange.attach(socket: socket, reused: true, now: now)
@@ -179,6 +182,7 @@ final class CurlEngine: @unchecked Sendable {
         case .waiting:
             break
         case .done(let reusable):
+            learnAnswerInterval(from: exchange)
             removeDirect(exchange)
             let socket = exchange.detachSocket()
             if reusable {
@@ -196,6 +200,15 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
+    /// Updates the origin's answer interval from a pipeline that ended on one connection.
+    private func learnAnswerInterval(from exchange: DirectExchange) {
+        let answers = exchange.answersOnConnection
+        guard answers >= 2, exchange.answersOnConnection == exchange.setups.count else { return }
+        let interval = max(0, Self.monotonicSeconds() - exchange.sentAt) / Double(answers)
+        let origin = exchange.first.origin
+        answerIntervals[origin] = answerIntervals[origin].map { ($0 + interval) / 2 } ?? interval
+    }
+
     private func endDirect(_ exchange: DirectExchange, with error: TransportError, multi: OpaquePointer) {
         guard removeDirect(exchange) else { return }
         if let job = exchange.connectJob {
@@ -211,11 +224,15 @@ final class CurlEngine: @unchecked Sendable {
         exchange.fail(error)
     }
 
-    /// Moves bytes for every exchange whose socket the last wait reported ready.
+    /// Moves bytes for every exchange whose socket the last wait reported ready, and for pipelines
+    /// whose time to read has come.
     private func serviceDirects(multi: OpaquePointer) {
-        guard !waitEntries.isEmpty else { return }
         for (entry, exchange) in zip(waitEntries, waitOwners) where entry.revents != 0 {
             guard exchange.stage == .sending || exchange.stage == .receiving else { continue }
+            advance(exchange, multi: multi)
+        }
+        let now = Self.monotonicSeconds()
+        for exchange in directs where exchange.readingDue(now: now) {
             advance(exchange, multi: multi)
         }
     }
