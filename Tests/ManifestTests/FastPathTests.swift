@@ -5,6 +5,34 @@ import Testing
 /// The shortcuts taken on the hot path of a listing give what the general path gives.
 @Suite("Fast paths: rewrap answers and ordered maps")
 struct FastPathTests {
+    /// Optional members decode as Foundation's `JSONDecoder` decodes them: missing or `null` is
+    /// `nil`, a value of the wrong type throws (the keyed container reads the key once).
+    struct Optionals: Decodable, Equatable {
+        var text: String?
+        var number: Int?
+        var wide: Int64?
+        var flag: Bool?
+        var real: Double?
+        var nested: [String]?
+    }
+
+    @Test(arguments: [
+        #"{}"#,
+        #"{"text":null,"number":null,"wide":null,"flag":null,"real":null,"nested":null}"#,
+        #"{"text":"t","number":7,"wide":9007199254740993,"flag":true,"real":1.5,"nested":["a"]}"#,
+        #"{"text":5}"#, #"{"number":"7"}"#, #"{"number":1.5}"#, #"{"wide":"x"}"#, #"{"flag":0}"#,
+        #"{"real":"1"}"#, #"{"nested":"a"}"#, #"{"nested":[1]}"#,
+    ])
+    func optionalMembersDecodeAsFoundationDoes(body: String) {
+        let ours = Result { try WireJSON.decode(Optionals.self, from: Array(body.utf8)) }
+        let foundation = Result { try JSONDecoder().decode(Optionals.self, from: Data(body.utf8)) }
+        switch (ours, foundation) {
+        case (.success(let actual), .success(let expected)): #expect(actual == expected)
+        case (.failure, .failure): break
+        default: Issue.record("\(body): ours \(ours), Foundation \(foundation)")
+        }
+    }
+
     @Test(arguments: [
         #"{"status":"ok","result":{"status":"rewrap_ok","uid":"u","device_uid":"d","post_cid":"Qm1","envelope":"0440ab"}}"#,
         #"{"status":"ok","result":{"error":"post_cid Qm1 not found"}}"#,
