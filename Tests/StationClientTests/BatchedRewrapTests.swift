@@ -62,6 +62,11 @@ struct BatchedRewrapTests {
         return client
     }
 
+    /// The transport failure `kind` for a request of the batch.
+    private static func failure(_ kind: TransportError.Kind, _ item: HTTPBatchRequest) -> Result<HTTPResponse, any Error> {
+        .failure(TransportError(kind, method: item.request.method, url: item.request.url, message: "\(kind)"))
+    }
+
     private func names(_ listing: PostListing<DriveFileMetadata>) -> [String] {
         listing.posts.compactMap { $0.metadata?.filename }
     }
@@ -84,9 +89,7 @@ struct BatchedRewrapTests {
     @Test("Calls of a batch whose connection was lost are made again one by one")
     func lostConnection() async throws {
         let station = FakeStation()
-        let transport = BatchFaultTransport(station: station) { _, item in
-            .failure(TransportError(.connectionLost, method: item.request.method, url: item.request.url, message: "lost"))
-        }
+        let transport = BatchFaultTransport(station: station) { _, item in Self.failure(.connectionLost, item) }
         let client = try await client(station, transport: transport, posts: 8)
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(names(listing) == (0..<8).map { "f\($0).txt" })
@@ -130,9 +133,7 @@ struct BatchedRewrapTests {
     @Test("A cancelled listing stops with a cancellation error")
     func cancelled() async throws {
         let station = FakeStation()
-        let transport = BatchFaultTransport(station: station) { _, item in
-            .failure(TransportError(.cancelled, method: item.request.method, url: item.request.url, message: "cancelled"))
-        }
+        let transport = BatchFaultTransport(station: station) { _, item in Self.failure(.cancelled, item) }
         let client = try await client(station, transport: transport, posts: 4)
         let error = await #expect(throws: StationClientError.self) { try await client.listPosts(as: DriveFileMetadata.self) }
         #expect(error?.kind == .cancelled)
