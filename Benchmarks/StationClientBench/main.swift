@@ -31,8 +31,11 @@ import Glibc
 
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
-func fail(_ message: String) -> Never {
+/// Reports `message` and exits 2, stopping `emulator` first when one was started (a spawned
+/// emulator would outlive the benchmark otherwise).
+func fail(_ message: String, stopping emulator: EmulatorProcess? = nil) -> Never {
     FileHandle.standardError.write(Data("station-client-bench: \(message)\n".utf8))
+    emulator?.stop()
     exit(2)
 }
 
@@ -307,7 +310,7 @@ func listing(cold: Bool) async throws -> (cpuPerPost: Double, postsPerSecond: Do
     }
     let elapsed = Date().timeIntervalSince(wall)
     guard result.posts.count == options.posts, result.skipped.isEmpty else {
-        fail("listing read \(result.posts.count) posts and skipped \(result.skipped.count)")
+        fail("listing read \(result.posts.count) posts and skipped \(result.skipped.count)", stopping: emulator)
     }
     return (cpuUsed / Double(options.posts), Double(options.posts) / elapsed, cpuUsed)
 }
@@ -322,6 +325,7 @@ if let loops = ProcessInfo.processInfo.environment["BENCH_LOOP_COLD"].flatMap({ 
         _ = try await client.listPosts(as: DriveFileMetadata.self)
     }
     say(String(format: "loop: %.0f µs per post in cold listings", (cpuSeconds() - start) / Double(loops * options.posts) * 1e6))
+    emulator.stop()
     exit(0)
 }
 // With BENCH_DIAGNOSE set: the cost of each stage of one listed post, measured alone, to see where
@@ -426,9 +430,11 @@ guard options.largeFile else {
 // The metadata names the file's size, so the size is found with metadata of the same length.
 let estimate = try client.largestPublishableFileSize(metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: 0))
 let largest = try client.largestPublishableFileSize(metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: Int(estimate)))
-guard String(largest).count == String(estimate).count else { fail("the size estimate changed length") }
+guard String(largest).count == String(estimate).count else { fail("the size estimate changed length", stopping: emulator) }
 let source = work.appendingPathComponent("largest.bin")
-guard FileManager.default.createFile(atPath: source.path, contents: nil) else { fail("cannot create \(source.path)") }
+guard FileManager.default.createFile(atPath: source.path, contents: nil) else {
+    fail("cannot create \(source.path)", stopping: emulator)
+}
 let writer = try FileHandle(forWritingTo: source)
 var remaining = Int(largest)
 var pattern = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
