@@ -234,7 +234,8 @@ public final class CurlTransport: HTTPTransport {
 
     /// The setup of a direct exchange (see `DirectExchange`) when `request` qualifies: plain
     /// `http`, no proxy, body and response in memory, no progress handler. `nil` otherwise, and
-    /// libcurl carries the request.
+    /// libcurl carries the request. `known` is `originAndTarget(of:)` of the request's URL when the
+    /// caller has read it already (`.some(nil)`: not a plain `http` URL).
     private func directSetup(
         _ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions,
         target known: (authority: String, origin: String, host: String, path: String)?? = nil
