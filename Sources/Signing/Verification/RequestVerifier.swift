@@ -40,6 +40,7 @@ public struct RequestVerifier: Sendable {
 
     private let devices: any SigningDeviceDirectory
     private let nonces: any NonceStore
+    private let keys = VerificationKeyCache()
 
     /// Creates a verifier over a device directory and a nonce store.
     public init(devices: some SigningDeviceDirectory, nonces: some NonceStore) {
@@ -115,7 +116,7 @@ public struct RequestVerifier: Sendable {
             method: method, path: path, uid: uid, deviceUID: deviceUID, timestamp: timestamp, nonce: nonce,
             bodySHA256: bodySHA256)
         // The station treats any error inside verification as a failed signature.
-        guard let publicKey = try? MLDSA65.PublicKey(rawRepresentation: keyBytes),
+        guard let publicKey = await keys.key(for: keyBytes),
               publicKey.isValidSignature(signatureBytes, for: canonical.bytes, context: Data()) else {
             throw .badAuth
         }
