@@ -82,7 +82,7 @@ let package = Package(
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "CurlTransport", "TransportTestSupport"],
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "CurlTransport", "StationEmulator"],
             path: "Benchmarks/CipherBench"
         ),
 
