@@ -56,8 +56,8 @@ final class DirectExchange: @unchecked Sendable {
     private var outgoing: [UInt8] = []
     private var sent = 0
     /// Answers completed on the current connection (a connection that carried some may be
-    /// replaced for the rest).
-    private var answeredOnConnection = 0
+    /// replaced for the rest; the engine learns the answer interval from them).
+    private(set) var answeredOnConnection = 0
     private var reader: HTTP1ResponseReader
     /// When the current request reached the head of the line (its total time limit runs from here).
     private var currentStartedAt = 0.0
@@ -114,9 +114,6 @@ final class DirectExchange: @unchecked Sendable {
 
     /// The answers still to come.
     var unanswered: Int { setups.count - outcomes.count }
-
-    /// Answers read on the current connection (the engine learns the answer interval from them).
-    var answersOnConnection: Int { answeredOnConnection }
 
     /// Takes a connected socket; `reused` when it comes from the idle pool. Every unanswered
     /// request is written on it.

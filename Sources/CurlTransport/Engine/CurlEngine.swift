@@ -202,8 +202,8 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Updates the origin's answer interval from a pipeline that ended on one connection.
     private func learnAnswerInterval(from exchange: DirectExchange) {
-        let answers = exchange.answersOnConnection
-        guard answers >= 2, exchange.answersOnConnection == exchange.setups.count else { return }
+        let answers = exchange.answeredOnConnection
+        guard answers >= 2, answers == exchange.setups.count else { return }
         let interval = max(0, Self.monotonicSeconds() - exchange.sentAt) / Double(answers)
         let origin = exchange.first.origin
         answerIntervals[origin] = answerIntervals[origin].map { ($0 + interval) / 2 } ?? interval
