@@ -67,29 +67,29 @@ extension HTTPTransport {
     /// One `send(_:body:options:)` per request, all at once; outcomes in the order of `batch`. What
     /// a transport falls back to for requests it cannot batch.
     public func sendConcurrently(_ batch: [HTTPBatchRequest], options: TransferOptions) async -> [Result<HTTPResponse, any Error>] {
+        // One request needs no child task.
         guard batch.count > 1 else {
             guard let only = batch.first else { return [] }
-            do {
-                return [.success(try await send(only.request, body: only.requestBody, options: options))]
-            } catch {
-                return [.failure(error)]
-            }
+            return [await outcome(of: only, options: options)]
         }
         return await withTaskGroup(of: (Int, Result<HTTPResponse, any Error>).self) { group in
             for (index, item) in batch.enumerated() {
-                group.addTask {
-                    do {
-                        return (index, .success(try await send(item.request, body: item.requestBody, options: options)))
-                    } catch {
-                        return (index, .failure(error))
-                    }
-                }
+                group.addTask { (index, await outcome(of: item, options: options)) }
             }
             var outcomes = [Result<HTTPResponse, any Error>?](repeating: nil, count: batch.count)
             for await (index, outcome) in group { outcomes[index] = outcome }
             return outcomes.map { outcome in
                 outcome ?? .failure(CancellationError())
             }
+        }
+    }
+
+    /// `send(_:body:options:)` of one batched request, its error kept as the outcome.
+    private func outcome(of item: HTTPBatchRequest, options: TransferOptions) async -> Result<HTTPResponse, any Error> {
+        do {
+            return .success(try await send(item.request, body: item.requestBody, options: options))
+        } catch {
+            return .failure(error)
         }
     }
 }
