@@ -132,24 +132,14 @@ public struct RewrapResponse: Sendable, Hashable, Codable {
     }
 
     /// Reads a `/rewrap` answer body, with the same result and errors as decoding it with
-    /// `WireJSON.decode`. The station's two usual shapes are read straight from the parsed JSON,
-    /// because a cold listing reads one answer per post; anything else goes through `Decodable`.
+    /// `WireJSON.decode`. The station's success answer, as it writes it, is read without building
+    /// JSON values, because a cold listing reads one answer per post; anything else goes through
+    /// `Decodable`.
     ///
     /// - Throws: `WireFormatError` when the body is not JSON or not a rewrap answer.
     public static func read(_ bytes: [UInt8]) throws(WireFormatError) -> RewrapResponse {
         if let compact = readCompact(bytes) { return compact }
-        let value = try WireJSON.parse(bytes)
-        if let object = value.objectValue, let inner = object["result"]?.objectValue {
-            let status = object["status"]?.stringValue ?? "ok"
-            if let error = inner["error"]?.stringValue { return RewrapResponse(status: status, result: .failed(error)) }
-            if inner["error"] == nil || inner["error"]?.isNull == true,
-               let uid = inner["uid"]?.stringValue, let deviceUID = inner["device_uid"]?.stringValue,
-               let postCID = inner["post_cid"]?.stringValue, let envelope = inner["envelope"]?.stringValue {
-                return RewrapResponse(status: status, result: .rewrapped(uid: uid, deviceUID: deviceUID, postCID: postCID,
-                                                                         envelopeHex: envelope))
-            }
-        }
-        return try WireJSON.decode(RewrapResponse.self, from: value)
+        return try WireJSON.decode(RewrapResponse.self, from: WireJSON.parse(bytes))
     }
 
     /// The station's success answer exactly as it writes it (compact, keys in its order, strings
