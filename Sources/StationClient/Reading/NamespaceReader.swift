@@ -293,8 +293,9 @@ extension StationClient {
                     try Self.postKey(fromRewrap: response, postCID: post.postCID, kemKey: context.kemKey, operation: single)
                 })
             default:
-                if case .failure(let error) = outcome, StationClientError.wrap(error, operation: single).kind == .cancelled {
-                    throw StationClientError.wrap(error, operation: single)
+                if case .failure(let error) = outcome {
+                    let wrapped = StationClientError.wrap(error, operation: single)
+                    if wrapped.kind == .cancelled { throw wrapped }
                 }
                 // Alone, with the client's current state (a retry before may have moved the endpoint
                 // or learned the clock offset).
