@@ -15,7 +15,7 @@ import Glibc
 // loopback (acceptance 2 of issue 7).
 //
 //   swift build -c release --product cipher-station-emulator && swift build -c release --product station-client-bench
-//   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--cold-runs 11] [--large-file yes|no] [--width 8] [--batch 16]
+//   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--cold-runs 11] [--large-file yes|no] [--width 8]
 //                                       [--attach station-URL,gateway-URL,log-file]
 //
 // Prints the cold listing (rewrap + open + metadata decrypt) and the warm listing (cached keys) in
@@ -153,7 +153,6 @@ struct Options {
     var coldRuns = 11
     var largeFile = true
     var width = 8
-    var batch = 16
     /// `station-URL,gateway-URL,log-file` of an emulator started by hand.
     var attach: (station: URL, gateway: URL, log: URL)?
 }
@@ -172,7 +171,6 @@ func parseOptions() -> Options {
         case "--cold-runs": options.coldRuns = max(1, Int(value) ?? options.coldRuns)
         case "--large-file": options.largeFile = value != "no"
         case "--width": options.width = max(1, Int(value) ?? options.width)
-        case "--batch": options.batch = max(1, Int(value) ?? options.batch)
         case "--attach":
             let parts = value.split(separator: ",").map(String.init)
             guard parts.count == 3, let station = URL(string: parts[0]), let gateway = URL(string: parts[1]) else {
@@ -263,7 +261,7 @@ let transport = CurlTransport()
 let store = try FileKeyStore(directory: work.appendingPathComponent("keys"), passphrase: "benchmark passphrase")
 let configuration = StationClientConfiguration(
     namespace: "drive", keyStore: store, transport: transport, gateway: IPFSGateway(baseURL: emulator.gateway, transport: transport),
-    rewrapConcurrency: options.width, rewrapBatchSize: options.batch, persistsOfflineListing: false,
+    rewrapConcurrency: options.width, persistsOfflineListing: false,
     log: { event in if event.level >= .info { say("client log: \(event.message)") } })
 let seenPINs = Set<String>()
 let client = try await StationClient.pair(endpoint: emulator.station, deviceName: "bench", configuration: configuration) { _ in
@@ -374,7 +372,7 @@ if ProcessInfo.processInfo.environment["BENCH_DIAGNOSE"] != nil {
                            "post_cid": .string("QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"),
                            "envelope": .string(envelopeHex)]),
     ]))
-    let decode = try await perCall(2000) { _ = try RewrapResponse.read(rewrapBody) }
+    let decode = try await perCall(2000) { _ = try WireJSON.decode(RewrapResponse.self, from: rewrapBody) }
     let open = try await perCall(200) { _ = try Envelope.open(envelopeHex, with: credentials.kemPrivateKey) }
     say(String(format: "diagnose: unsigned GET /health %.0f µs sequential, %.0f µs with %d at once", unsigned * 1e6,
                unsignedParallel * 1e6, options.width))

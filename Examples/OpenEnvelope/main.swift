@@ -51,27 +51,4 @@ await runExample { station in
 
     // The content is the same SecretBox layout over the whole file.
     print("content: \(String(decoding: try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID), as: UTF8.self))")
-
-    // Many rewraps at once, as a listing sends them: a batch of signed requests, which
-    // CurlTransport pipelines on one connection (each request signed on its own, with its nonce).
-    var batch: [HTTPBatchRequest] = []
-    for index in 0..<3 {
-        let extra = try await client.publish(data: Data("file \(index)".utf8), metadata: DriveFileMetadata(filename: "f\(index).txt"))
-        let body = WireJSON.serialize(.object([
-            "uid": .string(credentials.stationUID), "device_uid": .string(credentials.deviceUID),
-            "post_cid": .string(extra.postCID), "envelopes_cid": .string(extra.envelopesCID ?? ""),
-        ]))
-        var request = HTTPRequest(method: .post, url: station.endpoint.appendingPathComponent("rewrap"))
-        request.headers.add("content-type", value: "application/json")
-        for (name, value) in try signer.sign(method: "POST", path: "/rewrap", body: body).fields { request.headers.add(name, value: value) }
-        batch.append(HTTPBatchRequest(request, body: Data(body)))
-    }
-    var opened = 0
-    for outcome in await station.transport.send(batch: batch, options: TransferOptions()) {
-        let answer = try WireJSON.decode(RewrapResponse.self, from: try outcome.get().body.data ?? Data())
-        if case let .rewrapped(_, _, _, hex) = answer.result, (try? Envelope.open(hex, with: credentials.kemPrivateKey)) != nil {
-            opened += 1
-        }
-    }
-    print("batch: \(opened) of \(batch.count) envelopes opened")
 }

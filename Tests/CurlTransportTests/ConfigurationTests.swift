@@ -11,7 +11,6 @@ struct ConfigurationTests {
         let configuration = CurlTransport.Configuration()
         #expect(configuration.idleTimeout == 120)
         #expect(configuration.requestTimeout == 300)
-        #expect(configuration.pinnedPublicKeys.isEmpty)
         #expect(configuration.caBundlePath == nil)
         #expect(configuration.userAgent == "swift-cipher-station")
     }

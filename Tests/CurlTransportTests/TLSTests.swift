@@ -35,8 +35,9 @@ struct TLSTests {
     @Test func pinnedSelfSignedServerIsTrusted() async throws {
         let station = try SelfSignedServer()
         defer { station.stop() }
-        let transport = CurlTransport.forTests { $0.pinnedPublicKeys = ["127.0.0.1": [station.pin]] }
-        let response = try await transport.send(HTTPRequest(method: .get, url: station.server.url))
+        let transport = CurlTransport.forTests()
+        let response = try await transport.send(HTTPRequest(method: .get, url: station.server.url), body: .none,
+                                                options: TransferOptions(pinnedPublicKeys: [station.pin]))
         #expect(response.status == 200)
         #expect(String(decoding: response.body.data ?? Data(), as: UTF8.self).contains("s_server"))
     }
@@ -46,8 +47,9 @@ struct TLSTests {
         let station = try SelfSignedServer()
         defer { station.stop() }
         let other = try #require(Self.otherPin)
-        let transport = CurlTransport.forTests { $0.pinnedPublicKeys = ["127.0.0.1": [other, station.pin]] }
-        let response = try await transport.send(HTTPRequest(method: .get, url: station.server.url))
+        let response = try await CurlTransport.forTests().send(
+            HTTPRequest(method: .get, url: station.server.url), body: .none,
+            options: TransferOptions(pinnedPublicKeys: [other, station.pin]))
         #expect(response.status == 200)
     }
 
@@ -55,8 +57,10 @@ struct TLSTests {
         let station = try SelfSignedServer()
         defer { station.stop() }
         let other = try #require(Self.otherPin)
-        let transport = CurlTransport.forTests { $0.pinnedPublicKeys = ["127.0.0.1": [other]] }
-        let error = await transportError { _ = try await transport.send(HTTPRequest(method: .get, url: station.server.url)) }
+        let error = await transportError {
+            _ = try await CurlTransport.forTests().send(HTTPRequest(method: .get, url: station.server.url), body: .none,
+                                                        options: TransferOptions(pinnedPublicKeys: [other]))
+        }
         #expect(error?.kind == .pinMismatch)
         #expect(error?.url == station.server.url)
     }
@@ -101,27 +105,36 @@ struct TLSTests {
         #expect(!seen.notAfter.isEmpty)
         #expect(seen.chainLength == 1)
 
-        transport.setPinnedPublicKeys([seen.publicKeyFingerprint], forHost: "127.0.0.1")
-        #expect(transport.pinnedPublicKeys(forHost: "127.0.0.1") == [station.pin])
-        let response = try await transport.send(HTTPRequest(method: .get, url: station.server.url))
+        let response = try await transport.send(HTTPRequest(method: .get, url: station.server.url), body: .none,
+                                                options: TransferOptions(pinnedPublicKeys: [seen.publicKeyFingerprint]))
         #expect(response.status == 200)
     }
 
-    /// Pins can change at run time, and a connection made under one pin set is not reused under
-    /// another.
-    @Test func pinsChangeAtRunTime() async throws {
+    /// Pins travel with each request: one transport sends to one origin under different pins, and
+    /// a connection made under one pin set is not reused under another.
+    @Test func pinsTravelWithEachRequest() async throws {
         let station = try SelfSignedServer()
         defer { station.stop() }
         let other = try #require(Self.otherPin)
         let transport = CurlTransport.forTests()
-        let url = station.server.url
-        transport.setPinnedPublicKeys([station.pin], forHost: "127.0.0.1")
-        #expect(try await transport.send(HTTPRequest(method: .get, url: url)).status == 200)
-        transport.setPinnedPublicKeys([other], forHost: "127.0.0.1")
-        #expect(await transportError { _ = try await transport.send(HTTPRequest(method: .get, url: url)) }?.kind == .pinMismatch)
-        transport.setPinnedPublicKeys([], forHost: "127.0.0.1")
-        #expect(transport.pinnedPublicKeys(forHost: "127.0.0.1").isEmpty)
-        #expect(await transportError { _ = try await transport.send(HTTPRequest(method: .get, url: url)) }?.kind == .tlsFailure)
+        let request = HTTPRequest(method: .get, url: station.server.url)
+        #expect(try await transport.send(request, body: .none, options: TransferOptions(pinnedPublicKeys: [station.pin])).status == 200)
+        #expect(await transportError {
+            _ = try await transport.send(request, body: .none, options: TransferOptions(pinnedPublicKeys: [other]))
+        }?.kind == .pinMismatch)
+        #expect(await transportError { _ = try await transport.send(request) }?.kind == .tlsFailure)
+        #expect(try await transport.send(request, body: .none, options: TransferOptions(pinnedPublicKeys: [station.pin])).status == 200)
+    }
+
+    /// A pin on a plain `http` URL cannot be checked, so the request is refused unsent.
+    @Test func pinsOnPlainHTTPAreRefused() async throws {
+        let pin = try #require(Self.otherPin)
+        let url = try #require(URL(string: "http://127.0.0.1:1/"))
+        let error = await transportError {
+            _ = try await CurlTransport.forTests().send(HTTPRequest(method: .get, url: url), body: .none,
+                                                        options: TransferOptions(pinnedPublicKeys: [pin]))
+        }
+        #expect(error?.kind == .invalidRequest)
     }
 
     @Test func probeNeedsAnHTTPSServer() async throws {

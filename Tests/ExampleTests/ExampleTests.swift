@@ -68,7 +68,6 @@ struct ExampleTests {
         #expect(output.contains("post key recovered: 32 B"))
         #expect(output.contains(#"metadata: {"filename":"secret.txt","mime_type":"text/plain","size_bytes":11}"#))
         #expect(output.contains("content: hello world"))
-        #expect(output.contains("batch: 3 of 3 envelopes opened"))
     }
 
     @Test func publishPost() throws {

@@ -17,35 +17,6 @@ struct InMemoryTransportTests {
         }
     }
 
-    /// A conformance that implements only `send` gets `send(batch:options:)`: every request sent,
-    /// outcomes in order, errors in their places.
-    @Test func batchesWorkWithOnlySendImplemented() async throws {
-        let transport: any HTTPTransport = EchoTransport()
-        let url = try #require(URL(string: "https://station.example"))
-        var invalid = HTTPRequest(method: .get, url: url.appendingPathComponent("bad"))
-        invalid.headers.add("Bad Name", value: "x")
-        let batch = [
-            HTTPBatchRequest(HTTPRequest(method: .post, url: url.appendingPathComponent("a")), body: Data("one".utf8)),
-            HTTPBatchRequest(HTTPRequest(method: .get, url: url.appendingPathComponent("missing"))),
-            HTTPBatchRequest(invalid),
-            HTTPBatchRequest(HTTPRequest(method: .put, url: url.appendingPathComponent("b")), body: Data("two".utf8)),
-        ]
-        let outcomes = await transport.send(batch: batch, options: TransferOptions())
-        #expect(outcomes.count == 4)
-        #expect(try outcomes[0].get().body.data == Data("one".utf8))
-        #expect(try outcomes[1].get().status == 404)
-        #expect(try outcomes[3].get().headers["x-method"] == "PUT")
-        #expect(try outcomes[3].get().body.data == Data("two".utf8))
-        guard case .failure(let error as TransportError) = outcomes[2] else {
-            Issue.record("expected a TransportError, got \(outcomes[2])")
-            return
-        }
-        #expect(error.kind == .invalidRequest)
-        #expect(await transport.send(batch: [], options: TransferOptions()).isEmpty)
-        let single = await transport.send(batch: [batch[0]], options: TransferOptions())
-        #expect(try single.first?.get().body.data == Data("one".utf8))
-    }
-
     @Test func everyBodyKindRoundTrips() async throws {
         let transport: any HTTPTransport = EchoTransport()
         let url = try #require(URL(string: "https://station.example/echo"))

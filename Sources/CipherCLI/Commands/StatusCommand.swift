@@ -40,11 +40,10 @@ enum StatusCommand: Command {
         console.emit(output)
     }
 
-    /// The pinned fingerprint for the host, else the one the server presents; `nil` over plain http.
+    /// The public-key fingerprint the server presents; `nil` over plain http.
     static func tlsFingerprint(of endpoint: URL, transport: any Sendable) async throws -> String? {
-        guard endpoint.scheme == "https", let host = endpoint.host else { return nil }
+        guard endpoint.scheme == "https", endpoint.host != nil else { return nil }
         guard let curl = transport as? CurlTransport else { return nil }
-        if let pinned = curl.pinnedPublicKeys(forHost: host).first { return "\(pinned)" }
         return "\(try await curl.probeServerCertificate(at: endpoint).publicKeyFingerprint)"
     }
 }

@@ -7,14 +7,13 @@ import Transport
 /// Swift tasks never block on the network: they hand jobs to this thread through a locked inbox and
 /// wake it with `curl_multi_wakeup`, the one multi call libcurl allows from other threads. Every
 /// other libcurl call happens on this thread, so easy handles are never shared. The multi handle
-/// keeps a connection cache, which gives connection reuse across requests.
+/// keeps the connection cache (connections are reused across requests, and HTTP/2 streams to one
+/// origin share a connection), and finished easy handles are reset and kept for the next job.
 final class CurlEngine: @unchecked Sendable {
     enum Command {
         case start(any CurlJob)
         case cancel(any CurlJob)
         case resume(any CurlJob)
-        case startDirect(DirectExchange)
-        case cancelDirect(DirectExchange)
         case shutdown
     }
 
@@ -29,21 +28,12 @@ final class CurlEngine: @unchecked Sendable {
     private let inbox = Locked(Inbox())
     /// Running jobs by easy handle. Only the curl thread touches it.
     private var running: [OpaquePointer: any CurlJob] = [:]
-    /// Direct exchanges in progress (connecting, sending or receiving). Curl thread only.
-    private var directs: [DirectExchange] = []
-    /// Idle connections of direct exchanges. Curl thread only.
-    private var directPool: DirectConnectionPool
-    /// Seconds between answers of pipelined requests, per origin, learned from finished pipelines.
-    /// Curl thread only.
-    private var answerIntervals: [String: Double] = [:]
-    /// The poll entries of the last wait, matched to their exchanges. Curl thread only.
-    private var waitEntries: [curl_waitfd] = []
-    private var waitOwners: [DirectExchange] = []
-    /// The receive buffer of direct exchanges (allocated once; only the curl thread reads into it).
-    private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    /// Easy handles of finished jobs, reset and ready for the next one. Curl thread only.
+    private var spareHandles: [OpaquePointer] = []
+    private let maximumSpareHandles: Int
 
     init(maximumConnections: Int) {
-        directPool = DirectConnectionPool(limit: maximumConnections)
+        maximumSpareHandles = max(1, maximumConnections)
         let global = CurlGlobal.initialized
         var handle: OpaquePointer?
         if global == CURLE_OK { handle = curl_multi_init() }
@@ -57,14 +47,15 @@ final class CurlEngine: @unchecked Sendable {
         }
         guard let handle else { return }
         _ = ccurl_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, max(1, maximumConnections))
+        // Requests to one HTTP/2 origin become streams of one connection (libcurl's default since
+        // 7.62, set so that it holds whatever the build's default).
+        _ = ccurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         let thread = Thread { [self] in
             if let multi { run(multi) }
         }
         thread.name = "CurlTransport"
         thread.start()
     }
-
-    deinit { receiveBuffer.deallocate() }
 
     /// Queues a command for the curl thread. After shutdown, a `start` aborts the job at once.
     func post(_ command: Command) {
@@ -77,9 +68,6 @@ final class CurlEngine: @unchecked Sendable {
         }
         if !accepted, case .start(let job) = command {
             job.abort(.other, message: setupFailure ?? "the transport has shut down", handle: nil)
-        }
-        if !accepted, case .startDirect(let exchange) = command {
-            exchange.fail(.other, message: setupFailure ?? "the transport has shut down")
         }
     }
 
@@ -98,188 +86,49 @@ final class CurlEngine: @unchecked Sendable {
                 case .cancel(let job): stop(job, kind: .cancelled, message: "the transfer was cancelled", multi: multi)
                 case .resume(let job):
                     if let handle = handle(of: job) { _ = curl_easy_pause(handle, CCURL_PAUSE_CONT) }
-                case .startDirect(let exchange): startDirect(exchange, multi: multi)
-                case .cancelDirect(let exchange):
-                    endDirect(exchange, with: exchange.error(.cancelled, "the transfer was cancelled"), multi: multi)
                 case .shutdown: stopping = true
                 }
             }
             if stopping { break }
-            serviceDirects(multi: multi)
-            // Without easy handles libcurl has nothing to do (direct exchanges are not its).
             if !running.isEmpty {
                 var stillRunning: Int32 = 0
                 _ = curl_multi_perform(multi, &stillRunning)
                 collectFinished(multi)
             }
-            let timeout = directDeadlines(multi: multi)
-            prepareWaitEntries()
             var events: Int32 = 0
             // Sleeps until a socket is ready, a curl timer fires or `post` wakes it up.
-            let count = UInt32(waitEntries.count)
-            waitEntries.withUnsafeMutableBufferPointer { entries in
-                _ = curl_multi_poll(multi, count == 0 ? nil : entries.baseAddress, count, timeout, &events)
-            }
+            _ = curl_multi_poll(multi, nil, 0, 1000, &events)
         }
         let leftover = inbox.withLock { inbox in
             inbox.closed = true
             return inbox.commands
         }
         for command in leftover {
-            switch command {
-            case .start(let job): job.abort(.cancelled, message: "the transport has shut down", handle: nil)
-            case .startDirect(let exchange): exchange.fail(.cancelled, message: "the transport has shut down")
-            default: break
-            }
-        }
-        for exchange in directs {
-            endDirect(exchange, with: exchange.error(.cancelled, "the transport has shut down"), multi: multi)
+            if case .start(let job) = command { job.abort(.cancelled, message: "the transport has shut down", handle: nil) }
         }
         for job in Array(running.values) {
             stop(job, kind: .cancelled, message: "the transport has shut down", multi: multi)
         }
-        directPool.closeAll()
+        for handle in spareHandles { curl_easy_cleanup(handle) }
+        spareHandles.removeAll()
         _ = curl_multi_cleanup(multi)
     }
 
-    // MARK: Direct exchanges (curl thread)
+    /// A handle for a new job: a spare one (already reset) or a new one.
+    private func takeHandle() -> OpaquePointer? {
+        spareHandles.popLast() ?? curl_easy_init()
+    }
 
-    private func startDirect(_ exchange: DirectExchange, multi: OpaquePointer) {
-        if exchange.isCancelled {
-            exchange.fail(.cancelled, message: "the transfer was cancelled")
+    /// Keeps a finished job's handle for the next job, reset to libcurl's defaults (a reset keeps
+    /// the handle's buffers and DNS and TLS session caches, and connections stay in the multi
+    /// handle's cache either way).
+    private func recycle(_ handle: OpaquePointer) {
+        guard spareHandles.count < maximumSpareHandles else {
+            curl_easy_cleanup(handle)
             return
         }
-        let now = Self.monotonicSeconds()
-        exchange.begin(now: now, answerInterval: answerIntervals[exchange.first.origin])
-        directs.append(exchange)
-        if let socket = directPool.take(exchange.first.origin, now: now) {
-            exchange.attach(socket: socket, reused: true, now: now)
-            advance(exchange, multi: multi)
-        } else {
-            connect(exchange, multi: multi)
-        }
-    }
-
-    private func connect(_ exchange: DirectExchange, multi: OpaquePointer) {
-        exchange.markConnecting()
-        let job = DirectConnectJob(exchange: exchange) { [unowned self, unowned exchange] result in
-            exchange.connectJob = nil
-            switch result {
-            case .success(let socket):
-                exchange.attach(socket: socket, reused: false, now: Self.monotonicSeconds())
-                advance(exchange, multi: multi)
-            case .failure(let error):
-                endDirect(exchange, with: error, multi: multi)
-            }
-        }
-        exchange.connectJob = job
-        start(job, multi: multi)
-    }
-
-    /// Moves the exchange's bytes and ends it when it is over.
-    private func advance(_ exchange: DirectExchange, multi: OpaquePointer) {
-        switch exchange.pump(now: Self.monotonicSeconds(), scratch: receiveBuffer) {
-        case .waiting:
-            break
-        case .done(let reusable):
-            learnAnswerInterval(from: exchange)
-            removeDirect(exchange)
-            let socket = exchange.detachSocket()
-            if reusable {
-                directPool.put(socket, origin: exchange.first.origin, now: Self.monotonicSeconds())
-            } else {
-                _ = close(socket)
-            }
-            exchange.succeed()
-        case .retry:
-            // The server had closed the idle connection: a fresh one gets the request.
-            _ = close(exchange.prepareRetry())
-            connect(exchange, multi: multi)
-        case .failed(let error):
-            endDirect(exchange, with: error, multi: multi)
-        }
-    }
-
-    /// Updates the origin's answer interval from a pipeline that ended on one connection.
-    private func learnAnswerInterval(from exchange: DirectExchange) {
-        let answers = exchange.answeredOnConnection
-        guard answers >= 2, answers == exchange.setups.count else { return }
-        let interval = max(0, Self.monotonicSeconds() - exchange.sentAt) / Double(answers)
-        let origin = exchange.first.origin
-        answerIntervals[origin] = answerIntervals[origin].map { ($0 + interval) / 2 } ?? interval
-    }
-
-    private func endDirect(_ exchange: DirectExchange, with error: TransportError, multi: OpaquePointer) {
-        guard removeDirect(exchange) else { return }
-        if let job = exchange.connectJob {
-            exchange.connectJob = nil
-            if let handle = handle(of: job) {
-                running[handle] = nil
-                _ = curl_multi_remove_handle(multi, handle)
-                curl_easy_cleanup(handle)
-            }
-        }
-        let socket = exchange.detachSocket()
-        if socket >= 0 { _ = close(socket) }
-        exchange.fail(error)
-    }
-
-    /// Moves bytes for every exchange whose socket the last wait reported ready, and for pipelines
-    /// whose time to read has come.
-    private func serviceDirects(multi: OpaquePointer) {
-        for (entry, exchange) in zip(waitEntries, waitOwners) where entry.revents != 0 {
-            guard exchange.stage == .sending || exchange.stage == .receiving else { continue }
-            advance(exchange, multi: multi)
-        }
-        let now = Self.monotonicSeconds()
-        for exchange in directs where exchange.readingDue(now: now) {
-            advance(exchange, multi: multi)
-        }
-    }
-
-    /// Ends the exchanges past a time limit; returns the poll timeout in milliseconds.
-    private func directDeadlines(multi: OpaquePointer) -> Int32 {
-        let now = Self.monotonicSeconds()
-        directPool.closeExpired(now: now)
-        var timeout = 1000.0
-        for exchange in directs {
-            if let error = exchange.expired(now: now) {
-                endDirect(exchange, with: error, multi: multi)
-            } else if let left = exchange.secondsToDeadline(now: now) {
-                timeout = min(timeout, max(1, (left * 1000).rounded(.up)))
-            }
-        }
-        return Int32(timeout)
-    }
-
-    @discardableResult
-    private func removeDirect(_ exchange: DirectExchange) -> Bool {
-        guard let index = directs.firstIndex(where: { $0 === exchange }) else { return false }
-        directs.remove(at: index)
-        return true
-    }
-
-    private func prepareWaitEntries() {
-        // Built in locals and stored once: each access to a stored property of a class is checked
-        // for exclusivity at run time.
-        var entries = waitEntries
-        var owners = waitOwners
-        entries.removeAll(keepingCapacity: true)
-        owners.removeAll(keepingCapacity: true)
-        for exchange in directs {
-            let events = exchange.pollEvents
-            guard events != 0, exchange.socket >= 0 else { continue }
-            entries.append(curl_waitfd(fd: exchange.socket, events: events, revents: 0))
-            owners.append(exchange)
-        }
-        waitEntries = entries
-        waitOwners = owners
-    }
-
-    static func monotonicSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        curl_easy_reset(handle)
+        spareHandles.append(handle)
     }
 
     private func start(_ job: any CurlJob, multi: OpaquePointer) {
@@ -287,14 +136,18 @@ final class CurlEngine: @unchecked Sendable {
             job.abort(.cancelled, message: "the transfer was cancelled", handle: nil)
             return
         }
-        let handle: OpaquePointer
-        do {
-            handle = try job.makeHandle()
-        } catch let error as TransportError {
-            job.abort(error.kind, message: error.message, handle: nil)
+        guard let handle = takeHandle() else {
+            job.abort(.other, message: "curl_easy_init failed", handle: nil)
             return
+        }
+        do {
+            try job.configure(handle)
         } catch {
-            job.abort(.other, message: "\(error)", handle: nil)
+            let failure = error as? TransportError
+            job.abort(failure?.kind ?? .other, message: failure?.message ?? "\(error)", handle: nil)
+            // A handle that took some options is not reused: a reset would do, but a rejected
+            // setup is rare enough to start clean.
+            curl_easy_cleanup(handle)
             return
         }
         let added = curl_multi_add_handle(multi, handle)
@@ -312,7 +165,7 @@ final class CurlEngine: @unchecked Sendable {
         running[handle] = nil
         _ = curl_multi_remove_handle(multi, handle)
         job.abort(kind, message: message, handle: handle)
-        curl_easy_cleanup(handle)
+        recycle(handle)
     }
 
     private func collectFinished(_ multi: OpaquePointer) {
@@ -324,7 +177,7 @@ final class CurlEngine: @unchecked Sendable {
             job.ended(code, handle: handle)
             _ = curl_multi_remove_handle(multi, handle)
             job.finish(code, handle: handle)
-            curl_easy_cleanup(handle)
+            recycle(handle)
         }
     }
 

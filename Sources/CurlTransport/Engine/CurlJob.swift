@@ -3,14 +3,15 @@ import Transport
 
 /// One unit of work for the curl thread: an HTTP exchange or a certificate probe.
 ///
-/// The engine calls every method on its own thread. It owns the easy handle from `makeHandle()`
-/// until after `finish` or `abort`, when it cleans the handle up.
+/// The engine calls every method on its own thread. It hands the job a fresh or reset easy handle
+/// to `configure` and owns it: after `finish` or `abort` the handle is reset for the next job.
 protocol CurlJob: AnyObject, Sendable {
     /// Whether the job was cancelled before the engine started it (checked under the job's lock,
     /// because cancellation comes from any thread).
     var isCancelled: Bool { get }
-    /// Creates and configures the easy handle. Throws `TransportError` when the job cannot start.
-    func makeHandle() throws -> OpaquePointer
+    /// Sets the job's options on `handle` (fresh, or reset to libcurl's defaults). Throws
+    /// `TransportError` when the job cannot start.
+    func configure(_ handle: OpaquePointer) throws
     /// The transfer ended with `code` and the handle is still in the multi handle: the moment to
     /// read what removing it would close (a connect-only job's socket). Most jobs need nothing here.
     func ended(_ code: CURLcode, handle: OpaquePointer)

@@ -29,10 +29,7 @@ final class CertificateProbe: CurlJob, @unchecked Sendable {
 
     var isCancelled: Bool { pending.isCancelled }
 
-    func makeHandle() throws -> OpaquePointer {
-        guard let handle = curl_easy_init() else {
-            throw TransportError(.other, method: .get, url: url, message: "curl_easy_init failed")
-        }
+    func configure(_ handle: OpaquePointer) throws {
         var options = CurlOptions(handle)
         options.set(CURLOPT_URL, string: url.absoluteString, "CURLOPT_URL")
         options.set(CURLOPT_PROTOCOLS_STR, string: "https", "CURLOPT_PROTOCOLS_STR")
@@ -48,11 +45,9 @@ final class CertificateProbe: CurlJob, @unchecked Sendable {
         options.set(CURLOPT_FORBID_REUSE, 1, "CURLOPT_FORBID_REUSE")
         options.set(CURLOPT_CONNECTTIMEOUT_MS, CurlOptions.milliseconds(connectTimeout), "CURLOPT_CONNECTTIMEOUT_MS")
         guard options.failures.isEmpty else {
-            curl_easy_cleanup(handle)
             throw TransportError(.invalidRequest, method: .get, url: url,
                                  message: "libcurl rejected " + options.failures.joined(separator: "; "))
         }
-        return handle
     }
 
     func finish(_ code: CURLcode, handle: OpaquePointer) {

@@ -13,12 +13,9 @@ public struct StationClientConfiguration: Sendable {
     public var gateway: IPFSGateway?
     /// Where credentials, cached post keys and the offline listing are kept.
     public var keyStore: any KeyStore
-    /// How many `/rewrap` calls, or batches of them, a listing runs at once (at least 1).
+    /// How many `/rewrap` calls a listing runs at once (at least 1). Over HTTP/2 they are streams
+    /// of one connection; over HTTP/1.1, one connection each, reused across calls.
     public var rewrapConcurrency: Int
-    /// How many `/rewrap` calls a listing sends as one batch through
-    /// `HTTPTransport.send(batch:options:)` (at least 1; 1 sends them one by one). `CurlTransport`
-    /// pipelines a batch on one connection, which saves most of the per-call network CPU.
-    public var rewrapBatchSize: Int
     /// Whether recovered post keys are also kept in ``keyStore`` (encrypted at rest by a
     /// ``FileKeyStore``), so a restarted app skips the rewraps.
     public var persistsPostKeys: Bool
@@ -45,8 +42,7 @@ public struct StationClientConfiguration: Sendable {
     ///   - keyStore: the secret store (``FileKeyStore`` or the app's own).
     ///   - transport: the station transport; `nil` for a `CurlTransport`.
     ///   - gateway: the IPFS gateway for fallbacks and IPNS, or `nil` for none.
-    ///   - rewrapConcurrency: how many `/rewrap` calls, or batches, a listing runs at once (at least 1).
-    ///   - rewrapBatchSize: how many `/rewrap` calls a listing sends as one batch (at least 1).
+    ///   - rewrapConcurrency: how many `/rewrap` calls a listing runs at once (at least 1).
     ///   - persistsPostKeys: whether recovered post keys are also kept in the key store.
     ///   - persistsOfflineListing: whether the last listing is kept in the key store for offline use.
     ///   - followsEndpointChanges: whether unreachable stations are looked up again through IPNS.
@@ -56,7 +52,7 @@ public struct StationClientConfiguration: Sendable {
     ///   - temporaryDirectory: where uploads are staged; `nil` for the system's temporary directory.
     public init(
         namespace: String, keyStore: any KeyStore, transport: (any HTTPTransport)? = nil, gateway: IPFSGateway? = nil,
-        rewrapConcurrency: Int = 8, rewrapBatchSize: Int = 16, persistsPostKeys: Bool = false, persistsOfflineListing: Bool = true,
+        rewrapConcurrency: Int = 8, persistsPostKeys: Bool = false, persistsOfflineListing: Bool = true,
         followsEndpointChanges: Bool = true,
         requestTimeouts: TransferTimeouts = defaultRequestTimeouts,
         transferTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: nil),
@@ -67,7 +63,6 @@ public struct StationClientConfiguration: Sendable {
         self.transport = transport ?? CurlTransport()
         self.gateway = gateway
         self.rewrapConcurrency = max(1, rewrapConcurrency)
-        self.rewrapBatchSize = max(1, rewrapBatchSize)
         self.persistsPostKeys = persistsPostKeys
         self.persistsOfflineListing = persistsOfflineListing
         self.followsEndpointChanges = followsEndpointChanges

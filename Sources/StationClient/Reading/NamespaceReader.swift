@@ -93,31 +93,30 @@ extension StationClient {
     }
 
     /// Reads entries with bounded concurrency, keeping manifest order: `rewrapConcurrency` workers
-    /// take the next few entries until none is left, and fetch the keys those lack in one batch of
-    /// `/rewrap` calls. Cached keys are looked up on the actor before the workers start and new
-    /// keys stored when they are done, so a read never waits for the actor and no task is created
-    /// per post.
+    /// take the next entry until none is left, fetching the keys that are not cached through
+    /// `/rewrap`. Cached keys are looked up on the actor before the workers start and new keys
+    /// stored when they are done, so a read never waits for the actor and no task is created per
+    /// post.
     private func readEntries(
         _ entries: [PostEntry], context: ReadContext, operation: String
     ) async throws -> [Result<ListedPost<JSONValue>, SkippedPost>] {
         let cachedKeys = entries.map { postKeys[$0.postCID] }
         let width = min(configuration.rewrapConcurrency, entries.count)
-        // Every worker gets work: a short listing is cut into smaller batches.
-        let batchSize = max(1, min(configuration.rewrapBatchSize, (entries.count + width - 1) / max(1, width)))
-        let queue = ReadQueue(count: entries.count, step: batchSize)
+        let queue = ReadQueue(count: entries.count)
         var results = [Result<ListedPost<JSONValue>, SkippedPost>?](repeating: nil, count: entries.count)
         try await withThrowingTaskGroup(of: [(Int, Result<ReadPost, SkippedPost>)].self) { group in
             for _ in 0..<width {
                 group.addTask {
                     var done: [(Int, Result<ReadPost, SkippedPost>)] = []
-                    while let range = queue.next() {
-                        done += try await self.readBatch(range, of: entries, cachedKeys: cachedKeys, context: context)
+                    while let index = queue.next() {
+                        done.append((index, try await self.readEntry(entries[index], cachedKey: cachedKeys[index],
+                                                                     context: context)))
                     }
                     return done
                 }
             }
-            for try await batch in group {
-                for (index, result) in batch {
+            for try await finished in group {
+                for (index, result) in finished {
                     switch result {
                     case .success(let read):
                         if let key = read.newKey { postKeys[read.post.postCID] = key }
@@ -134,25 +133,20 @@ extension StationClient {
         return results.compactMap { $0 }
     }
 
-    /// Hands out ranges of entry indices to a listing's workers, each index once.
+    /// Hands out entry indices to a listing's workers, each index once.
     final class ReadQueue: @unchecked Sendable {
         private let lock = NSLock()
         private var nextIndex = 0
         private let count: Int
-        private let step: Int
 
-        init(count: Int, step: Int) {
-            self.count = count
-            self.step = max(1, step)
-        }
+        init(count: Int) { self.count = count }
 
-        func next() -> Range<Int>? {
+        func next() -> Int? {
             lock.lock()
             defer { lock.unlock() }
             guard nextIndex < count else { return nil }
-            let range = nextIndex..<min(nextIndex + step, count)
-            nextIndex = range.upperBound
-            return range
+            defer { nextIndex += 1 }
+            return nextIndex
         }
     }
 
@@ -162,31 +156,22 @@ extension StationClient {
         var newKey: SymmetricKey?
     }
 
-    /// Reads the entries in `range`: the keys that are not cached come from one batch of
-    /// `/rewrap` calls. A failure becomes a skipped post; only cancellation is thrown.
-    private nonisolated func readBatch(
-        _ range: Range<Int>, of entries: [PostEntry], cachedKeys: [SymmetricKey?], context: ReadContext
-    ) async throws -> [(Int, Result<ReadPost, SkippedPost>)] {
-        let missing = range.filter { cachedKeys[$0] == nil && Self.needsKey(entries[$0]) }
-        let fetched = try await rewrappedPostKeys(for: missing.map { (entries[$0].postCID, entries[$0].envelopesCID) },
-                                                  context: context)
-        let fetchedByIndex = Dictionary(uniqueKeysWithValues: zip(missing, fetched))
-        return try range.map { index in
-            let entry = entries[index]
-            do {
-                let read: ReadPost
-                if let outcome = fetchedByIndex[index] {
-                    read = try Self.read(entry, key: outcome.get(), isNew: true)
-                } else {
-                    read = try Self.read(entry, key: cachedKeys[index], isNew: false)
-                }
-                return (index, .success(read))
-            } catch let error as StationClientError where error.kind == .cancelled {
-                throw error
-            } catch {
-                return (index, .failure(SkippedPost(
-                    postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)"))))
+    /// Reads one entry, with its cached key or one from `/rewrap`. A failure becomes a skipped
+    /// post; only cancellation is thrown.
+    private nonisolated func readEntry(
+        _ entry: PostEntry, cachedKey: SymmetricKey?, context: ReadContext
+    ) async throws -> Result<ReadPost, SkippedPost> {
+        do {
+            if cachedKey == nil, Self.needsKey(entry) {
+                let key = try await rewrappedPostKey(for: entry.postCID, envelopesCID: entry.envelopesCID, context: context)
+                return .success(try Self.read(entry, key: key, isNew: true))
             }
+            return .success(try Self.read(entry, key: cachedKey, isNew: false))
+        } catch let error as StationClientError where error.kind == .cancelled {
+            throw error
+        } catch {
+            return .failure(SkippedPost(
+                postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)")))
         }
     }
 
@@ -252,73 +237,6 @@ extension StationClient {
         return try Self.postKey(fromRewrap: response, postCID: postCID, kemKey: context.kemKey, operation: operation)
     }
 
-    /// The keys of several posts through one batch of signed `/rewrap` calls
-    /// (`HTTPTransport.send(batch:options:)`), in order. A call that fails in the batch (no
-    /// connection, a tunnel's 5xx, a stale clock) is made again alone, where endpoint mobility and
-    /// the clock-offset retry apply.
-    ///
-    /// - Returns: one key or ``StationClientError`` per post.
-    /// - Throws: ``StationClientError`` with kind `.cancelled` only.
-    nonisolated func rewrappedPostKeys(
-        for posts: [(postCID: String, envelopesCID: String?)], context: ReadContext
-    ) async throws -> [Result<SymmetricKey, any Error>] {
-        guard posts.count > 1 else {
-            var keys: [Result<SymmetricKey, any Error>] = []
-            for post in posts {
-                keys.append(try await Self.catchingAllButCancellation {
-                    try await self.rewrappedPostKey(for: post.postCID, envelopesCID: post.envelopesCID, context: context)
-                })
-            }
-            return keys
-        }
-        let operation = "POST /rewrap (a batch of \(posts.count))"
-        let options = TransferOptions(timeouts: configuration.requestTimeouts)
-        let url = Self.url(context.call.endpoint, "/rewrap")
-        let prefix = Self.rewrapBodyPrefix(uid: context.stationUID, deviceUID: context.deviceUID)
-        var batch: [HTTPBatchRequest] = []
-        batch.reserveCapacity(posts.count)
-        for post in posts {
-            let body = Self.rewrapBody(prefix: prefix, postCID: post.postCID, envelopesCID: post.envelopesCID)
-            let request = try Self.signedRequest(.post, "/rewrap", url: url, body: .json(body), context: context.call.signing,
-                                                 operation: operation)
-            batch.append(HTTPBatchRequest(request, body: Data(body)))
-        }
-        let outcomes = await configuration.transport.send(batch: batch, options: options)
-        var keys: [Result<SymmetricKey, any Error>] = []
-        for (post, outcome) in zip(posts, outcomes) {
-            let single = "POST /rewrap for \(post.postCID)"
-            switch outcome {
-            case .success(let response) where !Self.isTunnelFailure(response) && !(response.status == 401 && Self.isStaleAnswer(response)):
-                keys.append(Result {
-                    try Self.postKey(fromRewrap: response, postCID: post.postCID, kemKey: context.kemKey, operation: single)
-                })
-            default:
-                if case .failure(let error) = outcome {
-                    let wrapped = StationClientError.wrap(error, operation: single)
-                    if wrapped.kind == .cancelled { throw wrapped }
-                }
-                // Alone, with the client's current state (a retry before may have moved the endpoint
-                // or learned the clock offset).
-                let current = await readContext()
-                keys.append(try await Self.catchingAllButCancellation {
-                    try await self.rewrappedPostKey(for: post.postCID, envelopesCID: post.envelopesCID, context: current)
-                })
-            }
-        }
-        return keys
-    }
-
-    /// `body`'s value or error; cancellation is thrown.
-    private static func catchingAllButCancellation<T>(_ body: () async throws -> T) async throws -> Result<T, any Error> {
-        do {
-            return .success(try await body())
-        } catch let error as StationClientError where error.kind == .cancelled {
-            throw error
-        } catch {
-            return .failure(error)
-        }
-    }
-
     /// The post key in a `/rewrap` answer, opened with the device's ML-KEM key.
     ///
     /// - Throws: ``StationClientError``: the station's refusal, an unexpected answer, or
@@ -328,7 +246,7 @@ extension StationClient {
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         let rewrap: RewrapResponse
         do {
-            rewrap = try RewrapResponse.read([UInt8](response.body.data ?? Data()))
+            rewrap = try WireJSON.decode(RewrapResponse.self, from: [UInt8](response.body.data ?? Data()))
         } catch {
             throw StationClientError(.invalidResponse, operation: operation, status: response.status,
                                      message: "unexpected answer: \(error)", underlying: error)
@@ -352,46 +270,12 @@ extension StationClient {
     }
 
     /// The `/rewrap` body, `{"uid":…,"device_uid":…,"post_cid":…,"envelopes_cid":…}` in compact
-    /// JSON: the bytes `WireJSON.serialize` gives for that object, put together directly because a
-    /// cold listing sends one per post.
+    /// JSON (`envelopes_cid` is `null` for a post without one).
     static func rewrapBody(uid: String, deviceUID: String, postCID: String, envelopesCID: String?) -> [UInt8] {
-        rewrapBody(prefix: rewrapBodyPrefix(uid: uid, deviceUID: deviceUID), postCID: postCID, envelopesCID: envelopesCID)
-    }
-
-    /// `{"uid":…,"device_uid":…,"post_cid":`, the same for every post of a listing.
-    static func rewrapBodyPrefix(uid: String, deviceUID: String) -> [UInt8] {
-        var bytes = Array(#"{"uid":"#.utf8)
-        bytes.append(contentsOf: WireJSON.serialize(.string(uid)))
-        bytes.append(contentsOf: #","device_uid":"#.utf8)
-        bytes.append(contentsOf: WireJSON.serialize(.string(deviceUID)))
-        bytes.append(contentsOf: #","post_cid":"#.utf8)
-        return bytes
-    }
-
-    /// The body from its prefix; CIDs are plain ASCII and copied as they are (anything that would
-    /// need escaping goes through the serializer).
-    static func rewrapBody(prefix: [UInt8], postCID: String, envelopesCID: String?) -> [UInt8] {
-        func append(_ text: String, to bytes: inout [UInt8]) {
-            if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-                bytes.append(UInt8(ascii: "\""))
-                bytes.append(contentsOf: text.utf8)
-                bytes.append(UInt8(ascii: "\""))
-            } else {
-                bytes.append(contentsOf: WireJSON.serialize(.string(text)))
-            }
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(prefix.count + 160)
-        bytes.append(contentsOf: prefix)
-        append(postCID, to: &bytes)
-        bytes.append(contentsOf: #","envelopes_cid":"#.utf8)
-        if let envelopesCID {
-            append(envelopesCID, to: &bytes)
-        } else {
-            bytes.append(contentsOf: "null".utf8)
-        }
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        WireJSON.serialize(.object([
+            "uid": .string(uid), "device_uid": .string(deviceUID), "post_cid": .string(postCID),
+            "envelopes_cid": envelopesCID.map { .string($0) } ?? .null,
+        ]))
     }
 
     func cachedPostKey(_ postCID: String) -> SymmetricKey? { postKeys[postCID] }

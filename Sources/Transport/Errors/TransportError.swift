@@ -19,6 +19,9 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         case tlsFailure
         /// The server's public key does not match the pinned fingerprint.
         case pinMismatch
+        /// The request carries public-key pins (`TransferOptions.pinnedPublicKeys`) and this
+        /// transport cannot enforce them on this platform, so it sent nothing.
+        case pinningUnsupported
         /// The task was cancelled, or a streamed response was dropped before its end.
         case cancelled
         /// The connection broke mid-exchange: the server closed it early, sent nothing, or a

@@ -15,16 +15,28 @@ public struct TransferOptions: Sendable {
     /// Called as bytes move in either direction. It runs on the transport's own thread, so it must
     /// return quickly (hand the numbers to your UI or an actor and return).
     public var progress: (@Sendable (TransferProgress) -> Void)?
+    /// Public-key pins for the request's origin (scheme, host and port of its URL). Empty: the
+    /// server is checked against the trusted certificate authorities as usual.
+    ///
+    /// When not empty, the server is trusted by its key alone: the TLS handshake succeeds only if
+    /// the SHA-256 of the public key it presents (its `SubjectPublicKeyInfo`) equals one of these,
+    /// with no CA or host-name check; that is how a self-signed station is reached. Every transport
+    /// either enforces the pins or throws `TransportError` with kind `.pinningUnsupported`; it never
+    /// sends a pinned request unpinned. A pinned request to a plain `http` URL is refused with
+    /// `.invalidRequest`, since there is no key to check.
+    public var pinnedPublicKeys: [PublicKeyFingerprint]
 
     /// Creates options; every argument has the default described on its property.
     public init(
         response: ResponseDestination = .memory(),
         timeouts: TransferTimeouts? = nil,
-        progress: (@Sendable (TransferProgress) -> Void)? = nil
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        pinnedPublicKeys: [PublicKeyFingerprint] = []
     ) {
         self.response = response
         self.timeouts = timeouts
         self.progress = progress
+        self.pinnedPublicKeys = pinnedPublicKeys
     }
 }
 
