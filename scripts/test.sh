@@ -18,6 +18,11 @@ if [ ! -x "$venv/bin/python3" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" 
 fi
 export CIPHER_INTEROP_PYTHON="$PWD/$venv/bin/python3"
 
+# Apple platforms are built by construction: every Linux-only call has its Darwin branch.
+echo "==> platform guards (scripts/check_platform_guards.py)"
+python3 scripts/check_platform_guards.py --self-test
+python3 scripts/check_platform_guards.py
+
 # Serially: on a 2-core machine, CPU-heavy suites (vectors, 100 MiB CIDs) running beside the
 # streaming transport tests would starve them of the two cooperative threads.
 echo "==> swift test"

@@ -146,8 +146,9 @@ private final class FailureBox: @unchecked Sendable {
     func get() -> String? { lock.lock(); defer { lock.unlock() }; return value }
 }
 
-/// `VmRSS` and `VmHWM` from `/proc/self/status`, in bytes (0 where unavailable).
+/// `VmRSS` and `VmHWM` from `/proc/self/status`, in bytes (0 where unavailable: not Linux).
 private func residentMemory() -> (current: Int, peak: Int) {
+    #if os(Linux)
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0) }
     func field(_ name: String) -> Int {
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
@@ -155,9 +156,16 @@ private func residentMemory() -> (current: Int, peak: Int) {
         return (digits.flatMap { Int($0) } ?? 0) * 1024
     }
     return (field("VmRSS"), field("VmHWM"))
+    #else
+    return (0, 0)
+    #endif
 }
 
-/// Resets `VmHWM` to the current resident size, so each run reports its own peak.
+/// Resets `VmHWM` to the current resident size, so each run reports its own peak (Linux only).
 private func resetPeakResidentMemory() {
+    #if os(Linux)
     try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    #else
+    // Darwin has no way to reset the peak; it stays the process's.
+    #endif
 }

@@ -9,6 +9,8 @@ import StationClient
 import Transport
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 // station-client-bench: the StationClient against `cipher-station-emulator` in its own process on
@@ -63,19 +65,30 @@ func cpuSplit() -> (user: Double, system: Double) {
             Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6)
 }
 
-/// Resets the kernel's peak-RSS mark for this process (Linux `clear_refs` 5).
+/// Resets the kernel's peak-RSS mark for this process (Linux `clear_refs` 5; elsewhere the peak
+/// is the process's).
 func resetPeakRSS() {
+    #if os(Linux)
     try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    #else
+    // Darwin has no way to reset the peak; it stays the process's.
+    #endif
 }
 
-/// The peak resident set since the last reset, in bytes (`VmHWM`).
+/// The peak resident set since the last reset, in bytes (`VmHWM`; `ru_maxrss` elsewhere).
 func peakRSS() -> Int {
+    #if os(Linux)
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
     for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
         let digits = line.filter(\.isNumber)
         return (Int(digits) ?? 0) * 1024
     }
     return 0
+    #else
+    var usage = rusage()
+    getrusage(RUSAGE_SELF, &usage)
+    return Int(usage.ru_maxrss)  // bytes on Darwin
+    #endif
 }
 
 func median(_ values: [Double]) -> Double {

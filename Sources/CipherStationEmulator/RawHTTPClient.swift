@@ -77,7 +77,7 @@ final class RawHTTPClient {
         address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                connectSocket(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
         guard connected else {
@@ -89,13 +89,17 @@ final class RawHTTPClient {
         _ = setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         _ = setsockopt(socketDescriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Darwin)
+        // Darwin has no MSG_NOSIGNAL: a write to a server that left must fail, not raise SIGPIPE.
+        _ = setsockopt(socketDescriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
         descriptor = socketDescriptor
     }
 
     private func write(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[offset...].withUnsafeBytes { sendWithoutSignal(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw Failure.io("send: \(String(cString: strerror(errno)))")
@@ -149,4 +153,21 @@ final class RawHTTPClient {
         buffer.removeFirst(length)
         return Response(status: status, headers: headers, body: body)
     }
+}
+
+// The libc calls under names of their own: inside `RawHTTPClient`, `connect` and `send` would name
+// its methods.
+
+/// `connect(2)`.
+private func connectSocket(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    connect(descriptor, address, length)
+}
+
+/// `send(2)` that never raises SIGPIPE (MSG_NOSIGNAL on Linux; SO_NOSIGPIPE is set on Darwin sockets).
+private func sendWithoutSignal(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
+    #else
+    send(descriptor, bytes, count, 0)
+    #endif
 }

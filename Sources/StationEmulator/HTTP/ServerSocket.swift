@@ -40,6 +40,10 @@ final class ServerSocket: @unchecked Sendable {
         _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Darwin)
+        // Darwin has no MSG_NOSIGNAL: a write to a peer that left must fail, not raise SIGPIPE.
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
     }
 
     /// Buffered bytes not yet consumed.
