@@ -97,7 +97,7 @@ extension StationClient {
         for attempt in 0..<2 {
             let response = try await Self.exchange(
                 method, path, body: body, endpoint: endpoint, context: context, transport: configuration.transport,
-                options: options, operation: operation)
+                options: options, pins: configuration.stationPublicKeyPins, operation: operation)
             guard attempt == 0, response.status == 401, Self.isStaleAnswer(response),
                   let stationTime = response.headers["Date"].flatMap(Self.parseHTTPDate) else {
                 return response
@@ -112,11 +112,12 @@ extension StationClient {
 
     static func exchange(
         _ method: HTTPMethod, _ path: String, body: SignedBody, endpoint: URL, context: SigningContext,
-        transport: any HTTPTransport, options: TransferOptions, operation: String
+        transport: any HTTPTransport, options: TransferOptions, pins: [PublicKeyFingerprint], operation: String
     ) async throws -> HTTPResponse {
         let request = try signedRequest(method, path, url: url(endpoint, path), body: body, context: context, operation: operation)
         do {
-            return try await transport.send(request, body: body.requestBody, options: options)
+            return try await transport.send(request, body: body.requestBody,
+                                            options: stationOptions(options, endpoint: endpoint, pins: pins))
         } catch {
             throw StationClientError.wrap(error, operation: operation)
         }

@@ -100,15 +100,18 @@ public actor StationClient {
     /// - Throws: ``StationClientError`` when the station cannot be reached or answers otherwise.
     public func health() async throws -> HealthResponse {
         try await withEndpointMobility(operation: "GET /health") { endpoint in
-            try await Self.health(at: endpoint, transport: self.configuration.transport, timeouts: self.configuration.requestTimeouts)
+            try await Self.health(at: endpoint, transport: self.configuration.transport, timeouts: self.configuration.requestTimeouts,
+                                  pins: self.configuration.stationPublicKeyPins)
         }
     }
 
-    static func health(at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts) async throws -> HealthResponse {
+    static func health(
+        at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts, pins: [PublicKeyFingerprint]
+    ) async throws -> HealthResponse {
         let operation = "GET /health"
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .get, path: "/health", body: nil, transport: transport, timeouts: timeouts,
-            operation: operation)
+            pins: pins, operation: operation)
         guard response.isSuccess || response.status == 503 else { throw StationClientError.station(response, operation: operation) }
         return try decode(HealthResponse.self, from: response, operation: operation)
     }
@@ -119,7 +122,8 @@ public actor StationClient {
     /// - Throws: ``StationClientError`` when the station cannot be reached or the answer is not a profile.
     public func profile() async throws -> StationProfile {
         let profile = try await withEndpointMobility(operation: "GET /profile") { endpoint in
-            try await Self.profile(at: endpoint, transport: self.configuration.transport, timeouts: self.configuration.requestTimeouts)
+            try await Self.profile(at: endpoint, transport: self.configuration.transport, timeouts: self.configuration.requestTimeouts,
+                                   pins: self.configuration.stationPublicKeyPins)
         }
         var changed = false
         if let name = profile.ipnsName, name != credentials.ipnsName { credentials.ipnsName = name; changed = true }
@@ -135,15 +139,19 @@ public actor StationClient {
     ///   - endpoint: the station's base URL.
     ///   - transport: the HTTP transport to use.
     ///   - timeouts: time limits for the call.
+    ///   - pins: public-key pins of the station's TLS certificate, for a self-signed `https`
+    ///     station (see ``StationClientConfiguration/stationPublicKeyPins``); empty: trust the
+    ///     certificate authorities.
     /// - Throws: ``StationClientError``: `.unreachable` when the station cannot be reached,
     ///   `.station` for a non-2xx answer, `.invalidResponse` when the answer is not a profile.
     public static func profile(
-        at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = StationClientConfiguration.defaultRequestTimeouts
+        at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = StationClientConfiguration.defaultRequestTimeouts,
+        pins: [PublicKeyFingerprint] = []
     ) async throws -> StationProfile {
         let operation = "GET /profile"
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .get, path: "/profile", body: nil, transport: transport, timeouts: timeouts,
-            operation: operation)
+            pins: pins, operation: operation)
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         return try decode(StationProfile.self, from: response, operation: operation)
     }
@@ -152,16 +160,26 @@ public actor StationClient {
 
     static func unsignedExchange(
         endpoint: URL, method: HTTPMethod, path: String, body: [UInt8]?, transport: any HTTPTransport,
-        timeouts: TransferTimeouts, operation: String
+        timeouts: TransferTimeouts, pins: [PublicKeyFingerprint], operation: String
     ) async throws -> HTTPResponse {
         var request = HTTPRequest(method: method, url: url(endpoint, path))
         if body != nil { request.headers.add("Content-Type", value: "application/json") }
         do {
             return try await transport.send(
-                request, body: body.map { .bytes(Data($0)) } ?? .none, options: TransferOptions(timeouts: timeouts))
+                request, body: body.map { .bytes(Data($0)) } ?? .none,
+                options: stationOptions(TransferOptions(timeouts: timeouts), endpoint: endpoint, pins: pins))
         } catch {
             throw StationClientError.wrap(error, operation: operation)
         }
+    }
+
+    /// `options` for a request to the station at `endpoint`: over `https`, carrying the station's
+    /// public-key pins (plain `http` has no key to pin).
+    static func stationOptions(_ options: TransferOptions, endpoint: URL, pins: [PublicKeyFingerprint]) -> TransferOptions {
+        guard !pins.isEmpty, endpoint.scheme?.lowercased() == "https" else { return options }
+        var pinned = options
+        pinned.pinnedPublicKeys = pins
+        return pinned
     }
 
     static func url(_ endpoint: URL, _ path: String) -> URL {

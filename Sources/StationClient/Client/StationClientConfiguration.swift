@@ -13,6 +13,14 @@ public struct StationClientConfiguration: Sendable {
     public var gateway: IPFSGateway?
     /// Where credentials, cached post keys and the offline listing are kept.
     public var keyStore: any KeyStore
+    /// Public-key pins of the station's TLS certificate (`sha256//…`), for a station whose
+    /// certificate no trusted authority signed (the self-signed one `run.py` makes). Every request
+    /// to an `https` station endpoint carries them in `TransferOptions.pinnedPublicKeys`, so it
+    /// reaches the station only if it presents one of these keys; a transport that cannot enforce
+    /// pins refuses such requests (`.pinningUnsupported`). Empty (the default): the certificate is
+    /// checked against the trusted authorities. Learn a station's key with
+    /// `CurlTransport.probeServerCertificate(at:)`.
+    public var stationPublicKeyPins: [PublicKeyFingerprint]
     /// How many `/rewrap` calls a listing runs at once (at least 1). Over HTTP/2 they are streams
     /// of one connection; over HTTP/1.1, one connection each, reused across calls.
     public var rewrapConcurrency: Int
@@ -42,6 +50,7 @@ public struct StationClientConfiguration: Sendable {
     ///   - keyStore: the secret store (``FileKeyStore`` or the app's own).
     ///   - transport: the station transport; `nil` for a `CurlTransport`.
     ///   - gateway: the IPFS gateway for fallbacks and IPNS, or `nil` for none.
+    ///   - stationPublicKeyPins: pins of the station's TLS key (empty: trust the authorities).
     ///   - rewrapConcurrency: how many `/rewrap` calls a listing runs at once (at least 1).
     ///   - persistsPostKeys: whether recovered post keys are also kept in the key store.
     ///   - persistsOfflineListing: whether the last listing is kept in the key store for offline use.
@@ -52,7 +61,7 @@ public struct StationClientConfiguration: Sendable {
     ///   - temporaryDirectory: where uploads are staged; `nil` for the system's temporary directory.
     public init(
         namespace: String, keyStore: any KeyStore, transport: (any HTTPTransport)? = nil, gateway: IPFSGateway? = nil,
-        rewrapConcurrency: Int = 8, persistsPostKeys: Bool = false, persistsOfflineListing: Bool = true,
+        stationPublicKeyPins: [PublicKeyFingerprint] = [], rewrapConcurrency: Int = 8, persistsPostKeys: Bool = false, persistsOfflineListing: Bool = true,
         followsEndpointChanges: Bool = true,
         requestTimeouts: TransferTimeouts = defaultRequestTimeouts,
         transferTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: nil),
@@ -62,6 +71,7 @@ public struct StationClientConfiguration: Sendable {
         self.keyStore = keyStore
         self.transport = transport ?? CurlTransport()
         self.gateway = gateway
+        self.stationPublicKeyPins = stationPublicKeyPins
         self.rewrapConcurrency = max(1, rewrapConcurrency)
         self.persistsPostKeys = persistsPostKeys
         self.persistsOfflineListing = persistsOfflineListing

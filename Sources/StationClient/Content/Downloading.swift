@@ -208,7 +208,8 @@ extension StationClient {
             let context = await self.signingContext()
             let ranged = RangeTransport(base: self.configuration.transport, range: "bytes=\(offset)-")
             return try await Self.exchange(.get, path, body: .empty, endpoint: endpoint, context: context, transport: ranged,
-                                           options: options, operation: operation)
+                                           options: options, pins: self.configuration.stationPublicKeyPins,
+                                           operation: operation)
         }
     }
 }

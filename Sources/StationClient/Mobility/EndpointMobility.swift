@@ -86,7 +86,8 @@ extension StationClient {
         }
         let health: HealthResponse
         do {
-            health = try await Self.health(at: endpoint, transport: configuration.transport, timeouts: configuration.requestTimeouts)
+            health = try await Self.health(at: endpoint, transport: configuration.transport, timeouts: configuration.requestTimeouts,
+                                           pins: configuration.stationPublicKeyPins)
         } catch let error as StationClientError {
             throw StationClientError(.unreachable, operation: operation, message: "\(endpoint.absoluteString) does not answer /health",
                                      status: error.status, stationMessage: error.stationMessage,

@@ -54,11 +54,12 @@ extension StationClient {
     ) async throws -> StationClient {
         let transport = configuration.transport
         let timeouts = configuration.requestTimeouts
-        let health = try await health(at: endpoint, transport: transport, timeouts: timeouts)
+        let pins = configuration.stationPublicKeyPins
+        let health = try await health(at: endpoint, transport: transport, timeouts: timeouts, pins: pins)
         guard health.status == "healthy" || health.status == "degraded" else {
             throw StationClientError(.station, operation: "pairing", message: "the station is not healthy (\(health.status))")
         }
-        let profile = try await profile(at: endpoint, transport: transport, timeouts: timeouts)
+        let profile = try await profile(at: endpoint, transport: transport, timeouts: timeouts, pins: pins)
         guard let stationKey = profile.mlkemPublicKey,
               (try? MLKEM768.PublicKey(rawRepresentation: Hex.decode(stationKey))) != nil else {
             throw StationClientError(.invalidResponse, operation: "pairing", message: "the station's profile has no valid ML-KEM key")
@@ -71,7 +72,7 @@ extension StationClient {
 
         let start = try await startPairing(
             endpoint: endpoint, deviceUID: deviceUID, kemKey: kemKey.publicKey, signingKey: signingKey.publicKey,
-            transport: transport, timeouts: timeouts)
+            transport: transport, timeouts: timeouts, pins: pins)
         let expiresAt = Date().addingTimeInterval(TimeInterval(start.expiresInSeconds))
         var attemptsLeft = pinAttemptsPerSession
         var previous: PairingFailure?
@@ -94,7 +95,7 @@ extension StationClient {
             let operation = "POST /delegate/confirm"
             let response = try await unsignedExchange(
                 endpoint: endpoint, method: .post, path: "/delegate/confirm", body: body, transport: transport,
-                timeouts: timeouts, operation: operation)
+                timeouts: timeouts, pins: pins, operation: operation)
             if response.isSuccess {
                 let confirmed = try decode(DelegateConfirmResponse.self, from: response, operation: operation)
                 guard confirmed.uid == profile.uid else {
@@ -119,7 +120,7 @@ extension StationClient {
 
     static func startPairing(
         endpoint: URL, deviceUID: String, kemKey: MLKEM768.PublicKey, signingKey: MLDSA65.PublicKey,
-        transport: any HTTPTransport, timeouts: TransferTimeouts
+        transport: any HTTPTransport, timeouts: TransferTimeouts, pins: [PublicKeyFingerprint]
     ) async throws -> DelegateStartResponse {
         let operation = "POST /delegate/start"
         let body = WireJSON.serialize(.object([
@@ -129,7 +130,7 @@ extension StationClient {
         ]))
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .post, path: "/delegate/start", body: body, transport: transport, timeouts: timeouts,
-            operation: operation)
+            pins: pins, operation: operation)
         guard response.isSuccess else {
             let message = StationErrorBody.parse([UInt8](response.body.data ?? Data()))?.message
             if response.status == 429 { throw pairingError(.throttled(message ?? ""), status: 429, station: message) }
