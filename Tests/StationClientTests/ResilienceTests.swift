@@ -37,7 +37,7 @@ struct ResilienceTests {
         let endpoint = await station.endpoint
         let recorder = RecordingTransport(base: FakeTransport(station: station))
         let first = try await StationClient.exchange(.get, "/followers", body: .empty, endpoint: endpoint, context: context,
-                                                     transport: recorder, options: TransferOptions(), operation: "test")
+                                                     transport: recorder, options: TransferOptions(), pins: [], operation: "test")
         #expect(first.status == 200)
         let request = try #require(recorder.requests.withLock { $0.first })
         let replayed = try await FakeTransport(station: station).send(request, body: .none)
