@@ -158,7 +158,10 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
         options.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1, "CURLOPT_SUPPRESS_CONNECT_HEADERS")
         options.set(CURLOPT_TCP_KEEPALIVE, 1, "CURLOPT_TCP_KEEPALIVE")
         options.set(CURLOPT_NOPROXY, string: setup.noProxy, "CURLOPT_NOPROXY")
-        options.set(CURLOPT_BUFFERSIZE, setup.bufferSize, "CURLOPT_BUFFERSIZE")
+        // libcurl refuses a new receive-buffer size while the handle holds a buffer, which a handle
+        // reused after an HTTP/2 transfer does; it then keeps reading into that buffer at libcurl's
+        // default size, so the refusal is not a failure of the transfer.
+        _ = ccurl_easy_setopt_long(options.handle, CURLOPT_BUFFERSIZE, setup.bufferSize)
         options.set(CURLOPT_UPLOAD_BUFFERSIZE, min(setup.bufferSize, 2 * 1024 * 1024), "CURLOPT_UPLOAD_BUFFERSIZE")
         if let userAgent = setup.userAgent { options.set(CURLOPT_USERAGENT, string: userAgent, "CURLOPT_USERAGENT") }
 
