@@ -171,8 +171,9 @@ let package = Package(
             dependencies: ["PostQuantumTour", "PairDevice", "SignRequest", "ReadManifest", "OpenEnvelope", "PublishPost",
                            "TwoClients", "ReadFollowed", "TestSupport"]
         ),
-        // Openssl helpers and test patterns for transport tests; re-exports the emulator's loopback HTTP server.
-        .target(name: "TransportTestSupport", dependencies: ["StationEmulator"], path: "Tests/TransportTestSupport"),
+        // Openssl helpers, TLS fronts (scripts/tls-front.py, nghttpx) and test patterns for transport tests;
+        // re-exports the emulator's loopback HTTP server.
+        .target(name: "TransportTestSupport", dependencies: ["StationEmulator", "Transport"], path: "Tests/TransportTestSupport"),
         .testTarget(
             name: "TransportTests",
             dependencies: ["Transport", "TestSupport"],
