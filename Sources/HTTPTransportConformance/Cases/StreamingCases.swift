@@ -184,7 +184,8 @@ enum StreamingCases {
 
     static let progressIsReported = ConformanceCase(
         "progressIsReported",
-        "Progress reaches the full upload and download sizes before send returns, and never goes backwards."
+        "Progress reaches the full upload and download sizes before send returns, announces both sizes, "
+            + "and never goes backwards."
     ) { c in
         let size = 4 * 1024 * 1024
         let pattern = PatternBytes(seed: 6)
@@ -202,6 +203,10 @@ enum StreamingCases {
         let all = reports.value
         try c.expectEqual(all.map(\.bytesSent).max(), Int64(size), "the most bytesSent reported")
         try c.expectEqual(all.map(\.bytesReceived).max(), Int64(size), "the most bytesReceived reported")
+        try c.expect(all.contains { $0.expectedBytesToSend == Int64(size) }, "expectedBytesToSend",
+                     expected: "\(size) in some report", got: "\(Set(all.map(\.expectedBytesToSend)))")
+        try c.expect(all.contains { $0.expectedBytesToReceive == Int64(size) }, "expectedBytesToReceive",
+                     expected: "\(size) in some report", got: "\(Set(all.map(\.expectedBytesToReceive)))")
         let backwards = zip(all, all.dropFirst()).first { $0.bytesSent > $1.bytesSent || $0.bytesReceived > $1.bytesReceived }
         try c.expect(backwards == nil, "successive reports", expected: "never decreasing",
                      got: backwards.map { "\($0.0) then \($0.1)" } ?? "")
