@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
         .library(name: "StationClient", targets: ["StationClient"]),
         .library(name: "StationEmulator", targets: ["StationEmulator"]),
+        .library(name: "HTTPTransportConformance", targets: ["HTTPTransportConformance"]),
         .executable(name: "cipher-station-emulator", targets: ["CipherStationEmulator"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
         .executable(name: "station-client-bench", targets: ["StationClientBench"]),
@@ -74,6 +75,9 @@ let package = Package(
             name: "StationEmulator",
             dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport"]
         ),
+        // Layer 4: the behaviour every HTTPTransport promises, as cases any test runner can run
+        // against a transport (served by the emulator's loopback HTTP server; no test framework).
+        .target(name: "HTTPTransportConformance", dependencies: ["Transport", "StationEmulator"]),
         .executableTarget(
             name: "CipherStationEmulator",
             dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "Sodium", "Manifest"]
@@ -171,8 +175,9 @@ let package = Package(
             dependencies: ["PostQuantumTour", "PairDevice", "SignRequest", "ReadManifest", "OpenEnvelope", "PublishPost",
                            "TwoClients", "ReadFollowed", "TestSupport"]
         ),
-        // Openssl helpers and test patterns for transport tests; re-exports the emulator's loopback HTTP server.
-        .target(name: "TransportTestSupport", dependencies: ["StationEmulator"], path: "Tests/TransportTestSupport"),
+        // Openssl helpers, TLS fronts (scripts/tls-front.py, nghttpx) and test patterns for transport tests;
+        // re-exports the emulator's loopback HTTP server.
+        .target(name: "TransportTestSupport", dependencies: ["StationEmulator", "Transport"], path: "Tests/TransportTestSupport"),
         .testTarget(
             name: "TransportTests",
             dependencies: ["Transport", "TestSupport"],
@@ -190,7 +195,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CurlTransportTests",
-            dependencies: ["CurlTransport", "Transport", "TransportTestSupport", "TestSupport"]
+            dependencies: ["CurlTransport", "Transport", "HTTPTransportConformance", "TransportTestSupport", "TestSupport"]
         ),
     ]
 )

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the SDK builds against (libsodium, libcurl) when they are missing.
+# Installs the Debian packages the SDK builds against (libsodium, libcurl) and the tests use
+# (openssl; nghttpx from nghttp2-proxy, the HTTP/2 TLS front) when they are missing.
 # As root it runs apt-get; otherwise it prints the exact command to run and stops.
 set -euo pipefail
 missing=()
@@ -12,6 +13,8 @@ else
 fi
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+# nghttpx lives in /usr/sbin, which a non-root PATH may lack.
+command -v nghttpx >/dev/null 2>&1 || [ -x /usr/sbin/nghttpx ] || missing+=(nghttp2-proxy)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ]; then
     echo "==> installing ${missing[*]}"

@@ -8,8 +8,10 @@ import TransportTestSupport
 import Glibc
 #endif
 
-/// Timeouts, cancellation, broken connections and unreachable hosts. Limits are short (1–2 s) and
-/// the assertions only check that the right failure happens, not how fast.
+/// CurlTransport's configured time limits, beyond the transport conformance suite (ConformanceTests,
+/// which covers per-request limits, cancellation, broken connections and unreachable hosts):
+/// `Configuration.idleTimeout` / `requestTimeout` / `connectTimeout` apply when a request sets no
+/// limits. Limits are short (1–2 s) and the assertions only check that the right failure happens.
 @Suite("CurlTransport: failures")
 struct FailureTests {
     /// A server whose handler sends the head and `prefix` body bytes of a longer body, then waits
@@ -23,7 +25,7 @@ struct FailureTests {
         }
     }
 
-    @Test func idleTimeoutAfterTheHead() async throws {
+    @Test func configuredIdleTimeout() async throws {
         let closed = Locked(false)
         let server = try Self.stallingServer(closed: closed)
         defer { server.stop() }
@@ -36,22 +38,8 @@ struct FailureTests {
         #expect(await eventually { closed.value })
     }
 
-    @Test func idleTimeoutBeforeAnyResponse() async throws {
-        let server = try LoopbackHTTPServer { request, response in
-            try request.consumeBody()
-            _ = response.waitForClientToClose(timeout: 60)
-        }
-        defer { server.stop() }
-        let error = await transportError {
-            _ = try await CurlTransport.forTests(idle: 1).send(HTTPRequest(method: .post, url: server.url("/silent")),
-                                                               body: .bytes(Data("x".utf8)))
-        }
-        #expect(error?.kind == .timedOut)
-        #expect(error?.method == .post)
-    }
-
     /// A body that keeps trickling never trips the idle limit, but the total limit still ends it.
-    @Test func totalTimeoutForOrdinaryRequests() async throws {
+    @Test func configuredTotalTimeoutForOrdinaryRequests() async throws {
         let server = try LoopbackHTTPServer { _, response in
             try response.writeHead(status: 200, headers: [("Content-Length", "100000")])
             for _ in 0..<1000 {
@@ -93,189 +81,6 @@ struct FailureTests {
             if case .stream(let stream) = cut.body { _ = try await stream.collect(upTo: 100) }
         }
         #expect(error?.kind == .timedOut)
-    }
-
-    @Test func cancellingAWaitingRequest() async throws {
-        let closed = Locked(false)
-        let server = try Self.stallingServer(closed: closed)
-        defer { server.stop() }
-        let transport = CurlTransport.forTests()
-        let task = Task { try await transport.send(HTTPRequest(method: .get, url: server.url("/wait"))) }
-        #expect(await eventually { server.statistics.requestsReceived == 1 })
-        task.cancel()
-        let error = await transportError { _ = try await task.value }
-        #expect(error?.kind == .cancelled)
-        #expect(await eventually { closed.value })
-    }
-
-    @Test func cancellingMidDownloadStream() async throws {
-        let closed = Locked(false)
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "\(Int64(1) << 40)")])
-            let chunk = [UInt8](repeating: 0x44, count: 64 * 1024)
-            do {
-                while true { try response.write(chunk) }
-            } catch {
-                closed.withLock { $0 = true }
-            }
-        }
-        defer { server.stop() }
-        let transport = CurlTransport.forTests()
-        let received = Locked<Int64>(0)
-        let task = Task {
-            let response = try await transport.send(HTTPRequest(method: .get, url: server.url("/endless")), body: .none,
-                                                    options: TransferOptions(response: .stream))
-            guard case .stream(let stream) = response.body else { return }
-            for try await chunk in stream { received.withLock { $0 += Int64(chunk.count) } }
-        }
-        #expect(await eventually { received.value > 4 * 1024 * 1024 })
-        task.cancel()
-        let error = await transportError { try await task.value }
-        #expect(error?.kind == .cancelled)
-        #expect(await eventually { closed.value })
-    }
-
-    @Test func cancellingMidUpload() async throws {
-        let bytesAtServer = Locked<Int64>(0)
-        let closed = Locked(false)
-        let server = try LoopbackHTTPServer { request, response in
-            do {
-                try request.consumeBody { bytes, _ in bytesAtServer.withLock { $0 += Int64(bytes.count) } }
-                try response.send(status: 200)
-            } catch {
-                closed.withLock { $0 = true }
-                throw error
-            }
-        }
-        defer { server.stop() }
-        let pattern = PatternBytes(seed: 31)
-        let total: Int64 = 1 << 40  // never finishes on its own
-        let body = HTTPBodyStream(length: total, pattern.stream(count: total))
-        let task = Task {
-            try await CurlTransport.forTests().send(HTTPRequest(method: .post, url: server.url("/up")), body: .stream(body))
-        }
-        #expect(await eventually { bytesAtServer.value > 4 * 1024 * 1024 })
-        task.cancel()
-        let error = await transportError { _ = try await task.value }
-        #expect(error?.kind == .cancelled)
-        #expect(await eventually { closed.value })
-    }
-
-    /// A task cancelled before it sends never reaches the network.
-    @Test func alreadyCancelledTaskSendsNothing() async throws {
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
-        defer { server.stop() }
-        let transport = CurlTransport.forTests()
-        let task = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return try await transport.send(HTTPRequest(method: .get, url: server.url("/never")))
-        }
-        let error = await transportError { _ = try await task.value }
-        #expect(error?.kind == .cancelled)
-        #expect(server.statistics.connectionsAccepted == 0)
-    }
-
-    /// A file that shrinks while it is being uploaded fails the transfer instead of sending less
-    /// than its announced length.
-    @Test func fileShrinkingDuringUpload() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let file = directory.file("shrinking.bin")
-        try PatternBytes(seed: 51).writeFile(file, count: 48 * 1024 * 1024)
-        let readByServer = Locked<Int64>(0)
-        let mayContinue = Locked(false)
-        let server = try LoopbackHTTPServer { request, response in
-            try request.consumeBody { bytes, _ in
-                let total = readByServer.withLock { count -> Int64 in
-                    count += Int64(bytes.count)
-                    return count
-                }
-                // Hold the upload after 1 MiB until the test has truncated the file.
-                while total >= 1 << 20, !mayContinue.value { usleep(10_000) }
-            }
-            try response.send(status: 200)
-        }
-        defer { server.stop() }
-        let task = Task {
-            try await CurlTransport.forTests().send(HTTPRequest(method: .put, url: server.url("/up")), body: .file(file))
-        }
-        #expect(await eventually { readByServer.value >= 1 << 20 })
-        let handle = try FileHandle(forWritingTo: file)
-        try handle.truncate(atOffset: 24 * 1024 * 1024)
-        try handle.close()
-        mayContinue.withLock { $0 = true }
-        let error = await transportError { _ = try await task.value }
-        #expect(error?.kind == .requestBodyFailed)
-        #expect(error?.message.contains("shrank") == true)
-    }
-
-    /// Dropping an unfinished streamed body cancels its transfer.
-    @Test func droppingAStreamCancelsTheTransfer() async throws {
-        let closed = Locked(false)
-        let server = try Self.stallingServer(prefix: 5000, closed: closed)
-        defer { server.stop() }
-        let transport = CurlTransport.forTests()
-        do {
-            let response = try await transport.send(HTTPRequest(method: .get, url: server.url("/drop")), body: .none,
-                                                    options: TransferOptions(response: .stream))
-            guard case .stream(let stream) = response.body else {
-                Issue.record("expected a stream")
-                return
-            }
-            var iterator = stream.makeAsyncIterator()
-            #expect(try await iterator.next() != nil)
-        }
-        #expect(await eventually { closed.value })
-    }
-
-    @Test func serverClosingMidBody() async throws {
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
-            try response.write([UInt8](repeating: 0x45, count: 100_000))
-            response.abortConnection()
-        }
-        defer { server.stop() }
-        let transport = CurlTransport.forTests()
-        let url = server.url("/cut")
-        let collected = await transportError { _ = try await transport.send(HTTPRequest(method: .get, url: url)) }
-        #expect(collected?.kind == .connectionLost)
-        #expect(collected?.url == url)
-
-        let response = try await transport.send(HTTPRequest(method: .get, url: url), body: .none,
-                                                options: TransferOptions(response: .stream))
-        guard case .stream(let stream) = response.body else {
-            Issue.record("expected a stream")
-            return
-        }
-        var received = 0
-        let streamed = await transportError {
-            for try await chunk in stream { received += chunk.count }
-        }
-        #expect(streamed?.kind == .connectionLost)
-        #expect(received == 100_000)
-    }
-
-    @Test func connectionRefused() async throws {
-        // Bind a port, then close it: nothing listens there any more.
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
-        let url = server.url("/nobody")
-        server.stop()
-        let error = await transportError {
-            _ = try await CurlTransport.forTests().send(HTTPRequest(method: .delete, url: url))
-        }
-        #expect(error?.kind == .cannotConnect)
-        #expect(error?.url == url)
-        #expect(error?.method == .delete)
-        #expect(error?.code == 7)  // CURLE_COULDNT_CONNECT
-    }
-
-    @Test func unresolvableHost() async throws {
-        let url = try #require(URL(string: "http://cipher-station-test.invalid/profile"))
-        let error = await transportError {
-            _ = try await CurlTransport.forTests(connect: 30).send(HTTPRequest(method: .get, url: url))
-        }
-        #expect(error?.kind == .dnsFailure)
-        #expect(error?.url == url)
     }
 
     #if os(Linux)

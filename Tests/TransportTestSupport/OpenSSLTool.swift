@@ -77,6 +77,18 @@ public enum OpenSSLTool {
         return files
     }
 
+    /// A self-signed certificate made exactly as upstream's `run.py` makes a station's:
+    /// `openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 365
+    /// -subj /CN=cipherstation`, with no subjectAltName (so only a pin can make a client trust it).
+    /// Writes `cert.pem` and `key.pem` in `directory`.
+    public static func makeRunPyCertificate(in directory: URL) throws -> CertificateFiles {
+        let files = CertificateFiles(certificate: directory.appendingPathComponent("cert.pem"),
+                                     privateKey: directory.appendingPathComponent("key.pem"))
+        try run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", files.privateKey.path,
+                 "-out", files.certificate.path, "-days", "365", "-subj", "/CN=cipherstation"])
+        return files
+    }
+
     /// A certificate authority (self-signed, `CA:TRUE`), valid for two days.
     public static func makeCertificateAuthority(in directory: URL, name: String = "ca") throws -> CertificateFiles {
         let files = CertificateFiles(certificate: directory.appendingPathComponent("\(name).pem"),

@@ -69,6 +69,9 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     private var failure: TransportError?
     private var lastProgress: TransferProgress?
     private var descriptorsOpen = true
+    /// The easy handle while the transfer runs, for `CURLINFO_HTTP_VERSION` once the head is in.
+    private var handle: OpaquePointer?
+    private var httpVersion: String?
 
     init(setup: Setup, lifetime: CurlEngineLifetime) {
         self.setup = setup
@@ -114,6 +117,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     // MARK: CurlJob (curl thread)
 
     func configure(_ handle: OpaquePointer) throws {
+        self.handle = handle
         var options = CurlOptions(handle)
         configure(&options)
         guard options.failures.isEmpty else {
@@ -123,6 +127,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     }
 
     func finish(_ code: CURLcode, handle: OpaquePointer) {
+        self.handle = nil
         if code == CURLE_OK, failure == nil {
             if !headComplete {
                 // A response without a final head cannot happen over HTTP/1.1; fail rather than invent one.
@@ -137,6 +142,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     }
 
     func abort(_ kind: TransportError.Kind, message: String, handle: OpaquePointer?) {
+        self.handle = nil
         complete(with: failure ?? TransportError(kind, method: method, url: url, message: message))
     }
 
@@ -332,6 +338,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             if let status, status >= 200 {
                 headComplete = true
                 headers = HTTPHeaders(headerFields.map { HTTPHeaders.Field(name: $0.name, value: $0.value) })
+                httpVersion = negotiatedVersion()
                 if case .stream(let pipe) = setup.destination { deliverStreamHead(pipe) }
             }
         case .status(let code):
@@ -396,7 +403,21 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     private func deliverStreamHead(_ pipe: ResponsePipe) {
         let token = ResponseStreamToken(pipe: pipe, lifetime: lifetime)
         let stream = HTTPBodyStream(length: announcedLength()) { try await token.pipe.next() }
-        resume(.success(HTTPResponse(status: status ?? 0, headers: headers, body: .stream(stream))))
+        resume(.success(HTTPResponse(status: status ?? 0, headers: headers, body: .stream(stream), httpVersion: httpVersion)))
+    }
+
+    /// The version libcurl used for this response, in status-line spelling.
+    private func negotiatedVersion() -> String? {
+        guard let handle else { return nil }
+        var version = 0
+        guard ccurl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version) == CURLE_OK else { return nil }
+        switch version {
+        case Int(CURL_HTTP_VERSION_1_0): return "1.0"
+        case Int(CURL_HTTP_VERSION_1_1): return "1.1"
+        case Int(CURL_HTTP_VERSION_2_0): return "2"
+        case Int(CURL_HTTP_VERSION_3): return "3"
+        default: return nil
+        }
     }
 
     /// The body length the head announces, when it can be trusted (no body for HEAD, 204, 304).
@@ -423,7 +444,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             pipe.finish(nil)
             return  // the head went out when it arrived
         }
-        resume(.success(HTTPResponse(status: status ?? 0, headers: headers, body: body)))
+        resume(.success(HTTPResponse(status: status ?? 0, headers: headers, body: body, httpVersion: httpVersion)))
     }
 
     private func resume(_ result: Result<HTTPResponse, TransportError>) {

@@ -11,12 +11,18 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     /// The body, delivered the way `TransferOptions.response` asked for.
     public var body: HTTPResponseBody
+    /// The HTTP version the response arrived over, as the status line writes it: `"1.0"`,
+    /// `"1.1"`, `"2"` or `"3"`; `nil` when the transport does not report it. `CurlTransport`
+    /// reports it, so an app can see whether a TLS front negotiated HTTP/2.
+    public var httpVersion: String?
 
     /// Creates a response.
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: HTTPResponseBody = .data(Data())) {
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: HTTPResponseBody = .data(Data()),
+                httpVersion: String? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.httpVersion = httpVersion
     }
 
     /// Whether the status is 2xx.

@@ -1,0 +1,226 @@
+import Foundation
+import StationEmulator
+import Transport
+
+/// Cancellation, time limits, broken connections, unreachable hosts. Time limits are short and
+/// each case only checks that the right failure happens, never how fast.
+enum FailureCases {
+    static let all: [ConformanceCase] = [
+        cancellingAWaitingRequest, cancellingMidDownloadStream, cancellingMidUpload, alreadyCancelledTaskSendsNothing,
+        idleTimeoutAfterTheHead, idleTimeoutBeforeAnyResponse, totalTimeout, serverClosingMidBody,
+        fileShrinkingDuringUpload, connectionRefused, unresolvableHost, pinsOnPlainHTTPAreRefused,
+    ]
+
+    /// Idle limit for the idle cases: 1 s, with no total limit.
+    static let idleOnly = TransferTimeouts(idle: 1, total: nil)
+
+    static let cancellingAWaitingRequest = ConformanceCase(
+        "cancellingAWaitingRequest",
+        "Cancelling the task while it waits for the response throws .cancelled and closes the connection."
+    ) { c in
+        let closed = Locked(false)
+        let server = try LoopbackHTTPServer { request, response in
+            try request.consumeBody()
+            if response.waitForClientToClose(timeout: 60) { closed.withLock { $0 = true } }
+        }
+        defer { server.stop() }
+        let request = HTTPRequest(method: .get, url: server.url("/wait"))
+        let task = Task { try await c.transport.send(request, body: .none, options: TransferOptions()) }
+        try await c.eventually("the request reaching the server") { server.statistics.requestsReceived == 1 }
+        task.cancel()
+        try await c.expectError([.cancelled], "the cancelled send", request: request) { _ = try await task.value }
+        try await c.eventually("the server seeing the connection close") { closed.value }
+    }
+
+    static let cancellingMidDownloadStream = ConformanceCase(
+        "cancellingMidDownloadStream", "Cancelling the task reading a streamed body throws .cancelled and ends the transfer."
+    ) { c in
+        let closed = Locked(false)
+        let server = try LoopbackHTTPServer { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "\(Int64(1) << 40)")])
+            let chunk = [UInt8](repeating: 0x44, count: 64 * 1024)
+            do {
+                while true { try response.write(chunk) }
+            } catch {
+                closed.withLock { $0 = true }
+            }
+        }
+        defer { server.stop() }
+        let received = Locked<Int64>(0)
+        let request = HTTPRequest(method: .get, url: server.url("/endless"))
+        let task = Task {
+            let response = try await c.transport.send(request, body: .none, options: TransferOptions(response: .stream))
+            guard case .stream(let stream) = response.body else { return }
+            for try await chunk in stream { received.withLock { $0 += Int64(chunk.count) } }
+        }
+        try await c.eventually("4 MiB arriving") { received.value > 4 * 1024 * 1024 }
+        task.cancel()
+        try await c.expectError([.cancelled], "reading the cancelled stream") { try await task.value }
+        try await c.eventually("the server seeing the connection close") { closed.value }
+    }
+
+    static let cancellingMidUpload = ConformanceCase(
+        "cancellingMidUpload", "Cancelling the task during a streamed upload throws .cancelled and ends the transfer."
+    ) { c in
+        let bytesAtServer = Locked<Int64>(0)
+        let closed = Locked(false)
+        let server = try LoopbackHTTPServer { request, response in
+            do {
+                try request.consumeBody { bytes, _ in bytesAtServer.withLock { $0 += Int64(bytes.count) } }
+                try response.send(status: 200)
+            } catch {
+                closed.withLock { $0 = true }
+                throw error
+            }
+        }
+        defer { server.stop() }
+        let endless: Int64 = 1 << 40
+        let body = HTTPBodyStream(length: endless, PatternBytes(seed: 31).stream(count: endless))
+        let request = HTTPRequest(method: .post, url: server.url("/up"))
+        let task = Task { try await c.transport.send(request, body: .stream(body), options: TransferOptions()) }
+        try await c.eventually("4 MiB reaching the server") { bytesAtServer.value > 4 * 1024 * 1024 }
+        task.cancel()
+        try await c.expectError([.cancelled], "the cancelled upload", request: request) { _ = try await task.value }
+        try await c.eventually("the server seeing the connection close") { closed.value }
+    }
+
+    static let alreadyCancelledTaskSendsNothing = ConformanceCase(
+        "alreadyCancelledTaskSendsNothing", "A send from an already cancelled task throws .cancelled and sends nothing."
+    ) { c in
+        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
+        defer { server.stop() }
+        let request = HTTPRequest(method: .get, url: server.url("/never"))
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await c.transport.send(request, body: .none, options: TransferOptions())
+        }
+        try await c.expectError([.cancelled], "the send", request: request) { _ = try await task.value }
+        try c.expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
+    }
+
+    static let idleTimeoutAfterTheHead = ConformanceCase(
+        "idleTimeoutAfterTheHead",
+        "A body that stops moving fails with .timedOut under a 1 s idle limit, and the connection is closed."
+    ) { c in
+        let closed = Locked(false)
+        let server = try LoopbackHTTPServer(handler: Handlers.stalling(closed: closed))
+        defer { server.stop() }
+        try await c.expectError(.timedOut, sending: HTTPRequest(method: .get, url: server.url("/stall")),
+                                options: TransferOptions(timeouts: idleOnly))
+        try await c.eventually("the server seeing the connection close") { closed.value }
+    }
+
+    static let idleTimeoutBeforeAnyResponse = ConformanceCase(
+        "idleTimeoutBeforeAnyResponse", "A server that never answers fails the request with .timedOut under a 1 s idle limit."
+    ) { c in
+        let server = try LoopbackHTTPServer { request, response in
+            try request.consumeBody()
+            _ = response.waitForClientToClose(timeout: 60)
+        }
+        defer { server.stop() }
+        try await c.expectError(.timedOut, sending: HTTPRequest(method: .post, url: server.url("/silent")),
+                                body: .bytes(Data("x".utf8)), options: TransferOptions(timeouts: idleOnly))
+    }
+
+    static let totalTimeout = ConformanceCase(
+        "totalTimeout", "A body that keeps trickling fails with .timedOut under a 1.5 s total limit (idle limit 60 s)."
+    ) { c in
+        let server = try LoopbackHTTPServer { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "100000")])
+            for _ in 0..<600 {
+                try response.write([0x42])
+                usleep(100_000)
+            }
+        }
+        defer { server.stop() }
+        try await c.expectError(.timedOut, sending: HTTPRequest(method: .get, url: server.url("/slow")),
+                                options: TransferOptions(timeouts: TransferTimeouts(idle: 60, total: 1.5)))
+    }
+
+    static let serverClosingMidBody = ConformanceCase(
+        "serverClosingMidBody",
+        "A connection closed mid-body fails with .connectionLost, in memory and while streaming (after the bytes sent)."
+    ) { c in
+        let server = try LoopbackHTTPServer { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
+            try response.write([UInt8](repeating: 0x45, count: 100_000))
+            response.abortConnection()
+        }
+        defer { server.stop() }
+        let request = HTTPRequest(method: .get, url: server.url("/cut"))
+        try await c.expectError(.connectionLost, sending: request, "collected in memory")
+        let response = try await c.send(request, options: TransferOptions(response: .stream))
+        guard case .stream(let stream) = response.body else {
+            throw c.failure("the response body", expected: ".stream", got: "\(response.body)")
+        }
+        let received = Locked(0)
+        try await c.expectError([.connectionLost], "reading the stream") {
+            for try await chunk in stream { received.withLock { $0 += chunk.count } }
+        }
+        try c.expectEqual(received.value, 100_000, "bytes streamed before the break")
+    }
+
+    static let fileShrinkingDuringUpload = ConformanceCase(
+        "fileShrinkingDuringUpload",
+        "A request body file that shrinks during the upload fails with .requestBodyFailed instead of sending less."
+    ) { c in
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let file = directory.file("shrinking.bin")
+        try PatternBytes(seed: 51).writeFile(file, count: 48 * 1024 * 1024)
+        let readByServer = Locked<Int64>(0)
+        let mayContinue = Locked(false)
+        let server = try LoopbackHTTPServer { request, response in
+            try request.consumeBody { bytes, _ in
+                let total = readByServer.withLock { count -> Int64 in
+                    count += Int64(bytes.count)
+                    return count
+                }
+                // Hold the upload after 1 MiB until the case has truncated the file.
+                while total >= 1 << 20, !mayContinue.value { usleep(10_000) }
+            }
+            try response.send(status: 200)
+        }
+        defer { server.stop() }
+        let request = HTTPRequest(method: .put, url: server.url("/up"))
+        let task = Task { try await c.transport.send(request, body: .file(file), options: TransferOptions()) }
+        try await c.eventually("1 MiB reaching the server") { readByServer.value >= 1 << 20 }
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 24 * 1024 * 1024)
+        try handle.close()
+        mayContinue.withLock { $0 = true }
+        try await c.expectError([.requestBodyFailed], "the upload", request: request) { _ = try await task.value }
+    }
+
+    static let connectionRefused = ConformanceCase(
+        "connectionRefused", "A port nobody listens on fails with .cannotConnect naming the request."
+    ) { c in
+        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
+        let url = server.url("/nobody")
+        server.stop()
+        try await c.expectError(.cannotConnect, sending: HTTPRequest(method: .delete, url: url))
+    }
+
+    static let unresolvableHost = ConformanceCase(
+        "unresolvableHost", "A host name that does not resolve (RFC 6761 `.invalid`) fails with .dnsFailure."
+    ) { c in
+        guard let url = URL(string: "http://cipher-station-test.invalid/profile") else {
+            throw c.failure("the test URL", expected: "a URL", got: "nil")
+        }
+        try await c.expectError(.dnsFailure, sending: HTTPRequest(method: .get, url: url))
+    }
+
+    static let pinsOnPlainHTTPAreRefused = ConformanceCase(
+        "pinsOnPlainHTTPAreRefused",
+        "A pinned request to an http URL fails with .invalidRequest (or .pinningUnsupported) and is not sent."
+    ) { c in
+        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
+        defer { server.stop() }
+        let pin = try PublicKeyFingerprint(sha256: [UInt8](repeating: 0xAB, count: 32))
+        let request = HTTPRequest(method: .get, url: server.url("/pinned"))
+        try await c.expectError([.invalidRequest, .pinningUnsupported], "a pinned http request", request: request) {
+            _ = try await c.transport.send(request, body: .none, options: TransferOptions(pinnedPublicKeys: [pin]))
+        }
+        try c.expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
+    }
+}

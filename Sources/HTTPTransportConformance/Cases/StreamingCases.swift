@@ -1,0 +1,214 @@
+import Foundation
+import StationEmulator
+import Transport
+
+/// Large bodies both ways (checked byte for byte against a pattern as they move), memory limits,
+/// response files and progress.
+enum StreamingCases {
+    static let all: [ConformanceCase] = [
+        uploads100MiBFromAStream, uploads100MiBFromAFile, downloads100MiBAsAStream, downloads100MiBToAFile,
+        memoryLimitIsEnforced, failedDownloadRemovesThePartialFile, droppingAStreamCancelsTheTransfer, progressIsReported,
+    ]
+
+    static let hundredMiB: Int64 = 100 * 1024 * 1024
+
+    /// How far the producing side of a streamed body may run ahead of the consuming side: socket
+    /// buffers plus the transport's own bounded buffer fit easily, a transport holding the whole
+    /// 100 MiB body does not.
+    static let maximumLead: Int64 = 48 * 1024 * 1024
+
+    static let uploads100MiBFromAStream = ConformanceCase(
+        "uploads100MiBFromAStream",
+        "A 100 MiB sized stream uploads byte for byte with Content-Length, read no further ahead of the server "
+            + "than 48 MiB."
+    ) { c in
+        let pattern = PatternBytes(seed: 1)
+        let atServer = Locked<Int64>(0)
+        let server = try LoopbackHTTPServer(handler: Handlers.verifyingUpload(pattern) { read in
+            atServer.withLock { $0 = read }
+        })
+        defer { server.stop() }
+        let produced = Locked<Int64>(0)
+        let mostAhead = Locked<Int64>(0)
+        let body = HTTPBodyStream(length: hundredMiB) {
+            let offset = produced.value
+            guard offset < hundredMiB else { return nil }
+            // Measured on each pull, before producing more: how far the transport has read ahead.
+            mostAhead.withLock { $0 = max($0, offset - atServer.value) }
+            let count = Int(min(256 * 1024, hundredMiB - offset))
+            produced.withLock { $0 += Int64(count) }
+            return pattern.data(offset: offset, count: count)
+        }
+        let response = try await c.send(HTTPRequest(method: .post, url: server.url("/upload")), body: .stream(body))
+        try c.expectEqual(String(decoding: try await c.bodyBytes(of: response, "POST /upload"), as: UTF8.self),
+                          verifiedUploadReply(hundredMiB), "the server's check of the body")
+        try c.expect(mostAhead.value <= maximumLead, "how far the transport read the stream ahead of the server",
+                     expected: "at most \(maximumLead) bytes", got: "\(mostAhead.value) bytes")
+    }
+
+    static let uploads100MiBFromAFile = ConformanceCase(
+        "uploads100MiBFromAFile", "A 100 MiB file uploads byte for byte with its size as Content-Length."
+    ) { c in
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let pattern = PatternBytes(seed: 2)
+        let file = directory.file("upload.bin")
+        try pattern.writeFile(file, count: hundredMiB)
+        let server = try LoopbackHTTPServer(handler: Handlers.verifyingUpload(pattern))
+        defer { server.stop() }
+        let response = try await c.send(HTTPRequest(method: .put, url: server.url("/upload")), body: .file(file))
+        try c.expectEqual(String(decoding: try await c.bodyBytes(of: response, "PUT /upload"), as: UTF8.self),
+                          verifiedUploadReply(hundredMiB), "the server's check of the body")
+    }
+
+    static let downloads100MiBAsAStream = ConformanceCase(
+        "downloads100MiBAsAStream",
+        "A 100 MiB response streams byte for byte, with its length, the server never more than 48 MiB ahead "
+            + "of the reader."
+    ) { c in
+        let pattern = PatternBytes(seed: 3)
+        let written = Locked<Int64>(0)
+        let server = try LoopbackHTTPServer(handler: Handlers.patternDownload(pattern, count: hundredMiB) { offset in
+            written.withLock { $0 = offset }
+        })
+        defer { server.stop() }
+        let response = try await c.send(HTTPRequest(method: .get, url: server.url("/download")),
+                                        options: TransferOptions(response: .stream))
+        try c.expectEqual(response.status, 200, "status")
+        guard case .stream(let stream) = response.body else {
+            throw c.failure("the response body", expected: ".stream", got: "\(response.body)")
+        }
+        try c.expectEqual(stream.length, hundredMiB, "the stream's length")
+        var received: Int64 = 0
+        var mostAhead: Int64 = 0
+        var matches = true
+        do {
+            for try await chunk in stream {
+                if matches, !pattern.matches(chunk, offset: received) { matches = false }
+                received += Int64(chunk.count)
+                // `written` only moves once a write has gone to the socket, so this never overstates.
+                mostAhead = max(mostAhead, written.value - received)
+            }
+        } catch {
+            throw c.failure("reading the stream", expected: "\(hundredMiB) bytes", got: "\(error) after \(received)")
+        }
+        try c.expectEqual(received, hundredMiB, "bytes read from the stream")
+        try c.expect(matches, "the streamed bytes", expected: "the pattern the server sent", got: "different bytes")
+        try c.expect(mostAhead <= maximumLead, "how far the server got ahead of the reader",
+                     expected: "at most \(maximumLead) bytes", got: "\(mostAhead) bytes")
+    }
+
+    static let downloads100MiBToAFile = ConformanceCase(
+        "downloads100MiBToAFile",
+        "A 100 MiB response is written byte for byte to the requested file, created with mode 0600."
+    ) { c in
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let pattern = PatternBytes(seed: 4)
+        let server = try LoopbackHTTPServer(handler: Handlers.patternDownload(pattern, count: hundredMiB))
+        defer { server.stop() }
+        let target = directory.file("download.bin")
+        let response = try await c.send(HTTPRequest(method: .get, url: server.url("/download")),
+                                        options: TransferOptions(response: .file(target)))
+        guard case .file(let url, let byteCount) = response.body else {
+            throw c.failure("the response body", expected: ".file", got: "\(response.body)")
+        }
+        try c.expectEqual(url, target, "the file")
+        try c.expectEqual(byteCount, hundredMiB, "the byte count")
+        let handle = try FileHandle(forReadingFrom: target)
+        defer { try? handle.close() }
+        var offset: Int64 = 0
+        var matches = true
+        while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty {
+            if matches, !pattern.matches(piece, offset: offset) { matches = false }
+            offset += Int64(piece.count)
+        }
+        try c.expectEqual(offset, hundredMiB, "the file's size")
+        try c.expect(matches, "the file's bytes", expected: "the pattern the server sent", got: "different bytes")
+        let mode = (try FileManager.default.attributesOfItem(atPath: target.path)[.posixPermissions] as? NSNumber)?.intValue
+        try c.expectEqual(mode.map { String($0, radix: 8) }, "600", "the file's mode")
+    }
+
+    static let memoryLimitIsEnforced = ConformanceCase(
+        "memoryLimitIsEnforced", "A body over the .memory(limit:) fails with .responseTooLarge(limit:); one at the limit fits."
+    ) { c in
+        let server = try LoopbackHTTPServer { request, response in
+            let size = request.path == "/fits" ? 1024 * 1024 : 2 * 1024 * 1024
+            try response.send(status: 200, body: [UInt8](repeating: 7, count: size))
+        }
+        defer { server.stop() }
+        let limit = 1024 * 1024
+        let options = TransferOptions(response: .memory(limit: limit))
+        let fits = try await c.send(HTTPRequest(method: .get, url: server.url("/fits")), options: options)
+        try c.expectEqual(fits.body.data?.count, limit, "a body of exactly the limit")
+        try await c.expectError(.responseTooLarge(limit: limit), sending: HTTPRequest(method: .get, url: server.url("/large")),
+                                options: options)
+    }
+
+    static let failedDownloadRemovesThePartialFile = ConformanceCase(
+        "failedDownloadRemovesThePartialFile",
+        "A download to a file that breaks off fails with .connectionLost and leaves no partial file."
+    ) { c in
+        let server = try LoopbackHTTPServer { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
+            try response.write([UInt8](repeating: 1, count: 100_000))
+            response.abortConnection()
+        }
+        defer { server.stop() }
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let target = directory.file("partial.bin")
+        try await c.expectError(.connectionLost, sending: HTTPRequest(method: .get, url: server.url("/cut")),
+                                options: TransferOptions(response: .file(target)))
+        try c.expect(!FileManager.default.fileExists(atPath: target.path), "the partial file",
+                     expected: "removed", got: "still there")
+    }
+
+    static let droppingAStreamCancelsTheTransfer = ConformanceCase(
+        "droppingAStreamCancelsTheTransfer", "Dropping an unfinished streamed response body closes its connection."
+    ) { c in
+        let closed = Locked(false)
+        let server = try LoopbackHTTPServer(handler: Handlers.stalling(prefix: 5000, closed: closed))
+        defer { server.stop() }
+        do {
+            let response = try await c.send(HTTPRequest(method: .get, url: server.url("/drop")),
+                                            options: TransferOptions(response: .stream))
+            guard case .stream(let stream) = response.body else {
+                throw c.failure("the response body", expected: ".stream", got: "\(response.body)")
+            }
+            var iterator = stream.makeAsyncIterator()
+            try c.expect(try await iterator.next() != nil, "the first chunk", expected: "bytes", got: "the end")
+        }
+        try await c.eventually("the server seeing the connection close") { closed.value }
+    }
+
+    static let progressIsReported = ConformanceCase(
+        "progressIsReported",
+        "Progress reaches the full upload and download sizes before send returns, announces both sizes, "
+            + "and never goes backwards."
+    ) { c in
+        let size = 4 * 1024 * 1024
+        let pattern = PatternBytes(seed: 6)
+        let server = try LoopbackHTTPServer { request, response in
+            try request.consumeBody()
+            try response.send(status: 200, body: pattern.bytes(offset: 0, count: size))
+        }
+        defer { server.stop() }
+        let reports = Locked<[TransferProgress]>([])
+        let options = TransferOptions(progress: { progress in reports.withLock { $0.append(progress) } })
+        let body = HTTPBodyStream(length: Int64(size), pattern.stream(count: Int64(size)))
+        let response = try await c.send(HTTPRequest(method: .post, url: server.url("/p")), body: .stream(body),
+                                        options: options)
+        try c.expectEqual(response.body.data?.count, size, "the response body's size")
+        let all = reports.value
+        try c.expectEqual(all.map(\.bytesSent).max(), Int64(size), "the most bytesSent reported")
+        try c.expectEqual(all.map(\.bytesReceived).max(), Int64(size), "the most bytesReceived reported")
+        try c.expect(all.contains { $0.expectedBytesToSend == Int64(size) }, "expectedBytesToSend",
+                     expected: "\(size) in some report", got: "\(Set(all.map(\.expectedBytesToSend)))")
+        try c.expect(all.contains { $0.expectedBytesToReceive == Int64(size) }, "expectedBytesToReceive",
+                     expected: "\(size) in some report", got: "\(Set(all.map(\.expectedBytesToReceive)))")
+        let backwards = zip(all, all.dropFirst()).first { $0.bytesSent > $1.bytesSent || $0.bytesReceived > $1.bytesReceived }
+        try c.expect(backwards == nil, "successive reports", expected: "never decreasing",
+                     got: backwards.map { "\($0.0) then \($0.1)" } ?? "")
+    }
+}

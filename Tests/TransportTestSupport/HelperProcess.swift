@@ -1,0 +1,104 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A server program the tests start (a TLS front, `nghttpx`), its output in a log file, killed by
+/// `stop()` or when its owner goes away.
+public final class HelperProcess: @unchecked Sendable {
+    /// The program's standard error (and standard output, unless it is read through `output`).
+    public let log: URL
+    /// The program's standard output when started with `readOutput: true`.
+    public let output: FileHandle?
+    private let process: Process
+    private let input = Pipe()  // held open: programs that watch standard input stop at its end
+
+    /// Starts `executable` (looked up in `PATH`) with `arguments`.
+    /// - Throws: launch errors (`executable` missing).
+    public init(_ executable: String, _ arguments: [String], log: URL, readOutput: Bool = false) throws {
+        self.log = log
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let logHandle = try FileHandle(forWritingTo: log)
+        defer { try? logHandle.close() }
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+        process.standardInput = input
+        process.standardError = logHandle
+        if readOutput {
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            output = pipe.fileHandleForReading
+        } else {
+            process.standardOutput = logHandle
+            output = nil
+        }
+        try process.run()
+    }
+
+    deinit { stop() }
+
+    /// Whether the program is still running.
+    public var isRunning: Bool { process.isRunning }
+
+    /// What the program has logged so far.
+    public var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// The next line of standard output, or `nil` at its end (the program exited).
+    public func readOutputLine() -> String? {
+        guard let output else { return nil }
+        var line = Data()
+        while true {
+            let byte = output.readData(ofLength: 1)
+            if byte.isEmpty { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
+            if byte.first == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+    }
+
+    /// Stops the program. Safe to call more than once.
+    ///
+    /// With SIGKILL: a process started from a Swift concurrency thread inherits that thread's
+    /// signal mask, in which SIGTERM (what `Process.terminate()` sends) is blocked.
+    public func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// Why a helper program could not be started.
+public struct HelperProcessFailure: Error, CustomStringConvertible {
+    /// What went wrong, with the program's log.
+    public let description: String
+
+    /// A failure described by `description`.
+    public init(_ description: String) { self.description = description }
+}
+
+/// The package root, from this file's path (Tests/TransportTestSupport/HelperProcess.swift).
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// Waits until something accepts TCP connections on 127.0.0.1:`port`, or `deadline` passes, or
+/// `process` exits; returns whether it listens.
+func waitUntilListening(port: UInt16, process: HelperProcess, deadline: Date) -> Bool {
+    while Date() < deadline, process.isRunning {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        close(descriptor)
+        if connected { return true }
+        usleep(20_000)
+    }
+    return false
+}
