@@ -41,6 +41,43 @@ struct HTTP2Tests {
         #expect(Set(logged.map(\.clientPort)).count == 1, "client ports: \(logged.map(\.clientPort))")
     }
 
+    /// Concurrent requests to one origin are streams of a shared connection, and the easy handles
+    /// they used are reused by the next round: every request of every round succeeds. (A handle
+    /// that ran a multiplexed stream keeps its receive buffer, and libcurl then refuses a new
+    /// buffer size; that must not fail the next transfer on the handle.)
+    @Test func concurrentRoundsReuseHandlesAfterHTTP2Streams() async throws {
+        let backend = try LoopbackHTTPServer { request, response in
+            let body = try request.readBody()
+            try response.send(status: 200, body: Array("\(request.path) \(body.count)".utf8))
+        }
+        defer { backend.stop() }
+        let front = try HTTP2Front.start(backendPort: backend.port)
+        defer { front.stop() }
+        let transport = CurlTransport.forTests()
+        let options = TransferOptions(pinnedPublicKeys: [front.pin])
+        for round in 0..<4 {
+            let answers = try await withThrowingTaskGroup(of: (Int, HTTPResponse).self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        let post = index.isMultiple(of: 2)
+                        let request = HTTPRequest(method: post ? .post : .get, url: front.url("/\(round)/\(index)"))
+                        return (index, try await transport.send(request, body: post ? .bytes(Data(count: 300)) : .none,
+                                                                options: options))
+                    }
+                }
+                var answers: [Int: HTTPResponse] = [:]
+                for try await (index, response) in group { answers[index] = response }
+                return answers
+            }
+            for index in 0..<8 {
+                let response = try #require(answers[index])
+                #expect(response.status == 200)
+                #expect(response.httpVersion == "2")
+                #expect(response.body.data == Data("/\(round)/\(index) \(index.isMultiple(of: 2) ? 300 : 0)".utf8))
+            }
+        }
+    }
+
     /// A plain-HTTP exchange reports HTTP/1.1.
     @Test func plainHTTPReportsVersion1_1() async throws {
         let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
