@@ -142,44 +142,32 @@ public enum OpenSSLTool {
 
 /// `openssl s_server -www` on 127.0.0.1 with a given certificate: a real TLS peer for client tests.
 /// Every `GET` gets `200` with an HTML status page.
-public final class OpenSSLTLSServer: @unchecked Sendable {
+public final class OpenSSLTLSServer: Sendable {
     /// The port it listens on.
     public let port: UInt16
-    private let process: Process
-    private let input: Pipe
+    private let process: HelperProcess
 
     /// Starts the server and waits (up to 30 s) until it listens.
     /// - Throws: `OpenSSLTool.Failure` if it exits or never reports its port.
     public init(serving files: OpenSSLTool.CertificateFiles, logDirectory: URL) throws {
-        let log = logDirectory.appendingPathComponent("s_server-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let logHandle = try FileHandle(forWritingTo: log)
         let arguments = ["s_server", "-www", "-accept", "127.0.0.1:0", "-cert", files.certificate.path,
                          "-key", files.privateKey.path]
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.standardOutput = logHandle
-        process.standardError = logHandle
-        input = Pipe()  // kept open: s_server must not see end-of-input on stdin
-        process.standardInput = input
-        try process.run()
-        try? logHandle.close()
+        // Standard input stays open: s_server must not see its end.
+        process = try HelperProcess("openssl", arguments,
+                                    log: logDirectory.appendingPathComponent("s_server-\(UUID().uuidString).log"))
         let deadline = Date().addingTimeInterval(30)
         var found: UInt16?
         while found == nil, Date() < deadline, process.isRunning {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             // "ACCEPT 127.0.0.1:40123"
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ACCEPT ") }),
+            if let line = process.logText.split(separator: "\n").first(where: { $0.hasPrefix("ACCEPT ") }),
                let portText = line.split(separator: ":").last {
                 found = UInt16(portText.trimmingCharacters(in: .whitespaces))
             }
             if found == nil { usleep(50_000) }
         }
         guard let found else {
-            kill(process.processIdentifier, SIGKILL)
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            throw OpenSSLTool.Failure(arguments: arguments, status: -1, stderr: "no ACCEPT line: \(text)")
+            process.stop()
+            throw OpenSSLTool.Failure(arguments: arguments, status: -1, stderr: "no ACCEPT line: \(process.logText)")
         }
         port = found
     }
@@ -190,13 +178,5 @@ public final class OpenSSLTLSServer: @unchecked Sendable {
     public var url: URL { URL(string: "https://127.0.0.1:\(port)/") ?? URL(fileURLWithPath: "/") }
 
     /// Stops the server.
-    ///
-    /// With SIGKILL: a process started from a Swift concurrency thread inherits that thread's
-    /// signal mask, in which SIGTERM (what `Process.terminate()` sends) is blocked.
-    public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    public func stop() { process.stop() }
 }
