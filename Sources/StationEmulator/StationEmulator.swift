@@ -109,12 +109,13 @@ public final class StationEmulator: Sendable {
     private func handleStation(_ request: StationRequest) async -> StationResponse {
         let latency = faults.latency
         if latency > 0 { try? await Task.sleep(nanoseconds: UInt64(latency * 1_000_000_000)) }
-        switch faults.nextAction() {
+        switch faults.nextAction(method: request.method, path: request.path) {
         case let .fail(status, body):
             return StationResponse(status: status, headers: [("content-type", "application/json")], body: Data(body.utf8))
-        case .closeMidBody:
+        case let .closeMidBody(afterBytes):
             var response = await router.route(request)
             response.closeMidBody = true
+            response.bytesBeforeClose = afterBytes
             return response
         case nil:
             return await router.route(request)
