@@ -2,12 +2,13 @@
 import Foundation
 import Manifest
 import Sodium
-import StationEmulator
+@testable import StationEmulator
 import Testing
 import Transport
 
-/// Faults aimed at one route, and replaced content.
-@Suite("Emulator: targeted faults, replaced content")
+/// Faults aimed at one route, the request log, replaced content, the station's reshare loss, and
+/// what the in-process transport reports.
+@Suite("Emulator: targeted faults, request log, replaced content")
 struct TargetedFaultTests {
     static let confirm = RequestRoute("POST", path: "/delegate/confirm")
 
@@ -47,6 +48,7 @@ struct TargetedFaultTests {
         // The fault answered before the route ran: the session is still pending and pairs now.
         let confirmed = try harness.json("POST", "/delegate/confirm", ["pairing_id": .string(pairingID), "pin": .string(pin)])
         #expect(confirmed.status == 200, "\(confirmed.text)")
+        #expect(harness.emulator.pairedDeviceUIDs.count == 1)
 
         // A standing failure lasts until reset.
         let device = try harness.pair()
@@ -96,6 +98,39 @@ struct TargetedFaultTests {
         #expect(try await transport.send(HTTPRequest(method: .get, url: url), body: .none).body.data == whole)
     }
 
+    @Test func theRequestLogRecordsEachAnswer() async throws {
+        let harness = try Harness(publishesEndpoint: true)
+        let requests = harness.emulator.requests
+        let port = try #require(harness.emulator.stationURL?.port)
+        let gatewayPort = UInt16(try #require(harness.emulator.gatewayURL?.port))
+        #expect(try harness.send("GET", "/health").status == 200)
+        #expect(try harness.send("GET", "/nowhere").status == 404)
+        harness.emulator.faults.failNextRequests(1, status: 502)
+        #expect(try harness.send("GET", "/health").status == 502)
+        let gateway = RawHTTPClient(port: gatewayPort)
+        #expect(try gateway.send(method: "GET", path: "/ipns/\(harness.emulator.ipnsName)").status == 200)
+        #expect(requests.entries.map(\.description) == [
+            "station GET 127.0.0.1:\(port)/health → 200", "station GET 127.0.0.1:\(port)/nowhere → 404",
+            "station GET 127.0.0.1:\(port)/health → 502", "gateway GET 127.0.0.1:\(gatewayPort)/ipns/\(harness.emulator.ipnsName) → 200",
+        ])
+        #expect(requests.entries.first?.server == .station && requests.entries.last?.server == .gateway)
+        #expect(requests.count(RequestRoute("GET", path: "/health")) == 2)
+        #expect(requests.count(RequestRoute(pathPrefix: "/ipns/")) == 1)
+        #expect(requests.count(.any) == 4)
+
+        // In process, the URL's host is sent as `Host`, and progress is reported both ways.
+        requests.removeAll()
+        let progress = Locked<[TransferProgress]>([])
+        let url = try #require(URL(string: "http://station.test:8443/health"))
+        let response = try await harness.emulator.transport.send(
+            HTTPRequest(method: .get, url: url), body: .none,
+            options: TransferOptions(progress: { update in progress.withLock { $0.append(update) } }))
+        let length = Int64(try #require(response.body.data).count)
+        #expect(requests.entries.map(\.description) == ["station GET station.test:8443/health → 200"])
+        #expect(progress.value.last == TransferProgress(bytesSent: 0, expectedBytesToSend: 0, bytesReceived: length,
+                                                        expectedBytesToReceive: length))
+    }
+
     @Test func replacedContentIsServedInsteadOfTheStoredFile() throws {
         let harness = try Harness()
         let device = try harness.pair()
@@ -113,5 +148,29 @@ struct TargetedFaultTests {
         #expect(harness.emulator.block(posted.cid) == stored)
         harness.emulator.faults.reset()
         #expect(Data(try PostConformanceTests.content(harness, device, posted.cid).body) == stored)
+    }
+
+    @Test func aReshareCanLoseTheBytesLikeTheStation() throws {
+        let harness = try Harness(losesResharedContent: true)
+        let device = try harness.pair()
+        let posted = try harness.post(device)
+        let gateway = RawHTTPClient(port: UInt16(try #require(harness.emulator.gatewayURL?.port)))
+        #expect(try gateway.send(method: "GET", path: "/ipfs/\(posted.cid)").status == 200)
+        let shared = try harness.signedJSON(device, "/post/share", ["post_cid": .string(posted.cid), "audience_mode": "all"])
+        #expect(shared.status == 200, "\(shared.text)")
+        // The entry stays in the manifest, but its bytes are gone from /content and the gateway.
+        #expect(harness.emulator.manifest.entry(forPostCID: posted.cid) != nil)
+        let content = try PostConformanceTests.content(harness, device, posted.cid)
+        #expect(content.status == 404 && content.text == #"{"detail":"content not found"}"#)
+        #expect(try gateway.send(method: "GET", path: "/ipfs/\(posted.cid)").status == 404)
+        #expect(harness.emulator.block(posted.cid) == nil)
+    }
+
+    @Test func pairedDevicesAreListedWithoutTheStation() throws {
+        let harness = try Harness()
+        #expect(harness.emulator.pairedDeviceUIDs.isEmpty)
+        let first = try harness.pair(deviceUID: "phone-b")
+        let second = try harness.pair(deviceUID: "phone-a")
+        #expect(harness.emulator.pairedDeviceUIDs == [second.deviceUID, first.deviceUID])
     }
 }

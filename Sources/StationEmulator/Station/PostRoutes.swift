@@ -255,7 +255,9 @@ extension StationCore {
                 let chosen = try recipients(state, mode: mode, uids: audienceUIDs)
                 state.manifest.removeEntry(postCID: postCID, client: client)
                 // Deliberate exception (WIRE_NOTES §0.4): the station unpins and garbage-collects the
-                // post's bytes here; the emulator keeps them and drops only the old envelopes.
+                // post's bytes here; the emulator keeps them and drops only the old envelopes,
+                // unless told to reproduce the station.
+                if configuration.losesResharedContent { blocks.unpin(postCID) }
                 if !referencedCIDs(state).contains(oldEnvelopes) { blocks.unpin(oldEnvelopes) }
                 blocks.collectGarbage()
                 let sealedMetadata: String? = if case let .sealed(hex) = old.metadata { hex } else { nil }
