@@ -172,15 +172,4 @@ struct ResilienceTests {
     }
 }
 
-/// Forwards to another transport and records each request.
-struct RecordingTransport: HTTPTransport {
-    let base: any HTTPTransport
-    let requests = Locked<[HTTPRequest]>([])
-
-    func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
-        requests.withLock { $0.append(request) }
-        return try await base.send(request, body: body, options: options)
-    }
-}
-
 import Sodium
