@@ -6,7 +6,8 @@ import Manifest
 /// It behaves like the real station as measured in WIRE_NOTES: the same routes, response keys in
 /// the same order, status codes and error texts, real ML-KEM-768/ML-DSA-65 keys, envelopes that
 /// open with any conforming client, and Kubo-exact CIDs. Two deliberate differences: reshare
-/// keeps the post's bytes (the station loses them), and signed `/inbox` messages other than
+/// keeps the post's bytes (the station loses them; ``Configuration/losesResharedContent``
+/// reproduces that), and signed `/inbox` messages other than
 /// `follow_request` authenticate (the station rejects them all). It also publishes at once
 /// instead of 2 s later, and keeps the PIN check value as a salted SHA-256 instead of scrypt.
 ///
@@ -36,11 +37,17 @@ public final class StationEmulator: Sendable {
         /// Off by default: a fresh station has `endpoint`, `ipfs_peer_id` and `ipns_name` null.
         /// ``StationEmulator/moveStation(toPort:)`` always publishes the new endpoint.
         public var publishesEndpoint: Bool
+        /// Whether `POST /post/share` loses the post's bytes as the real station does (upstream
+        /// `209b852`): it unpins the post and garbage-collects, so afterwards `/content/<post_cid>`
+        /// answers 404 and the gateway no longer has the file. Off by default: the emulator keeps
+        /// the bytes, so tests exercise the protocol rather than the bug. Turn it on to test how an
+        /// app copes with the real station.
+        public var losesResharedContent: Bool
 
         /// Creates a configuration; every parameter has the station's default.
         public init(dataDirectory: URL? = nil, logFile: URL? = nil, echoLogToStandardError: Bool = false,
                     clock: any StationClock = SystemClock(), maximumUploadSize: Int = 104_857_600,
-                    autoAcceptFollows: Bool = false, publishesEndpoint: Bool = false) {
+                    autoAcceptFollows: Bool = false, publishesEndpoint: Bool = false, losesResharedContent: Bool = false) {
             self.dataDirectory = dataDirectory
             self.logFile = logFile
             self.echoLogToStandardError = echoLogToStandardError
@@ -48,6 +55,7 @@ public final class StationEmulator: Sendable {
             self.maximumUploadSize = maximumUploadSize
             self.autoAcceptFollows = autoAcceptFollows
             self.publishesEndpoint = publishesEndpoint
+            self.losesResharedContent = losesResharedContent
         }
     }
 
@@ -65,6 +73,8 @@ public final class StationEmulator: Sendable {
     public let log: StationLog
     /// Fault injection switches.
     public let faults: FaultInjector
+    /// Every request answered, station and gateway, for assertions on what a client sent.
+    public let requests: RequestLog
     /// The clock the emulator runs on.
     public var clock: any StationClock { core.clock }
 
@@ -76,6 +86,7 @@ public final class StationEmulator: Sendable {
         log = try StationLog(file: configuration.logFile, echoToStandardError: configuration.echoLogToStandardError,
                              clock: configuration.clock)
         faults = FaultInjector()
+        requests = RequestLog()
         core = try StationCore(configuration: configuration, log: log, faults: faults)
         router = StationRouter(core: core)
         gateway = Gateway(core: core)
@@ -102,23 +113,33 @@ public final class StationEmulator: Sendable {
     /// injected faults and latency.
     public func handle(_ request: StationRequest) async -> StationResponse {
         let path = request.path
-        if path.hasPrefix("/ipfs/") || path.hasPrefix("/ipns/") { return gateway.route(request) }
+        if path.hasPrefix("/ipfs/") || path.hasPrefix("/ipns/") { return handleGateway(request) }
         return await handleStation(request)
+    }
+
+    private func handleGateway(_ request: StationRequest) -> StationResponse {
+        let response = gateway.route(request)
+        requests.record(.gateway, request, response)
+        return response
     }
 
     private func handleStation(_ request: StationRequest) async -> StationResponse {
         let latency = faults.latency
         if latency > 0 { try? await Task.sleep(nanoseconds: UInt64(latency * 1_000_000_000)) }
-        switch faults.nextAction() {
+        let response: StationResponse
+        switch faults.nextAction(method: request.method, path: request.path) {
         case let .fail(status, body):
-            return StationResponse(status: status, headers: [("content-type", "application/json")], body: Data(body.utf8))
-        case .closeMidBody:
-            var response = await router.route(request)
-            response.closeMidBody = true
-            return response
+            response = StationResponse(status: status, headers: [("content-type", "application/json")], body: Data(body.utf8))
+        case let .closeMidBody(afterBytes):
+            var routed = await router.route(request)
+            routed.closeMidBody = true
+            routed.bytesBeforeClose = afterBytes
+            response = routed
         case nil:
-            return await router.route(request)
+            response = await router.route(request)
         }
+        requests.record(.station, request, response)
+        return response
     }
 
     // MARK: Serving over HTTP
@@ -133,8 +154,10 @@ public final class StationEmulator: Sendable {
         let station = try makeStationServer(port: port)
         let gatewayServer: StationHTTPServer
         do {
-            let gateway = self.gateway
-            gatewayServer = try StationHTTPServer(port: gatewayPort, clock: core.clock, tooLarge: nil) { gateway.route($0) }
+            gatewayServer = try StationHTTPServer(port: gatewayPort, clock: core.clock, tooLarge: nil) { [weak self] request in
+                guard let self else { return StationResponse(status: 503) }
+                return self.handleGateway(request)
+            }
         } catch {
             station.stop()
             throw error
@@ -186,10 +209,13 @@ public final class StationEmulator: Sendable {
 
     private func makeStationServer(port: UInt16) throws -> StationHTTPServer {
         let router = self.router
+        let requests = self.requests
         return try StationHTTPServer(
             port: port, clock: core.clock,
             tooLarge: { head in
-                router.isTooLarge(path: head.path, declaredLength: head.header("content-length")) ? router.tooLargeResponse : nil
+                guard router.isTooLarge(path: head.path, declaredLength: head.header("content-length")) else { return nil }
+                requests.record(.station, head, router.tooLargeResponse)
+                return router.tooLargeResponse
             },
             handle: { [weak self] request in
                 guard let self else { return StationResponse(status: 503) }
@@ -223,6 +249,14 @@ public final class StationEmulator: Sendable {
     public var publishedPublicDocument: Data? {
         guard let cid = core.state.withLock({ $0.publishedPublicCID }), let bytes = core.blocks.read(cid) else { return nil }
         return Data(bytes)
+    }
+
+    /// The device uids paired as owner devices through `/delegate/confirm`, in the station's order
+    /// (byte order); the station's own row is not one of them.
+    public var pairedDeviceUIDs: [String] {
+        core.state.withLock { state in
+            state.sortedFollowers.filter { $0.uid == state.uid && $0.deviceUID != state.uid && $0.allowed == "Allowed" }.map(\.deviceUID)
+        }
     }
 
     /// The file stored under `cid` in the emulated IPFS repository, or `nil` when it is not there.

@@ -13,47 +13,15 @@ import Transport
 /// End to end: the client over `CurlTransport` against `StationEmulator` served on loopback.
 @Suite("End to end against StationEmulator over CurlTransport", .serialized)
 struct EndToEndTests {
-    /// A served emulator and a client configuration pointing at it.
-    struct Rig {
-        let emulator: StationEmulator
-        let station: URL
-        let gateway: URL
-        let transport: CurlTransport
-
-        init(clock: any StationClock = SystemClock(), maximumUploadSize: Int = 104_857_600) throws {
-            emulator = try StationEmulator(configuration: .init(clock: clock, maximumUploadSize: maximumUploadSize,
-                                                                 publishesEndpoint: true))
-            station = try emulator.start()
-            gateway = emulator.gatewayURL ?? station
-            transport = CurlTransport()
-        }
-
-        func configuration(namespace: String = "drive", keyStore: any KeyStore = InMemoryKeyStore(), log: LogHandler? = nil,
-                           transport: (any HTTPTransport)? = nil) -> StationClientConfiguration {
-            let transport = transport ?? self.transport
-            return StationClientConfiguration(namespace: namespace, keyStore: keyStore, transport: transport,
-                                              gateway: IPFSGateway(baseURL: gateway, transport: self.transport), log: log)
-        }
-
-        func pair(namespace: String = "drive", keyStore: any KeyStore = InMemoryKeyStore(), log: LogHandler? = nil,
-                  transport: (any HTTPTransport)? = nil) async throws -> StationClient {
-            let log = emulator.log
-            return try await StationClient.pair(
-                endpoint: station, deviceName: "E2E \(namespace)",
-                configuration: configuration(namespace: namespace, keyStore: keyStore, log: nil, transport: transport)
-            ) { _ in log.latestPIN }
-        }
-    }
-
     @Test("The seed guide's flow: health, profile, pair, sign, publish, read, download, delete")
     func seedGuide() async throws {
-        let rig = try Rig()
+        let rig = try StationRig.served()
         defer { rig.emulator.stop() }
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try FileKeyStore(directory: directory.appendingPathComponent("keys"), passphrase: "seed guide",
                                      limits: .init(operations: 1, memoryBytes: 1 << 20))
-        let client = try await rig.pair(keyStore: store)
+        let client = try await rig.pair(deviceName: "E2E drive", keyStore: store)
         #expect(try await client.health().isHealthy)
         #expect(try await client.profile().uid == rig.emulator.uid)
         let device = await client.credentials.deviceUID
@@ -73,7 +41,7 @@ struct EndToEndTests {
 
     @Test("Two namespaces, drive and cipherframe, each client seeing only its own")
     func namespaces() async throws {
-        let rig = try Rig()
+        let rig = try StationRig.served()
         defer { rig.emulator.stop() }
         let drive = try await rig.pair(namespace: "drive")
         let frame = try await rig.pair(namespace: "cipherframe")
@@ -86,7 +54,7 @@ struct EndToEndTests {
 
     @Test("A listing of 50 skips a corrupted envelope and a corrupted metadata blob")
     func fiftyWithCorruption() async throws {
-        let rig = try Rig()
+        let rig = try StationRig.served()
         defer { rig.emulator.stop() }
         let tamper = TamperingTransport(base: rig.transport)
         let client = try await rig.pair(transport: tamper)
@@ -108,8 +76,8 @@ struct EndToEndTests {
 
     @Test("Wrong PIN, expired and locked sessions, throttling")
     func pairingFailures() async throws {
-        let clock = ManualClock()
-        let rig = try Rig(clock: clock)
+        let rig = try StationRig.served()
+        let clock = rig.clock
         defer { rig.emulator.stop() }
         let log = rig.emulator.log
         // Wrong, then right.
@@ -122,7 +90,7 @@ struct EndToEndTests {
         // Expired.
         var error = await #expect(throws: StationClientError.self) {
             try await StationClient.pair(endpoint: rig.station, deviceName: "e", configuration: rig.configuration()) { _ in
-                clock.advance(by: 301)
+                clock.skew(by: 301)
                 return log.latestPIN
             }
         }
@@ -146,12 +114,12 @@ struct EndToEndTests {
 
     @Test("A stale clock is recovered; a replayed request is rejected")
     func clockAndReplay() async throws {
-        let clock = ManualClock()
-        let rig = try Rig(clock: clock)
+        let rig = try StationRig.served()
+        let clock = rig.clock
         defer { rig.emulator.stop() }
         let recorder = RecordingTransport(base: rig.transport)
         let client = try await rig.pair(transport: recorder)
-        clock.advance(by: 600)
+        clock.skew(by: 600)
         #expect(try await client.followers().isEmpty)
         #expect((598...602).contains(await client.clockOffset))
         let signed = try #require(recorder.requests.withLock { $0.last })
@@ -162,7 +130,7 @@ struct EndToEndTests {
 
     @Test("A publish whose answer is lost is retried without a duplicate; a too-large file is refused before sending")
     func publishSafety() async throws {
-        let rig = try Rig()
+        let rig = try StationRig.served()
         defer { rig.emulator.stop() }
         let recorder = RecordingTransport(base: rig.transport)
         let client = try await rig.pair(transport: recorder)
@@ -187,7 +155,7 @@ struct EndToEndTests {
 
     @Test("A station that moved to a new port is found again through IPNS")
     func moved() async throws {
-        let rig = try Rig()
+        let rig = try StationRig.served()
         defer { rig.emulator.stop() }
         let client = try await rig.pair()
         _ = try await client.publish(data: Data("m".utf8), metadata: Fixture.drive("m", size: 1))
@@ -200,7 +168,7 @@ struct EndToEndTests {
 
     @Test("Station down gives the offline listing")
     func offline() async throws {
-        let rig = try Rig()
+        let rig = try StationRig.served()
         let client = try await rig.pair()
         _ = try await client.publish(data: Data("o".utf8), metadata: Fixture.drive("offline.txt", size: 1))
         #expect(try await client.listPosts(as: DriveFileMetadata.self).posts.count == 1)
@@ -212,9 +180,9 @@ struct EndToEndTests {
 
     @Test("A follower reads only what was shared with it; a second station follows the first")
     func follower() async throws {
-        let owner = try Rig()
+        let owner = try StationRig.served()
         defer { owner.emulator.stop() }
-        let other = try Rig()
+        let other = try StationRig.served()
         defer { other.emulator.stop() }
         let ownerClient = try await owner.pair(namespace: "cipherframe")
         let identity = FollowerIdentity.generate(name: "friend")
@@ -241,7 +209,7 @@ struct EndToEndTests {
 
     @Test("Downloads resume after a broken body; a tunnel 502 is survived; reshare is checked for content loss")
     func transfersAndManaging() async throws {
-        let rig = try Rig()
+        let rig = try StationRig.served()
         defer { rig.emulator.stop() }
         let client = try await rig.pair()
         let content = Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
@@ -262,7 +230,7 @@ struct EndToEndTests {
         #expect(try await client.followers().isEmpty)
 
         // The emulator keeps the bytes on reshare (a documented deviation from the real station),
-        // so the client reports no loss here; the fake station reproduces the loss (SocialTests).
+        // so the client reports no loss here; SocialTests reproduces the loss (`losesResharedContent`).
         let reshared = try await client.reshare(postCID: post.postCID, audience: .allFollowers)
         #expect(reshared.response.audienceMode == .all)
         #expect(!reshared.contentLost)
@@ -270,7 +238,7 @@ struct EndToEndTests {
 
     @Test("A follower decrypts the followed station's social graph with its decoder envelope")
     func socialGraph() async throws {
-        let rig = try Rig()
+        let rig = try StationRig.served()
         defer { rig.emulator.stop() }
         let owner = try await rig.pair(namespace: "cipherframe")
         let identity = FollowerIdentity.generate(name: "graph friend")
@@ -287,53 +255,5 @@ struct EndToEndTests {
         #expect(followers?.filter { $0 != rig.emulator.uid } == [identity.uid])
         let stranger = FollowedStationReader(identity: .generate(name: "stranger"), gateway: gateway, transport: rig.transport)
         #expect(try await stranger.socialGraph(of: document) == nil)
-    }
-}
-
-/// Tampers with answers on their way to the client: flips a bit in a chosen post's rewrapped envelope.
-final class TamperingTransport: HTTPTransport, @unchecked Sendable {
-    let base: any HTTPTransport
-    private let targets = Locked<Set<String>>([])
-
-    init(base: any HTTPTransport) { self.base = base }
-
-    func corruptRewrap(of postCID: String) { targets.withLock { _ = $0.insert(postCID) } }
-
-    func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
-        var response = try await base.send(request, body: body, options: options)
-        guard request.url.path == "/rewrap", let data = response.body.data,
-              var object = try? WireJSON.parse(data).objectValue, var result = object["result"]?.objectValue,
-              let cid = result["post_cid"]?.stringValue, targets.withLock({ $0.contains(cid) }),
-              let envelope = result["envelope"]?.stringValue, var bytes = try? Hex.decode(envelope) else { return response }
-        bytes[bytes.count - 1] ^= 1
-        result["envelope"] = .string(Hex.encode(bytes))
-        object["result"] = .object(result)
-        response.body = .data(Data(WireJSON.serialize(.object(object))))
-        return response
-    }
-}
-
-/// Posts with hand-made fields, as another (buggy) client might.
-struct RawPoster {
-    let credentials: DeviceCredentials
-    let transport: any HTTPTransport
-
-    func post(file: Data, metadataHex: String, namespace: String) async throws -> String {
-        let key = SymmetricKey(randomByteCount: 32)
-        let sealed = try SecretBox.seal(file, using: key)
-        var form = MultipartForm()
-        try form.addFile("file", filename: "blob.bin", data: sealed)
-        try form.addField("metadata", value: metadataHex)
-        try form.addField("client", value: namespace)
-        try form.addField("audience_mode", value: "self")
-        try form.addField("self_envelope", value: try Envelope.seal(key, to: credentials.stationKEMPublicKey()))
-        let body = try form.encoded()
-        let signer = RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
-                                                             privateKey: credentials.signingPrivateKey))
-        var request = HTTPRequest(method: .post, url: credentials.endpoint.appendingPathComponent("post"))
-        for field in try signer.sign(method: "POST", path: "/post", body: body).fields { request.headers.add(field.name, value: field.value) }
-        request.headers.add("Content-Type", value: form.contentType)
-        let response = try await transport.send(request, body: .bytes(body))
-        return try WireJSON.decode(PostResponse.self, from: [UInt8](response.body.data ?? Data())).postCID
     }
 }

@@ -1,21 +1,22 @@
 import Foundation
 import Manifest
 @testable import StationClient
+import StationEmulator
 import Testing
 
 @Suite("Pairing")
 struct PairingTests {
     @Test("Pairs, keeps the station's device uid, and persists credentials that load again")
     func pairs() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.inProcess()
         let store = InMemoryKeyStore()
-        let client = try await Fixture.paired(station, keyStore: store)
+        let client = try await rig.pair(keyStore: store)
         let credentials = await client.credentials
-        #expect(credentials.stationUID == station.uid)
-        #expect(await station.pairedDevices() == [credentials.deviceUID])
+        #expect(credentials.stationUID == rig.emulator.uid)
+        #expect(rig.emulator.pairedDeviceUIDs == [credentials.deviceUID])
         #expect(credentials.deviceUID.hasPrefix("testphone-"))
-        #expect(credentials.ipnsName == station.ipnsName)
-        let loaded = try await StationClient.load(configuration: Fixture.configuration(station, keyStore: store))
+        #expect(credentials.ipnsName == rig.emulator.ipnsName)
+        let loaded = try await StationClient.load(configuration: rig.configuration(keyStore: store))
         #expect(await loaded.credentials.deviceUID == credentials.deviceUID)
         // The loaded client can sign owner calls.
         #expect(try await loaded.followers().isEmpty)
@@ -24,21 +25,19 @@ struct PairingTests {
     @Test("Loading without credentials is .notPaired")
     func notPaired() async throws {
         let error = await #expect(throws: StationClientError.self) {
-            try await StationClient.load(configuration: Fixture.configuration(FakeStation()))
+            try await StationClient.load(configuration: StationRig.inProcess().configuration())
         }
         #expect(error?.kind == .notPaired)
     }
 
     @Test("A wrong PIN is reported with attempts left, and a later right PIN pairs")
     func wrongThenRight() async throws {
-        let station = FakeStation()
-        let right = await station.pin
+        let rig = try StationRig.inProcess()
+        let log = rig.emulator.log
         let prompts = Locked<[PairingPrompt]>([])
-        _ = try await StationClient.pair(
-            endpoint: await station.endpoint, deviceName: "tablet", configuration: Fixture.configuration(station)
-        ) { prompt in
+        _ = try await StationClient.pair(endpoint: rig.station, deviceName: "tablet", configuration: rig.configuration()) { prompt in
             prompts.withLock { $0.append(prompt) }
-            return prompts.withLock { $0.count } < 3 ? "000000" : right
+            return prompts.withLock { $0.count } < 3 ? "000000" : log.latestPIN
         }
         let seen = prompts.withLock { $0 }
         #expect(seen.map(\.attemptsLeft) == [5, 4, 3])
@@ -48,16 +47,16 @@ struct PairingTests {
 
     @Test("Five wrong PINs end the session locally as sessionGone, without a sixth attempt")
     func locked() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.inProcess()
         let count = Locked(0)
         let error = await #expect(throws: StationClientError.self) {
-            try await StationClient.pair(endpoint: await station.endpoint, deviceName: "x",
-                                         configuration: Fixture.configuration(station)) { _ in
+            try await StationClient.pair(endpoint: rig.station, deviceName: "x", configuration: rig.configuration()) { _ in
                 count.withLock { $0 += 1 }
                 return "999999"
             }
         }
         #expect(count.withLock { $0 } == 5)
+        #expect(rig.count("POST", "/delegate/confirm") == 5)
         guard case .sessionGone(let text)? = error?.pairingFailure else {
             Issue.record("expected sessionGone, got \(String(describing: error))")
             return
@@ -67,29 +66,33 @@ struct PairingTests {
 
     @Test("Expired sessions, throttling and user cancellation are typed outcomes")
     func otherOutcomes() async throws {
-        let station = FakeStation()
-        let pin = await station.pin
-        await station.update { $0.expireSessions = true }
+        let rig = try StationRig.inProcess()
+        let log = rig.emulator.log
+        let clock = rig.clock
+        // The PIN's five minutes pass while the user looks for it.
         var error = await #expect(throws: StationClientError.self) {
-            try await StationClient.pair(endpoint: await station.endpoint, deviceName: "x",
-                                         configuration: Fixture.configuration(station)) { _ in pin }
+            try await StationClient.pair(endpoint: rig.station, deviceName: "x", configuration: rig.configuration()) { _ in
+                clock.skew(by: 301)
+                return log.latestPIN
+            }
         }
         #expect(error?.pairingFailure == .sessionGone("pairing session expired"))
         #expect(error?.status == 400)
 
-        await station.update { $0.expireSessions = false }
-        await station.update { $0.throttleConfirm = true }
+        rig.emulator.faults.failNextRequests(
+            1, status: 429, body: #"{"detail":"too many failed pairing attempts; pairing is temporarily locked"}"#,
+            route: RequestRoute("POST", path: "/delegate/confirm"))
         error = await #expect(throws: StationClientError.self) {
-            try await StationClient.pair(endpoint: await station.endpoint, deviceName: "x",
-                                         configuration: Fixture.configuration(station)) { _ in pin }
+            try await StationClient.pair(endpoint: rig.station, deviceName: "x", configuration: rig.configuration()) { _ in
+                log.latestPIN
+            }
         }
         #expect(error?.status == 429)
         if case .throttled? = error?.pairingFailure {} else { Issue.record("expected throttled") }
+        #expect(rig.emulator.faults.pendingFaultCount == 0)
 
-        await station.update { $0.throttleConfirm = false }
         error = await #expect(throws: StationClientError.self) {
-            try await StationClient.pair(endpoint: await station.endpoint, deviceName: "x",
-                                         configuration: Fixture.configuration(station)) { _ in nil }
+            try await StationClient.pair(endpoint: rig.station, deviceName: "x", configuration: rig.configuration()) { _ in nil }
         }
         #expect(error?.pairingFailure == .cancelledByUser)
     }

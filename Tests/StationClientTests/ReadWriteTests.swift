@@ -2,6 +2,7 @@ import Foundation
 import Manifest
 import Sodium
 @testable import StationClient
+import StationEmulator
 import Testing
 import Transport
 
@@ -9,13 +10,13 @@ import Transport
 struct ReadWriteTests {
     @Test("Two namespaces on one station: each client sees only its own, decrypted into its own type")
     func namespaces() async throws {
-        let station = FakeStation()
-        let drive = try await Fixture.paired(station, namespace: "drive")
-        let frame = try await Fixture.paired(station, namespace: "cipherframe")
+        let rig = try StationRig.inProcess()
+        let drive = try await rig.pair(namespace: "drive")
+        let frame = try await rig.pair(namespace: "cipherframe")
         let file = Data("quarterly report".utf8)
         let published = try await drive.publish(data: file, metadata: Fixture.drive("report.txt", size: file.count))
         #expect(published.audienceMode == .selfOnly)
-        #expect(published.postCID == UnixFS.cid(of: try #require(await station.blob(published.postCID))).description)
+        #expect(published.postCID == UnixFS.cid(of: try #require(rig.emulator.block(published.postCID))).description)
         _ = try await frame.publish(data: Data("photo".utf8), metadata: FramePost(caption: "sunset", likes: 3))
 
         let driveListing = try await drive.listPosts(as: DriveFileMetadata.self)
@@ -26,21 +27,21 @@ struct ReadWriteTests {
         #expect(frameListing.posts.map(\.metadata) == [FramePost(caption: "sunset", likes: 3)])
 
         // The station stored only ciphertext: the plaintext is nowhere in the blob or metadata.
-        let blob = try #require(await station.blob(published.postCID))
-        #expect(Data(blob).range(of: file) == nil)
+        let blob = try #require(rig.emulator.block(published.postCID))
+        #expect(blob.range(of: file) == nil)
         #expect(blob.count == file.count + 40)
         #expect(try await drive.download(postCID: published.postCID) == file)
     }
 
     @Test("Raw JSON metadata, public posts as plaintext, posts without metadata")
     func rawAndPublic() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("a.txt", size: 1))
         _ = try await client.publish(data: Data("b".utf8), metadata: Optional<DriveFileMetadata>.none)
         let open = try await client.publishPermanentlyPublic(data: Data("hello world".utf8), metadata: Fixture.drive("pub.txt", size: 11))
         #expect(open.audienceMode == .public)
-        #expect(await station.blob(open.postCID) == Array("hello world".utf8))
+        #expect(rig.emulator.block(open.postCID) == Data("hello world".utf8))
         // Public content is read as it is stored, from memory or into a file.
         #expect(try await client.downloadPublic(postCID: open.postCID) == Data("hello world".utf8))
         let directory = try Fixture.temporaryDirectory()
@@ -50,7 +51,7 @@ struct ReadWriteTests {
         #expect(try Data(contentsOf: file) == Data("hello world".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["pub.txt"])
         // Bytes that do not match the CID are refused, and no file appears.
-        await station.setBlob(open.postCID, Array("hello w0rld".utf8))
+        rig.emulator.faults.replaceContent(of: open.postCID, with: Data("hello w0rld".utf8))
         await #expect(throws: StationClientError.self) { _ = try await client.downloadPublic(postCID: open.postCID) }
         let refused = directory.appendingPathComponent("refused.txt")
         let error = await #expect(throws: StationClientError.self) { try await client.downloadPublic(postCID: open.postCID, to: refused) }
@@ -71,42 +72,55 @@ struct ReadWriteTests {
 
     @Test("A listing of 50 skips a corrupted envelope and corrupted metadata, and caches keys")
     func corruptedPostsSkipped() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.inProcess()
         let log = LogCollector()
-        let client = try await Fixture.paired(station, log: log.handler)
+        // Post 7's rewrapped envelope is damaged on its way to the client, so it does not open.
+        let tamper = TamperingTransport(base: rig.transport)
+        let client = try await rig.pair(log: log.handler, transport: tamper)
+        let poster = RawPoster(credentials: await client.credentials, transport: rig.transport)
         var cids: [String] = []
         for index in 0..<50 {
-            cids.append(try await client.publish(data: Data("file \(index)".utf8), metadata: Fixture.drive("f\(index)", size: index)).postCID)
+            let metadata = Fixture.drive("f\(index)", size: index)
+            guard index == 31 else {
+                cids.append(try await client.publish(data: Data("file \(index)".utf8), metadata: metadata).postCID)
+                continue
+            }
+            // Post 31's metadata is sealed under its key and then has a bit flipped, so it does not open.
+            cids.append(try await poster.post(file: Data("file 31".utf8), namespace: "drive") { key in
+                var sealed = try SecretBox.seal(try #require(try StationClient.encodeMetadata(metadata)), using: key)
+                sealed[sealed.count - 1] ^= 1
+                return Hex.encode(sealed)
+            })
         }
-        await station.corruptEnvelope(of: cids[7])
-        await station.corruptMetadata(of: cids[31])
+        tamper.corruptRewrap(of: cids[7])
         await client.clearPostKeyCache()
-        let before = await station.rewrapRequests
+        let rewraps = { rig.count("POST", "/rewrap") }
+        let before = rewraps()
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(listing.posts.count == 48)
         #expect(listing.skipped.map(\.postCID) == [cids[7], cids[31]])
         #expect(listing.skipped.map(\.error.kind) == [.integrity, .integrity])
         #expect(listing.posts.map(\.metadata?.filename) == (0..<50).filter { $0 != 7 && $0 != 31 }.map { "f\($0)" })
-        #expect(await station.rewrapRequests - before == 50)
+        #expect(rewraps() - before == 50)
         #expect(log.messages.contains { $0.contains("skipped") && $0.contains(cids[7]) })
 
         // Warm: cached keys; only the two bad posts are rewrapped again.
         let warm = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(warm.posts.count == 48)
-        #expect(await station.rewrapRequests - before == 52)
+        #expect(rewraps() - before == 52)
         #expect(await client.cachedPostKeyCount == 48)
     }
 
     @Test("An unchanged manifest CID is not read again; a new one is")
     func manifestCache() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         _ = try await client.publish(data: Data("1".utf8), metadata: Fixture.drive("1", size: 1))
         let first = try await client.listPosts(as: DriveFileMetadata.self)
         let second = try await client.listPosts(as: DriveFileMetadata.self)
         let cid = try #require(first.manifestCID)
         #expect(second.manifestCID == cid)
-        #expect(await station.requestLog.filter { $0.hasSuffix("/content/\(cid)") }.count == 1)
+        #expect(rig.count("GET", "/content/\(cid)") == 1)
         _ = try await client.publish(data: Data("2".utf8), metadata: Fixture.drive("2", size: 1))
         let third = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(third.manifestCID != cid)
@@ -115,12 +129,12 @@ struct ReadWriteTests {
 
     @Test("A corrupted blob fails its download with an integrity error and leaves no file")
     func corruptedBlob() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         let post = try await client.publish(data: Data(repeating: 7, count: 1000), metadata: Fixture.drive("x", size: 1000))
-        var blob = try #require(await station.blob(post.postCID))
+        var blob = try #require(rig.emulator.block(post.postCID))
         blob[100] ^= 1
-        await station.setBlob(post.postCID, blob)
+        rig.emulator.faults.replaceContent(of: post.postCID, with: blob)
         let error = await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID) }
         #expect(error?.kind == .integrity)
         let directory = try Fixture.temporaryDirectory()
@@ -132,12 +146,12 @@ struct ReadWriteTests {
 
     @Test("Publishing a file streams it and downloads to a file with progress")
     func fileRoundTrip() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.inProcess()
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let staging = directory.appendingPathComponent("staging")
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        let client = try await Fixture.paired(station, temporaryDirectory: staging)
+        let client = try await rig.pair(temporaryDirectory: staging)
         let source = directory.appendingPathComponent("big.bin")
         var rng = SystemRandomNumberGenerator()
         let content = Data((0..<700_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
@@ -161,24 +175,26 @@ struct ReadWriteTests {
 
     @Test("A download resumes with Range after the connection breaks")
     func resume() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let post = try await client.publish(data: content, metadata: Fixture.drive("r", size: content.count))
-        await station.update { $0.breakStreamsAfter = [50_000, 120_000] }
+        let route = RequestRoute("GET", path: "/content/\(post.postCID)")
+        rig.emulator.faults.closeNextResponsesMidBody(1, route: route, afterBytes: 50_000)
+        rig.emulator.faults.closeNextResponsesMidBody(1, route: route, afterBytes: 120_000)
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let destination = directory.appendingPathComponent("r.bin")
         try await client.download(postCID: post.postCID, to: destination)
         #expect(try Data(contentsOf: destination) == content)
-        #expect(await station.requestLog.filter { $0.hasSuffix("/content/\(post.postCID)") }.count == 3)
-        #expect(await station.breakStreamsAfter.isEmpty)
+        #expect(rig.emulator.requests.count(route) == 3)
+        #expect(rig.emulator.faults.pendingFaultCount == 0)
     }
 
     @Test("A rewrap refused with result.error is a typed station error carrying the text")
     func rewrapError() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         let missing = "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"
         let error = await #expect(throws: StationClientError.self) { try await client.download(postCID: missing) }
         #expect(error?.kind == .station)
@@ -188,18 +204,22 @@ struct ReadWriteTests {
 
     @Test("Manifest and content fall back to the gateway, verified against the CID")
     func gatewayFallback() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         let post = try await client.publish(data: Data("via gateway".utf8), metadata: Fixture.drive("g", size: 11))
         await client.clearPostKeyCache()
-        await station.update { $0.contentUnavailable = true }
+        // The station's content store is down for good; the gateway still answers.
+        rig.emulator.faults.failNextRequests(.max, status: 503, body: #"{"detail":"content store unavailable"}"#,
+                                             route: RequestRoute("GET", pathPrefix: "/content/"))
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(listing.posts.map(\.metadata?.filename) == ["g"])
         #expect(try await client.download(postCID: post.postCID) == Data("via gateway".utf8))
-        #expect(await station.requestLog.contains("GET \(FakeStation.gatewayHost)/ipfs/\(post.postCID)"))
+        #expect(rig.emulator.requests.entries.contains {
+            $0.server == .gateway && $0.method == "GET" && $0.path == "/ipfs/\(post.postCID)" && $0.status == 200
+        })
 
         // A gateway that returns other bytes than the CID names is refused.
-        await station.setBlob(post.postCID, Array("tampered, and forty bytes long or longer!".utf8))
+        rig.emulator.faults.replaceContent(of: post.postCID, with: Data("tampered, and forty bytes long or longer!".utf8))
         let mismatch = await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID) }
         #expect(mismatch?.kind == .integrity)
         let gateway = try #require(client.configuration.gateway)
@@ -213,8 +233,8 @@ struct ReadWriteTests {
 
     @Test("A too-large file is refused before anything is sent; the largest size fills the request exactly")
     func sizeLimit() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         let metadata = Fixture.drive("huge.bin", size: 0)
         let largest = try client.largestPublishableFileSize(metadata: metadata)
         let directory = try Fixture.temporaryDirectory()
@@ -226,7 +246,7 @@ struct ReadWriteTests {
         try handle.close()
         let error = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: huge, metadata: metadata) }
         #expect(error?.kind == .refused)
-        #expect(await station.postRequests == 0)
+        #expect(rig.count("POST", "/post") == 0)
 
         let prepared = try await client.preparePost(data: Data(count: Int(largest)), metadata: metadata)
         #expect(prepared.requestByteCount == StationClient.maximumRequestByteCount)
@@ -243,34 +263,35 @@ struct ReadWriteTests {
 
     @Test("A publish whose answer is lost is found in the manifest, never posted twice")
     func lostAnswer() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.inProcess()
         let log = LogCollector()
-        let client = try await Fixture.paired(station, log: log.handler)
-        await station.update { $0.losePostAnswers = 1 }
-        let post = try await client.publish(data: Data("once".utf8), metadata: Fixture.drive("once", size: 4))
-        #expect(post.wasRecovered)
-        #expect(await station.postRequests == 1)
-        #expect(await station.posts(in: "drive").map(\.postCID) == [post.postCID])
+        let client = try await rig.pair(log: log.handler)
+        let post = RequestRoute("POST", path: "/post")
+        rig.emulator.faults.closeNextResponsesMidBody(1, route: post)
+        let published = try await client.publish(data: Data("once".utf8), metadata: Fixture.drive("once", size: 4))
+        #expect(published.wasRecovered)
+        #expect(rig.emulator.requests.count(post) == 1)
+        #expect(rig.emulator.manifest.posts(in: "drive").map(\.postCID) == [published.postCID])
 
         // A prepared post resubmitted after success is recognised too (same CID, no second post).
         let prepared = try await client.preparePost(data: Data("twice?".utf8), metadata: Fixture.drive("t", size: 6))
-        await station.update { $0.losePostAnswers = 1 }
+        rig.emulator.faults.closeNextResponsesMidBody(1, route: post)
         let first = try await client.submit(prepared)
         #expect(first.postCID == prepared.postCID)
-        #expect(await station.posts(in: "drive").count == 2)
+        #expect(rig.emulator.manifest.posts(in: "drive").count == 2)
     }
 
     @Test("Signing covers the exact multipart bytes: the station verifies every upload")
     func station401sAreTyped() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         // A refused post (unknown audience uid) is a typed station error carrying the detail text.
         let error = await #expect(throws: StationClientError.self) {
             try await client.publish(data: Data("x".utf8), metadata: Fixture.drive("x", size: 1), audience: .specific(["nobody"]))
         }
         #expect(error?.status == 400)
         #expect(error?.stationMessage?.contains("not Allowed followers") == true)
-        #expect(await station.postRequests == 1)
+        #expect(rig.count("POST", "/post") == 1)
     }
 }
 
@@ -295,15 +316,14 @@ struct PublicProfileTests {
     /// A device reads a station's public profile without pairing (to follow it), and an
     /// unreachable station is a typed error.
     @Test func profileWithoutPairing() async throws {
-        let station = FakeStation()
-        let transport = FakeTransport(station: station)
-        let profile = try await StationClient.profile(at: await station.endpoint, transport: transport)
-        #expect(profile.uid == station.uid)
-        let key = await station.kemPublicKeyHex
-        #expect(profile.mlkemPublicKey == key)
-        let nowhere = try #require(URL(string: "http://nowhere.invalid"))
+        let rig = try StationRig.served()
+        let profile = try await StationClient.profile(at: rig.station, transport: rig.transport)
+        #expect(profile.uid == rig.emulator.uid)
+        #expect(profile.mlkemPublicKey == rig.emulator.mlkemPublicKeyHex)
+        // Once the station stops serving, its port refuses connections.
+        rig.emulator.stop()
         let error = await #expect(throws: StationClientError.self) {
-            _ = try await StationClient.profile(at: nowhere, transport: transport)
+            _ = try await StationClient.profile(at: rig.station, transport: rig.transport)
         }
         #expect(error?.kind == .unreachable)
     }

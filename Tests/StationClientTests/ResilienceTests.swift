@@ -1,7 +1,9 @@
 import Foundation
 import Manifest
 import Signing
+import Sodium
 @testable import StationClient
+import StationEmulator
 import Testing
 import Transport
 
@@ -9,18 +11,18 @@ import Transport
 struct ResilienceTests {
     @Test("A stale-request answer is retried once with the clock offset from the Date header")
     func staleClock() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.inProcess()
         let log = LogCollector()
-        let client = try await Fixture.paired(station, log: log.handler)
-        await station.update { $0.clockSkew = 600 }
+        let client = try await rig.pair(log: log.handler)
+        rig.clock.skew(by: 600)
         #expect(try await client.followers().isEmpty)
         let offset = await client.clockOffset
         #expect((598...602).contains(offset))
         #expect(log.messages.contains { $0.contains("stale") })
         // Later calls sign with the offset from the start.
-        let before = await station.requestLog.count
+        let before = rig.emulator.requests.entries.count
         _ = try await client.followers()
-        #expect(await station.requestLog.count - before == 1)
+        #expect(rig.emulator.requests.entries.count - before == 1)
     }
 
     @Test("The HTTP Date header parses to Unix seconds")
@@ -31,100 +33,106 @@ struct ResilienceTests {
 
     @Test("A replayed signed request is rejected by the station with a typed 401")
     func replay() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         let context = await client.signingContext()
-        let endpoint = await station.endpoint
-        let recorder = RecordingTransport(base: FakeTransport(station: station))
-        let first = try await StationClient.exchange(.get, "/followers", body: .empty, endpoint: endpoint, context: context,
+        let recorder = RecordingTransport(base: rig.transport)
+        let first = try await StationClient.exchange(.get, "/followers", body: .empty, endpoint: rig.station, context: context,
                                                      transport: recorder, options: TransferOptions(), pins: [], operation: "test")
         #expect(first.status == 200)
         let request = try #require(recorder.requests.withLock { $0.first })
-        let replayed = try await FakeTransport(station: station).send(request, body: .none)
+        let replayed = try await rig.transport.send(request, body: .none)
         #expect(replayed.status == 401)
         #expect(StationErrorBody.parse([UInt8](replayed.body.data ?? Data()))?.message == "replay")
     }
 
     @Test("A station that moved is found again through IPNS, verified, stored and used")
     func moved() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.served()
+        defer { rig.emulator.stop() }
         let store = InMemoryKeyStore()
         let log = LogCollector()
-        let client = try await Fixture.paired(station, keyStore: store, log: log.handler)
+        let client = try await rig.pair(keyStore: store, log: log.handler)
         _ = try await client.publish(data: Data("x".utf8), metadata: Fixture.drive("x", size: 1))
-        await station.update { $0.host = "station-b.test" }
+        let moved = try rig.emulator.moveStation()
+        let movedHost = try #require(moved.host)
+        let movedPort = try #require(moved.port)
 
         // Concurrent failures share one resolution.
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<4 { group.addTask { try await client.listPosts(as: DriveFileMetadata.self).posts.count } }
             for try await count in group { #expect(count == 1) }
         }
-        #expect(await client.credentials.endpoint.host == "station-b.test")
-        let resolutions = await station.requestLog.filter { $0.contains("/ipns/") }
-        #expect(resolutions.count == 1)
-        #expect(await station.requestLog.contains("GET station-b.test/health"))
+        #expect(await client.credentials.endpoint == moved)
+        #expect(rig.emulator.requests.count(RequestRoute("GET", pathPrefix: "/ipns/")) == 1)
+        #expect(rig.emulator.requests.entries.contains {
+            $0.server == .station && $0.method == "GET" && $0.path == "/health" && $0.host == "\(movedHost):\(movedPort)"
+        })
         // The new endpoint was persisted.
-        let reloaded = try await StationClient.load(configuration: Fixture.configuration(station, keyStore: store))
-        #expect(await reloaded.credentials.endpoint.host == "station-b.test")
-        #expect(log.messages.contains { $0.contains("moved to http://station-b.test") })
+        let reloaded = try await StationClient.load(configuration: rig.configuration(keyStore: store))
+        #expect(await reloaded.credentials.endpoint == moved)
+        #expect(log.messages.contains { $0.contains("moved to \(moved.absoluteString)") })
     }
 
     @Test("A tunnel's 502 triggers one resolution and one retry, never a loop")
     func tunnelError() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
-        await station.update { $0.tunnelErrorsLeft = 1 }
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        let followers = RequestRoute("GET", path: "/followers")
+        let resolutions = { rig.emulator.requests.count(RequestRoute("GET", pathPrefix: "/ipns/")) }
+        rig.emulator.faults.failNextRequests(1, status: 502, body: "Bad Gateway", route: followers)
         #expect(try await client.followers().isEmpty)
+        #expect(resolutions() == 1)
         // Two tunnel errors in a row: the retry fails and is reported, without a second resolution.
-        await station.update { $0.tunnelErrorsLeft = 2 }
-        let before = await station.requestLog.filter { $0.contains("/ipns/") }.count
+        rig.emulator.faults.failNextRequests(2, status: 502, body: "Bad Gateway", route: followers)
+        let before = resolutions()
         let error = await #expect(throws: StationClientError.self) { try await client.followers() }
         #expect(error?.kind == .unreachable)
         #expect(error?.status == 502)
-        #expect(await station.requestLog.filter { $0.contains("/ipns/") }.count == before + 1)
+        #expect(resolutions() == before + 1)
+        #expect(rig.emulator.faults.pendingFaultCount == 0)
     }
 
     @Test("Station down: the listing returns the last decrypted metadata, marked offline")
     func offline() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.served()
         let store = InMemoryKeyStore()
-        let client = try await Fixture.paired(station, keyStore: store)
+        let client = try await rig.pair(keyStore: store)
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("kept.txt", size: 1))
         let online = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(!online.isOffline)
-        await station.update { $0.isDown = true }
+        rig.emulator.stop()
         let offline = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(offline.isOffline)
         #expect(offline.posts.map(\.metadata?.filename) == ["kept.txt"])
         #expect(offline.manifestCID == online.manifestCID)
         // A fresh client on the same store (app restart) also gets the offline view from the key store.
-        let restarted = try await StationClient.load(configuration: Fixture.configuration(station, keyStore: store))
+        let restarted = try await StationClient.load(configuration: rig.configuration(keyStore: store))
         #expect(try await restarted.listPosts(as: DriveFileMetadata.self).posts.count == 1)
         // With nothing cached, being offline is an error.
-        let empty = try await StationClient(credentials: await client.credentials, configuration: Fixture.configuration(station))
+        let empty = try await StationClient(credentials: await client.credentials, configuration: rig.configuration())
         let error = await #expect(throws: StationClientError.self) { try await empty.listPosts(as: DriveFileMetadata.self) }
         #expect(error?.kind == .unreachable)
     }
 
     @Test("Post keys persist encrypted in the key store and spare the rewraps after a restart")
     func persistedKeys() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.inProcess()
         let store = InMemoryKeyStore()
-        let client = try await Fixture.paired(station, keyStore: store, persistsPostKeys: true)
+        let client = try await rig.pair(keyStore: store, persistsPostKeys: true)
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("a", size: 1))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(await store.load(KeyStoreItem.postKeys) != nil)
-        let before = await station.rewrapRequests
-        let restarted = try await StationClient.load(
-            configuration: Fixture.configuration(station, keyStore: store, persistsPostKeys: true))
+        let before = rig.count("POST", "/rewrap")
+        let restarted = try await StationClient.load(configuration: rig.configuration(keyStore: store, persistsPostKeys: true))
         #expect(try await restarted.listPosts(as: DriveFileMetadata.self).posts.count == 1)
-        #expect(await station.rewrapRequests == before)
+        #expect(rig.count("POST", "/rewrap") == before)
     }
 
     @Test("A cancelled download leaves no partial file")
     func cancelledDownload() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         let post = try await client.publish(data: Data(count: 300_000), metadata: Fixture.drive("z", size: 300_000))
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -137,12 +145,12 @@ struct ResilienceTests {
 
     @Test("A cancelled publish sends nothing and leaves no temporary file")
     func cancelledPublish() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.inProcess()
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let staging = directory.appendingPathComponent("staging")
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        let client = try await Fixture.paired(station, temporaryDirectory: staging)
+        let client = try await rig.pair(temporaryDirectory: staging)
         let source = directory.appendingPathComponent("c.bin")
         try Data(count: 100_000).write(to: source)
         let task = Task {
@@ -151,16 +159,16 @@ struct ResilienceTests {
         }
         let error = await #expect(throws: StationClientError.self) { try await task.value }
         #expect(error?.kind == .cancelled)
-        #expect(await station.postRequests == 0)
+        #expect(rig.count("POST", "/post") == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).isEmpty)
     }
 
     @Test("Log lines never carry secret key material")
     func logsHaveNoSecrets() async throws {
-        let station = FakeStation()
+        let rig = try StationRig.inProcess()
         let log = LogCollector()
-        let client = try await Fixture.paired(station, log: log.handler)
-        await station.update { $0.clockSkew = -300 }
+        let client = try await rig.pair(log: log.handler)
+        rig.clock.skew(by: -300)
         _ = try await client.publish(data: Data("s".utf8), metadata: Fixture.drive("s", size: 1))
         let credentials = await client.credentials
         let secrets = [credentials.kemPrivateKey.expandedRepresentation, credentials.signingPrivateKey.expandedRepresentation]
@@ -171,16 +179,3 @@ struct ResilienceTests {
         }
     }
 }
-
-/// Forwards to another transport and records each request.
-struct RecordingTransport: HTTPTransport {
-    let base: any HTTPTransport
-    let requests = Locked<[HTTPRequest]>([])
-
-    func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
-        requests.withLock { $0.append(request) }
-        return try await base.send(request, body: body, options: options)
-    }
-}
-
-import Sodium

@@ -1,6 +1,7 @@
 import Foundation
 import Manifest
 @testable import StationClient
+import StationEmulator
 import Testing
 import Transport
 
@@ -8,8 +9,8 @@ import Transport
 struct SocialTests {
     @Test("Delete removes the post; deleting again is a typed 404")
     func delete() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
         let post = try await client.publish(data: Data("d".utf8), metadata: Fixture.drive("d", size: 1))
         let deleted = try await client.delete(postCID: post.postCID)
         #expect(deleted.postCID == post.postCID)
@@ -21,8 +22,9 @@ struct SocialTests {
 
     @Test("Reshare reports the station's content loss (upstream bug)")
     func reshare() async throws {
-        let station = FakeStation()
-        let client = try await Fixture.paired(station)
+        // The emulator reproduces the real station's reshare, which garbage-collects the post's bytes.
+        let rig = try StationRig.inProcess(losesResharedContent: true)
+        let client = try await rig.pair()
         let post = try await client.publish(data: Data("r".utf8), metadata: Fixture.drive("r", size: 1))
         let result = try await client.reshare(postCID: post.postCID, audience: .allFollowers)
         #expect(result.response.audienceMode == .all)
@@ -35,8 +37,8 @@ struct SocialTests {
 
     @Test("A follower requests, is approved, and reads only what was shared with it")
     func follower() async throws {
-        let station = FakeStation()
-        let owner = try await Fixture.paired(station, namespace: "cipherframe")
+        let rig = try StationRig.inProcess()
+        let owner = try await rig.pair(namespace: "cipherframe")
         let followerStore = InMemoryKeyStore()
         let identity = FollowerIdentity.generate(name: "Friend's Laptop")
         try await identity.save(to: followerStore)
@@ -44,8 +46,8 @@ struct SocialTests {
         #expect(restored.uid == identity.uid)
         #expect(try await FollowerIdentity.load(from: InMemoryKeyStore()) == nil)
 
-        let transport = FakeTransport(station: station)
-        let endpoint = await station.endpoint
+        let transport = rig.transport
+        let endpoint = rig.station
         let result = try await restored.sendFollowRequest(to: endpoint, transport: transport)
         #expect(result.status == "follow_request_pending_multi_device")
         let pending = try await owner.pendingFollowers()
@@ -62,12 +64,12 @@ struct SocialTests {
 
         let gateway = try #require(owner.configuration.gateway)
         let reader = FollowedStationReader(identity: restored, gateway: gateway, transport: transport)
-        for address in [FollowedStationAddress.endpoint(endpoint), .ipns(station.ipnsName)] {
+        for address in [FollowedStationAddress.endpoint(endpoint), .ipns(rig.emulator.ipnsName)] {
             let listing = try await reader.listPosts(of: address, namespace: "cipherframe", as: FramePost.self)
             #expect(listing.posts.map(\.metadata?.caption) == ["shared", "specific"])
             #expect(listing.skipped.isEmpty)
         }
-        let entries = await station.posts(in: "cipherframe")
+        let entries = rig.emulator.manifest.posts(in: "cipherframe")
         let sharedEntry = try #require(entries.first { $0.postCID == shared.postCID })
         #expect(try await reader.download(sharedEntry) == Data("for friends".utf8))
         let privateEntry = try #require(entries.first { $0.audienceMode == .selfOnly })
@@ -76,9 +78,13 @@ struct SocialTests {
         #expect(specific.audienceMode == .specific)
 
         // The social graph opens with the follower's decoder envelope.
-        let document = try await gateway.resolve(ipnsName: station.ipnsName)
+        let document = try await gateway.resolve(ipnsName: rig.emulator.ipnsName)
         let graph = try #require(try await reader.socialGraph(of: document))
-        #expect(graph.followers?["followers"]?.arrayValue?.compactMap { $0["uid"]?.stringValue } == [identity.uid])
+        // Like the real station, the graph lists every Allowed row: the station itself, the owner's
+        // paired device (both under the station's uid), and the follower.
+        let listed = try #require(graph.followers?["followers"]?.arrayValue?.compactMap { $0["uid"]?.stringValue })
+        #expect(listed.filter { $0 != rig.emulator.uid } == [identity.uid])
+        #expect(listed.count == 3)
         #expect(graph.following?["following"]?.arrayValue?.isEmpty == true)
 
         // A stranger with its own identity reads nothing encrypted and holds no decoder envelope.
@@ -89,12 +95,14 @@ struct SocialTests {
 
     @Test("A follow request with bad keys is a typed error carrying result.error")
     func badFollowRequest() async throws {
-        let station = FakeStation()
-        let broken = BrokenKeyTransport(base: FakeTransport(station: station))
+        let rig = try StationRig.inProcess()
+        let broken = BrokenKeyTransport(base: rig.transport)
+        let identity = FollowerIdentity.generate(name: "x")
         let error = await #expect(throws: StationClientError.self) {
-            try await FollowerIdentity.generate(name: "x").sendFollowRequest(to: await station.endpoint, transport: broken)
+            try await identity.sendFollowRequest(to: rig.station, transport: broken)
         }
-        #expect(error?.stationMessage == "follow_request mlkem_public_key must be 2368 hex chars")
+        // The station's text for a bad key in the `devices` list (the form the SDK sends).
+        #expect(error?.stationMessage == "Bad mlkem_public_key for device \(identity.uid) (expected 2368 hex chars)")
         #expect(error?.status == 200)
     }
 }

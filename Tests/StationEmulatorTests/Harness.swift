@@ -55,11 +55,12 @@ final class Harness: @unchecked Sendable {
     private let client: RawHTTPClient
     private let lock = NSLock()
 
-    init(clock: ManualClock? = nil, autoAccept: Bool = false, dataDirectory: URL? = nil, publishesEndpoint: Bool = false) throws {
+    init(clock: ManualClock? = nil, autoAccept: Bool = false, dataDirectory: URL? = nil, publishesEndpoint: Bool = false,
+         losesResharedContent: Bool = false) throws {
         self.clock = clock
         emulator = try StationEmulator(configuration: .init(
             dataDirectory: dataDirectory, clock: clock ?? SystemClock(), autoAcceptFollows: autoAccept,
-            publishesEndpoint: publishesEndpoint))
+            publishesEndpoint: publishesEndpoint, losesResharedContent: losesResharedContent))
         let url = try emulator.start()
         client = RawHTTPClient(port: UInt16(url.port ?? 0))
     }

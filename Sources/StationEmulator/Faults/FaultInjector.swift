@@ -1,22 +1,43 @@
 import Foundation
 
-/// Fault injection for client tests: failing requests, broken connections, latency and an IPFS
-/// outage, switched on and off through the Swift API while the emulator runs.
+/// Fault injection for client tests: failing requests, broken connections, latency, an IPFS
+/// outage and damaged content, switched on and off through the Swift API while the emulator runs.
 ///
 ///     emulator.faults.failNextRequests(2, status: 502)
+///     emulator.faults.failNextRequests(1, status: 429, route: RequestRoute("POST", path: "/delegate/confirm"))
+///     emulator.faults.closeNextResponsesMidBody(1, route: RequestRoute("GET", pathPrefix: "/content/"), afterBytes: 50_000)
 ///     emulator.faults.setIPFSDown(true)   // /health → 503 degraded, /content → 503
+///
+/// Request faults (``failNextRequests(_:status:body:route:)`` and
+/// ``closeNextResponsesMidBody(_:route:afterBytes:)``) apply to station requests, not to the
+/// gateway's; each is used up by the requests on its route, in the order the faults were added.
 public final class FaultInjector: Sendable {
+    private struct Failure {
+        var remaining: Int
+        let status: Int
+        let body: String
+        let route: RequestRoute
+    }
+
+    private struct Cut {
+        var remaining: Int
+        let route: RequestRoute
+        let afterBytes: Int?
+    }
+
     private struct State {
-        var failures: [(remaining: Int, status: Int, body: String)] = []
-        var closeMidBody = 0
+        var failures: [Failure] = []
+        var cuts: [Cut] = []
         var latency: Double = 0
         var ipfsDown = false
+        var replacedContent: [String: [UInt8]] = [:]
     }
 
     /// What happens to the next request.
     enum Action {
         case fail(status: Int, body: String)
-        case closeMidBody
+        /// Send `afterBytes` of the body (`nil`: half), then close the connection.
+        case closeMidBody(afterBytes: Int?)
     }
 
     private let state = Locked(State())
@@ -24,19 +45,51 @@ public final class FaultInjector: Sendable {
     /// Creates an injector with no faults.
     public init() {}
 
-    /// Makes the next `count` station requests fail with `status` and `body` (by default
-    /// `{"detail":"injected fault"}`), before routing, authentication or any state change.
-    public func failNextRequests(_ count: Int, status: Int, body: String = #"{"detail":"injected fault"}"#) {
+    /// Makes the next `count` station requests on `route` (by default every route) fail with
+    /// `status` and `body` (by default `{"detail":"injected fault"}`), before routing,
+    /// authentication or any state change: a tunnel's 502, a rate limiter's 429.
+    ///
+    /// A `count` of `Int.max` keeps failing the route until ``reset()``.
+    public func failNextRequests(_ count: Int, status: Int, body: String = #"{"detail":"injected fault"}"#,
+                                 route: RequestRoute = .any) {
         guard count > 0 else { return }
-        state.withLock { $0.failures.append((count, status, body)) }
+        state.withLock { $0.failures.append(Failure(remaining: count, status: status, body: body, route: route)) }
     }
 
-    /// Makes the next `count` station responses stop half-way through the body: the head and half
-    /// the bytes are sent, then the connection is closed (in process, the transport throws
-    /// `TransportError` with kind `.connectionLost`). The request itself is processed.
-    public func closeNextResponsesMidBody(_ count: Int) {
-        state.withLock { $0.closeMidBody += max(0, count) }
+    /// Makes the next `count` station responses on `route` (by default every route) stop
+    /// part-way through the body: the head and the first `afterBytes` body bytes (by default half
+    /// the body) are sent, then the connection is closed. The request itself is processed, so this
+    /// is also a lost answer. A body no longer than `afterBytes` is sent whole before the close.
+    ///
+    /// In process, a streamed response (`TransferOptions.response == .stream`) yields those bytes
+    /// and then throws `TransportError` with kind `.connectionLost`; any other response throws it
+    /// at once.
+    public func closeNextResponsesMidBody(_ count: Int, route: RequestRoute = .any, afterBytes: Int? = nil) {
+        guard count > 0 else { return }
+        state.withLock { $0.cuts.append(Cut(remaining: count, route: route, afterBytes: afterBytes.map { max(0, $0) })) }
     }
+
+    /// How many requests the queued request faults still apply to (`Int.max` while a standing
+    /// failure is queued); 0 once every one has been used up.
+    public var pendingFaultCount: Int {
+        state.withLock { state in
+            let counts = state.failures.map(\.remaining) + state.cuts.map(\.remaining)
+            return counts.reduce(0) { total, count in
+                let (sum, overflow) = total.addingReportingOverflow(count)
+                return overflow ? Int.max : sum
+            }
+        }
+    }
+
+    /// Serves `bytes` instead of the stored file for `cid`, from the station's `/content/<cid>`
+    /// and the gateway's `/ipfs/<cid>` (ranges are cut from `bytes`), as a damaged disk or a
+    /// tampering proxy would: the bytes no longer match the CID. Until ``reset()``.
+    public func replaceContent(of cid: String, with bytes: Data) {
+        state.withLock { $0.replacedContent[cid] = [UInt8](bytes) }
+    }
+
+    /// The bytes ``replaceContent(of:with:)`` put in place of `cid`, if any.
+    func replacedContent(of cid: String) -> [UInt8]? { state.withLock { $0.replacedContent[cid] } }
 
     /// Delays every station response by `seconds` (0 turns the delay off).
     public func setLatency(_ seconds: Double) { state.withLock { $0.latency = max(0, seconds) } }
@@ -55,17 +108,25 @@ public final class FaultInjector: Sendable {
     /// Clears every fault.
     public func reset() { state.withLock { $0 = State() } }
 
-    /// Consumes the fault (if any) that applies to the next request.
-    func nextAction() -> Action? {
+    /// Consumes the fault (if any) that applies to the next request, `method` `path`. A queued
+    /// failure comes before a queued cut.
+    func nextAction(method: String, path: String) -> Action? {
         state.withLock { state in
-            if !state.failures.isEmpty {
-                let first = state.failures[0]
-                if first.remaining <= 1 { state.failures.removeFirst() } else { state.failures[0].remaining -= 1 }
-                return .fail(status: first.status, body: first.body)
+            if let index = state.failures.firstIndex(where: { $0.route.matches(method: method, path: path) }) {
+                let failure = state.failures[index]
+                if failure.remaining == Int.max {
+                    // A standing failure: never used up.
+                } else if failure.remaining <= 1 {
+                    state.failures.remove(at: index)
+                } else {
+                    state.failures[index].remaining -= 1
+                }
+                return .fail(status: failure.status, body: failure.body)
             }
-            if state.closeMidBody > 0 {
-                state.closeMidBody -= 1
-                return .closeMidBody
+            if let index = state.cuts.firstIndex(where: { $0.route.matches(method: method, path: path) }) {
+                let cut = state.cuts[index]
+                if cut.remaining <= 1 { state.cuts.remove(at: index) } else { state.cuts[index].remaining -= 1 }
+                return .closeMidBody(afterBytes: cut.afterBytes)
             }
             return nil
         }

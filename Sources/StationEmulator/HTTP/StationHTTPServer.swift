@@ -51,7 +51,7 @@ struct StationHTTPServer: Sendable {
             return
         }
         try response.writeHead(status: answer.status, reason: reasonPhrase(answer.status), headers: headers)
-        try response.write(Array(bytes.prefix(bytes.count / 2)))
+        try response.write([UInt8](answer.bodyBeforeClose))
         response.abortConnection()
     }
 

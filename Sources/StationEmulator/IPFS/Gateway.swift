@@ -34,7 +34,7 @@ struct Gateway: Sendable {
 
     private func serve(cid: String, request: StationRequest, onlyIfCached: Bool, ipfsPath: String) -> StationResponse {
         guard (try? CID(cid)) != nil else { return text(400, "invalid path \"\(ipfsPath)\": invalid cid") }
-        guard let size = core.blocks.fileSize(cid) else {
+        guard let size = core.servedFileSize(cid) else {
             return text(onlyIfCached ? 412 : 404, "ipfs resolve -r \(ipfsPath): block was not found locally (offline)")
         }
         let common: [(name: String, value: String)] = [
@@ -46,10 +46,10 @@ struct Gateway: Sendable {
             return StationResponse(status: 416, headers: [("content-range", "bytes */\(size)")],
                                    body: Data("invalid range".utf8))
         case .whole:
-            return StationResponse(status: 200, headers: common, body: Data(core.blocks.read(cid) ?? []))
+            return StationResponse(status: 200, headers: common, body: Data(core.servedFile(cid) ?? []))
         case let .part(range):
             return StationResponse(status: 206, headers: common + [("content-range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")],
-                                   body: Data(core.blocks.read(cid, range: range) ?? []))
+                                   body: Data(core.servedFile(cid, range: range) ?? []))
         }
     }
 

@@ -5,8 +5,10 @@ import Transport
 /// the fastest way to run a client against the emulator in unit tests.
 ///
 /// Paths under `/ipfs/` and `/ipns/` go to the emulated gateway, everything else to the station,
-/// whatever the URL's host and port. Responses carry `Date` like the HTTP server's; a
-/// mid-body fault throws `TransportError` with kind `.connectionLost`.
+/// whatever the URL's host and port (sent as `Host`, as an HTTP client would). Responses carry
+/// `Date` like the HTTP server's; progress is reported once the body is handed over and once
+/// the answer is in. A mid-body fault throws `TransportError` with kind `.connectionLost`: a
+/// streamed response first yields the bytes sent before the cut.
 public struct InProcessTransport: HTTPTransport {
     let emulator: StationEmulator
 
@@ -25,7 +27,12 @@ public struct InProcessTransport: HTTPTransport {
         if Task.isCancelled {
             throw TransportError(.cancelled, method: request.method, url: request.url, message: "cancelled")
         }
+        options.progress?(TransferProgress(bytesSent: Int64(bytes.count), expectedBytesToSend: Int64(bytes.count),
+                                           bytesReceived: 0, expectedBytesToReceive: nil))
         var headers = request.headers.map { (name: $0.name, value: $0.value) }
+        if !request.headers.contains("host"), let host = request.url.host {
+            headers.insert((name: "host", value: request.url.port.map { "\(host):\($0)" } ?? host), at: 0)
+        }
         if !request.headers.contains("content-length"), !request.headers.contains("transfer-encoding"),
            !bytes.isEmpty || request.method == .post {
             headers.append((name: "content-length", value: String(bytes.count)))
@@ -36,13 +43,25 @@ public struct InProcessTransport: HTTPTransport {
         if let query = components?.percentEncodedQuery { target += "?" + query }
         let answer = await emulator.handle(StationRequest(method: request.method.rawValue, target: target, headers: headers,
                                                           body: bytes, receivedAt: receivedAt))
-        if answer.closeMidBody {
-            throw TransportError(.connectionLost, method: request.method, url: request.url,
-                                 message: "the emulator closed the connection mid-body (injected fault)")
-        }
         var responseHeaders = HTTPHeaders([("date", CivilTime(epochSeconds: Int64(emulator.clock.now().rounded(.down))).httpDate),
                                            ("server", "uvicorn"), ("content-length", String(answer.body.count))])
         for (name, value) in answer.headers where name.lowercased() != "content-length" { responseHeaders.add(name, value: value) }
+        let lost = TransportError(.connectionLost, method: request.method, url: request.url,
+                                  message: "the emulator closed the connection mid-body (injected fault)")
+        let cut = answer.bodyBeforeClose
+        if answer.closeMidBody, cut.count < answer.body.count {
+            guard case .stream = options.response else { throw lost }
+            // The bytes before the cut arrive, then the connection breaks, as over a socket.
+            let delivered = Locked(false)
+            let stream = HTTPBodyStream(length: Int64(answer.body.count)) {
+                if delivered.withLock({ let was = $0; $0 = true; return was }) || cut.isEmpty { throw lost }
+                return cut
+            }
+            return HTTPResponse(status: answer.status, headers: responseHeaders, body: .stream(stream))
+        }
+        options.progress?(TransferProgress(bytesSent: Int64(bytes.count), expectedBytesToSend: Int64(bytes.count),
+                                           bytesReceived: Int64(answer.body.count),
+                                           expectedBytesToReceive: Int64(answer.body.count)))
         return HTTPResponse(status: answer.status, headers: responseHeaders,
                             body: try options.response.deliver(answer.body, for: request))
     }

@@ -43,8 +43,14 @@ public struct StationResponse: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body bytes.
     public var body: Data
-    /// Set by fault injection: send the head and half the body, then drop the connection.
+    /// Set by fault injection: send the head and part of the body, then drop the connection.
     public var closeMidBody = false
+    /// With ``closeMidBody``, how many body bytes go out before the connection drops (`nil`: half
+    /// the body).
+    public var bytesBeforeClose: Int?
+
+    /// With ``closeMidBody``, the body bytes that go out before the connection drops.
+    public var bodyBeforeClose: Data { body.prefix(min(bytesBeforeClose ?? body.count / 2, body.count)) }
 
     /// Creates a response.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data()) {

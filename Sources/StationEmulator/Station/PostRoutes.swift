@@ -255,7 +255,9 @@ extension StationCore {
                 let chosen = try recipients(state, mode: mode, uids: audienceUIDs)
                 state.manifest.removeEntry(postCID: postCID, client: client)
                 // Deliberate exception (WIRE_NOTES §0.4): the station unpins and garbage-collects the
-                // post's bytes here; the emulator keeps them and drops only the old envelopes.
+                // post's bytes here; the emulator keeps them and drops only the old envelopes,
+                // unless told to reproduce the station.
+                if configuration.losesResharedContent { blocks.unpin(postCID) }
                 if !referencedCIDs(state).contains(oldEnvelopes) { blocks.unpin(oldEnvelopes) }
                 blocks.collectGarbage()
                 let sealedMetadata: String? = if case let .sealed(hex) = old.metadata { hex } else { nil }
@@ -305,23 +307,37 @@ extension StationCore {
         let servable = state.withLock { referencedCIDs($0).contains(cid) }
         guard (try? CID(cid)) != nil, servable else { return .detail(404, "content not found") }
         guard !faults.isIPFSDown else { return .detail(503, "content store unavailable") }
-        guard let size = blocks.fileSize(cid) else { return .detail(404, "content not found") }
+        guard let size = servedFileSize(cid) else { return .detail(404, "content not found") }
         switch Self.rangeRequest(request.header("range"), size: size) {
         case .unsatisfiable: return .detail(416, "requested range not satisfiable")
         case .whole:
-            let bytes = blocks.read(cid) ?? []
+            let bytes = servedFile(cid) ?? []
             return StationResponse(status: 200, headers: [
                 ("accept-ranges", "bytes"), ("content-length", String(bytes.count)), ("etag", "\"\(cid)\""),
                 ("content-type", "application/octet-stream"),
             ], body: Data(bytes))
         case let .part(range):
-            let bytes = blocks.read(cid, range: range) ?? []
+            let bytes = servedFile(cid, range: range) ?? []
             return StationResponse(status: 206, headers: [
                 ("accept-ranges", "bytes"), ("content-length", String(bytes.count)),
                 ("content-range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)"), ("etag", "\"\(cid)\""),
                 ("content-type", "application/octet-stream"),
             ], body: Data(bytes))
         }
+    }
+
+    /// The size of the file served for `cid`: the stored file's, or that of the bytes a fault
+    /// put in its place (``FaultInjector/replaceContent(of:with:)``).
+    func servedFileSize(_ cid: String) -> UInt64? {
+        if let replaced = faults.replacedContent(of: cid) { return UInt64(replaced.count) }
+        return blocks.fileSize(cid)
+    }
+
+    /// The file (or `range` of it) served for `cid`, as ``servedFileSize(_:)`` describes.
+    func servedFile(_ cid: String, range: Range<UInt64>? = nil) -> [UInt8]? {
+        guard let replaced = faults.replacedContent(of: cid) else { return blocks.read(cid, range: range) }
+        guard let range else { return replaced }
+        return Array(replaced[Int(range.lowerBound)..<Int(min(range.upperBound, UInt64(replaced.count)))])
     }
 
     enum RangeAnswer: Equatable {

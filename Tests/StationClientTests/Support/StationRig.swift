@@ -1,0 +1,80 @@
+import CurlTransport
+import Foundation
+@testable import StationClient
+import StationEmulator
+import Testing
+import Transport
+
+/// The station's clock: the wall clock plus a skew a test sets, for a station whose clock runs
+/// ahead of the device's, or for time passing (an expired PIN) without waiting.
+final class SkewedClock: StationClock {
+    private let skew = Locked<Double>(0)
+
+    func now() -> Double { Date().timeIntervalSince1970 + skew.value }
+
+    func skew(by seconds: Double) { skew.withLock { $0 += seconds } }
+}
+
+/// A `StationEmulator` and the client configurations that reach it: the setup every client test
+/// starts from.
+///
+/// In process (``inProcess(losesResharedContent:)``) requests go through `InProcessTransport`,
+/// with no sockets; faults, the request log and the clock work as over HTTP, but there are no
+/// ports, so a station that moves or goes down needs ``served(maximumUploadSize:)``: the emulator
+/// on loopback, reached over `CurlTransport`.
+struct StationRig {
+    let emulator: StationEmulator
+    let clock: SkewedClock
+    /// The station's URL (in process, a placeholder host: the transport ignores it).
+    let station: URL
+    let gateway: URL
+    let transport: any HTTPTransport
+
+    static func inProcess(losesResharedContent: Bool = false) throws -> StationRig {
+        let clock = SkewedClock()
+        let emulator = try StationEmulator(configuration: .init(clock: clock, losesResharedContent: losesResharedContent))
+        let station = try #require(URL(string: "http://station.test"))
+        // As a station's tunnel monitor does: public.json carries the endpoint and the IPNS name.
+        emulator.setEndpoint(station.absoluteString)
+        return StationRig(emulator: emulator, clock: clock, station: station,
+                          gateway: try #require(URL(string: "http://gateway.test")), transport: emulator.transport)
+    }
+
+    static func served(maximumUploadSize: Int = 104_857_600) throws -> StationRig {
+        let clock = SkewedClock()
+        let emulator = try StationEmulator(configuration: .init(clock: clock, maximumUploadSize: maximumUploadSize,
+                                                                 publishesEndpoint: true))
+        let station = try emulator.start()
+        return StationRig(emulator: emulator, clock: clock, station: station, gateway: try #require(emulator.gatewayURL),
+                          transport: CurlTransport())
+    }
+
+    /// A configuration for this station; the client sends through `transport` (by default the
+    /// rig's), the gateway always through the rig's.
+    func configuration(
+        namespace: String = "drive", keyStore: any KeyStore = InMemoryKeyStore(), log: LogHandler? = nil,
+        persistsPostKeys: Bool = false, temporaryDirectory: URL? = nil, transport: (any HTTPTransport)? = nil
+    ) -> StationClientConfiguration {
+        StationClientConfiguration(
+            namespace: namespace, keyStore: keyStore, transport: transport ?? self.transport,
+            gateway: IPFSGateway(baseURL: gateway, transport: self.transport),
+            persistsPostKeys: persistsPostKeys, log: log, temporaryDirectory: temporaryDirectory)
+    }
+
+    /// Pairs a device with the PIN from the station's log on the first prompt.
+    func pair(
+        deviceName: String = "Test Phone", namespace: String = "drive", keyStore: any KeyStore = InMemoryKeyStore(),
+        log: LogHandler? = nil, persistsPostKeys: Bool = false, temporaryDirectory: URL? = nil,
+        transport: (any HTTPTransport)? = nil
+    ) async throws -> StationClient {
+        let stationLog = emulator.log
+        return try await StationClient.pair(
+            endpoint: station, deviceName: deviceName,
+            configuration: configuration(namespace: namespace, keyStore: keyStore, log: log, persistsPostKeys: persistsPostKeys,
+                                         temporaryDirectory: temporaryDirectory, transport: transport)
+        ) { _ in stationLog.latestPIN }
+    }
+
+    /// How many `method` `path` requests (exact path) the station or the gateway has answered.
+    func count(_ method: String, _ path: String) -> Int { emulator.requests.count(RequestRoute(method, path: path)) }
+}
