@@ -1,10 +1,13 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // The Swift SDK for Cipher Station clients. See DESIGN in README.md for the module graph:
 // data flows downward, and a target imports only from the layers below it.
 import PackageDescription
 
 let package = Package(
     name: "swift-cipher-station",
+    // The floor is set by the Swift 6.2 runtime: PQCrypto's Keccak state is an `InlineArray`.
+    // (async/await and actors alone would need macOS 10.15 / iOS 13; task executors, macOS 15.)
+    platforms: [.macOS(.v26), .iOS(.v26), .tvOS(.v26), .watchOS(.v26), .visionOS(.v26)],
     products: [
         .library(name: "PQCrypto", targets: ["PQCrypto"]),
         .library(name: "Sodium", targets: ["Sodium"]),
