@@ -40,24 +40,25 @@ struct StationRig {
                           gateway: try #require(URL(string: "http://gateway.test")), transport: emulator.transport)
     }
 
-    static func served(maximumUploadSize: Int = 104_857_600) throws -> StationRig {
+    static func served(maximumUploadSize: Int = 104_857_600, transport: any HTTPTransport = CurlTransport()) throws -> StationRig {
         let clock = SkewedClock()
         let emulator = try StationEmulator(configuration: .init(clock: clock, maximumUploadSize: maximumUploadSize,
                                                                  publishesEndpoint: true))
         let station = try emulator.start()
         return StationRig(emulator: emulator, clock: clock, station: station, gateway: try #require(emulator.gatewayURL),
-                          transport: CurlTransport())
+                          transport: transport)
     }
 
     /// A configuration for this station; the client sends through `transport` (by default the
     /// rig's), the gateway always through the rig's.
     func configuration(
         namespace: String = "drive", keyStore: any KeyStore = InMemoryKeyStore(), log: LogHandler? = nil,
-        persistsPostKeys: Bool = false, temporaryDirectory: URL? = nil, transport: (any HTTPTransport)? = nil
+        persistsPostKeys: Bool = false, temporaryDirectory: URL? = nil, transport: (any HTTPTransport)? = nil,
+        stationPublicKeyPins: [PublicKeyFingerprint] = []
     ) -> StationClientConfiguration {
         StationClientConfiguration(
             namespace: namespace, keyStore: keyStore, transport: transport ?? self.transport,
-            gateway: IPFSGateway(baseURL: gateway, transport: self.transport),
+            gateway: IPFSGateway(baseURL: gateway, transport: self.transport), stationPublicKeyPins: stationPublicKeyPins,
             persistsPostKeys: persistsPostKeys, log: log, temporaryDirectory: temporaryDirectory)
     }
 
