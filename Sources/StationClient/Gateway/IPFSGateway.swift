@@ -25,12 +25,13 @@ public struct IPFSGateway: Sendable {
 
     /// The bytes of the file with this CID, verified.
     ///
-    /// - Throws: ``StationClientError``: `.invalidResponse` for a malformed CID, `.station` for an
-    ///   error status, `.unreachable` when the gateway cannot be reached, `.integrity` when the
-    ///   bytes do not match the CID.
+    /// - Throws: ``StationClientError``: `.invalidResponse` for a malformed CID, `.refused` for an
+    ///   identity-multihash CID (it names no block, so nothing fetched could be verified),
+    ///   `.station` for an error status, `.unreachable` when the gateway cannot be reached,
+    ///   `.integrity` when the bytes do not match the CID.
     public func fetch(cid: String, limit: Int = TransferOptions.defaultMemoryLimit) async throws -> [UInt8] {
         let operation = "fetching \(cid) from the gateway"
-        let parsed = try Self.parse(cid, operation: operation)
+        let parsed = try Self.parseFetchable(cid, operation: operation)
         let response = try await get("/ipfs/\(parsed)", options: TransferOptions(response: .memory(limit: limit), timeouts: timeouts),
                                      operation: operation)
         let bytes = [UInt8](response.body.data ?? Data())
@@ -46,7 +47,7 @@ public struct IPFSGateway: Sendable {
     /// - Throws: as ``fetch(cid:limit:)``.
     public func fetch(cid: String, to destination: URL, progress: ProgressHandler? = nil) async throws {
         let operation = "fetching \(cid) from the gateway"
-        let parsed = try Self.parse(cid, operation: operation)
+        let parsed = try Self.parseFetchable(cid, operation: operation)
         let options = TransferOptions(response: .file(destination), timeouts: timeouts, progress: progress.map { handler in
             { @Sendable in handler(ByteProgress(completed: $0.bytesReceived, total: $0.expectedBytesToReceive)) }
         })
@@ -92,6 +93,16 @@ public struct IPFSGateway: Sendable {
         }
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         return response
+    }
+
+    /// A CID whose block can be fetched and verified: not an identity multihash.
+    static func parseFetchable(_ cid: String, operation: String) throws -> CID {
+        let parsed = try parse(cid, operation: operation)
+        guard !parsed.multihash.isIdentity else {
+            throw StationClientError(.refused, operation: operation,
+                                     message: "an identity-multihash CID carries its own bytes; there is nothing to fetch and verify")
+        }
+        return parsed
     }
 
     static func parse(_ cid: String, operation: String) throws -> CID {
