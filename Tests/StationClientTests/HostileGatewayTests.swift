@@ -26,4 +26,34 @@ struct HostileGatewayTests {
         }
         #expect(recorder.requests.withLock { $0.isEmpty })
     }
+
+    @Test("Wrong bytes or an error answer leave an existing destination intact and no temporary file")
+    func existingFilesSurviveAFailedFetch() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        let post = try await client.publish(data: Data("the real content".utf8), metadata: Fixture.drive("real", size: 16))
+        let gateway = try #require(client.configuration.gateway)
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("precious.txt")
+        let precious = Data("written before the fetch".utf8)
+        try precious.write(to: destination)
+
+        rig.emulator.faults.replaceContent(of: post.postCID, with: Data("the gateway's forgery".utf8))
+        let mismatch = await #expect(throws: StationClientError.self) { try await gateway.fetch(cid: post.postCID, to: destination) }
+        #expect(mismatch?.kind == .integrity)
+        #expect(try Data(contentsOf: destination) == precious)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["precious.txt"])
+
+        let unknown = "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"
+        await #expect(throws: StationClientError.self) { try await gateway.fetch(cid: unknown, to: destination) }
+        #expect(try Data(contentsOf: destination) == precious)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["precious.txt"])
+
+        // Verified bytes replace the file.
+        rig.emulator.faults.reset()
+        try await gateway.fetch(cid: post.postCID, to: destination)
+        #expect(try Data(contentsOf: destination) == rig.emulator.block(post.postCID))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["precious.txt"])
+    }
 }

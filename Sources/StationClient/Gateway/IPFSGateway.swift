@@ -1,6 +1,12 @@
 import Foundation
 import Manifest
+import Sodium
 import Transport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads content from an IPFS HTTP gateway (`/ipfs/<cid>`, `/ipns/<name>`) over any
 /// `HTTPTransport`.
@@ -41,27 +47,37 @@ public struct IPFSGateway: Sendable {
         return bytes
     }
 
-    /// Writes the file with this CID to `destination`, verified in constant memory; on a
-    /// mismatch the file is removed.
+    /// Writes the file with this CID to `destination`, verified in constant memory.
     ///
-    /// - Throws: as ``fetch(cid:limit:)``.
+    /// The bytes go to a hidden temporary file beside `destination`, which is renamed onto it only
+    /// once they match the CID: `destination` is then the whole verified file, and after any
+    /// failure it is exactly what it was before (an existing file is never truncated or removed)
+    /// and no temporary file is left.
+    ///
+    /// - Throws: as ``fetch(cid:limit:)``, and `.refused` when `destination` cannot be written.
     public func fetch(cid: String, to destination: URL, progress: ProgressHandler? = nil) async throws {
         let operation = "fetching \(cid) from the gateway"
         let parsed = try Self.parseFetchable(cid, operation: operation)
-        let options = TransferOptions(response: .file(destination), timeouts: timeouts, progress: progress.map { handler in
+        let temporary = URL(fileURLWithPath: TemporaryFileName.path(beside: destination.path, suffix: "gateway"))
+        // Once renamed the temporary is gone and this does nothing.
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let options = TransferOptions(response: .file(temporary), timeouts: timeouts, progress: progress.map { handler in
             { @Sendable in handler(ByteProgress(completed: $0.bytesReceived, total: $0.expectedBytesToReceive)) }
         })
         _ = try await get("/ipfs/\(parsed)", options: options, operation: operation)
         let actual: CID
         do {
-            actual = try UnixFS.cid(ofFileAt: destination)
+            actual = try UnixFS.cid(ofFileAt: temporary)
         } catch {
-            try? FileManager.default.removeItem(at: destination)
             throw StationClientError(.integrity, operation: operation, message: "cannot hash the download", underlying: error)
         }
         guard actual.multihash == parsed.multihash else {
-            try? FileManager.default.removeItem(at: destination)
             throw StationClientError(.integrity, operation: operation, message: "the gateway's bytes do not match the CID")
+        }
+        // rename(2) replaces `destination` in one step: it is the old file or the whole new one.
+        guard rename(temporary.path, destination.path) == 0 else {
+            throw StationClientError(.refused, operation: operation,
+                                     message: "cannot move the download to \(destination.path): errno \(errno)")
         }
     }
 
