@@ -319,6 +319,51 @@ struct CipherCLITests {
         #expect(unfollowed["uid"] as? String == other.uid)
     }
 
+    // MARK: Untrusted text on the terminal
+
+    static let hostileName = "report\u{1b}]0;owned\u{07}\u{1b}[2K\u{1b}[1A\rinnocent.pdf"
+
+    @Test func controlCharactersFromTheStationAreMadeVisible() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        // Another device of the same station names a file with escape sequences.
+        let stationLog = paired.emulator.log
+        let other = try await StationClient.pair(
+            endpoint: paired.url, deviceName: "other device",
+            configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(),
+                                                      transport: paired.emulator.transport)
+        ) { _ in stationLog.latestPIN }
+        let post = try await other.publish(data: Data("pdf".utf8), metadata: DriveFileMetadata(filename: Self.hostileName))
+        let visible = #"report\u{1b}]0;owned\u{7}\u{1b}[2K\u{1b}[1A\u{d}innocent.pdf"#
+
+        let listing = try await paired.cipher("ls")
+        #expect(listing.status == 0, "\(listing.stderr)")
+        #expect(listing.stdout.contains(visible), "\(listing.stdout.debugDescription)")
+        #expect(!Self.hasControlCharacters(listing.stdout.replacingOccurrences(of: "\n", with: "")))
+        // --json keeps the exact name.
+        let (_, json) = try await paired.cipherJSON("ls")
+        #expect((json["posts"] as? [[String: Any]])?.first?["filename"] as? String == Self.hostileName)
+
+        let saved = try await paired.cipher("get", post.postCID, "-o", paired.home.file("out.pdf").path)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(saved.stdout.contains(visible))
+        #expect(!Self.hasControlCharacters(saved.stdout.replacingOccurrences(of: "\n", with: "")))
+        let removed = try await paired.cipher("rm", post.postCID)
+        #expect(removed.stdout.contains(visible))
+        #expect(!Self.hasControlCharacters(removed.stdout.replacingOccurrences(of: "\n", with: "")))
+
+        // The station's own error text.
+        paired.emulator.faults.failNextRequests(1, status: 400, body: #"{"detail":"\u001b]0;owned\u0007\u001b[2K"}"#)
+        let refused = try await paired.cipher("ls")
+        #expect(refused.status == 3)
+        #expect(refused.stderr.contains(#"\u{1b}]0;owned\u{7}\u{1b}[2K"#), "\(refused.stderr.debugDescription)")
+        #expect(!Self.hasControlCharacters(refused.stderr.replacingOccurrences(of: "\n", with: "")))
+    }
+
+    static func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     // MARK: Demo
 
     @Test func demoRunsEveryStep() async throws {

@@ -53,10 +53,11 @@ struct FileRow: Encodable {
         isPublic = post.isPublic
     }
 
-    var line: String {
+    /// The row as `ls` and `read` print it (the station's strings escaped).
+    var line: TerminalText {
         let size = sizeBytes.map { Format.bytes(Int64($0)) } ?? "-"
-        return "\(postCID)  \(audienceMode.padding(toLength: 8, withPad: " ", startingAt: 0)) "
-            + "\(size.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Format.date(createdAt))  \(filename ?? "(no name)")"
+        let mode = audienceMode.padding(toLength: 8, withPad: " ", startingAt: 0)
+        return "\(postCID)  \(mode) \(size.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Format.date(createdAt))  \(filename ?? "(no name)")"
     }
 }
 
