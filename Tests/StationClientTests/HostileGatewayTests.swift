@@ -1,3 +1,4 @@
+import CurlTransport
 import Foundation
 import Manifest
 @testable import StationClient
@@ -55,5 +56,29 @@ struct HostileGatewayTests {
         try await gateway.fetch(cid: post.postCID, to: destination)
         #expect(try Data(contentsOf: destination) == rig.emulator.block(post.postCID))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["precious.txt"])
+    }
+
+    @Test("Gateway failures are .gateway errors in the gateway's words, not station refusals")
+    func gatewayFailuresHaveTheirOwnKind() async throws {
+        let rig = try StationRig.inProcess()
+        let gateway = IPFSGateway(baseURL: rig.gateway, transport: rig.transport)
+        let missing = await #expect(throws: StationClientError.self) {
+            try await gateway.fetch(cid: "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX")
+        }
+        #expect(missing?.kind == .gateway)
+        #expect(missing?.status == 404)
+        #expect(missing?.transportError == nil)
+        #expect(missing?.description.contains("the gateway refused the request") == true, "\(missing?.description ?? "")")
+        #expect(missing?.description.contains("station") == false)
+
+        // Nothing listens on port 1: a network failure, still of the gateway.
+        let closed = try #require(URL(string: "http://127.0.0.1:1"))
+        let unreachable = IPFSGateway(baseURL: closed, transport: CurlTransport())
+        let down = await #expect(throws: StationClientError.self) {
+            try await unreachable.resolve(ipnsName: "k51qzi5uqu5dlvj2baxnqndepeb86cbk3ng7n3i46uzyxzyqj2xjonzllnv0v8")
+        }
+        #expect(down?.kind == .gateway)
+        #expect(down?.transportError != nil)
+        #expect(down?.description.contains("the gateway cannot be reached") == true, "\(down?.description ?? "")")
     }
 }

@@ -17,7 +17,8 @@ extension StationClient {
     /// unless the SecretBox tag verifies.
     ///
     /// - Throws: ``StationClientError``: `.integrity` when the bytes do not open or match the CID,
-    ///   `.station` when neither source has the content, `.unreachable`, `.cancelled`.
+    ///   `.station` when the station does not have the content (`.gateway` when the gateway, tried
+    ///   next, fails too), `.unreachable`, `.cancelled`.
     public func download(postCID: String, envelopesCID: String? = nil) async throws -> Data {
         let operation = "downloading \(postCID)"
         let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: readContext())
@@ -58,7 +59,8 @@ extension StationClient {
     /// bytes must match the CID.
     ///
     /// - Throws: ``StationClientError``: `.integrity` when the bytes do not match the CID,
-    ///   `.station` when neither source has the content, `.unreachable`, `.cancelled`.
+    ///   `.station` when the station does not have the content (`.gateway` when the gateway, tried
+    ///   next, fails too), `.unreachable`, `.cancelled`.
     public func downloadPublic(postCID: String) async throws -> Data {
         Data(try await contentBytes(postCID: postCID, operation: "downloading public post \(postCID)"))
     }

@@ -33,8 +33,8 @@ public struct IPFSGateway: Sendable {
     ///
     /// - Throws: ``StationClientError``: `.invalidResponse` for a malformed CID, `.refused` for an
     ///   identity-multihash CID (it names no block, so nothing fetched could be verified),
-    ///   `.station` for an error status, `.unreachable` when the gateway cannot be reached,
-    ///   `.integrity` when the bytes do not match the CID.
+    ///   `.gateway` for an error status or when the gateway cannot be reached (then with
+    ///   `transportError`), `.integrity` when the bytes do not match the CID.
     public func fetch(cid: String, limit: Int = TransferOptions.defaultMemoryLimit) async throws -> [UInt8] {
         let operation = "fetching \(cid) from the gateway"
         let parsed = try Self.parseFetchable(cid, operation: operation)
@@ -83,8 +83,8 @@ public struct IPFSGateway: Sendable {
 
     /// The `public.json` an IPNS name points to.
     ///
-    /// - Throws: ``StationClientError`` for an error status, no answer, or a body that is not a
-    ///   `public.json`.
+    /// - Throws: ``StationClientError``: `.refused` for an invalid name, `.gateway` for an error
+    ///   status or no answer, `.invalidResponse` for a body that is not a `public.json`.
     public func resolve(ipnsName name: String) async throws -> PublicDocument {
         let operation = "resolving /ipns/\(name)"
         guard !name.isEmpty, name.utf8.allSatisfy({ $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else {
@@ -105,9 +105,9 @@ public struct IPFSGateway: Sendable {
         do {
             response = try await transport.send(HTTPRequest(method: .get, url: url), body: .none, options: options)
         } catch {
-            throw StationClientError.wrap(error, operation: operation)
+            throw StationClientError.wrapGateway(error, operation: operation)
         }
-        guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
+        guard response.isSuccess else { throw StationClientError.gateway(response, operation: operation) }
         return response
     }
 
