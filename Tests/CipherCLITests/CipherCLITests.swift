@@ -139,6 +139,9 @@ struct CipherCLITests {
         }
         #expect(result.status == 3, "\(result.stderr)")
         #expect((try result.json()["error"] as? [String: Any])?["kind"] as? String == "pairing")
+        // The retry lines are words, not the SDK's enum.
+        #expect(result.stderr.contains("That PIN was refused: wrong PIN (4 attempts left)."), "\(result.stderr)")
+        #expect(!result.stderr.contains("wrongPIN("))
     }
 
     @Test func unreachableStationsExitFour() async throws {

@@ -125,7 +125,7 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
 }
 
 /// How pairing failed, read from the station's answer to `/delegate/start` or `/delegate/confirm`.
-public enum PairingFailure: Sendable, Equatable {
+public enum PairingFailure: Sendable, Equatable, CustomStringConvertible {
     /// `invalid PIN`: try again; `attemptsLeft` counts the station's five attempts per session locally.
     case wrongPIN(attemptsLeft: Int)
     /// The session cannot be confirmed any more (expired, locked after five wrong PINs, not
@@ -139,4 +139,16 @@ public enum PairingFailure: Sendable, Equatable {
     case invalidPINFormat
     /// The app cancelled by returning `nil` from the PIN closure.
     case cancelledByUser
+
+    /// What happened and what to do, in words for people ("wrong PIN (4 attempts left)").
+    public var description: String {
+        switch self {
+        case let .wrongPIN(attemptsLeft): "wrong PIN (\(attemptsLeft) \(attemptsLeft == 1 ? "attempt" : "attempts") left)"
+        case let .sessionGone(text): "the pairing session is gone (\(text)); start again"
+        case let .throttled(text): "the station is throttling pairing (\(text)); wait and retry"
+        case let .invalidKeys(text): "the station rejected the device's keys (\(text))"
+        case .invalidPINFormat: "a PIN is 4 to 8 digits"
+        case .cancelledByUser: "cancelled"
+        }
+    }
 }
