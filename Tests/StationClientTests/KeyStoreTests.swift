@@ -63,6 +63,25 @@ struct KeyStoreTests {
         #expect(throws: StationClientError.self) { try store.fileURL(for: "../escape") }
     }
 
+    @Test("A truncated or extended keystore.params is damaged, not a wrong passphrase")
+    func damagedParameters() throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try FileKeyStore(directory: directory, passphrase: "right", limits: Self.cheap)
+        let params = directory.appendingPathComponent("keystore.params")
+        let intact = [UInt8](try Data(contentsOf: params))
+        for damaged in [Array(intact.prefix(30)), Array(intact.dropLast()), intact + [0], intact + [UInt8](repeating: 7, count: 1 << 20)] {
+            try Data(damaged).write(to: params)
+            let error = #expect(throws: StationClientError.self) {
+                try FileKeyStore(directory: directory, passphrase: "right", limits: Self.cheap)
+            }
+            #expect(error?.kind == .keyStore)
+            #expect(error?.message == "keystore.params is damaged", "\(damaged.count) bytes")
+        }
+        try Data(intact).write(to: params)
+        _ = try FileKeyStore(directory: directory, passphrase: "right", limits: Self.cheap)
+    }
+
     @Test("An interrupted write leaves the old file intact and no temporary file behind")
     func interruptedWrite() async throws {
         struct PowerCut: Error {}

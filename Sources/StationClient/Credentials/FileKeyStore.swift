@@ -34,6 +34,10 @@ public final class FileKeyStore: KeyStore {
     private static let paramsMagic: [UInt8] = Array("CSKP".utf8) + [1]
     private static let paramsName = "keystore.params"
     private static let checkValue = Array("cipher-station key store".utf8)
+    /// Where the Argon2 limits start in `keystore.params` (after the magic and the salt).
+    private static let saltEnd = 5 + Argon2.saltByteCount
+    /// The length of every valid `keystore.params`: limits and the sealed check value follow the salt.
+    private static let parametersByteCount = saltEnd + 8 + SecretBox.overheadByteCount + checkValue.count
     /// Limits read from a file are bounded so a tampered file cannot make unlocking exhaust memory.
     private static let maximumOperations: UInt32 = 16
     private static let maximumMemoryKiB: UInt32 = 1 << 20
@@ -101,21 +105,33 @@ public final class FileKeyStore: KeyStore {
         key = try Self.unlock(stored, password: password, operation: operation)
     }
 
-    /// The bytes of `keystore.params`, or `nil` when there is none.
+    /// The bytes of `keystore.params` (at most one more than a valid file has, so a longer file
+    /// shows as damaged without being read whole), or `nil` when there is none.
     private static func readParameters(at url: URL, operation: String) throws -> [UInt8]? {
-        do {
-            return [UInt8](try Data(contentsOf: url))
-        } catch CocoaError.fileReadNoSuchFile {
-            return nil
-        } catch {
-            throw StationClientError(.keyStore, operation: operation, message: "cannot read \(url.path)", underlying: error)
+        let descriptor = open(url.path, O_RDONLY)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw failure("cannot open", url, operation: operation)
         }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: parametersByteCount + 1)
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes[filled...].withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot read", url, operation: operation)
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        return Array(bytes.prefix(filled))
     }
 
     /// Derives the key from a `keystore.params` file and checks it against the check value.
     private static func unlock(_ bytes: [UInt8], password: [UInt8], operation: String) throws -> SymmetricKey {
-        let saltEnd = 5 + Argon2.saltByteCount
-        guard bytes.count > saltEnd + 8, Array(bytes[0..<5]) == Self.paramsMagic else {
+        // A file of another length is damaged (a truncated one must not read as a wrong passphrase).
+        guard bytes.count == parametersByteCount, Array(bytes[0..<5]) == Self.paramsMagic else {
             throw StationClientError(.keyStore, operation: operation, message: "\(Self.paramsName) is damaged")
         }
         let operations = Self.readUInt32(bytes, at: saltEnd)
