@@ -23,6 +23,20 @@ struct CipherCLITests {
             try await CLIProcess.run(arguments + ["--home", home.url.path], environment: environment)
         }
 
+        /// Runs `cipher` in `directory` (where `get` writes a file under its stored name).
+        func cipher(in directory: URL, _ arguments: String...) async throws -> CLIResult {
+            try await CLIProcess.run(arguments + ["--home", home.url.path], environment: environment, directory: directory)
+        }
+
+        /// Pairs a second device with this station, in process, to publish as another app would.
+        func otherDevice() async throws -> StationClient {
+            let stationLog = emulator.log
+            return try await StationClient.pair(
+                endpoint: url, deviceName: "other device",
+                configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: emulator.transport)
+            ) { _ in stationLog.latestPIN }
+        }
+
         func cipherJSON(_ arguments: String...) async throws -> (CLIResult, [String: Any]) {
             let result = try await CLIProcess.run(arguments + ["--home", home.url.path, "--json"], environment: environment)
             return (result, try result.json())
@@ -322,6 +336,24 @@ struct CipherCLITests {
         #expect(unfollowed["uid"] as? String == other.uid)
     }
 
+    @Test func aStoredNameOfADashIsAFileNotStandardOutput() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        let plaintext = "the plaintext of a file named -"
+        let post = try await paired.otherDevice().publish(data: Data(plaintext.utf8), metadata: DriveFileMetadata(filename: "-"))
+        let directory = paired.home.url.appendingPathComponent("downloads")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+
+        let byName = try await paired.cipher(in: directory, "get", "-")
+        #expect(byName.status == 0, "\(byName.stderr)")
+        #expect(!byName.stdout.contains(plaintext))
+        #expect(try String(contentsOf: directory.appendingPathComponent("-"), encoding: .utf8) == plaintext)
+        // Only an explicit -o - means standard output.
+        let explicit = try await paired.cipher(in: directory, "get", post.postCID, "-o", "-")
+        #expect(explicit.status == 0, "\(explicit.stderr)")
+        #expect(explicit.stdout == plaintext)
+    }
+
     // MARK: Untrusted text on the terminal
 
     static let hostileName = "report\u{1b}]0;owned\u{07}\u{1b}[2K\u{1b}[1A\rinnocent.pdf"
@@ -330,12 +362,7 @@ struct CipherCLITests {
         let paired = try await Self.pairedHome()
         defer { paired.cleanup() }
         // Another device of the same station names a file with escape sequences.
-        let stationLog = paired.emulator.log
-        let other = try await StationClient.pair(
-            endpoint: paired.url, deviceName: "other device",
-            configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(),
-                                                      transport: paired.emulator.transport)
-        ) { _ in stationLog.latestPIN }
+        let other = try await paired.otherDevice()
         let post = try await other.publish(data: Data("pdf".utf8), metadata: DriveFileMetadata(filename: Self.hostileName))
         let visible = #"report\u{1b}]0;owned\u{7}\u{1b}[2K\u{1b}[1A\u{d}innocent.pdf"#
 
