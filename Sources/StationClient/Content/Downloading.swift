@@ -87,8 +87,7 @@ extension StationClient {
     private func fetchBesides(
         _ destination: URL, postCID: String, suffix: String, progress: ProgressHandler?, operation: String
     ) async throws -> URL {
-        let temporary = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).\(Hex.encode(SecureRandom.bytes(count: 8))).\(suffix)")
+        let temporary = URL(fileURLWithPath: TemporaryFileName.path(beside: destination.path, suffix: suffix))
         do {
             do {
                 try await fetchContent(postCID: postCID, to: temporary, progress: progress, operation: operation)
