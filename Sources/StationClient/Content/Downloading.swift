@@ -74,11 +74,7 @@ extension StationClient {
         let operation = "downloading public post \(postCID) to a file"
         let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "part", progress: progress, operation: operation)
         defer { try? FileManager.default.removeItem(at: temporary) }
-        // rename(2) replaces `destination` in one step: it is the old file or the whole new one.
-        guard rename(temporary.path, destination.path) == 0 else {
-            throw StationClientError(.refused, operation: operation,
-                                     message: "cannot move the download to \(destination.path): errno \(errno)")
-        }
+        try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)
     }
 
     /// Fetches a post's stored bytes into a hidden file next to `destination` (the station first,
@@ -87,7 +83,7 @@ extension StationClient {
     private func fetchBesides(
         _ destination: URL, postCID: String, suffix: String, progress: ProgressHandler?, operation: String
     ) async throws -> URL {
-        let temporary = URL(fileURLWithPath: TemporaryFileName.path(beside: destination.path, suffix: suffix))
+        let temporary = StagedFile.temporary(beside: destination, suffix: suffix)
         do {
             do {
                 try await fetchContent(postCID: postCID, to: temporary, progress: progress, operation: operation)

@@ -256,7 +256,7 @@ public final class FileKeyStore: KeyStore {
 
     /// Writes `bytes` to a new temporary file (mode 0600) beside `url`, flushed, and returns it.
     private static func writeTemporary(_ bytes: [UInt8], beside url: URL, operation: String) throws -> URL {
-        let temporary = URL(fileURLWithPath: TemporaryFileName.path(beside: url.path, suffix: "tmp"))
+        let temporary = StagedFile.temporary(beside: url, suffix: "tmp")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard descriptor >= 0 else { throw failure("cannot create", temporary, operation: operation) }
         var closed = false

@@ -1,12 +1,6 @@
 import Foundation
 import Manifest
-import Sodium
 import Transport
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Reads content from an IPFS HTTP gateway (`/ipfs/<cid>`, `/ipns/<name>`) over any
 /// `HTTPTransport`.
@@ -58,7 +52,7 @@ public struct IPFSGateway: Sendable {
     public func fetch(cid: String, to destination: URL, progress: ProgressHandler? = nil) async throws {
         let operation = "fetching \(cid) from the gateway"
         let parsed = try Self.parseFetchable(cid, operation: operation)
-        let temporary = URL(fileURLWithPath: TemporaryFileName.path(beside: destination.path, suffix: "gateway"))
+        let temporary = StagedFile.temporary(beside: destination, suffix: "gateway")
         // Once renamed the temporary is gone and this does nothing.
         defer { try? FileManager.default.removeItem(at: temporary) }
         let options = TransferOptions(response: .file(temporary), timeouts: timeouts, progress: progress.map { handler in
@@ -74,11 +68,7 @@ public struct IPFSGateway: Sendable {
         guard actual.multihash == parsed.multihash else {
             throw StationClientError(.integrity, operation: operation, message: "the gateway's bytes do not match the CID")
         }
-        // rename(2) replaces `destination` in one step: it is the old file or the whole new one.
-        guard rename(temporary.path, destination.path) == 0 else {
-            throw StationClientError(.refused, operation: operation,
-                                     message: "cannot move the download to \(destination.path): errno \(errno)")
-        }
+        try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)
     }
 
     /// The `public.json` an IPNS name points to.
