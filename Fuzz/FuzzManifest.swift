@@ -58,6 +58,12 @@ public func fuzzManifestReaders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
         if let cid = try? CID(text) {
             guard (try? CID(cid.description)) == cid else { violated("CID string round trip") }
             guard (try? CID(bytes: cid.bytes)) == cid else { violated("CID bytes round trip") }
+            // An identity CID carries its own blocks: the UnixFS reader must refuse any sizes in
+            // them with a typed error (no store is needed, nothing else is fetched).
+            if let size = try? UnixFS.fileSize(root: cid, blocks: { _ in nil }) {
+                let start = size > 16 ? size - 16 : 0
+                _ = try? UnixFS.readAll(root: cid, range: start..<size, blocks: { _ in nil })
+            }
         }
         if let peer = try? PeerID(text) {
             guard (try? PeerID(peer.description)) == peer, (try? PeerID(peer.ipnsName)) == peer else {

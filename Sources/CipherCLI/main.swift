@@ -20,11 +20,11 @@ func runCommandLine() async -> ExitCode {
             print(Commands.overview)
             return .success
         }
-        console.note(Commands.overview)
+        console.note(TerminalText(trusted: Commands.overview))
         return .usage
     }
     guard let command = Commands.all.first(where: { $0.spec.name == name }) else {
-        console.note("cipher: unknown command \(name)\n\n" + Commands.overview)
+        console.note("cipher: unknown command \(name)\n\n\(trusted: Commands.overview)")
         return .usage
     }
     do {

@@ -104,9 +104,13 @@ public enum Envelope {
     ) throws(EnvelopeError) -> String {
         let length = postKey.bitCount / 8
         guard length == postKeyByteCount else { throw .invalidPostKeyLength(expected: postKeyByteCount, actual: length) }
+        // The 2-byte prefix cannot hold any other length, and `open` accepts only this one.
+        guard kemCiphertext.count == kemCiphertextByteCount else {
+            throw .wrongCiphertextLength(expected: kemCiphertextByteCount, actual: kemCiphertext.count)
+        }
         var envelope = [UInt8]()
         envelope.reserveCapacity(byteCount)
-        envelope.append(UInt8(kemCiphertext.count >> 8))
+        envelope.append(UInt8(truncatingIfNeeded: kemCiphertext.count >> 8))
         envelope.append(UInt8(truncatingIfNeeded: kemCiphertext.count))
         envelope.append(contentsOf: kemCiphertext)
         let wrapKey = wrapKey(sharedSecret: sharedSecret)

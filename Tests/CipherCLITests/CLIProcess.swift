@@ -29,15 +29,17 @@ enum CLIProcess {
         return url
     }
 
-    /// Runs `cipher arguments…` with `environment` added to a clean one. `input` is asked for each
-    /// line of standard input in turn (it may wait, e.g. for the station's PIN); `nil` closes it.
+    /// Runs `cipher arguments…` with `environment` added to a clean one, in `directory` (by
+    /// default the test's). `input` is asked for each line of standard input in turn (it may
+    /// wait, e.g. for the station's PIN); `nil` closes it.
     static func run(
-        _ arguments: [String], environment: [String: String] = [:],
+        _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil,
         input: @escaping @Sendable () async -> [String] = { [] }
     ) async throws -> CLIResult {
         let process = Process()
         process.executableURL = productsDirectory.appendingPathComponent("cipher")
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
         var base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
                     "HOME": FileManager.default.temporaryDirectory.path]
         base.merge(environment) { $1 }

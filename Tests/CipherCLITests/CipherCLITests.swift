@@ -23,6 +23,20 @@ struct CipherCLITests {
             try await CLIProcess.run(arguments + ["--home", home.url.path], environment: environment)
         }
 
+        /// Runs `cipher` in `directory` (where `get` writes a file under its stored name).
+        func cipher(in directory: URL, _ arguments: String...) async throws -> CLIResult {
+            try await CLIProcess.run(arguments + ["--home", home.url.path], environment: environment, directory: directory)
+        }
+
+        /// Pairs a second device with this station, in process, to publish as another app would.
+        func otherDevice() async throws -> StationClient {
+            let stationLog = emulator.log
+            return try await StationClient.pair(
+                endpoint: url, deviceName: "other device",
+                configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: emulator.transport)
+            ) { _ in stationLog.latestPIN }
+        }
+
         func cipherJSON(_ arguments: String...) async throws -> (CLIResult, [String: Any]) {
             let result = try await CLIProcess.run(arguments + ["--home", home.url.path, "--json"], environment: environment)
             return (result, try result.json())
@@ -139,6 +153,9 @@ struct CipherCLITests {
         }
         #expect(result.status == 3, "\(result.stderr)")
         #expect((try result.json()["error"] as? [String: Any])?["kind"] as? String == "pairing")
+        // The retry lines are words, not the SDK's enum.
+        #expect(result.stderr.contains("That PIN was refused: wrong PIN (4 attempts left)."), "\(result.stderr)")
+        #expect(!result.stderr.contains("wrongPIN("))
     }
 
     @Test func unreachableStationsExitFour() async throws {
@@ -317,6 +334,64 @@ struct CipherCLITests {
         let (unfollow, unfollowed) = try await paired.cipherJSON("unfollow", other.uid)
         #expect(unfollow.status == 0)
         #expect(unfollowed["uid"] as? String == other.uid)
+    }
+
+    @Test func aStoredNameOfADashIsAFileNotStandardOutput() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        let plaintext = "the plaintext of a file named -"
+        let post = try await paired.otherDevice().publish(data: Data(plaintext.utf8), metadata: DriveFileMetadata(filename: "-"))
+        let directory = paired.home.url.appendingPathComponent("downloads")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+
+        let byName = try await paired.cipher(in: directory, "get", "-")
+        #expect(byName.status == 0, "\(byName.stderr)")
+        #expect(!byName.stdout.contains(plaintext))
+        #expect(try String(contentsOf: directory.appendingPathComponent("-"), encoding: .utf8) == plaintext)
+        // Only an explicit -o - means standard output.
+        let explicit = try await paired.cipher(in: directory, "get", post.postCID, "-o", "-")
+        #expect(explicit.status == 0, "\(explicit.stderr)")
+        #expect(explicit.stdout == plaintext)
+    }
+
+    // MARK: Untrusted text on the terminal
+
+    static let hostileName = "report\u{1b}]0;owned\u{07}\u{1b}[2K\u{1b}[1A\rinnocent.pdf"
+
+    @Test func controlCharactersFromTheStationAreMadeVisible() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        // Another device of the same station names a file with escape sequences.
+        let other = try await paired.otherDevice()
+        let post = try await other.publish(data: Data("pdf".utf8), metadata: DriveFileMetadata(filename: Self.hostileName))
+        let visible = #"report\u{1b}]0;owned\u{7}\u{1b}[2K\u{1b}[1A\u{d}innocent.pdf"#
+
+        let listing = try await paired.cipher("ls")
+        #expect(listing.status == 0, "\(listing.stderr)")
+        #expect(listing.stdout.contains(visible), "\(listing.stdout.debugDescription)")
+        #expect(!Self.hasControlCharacters(listing.stdout.replacingOccurrences(of: "\n", with: "")))
+        // --json keeps the exact name.
+        let (_, json) = try await paired.cipherJSON("ls")
+        #expect((json["posts"] as? [[String: Any]])?.first?["filename"] as? String == Self.hostileName)
+
+        let saved = try await paired.cipher("get", post.postCID, "-o", paired.home.file("out.pdf").path)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(saved.stdout.contains(visible))
+        #expect(!Self.hasControlCharacters(saved.stdout.replacingOccurrences(of: "\n", with: "")))
+        let removed = try await paired.cipher("rm", post.postCID)
+        #expect(removed.stdout.contains(visible))
+        #expect(!Self.hasControlCharacters(removed.stdout.replacingOccurrences(of: "\n", with: "")))
+
+        // The station's own error text.
+        paired.emulator.faults.failNextRequests(1, status: 400, body: #"{"detail":"\u001b]0;owned\u0007\u001b[2K"}"#)
+        let refused = try await paired.cipher("ls")
+        #expect(refused.status == 3)
+        #expect(refused.stderr.contains(#"\u{1b}]0;owned\u{7}\u{1b}[2K"#), "\(refused.stderr.debugDescription)")
+        #expect(!Self.hasControlCharacters(refused.stderr.replacingOccurrences(of: "\n", with: "")))
+    }
+
+    static func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     // MARK: Demo

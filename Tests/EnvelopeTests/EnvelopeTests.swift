@@ -121,6 +121,17 @@ struct EnvelopeTests {
         }
     }
 
+    /// The 2-byte length prefix cannot describe a longer ciphertext: a typed error, not a trap.
+    @Test func assemblingACiphertextOfAnotherLengthIsRefused() throws {
+        let postKey = SecureRandom.symmetricKey()
+        for length in [0, 1087, 1089, 70_000] {
+            #expect(throws: EnvelopeError.wrongCiphertextLength(expected: 1088, actual: length)) {
+                try Envelope.assemble(kemCiphertext: [UInt8](repeating: 1, count: length), sharedSecret: SecureRandom.symmetricKey(),
+                                      postKey: postKey, nonce: SecureRandom.bytes(count: SecretBox.nonceByteCount))
+            }
+        }
+    }
+
     @Test func postKeysMustBe32Bytes() throws {
         let recipient = MLKEM768.PrivateKey()
         for length in [0, 16, 31, 33, 64] {

@@ -63,6 +63,25 @@ struct KeyStoreTests {
         #expect(throws: StationClientError.self) { try store.fileURL(for: "../escape") }
     }
 
+    @Test("A truncated or extended keystore.params is damaged, not a wrong passphrase")
+    func damagedParameters() throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try FileKeyStore(directory: directory, passphrase: "right", limits: Self.cheap)
+        let params = directory.appendingPathComponent("keystore.params")
+        let intact = [UInt8](try Data(contentsOf: params))
+        for damaged in [Array(intact.prefix(30)), Array(intact.dropLast()), intact + [0], intact + [UInt8](repeating: 7, count: 1 << 20)] {
+            try Data(damaged).write(to: params)
+            let error = #expect(throws: StationClientError.self) {
+                try FileKeyStore(directory: directory, passphrase: "right", limits: Self.cheap)
+            }
+            #expect(error?.kind == .keyStore)
+            #expect(error?.message == "keystore.params is damaged", "\(damaged.count) bytes")
+        }
+        try Data(intact).write(to: params)
+        _ = try FileKeyStore(directory: directory, passphrase: "right", limits: Self.cheap)
+    }
+
     @Test("An interrupted write leaves the old file intact and no temporary file behind")
     func interruptedWrite() async throws {
         struct PowerCut: Error {}
@@ -83,6 +102,53 @@ struct KeyStoreTests {
         #expect(try await store.load("credentials") == Array("old value".utf8))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".tmp") }
         #expect(leftovers.isEmpty)
+    }
+
+    @Test("Two creators racing to create one store end up with one key: items of either open in both")
+    func racingCreators() async throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The first creator stops after finding no keystore.params and goes on once the second
+        // has created the store and saved an item in it (as a second process could, meanwhile).
+        let firstPaused = DispatchSemaphore(value: 0), secondDone = DispatchSemaphore(value: 0)
+        let first = Locked<Result<FileKeyStore, any Error>?>(nil)
+        let firstFinished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let opened = Result { () throws -> FileKeyStore in
+                try FileKeyStore(directory: directory, passphrase: "shared", limits: Self.cheap, beforeRename: { _ in },
+                                 afterFindingNoParameters: {
+                                     firstPaused.signal()
+                                     secondDone.wait()
+                                 })
+            }
+            first.withLock { $0 = opened }
+            firstFinished.signal()
+        }
+        await Self.wait(for: firstPaused)
+        let second = try FileKeyStore(directory: directory, passphrase: "shared", limits: Self.cheap)
+        try await second.save(Array("saved by the second".utf8), as: "second")
+        secondDone.signal()
+        await Self.wait(for: firstFinished)
+        let firstStore = try #require(first.withLock { $0 }).get()
+
+        #expect(try await firstStore.load("second") == Array("saved by the second".utf8))
+        try await firstStore.save(Array("saved by the first".utf8), as: "first")
+        #expect(try await second.load("first") == Array("saved by the first".utf8))
+        let reopened = try FileKeyStore(directory: directory, passphrase: "shared", limits: Self.cheap)
+        #expect(try await reopened.load("first") == Array("saved by the first".utf8))
+        #expect(try await reopened.load("second") == Array("saved by the second".utf8))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty)
+    }
+
+    /// Waits for `semaphore` on a thread of its own (the cooperative pool may have only two).
+    static func wait(for semaphore: DispatchSemaphore) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                semaphore.wait()
+                continuation.resume()
+            }
+        }
     }
 
     @Test("InMemoryKeyStore stores, replaces and deletes")

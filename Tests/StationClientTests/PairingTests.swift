@@ -109,6 +109,16 @@ struct PairingTests {
         #expect(StationClient.pairingFailure(for: response(429, "too many pending pairing sessions (cap=20); try again shortly"))
                 == .throttled("too many pending pairing sessions (cap=20); try again shortly"))
     }
+
+    @Test("Pairing failures read as words, in prompts and in errors")
+    func failureWords() {
+        #expect("\(PairingFailure.wrongPIN(attemptsLeft: 4))" == "wrong PIN (4 attempts left)")
+        #expect("\(PairingFailure.wrongPIN(attemptsLeft: 1))" == "wrong PIN (1 attempt left)")
+        #expect("\(PairingFailure.invalidPINFormat)" == "a PIN is 4 to 8 digits")
+        #expect("\(PairingFailure.sessionGone("pairing_id not found"))" == "the pairing session is gone (pairing_id not found); start again")
+        let error = StationClient.pairingError(.throttled("try again shortly"), status: 429)
+        #expect(error.description == "pairing: the station is throttling pairing (try again shortly); wait and retry (HTTP 429)")
+    }
 }
 
 import Transport

@@ -173,6 +173,33 @@ struct ReadWriteTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["big.bin", "copy.bin", "staging"])
     }
 
+    @Test("A 240-byte file name downloads: temporary names beside it stay within NAME_MAX")
+    func longFileNames() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let name = String(repeating: "é", count: 118) + ".bin"  // 240 bytes of UTF-8
+        #expect(name.utf8.count == 240)
+        let content = Data("long names are fine".utf8)
+        let sealed = try await client.publish(data: content, metadata: Fixture.drive(name, size: content.count))
+        let open = try await client.publishPermanentlyPublic(data: content, metadata: Fixture.drive(name, size: content.count))
+
+        let destination = directory.appendingPathComponent(name)
+        try await client.download(postCID: sealed.postCID, to: destination)
+        #expect(try Data(contentsOf: destination) == content)
+        try FileManager.default.removeItem(at: destination)
+        try await client.downloadPublic(postCID: open.postCID, to: destination)
+        #expect(try Data(contentsOf: destination) == content)
+        // Through the gateway too (the station's content store is down).
+        try FileManager.default.removeItem(at: destination)
+        rig.emulator.faults.failNextRequests(.max, status: 503, body: #"{"detail":"content store unavailable"}"#,
+                                             route: RequestRoute("GET", pathPrefix: "/content/"))
+        try await client.download(postCID: sealed.postCID, to: destination)
+        #expect(try Data(contentsOf: destination) == content)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [name])
+    }
+
     @Test("A download resumes with Range after the connection breaks")
     func resume() async throws {
         let rig = try StationRig.inProcess()

@@ -36,6 +36,19 @@ struct GatewayAndFaultTests {
         #expect(try gateway.send(method: "GET", path: "/ipns/k51nobody").status == 404)
     }
 
+    @Test func identityCIDsAreRefusedAndTheGatewayStaysUp() throws {
+        let harness = try Harness()
+        let gateway = try Self.gateway(harness)
+        let inlined = CID(v1: Multicodec.raw, multihash: try Multihash(code: Multihash.identity, digest: Array("hello".utf8)))
+        // The second carries a File node whose block sizes overflow a UInt64 when summed.
+        for cid in [inlined.description, "bafyaagqkdaeaeih77777777777776aja77777777777777yb"] {
+            let response = try gateway.send(method: "GET", path: "/ipfs/\(cid)")
+            #expect(response.status == 400, "\(cid)")
+            #expect(String(decoding: response.body, as: UTF8.self).contains("identity"))
+        }
+        #expect(try gateway.send(method: "GET", path: "/ipns/k51nobody").status == 404, "the gateway still answers")
+    }
+
     @Test func injectedFailuresLatencyAndBrokenBodies() throws {
         let harness = try Harness()
         harness.emulator.faults.failNextRequests(2, status: 502)

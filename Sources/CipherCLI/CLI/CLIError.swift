@@ -8,7 +8,7 @@ enum ExitCode: Int32, Sendable {
     case usage = 2
     /// The station refused: auth, pairing, any 4xx.
     case refused = 3
-    /// The station or the network could not be reached.
+    /// The station, or an IPFS gateway, or the network could not be reached.
     case unreachable = 4
 }
 
@@ -18,7 +18,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
     case usage(String)
     /// Any other failure (exit 1).
     case failure(String)
-    /// A ``StationClientError``, mapped to 1, 3 or 4.
+    /// A ``StationClientError``, mapped to 1, 3 or 4 (see ``exitCode``).
     case client(StationClientError)
 
     /// Wraps any error; station client errors keep their kind.
@@ -28,6 +28,8 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         return .failure("\(error)")
     }
 
+    /// A station's refusal is 3 and no answer 4; a gateway failure is 4 when the network failed
+    /// and 1 when the gateway answered (its error is not the station's refusal).
     var exitCode: ExitCode {
         switch self {
         case .usage: return .usage
@@ -35,6 +37,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         case .client(let error):
             switch error.kind {
             case .unreachable: return .unreachable
+            case .gateway: return error.transportError == nil ? .failure : .unreachable
             case .pairing:
                 return error.pairingFailure == .cancelledByUser ? .failure : .refused
             case .station:

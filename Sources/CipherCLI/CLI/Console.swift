@@ -15,14 +15,14 @@ struct Console: Sendable {
     var stderrIsTerminal = isatty(STDERR_FILENO) == 1
 
     /// A line for people; suppressed under `--json`.
-    func say(_ line: String) {
+    func say(_ line: TerminalText) {
         guard !json else { return }
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        FileHandle.standardOutput.write(Data((line.rendered + "\n").utf8))
     }
 
     /// A line on standard error (warnings, prompts); always shown.
-    func note(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+    func note(_ line: TerminalText) {
+        FileHandle.standardError.write(Data((line.rendered + "\n").utf8))
     }
 
     /// Prints `value` as the command's JSON document (only under `--json`).
@@ -40,8 +40,8 @@ struct Console: Sendable {
     }
 
     /// Asks on the terminal (standard error) and reads the answer; with `secret` the typing is not echoed.
-    func ask(_ prompt: String, secret: Bool = false) -> String? {
-        FileHandle.standardError.write(Data(prompt.utf8))
+    func ask(_ prompt: TerminalText, secret: Bool = false) -> String? {
+        FileHandle.standardError.write(Data(prompt.rendered.utf8))
         guard secret, stdinIsTerminal else { return readLine() }
         var saved = termios()
         guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return readLine() }
@@ -57,7 +57,7 @@ struct Console: Sendable {
 
     /// A progress handler: a redrawn bar on a terminal, nothing otherwise (plain lines are
     /// printed by the command when the transfer ends), nothing under `--json`.
-    func progress(_ label: String) -> ProgressHandler? {
+    func progress(_ label: TerminalText) -> ProgressHandler? {
         guard stderrIsTerminal, !json else { return nil }
         let bar = ProgressBar(label: label)
         return { bar.update($0) }
@@ -75,7 +75,7 @@ final class ProgressBar: Sendable {
     private let label: String
     private let lastPermille = Mutex(-1)
 
-    init(label: String) { self.label = label }
+    init(label: TerminalText) { self.label = label.rendered }
 
     func update(_ progress: ByteProgress) {
         let width = 30

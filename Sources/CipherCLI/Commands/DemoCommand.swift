@@ -41,7 +41,7 @@ enum DemoCommand: Command {
             let elapsed = ContinuousClock.now - start
             let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
             steps.withLock { $0.append(Step(number: number, title: title, milliseconds: ms, result: result)) }
-            console.say(String(format: "[%2d/%d] %@ (%.0f ms)\n        %@", number, total, title, ms, result))
+            console.say("[\(trusted: String(format: "%2d/%d", number, total))] \(title) (\(trusted: String(format: "%.0f ms", ms)))\n        \(result)")
             return value
         }
 
@@ -143,7 +143,7 @@ enum DemoCommand: Command {
 
         let elapsed = ContinuousClock.now - started
         let totalMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        console.say(String(format: "\ndemo complete: %d steps in %.0f ms", runner.recorded.count, totalMs))
+        console.say("\ndemo complete: \(runner.recorded.count) steps in \(trusted: String(format: "%.0f ms", totalMs))")
         console.emit(Output(steps: runner.recorded, totalMilliseconds: totalMs))
     }
 }

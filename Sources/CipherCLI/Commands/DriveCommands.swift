@@ -53,10 +53,11 @@ struct FileRow: Encodable {
         isPublic = post.isPublic
     }
 
-    var line: String {
+    /// The row as `ls` and `read` print it (the station's strings escaped).
+    var line: TerminalText {
         let size = sizeBytes.map { Format.bytes(Int64($0)) } ?? "-"
-        return "\(postCID)  \(audienceMode.padding(toLength: 8, withPad: " ", startingAt: 0)) "
-            + "\(size.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Format.date(createdAt))  \(filename ?? "(no name)")"
+        let mode = audienceMode.padding(toLength: 8, withPad: " ", startingAt: 0)
+        return "\(postCID)  \(mode) \(size.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Format.date(createdAt))  \(filename ?? "(no name)")"
     }
 }
 
@@ -163,17 +164,20 @@ enum GetCommand: Command {
         let client = try await context.client()
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         let post = try DriveFiles.find(context.arguments.positionals[0], in: listing)
-        let target = context.arguments.value("--output") ?? post.metadata?.filename ?? post.postCID
-        // A filename from metadata is the station's data: never let it pick a directory.
-        if context.arguments.value("--output") == nil, target.contains("/") || target == "." || target == ".." {
+        let output = context.arguments.value("--output")
+        let target = output ?? post.metadata?.filename ?? post.postCID
+        // A filename from metadata is the station's data: never let it pick a directory (or, being
+        // "-", standard output: only the user's own `-o -` means that).
+        if output == nil, !DriveFiles.isPlainFileName(target) {
             throw CLIError.failure("the stored filename \(target) is not a plain name; use -o FILE")
         }
+        let toStandardOutput = output == "-"
         let size: Int64
-        if target == "-" {
+        if toStandardOutput {
             let bytes = post.isPublic ? try await client.downloadPublic(postCID: post.postCID)
                 : try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
             size = Int64(bytes.count)
-            try write(bytes, to: target)
+            FileHandle.standardOutput.write(bytes)
         } else {
             let destination = URL(fileURLWithPath: target)
             let progress = console.progress("downloading \(post.metadata?.filename ?? post.postCID)")
@@ -185,18 +189,8 @@ enum GetCommand: Command {
             console.finishProgress()
             size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
         }
-        if target != "-" { console.say("saved \(post.metadata?.filename ?? post.postCID) (\(Format.bytes(size))) to \(target)") }
+        if !toStandardOutput { console.say("saved \(post.metadata?.filename ?? post.postCID) (\(Format.bytes(size))) to \(target)") }
         console.emit(Output(postCID: post.postCID, filename: post.metadata?.filename, output: target, sizeBytes: size))
-    }
-
-    static func write(_ bytes: Data, to target: String) throws {
-        if target == "-" {
-            FileHandle.standardOutput.write(bytes)
-            return
-        }
-        do { try bytes.write(to: URL(fileURLWithPath: target), options: .atomic) } catch {
-            throw CLIError.failure("cannot write \(target): \(error.localizedDescription)")
-        }
     }
 }
 

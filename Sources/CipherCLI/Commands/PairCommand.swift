@@ -37,7 +37,7 @@ enum PairCommand: Command {
         try context.home.saveSettings(settings)
         let configuration = try context.home.configuration(keyStore: store)
         let client = try await StationClient.pair(endpoint: endpoint, deviceName: name, configuration: configuration) { prompt in
-            if let failure = prompt.previousFailure { console.note("That PIN was refused (\(failure)); \(prompt.attemptsLeft) attempts left.") }
+            if let failure = prompt.previousFailure { console.note("That PIN was refused: \(failure).") }
             // The PIN is in the station's log; on a terminal we ask, otherwise it comes on standard input.
             if console.stdinIsTerminal { return console.ask("PIN shown by the station: ") }
             return console.readLine()

@@ -34,6 +34,12 @@ enum DriveFiles {
         return types[pathExtension.lowercased()] ?? "application/octet-stream"
     }
 
+    /// Whether a stored filename can name a file in the current directory as it is: not empty,
+    /// `.` or `..`, and without `/` or NUL (which would pick another directory or cut the name).
+    static func isPlainFileName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
+    }
+
     /// The one post whose CID is `reference` or whose metadata `filename` is exactly `reference`.
     ///
     /// - Throws: a failure naming every CID when several posts have that filename, or when none matches.

@@ -66,7 +66,7 @@ struct Home: Sendable {
         if let fromEnvironment = environment["CIPHER_PASSPHRASE"], !fromEnvironment.isEmpty {
             passphrase = fromEnvironment
         } else if console.stdinIsTerminal {
-            let prompt = creating ? "Choose a passphrase for \(directory.path): " : "Passphrase for \(directory.path): "
+            let prompt: TerminalText = creating ? "Choose a passphrase for \(directory.path): " : "Passphrase for \(directory.path): "
             guard let typed = console.ask(prompt, secret: true), !typed.isEmpty else { throw .usage("no passphrase given") }
             passphrase = typed
         } else {

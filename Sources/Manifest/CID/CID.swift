@@ -48,6 +48,11 @@ public struct Multihash: Sendable, Hashable {
         digest = sha256Digest
     }
 
+    /// Whether this is an identity multihash: the "digest" is the content itself (peer ids, IPNS
+    /// names, inlined CIDs). A CID with one names no block to fetch, so nothing fetched for it can
+    /// be verified; gateway paths refuse such CIDs.
+    public var isIdentity: Bool { code == Self.identity }
+
     /// The binary multihash: varint code, varint length, digest.
     public var bytes: [UInt8] {
         var out = [UInt8]()

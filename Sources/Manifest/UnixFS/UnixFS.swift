@@ -72,7 +72,10 @@ public enum UnixFS {
         if root.codec == Multicodec.raw { return UInt64(block.count) }
         let node = try DAGNode(block: block, cid: root)
         try checkFileKind(node, root)
-        return node.fileSize ?? UInt64(node.data.count) + node.blockSizes.reduce(0, +)
+        if let declared = node.fileSize { return declared }
+        var total = UInt64(node.data.count)
+        for size in node.blockSizes { total = try adding(total, size, in: root) }
+        return total
     }
 
     /// Reassembles a file (or the part of it in `range`) from its blocks, verifying every block
@@ -149,7 +152,7 @@ public enum UnixFS {
         guard depth < maximumDepth else { throw .tooDeep(cid) }
         let block = try fetch(cid, blocks)
         if cid.codec == Multicodec.raw {
-            emit(block[...], at: start, wanted: wanted, sink: sink)
+            emit(block[...], at: start..<(try adding(start, UInt64(block.count), in: cid)), wanted: wanted, sink: sink)
             return UInt64(block.count)
         }
         let node = try DAGNode(block: block, cid: cid)
@@ -157,12 +160,10 @@ public enum UnixFS {
         guard node.blockSizes.count == node.links.count else {
             throw .malformedNode(cid, reason: "\(node.links.count) links but \(node.blockSizes.count) block sizes")
         }
-        var offset = start
-        emit(node.data, at: offset, wanted: wanted, sink: sink)
-        offset += UInt64(node.data.count)
+        var offset = try adding(start, UInt64(node.data.count), in: cid)
+        emit(node.data, at: start..<offset, wanted: wanted, sink: sink)
         for (link, size) in zip(node.links, node.blockSizes) {
-            guard UInt64.max - offset >= size else { throw .malformedNode(cid, reason: "sizes overflow") }
-            let childEnd = offset + size
+            let childEnd = try adding(offset, size, in: cid)
             if offset < wanted.upperBound, childEnd > wanted.lowerBound {
                 let child: CID
                 do {
@@ -184,14 +185,23 @@ public enum UnixFS {
         return total
     }
 
-    private static func emit(_ data: ArraySlice<UInt8>, at start: UInt64, wanted: Range<UInt64>, sink: (ArraySlice<UInt8>) -> Void) {
-        guard !data.isEmpty else { return }
-        let end = start + UInt64(data.count)
-        let low = max(start, wanted.lowerBound)
-        let high = min(end, wanted.upperBound)
+    /// Hands `sink` the part of `data` (the file bytes at `span`, as long as `data`) inside `wanted`.
+    private static func emit(
+        _ data: ArraySlice<UInt8>, at span: Range<UInt64>, wanted: Range<UInt64>, sink: (ArraySlice<UInt8>) -> Void
+    ) {
+        let low = max(span.lowerBound, wanted.lowerBound)
+        let high = min(span.upperBound, wanted.upperBound)
         guard low < high else { return }
-        let from = data.startIndex + Int(low - start)
+        // Both differences are at most `data.count`, so they fit in an Int.
+        let from = data.startIndex + Int(low - span.lowerBound)
         sink(data[from..<from + Int(high - low)])
+    }
+
+    /// `offset + size`, or a malformed-node error when sizes claimed by `cid` pass 2^64 - 1.
+    private static func adding(_ offset: UInt64, _ size: UInt64, in cid: CID) throws(UnixFSError) -> UInt64 {
+        let (sum, overflow) = offset.addingReportingOverflow(size)
+        guard !overflow else { throw .malformedNode(cid, reason: "sizes overflow") }
+        return sum
     }
 }
 

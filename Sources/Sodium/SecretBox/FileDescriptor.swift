@@ -135,7 +135,7 @@ final class AtomicOutputFile {
     /// Creates the temporary file; `expectedByteCount` reserves the final size up front.
     init(destination: String, expectedByteCount: Int) throws(SodiumError) {
         self.destination = destination
-        temporaryPath = destination + ".partial-" + Hex.encode(SecureRandom.bytes(count: 8))
+        temporaryPath = TemporaryFileName.path(beside: destination, suffix: "partial")
         file = try FileDescriptor.createExclusive(temporaryPath)
         #if os(Linux)
         // Reserving the blocks first spares the file system from allocating them when the file is

@@ -17,7 +17,8 @@ extension StationClient {
     /// unless the SecretBox tag verifies.
     ///
     /// - Throws: ``StationClientError``: `.integrity` when the bytes do not open or match the CID,
-    ///   `.station` when neither source has the content, `.unreachable`, `.cancelled`.
+    ///   `.station` when the station does not have the content (`.gateway` when the gateway, tried
+    ///   next, fails too), `.unreachable`, `.cancelled`.
     public func download(postCID: String, envelopesCID: String? = nil) async throws -> Data {
         let operation = "downloading \(postCID)"
         let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: readContext())
@@ -58,7 +59,8 @@ extension StationClient {
     /// bytes must match the CID.
     ///
     /// - Throws: ``StationClientError``: `.integrity` when the bytes do not match the CID,
-    ///   `.station` when neither source has the content, `.unreachable`, `.cancelled`.
+    ///   `.station` when the station does not have the content (`.gateway` when the gateway, tried
+    ///   next, fails too), `.unreachable`, `.cancelled`.
     public func downloadPublic(postCID: String) async throws -> Data {
         Data(try await contentBytes(postCID: postCID, operation: "downloading public post \(postCID)"))
     }
@@ -72,11 +74,7 @@ extension StationClient {
         let operation = "downloading public post \(postCID) to a file"
         let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "part", progress: progress, operation: operation)
         defer { try? FileManager.default.removeItem(at: temporary) }
-        // rename(2) replaces `destination` in one step: it is the old file or the whole new one.
-        guard rename(temporary.path, destination.path) == 0 else {
-            throw StationClientError(.refused, operation: operation,
-                                     message: "cannot move the download to \(destination.path): errno \(errno)")
-        }
+        try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)
     }
 
     /// Fetches a post's stored bytes into a hidden file next to `destination` (the station first,
@@ -85,8 +83,7 @@ extension StationClient {
     private func fetchBesides(
         _ destination: URL, postCID: String, suffix: String, progress: ProgressHandler?, operation: String
     ) async throws -> URL {
-        let temporary = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).\(Hex.encode(SecureRandom.bytes(count: 8))).\(suffix)")
+        let temporary = StagedFile.temporary(beside: destination, suffix: suffix)
         do {
             do {
                 try await fetchContent(postCID: postCID, to: temporary, progress: progress, operation: operation)

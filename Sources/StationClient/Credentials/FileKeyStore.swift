@@ -16,7 +16,9 @@ import Darwin
 ///
 /// Writes are atomic: the sealed bytes go to a temporary file (mode 0600) in the same directory,
 /// which is flushed with `fsync` and renamed over the old file, and the directory is flushed too.
-/// A write interrupted at any point leaves the previous file intact. Use it on Linux and for
+/// A write interrupted at any point leaves the previous file intact. `keystore.params` is created
+/// exclusively (written aside, then hard-linked into place), so when several processes create
+/// one store at once, one salt wins and every process unlocks with it. Use it on Linux and for
 /// command-line tools; on Apple platforms prefer a Keychain store (see ``KeyStore``).
 ///
 /// Layouts: `keystore.params` = `CSKP` ‖ version `1` ‖ salt (16) ‖ Argon2 operations (u32 BE) ‖
@@ -32,6 +34,10 @@ public final class FileKeyStore: KeyStore {
     private static let paramsMagic: [UInt8] = Array("CSKP".utf8) + [1]
     private static let paramsName = "keystore.params"
     private static let checkValue = Array("cipher-station key store".utf8)
+    /// Where the Argon2 limits start in `keystore.params` (after the magic and the salt).
+    private static let saltEnd = 5 + Argon2.saltByteCount
+    /// The length of every valid `keystore.params`: limits and the sealed check value follow the salt.
+    private static let parametersByteCount = saltEnd + 8 + SecretBox.overheadByteCount + checkValue.count
     /// Limits read from a file are bounded so a tampered file cannot make unlocking exhaust memory.
     private static let maximumOperations: UInt32 = 16
     private static let maximumMemoryKiB: UInt32 = 1 << 20
@@ -49,10 +55,13 @@ public final class FileKeyStore: KeyStore {
         try self.init(directory: directory, passphrase: passphrase, limits: limits, beforeRename: { _ in })
     }
 
-    /// The same, with a hook that runs after a temporary file is written and flushed and before
-    /// it is renamed into place (tests use it to interrupt a write).
+    /// The same, with hooks for tests: `beforeRename` runs after a temporary file is written and
+    /// flushed and before it is renamed into place (to interrupt a write);
+    /// `afterFindingNoParameters` runs when no `keystore.params` exists yet, before this creator
+    /// makes one (to let another creator win the race).
     init(
-        directory: URL, passphrase: String, limits: Argon2.Limits, beforeRename: @escaping @Sendable (URL) throws -> Void
+        directory: URL, passphrase: String, limits: Argon2.Limits, beforeRename: @escaping @Sendable (URL) throws -> Void,
+        afterFindingNoParameters: () -> Void = {}
     ) throws {
         let operation = "unlocking the key store"
         guard !passphrase.isEmpty else {
@@ -69,40 +78,73 @@ public final class FileKeyStore: KeyStore {
         var password = Array(passphrase.utf8)
         defer { SecureMemory.zero(&password) }
         let paramsURL = directory.appendingPathComponent(Self.paramsName)
-        if FileManager.default.fileExists(atPath: paramsURL.path) {
-            let bytes: [UInt8]
-            do {
-                bytes = [UInt8](try Data(contentsOf: paramsURL))
-            } catch {
-                throw StationClientError(.keyStore, operation: operation, message: "cannot read \(paramsURL.path)", underlying: error)
-            }
-            let saltEnd = 5 + Argon2.saltByteCount
-            guard bytes.count > saltEnd + 8, Array(bytes[0..<5]) == Self.paramsMagic else {
-                throw StationClientError(.keyStore, operation: operation, message: "\(Self.paramsName) is damaged")
-            }
-            let operations = Self.readUInt32(bytes, at: saltEnd)
-            let memoryKiB = Self.readUInt32(bytes, at: saltEnd + 4)
-            guard operations >= 1, operations <= Self.maximumOperations, memoryKiB >= 8, memoryKiB <= Self.maximumMemoryKiB else {
-                throw StationClientError(.keyStore, operation: operation, message: "the Argon2 parameters are out of range")
-            }
-            key = try Self.derive(password, salt: Array(bytes[5..<saltEnd]),
-                                  limits: .init(operations: Int(operations), memoryBytes: Int(memoryKiB) * 1024))
-            guard let check = try? SecretBox.open(bytes[(saltEnd + 8)...], using: key), [UInt8](check) == Self.checkValue else {
-                throw StationClientError(.keyStore, operation: operation, message: "wrong passphrase")
-            }
-        } else {
-            let salt = SecureRandom.bytes(count: Argon2.saltByteCount)
-            key = try Self.derive(password, salt: salt, limits: limits)
-            var file = Self.paramsMagic + salt
-            file += Self.uint32Bytes(UInt32(clamping: limits.operations))
-            file += Self.uint32Bytes(UInt32(clamping: limits.memoryBytes / 1024))
-            do {
-                file += try SecretBox.seal(Self.checkValue, using: key)
-            } catch {
-                throw StationClientError(.keyStore, operation: operation, message: "cannot seal the check value", underlying: error)
-            }
-            try writeAtomically(file, to: paramsURL, operation: operation)
+        if let stored = try Self.readParameters(at: paramsURL, operation: operation) {
+            key = try Self.unlock(stored, password: password, operation: operation)
+            return
         }
+        // Another process may create the store from here on; the exclusive link below finds out.
+        afterFindingNoParameters()
+        let salt = SecureRandom.bytes(count: Argon2.saltByteCount)
+        let created = try Self.derive(password, salt: salt, limits: limits)
+        var file = Self.paramsMagic + salt
+        file += Self.uint32Bytes(UInt32(clamping: limits.operations))
+        file += Self.uint32Bytes(UInt32(clamping: limits.memoryBytes / 1024))
+        do {
+            file += try SecretBox.seal(Self.checkValue, using: created)
+        } catch {
+            throw StationClientError(.keyStore, operation: operation, message: "cannot seal the check value", underlying: error)
+        }
+        if try Self.createExclusively(file, at: paramsURL, in: directory, operation: operation) {
+            key = created
+            return
+        }
+        // Lost the race: the winner's salt is the store's, so derive from it as any later opener does.
+        guard let stored = try Self.readParameters(at: paramsURL, operation: operation) else {
+            throw StationClientError(.keyStore, operation: operation, message: "\(Self.paramsName) vanished while it was created")
+        }
+        key = try Self.unlock(stored, password: password, operation: operation)
+    }
+
+    /// The bytes of `keystore.params` (at most one more than a valid file has, so a longer file
+    /// shows as damaged without being read whole), or `nil` when there is none.
+    private static func readParameters(at url: URL, operation: String) throws -> [UInt8]? {
+        let descriptor = open(url.path, O_RDONLY)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw failure("cannot open", url, operation: operation)
+        }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: parametersByteCount + 1)
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes[filled...].withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot read", url, operation: operation)
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        return Array(bytes.prefix(filled))
+    }
+
+    /// Derives the key from a `keystore.params` file and checks it against the check value.
+    private static func unlock(_ bytes: [UInt8], password: [UInt8], operation: String) throws -> SymmetricKey {
+        // A file of another length is damaged (a truncated one must not read as a wrong passphrase).
+        guard bytes.count == parametersByteCount, Array(bytes[0..<5]) == Self.paramsMagic else {
+            throw StationClientError(.keyStore, operation: operation, message: "\(Self.paramsName) is damaged")
+        }
+        let operations = Self.readUInt32(bytes, at: saltEnd)
+        let memoryKiB = Self.readUInt32(bytes, at: saltEnd + 4)
+        guard operations >= 1, operations <= Self.maximumOperations, memoryKiB >= 8, memoryKiB <= Self.maximumMemoryKiB else {
+            throw StationClientError(.keyStore, operation: operation, message: "the Argon2 parameters are out of range")
+        }
+        let key = try Self.derive(password, salt: Array(bytes[5..<saltEnd]),
+                                  limits: .init(operations: Int(operations), memoryBytes: Int(memoryKiB) * 1024))
+        guard let check = try? SecretBox.open(bytes[(saltEnd + 8)...], using: key), [UInt8](check) == Self.checkValue else {
+            throw StationClientError(.keyStore, operation: operation, message: "wrong passphrase")
+        }
+        return key
     }
 
     private static func derive(_ password: [UInt8], salt: [UInt8], limits: Argon2.Limits) throws -> SymmetricKey {
@@ -183,12 +225,40 @@ public final class FileKeyStore: KeyStore {
     }
 
     private func writeAtomically(_ bytes: [UInt8], to url: URL, operation: String) throws {
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(Hex.encode(SecureRandom.bytes(count: 8))).tmp")
-        func fail(_ what: String) -> StationClientError {
-            StationClientError(.keyStore, operation: operation, message: "\(what) \(temporary.path): \(String(cString: strerror(errno)))")
+        let temporary = try Self.writeTemporary(bytes, beside: url, operation: operation)
+        do {
+            try beforeRename(temporary)
+            guard rename(temporary.path, url.path) == 0 else {
+                throw Self.failure("cannot rename", temporary, operation: operation)
+            }
+        } catch {
+            unlink(temporary.path)
+            if let error = error as? StationClientError { throw error }
+            throw StationClientError(.keyStore, operation: operation, message: "the write was interrupted", underlying: error)
         }
+        Self.syncDirectory(directory)
+    }
+
+    /// Puts `bytes` at `url` only if nothing is there yet, never a partial file: they are written
+    /// and flushed under a temporary name, then hard-linked to `url` (which fails when it exists).
+    ///
+    /// - Returns: `false` when `url` already existed (another process created it first).
+    private static func createExclusively(_ bytes: [UInt8], at url: URL, in directory: URL, operation: String) throws -> Bool {
+        let temporary = try writeTemporary(bytes, beside: url, operation: operation)
+        defer { unlink(temporary.path) }
+        guard link(temporary.path, url.path) == 0 else {
+            if errno == EEXIST { return false }
+            throw failure("cannot link \(url.lastPathComponent) to", temporary, operation: operation)
+        }
+        syncDirectory(directory)
+        return true
+    }
+
+    /// Writes `bytes` to a new temporary file (mode 0600) beside `url`, flushed, and returns it.
+    private static func writeTemporary(_ bytes: [UInt8], beside url: URL, operation: String) throws -> URL {
+        let temporary = StagedFile.temporary(beside: url, suffix: "tmp")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else { throw fail("cannot create") }
+        guard descriptor >= 0 else { throw failure("cannot create", temporary, operation: operation) }
         var closed = false
         defer {
             if !closed { close(descriptor) }
@@ -199,21 +269,23 @@ public final class FileKeyStore: KeyStore {
                 let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
                 if written < 0 {
                     if errno == EINTR { continue }
-                    throw fail("cannot write")
+                    throw failure("cannot write", temporary, operation: operation)
                 }
                 offset += written
             }
-            guard fsync(descriptor) == 0 else { throw fail("cannot flush") }
+            guard fsync(descriptor) == 0 else { throw failure("cannot flush", temporary, operation: operation) }
             closed = true
-            guard close(descriptor) == 0 else { throw fail("cannot close") }
-            try beforeRename(temporary)
-            guard rename(temporary.path, url.path) == 0 else { throw fail("cannot rename") }
+            guard close(descriptor) == 0 else { throw failure("cannot close", temporary, operation: operation) }
         } catch {
             unlink(temporary.path)
-            if let error = error as? StationClientError { throw error }
-            throw StationClientError(.keyStore, operation: operation, message: "the write was interrupted", underlying: error)
+            throw error
         }
-        Self.syncDirectory(directory)
+        return temporary
+    }
+
+    /// A key-store error for a failed system call on `file`, with `errno`'s text.
+    private static func failure(_ what: String, _ file: URL, operation: String) -> StationClientError {
+        StationClientError(.keyStore, operation: operation, message: "\(what) \(file.path): \(String(cString: strerror(errno)))")
     }
 
     /// Flushes the directory entry so a rename survives a crash.

@@ -11,8 +11,12 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// The station answered with an error status (or a 200 carrying `result.error`).
         case station
-        /// No answer: the network failed (see ``transportError``).
+        /// No answer from the station: the network failed (see ``transportError``).
         case unreachable
+        /// An IPFS gateway failed: it answered with an error status (see ``status``), or it could
+        /// not be reached (``transportError`` is set). Bytes it served that fail verification are
+        /// ``integrity``; an invalid CID or IPNS name is ``refused`` before anything is sent.
+        case gateway
         /// The answer could not be read as the expected shape.
         case invalidResponse
         /// Content or keys failed verification: a CID mismatch, an envelope or SecretBox that does not open.
@@ -35,7 +39,8 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     public var operation: String
     /// The HTTP status of the station's answer, when there was one.
     public var status: Int?
-    /// The station's message (`detail`, `error` or `result.error` text), when there was one.
+    /// The station's message (`detail`, `error` or `result.error` text), when there was one; for
+    /// ``Kind/gateway``, the gateway's, when it answered in one of those shapes.
     public var stationMessage: String?
     /// A readable explanation of the failure.
     public var message: String
@@ -84,6 +89,24 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
             status: response.status, stationMessage: parsed?.message)
     }
 
+    /// An error for a gateway answer with an error status (``Kind/gateway``).
+    static func gateway(_ response: HTTPResponse, operation: String) -> StationClientError {
+        let body = response.body.data.map { [UInt8]($0) } ?? []
+        return StationClientError(
+            .gateway, operation: operation, message: "the gateway refused the request",
+            status: response.status, stationMessage: StationErrorBody.parse(body)?.message)
+    }
+
+    /// Wraps an error of a gateway request: a network failure is ``Kind/gateway`` (with
+    /// ``transportError``), anything else as ``wrap(_:operation:)`` has it.
+    static func wrapGateway(_ error: any Error, operation: String) -> StationClientError {
+        var wrapped = wrap(error, operation: operation)
+        guard wrapped.kind == .unreachable else { return wrapped }
+        wrapped.kind = .gateway
+        wrapped.message = "the gateway cannot be reached: \(wrapped.message)"
+        return wrapped
+    }
+
     /// Wraps any error thrown below the client into a ``StationClientError``.
     static func wrap(_ error: any Error, operation: String) -> StationClientError {
         if let error = error as? StationClientError { return error }
@@ -102,7 +125,7 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
 }
 
 /// How pairing failed, read from the station's answer to `/delegate/start` or `/delegate/confirm`.
-public enum PairingFailure: Sendable, Equatable {
+public enum PairingFailure: Sendable, Equatable, CustomStringConvertible {
     /// `invalid PIN`: try again; `attemptsLeft` counts the station's five attempts per session locally.
     case wrongPIN(attemptsLeft: Int)
     /// The session cannot be confirmed any more (expired, locked after five wrong PINs, not
@@ -116,4 +139,16 @@ public enum PairingFailure: Sendable, Equatable {
     case invalidPINFormat
     /// The app cancelled by returning `nil` from the PIN closure.
     case cancelledByUser
+
+    /// What happened and what to do, in words for people ("wrong PIN (4 attempts left)").
+    public var description: String {
+        switch self {
+        case let .wrongPIN(attemptsLeft): "wrong PIN (\(attemptsLeft) \(attemptsLeft == 1 ? "attempt" : "attempts") left)"
+        case let .sessionGone(text): "the pairing session is gone (\(text)); start again"
+        case let .throttled(text): "the station is throttling pairing (\(text)); wait and retry"
+        case let .invalidKeys(text): "the station rejected the device's keys (\(text))"
+        case .invalidPINFormat: "a PIN is 4 to 8 digits"
+        case .cancelledByUser: "cancelled"
+        }
+    }
 }

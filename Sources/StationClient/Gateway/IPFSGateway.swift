@@ -25,12 +25,13 @@ public struct IPFSGateway: Sendable {
 
     /// The bytes of the file with this CID, verified.
     ///
-    /// - Throws: ``StationClientError``: `.invalidResponse` for a malformed CID, `.station` for an
-    ///   error status, `.unreachable` when the gateway cannot be reached, `.integrity` when the
-    ///   bytes do not match the CID.
+    /// - Throws: ``StationClientError``: `.invalidResponse` for a malformed CID, `.refused` for an
+    ///   identity-multihash CID (it names no block, so nothing fetched could be verified),
+    ///   `.gateway` for an error status or when the gateway cannot be reached (then with
+    ///   `transportError`), `.integrity` when the bytes do not match the CID.
     public func fetch(cid: String, limit: Int = TransferOptions.defaultMemoryLimit) async throws -> [UInt8] {
         let operation = "fetching \(cid) from the gateway"
-        let parsed = try Self.parse(cid, operation: operation)
+        let parsed = try Self.parseFetchable(cid, operation: operation)
         let response = try await get("/ipfs/\(parsed)", options: TransferOptions(response: .memory(limit: limit), timeouts: timeouts),
                                      operation: operation)
         let bytes = [UInt8](response.body.data ?? Data())
@@ -40,34 +41,40 @@ public struct IPFSGateway: Sendable {
         return bytes
     }
 
-    /// Writes the file with this CID to `destination`, verified in constant memory; on a
-    /// mismatch the file is removed.
+    /// Writes the file with this CID to `destination`, verified in constant memory.
     ///
-    /// - Throws: as ``fetch(cid:limit:)``.
+    /// The bytes go to a hidden temporary file beside `destination`, which is renamed onto it only
+    /// once they match the CID: `destination` is then the whole verified file, and after any
+    /// failure it is exactly what it was before (an existing file is never truncated or removed)
+    /// and no temporary file is left.
+    ///
+    /// - Throws: as ``fetch(cid:limit:)``, and `.refused` when `destination` cannot be written.
     public func fetch(cid: String, to destination: URL, progress: ProgressHandler? = nil) async throws {
         let operation = "fetching \(cid) from the gateway"
-        let parsed = try Self.parse(cid, operation: operation)
-        let options = TransferOptions(response: .file(destination), timeouts: timeouts, progress: progress.map { handler in
+        let parsed = try Self.parseFetchable(cid, operation: operation)
+        let temporary = StagedFile.temporary(beside: destination, suffix: "gateway")
+        // Once renamed the temporary is gone and this does nothing.
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let options = TransferOptions(response: .file(temporary), timeouts: timeouts, progress: progress.map { handler in
             { @Sendable in handler(ByteProgress(completed: $0.bytesReceived, total: $0.expectedBytesToReceive)) }
         })
         _ = try await get("/ipfs/\(parsed)", options: options, operation: operation)
         let actual: CID
         do {
-            actual = try UnixFS.cid(ofFileAt: destination)
+            actual = try UnixFS.cid(ofFileAt: temporary)
         } catch {
-            try? FileManager.default.removeItem(at: destination)
             throw StationClientError(.integrity, operation: operation, message: "cannot hash the download", underlying: error)
         }
         guard actual.multihash == parsed.multihash else {
-            try? FileManager.default.removeItem(at: destination)
             throw StationClientError(.integrity, operation: operation, message: "the gateway's bytes do not match the CID")
         }
+        try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)
     }
 
     /// The `public.json` an IPNS name points to.
     ///
-    /// - Throws: ``StationClientError`` for an error status, no answer, or a body that is not a
-    ///   `public.json`.
+    /// - Throws: ``StationClientError``: `.refused` for an invalid name, `.gateway` for an error
+    ///   status or no answer, `.invalidResponse` for a body that is not a `public.json`.
     public func resolve(ipnsName name: String) async throws -> PublicDocument {
         let operation = "resolving /ipns/\(name)"
         guard !name.isEmpty, name.utf8.allSatisfy({ $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else {
@@ -88,10 +95,20 @@ public struct IPFSGateway: Sendable {
         do {
             response = try await transport.send(HTTPRequest(method: .get, url: url), body: .none, options: options)
         } catch {
-            throw StationClientError.wrap(error, operation: operation)
+            throw StationClientError.wrapGateway(error, operation: operation)
         }
-        guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
+        guard response.isSuccess else { throw StationClientError.gateway(response, operation: operation) }
         return response
+    }
+
+    /// A CID whose block can be fetched and verified: not an identity multihash.
+    static func parseFetchable(_ cid: String, operation: String) throws -> CID {
+        let parsed = try parse(cid, operation: operation)
+        guard !parsed.multihash.isIdentity else {
+            throw StationClientError(.refused, operation: operation,
+                                     message: "an identity-multihash CID carries its own bytes; there is nothing to fetch and verify")
+        }
+        return parsed
     }
 
     static func parse(_ cid: String, operation: String) throws -> CID {

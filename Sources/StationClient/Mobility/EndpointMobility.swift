@@ -74,7 +74,15 @@ extension StationClient {
         guard let name = credentials.ipnsName ?? credentials.ipfsPeerID else {
             throw StationClientError(.unreachable, operation: operation, message: "the station's IPNS name is not known yet")
         }
-        let document = try await gateway.resolve(ipnsName: name)
+        let document: PublicDocument
+        do {
+            document = try await gateway.resolve(ipnsName: name)
+        } catch let error as StationClientError where error.kind == .gateway {
+            // The station stays unreachable (callers fall back to the offline listing on that).
+            throw StationClientError(.unreachable, operation: operation, message: "the gateway did not resolve /ipns/\(name)",
+                                     status: error.status, stationMessage: error.stationMessage,
+                                     transportError: error.transportError, underlying: error)
+        }
         guard document.uid == credentials.stationUID else {
             throw StationClientError(.integrity, operation: operation, message: "the IPNS record names another station")
         }

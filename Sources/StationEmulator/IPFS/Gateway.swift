@@ -33,7 +33,11 @@ struct Gateway: Sendable {
     }
 
     private func serve(cid: String, request: StationRequest, onlyIfCached: Bool, ipfsPath: String) -> StationResponse {
-        guard (try? CID(cid)) != nil else { return text(400, "invalid path \"\(ipfsPath)\": invalid cid") }
+        guard let parsed = try? CID(cid) else { return text(400, "invalid path \"\(ipfsPath)\": invalid cid") }
+        // An identity CID carries its own (unverifiable) block; serving it would only parse hostile sizes.
+        guard !parsed.multihash.isIdentity else {
+            return text(400, "invalid path \"\(ipfsPath)\": identity-multihash CIDs are not served")
+        }
         guard let size = core.servedFileSize(cid) else {
             return text(onlyIfCached ? 412 : 404, "ipfs resolve -r \(ipfsPath): block was not found locally (offline)")
         }
