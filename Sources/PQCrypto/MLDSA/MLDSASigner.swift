@@ -25,8 +25,8 @@ extension MLDSA65PrivateKeyStorage {
         let w1 = polys.polynomial(2 * l + k)
         let temp = polys.polynomial(2 * l + 2 * k)
         let c = polys.polynomial(2 * l + 3 * k)
-        let maskBlocks = 5 * MLDSASampling.shake256Rate
-        let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + maskBlocks)
+        // ρ'', w1Encode(w1) and the mask sampler's seeds and output, all zeroed on release.
+        let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes)
         let rhoDoublePrime = bytes.base
         let w1Bytes = bytes.base + P.hashBytes
         let maskScratch = UnsafeMutableRawPointer(bytes.base + P.hashBytes + P.w1Bytes)
@@ -37,15 +37,12 @@ extension MLDSA65PrivateKeyStorage {
         hash.absorb(randomness)
         hash.absorb(mu)
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: rhoDoublePrime, count: P.hashBytes))
-        var maskPrefix = KeccakSponge(rate: MLDSASampling.shake256Rate)
-        maskPrefix.absorb(UnsafeRawBufferPointer(start: rhoDoublePrime, count: P.hashBytes))
-        defer { maskPrefix.clear() }
 
         let challengeHash = UnsafeMutableRawBufferPointer(start: signature.base, count: P.challengeHashBytes)
         let matrix = self.matrix.base
         var kappa = 0
         while true {
-            MLDSASampling.expandMask(prefix: maskPrefix, kappa: kappa, into: y, scratch: maskScratch)
+            MLDSASampling.expandMask(rhoDoublePrime: rhoDoublePrime, kappa: kappa, into: y, scratch: maskScratch)
             kappa &+= l
 
             // w = A·y; (w1, w0) = Decompose(w)
