@@ -59,10 +59,10 @@ enum MLDSASampling {
     // MARK: ExpandA
 
     /// Â = ExpandA(ρ) (Algorithm 32): entry (r, s), stored at polynomial r·l + s, is
-    /// RejNTTPoly(ρ ‖ s ‖ r), written centered (|x| ≤ (q−1)/2) in the Double NTT domain.
+    /// RejNTTPoly(ρ ‖ s ‖ r), with coefficients in [0, q).
     ///
     /// All matrix sampling goes through this one function, two entries at a time.
-    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<Double>) {
+    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<UInt32>) {
         guard let rhoBase = rho.baseAddress, rho.count == 32 else { preconditionFailure("ρ is 32 bytes") }
         // Five blocks (280 candidates) almost always yield the 256 coefficients; more are read one
         // block (56 candidates) at a time. Each stream's candidates go to its own buffer, which has
@@ -75,7 +75,7 @@ enum MLDSASampling {
             raw.initializeMemory(as: UInt8.self, repeating: 0, count: scratchBytes)
             let candidates = (raw + scratchBytes).bindMemory(to: Int32.self, capacity: 2 * candidateCapacity)
             var filled = (0, 0)
-            let l = MLDSA65Parameters.l, q = MLDSA65Parameters.q
+            let l = MLDSA65Parameters.l
             forEachStreamPair(
                 count: MLDSA65Parameters.k * l, rate: shake128Rate, seedLength: seedLength,
                 initialBlocks: initialBlocks, scratch: raw,
@@ -92,10 +92,7 @@ enum MLDSASampling {
                     if lane == 0 { filled.0 = laneFilled } else { filled.1 = laneFilled }
                     guard laneFilled >= n else { return false }
                     let poly = matrix + entry &* n
-                    for i in 0..<n {
-                        let v = sampled[i]
-                        poly[i] = Double(v &- ((((q &- 1) / 2) &- v) &>> 31 & q))
-                    }
+                    for i in 0..<n { poly[i] = UInt32(bitPattern: sampled[i]) }
                     return true
                 })
         }
