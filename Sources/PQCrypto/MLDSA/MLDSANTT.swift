@@ -5,8 +5,9 @@
 // product (MLDSAField.montgomeryMultiply, in [0, 2q) for any 32-bit input), so no layer needs a
 // separate reduction. The products are zero-extended 32×32→64-bit multiplies, which baseline
 // x86-64 (SSE2 `pmuludq`) and arm64 (`umull`) do in vector registers, and the sums are 32-bit
-// lanes, four to a register. The loops are written on scalars for the vectorizer rather than on
-// SIMD types, because debug builds (`swift test`) run generic SIMD code dozens of times slower.
+// lanes, four to a register. The loops are written on scalars for the vectorizer, except the two
+// layers with butterflies inside four coefficients, which it leaves scalar; those use
+// `MLDSALanes` (generic SIMD code runs many times slower in debug builds, so only there).
 //
 // Bounds: the forward transform takes Int32 with |a| < q and returns [0, 18q) (each layer adds
 // at most 2q); the inverse takes [0, 2q) (a Montgomery product's range), lets sums grow to at most
@@ -75,6 +76,20 @@ enum MLDSANTT {
         (a &+ b, MLDSAField.montgomeryMultiply(b &+ offset &- a, zeta))
     }
 
+    /// The same two butterflies on four lanes at a time.
+    @inline(__always)
+    static func butterfly(_ a: MLDSALanes, _ b: MLDSALanes, _ zeta: MLDSALanes) -> (MLDSALanes, MLDSALanes) {
+        let t = b.montgomeryMultiplied(by: zeta)
+        return (a &+ t, a &+ MLDSALanes(repeating: twoQ) &- t)
+    }
+
+    @inline(__always)
+    static func inverseButterfly(
+        _ a: MLDSALanes, _ b: MLDSALanes, _ zeta: MLDSALanes, offset: MLDSALanes
+    ) -> (MLDSALanes, MLDSALanes) {
+        (a &+ b, (b &+ offset &- a).montgomeryMultiplied(by: zeta))
+    }
+
     /// â = NTT(a) (Algorithm 41, Cooley-Tukey butterflies, bit-reversed output order).
     @inline(__always)
     static func forward(_ input: UnsafePointer<Int32>, into a: UnsafeMutablePointer<UInt32>) {
@@ -108,13 +123,21 @@ enum MLDSANTT {
                 }
                 h &>>= 2
             }
-            // Layers of length 2 and 1, four coefficients at a time.
-            for block in 0..<64 {
-                let p = a + 4 &* block
-                let outer = zeta[64 &+ block]
-                let (y0, y2) = butterfly(p[0], p[2], outer), (y1, y3) = butterfly(p[1], p[3], outer)
-                (p[0], p[1]) = butterfly(y0, y1, zeta[128 &+ 2 &* block])
-                (p[2], p[3]) = butterfly(y2, y3, zeta[129 &+ 2 &* block])
+            // Layers of length 2 and 1 on two blocks of four at a time, regrouped into vectors
+            // (the vectorizer leaves these short butterflies scalar): halves for distance 2,
+            // even and odd lanes for distance 1.
+            for pair in 0..<32 {
+                let p = a + 8 &* pair
+                let v0 = MLDSALanes.load(p), v1 = MLDSALanes.load(p + 4)
+                let z0 = zeta[64 &+ 2 &* pair], z1 = zeta[65 &+ 2 &* pair]
+                let (low, high) = butterfly(
+                    MLDSALanes(v0[0], v0[1], v1[0], v1[1]), MLDSALanes(v0[2], v0[3], v1[2], v1[3]),
+                    MLDSALanes(z0, z0, z1, z1))
+                let (even, odd) = butterfly(
+                    MLDSALanes(low[0], high[0], low[2], high[2]), MLDSALanes(low[1], high[1], low[3], high[3]),
+                    MLDSALanes.load(zeta + (128 &+ 4 &* pair)))
+                MLDSALanes(even[0], odd[0], even[1], odd[1]).store(p)
+                MLDSALanes(even[2], odd[2], even[3], odd[3]).store(p + 4)
             }
         }
     }
@@ -125,14 +148,21 @@ enum MLDSANTT {
     static func inverse(_ a: UnsafeMutablePointer<UInt32>, into output: UnsafeMutablePointer<Int32>) {
         zetas.withUnsafeBufferPointer { table in
             guard let zeta = table.baseAddress else { return }
-            // Layers of length 1 and 2, four coefficients at a time: sums below 4q, then 8q.
-            for block in 0..<64 {
-                let p = a + 4 &* block
-                let (y0, y1) = inverseButterfly(p[0], p[1], zeta[255 &- 2 &* block], offset: twoQ)
-                let (y2, y3) = inverseButterfly(p[2], p[3], zeta[254 &- 2 &* block], offset: twoQ)
-                let outer = zeta[127 &- block]
-                (p[0], p[2]) = inverseButterfly(y0, y2, outer, offset: 2 &* twoQ)
-                (p[1], p[3]) = inverseButterfly(y1, y3, outer, offset: 2 &* twoQ)
+            // Layers of length 1 and 2 on two blocks of four at a time, regrouped as in the forward
+            // transform: sums below 4q, then 8q.
+            for pair in 0..<32 {
+                let p = a + 8 &* pair
+                let v0 = MLDSALanes.load(p), v1 = MLDSALanes.load(p + 4)
+                let k = 255 &- 4 &* pair
+                let (even, odd) = inverseButterfly(
+                    MLDSALanes(v0[0], v0[2], v1[0], v1[2]), MLDSALanes(v0[1], v0[3], v1[1], v1[3]),
+                    MLDSALanes(zeta[k], zeta[k &- 1], zeta[k &- 2], zeta[k &- 3]), offset: MLDSALanes(repeating: twoQ))
+                let z0 = zeta[127 &- 2 &* pair], z1 = zeta[126 &- 2 &* pair]
+                let (low, high) = inverseButterfly(
+                    MLDSALanes(even[0], odd[0], even[2], odd[2]), MLDSALanes(even[1], odd[1], even[3], odd[3]),
+                    MLDSALanes(z0, z0, z1, z1), offset: MLDSALanes(repeating: 2 &* twoQ))
+                MLDSALanes(low[0], low[1], high[0], high[1]).store(p)
+                MLDSALanes(low[2], low[3], high[2], high[3]).store(p + 4)
             }
             // Layers of length h and 2h for h = 4 and 16, in blocks of 4h coefficients: each pass
             // multiplies the bound on the sums by 4 (to 32q, then 128q).
@@ -173,5 +203,34 @@ enum MLDSANTT {
                 output[j &+ 192] = out(y3 &+ 2 &* offset &- y1, scaledOuter)
             }
         }
+    }
+}
+
+/// Four NTT-domain coefficients, for the layers the vectorizer leaves scalar.
+typealias MLDSALanes = SIMD4<UInt32>
+
+extension SIMD4 where Scalar == UInt32 {
+    /// Lane-wise ``MLDSAField/montgomeryMultiply(_:_:)``, as two `pmuludq` (`umull`) products of
+    /// the even lanes and two of the odd lanes: the 64-bit halves' low words are the even lanes.
+    @inline(__always)
+    func montgomeryMultiplied(by b: SIMD4<UInt32>) -> SIMD4<UInt32> {
+        let low = SIMD2<UInt64>(repeating: 0xFFFF_FFFF)
+        let x = unsafeBitCast(self, to: SIMD2<UInt64>.self), y = unsafeBitCast(b, to: SIMD2<UInt64>.self)
+        let qInverse = SIMD2<UInt64>(repeating: UInt64(MLDSAField.negativeQInverse))
+        let q = SIMD2<UInt64>(repeating: UInt64(MLDSAField.qUnsigned))
+        let evenProduct = (x & low) &* (y & low), oddProduct = (x &>> 32) &* (y &>> 32)
+        let even = evenProduct &+ (((evenProduct & low) &* qInverse) & low) &* q
+        let odd = oddProduct &+ (((oddProduct & low) &* qInverse) & low) &* q
+        return unsafeBitCast((even &>> 32) | (odd & ~low), to: SIMD4<UInt32>.self)
+    }
+
+    @inline(__always)
+    static func load(_ pointer: UnsafePointer<UInt32>) -> SIMD4<UInt32> {
+        UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<UInt32>.self)
+    }
+
+    @inline(__always)
+    func store(_ pointer: UnsafeMutablePointer<UInt32>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: self, as: SIMD4<UInt32>.self)
     }
 }
