@@ -178,28 +178,36 @@ enum MLDSASampling {
 
     /// y = ExpandMask(ρ'', κ) (Algorithm 34) for γ1 = 2^19: polynomial r is the 20-bit unpacking of
     /// 640 bytes of SHAKE256(ρ'' ‖ (κ + r) as two bytes). Writes l polynomials in (−γ1, γ1].
-    /// `scratch` holds ``maskScratchBytes`` bytes; the caller zeroes it.
+    /// `scratch` holds ``maskScratchBytes`` bytes; the caller zeroes it, and `spare`.
+    ///
+    /// Signing attempts use κ = 0, 5, 10, …, so the streams pair up across attempts: an attempt
+    /// with even κ also draws the polynomial for κ + 5 (into `spare`), which the next attempt,
+    /// with odd κ, starts from. No state runs idle.
     static func expandMask(
         rhoDoublePrime: UnsafeRawPointer, kappa: Int, into y: UnsafeMutablePointer<Int32>,
-        scratch: UnsafeMutableRawPointer
+        spare: UnsafeMutablePointer<Int32>, scratch: UnsafeMutableRawPointer
     ) {
+        let l = MLDSA65Parameters.l
+        let first = kappa & 1  // polynomials of y already drawn by the previous attempt
+        if first == 1 { y.update(from: spare, count: n) }
         forEachStreamPair(
-            count: MLDSA65Parameters.l, rate: shake256Rate, seedLength: 66, initialBlocks: maskBlocks, scratch: scratch,
+            count: l + 1 - 2 * first, rate: shake256Rate, seedLength: 66, initialBlocks: maskBlocks, scratch: scratch,
             start: { r, _, seed in
-                let counter = kappa &+ r
+                let counter = kappa &+ first &+ r
                 seed.copyMemory(from: rhoDoublePrime, byteCount: 64)
                 seed.storeBytes(of: UInt8(truncatingIfNeeded: counter), toByteOffset: 64, as: UInt8.self)
                 seed.storeBytes(of: UInt8(truncatingIfNeeded: counter >> 8), toByteOffset: 65, as: UInt8.self)
             },
             consume: { r, _, bytes, _ in
-                MLDSAEncoding.unpackZ(bytes.assumingMemoryBound(to: UInt8.self), into: y + r &* n)
+                let index = first &+ r
+                MLDSAEncoding.unpackZ(bytes.assumingMemoryBound(to: UInt8.self), into: index < l ? y + index &* n : spare)
                 return true
             })
     }
 
     /// Blocks per ExpandMask stream: 680 bytes ≥ 640.
     static let maskBlocks = 5
-    /// Scratch bytes for ``expandMask(rhoDoublePrime:kappa:into:scratch:)``.
+    /// Scratch bytes for ``expandMask(rhoDoublePrime:kappa:into:spare:scratch:)``.
     static let maskScratchBytes = pairScratchBytes(seedLength: 66, rate: shake256Rate, initialBlocks: maskBlocks)
 
     // MARK: SampleInBall

@@ -14,7 +14,7 @@ extension MLDSA65PrivateKeyStorage {
         let signature = MLDSABytes(count: P.signatureBytes, secret: false)
 
         // Scratch space, zeroed when these buffers are released at the end of this call.
-        let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 1)
+        let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 2)
         let transformed = MLDSANTTPolynomials(polynomials: l + k + 1)
         let yHat = transformed.polynomial(0)   // NTT(y), then c·s1
         let wHat = transformed.polynomial(l)   // A·y, then c·s2 and c·t0
@@ -25,6 +25,7 @@ extension MLDSA65PrivateKeyStorage {
         let w1 = polys.polynomial(2 * l + k)
         let temp = polys.polynomial(2 * l + 2 * k)
         let c = polys.polynomial(2 * l + 3 * k)
+        let spareMask = polys.polynomial(2 * l + 3 * k + 1)  // y's first polynomial for the next attempt
         // ρ'', w1Encode(w1) and the mask sampler's seeds and output, all zeroed on release.
         let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes)
         let rhoDoublePrime = bytes.base
@@ -42,7 +43,8 @@ extension MLDSA65PrivateKeyStorage {
         let matrix = self.matrix.base
         var kappa = 0
         while true {
-            MLDSASampling.expandMask(rhoDoublePrime: rhoDoublePrime, kappa: kappa, into: y, scratch: maskScratch)
+            MLDSASampling.expandMask(
+                rhoDoublePrime: rhoDoublePrime, kappa: kappa, into: y, spare: spareMask, scratch: maskScratch)
             kappa &+= l
 
             // w = A·y; (w1, w0) = Decompose(w)
