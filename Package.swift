@@ -33,8 +33,10 @@ let package = Package(
         .executable(name: "read-followed", targets: ["ReadFollowed"]),
     ],
     targets: [
+        // Layer 0: the getrandom(2) declaration (a header only; nothing is linked).
+        .systemLibrary(name: "CSystemRandom", path: "Sources/CSystemRandom"),
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
-        .target(name: "PQCrypto"),
+        .target(name: "PQCrypto", dependencies: ["CSystemRandom"]),
 
         // Layer 0: libcurl, with fixed-arity shims for its variadic setopt/getinfo calls.
         .systemLibrary(

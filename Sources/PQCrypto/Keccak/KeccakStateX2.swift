@@ -245,11 +245,17 @@ struct KeccakSpongeX2: Sendable {
     }
 
     @inlinable static func absorbPadded(_ state: inout KeccakStateX2, lane: Int, _ input: UnsafeRawBufferPointer, rate: Int) {
-        // Callers pass inputs below the rate (seeds plus a few index bytes).
-        for index in 0..<min(input.count, rate - 1) {
-            state.lanes[index >> 3][lane] ^= UInt64(input[index]) &<< UInt64((index & 7) << 3)
-        }
+        // Callers pass inputs below the rate (seeds plus a few index bytes): whole lanes first.
         let end = min(input.count, rate - 1)
+        var index = 0
+        while index + 8 <= end {
+            state.lanes[index >> 3][lane] ^= UInt64(littleEndian: input.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            index += 8
+        }
+        while index < end {
+            state.lanes[index >> 3][lane] ^= UInt64(input[index]) &<< UInt64((index & 7) << 3)
+            index += 1
+        }
         state.lanes[end >> 3][lane] ^= UInt64(0x1F) &<< UInt64((end & 7) << 3)
         state.lanes[(rate - 1) >> 3][lane] ^= UInt64(0x80) &<< 56
     }

@@ -31,7 +31,7 @@ public enum MLDSA65 {
         /// Generates a new key from 32 bytes of the system's secure random generator.
         public init() {
             let seed = MLDSABytes(count: P.seedBytes)
-            fillWithRandomBytes(seed)
+            SystemRandom.fill(UnsafeMutableRawBufferPointer(start: seed.base, count: seed.count))
             storage = MLDSA65PrivateKeyStorage(seed: seed)
         }
 
@@ -106,7 +106,7 @@ public enum MLDSA65 {
         ) throws(PQCryptoError) -> Data {
             guard context.count <= P.maxContextBytes else { throw .contextTooLong(length: context.count) }
             let randomness = MLDSABytes(count: 32)
-            if !deterministic { fillWithRandomBytes(randomness) }
+            if !deterministic { SystemRandom.fill(UnsafeMutableRawBufferPointer(start: randomness.base, count: randomness.count)) }
             return signature(for: message, context: context, randomness: randomness.rawBytes)
         }
 
@@ -178,20 +178,6 @@ public enum MLDSA65 {
                 return result
             }
             return Array(signature).withUnsafeBytes { storage.verify(mu: mu, signature: $0) }
-        }
-    }
-}
-
-/// Fills `buffer` from the system's secure random generator, eight bytes per draw.
-private func fillWithRandomBytes(_ buffer: MLDSABytes) {
-    var generator = SystemRandomNumberGenerator()
-    var index = 0
-    while index < buffer.count {
-        var word = generator.next()
-        for _ in 0..<min(8, buffer.count - index) {
-            buffer.base[index] = UInt8(truncatingIfNeeded: word)
-            word >>= 8
-            index += 1
         }
     }
 }

@@ -40,8 +40,8 @@ final class MLDSABuffer<Element: BitwiseCopyable>: @unchecked Sendable {
 
 /// Polynomials outside the NTT domain: Int32 coefficients.
 typealias MLDSAPolynomials = MLDSABuffer<Int32>
-/// Polynomials in the NTT domain: integer-valued Double coefficients (see MLDSANTT.swift).
-typealias MLDSANTTPolynomials = MLDSABuffer<Double>
+/// Polynomials in the NTT domain: UInt32 residues (see MLDSANTT.swift).
+typealias MLDSANTTPolynomials = MLDSABuffer<UInt32>
 /// Bytes.
 typealias MLDSABytes = MLDSABuffer<UInt8>
 

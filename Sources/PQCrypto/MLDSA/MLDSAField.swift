@@ -1,42 +1,52 @@
 // Arithmetic in Z_q for q = 8380417 (FIPS 204 §7.4, Appendix A).
 //
-// Coefficients outside the NTT domain are Int32; NTT-domain coefficients are integer-valued
-// Doubles (see MLDSANTT.swift), reduced by p − round(p/q)·q. Nothing here divides or uses `%`.
-// Everything that touches secret values is branch-free: comparisons become sign masks
-// (`x &>> 31`), so the time taken does not depend on the values.
+// Coefficients outside the NTT domain are Int32; NTT-domain coefficients are UInt32 residues
+// (not always below q; each function states its bounds) multiplied with unsigned Montgomery
+// reduction, R = 2^32 (see MLDSANTT.swift). Nothing here divides or uses `%`. Everything that
+// touches secret values is branch-free: comparisons become sign masks (`x &>> 31`), so the time
+// taken does not depend on the values.
 
 enum MLDSAField {
     static let q = MLDSA65Parameters.q
     static let gamma2 = MLDSA65Parameters.gamma2
 
-    // MARK: NTT-domain (Double) arithmetic
+    // MARK: NTT-domain (Montgomery) arithmetic
 
-    static let qDouble: Double = 8_380_417
-    /// The Double nearest 1/q.
-    static let qReciprocal: Double = 1.1932580443192743e-07
-    /// 1.5·2^52: adding and subtracting it rounds a Double of magnitude below 2^51 to an integer
-    /// (round-to-nearest), and the low 32 bits of the sum's bit pattern are that integer.
-    static let roundingConstant: Double = 6_755_399_441_055_744
+    static let qUnsigned = UInt32(q)
+    /// −q^-1 mod 2^32.
+    static let negativeQInverse: UInt32 = 4_236_238_847
+    /// 2^32 mod q: `montgomeryMultiply(x, rModQ)` is x mod q.
+    static let rModQ: UInt32 = 4_193_792
+    /// 2^64 mod q: `montgomeryMultiply(x, rSquaredModQ)` undoes one factor 2^-32.
+    static let rSquaredModQ: UInt32 = 2_365_951
 
-    /// p mod q with |result| ≤ (q+1)/2, for an integer-valued p with |p| < 2^53 (exact, since the
-    /// quotient's rounding error is far below 1/2 and k·q is exact).
+    /// x·2^-32 mod q, in [0, 2q), for x < 2^32·q. With m = x·(−q^-1) mod 2^32, x + m·q is a
+    /// multiple of 2^32 below 2^33·q; its top 32 bits are the result. Products of zero-extended
+    /// 32-bit values, as here, are what SSE2's `pmuludq` and NEON's `umull` compute, so the
+    /// vectorizer can run these two lanes (or four) at a time.
     @inline(__always)
-    static func reduce(_ p: Double) -> Double {
-        let k = (p * qReciprocal + roundingConstant) - roundingConstant
-        return p - k * qDouble
+    static func montgomeryReduce(_ x: UInt64) -> UInt32 {
+        let m = UInt32(truncatingIfNeeded: x) &* negativeQInverse
+        return UInt32(truncatingIfNeeded: (x &+ UInt64(m) &* UInt64(qUnsigned)) &>> 32)
     }
 
-    /// a·b mod q, reduced, for |a·b| < 2^53.
+    /// a·b·2^-32 mod q, in [0, 2q), for a·b < 2^32·q (for instance any a with b < q).
     @inline(__always)
-    static func multiply(_ a: Double, _ b: Double) -> Double {
-        reduce(a * b)
+    static func montgomeryMultiply(_ a: UInt32, _ b: UInt32) -> UInt32 {
+        montgomeryReduce(UInt64(a) &* UInt64(b))
     }
 
-    /// An integer-valued Double with |x| < 2^31 as Int32, without a trapping conversion: the low
-    /// 32 bits of x + 1.5·2^52 are x in two's complement.
+    /// The representative in [0, q) of a in [0, 2q).
     @inline(__always)
-    static func toInt32(_ x: Double) -> Int32 {
-        Int32(truncatingIfNeeded: (x + roundingConstant).bitPattern)
+    static func subtractQIfAbove(_ a: UInt32) -> UInt32 {
+        let t = a &- qUnsigned
+        return t &+ (qUnsigned & (0 &- (t &>> 31)))
+    }
+
+    /// The representative in [0, q) of any a.
+    @inline(__always)
+    static func canonical(_ a: UInt32) -> UInt32 {
+        subtractQIfAbove(montgomeryMultiply(a, rModQ))
     }
 
     // MARK: Int32 arithmetic

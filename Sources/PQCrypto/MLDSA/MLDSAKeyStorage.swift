@@ -10,9 +10,9 @@ final class MLDSA65PublicKeyStorage: Sendable {
     let encoded: MLDSABytes
     /// tr = H(pk, 64), the prefix of every message representative μ.
     let tr: MLDSABytes
-    /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, centered.
+    /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, in [0, q).
     let matrix: MLDSANTTPolynomials
-    /// NTT(t1·2^d), k polynomials, reduced.
+    /// NTT(t1·2^d), k polynomials, in [0, q).
     let t1Hat: MLDSANTTPolynomials
 
     /// Expands a 1952-byte encoding (pkDecode, Algorithm 23; every bit pattern is a valid key).
@@ -46,7 +46,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
         return tr
     }
 
-    /// NTT(t1·2^d) with coefficients reduced (t1 is shifted in place).
+    /// NTT(t1·2^d) with coefficients in [0, q) (t1 is shifted in place).
     private static func transformT1(_ t1: MLDSAPolynomials) -> MLDSANTTPolynomials {
         for i in 0..<t1.count { t1.base[i] &<<= P.d }  // t1·2^d ≤ 1023·8192 < q
         let t1Hat = MLDSANTTPolynomials(polynomials: P.k, secret: false)
@@ -66,14 +66,14 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     let seed: MLDSABytes?
     /// The 4032-byte encoding ρ ‖ K ‖ tr ‖ s1 ‖ s2 ‖ t0; K and tr are read from here.
     let encoded: MLDSABytes
-    /// ŝ1 (l polynomials), ŝ2 (k), t̂0 (k), reduced.
+    /// ŝ1 (l polynomials), ŝ2 (k), t̂0 (k), in [0, q).
     let secrets: MLDSANTTPolynomials
     let publicKey: MLDSA65PublicKeyStorage
 
     var matrix: MLDSANTTPolynomials { publicKey.matrix }
-    var s1Hat: UnsafeMutablePointer<Double> { secrets.polynomial(0) }
-    var s2Hat: UnsafeMutablePointer<Double> { secrets.polynomial(P.l) }
-    var t0Hat: UnsafeMutablePointer<Double> { secrets.polynomial(P.l + P.k) }
+    var s1Hat: UnsafeMutablePointer<UInt32> { secrets.polynomial(0) }
+    var s2Hat: UnsafeMutablePointer<UInt32> { secrets.polynomial(P.l) }
+    var t0Hat: UnsafeMutablePointer<UInt32> { secrets.polynomial(P.l + P.k) }
     /// K, the signer's private seed for ρ''.
     var signingSeed: UnsafeRawBufferPointer { encoded.bytes(P.skKeyOffset..<(P.skKeyOffset + 32)) }
     var tr: UnsafeRawBufferPointer { encoded.bytes(P.skTrOffset..<(P.skTrOffset + P.hashBytes)) }
@@ -181,7 +181,8 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         return publicKey
     }
 
-    /// ŝ1 = NTT(s1), t = NTT^-1(Â·ŝ1) + s2, (t1, t0) = Power2Round(t). Also returns Â·ŝ1.
+    /// ŝ1 = NTT(s1), t = NTT^-1(Â·ŝ1) + s2, (t1, t0) = Power2Round(t). Also returns Â·ŝ1·2^-32
+    /// (the Montgomery product), in [0, 2q).
     private static func computeT(matrix: MLDSANTTPolynomials, s: MLDSAPolynomials) -> (
         s1Hat: MLDSANTTPolynomials, product: MLDSANTTPolynomials, t1: MLDSAPolynomials, t0: MLDSAPolynomials
     ) {
@@ -204,9 +205,10 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         return (s1Hat, product, t1, t0)
     }
 
-    /// Gathers ŝ1, ŝ2 = NTT(s2) and t̂0 = NTT(t0) into one buffer, each reduced. NTT(t0) comes
+    /// Gathers ŝ1, ŝ2 = NTT(s2) and t̂0 = NTT(t0) into one buffer, each in [0, q). NTT(t0) comes
     /// from the NTT-domain values at hand rather than a transform: t0 = t − t1·2^d and
-    /// t = A·s1 + s2, so t̂0 = Â·ŝ1 + ŝ2 − NTT(t1·2^d).
+    /// t = A·s1 + s2, so t̂0 = Â·ŝ1 + ŝ2 − NTT(t1·2^d), where Â·ŝ1 is the Montgomery product
+    /// times 2^32.
     private static func transformSecrets(
         s1Hat: MLDSANTTPolynomials, s: MLDSAPolynomials, product: MLDSANTTPolynomials,
         t1Hat: MLDSANTTPolynomials
@@ -216,8 +218,11 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         let s2Hat = secrets.polynomial(P.l)
         MLDSAPolynomial.forwardNTT(s.polynomial(P.l), into: s2Hat, count: P.k)
         let t0Hat = secrets.polynomial(P.l + P.k)
+        let q = MLDSAField.qUnsigned
         for i in 0..<(P.k * P.n) {
-            t0Hat[i] = product.base[i] + s2Hat[i] - t1Hat.base[i]
+            // Below 2q + 18q + q.
+            let exact = MLDSAField.montgomeryMultiply(product.base[i], MLDSAField.rSquaredModQ)
+            t0Hat[i] = exact &+ s2Hat[i] &+ (q &- t1Hat.base[i])
         }
         MLDSAPolynomial.reduce(secrets.base, count: P.l + 2 * P.k)
         return secrets

@@ -1,50 +1,50 @@
 // Operations on polynomials and vectors of polynomials in R_q = Z_q[X]/(X^256 + 1).
 //
-// A polynomial is 256 coefficients behind a pointer (Int32 outside the NTT domain, Double inside
-// it); a vector of m polynomials is 256·m consecutive coefficients. The loops use wrapping
+// A polynomial is 256 coefficients behind a pointer (Int32 outside the NTT domain, UInt32
+// inside it); a vector of m polynomials is 256·m consecutive coefficients. The loops use wrapping
 // arithmetic and raw pointers so that release builds carry no overflow or bounds checks.
 
 enum MLDSAPolynomial {
     static let n = MLDSA65Parameters.n
 
-    /// â_i = NTT(a_i) for `count` consecutive polynomials (|a| < q; |â| < 6q).
+    /// â_i = NTT(a_i) for `count` consecutive polynomials (|a| < q; â in [0, 18q)).
     @inline(__always)
-    static func forwardNTT(_ a: UnsafePointer<Int32>, into result: UnsafeMutablePointer<Double>, count: Int) {
+    static func forwardNTT(_ a: UnsafePointer<Int32>, into result: UnsafeMutablePointer<UInt32>, count: Int) {
         for i in 0..<count { MLDSANTT.forward(a + i &* n, into: result + i &* n) }
     }
 
-    /// a_i = NTT^-1(â_i) for `count` consecutive reduced polynomials; â is overwritten.
+    /// a_i = NTT^-1(â_i)·2^32 for `count` consecutive polynomials in [0, 2q); â is overwritten.
     @inline(__always)
-    static func inverseNTT(_ a: UnsafeMutablePointer<Double>, into result: UnsafeMutablePointer<Int32>, count: Int) {
+    static func inverseNTT(_ a: UnsafeMutablePointer<UInt32>, into result: UnsafeMutablePointer<Int32>, count: Int) {
         for i in 0..<count { MLDSANTT.inverse(a + i &* n, into: result + i &* n) }
     }
 
-    /// Reduces `count` NTT-domain polynomials in place (to |x| ≤ (q+1)/2).
+    /// Reduces `count` NTT-domain polynomials in place to [0, q).
     @inline(__always)
-    static func reduce(_ a: UnsafeMutablePointer<Double>, count: Int) {
-        for i in 0..<(count &* n) { a[i] = MLDSAField.reduce(a[i]) }
+    static func reduce(_ a: UnsafeMutablePointer<UInt32>, count: Int) {
+        for i in 0..<(count &* n) { a[i] = MLDSAField.canonical(a[i]) }
     }
 
-    /// result_i = c ∘ v_i mod q, reduced, for each of the `count` polynomials of v
-    /// (|c| < 6q, v reduced).
+    /// result_i = c ∘ v_i·2^-32 mod q, in [0, 2q), for each of the `count` polynomials of v
+    /// (c in [0, 18q), v in [0, q)).
     @inline(__always)
     static func scaleVector(
-        _ result: UnsafeMutablePointer<Double>, challenge c: UnsafeMutablePointer<Double>,
-        _ v: UnsafeMutablePointer<Double>, count: Int
+        _ result: UnsafeMutablePointer<UInt32>, challenge c: UnsafeMutablePointer<UInt32>,
+        _ v: UnsafeMutablePointer<UInt32>, count: Int
     ) {
         for row in 0..<count {
             let out = result + row &* n
             let b = v + row &* n
-            for i in 0..<n { out[i] = MLDSAField.multiply(c[i], b[i]) }
+            for i in 0..<n { out[i] = MLDSAField.montgomeryMultiply(c[i], b[i]) }
         }
     }
 
-    /// w = Â·v mod q in the NTT domain, reduced, for reduced Â in row-major order (k rows of l
-    /// polynomials) and |v| < 6q. Each output coefficient is one reduction of the exact sum of its
-    /// l products (below 2^51).
+    /// w = Â·v·2^-32 mod q in the NTT domain, in [0, 2q), for Â in [0, q) in row-major order (k rows
+    /// of l polynomials) and v in [0, 18q). Each output coefficient is one reduction of the exact
+    /// sum of its l products (below 90q² < 2^32·q).
     @inline(__always)
     static func matrixTimesVector(
-        _ w: UnsafeMutablePointer<Double>, matrix: UnsafeMutablePointer<Double>, _ v: UnsafeMutablePointer<Double>
+        _ w: UnsafeMutablePointer<UInt32>, matrix: UnsafeMutablePointer<UInt32>, _ v: UnsafeMutablePointer<UInt32>
     ) {
         let l = MLDSA65Parameters.l
         for row in 0..<MLDSA65Parameters.k {
@@ -53,24 +53,25 @@ enum MLDSAPolynomial {
             let (a1, a2, a3, a4) = (a + n, a + 2 &* n, a + 3 &* n, a + 4 &* n)
             let (v1, v2, v3, v4) = (v + n, v + 2 &* n, v + 3 &* n, v + 4 &* n)
             for i in 0..<n {
-                var sum = a[i] * v[i]
-                sum += a1[i] * v1[i]
-                sum += a2[i] * v2[i]
-                sum += a3[i] * v3[i]
-                sum += a4[i] * v4[i]
-                out[i] = MLDSAField.reduce(sum)
+                var sum = UInt64(a[i]) &* UInt64(v[i])
+                sum &+= UInt64(a1[i]) &* UInt64(v1[i])
+                sum &+= UInt64(a2[i]) &* UInt64(v2[i])
+                sum &+= UInt64(a3[i]) &* UInt64(v3[i])
+                sum &+= UInt64(a4[i]) &* UInt64(v4[i])
+                out[i] = MLDSAField.montgomeryReduce(sum)
             }
         }
     }
 
-    /// w = Â·z − ĉ·t̂ mod q in the NTT domain, reduced: the verifier's A·z − c·t1·2^d before the
-    /// inverse NTT (|z|, |c| < 6q; Â and t̂ reduced; the exact sums stay below 2^51).
+    /// w = (Â·z − ĉ·t̂)·2^-32 mod q in the NTT domain, in [0, 2q): the verifier's A·z − c·t1·2^d
+    /// before the inverse NTT (z, c in [0, 18q); Â and t̂ in [0, q), −t̂ taken as q − t̂; the exact
+    /// sums stay below 108q² < 2^32·q).
     @inline(__always)
     static func matrixTimesVectorMinusScaled(
-        _ w: UnsafeMutablePointer<Double>, matrix: UnsafeMutablePointer<Double>, _ z: UnsafeMutablePointer<Double>,
-        challenge c: UnsafeMutablePointer<Double>, _ t: UnsafeMutablePointer<Double>
+        _ w: UnsafeMutablePointer<UInt32>, matrix: UnsafeMutablePointer<UInt32>, _ z: UnsafeMutablePointer<UInt32>,
+        challenge c: UnsafeMutablePointer<UInt32>, _ t: UnsafeMutablePointer<UInt32>
     ) {
-        let l = MLDSA65Parameters.l
+        let l = MLDSA65Parameters.l, q = MLDSAField.qUnsigned
         for row in 0..<MLDSA65Parameters.k {
             let a = matrix + row &* l &* n
             let tRow = t + row &* n
@@ -78,13 +79,13 @@ enum MLDSAPolynomial {
             let (a1, a2, a3, a4) = (a + n, a + 2 &* n, a + 3 &* n, a + 4 &* n)
             let (z1, z2, z3, z4) = (z + n, z + 2 &* n, z + 3 &* n, z + 4 &* n)
             for i in 0..<n {
-                var sum = a[i] * z[i]
-                sum += a1[i] * z1[i]
-                sum += a2[i] * z2[i]
-                sum += a3[i] * z3[i]
-                sum += a4[i] * z4[i]
-                sum -= c[i] * tRow[i]
-                out[i] = MLDSAField.reduce(sum)
+                var sum = UInt64(a[i]) &* UInt64(z[i])
+                sum &+= UInt64(a1[i]) &* UInt64(z1[i])
+                sum &+= UInt64(a2[i]) &* UInt64(z2[i])
+                sum &+= UInt64(a3[i]) &* UInt64(z3[i])
+                sum &+= UInt64(a4[i]) &* UInt64(z4[i])
+                sum &+= UInt64(c[i]) &* UInt64(q &- tRow[i])
+                out[i] = MLDSAField.montgomeryReduce(sum)
             }
         }
     }

@@ -7,46 +7,94 @@ enum MLDSASampling {
     static let shake256Rate = 136
     static let shakeDomain: UInt8 = 0x1F
 
+    // MARK: Streams two at a time
+
+    /// Runs `count` SHAKE streams of one rate two at a time, on the two-state Keccak (one
+    /// permutation of two states costs little more than one of one state). Stream i runs in state
+    /// `lane` (0 or 1) and absorbs the `seedLength` bytes (fewer than the rate) that
+    /// `start(i, lane, seed)` writes; `consume(i, lane, bytes, count)` then reads its first
+    /// `initialBlocks` blocks and returns whether stream i is done, and is called again with one
+    /// more block at a time until it is. When `count` is odd the last pair's second state runs
+    /// idle on a copy of the first seed. `scratch` must hold
+    /// ``pairScratchBytes(seedLength:rate:initialBlocks:)`` bytes; it holds the seeds and output
+    /// afterwards, for a caller with secret streams to zero.
+    ///
+    /// When a stream is done depends only on how many candidates were rejected, which is
+    /// independent of the values accepted, so that may steer the loop.
+    @inline(__always)
+    static func forEachStreamPair(
+        count: Int, rate: Int, seedLength: Int, initialBlocks: Int, scratch: UnsafeMutableRawPointer,
+        start: (_ stream: Int, _ lane: Int, _ seed: UnsafeMutableRawPointer) -> Void,
+        consume: (_ stream: Int, _ lane: Int, _ bytes: UnsafeRawPointer, _ count: Int) -> Bool
+    ) {
+        let outputBytes = initialBlocks * rate + 8  // slack for the 4-byte loads of rejectUniform
+        let seeds = (scratch, scratch + seedLength)
+        let outputs = (scratch + 2 * seedLength, scratch + 2 * seedLength + outputBytes)
+        var first = 0
+        while first < count {
+            let second = first + 1, idle = second == count
+            start(first, 0, seeds.0)
+            if idle { seeds.1.copyMemory(from: seeds.0, byteCount: seedLength) } else { start(second, 1, seeds.1) }
+            var sponge = KeccakSpongeX2(
+                rate: rate, first: UnsafeRawBufferPointer(start: seeds.0, count: seedLength),
+                second: UnsafeRawBufferPointer(start: seeds.1, count: seedLength))
+            sponge.squeezeBlocks(first: outputs.0, second: outputs.1, blocks: initialBlocks)
+            var done0 = consume(first, 0, outputs.0, initialBlocks * rate)
+            var done1 = idle || consume(second, 1, outputs.1, initialBlocks * rate)
+            while !(done0 && done1) {
+                sponge.squeezeBlocks(first: outputs.0, second: outputs.1, blocks: 1)
+                if !done0 { done0 = consume(first, 0, outputs.0, rate) }
+                if !done1 { done1 = consume(second, 1, outputs.1, rate) }
+            }
+            sponge.clear()
+            first += 2
+        }
+    }
+
+    /// The scratch size ``forEachStreamPair(count:rate:seedLength:initialBlocks:scratch:start:consume:)`` needs.
+    static func pairScratchBytes(seedLength: Int, rate: Int, initialBlocks: Int) -> Int {
+        2 * seedLength + 2 * (initialBlocks * rate + 8)
+    }
+
     // MARK: ExpandA
 
     /// Â = ExpandA(ρ) (Algorithm 32): entry (r, s), stored at polynomial r·l + s, is
-    /// RejNTTPoly(ρ ‖ s ‖ r), written centered (|x| ≤ (q−1)/2) in the Double NTT domain.
+    /// RejNTTPoly(ρ ‖ s ‖ r), with coefficients in [0, q).
     ///
-    /// All matrix sampling goes through this one function, so that a faster SHAKE128 (several
-    /// instances at once) can be used here without touching the callers.
-    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<Double>) {
+    /// All matrix sampling goes through this one function, two entries at a time.
+    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<UInt32>) {
+        guard let rhoBase = rho.baseAddress, rho.count == 32 else { preconditionFailure("ρ is 32 bytes") }
         // Five blocks (280 candidates) almost always yield the 256 coefficients; more are read one
-        // block (56 candidates) at a time. The byte buffer has slack for 4-byte loads at its end;
-        // the candidate buffer has room for every candidate of the last block read.
-        let initialBlocks = 5
-        let byteCount = initialBlocks * shake128Rate
+        // block (56 candidates) at a time. Each stream's candidates go to its own buffer, which has
+        // room for every candidate of the last block read.
+        let initialBlocks = 5, seedLength = 34
+        let scratchBytes = pairScratchBytes(seedLength: seedLength, rate: shake128Rate, initialBlocks: initialBlocks)
         let candidateCapacity = n + shake128Rate / 3
-        withUnsafeTemporaryAllocation(byteCount: byteCount + 8 + 4 * candidateCapacity, alignment: 16) { buffer in
+        withUnsafeTemporaryAllocation(byteCount: scratchBytes + 2 * 4 * candidateCapacity, alignment: 16) { buffer in
             guard let raw = buffer.baseAddress else { return }
-            (raw + byteCount).initializeMemory(as: UInt8.self, repeating: 0, count: 8)
-            let sampled = (raw + byteCount + 8).bindMemory(to: Int32.self, capacity: candidateCapacity)
-            var prefix = KeccakSponge(rate: shake128Rate)
-            prefix.absorb(rho)
-            for row in 0..<MLDSA65Parameters.k {
-                for column in 0..<MLDSA65Parameters.l {
-                    var sponge = prefix
-                    let indices: (UInt8, UInt8) = (UInt8(column), UInt8(row))
-                    withUnsafeBytes(of: indices) { sponge.absorb($0) }
-                    sponge.finishAbsorbing(domainSuffix: shakeDomain)
-                    sponge.squeezeBlocks(into: raw, blocks: initialBlocks)
-                    var filled = rejectUniform(UnsafeRawPointer(raw), candidates: byteCount / 3, into: sampled, filled: 0)
-                    while filled < n {
-                        sponge.squeezeBlocks(into: raw, blocks: 1)
-                        filled = rejectUniform(UnsafeRawPointer(raw), candidates: shake128Rate / 3, into: sampled, filled: filled)
-                    }
-                    let poly = matrix + (row &* MLDSA65Parameters.l &+ column) &* n
-                    let q = MLDSA65Parameters.q
-                    for i in 0..<n {
-                        let v = sampled[i]
-                        poly[i] = Double(v &- ((((q &- 1) / 2) &- v) &>> 31 & q))
-                    }
-                }
-            }
+            raw.initializeMemory(as: UInt8.self, repeating: 0, count: scratchBytes)
+            let candidates = (raw + scratchBytes).bindMemory(to: Int32.self, capacity: 2 * candidateCapacity)
+            var filled = (0, 0)
+            let l = MLDSA65Parameters.l
+            forEachStreamPair(
+                count: MLDSA65Parameters.k * l, rate: shake128Rate, seedLength: seedLength,
+                initialBlocks: initialBlocks, scratch: raw,
+                start: { entry, lane, seed in
+                    seed.copyMemory(from: rhoBase, byteCount: 32)
+                    seed.storeBytes(of: UInt8(entry % l), toByteOffset: 32, as: UInt8.self)
+                    seed.storeBytes(of: UInt8(entry / l), toByteOffset: 33, as: UInt8.self)
+                    if lane == 0 { filled.0 = 0 } else { filled.1 = 0 }
+                },
+                consume: { entry, lane, bytes, count in
+                    let sampled = candidates + lane * candidateCapacity
+                    let laneFilled = rejectUniform(
+                        bytes, candidates: count / 3, into: sampled, filled: lane == 0 ? filled.0 : filled.1)
+                    if lane == 0 { filled.0 = laneFilled } else { filled.1 = laneFilled }
+                    guard laneFilled >= n else { return false }
+                    let poly = matrix + entry &* n
+                    for i in 0..<n { poly[i] = UInt32(bitPattern: sampled[i]) }
+                    return true
+                })
         }
     }
 
@@ -78,28 +126,29 @@ enum MLDSASampling {
     /// The coefficients are secret and are computed without branches; which nibbles are rejected
     /// is independent of the accepted values, so the loop may depend on it.
     static func expandS(rhoPrime: UnsafeRawBufferPointer, into s: UnsafeMutablePointer<Int32>) {
+        guard let seedBase = rhoPrime.baseAddress, rhoPrime.count == 64 else { preconditionFailure("ρ' is 64 bytes") }
         let blocks = 2  // 544 nibbles for 256 coefficients: one more block is needed almost never
-        withUnsafeTemporaryAllocation(byteCount: blocks * shake256Rate, alignment: 8) { buffer in
-            guard let bytes = buffer.baseAddress else { return }
-            let byteView = UnsafePointer(bytes.assumingMemoryBound(to: UInt8.self))
-            var prefix = KeccakSponge(rate: shake256Rate)
-            prefix.absorb(rhoPrime)
-            for index in 0..<(MLDSA65Parameters.l + MLDSA65Parameters.k) {
-                var sponge = prefix
-                let nonce: (UInt8, UInt8) = (UInt8(truncatingIfNeeded: index), UInt8(truncatingIfNeeded: index >> 8))
-                withUnsafeBytes(of: nonce) { sponge.absorb($0) }
-                sponge.finishAbsorbing(domainSuffix: shakeDomain)
-                let poly = s + index &* n
-                sponge.squeezeBlocks(into: bytes, blocks: blocks)
-                var filled = rejectEta(byteView, count: blocks * shake256Rate, into: poly, filled: 0)
-                while filled < n {
-                    sponge.squeezeBlocks(into: bytes, blocks: 1)
-                    filled = rejectEta(byteView, count: shake256Rate, into: poly, filled: filled)
-                }
-                sponge.clear()
-            }
-            prefix.clear()
-            secureZero(UnsafeMutableRawPointer(bytes), count: blocks * shake256Rate)
+        let seedLength = 66
+        let scratchBytes = pairScratchBytes(seedLength: seedLength, rate: shake256Rate, initialBlocks: blocks)
+        withUnsafeTemporaryAllocation(byteCount: scratchBytes, alignment: 16) { buffer in
+            guard let raw = buffer.baseAddress else { return }
+            var filled = (0, 0)
+            forEachStreamPair(
+                count: MLDSA65Parameters.l + MLDSA65Parameters.k, rate: shake256Rate, seedLength: seedLength,
+                initialBlocks: blocks, scratch: raw,
+                start: { index, lane, seed in
+                    seed.copyMemory(from: seedBase, byteCount: 64)
+                    seed.storeBytes(of: UInt8(truncatingIfNeeded: index), toByteOffset: 64, as: UInt8.self)
+                    seed.storeBytes(of: UInt8(truncatingIfNeeded: index >> 8), toByteOffset: 65, as: UInt8.self)
+                    if lane == 0 { filled.0 = 0 } else { filled.1 = 0 }
+                },
+                consume: { index, lane, bytes, count in
+                    let laneFilled = rejectEta(bytes.assumingMemoryBound(to: UInt8.self), count: count,
+                                               into: s + index &* n, filled: lane == 0 ? filled.0 : filled.1)
+                    if lane == 0 { filled.0 = laneFilled } else { filled.1 = laneFilled }
+                    return laneFilled >= n
+                })
+            secureZero(raw, count: scratchBytes)
         }
     }
 
@@ -129,24 +178,37 @@ enum MLDSASampling {
 
     /// y = ExpandMask(ρ'', κ) (Algorithm 34) for γ1 = 2^19: polynomial r is the 20-bit unpacking of
     /// 640 bytes of SHAKE256(ρ'' ‖ (κ + r) as two bytes). Writes l polynomials in (−γ1, γ1].
-    /// `prefix` has already absorbed ρ''.
+    /// `scratch` holds ``maskScratchBytes`` bytes; the caller zeroes it, and `spare`.
+    ///
+    /// Signing attempts use κ = 0, 5, 10, …, so the streams pair up across attempts: an attempt
+    /// with even κ also draws the polynomial for κ + 5 (into `spare`), which the next attempt,
+    /// with odd κ, starts from. No state runs idle.
     static func expandMask(
-        prefix: KeccakSponge, kappa: Int, into y: UnsafeMutablePointer<Int32>,
-        scratch: UnsafeMutableRawPointer
+        rhoDoublePrime: UnsafeRawPointer, kappa: Int, into y: UnsafeMutablePointer<Int32>,
+        spare: UnsafeMutablePointer<Int32>, scratch: UnsafeMutableRawPointer
     ) {
-        let blocks = 5  // 680 bytes ≥ 640
-        let bytes = UnsafePointer(scratch.assumingMemoryBound(to: UInt8.self))
-        for r in 0..<MLDSA65Parameters.l {
-            var sponge = prefix
-            let counter = kappa &+ r
-            let nonce: (UInt8, UInt8) = (UInt8(truncatingIfNeeded: counter), UInt8(truncatingIfNeeded: counter >> 8))
-            withUnsafeBytes(of: nonce) { sponge.absorb($0) }
-            sponge.finishAbsorbing(domainSuffix: shakeDomain)
-            sponge.squeezeBlocks(into: scratch, blocks: blocks)
-            sponge.clear()
-            MLDSAEncoding.unpackZ(bytes, into: y + r &* n)
-        }
+        let l = MLDSA65Parameters.l
+        let first = kappa & 1  // polynomials of y already drawn by the previous attempt
+        if first == 1 { y.update(from: spare, count: n) }
+        forEachStreamPair(
+            count: l + 1 - 2 * first, rate: shake256Rate, seedLength: 66, initialBlocks: maskBlocks, scratch: scratch,
+            start: { r, _, seed in
+                let counter = kappa &+ first &+ r
+                seed.copyMemory(from: rhoDoublePrime, byteCount: 64)
+                seed.storeBytes(of: UInt8(truncatingIfNeeded: counter), toByteOffset: 64, as: UInt8.self)
+                seed.storeBytes(of: UInt8(truncatingIfNeeded: counter >> 8), toByteOffset: 65, as: UInt8.self)
+            },
+            consume: { r, _, bytes, _ in
+                let index = first &+ r
+                MLDSAEncoding.unpackZ(bytes.assumingMemoryBound(to: UInt8.self), into: index < l ? y + index &* n : spare)
+                return true
+            })
     }
+
+    /// Blocks per ExpandMask stream: 680 bytes ≥ 640.
+    static let maskBlocks = 5
+    /// Scratch bytes for ``expandMask(rhoDoublePrime:kappa:into:spare:scratch:)``.
+    static let maskScratchBytes = pairScratchBytes(seedLength: 66, rate: shake256Rate, initialBlocks: maskBlocks)
 
     // MARK: SampleInBall
 

@@ -14,7 +14,7 @@ extension MLDSA65PrivateKeyStorage {
         let signature = MLDSABytes(count: P.signatureBytes, secret: false)
 
         // Scratch space, zeroed when these buffers are released at the end of this call.
-        let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 1)
+        let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 2)
         let transformed = MLDSANTTPolynomials(polynomials: l + k + 1)
         let yHat = transformed.polynomial(0)   // NTT(y), then c·s1
         let wHat = transformed.polynomial(l)   // A·y, then c·s2 and c·t0
@@ -25,8 +25,9 @@ extension MLDSA65PrivateKeyStorage {
         let w1 = polys.polynomial(2 * l + k)
         let temp = polys.polynomial(2 * l + 2 * k)
         let c = polys.polynomial(2 * l + 3 * k)
-        let maskBlocks = 5 * MLDSASampling.shake256Rate
-        let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + maskBlocks)
+        let spareMask = polys.polynomial(2 * l + 3 * k + 1)  // y's first polynomial for the next attempt
+        // ρ'', w1Encode(w1) and the mask sampler's seeds and output, all zeroed on release.
+        let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes)
         let rhoDoublePrime = bytes.base
         let w1Bytes = bytes.base + P.hashBytes
         let maskScratch = UnsafeMutableRawPointer(bytes.base + P.hashBytes + P.w1Bytes)
@@ -37,15 +38,13 @@ extension MLDSA65PrivateKeyStorage {
         hash.absorb(randomness)
         hash.absorb(mu)
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: rhoDoublePrime, count: P.hashBytes))
-        var maskPrefix = KeccakSponge(rate: MLDSASampling.shake256Rate)
-        maskPrefix.absorb(UnsafeRawBufferPointer(start: rhoDoublePrime, count: P.hashBytes))
-        defer { maskPrefix.clear() }
 
         let challengeHash = UnsafeMutableRawBufferPointer(start: signature.base, count: P.challengeHashBytes)
         let matrix = self.matrix.base
         var kappa = 0
         while true {
-            MLDSASampling.expandMask(prefix: maskPrefix, kappa: kappa, into: y, scratch: maskScratch)
+            MLDSASampling.expandMask(
+                rhoDoublePrime: rhoDoublePrime, kappa: kappa, into: y, spare: spareMask, scratch: maskScratch)
             kappa &+= l
 
             // w = A·y; (w1, w0) = Decompose(w)
@@ -69,17 +68,18 @@ extension MLDSA65PrivateKeyStorage {
             MLDSASampling.sampleInBall(UnsafeRawBufferPointer(challengeHash), into: c)
             MLDSANTT.forward(c, into: cHat)
 
+            // r0 = LowBits(w − c·s2) = w0 − c·s2 (given the bound checked here). Checked before z:
+            // it rejects about 68% of attempts, the z bound about 38%, and every check must pass.
+            MLDSAPolynomial.scaleVector(wHat, challenge: cHat, s2Hat, count: k)
+            MLDSAPolynomial.inverseNTT(wHat, into: temp, count: k)
+            for i in 0..<(k * n) { w0[i] = MLDSAField.centered(w0[i] &- temp[i]) }
+            if MLDSAPolynomial.exceedsMask(w0, count: k, bound: P.gamma2 - P.beta) != 0 { continue }
+
             // z = y + c·s1
             MLDSAPolynomial.scaleVector(yHat, challenge: cHat, s1Hat, count: l)
             MLDSAPolynomial.inverseNTT(yHat, into: z, count: l)
             for i in 0..<(l * n) { z[i] = MLDSAField.centered(z[i] &+ y[i]) }
             if MLDSAPolynomial.exceedsMask(z, count: l, bound: P.gamma1 - P.beta) != 0 { continue }
-
-            // r0 = LowBits(w − c·s2) = w0 − c·s2 (given the bound checked here)
-            MLDSAPolynomial.scaleVector(wHat, challenge: cHat, s2Hat, count: k)
-            MLDSAPolynomial.inverseNTT(wHat, into: temp, count: k)
-            for i in 0..<(k * n) { w0[i] = MLDSAField.centered(w0[i] &- temp[i]) }
-            if MLDSAPolynomial.exceedsMask(w0, count: k, bound: P.gamma2 - P.beta) != 0 { continue }
 
             // c·t0
             MLDSAPolynomial.scaleVector(wHat, challenge: cHat, t0Hat, count: k)

@@ -9,9 +9,24 @@ func kyberRejectionSample(
 ) -> Int {
     var written = 0
     var position = 0
-    // Fast path while two more coefficients always fit: store both candidates and advance the
-    // count by whether each was accepted, instead of branching on a coin flip. The matrix is public,
-    // so this is for speed, not for constant time.
+    // Fast paths while four (then two) more coefficients always fit: store the candidates and
+    // advance the count by whether each was accepted, instead of branching on a coin flip. The
+    // matrix is public, so this is for speed, not for constant time. The first reads four
+    // candidates from six bytes with one 8-byte load, while that stays inside the buffer.
+    while written + 4 <= needed && position + 8 <= count {
+        let word = UInt64(littleEndian: UnsafeRawPointer(bytes + position).loadUnaligned(as: UInt64.self))
+        position += 6
+        let d0 = Int16(truncatingIfNeeded: word & 0xFFF), d1 = Int16(truncatingIfNeeded: (word &>> 12) & 0xFFF)
+        let d2 = Int16(truncatingIfNeeded: (word &>> 24) & 0xFFF), d3 = Int16(truncatingIfNeeded: (word &>> 36) & 0xFFF)
+        r[written] = d0
+        written &+= d0 < 3329 ? 1 : 0
+        r[written] = d1
+        written &+= d1 < 3329 ? 1 : 0
+        r[written] = d2
+        written &+= d2 < 3329 ? 1 : 0
+        r[written] = d3
+        written &+= d3 < 3329 ? 1 : 0
+    }
     while written + 2 <= needed && position + 3 <= count {
         let b0 = UInt16(bytes[position]), b1 = UInt16(bytes[position + 1]), b2 = UInt16(bytes[position + 2])
         position += 3
@@ -99,6 +114,75 @@ func kyberExpandMatrix(_ matrix: UnsafeMutablePointer<Int16>, rho: UnsafePointer
             indices0: (e0 / 3, e0 % 3), indices1: (e1 / 3, e1 % 3))
     }
     kyberSampleMatrixEntry(matrix + 8 * 256, rho: rho, i: 2, j: 2)
+}
+
+/// Parsing an encapsulation key needs H(ek) = SHA3-256(ek) (nine permutations in a row) and Â.
+/// This runs the hash in one state of the two-state Keccak while the other samples the entries
+/// 6, 7 and 8 one after another (about three permutations each), then the entries 0–5 in pairs:
+/// 18 two-state permutations where hashing and expanding separately take 12 and 12 one-state ones.
+@inlinable
+func kyberHashKeyAndExpandMatrix(
+    _ encoded: UnsafePointer<UInt8>, hash: UnsafeMutablePointer<UInt8>, matrix: UnsafeMutablePointer<Int16>
+) {
+    let rho = encoded + 1152
+    for pair in 0..<3 {
+        let e0 = 2 * pair, e1 = 2 * pair + 1
+        kyberSampleMatrixEntries(
+            matrix + e0 * 256, matrix + e1 * 256, rho: rho,
+            indices0: (e0 / 3, e0 % 3), indices1: (e1 / 3, e1 % 3))
+    }
+    let rate = 168, hashRate = 136, fullHashBlocks = MLKEM768.publicKeyByteCount / hashRate  // 8, then 96 bytes
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 34 + rate) { buffer in
+        guard let seed = buffer.baseAddress else { return }
+        let block = seed + 34
+        seed.update(from: rho, count: 32)
+        var state = KeccakStateX2()
+        var hashBlocks = 0  // permutations the hash has had
+        var entry = 6, filled = 0, starting = true
+        while hashBlocks <= fullHashBlocks || entry < 9 {
+            if hashBlocks < fullHashBlocks {
+                let input = UnsafeRawPointer(encoded + hashRate * hashBlocks)
+                for lane in 0..<(hashRate / 8) {
+                    state.lanes[lane][0] ^= UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 8 * lane, as: UInt64.self))
+                }
+            } else if hashBlocks == fullHashBlocks {
+                // The last 96 bytes, SHA-3's domain bits 01 and the pad10*1 padding.
+                let input = UnsafeRawPointer(encoded + hashRate * fullHashBlocks)
+                for lane in 0..<12 {
+                    state.lanes[lane][0] ^= UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 8 * lane, as: UInt64.self))
+                }
+                state.lanes[12][0] ^= 0x06
+                state.lanes[hashRate / 8 - 1][0] ^= 0x80 << 56
+            }
+            if entry < 9 && starting {
+                for lane in 0..<25 { state.lanes[lane][1] = 0 }
+                seed[32] = UInt8(truncatingIfNeeded: entry % 3)
+                seed[33] = UInt8(truncatingIfNeeded: entry / 3)
+                KeccakSpongeX2.absorbPadded(&state, lane: 1, UnsafeRawBufferPointer(start: seed, count: 34), rate: rate)
+                starting = false
+            }
+            state.permute()
+            if hashBlocks == fullHashBlocks {
+                for lane in 0..<4 {
+                    UnsafeMutableRawPointer(hash).storeBytes(
+                        of: state.lanes[lane][0].littleEndian, toByteOffset: 8 * lane, as: UInt64.self)
+                }
+            }
+            hashBlocks += 1
+            if entry < 9 {
+                for lane in 0..<(rate / 8) {
+                    UnsafeMutableRawPointer(block).storeBytes(
+                        of: state.lanes[lane][1].littleEndian, toByteOffset: 8 * lane, as: UInt64.self)
+                }
+                filled += kyberRejectionSample(matrix + 256 * entry + filled, needed: 256 - filled, from: block, count: rate)
+                if filled == 256 {
+                    entry += 1
+                    filled = 0
+                    starting = true
+                }
+            }
+        }
+    }
 }
 
 /// CBD_2 of 128 PRF bytes into `r`: coefficients in [-2, 2], no data-dependent branches or indices.

@@ -62,28 +62,26 @@ public enum MLKEM768 {
 
         /// Generates a fresh shared secret and its ciphertext for this key.
         public func encapsulate() -> EncapsulationResult {
-            var generator = SystemRandomNumberGenerator()
-            var m = [UInt8](repeating: 0, count: 32)
-            for index in m.indices { m[index] = generator.next() }
-            defer { m.withUnsafeMutableBufferPointer { secureZero($0) } }
-            return encapsulate(randomness: m)
+            SystemRandom.withBytes(count: 32) { encapsulate(randomness: $0) }
         }
 
         /// ML-KEM.Encaps_internal with caller-supplied 32-byte randomness `m`, for known-answer tests.
         @usableFromInline func encapsulate(randomness m: [UInt8]) -> EncapsulationResult {
+            m.withUnsafeBytes { encapsulate(randomness: $0) }
+        }
+
+        func encapsulate(randomness m: UnsafeRawBufferPointer) -> EncapsulationResult {
             precondition(m.count == 32, "ML-KEM randomness is 32 bytes")  // internal callers only
             var ciphertext = Data(count: MLKEM768.ciphertextByteCount)
             let secret = SecureBytes(count: 32) { secretBuffer in
                 ciphertext.withUnsafeMutableBytes { cipherBuffer in
-                    m.withUnsafeBufferPointer { randomness in
-                        guard let mBase = randomness.baseAddress,
-                              let secretBase = secretBuffer.baseAddress,
-                              let cipherBase = cipherBuffer.baseAddress else { return }
-                        mlkemEncapsulate(
-                            storage, randomness: mBase,
-                            sharedSecret: secretBase.assumingMemoryBound(to: UInt8.self),
-                            ciphertext: cipherBase.assumingMemoryBound(to: UInt8.self))
-                    }
+                    guard let mBase = m.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                          let secretBase = secretBuffer.baseAddress,
+                          let cipherBase = cipherBuffer.baseAddress else { return }
+                    mlkemEncapsulate(
+                        storage, randomness: mBase,
+                        sharedSecret: secretBase.assumingMemoryBound(to: UInt8.self),
+                        ciphertext: cipherBase.assumingMemoryBound(to: UInt8.self))
                 }
             }
             return EncapsulationResult(sharedSecret: SymmetricKey(storage: secret), encapsulated: ciphertext)
@@ -97,11 +95,7 @@ public enum MLKEM768 {
 
         /// Generates a fresh key from the system's secure random generator.
         public init() {
-            var generator = SystemRandomNumberGenerator()
-            var seed = [UInt8](repeating: 0, count: 64)
-            for index in seed.indices { seed[index] = generator.next() }
-            defer { seed.withUnsafeMutableBufferPointer { secureZero($0) } }
-            storage = Self.generate(seed: seed)
+            storage = SystemRandom.withBytes(count: MLKEM768.seedByteCount) { Self.generate(seed: $0) }
         }
 
         /// Generates a fresh key; the same as ``init()``.
@@ -118,7 +112,7 @@ public enum MLKEM768 {
             guard seed.count == MLKEM768.seedByteCount else {
                 throw .invalidLength(what: "ML-KEM-768 seed", expected: MLKEM768.seedByteCount, actual: seed.count)
             }
-            storage = Self.generate(seed: seed)
+            storage = seed.withUnsafeBytes { Self.generate(seed: $0) }
         }
 
         /// Loads the 2400-byte FIPS 203 decapsulation key `dk_PKE ‖ ek ‖ H(ek) ‖ z` that stations and
@@ -157,14 +151,12 @@ public enum MLKEM768 {
             self.storage = storage
         }
 
-        @usableFromInline static func generate(seed: [UInt8]) -> MLKEMPrivateKeyStorage {
-            // Callers pass exactly 64 bytes; the arrays bridge to pointers for the call.
-            var d = Array(seed[0..<32]), z = Array(seed[32..<64])
-            defer {
-                d.withUnsafeMutableBufferPointer { secureZero($0) }
-                z.withUnsafeMutableBufferPointer { secureZero($0) }
+        /// KeyGen_internal from exactly 64 bytes `d ‖ z` (the callers check the length).
+        static func generate(seed: UnsafeRawBufferPointer) -> MLKEMPrivateKeyStorage {
+            guard seed.count == MLKEM768.seedByteCount, let d = seed.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+                preconditionFailure("ML-KEM seed is 64 bytes")  // internal callers only
             }
-            return mlkemGenerateKey(d: d, z: z)
+            return mlkemGenerateKey(d: d, z: d + 32)
         }
 
         /// The 64-byte seed `d ‖ z`, or nil when the key was loaded from its expanded form.

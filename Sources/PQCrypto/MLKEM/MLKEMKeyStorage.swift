@@ -27,13 +27,18 @@ final class MLKEMPublicKeyStorage: @unchecked Sendable {
             tHat.deallocate()
             return nil
         }
+        let matrix = UnsafeMutablePointer<Int16>.allocate(capacity: 9 * 256)
+        var hash = [UInt8](repeating: 0, count: 32)
+        encoded.withUnsafeBufferPointer { bytes in
+            hash.withUnsafeMutableBufferPointer { out in
+                guard let base = bytes.baseAddress, let hashBase = out.baseAddress else { return }
+                kyberHashKeyAndExpandMatrix(base, hash: hashBase, matrix: matrix)
+            }
+        }
         self.encoded = encoded
         self.tHat = tHat
-        self.matrix = .allocate(capacity: 9 * 256)
-        self.hash = SHA3_256.hash(data: encoded)
-        encoded.withUnsafeBufferPointer { bytes in
-            if let base = bytes.baseAddress { kyberExpandMatrix(matrix, rho: base + 1152) }
-        }
+        self.matrix = matrix
+        self.hash = hash
     }
 
     /// Adopts the results of key generation (ownership of `tHat` and `matrix` passes to the key).

@@ -19,10 +19,7 @@ public struct SymmetricKey: Sendable, Equatable {
 
     /// Creates a key of `byteCount` bytes from the system's secure random generator.
     public init(randomByteCount byteCount: Int) {
-        storage = SecureBytes(count: byteCount) { buffer in
-            var generator = SystemRandomNumberGenerator()
-            for index in buffer.indices { buffer[index] = generator.next() }
-        }
+        storage = SecureBytes(count: byteCount) { SystemRandom.fill($0) }
     }
 
     @usableFromInline init(storage: SecureBytes) {

@@ -27,26 +27,33 @@ struct MLDSAArithmeticTests {
         return result
     }
 
+    static let r = Int64(1) << 32
+
     @Test func zetaTableMatchesDefinition() {
         for k in 1..<256 {
             var reversed = 0
             for bit in 0..<8 where k & (1 << bit) != 0 { reversed |= 1 << (7 - bit) }
-            let expected = Self.centeredMod(Self.powMod(1753, reversed, Self.q), Self.q)
-            #expect(MLDSANTT.zetas[k] == Double(expected), "ζ[\(k)]")
+            let expected = Self.powMod(1753, reversed, Self.q) * (Self.r % Self.q) % Self.q
+            #expect(Int64(MLDSANTT.zetas[k]) == expected, "ζ[\(k)]")
         }
-        #expect(Self.centeredMod(256 * Int64(MLDSANTT.inverseScale), Self.q) == 1)
+        // 256 · inverseScale ≡ 2^64 (mod q)
+        #expect(256 * Int64(MLDSANTT.inverseScale) % Self.q == (Self.r % Self.q) * (Self.r % Self.q) % Self.q)
     }
 
-    @Test func doubleReductionIsExact() {
+    @Test func montgomeryReductionIsExact() {
         var rng = SplitMix64(seed: 1)
-        for _ in 0..<20_000 {
-            let x = Int64(bitPattern: rng.next()) >> 11  // |x| < 2^52
-            let r = MLDSAField.reduce(Double(x))
-            #expect(abs(r) <= Double((Self.q + 1) / 2) && r == r.rounded())
-            #expect(Self.centeredMod(Int64(r) - x, Self.q) == 0, "reduce(\(x))")
+        let limit = UInt64(Self.r) * UInt64(Self.q)
+        var samples = (0..<20_000).map { _ in rng.next() % limit }
+        samples += [0, 1, limit - 1, UInt64(Self.q), UInt64(Self.r) - 1]
+        for x in samples {
+            let reduced = MLDSAField.montgomeryReduce(x)
+            #expect(Int64(reduced) < 2 * Self.q, "range of reduce(\(x))")
+            // reduced · 2^32 ≡ x (mod q)
+            let lhs = Int64(reduced) % Self.q * (Self.r % Self.q) % Self.q
+            #expect(lhs == Int64(x % UInt64(Self.q)), "reduce(\(x))")
         }
-        for value: Int32 in [0, 1, -1, Int32.max, Int32.min + 1, 8_380_416, -8_380_416] {
-            #expect(MLDSAField.toInt32(Double(value)) == value)
+        for x: UInt32 in [0, 1, UInt32(Self.q) - 1, UInt32(Self.q), UInt32(2 * Self.q - 1), UInt32.max, 123_456_789] {
+            #expect(Int64(MLDSAField.canonical(x)) == Int64(x) % Self.q, "canonical(\(x))")
         }
     }
 
@@ -69,18 +76,56 @@ struct MLDSAArithmeticTests {
             // Inputs use the full |a| < q range the transforms allow.
             let a = (0..<256).map { _ in Int32(truncatingIfNeeded: Int64(rng.next() % UInt64(2 * q - 1)) - Int64(q) + 1) }
             let b = (0..<256).map { _ in Int32(truncatingIfNeeded: Int64(rng.next() % 9) - 4) }
-            var aHat = [Double](repeating: 0, count: 256), bHat = aHat, product = aHat
+            var aHat = [UInt32](repeating: 0, count: 256), bHat = aHat, product = aHat
             var back = [Int32](repeating: 0, count: 256), result = back
             MLDSANTT.forward(a, into: &aHat)
             MLDSANTT.forward(b, into: &bHat)
-            #expect(aHat.allSatisfy { abs($0) < 6 * Double(q) }, "forward output bound")
-            for i in 0..<256 { product[i] = MLDSAField.multiply(aHat[i], bHat[i]) }
+            #expect(aHat.allSatisfy { $0 < 18 * UInt32(q) }, "forward output bound")
+            for i in 0..<256 { product[i] = MLDSAField.montgomeryMultiply(aHat[i], bHat[i]) }
             MLDSANTT.inverse(&product, into: &result)
-            #expect(result.map(Int64.init) == Self.negacyclicProduct(a, b), "NTT product, round \(round)")
-            var reduced = aHat.map { MLDSAField.reduce($0) }
-            MLDSANTT.inverse(&reduced, into: &back)
+            #expect(result.map { Self.centeredMod(Int64($0), Self.q) } == Self.negacyclicProduct(a, b),
+                    "NTT product, round \(round)")
+            // A product by 1 supplies the factor 2^-32 that the inverse takes back.
+            var plain = aHat.map { MLDSAField.montgomeryMultiply($0, 1) }
+            MLDSANTT.inverse(&plain, into: &back)
             #expect(zip(back, a).allSatisfy { Self.centeredMod(Int64($0) - Int64($1), Self.q) == 0 }, "round trip")
-            #expect(back.allSatisfy { abs($0) <= (q + 1) / 2 }, "inverse output is reduced")
+            #expect(back.allSatisfy { 0 <= $0 && $0 < q }, "inverse output is in [0, q)")
+        }
+    }
+
+    /// The extremes of the transforms' input ranges: no lane overflows 32 bits (an overflow would
+    /// lose a multiple of 2^32, which is not a multiple of q).
+    @Test func nttBoundsHoldAtTheExtremes() {
+        let q = MLDSA65Parameters.q
+        for value in [q - 1, -(q - 1)] {
+            var hat = [UInt32](repeating: 0, count: 256)
+            MLDSANTT.forward([Int32](repeating: value, count: 256), into: &hat)
+            #expect(hat.allSatisfy { $0 < 18 * UInt32(q) })
+            // NTT(constant c) = c·NTT(1): compare against the transform of 1, times c.
+            var one = [UInt32](repeating: 0, count: 256)
+            MLDSANTT.forward([1] + [Int32](repeating: 0, count: 255), into: &one)
+            var constant = [UInt32](repeating: 0, count: 256)
+            MLDSANTT.forward([value] + [Int32](repeating: 0, count: 255), into: &constant)
+            #expect(zip(constant, one).allSatisfy {
+                (Int64($0) - Int64($1) * Int64(value)) % Self.q == 0
+            })
+        }
+        // The inverse on its largest input, and on a random one: forward(inverse(x)) ≡ x·2^32.
+        var rng = SplitMix64(seed: 7)
+        let inputs: [[UInt32]] = [
+            [UInt32](repeating: 2 * UInt32(q) - 1, count: 256),
+            (0..<256).map { $0 % 2 == 0 ? 2 * UInt32(q) - 1 : 0 },
+            (0..<256).map { _ in UInt32(rng.next() % UInt64(2 * q)) },
+        ]
+        for input in inputs {
+            var scratch = input
+            var output = [Int32](repeating: 0, count: 256)
+            MLDSANTT.inverse(&scratch, into: &output)
+            var again = [UInt32](repeating: 0, count: 256)
+            MLDSANTT.forward(output, into: &again)
+            #expect(zip(again, input).allSatisfy {
+                (Int64($0) - Int64($1) % Self.q * (Self.r % Self.q)) % Self.q == 0
+            })
         }
     }
 
