@@ -122,10 +122,15 @@ public final class URLSessionTransport: HTTPTransport {
             source = file
             bodyLength = file.size
         case .stream(let stream):
-            let pipe = StreamBodyPipe(declaredLength: stream.length, highWater: bufferSize, idleLimit: timeouts.idle,
-                                      onFailure: failures.report)
-            source = pipe
+            #if canImport(FoundationNetworking)
+            let spooled = try await StreamSpool.spool(stream, for: request, onFailure: failures.report)
+            source = spooled
+            bodyLength = spooled.size
+            #else
+            source = StreamBodyPipe(declaredLength: stream.length, highWater: bufferSize, idleLimit: timeouts.idle,
+                                    onFailure: failures.report)
             bodyLength = stream.length
+            #endif
         }
         let destination: URLSessionTransfer.Destination
         do {
@@ -137,16 +142,18 @@ public final class URLSessionTransport: HTTPTransport {
 
         let transfer = URLSessionTransfer(setup: URLSessionTransfer.Setup(
             request: request, destination: destination, bodySource: source,
-            bodyLength: body.knownLength ?? bodyLength, totalTimeout: timeouts.total, pins: options.pinnedPublicKeys,
+            bodyLength: bodyLength ?? body.knownLength, totalTimeout: timeouts.total, pins: options.pinnedPublicKeys,
             bodyStreamBufferSize: bufferSize, progress: options.progress
         ))
         failures.connect(transfer)
+        #if !canImport(FoundationNetworking)
         if case .stream(let stream) = body, let pipe = source as? StreamBodyPipe { pipe.start(stream) }
+        #endif
 
         let urlRequest = URLRequestBuilder.make(request, body: body, bodyLength: streamsBody ? bodyLength : nil,
                                                 streamsBody: streamsBody, idleTimeout: timeouts.idle,
                                                 userAgent: configuration.userAgent)
-        let managed = session(for: options, streamsBody: streamsBody)
+        let managed = sessions.session(pinnedTo: options.pinnedPublicKeys)
         return try await transfer.run {
             let task: URLSessionTask
             switch body {
@@ -155,22 +162,8 @@ public final class URLSessionTransport: HTTPTransport {
             case .file, .stream: task = managed.session.uploadTask(withStreamedRequest: urlRequest)
             }
             managed.delegate.register(transfer, for: task)
-            // A session of one transfer goes away once that transfer is done.
-            if managed.isolated { managed.session.finishTasksAndInvalidate() }
             return task
         }
-    }
-
-    /// The session a transfer runs on (see `SessionPool`).
-    private func session(for options: TransferOptions, streamsBody: Bool) -> (session: URLSession, delegate: SessionDelegate, isolated: Bool) {
-        #if canImport(FoundationNetworking)
-        if streamsBody || { if case .stream = options.response { return true } else { return false } }() {
-            let isolated = sessions.isolatedSession()
-            return (isolated.session, isolated.delegate, true)
-        }
-        #endif
-        let shared = sessions.session(pinnedTo: options.pinnedPublicKeys)
-        return (shared.session, shared.delegate, false)
     }
 
     private static func prepare(_ destination: ResponseDestination, for request: HTTPRequest, bufferSize: Int) throws
@@ -180,9 +173,9 @@ public final class URLSessionTransport: HTTPTransport {
         case .memory(let limit): return .memory(limit: max(0, limit))
         case .stream:
             #if canImport(FoundationNetworking)
-            return .stream(ResponseBuffer(highWater: bufferSize, backpressure: .blockDelivery))
+            return .stream(ResponseBuffer(highWater: bufferSize, backpressure: .spillToDisk, request: request))
             #else
-            return .stream(ResponseBuffer(highWater: bufferSize, backpressure: .suspendTask))
+            return .stream(ResponseBuffer(highWater: bufferSize, backpressure: .suspendTask, request: request))
             #endif
         case .file(let fileURL):
             let descriptor = open(fileURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

@@ -2,13 +2,14 @@
 import Foundation
 import FoundationNetworking
 
-/// The `InputStream` FoundationNetworking reads a streamed or file request body from.
+/// The `InputStream` FoundationNetworking reads a file request body (or a spooled stream) from.
 ///
 /// FoundationNetworking has no bound stream pair (`Stream.getBoundStreams` is compiled out), and it
-/// reads a body stream from libcurl's read callback without waiting: a stream reporting no bytes
-/// available is taken to have ended. So this stream reports bytes available until the body's real
-/// end, and `read` blocks (on URLSession's own queue) until the source has bytes. The transport gives
-/// such transfers a URLSession of their own, so that the wait holds up no other request.
+/// reads a body stream from libcurl's read callback on the serial queue all its sessions share,
+/// taking a stream with no bytes available to have ended. So this stream reports bytes available
+/// until the body's real end, and its source must be a file: a read never waits for anyone.
+/// Reading the file ourselves (rather than `uploadTask(with:fromFile:)`) keeps the size taken at
+/// the start as the `Content-Length` and fails a file that shrinks meanwhile.
 final class BodyInputStream: InputStream {
     private let source: any BlockingBodySource
     // Touched only by the thread URLSession reads the body on.

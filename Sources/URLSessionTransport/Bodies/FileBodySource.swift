@@ -18,7 +18,7 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
     /// Opens `url` for reading.
     ///
     /// - Throws: `TransportError` with kind `.requestBodyFailed` when it is missing or not a regular file.
-    init(url: URL, request: HTTPRequest, onFailure: @escaping @Sendable (TransportError.Kind, String, (any Error)?) -> Void) throws {
+    convenience init(url: URL, request: HTTPRequest, onFailure: @escaping @Sendable (TransportError.Kind, String, (any Error)?) -> Void) throws {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         var info = stat()
         guard descriptor >= 0, fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
@@ -27,8 +27,14 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
             throw TransportError(.requestBodyFailed, method: request.method, url: request.url,
                                  message: "cannot read \(url.path): \(reason)")
         }
-        size = Int64(info.st_size)
-        path = url.path
+        self.init(descriptor: descriptor, size: Int64(info.st_size), path: url.path, onFailure: onFailure)
+    }
+
+    /// Reads `size` bytes from an open descriptor, which it then owns.
+    init(descriptor: Int32, size: Int64, path: String,
+         onFailure: @escaping @Sendable (TransportError.Kind, String, (any Error)?) -> Void) {
+        self.size = size
+        self.path = path
         self.onFailure = onFailure
         state = Locked((descriptor, 0))
     }
@@ -67,6 +73,20 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
             return state.descriptor
         }
         if descriptor >= 0 { _ = Self.closeDescriptor(descriptor) }
+    }
+
+    /// Writes every byte of `data`; the failure's text, or `nil`.
+    static func writeAll(_ data: Data, to descriptor: Int32) -> String? {
+        data.withUnsafeBytes { bytes -> String? in
+            var offset = 0
+            while offset < bytes.count {
+                let count = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return String(cString: strerror(errno)) }
+                offset += count
+            }
+            return nil
+        }
     }
 
     private static func closeDescriptor(_ descriptor: Int32) -> Int32 {

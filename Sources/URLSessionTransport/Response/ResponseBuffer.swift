@@ -1,103 +1,133 @@
 import Foundation
 import Transport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Carries a streamed response body from URLSession's delegate callbacks to the reading task,
-/// holding about `highWater` bytes ahead of the reader.
+/// holding at most about `highWater` bytes in memory.
 ///
-/// How the network side is held back depends on what the platform allows:
-/// - `.blockDelivery` (FoundationNetworking): `offer` blocks until the reader has made room.
-///   FoundationNetworking cannot pause a receiving task (its `suspend()` takes the transfer off
-///   libcurl, which starts it over on `resume()`), but it delivers each chunk from libcurl's write
-///   callback when the session's delegate queue runs operations in place, so a blocked `offer`
-///   holds libcurl, and TCP flow control holds the server.
-/// - `.suspendTask` (Darwin): `offer` always takes the chunk and calls `pause` (which suspends the
-///   task) once the buffer is full; the reader calls `resume` once it has drained it to half.
+/// What happens when the reader falls behind depends on what the platform allows:
+/// - `.suspendTask` (Darwin): `offer` calls `pause` (which suspends the task) once the buffer is
+///   full, and the reader calls `resume` once it has drained it to half: a slow reader slows the
+///   transfer.
+/// - `.spillToDisk` (FoundationNetworking): further chunks go to an unlinked temporary file and are
+///   read back in order. FoundationNetworking can neither pause a receiving task (its `suspend()`
+///   takes the transfer off libcurl, which starts it over on `resume()`) nor let a delegate wait
+///   (every URLSession in the process shares one serial queue), so memory stays bounded but the
+///   server is not held back: the disk holds what the reader has not taken yet.
 final class ResponseBuffer: @unchecked Sendable {
     enum Backpressure {
-        case blockDelivery
         case suspendTask
+        case spillToDisk
     }
 
-    private let condition = NSCondition()
+    /// The most bytes read back from the spill file per chunk.
+    static let spillChunkSize = 256 * 1024
+
+    private let lock = NSLock()
     private let highWater: Int
     private let backpressure: Backpressure
-    // Guarded by `condition`.
+    private let request: HTTPRequest
+    // Guarded by `lock`.
     private var chunks: [Data] = []
     private var firstChunk = 0
     private var buffered = 0
+    private var spill: Int32 = -1
+    private var spillWritten: Int64 = 0
+    private var spillRead: Int64 = 0
+    private var spillFailure: String?
     private var ending: TransportError?? = .none
     private var waiter: CheckedContinuation<Data?, any Error>?
     private var paused = false
     private var pause: (@Sendable () -> Void)?
     private var resume: (@Sendable () -> Void)?
     private var abandonTransfer: (@Sendable () -> Void)?
+    private var failTransfer: (@Sendable (String) -> Void)?
 
-    init(highWater: Int, backpressure: Backpressure) {
+    init(highWater: Int, backpressure: Backpressure, request: HTTPRequest) {
         self.highWater = max(16 * 1024, highWater)
         self.backpressure = backpressure
+        self.request = request
     }
 
-    /// Connects the buffer to its transfer: how to pause and resume delivery (`.suspendTask`), and
-    /// how to cancel the transfer when the reader gives up.
+    deinit {
+        if spill >= 0 { _ = close(spill) }
+    }
+
+    /// Connects the buffer to its transfer: how to pause and resume delivery (`.suspendTask`), how
+    /// to cancel the transfer when the reader gives up, and how to fail it when spilling fails.
     func attach(pause: @escaping @Sendable () -> Void, resume: @escaping @Sendable () -> Void,
-                abandon: @escaping @Sendable () -> Void) {
-        condition.lock()
+                abandon: @escaping @Sendable () -> Void, fail: @escaping @Sendable (String) -> Void) {
+        lock.lock()
         self.pause = pause
         self.resume = resume
         abandonTransfer = abandon
-        condition.unlock()
+        failTransfer = fail
+        lock.unlock()
     }
 
     // MARK: Delegate side
 
-    /// Takes a chunk of the body; may block (`.blockDelivery`) until there is room. A chunk that
-    /// arrives after the end (or after the reader gave up) is dropped.
+    /// Takes a chunk of the body. A chunk that arrives after the end (or after the reader gave up)
+    /// is dropped.
     func offer(_ data: Data) {
-        condition.lock()
+        lock.lock()
         guard case .none = ending else {
-            condition.unlock()
+            lock.unlock()
             return
         }
         if let waiter {
             self.waiter = nil
-            condition.unlock()
+            lock.unlock()
             waiter.resume(returning: data)
             return
         }
-        if backpressure == .blockDelivery {
-            while buffered >= highWater, case .none = ending { condition.wait() }
-            guard case .none = ending else {
-                condition.unlock()
+        switch backpressure {
+        case .suspendTask:
+            chunks.append(data)
+            buffered += data.count
+            var pauseNow: (@Sendable () -> Void)?
+            if buffered >= highWater, !paused {
+                paused = true
+                pauseNow = pause
+            }
+            lock.unlock()
+            pauseNow?()
+        case .spillToDisk:
+            // Once spilling has begun, every chunk goes to the file until the reader has caught up,
+            // so the order holds.
+            guard spillWritten > spillRead || buffered >= highWater else {
+                chunks.append(data)
+                buffered += data.count
+                lock.unlock()
                 return
             }
+            let failure = spillLocked(data)
+            let fail = failure == nil ? nil : failTransfer
+            lock.unlock()
+            if let failure { fail?(failure) }
         }
-        chunks.append(data)
-        buffered += data.count
-        var pauseNow: (@Sendable () -> Void)?
-        if backpressure == .suspendTask, buffered >= highWater, !paused {
-            paused = true
-            pauseNow = pause
-        }
-        condition.unlock()
-        pauseNow?()
     }
 
-    /// Ends the body: `nil` for a complete body, or the error that cut it short. Buffered chunks
-    /// are still read before the ending is reported.
+    /// Ends the body: `nil` for a complete body, or the error that cut it short. What is buffered
+    /// is still read before the ending is reported.
     func finish(_ error: TransportError?) {
-        condition.lock()
+        lock.lock()
         guard case .none = ending else {
-            condition.unlock()
+            lock.unlock()
             return
         }
         ending = .some(error)
         pause = nil
         resume = nil
         abandonTransfer = nil
-        let waiting = firstChunk < chunks.count ? nil : waiter
-        if waiting != nil { waiter = nil }
-        condition.broadcast()
-        condition.unlock()
+        failTransfer = nil
+        let waiting = waiter
+        waiter = nil
+        lock.unlock()
         if let waiting {
             if let error { waiting.resume(throwing: error) } else { waiting.resume(returning: nil) }
         }
@@ -109,27 +139,25 @@ final class ResponseBuffer: @unchecked Sendable {
     func next() async throws -> Data? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
-                condition.lock()
-                if firstChunk < chunks.count {
-                    let chunk = popLocked()
+                lock.lock()
+                if let chunk = takeLocked() {
                     var resumeNow: (@Sendable () -> Void)?
                     if paused, buffered <= highWater / 2 {
                         paused = false
                         resumeNow = resume
                     }
-                    condition.broadcast()
-                    condition.unlock()
+                    lock.unlock()
                     resumeNow?()
-                    continuation.resume(returning: chunk)
+                    continuation.resume(with: chunk)
                     return
                 }
                 if case .some(let error) = ending {
-                    condition.unlock()
+                    lock.unlock()
                     if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: nil) }
                     return
                 }
                 waiter = continuation
-                condition.unlock()
+                lock.unlock()
             }
         } onCancel: {
             abandon()
@@ -138,17 +166,70 @@ final class ResponseBuffer: @unchecked Sendable {
 
     /// The reader gave up (task cancelled or stream dropped): cancel the transfer if it still runs.
     func abandon() {
-        condition.lock()
+        lock.lock()
         let cancel = abandonTransfer
-        condition.unlock()
+        lock.unlock()
         cancel?()
     }
 
-    /// Bytes waiting for the reader; tests check that it stays bounded.
+    /// Bytes waiting in memory for the reader; tests check that it stays bounded.
     var bufferedBytes: Int {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return buffered
+    }
+
+    /// Bytes waiting in the spill file for the reader.
+    var spilledBytes: Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return spillWritten - spillRead
+    }
+
+    // MARK: Storage
+
+    /// The next chunk from memory, then from the spill file; `nil` when nothing is waiting.
+    private func takeLocked() -> Result<Data?, any Error>? {
+        if firstChunk < chunks.count { return .success(popLocked()) }
+        guard spillWritten > spillRead else { return nil }
+        let count = Int(min(Int64(Self.spillChunkSize), spillWritten - spillRead))
+        var chunk = Data(count: count)
+        let got = chunk.withUnsafeMutableBytes { pread(spill, $0.baseAddress, count, off_t(spillRead)) }
+        guard got == count else {
+            let reason = String(cString: strerror(errno))
+            return .failure(TransportError(.other, method: request.method, url: request.url,
+                                           message: "cannot read back the spilled response body: \(reason)"))
+        }
+        spillRead += Int64(count)
+        if spillRead == spillWritten {
+            // Caught up: start the file over, so it only ever holds what the reader is behind by.
+            _ = ftruncate(spill, 0)
+            spillRead = 0
+            spillWritten = 0
+        }
+        return .success(chunk)
+    }
+
+    /// Appends to the spill file, creating it on first use; the failure's text, or `nil`.
+    private func spillLocked(_ data: Data) -> String? {
+        if let spillFailure { return spillFailure }
+        if spill < 0 {
+            let path = FileManager.default.temporaryDirectory
+                .appendingPathComponent("urlsession-transport-\(UUID().uuidString).spill").path
+            spill = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard spill >= 0 else {
+                spillFailure = "cannot create a spill file for the response body: \(String(cString: strerror(errno)))"
+                return spillFailure
+            }
+            _ = unlink(path)
+        }
+        let written = data.withUnsafeBytes { pwrite(spill, $0.baseAddress, data.count, off_t(spillWritten)) }
+        guard written == data.count else {
+            spillFailure = "cannot spill the response body: \(String(cString: strerror(errno)))"
+            return spillFailure
+        }
+        spillWritten += Int64(data.count)
+        return nil
     }
 
     private func popLocked() -> Data {

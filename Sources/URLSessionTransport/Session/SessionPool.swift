@@ -16,9 +16,6 @@ struct ManagedSession: Sendable {
 /// - Darwin: requests with pins get a session per pin set, so that a connection trusted under one
 ///   set (or by the CAs) is never reused for a request under another: URLSession asks for server
 ///   trust only when it opens a connection.
-/// - Linux: a transfer whose body or response is a stream gets a session of its own, because it
-///   holds FoundationNetworking's session queue while it waits for the caller (see
-///   `BodyInputStream`, `ResponseBuffer`); a shared session would stall every other request meanwhile.
 final class SessionPool: Sendable {
     private let makeConfiguration: @Sendable () -> URLSessionConfiguration
     private let shared: ManagedSession
@@ -45,14 +42,6 @@ final class SessionPool: Sendable {
         }
     }
 
-    #if canImport(FoundationNetworking)
-    /// A session for one transfer only, whose delegate callbacks run on FoundationNetworking's own
-    /// queue; it is invalidated once its task is done.
-    func isolatedSession() -> ManagedSession {
-        Self.makeSession(makeConfiguration(), delegateQueue: InlineOperationQueue())
-    }
-    #endif
-
     private static func serialQueue() -> OperationQueue {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -76,20 +65,3 @@ final class SessionPool: Sendable {
         return ManagedSession(session: session, delegate: delegate)
     }
 }
-
-#if canImport(FoundationNetworking)
-/// A delegate queue that runs each operation at once, on the thread that adds it.
-///
-/// FoundationNetworking adds delegate operations from libcurl's callbacks on its session queue, so
-/// with this queue a delegate callback that waits (a full response buffer) holds libcurl itself:
-/// the only backpressure FoundationNetworking allows, since it cannot pause a receiving task.
-final class InlineOperationQueue: OperationQueue, @unchecked Sendable {
-    override func addOperation(_ block: @escaping @Sendable () -> Void) {
-        block()
-    }
-
-    override func addOperation(_ operation: Operation) {
-        operation.start()
-    }
-}
-#endif

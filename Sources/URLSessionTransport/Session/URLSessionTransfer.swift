@@ -93,7 +93,8 @@ final class URLSessionTransfer: @unchecked Sendable {
     private func start(_ task: URLSessionTask) {
         if case .stream(let buffer) = setup.destination {
             buffer.attach(pause: { task.suspend() }, resume: { task.resume() },
-                          abandon: { [self] in fail(.cancelled, "the response body stream was dropped before its end") })
+                          abandon: { [self] in fail(.cancelled, "the response body stream was dropped before its end") },
+                          fail: { [self] reason in fail(.other, reason) })
         }
         let timer = setup.totalTimeout.map { limit in
             Task { [self] in
@@ -119,11 +120,12 @@ final class URLSessionTransfer: @unchecked Sendable {
             return .some(state.task)
         }
         guard case .some(let running) = task else { return }
-        // Wake a delivery or body read blocked on the caller first: on Linux they hold the queue
-        // that processes the cancellation.
+        // Wake a body read blocked on the caller (Darwin's pump thread), and a reader.
         if case .stream(let buffer) = setup.destination { buffer.finish(error) }
         setup.bodySource?.close()
-        running?.cancel()
+        // Not from the caller's thread: a body read fails on FoundationNetworking's session queue,
+        // and its `cancel()` waits for that queue.
+        if let running { DispatchQueue.global().async { running.cancel() } }
     }
 
     // MARK: Delegate callbacks
@@ -140,7 +142,7 @@ final class URLSessionTransfer: @unchecked Sendable {
             return nil
         }
         #if canImport(FoundationNetworking)
-        return BodyInputStream(source: source)
+        return BodyInputStream(source: source)  // a file (or spooled stream): its bytes never wait
         #else
         return BoundStreamPump.inputStream(reading: source, bufferSize: setup.bodyStreamBufferSize)
         #endif
@@ -182,7 +184,7 @@ final class URLSessionTransfer: @unchecked Sendable {
             if !fits { fail(.responseTooLarge(limit: limit), "the response body exceeds \(limit) bytes") }
         case .file(let fileURL, let descriptor):
             guard state.withLock({ $0.failure == nil }) else { return }
-            if let reason = Self.writeAll(data, to: descriptor) {
+            if let reason = FileBodySource.writeAll(data, to: descriptor) {
                 fail(.responseBodyFailed, "cannot write \(fileURL.path): \(reason)")
                 return
             }
@@ -269,19 +271,5 @@ final class URLSessionTransfer: @unchecked Sendable {
         guard first else { return }
         _ = close(descriptor)
         if removing { _ = unlink(fileURL.path) }
-    }
-
-    /// Writes every byte; the failure's text, or `nil`.
-    private static func writeAll(_ data: Data, to descriptor: Int32) -> String? {
-        data.withUnsafeBytes { bytes -> String? in
-            var offset = 0
-            while offset < bytes.count {
-                let count = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return String(cString: strerror(errno)) }
-                offset += count
-            }
-            return nil
-        }
     }
 }
