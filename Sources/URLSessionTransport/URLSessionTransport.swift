@@ -15,12 +15,14 @@ import Darwin
 /// Create one transport and share it; it is `Sendable`. Its requests run on one delegate-based
 /// URLSession, so connections to a host are reused.
 ///
-/// - Bodies: in-memory bodies go as upload data; file and stream bodies are streamed from disk or
-///   from the `HTTPBodyStream` through `uploadTask(withStreamedRequest:)`, with `Content-Length`
-///   when the length is known, holding at most `Configuration.streamBufferSize` bytes.
+/// - Bodies: in-memory bodies go as upload data; file and stream bodies are streamed through
+///   `uploadTask(withStreamedRequest:)`, with `Content-Length` when the length is known, never held
+///   in memory whole. On Linux a stream body is first spooled to an unlinked temporary file (see
+///   the module overview), so it goes out once the stream has ended, always with `Content-Length`.
 /// - Responses: collected in memory up to the limit, written to a file (mode 0600, removed on
-///   failure), or handed out as a stream once the head is in, with bounded buffering: a slow reader
-///   slows the transfer.
+///   failure), or handed out as a stream once the head is in, with at most
+///   `Configuration.streamBufferSize` bytes in memory: on Apple platforms a slow reader slows the
+///   transfer; on Linux the rest waits in an unlinked temporary file.
 /// - Timeouts: ordinary requests get an idle limit (no byte moving, default 120 s) and a total limit
 ///   (default 300 s); transfers with a file or streamed body get only the idle limit.
 ///   `TransferOptions.timeouts` overrides both per request.
@@ -44,7 +46,7 @@ public final class URLSessionTransport: HTTPTransport {
         /// Total limit for requests whose bodies are in memory (seconds). Default 300.
         public var requestTimeout: TimeInterval = 300
         /// How many bytes of a streamed body may wait in memory between the network and the reader
-        /// or writer (per direction). Default 1 MiB.
+        /// or writer (per direction). Default 1 MiB. On Linux, response bytes past this wait on disk.
         public var streamBufferSize = 1024 * 1024
         /// The `User-Agent` sent unless a request sets its own; `nil` sends none on Linux and
         /// URLSession's own on Apple platforms.

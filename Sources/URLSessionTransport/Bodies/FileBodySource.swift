@@ -47,7 +47,7 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
             guard state.descriptor >= 0 else { return .closed }
             let want = Int(min(Int64(buffer.count), size - state.offset))
             guard want > 0 else { return .end }
-            let got = Foundation.read(state.descriptor, buffer.baseAddress, want)
+            let got = Self.systemRead(state.descriptor, buffer.baseAddress, want)
             if got > 0 {
                 state.offset += Int64(got)
                 return .read(got)
@@ -87,6 +87,15 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
             }
             return nil
         }
+    }
+
+    /// POSIX `read`, spelled out because this class has a `read` of its own.
+    private static func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        Glibc.read(descriptor, buffer, count)
+        #else
+        Darwin.read(descriptor, buffer, count)
+        #endif
     }
 
     private static func closeDescriptor(_ descriptor: Int32) -> Int32 {
