@@ -67,6 +67,17 @@ struct ResponseBufferTests {
         #expect(matches)
     }
 
+    /// A reader that falls too far behind fails the transfer instead of filling the disk.
+    @Test func spillIsCapped() {
+        let buffer = ResponseBuffer(highWater: 16 * 1024, backpressure: .spillToDisk, request: Self.request,
+                                    maximumSpill: 1024 * 1024)
+        let failures = TransportTestSupport.Locked<[String]>([])
+        buffer.attach(pause: {}, resume: {}, abandon: {}, fail: { reason in failures.withLock { $0.append(reason) } })
+        for _ in 0..<40 { buffer.offer(Data(count: 64 * 1024)) }
+        #expect(buffer.spilledBytes <= 1024 * 1024)
+        #expect(failures.value.first?.contains("fell more than") == true)
+    }
+
     /// Apple platforms: a full buffer pauses delivery (suspends the task); draining to half resumes it.
     @Test func suspendsWhenFullAndResumesAtHalf() async throws {
         let buffer = ResponseBuffer(highWater: 64 * 1024, backpressure: .suspendTask, request: Self.request)

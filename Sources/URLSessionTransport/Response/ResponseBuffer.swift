@@ -17,7 +17,8 @@ import Darwin
 ///   read back in order. FoundationNetworking can neither pause a receiving task (its `suspend()`
 ///   takes the transfer off libcurl, which starts it over on `resume()`) nor let a delegate wait
 ///   (every URLSession in the process shares one serial queue), so memory stays bounded but the
-///   server is not held back: the disk holds what the reader has not taken yet.
+///   server is not held back: the disk holds what the reader has not taken yet, up to
+///   `maximumSpill` bytes, past which the transfer fails with `.responseBodyFailed`.
 final class ResponseBuffer: @unchecked Sendable {
     enum Backpressure {
         case suspendTask
@@ -31,6 +32,8 @@ final class ResponseBuffer: @unchecked Sendable {
     private let highWater: Int
     private let backpressure: Backpressure
     private let request: HTTPRequest
+    /// The most bytes the spill file may hold before the transfer fails.
+    private let maximumSpill: Int64
     // Guarded by `lock`.
     private var chunks: [Data] = []
     private var firstChunk = 0
@@ -39,6 +42,7 @@ final class ResponseBuffer: @unchecked Sendable {
     private var spillWritten: Int64 = 0
     private var spillRead: Int64 = 0
     private var spillFailure: String?
+    private var spillWriting = false
     private var ending: TransportError?? = .none
     private var waiter: CheckedContinuation<Data?, any Error>?
     private var paused = false
@@ -47,7 +51,8 @@ final class ResponseBuffer: @unchecked Sendable {
     private var abandonTransfer: (@Sendable () -> Void)?
     private var failTransfer: (@Sendable (String) -> Void)?
 
-    init(highWater: Int, backpressure: Backpressure, request: HTTPRequest) {
+    init(highWater: Int, backpressure: Backpressure, request: HTTPRequest, maximumSpill: Int64 = 1 << 30) {
+        self.maximumSpill = maximumSpill
         self.highWater = max(16 * 1024, highWater)
         self.backpressure = backpressure
         self.request = request
@@ -79,7 +84,8 @@ final class ResponseBuffer: @unchecked Sendable {
             lock.unlock()
             return
         }
-        if let waiter {
+        // A waiting reader has taken everything before this chunk, so it may have this one directly.
+        if let waiter, firstChunk == chunks.count, spillWritten == spillRead {
             self.waiter = nil
             lock.unlock()
             waiter.resume(returning: data)
@@ -105,10 +111,13 @@ final class ResponseBuffer: @unchecked Sendable {
                 lock.unlock()
                 return
             }
-            let failure = spillLocked(data)
-            let fail = failure == nil ? nil : failTransfer
-            lock.unlock()
-            if let failure { fail?(failure) }
+            let failure = spill(data)  // unlocks
+            if let failure {
+                lock.lock()
+                let fail = failTransfer
+                lock.unlock()
+                fail?(failure)
+            }
         }
     }
 
@@ -201,7 +210,7 @@ final class ResponseBuffer: @unchecked Sendable {
                                            message: "cannot read back the spilled response body: \(reason)"))
         }
         spillRead += Int64(count)
-        if spillRead == spillWritten {
+        if spillRead == spillWritten, !spillWriting {
             // Caught up: start the file over, so it only ever holds what the reader is behind by.
             _ = ftruncate(spill, 0)
             spillRead = 0
@@ -210,26 +219,51 @@ final class ResponseBuffer: @unchecked Sendable {
         return .success(chunk)
     }
 
-    /// Appends to the spill file, creating it on first use; the failure's text, or `nil`.
-    private func spillLocked(_ data: Data) -> String? {
-        if let spillFailure { return spillFailure }
-        if spill < 0 {
+    /// Appends to the spill file, creating it on first use; the failure's text, or `nil`. Called
+    /// with the lock held, and returns with it released: the write itself runs unlocked, so the
+    /// reader is not held up by the disk (only the one delegate queue ever writes).
+    private func spill(_ data: Data) -> String? {
+        if spillFailure == nil, spill < 0 {
             let path = FileManager.default.temporaryDirectory
                 .appendingPathComponent("urlsession-transport-\(UUID().uuidString).spill").path
             spill = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard spill >= 0 else {
+            if spill >= 0 {
+                _ = unlink(path)
+            } else {
                 spillFailure = "cannot create a spill file for the response body: \(String(cString: strerror(errno)))"
-                return spillFailure
             }
-            _ = unlink(path)
         }
-        let written = data.withUnsafeBytes { pwrite(spill, $0.baseAddress, data.count, off_t(spillWritten)) }
-        guard written == data.count else {
-            spillFailure = "cannot spill the response body: \(String(cString: strerror(errno)))"
+        if spillFailure == nil, spillWritten - spillRead + Int64(data.count) > maximumSpill {
+            spillFailure = "the reader of the streamed response fell more than \(maximumSpill) bytes behind"
+        }
+        if let spillFailure {
+            lock.unlock()
             return spillFailure
         }
-        spillWritten += Int64(data.count)
-        return nil
+        let descriptor = spill
+        let offset = spillWritten
+        spillWriting = true
+        lock.unlock()
+        let written = data.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, data.count, off_t(offset)) }
+        let reason = written == data.count ? nil : String(cString: strerror(errno))
+        lock.lock()
+        spillWriting = false
+        if let reason {
+            spillFailure = "cannot spill the response body: \(reason)"
+        } else {
+            spillWritten += Int64(data.count)
+        }
+        let failure = spillFailure
+        // A reader that found nothing while the write was under way waits: hand it the next chunk
+        // now, in order (a later chunk must not overtake the spilled ones).
+        var handOff: (CheckedContinuation<Data?, any Error>, Result<Data?, any Error>)?
+        if failure == nil, let waiting = waiter, let chunk = takeLocked() {
+            waiter = nil
+            handOff = (waiting, chunk)
+        }
+        lock.unlock()
+        if let handOff { handOff.0.resume(with: handOff.1) }
+        return failure
     }
 
     private func popLocked() -> Data {

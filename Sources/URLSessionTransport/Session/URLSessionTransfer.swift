@@ -49,7 +49,6 @@ final class URLSessionTransfer: @unchecked Sendable {
         var progress = TransferProgress(bytesSent: 0, expectedBytesToSend: nil, bytesReceived: 0,
                                         expectedBytesToReceive: nil)
         var lastReported: TransferProgress?
-        var timer: Task<Void, Never>?
     }
 
     let setup: Setup
@@ -94,18 +93,18 @@ final class URLSessionTransfer: @unchecked Sendable {
         if case .stream(let buffer) = setup.destination {
             buffer.attach(pause: { task.suspend() }, resume: { task.resume() },
                           abandon: { [self] in fail(.cancelled, "the response body stream was dropped before its end") },
-                          fail: { [self] reason in fail(.other, reason) })
-        }
-        let timer = setup.totalTimeout.map { limit in
-            Task { [self] in
-                guard (try? await Task.sleep(nanoseconds: UInt64(min(limit, 1e9) * 1e9))) != nil else { return }
-                fail(.timedOut, "the total limit of \(limit) s passed")
-            }
+                          fail: { [self] reason in fail(.responseBodyFailed, reason) })
         }
         let cancelNow = state.withLock { state -> Bool in
             state.task = task
-            state.timer = timer
             return state.failure != nil
+        }
+        // A Dispatch timer rather than a sleeping task: it fires on time even while Swift's
+        // cooperative threads are busy. A transfer that has finished by then ignores it.
+        if let limit = setup.totalTimeout {
+            DispatchQueue.global().asyncAfter(deadline: .now() + min(limit, 1e9)) { [weak self] in
+                self?.fail(.timedOut, "the total limit of \(limit) s passed")
+            }
         }
         task.resume()
         if cancelNow { task.cancel() }
@@ -199,7 +198,6 @@ final class URLSessionTransfer: @unchecked Sendable {
         let taken = state.withLock { state -> (CheckedContinuation<HTTPResponse, any Error>?, State)? in
             guard !state.finished else { return nil }
             state.finished = true
-            state.timer?.cancel()
             let continuation = state.continuation
             state.continuation = nil
             return (continuation, state)
