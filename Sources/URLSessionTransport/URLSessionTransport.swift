@@ -22,7 +22,8 @@ import Darwin
 /// - Responses: collected in memory up to the limit, written to a file (mode 0600, removed on
 ///   failure), or handed out as a stream once the head is in, with at most
 ///   `Configuration.streamBufferSize` bytes in memory: on Apple platforms a slow reader slows the
-///   transfer; on Linux the rest waits in an unlinked temporary file.
+///   transfer; on Linux the rest waits in an unlinked temporary file (a reader more than 1 GiB
+///   behind fails the transfer with `.responseBodyFailed`).
 /// - Timeouts: ordinary requests get an idle limit (no byte moving, default 120 s) and a total limit
 ///   (default 300 s); transfers with a file or streamed body get only the idle limit.
 ///   `TransferOptions.timeouts` overrides both per request.
