@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Manifest", targets: ["Manifest"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
+        .library(name: "URLSessionTransport", targets: ["URLSessionTransport"]),
         .library(name: "StationClient", targets: ["StationClient"]),
         .library(name: "StationEmulator", targets: ["StationEmulator"]),
         .library(name: "HTTPTransportConformance", targets: ["HTTPTransportConformance"]),
@@ -49,6 +50,8 @@ let package = Package(
         .target(name: "Transport"),
         // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning).
         .target(name: "CurlTransport", dependencies: ["Transport", "CCurl"]),
+        // Layer 2: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
+        .target(name: "URLSessionTransport", dependencies: ["Transport"]),
 
         // Layer 0: the system libsodium. Layer 1: `Sodium`, the only Swift code that calls it
         // (it takes `PQCrypto.SymmetricKey` for secret keys, so keys are zeroed on drop).
@@ -201,6 +204,10 @@ let package = Package(
         .testTarget(
             name: "CurlTransportTests",
             dependencies: ["CurlTransport", "Transport", "HTTPTransportConformance", "TransportTestSupport", "TestSupport"]
+        ),
+        .testTarget(
+            name: "URLSessionTransportTests",
+            dependencies: ["URLSessionTransport", "Transport", "TransportTestSupport", "TestSupport"]
         ),
     ]
 )

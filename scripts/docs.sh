@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-system-deps.sh
 
-modules=(PQCrypto Sodium Envelope Signing Manifest Transport CurlTransport HTTPTransportConformance)
+modules=(PQCrypto Sodium Envelope Signing Manifest Transport CurlTransport URLSessionTransport HTTPTransportConformance)
 for optional in StationEmulator StationClient; do
     [ -d "Sources/$optional" ] && modules+=("$optional")
 done

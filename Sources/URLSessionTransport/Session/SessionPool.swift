@@ -1,0 +1,67 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Transport
+
+/// A URLSession with its delegate.
+struct ManagedSession: Sendable {
+    let session: URLSession
+    let delegate: SessionDelegate
+}
+
+/// The URLSessions of one transport.
+///
+/// - One shared session carries ordinary requests, so connections are reused.
+/// - Darwin: requests with pins get a session per pin set, so that a connection trusted under one
+///   set (or by the CAs) is never reused for a request under another: URLSession asks for server
+///   trust only when it opens a connection.
+final class SessionPool: Sendable {
+    private let makeConfiguration: @Sendable () -> URLSessionConfiguration
+    private let shared: ManagedSession
+    private let pinned = Locked<[Set<PublicKeyFingerprint>: ManagedSession]>([:])
+
+    init(makeConfiguration: @escaping @Sendable () -> URLSessionConfiguration) {
+        self.makeConfiguration = makeConfiguration
+        shared = Self.makeSession(makeConfiguration(), delegateQueue: Self.serialQueue())
+    }
+
+    deinit {
+        shared.session.finishTasksAndInvalidate()
+        for session in pinned.withLock({ Array($0.values) }) { session.session.finishTasksAndInvalidate() }
+    }
+
+    /// The session for an ordinary request with these pins (none: the shared one).
+    func session(pinnedTo pins: [PublicKeyFingerprint]) -> ManagedSession {
+        guard !pins.isEmpty else { return shared }
+        return pinned.withLock { sessions in
+            if let existing = sessions[Set(pins)] { return existing }
+            let created = Self.makeSession(makeConfiguration(), delegateQueue: Self.serialQueue())
+            sessions[Set(pins)] = created
+            return created
+        }
+    }
+
+    private static func serialQueue() -> OperationQueue {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "URLSessionTransport delegate"
+        return queue
+    }
+
+    private static func makeSession(_ configuration: URLSessionConfiguration, delegateQueue: OperationQueue) -> ManagedSession {
+        // What a signing, hashing client needs whatever the base configuration says: no cookies,
+        // no cache, no credential store, no resource limit of URLSession's own (the transport
+        // applies the total limit per request).
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        configuration.urlCredentialStorage = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.timeoutIntervalForResource = URLRequestBuilder.noIdleLimit
+        let delegate = SessionDelegate()
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
+        return ManagedSession(session: session, delegate: delegate)
+    }
+}

@@ -1,0 +1,386 @@
+import TestSupport
+import URLSessionTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import Transport
+import TransportTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Timeouts, cancellation, broken connections and unreachable hosts. Limits are short (1–2 s) and
+/// the assertions only check that the right failure happens, not how fast.
+@Suite("URLSessionTransport: failures")
+struct FailureTests {
+    /// A server whose handler sends the head and `prefix` body bytes of a longer body, then waits
+    /// for the client to give up; `closed` turns true when it has.
+    static func stallingServer(prefix: Int = 1, closed: Locked<Bool>) throws -> LoopbackHTTPServer {
+        try LoopbackHTTPServer { request, response in
+            try request.consumeBody()
+            try response.writeHead(status: 200, headers: [("Content-Length", "1000000")])
+            try response.write([UInt8](repeating: 0x41, count: prefix))
+            if response.waitForClientToClose(timeout: 60) { closed.withLock { $0 = true } }
+        }
+    }
+
+    @Test func idleTimeoutAfterTheHead() async throws {
+        let closed = Locked(false)
+        let server = try Self.stallingServer(closed: closed)
+        defer { server.stop() }
+        let url = server.url("/stall")
+        let error = await transportError {
+            _ = try await URLSessionTransport.forTests(idle: 1).send(HTTPRequest(method: .get, url: url))
+        }
+        #expect(error?.kind == .timedOut)
+        #expect(error?.url == url)
+        #expect(await eventually { closed.value })
+    }
+
+    @Test func idleTimeoutBeforeAnyResponse() async throws {
+        let server = try LoopbackHTTPServer { request, response in
+            try request.consumeBody()
+            _ = response.waitForClientToClose(timeout: 60)
+        }
+        defer { server.stop() }
+        let error = await transportError {
+            _ = try await URLSessionTransport.forTests(idle: 1).send(HTTPRequest(method: .post, url: server.url("/silent")),
+                                                               body: .bytes(Data("x".utf8)))
+        }
+        #expect(error?.kind == .timedOut)
+        #expect(error?.method == .post)
+    }
+
+    /// A body that keeps trickling never trips the idle limit, but the total limit still ends it.
+    @Test func totalTimeoutForOrdinaryRequests() async throws {
+        let server = try LoopbackHTTPServer { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "100000")])
+            for _ in 0..<1000 {
+                try response.write([0x42])
+                usleep(100_000)
+            }
+        }
+        defer { server.stop() }
+        let error = await transportError {
+            _ = try await URLSessionTransport.forTests(idle: 60, total: 1.5).send(HTTPRequest(method: .get, url: server.url("/slow")))
+        }
+        #expect(error?.kind == .timedOut)
+    }
+
+    /// Streamed and file transfers keep only the idle limit by default: this one outlives the
+    /// 1 s total limit while bytes keep moving.
+    @Test func streamingTransfersHaveNoTotalLimitByDefault() async throws {
+        let server = try LoopbackHTTPServer { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "25")])
+            for _ in 0..<25 {
+                try response.write([0x43])
+                usleep(100_000)
+            }
+        }
+        defer { server.stop() }
+        let transport = URLSessionTransport.forTests(idle: 60, total: 1)
+        let response = try await transport.send(HTTPRequest(method: .get, url: server.url("/trickle")), body: .none,
+                                                options: TransferOptions(response: .stream))
+        guard case .stream(let stream) = response.body else {
+            Issue.record("expected a stream")
+            return
+        }
+        #expect(try await stream.collect(upTo: 100) == Data(repeating: 0x43, count: 25))
+        // The same request with explicit limits does get cut off.
+        let error = await transportError {
+            let explicit = TransferOptions(response: .stream, timeouts: TransferTimeouts(idle: 60, total: 1))
+            let cut = try await transport.send(HTTPRequest(method: .get, url: server.url("/trickle")), body: .none,
+                                               options: explicit)
+            if case .stream(let stream) = cut.body { _ = try await stream.collect(upTo: 100) }
+        }
+        #expect(error?.kind == .timedOut)
+    }
+
+    @Test func cancellingAWaitingRequest() async throws {
+        let closed = Locked(false)
+        let server = try Self.stallingServer(closed: closed)
+        defer { server.stop() }
+        let transport = URLSessionTransport.forTests()
+        let task = Task { try await transport.send(HTTPRequest(method: .get, url: server.url("/wait"))) }
+        #expect(await eventually { server.statistics.requestsReceived == 1 })
+        task.cancel()
+        let error = await transportError { _ = try await task.value }
+        #expect(error?.kind == .cancelled)
+        #expect(await eventually { closed.value })
+    }
+
+    @Test func cancellingMidDownloadStream() async throws {
+        let closed = Locked(false)
+        let server = try LoopbackHTTPServer { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "\(Int64(1) << 40)")])
+            let chunk = [UInt8](repeating: 0x44, count: 64 * 1024)
+            do {
+                while true {
+                    try response.write(chunk)
+                    #if canImport(FoundationNetworking)
+                    // Linux cannot hold the server back (the rest spills to disk, capped), so the
+                    // server paces itself to let the reader keep up on a loaded machine.
+                    usleep(1000)
+                    #endif
+                }
+            } catch {
+                closed.withLock { $0 = true }
+            }
+        }
+        defer { server.stop() }
+        let transport = URLSessionTransport.forTests()
+        let received = Locked<Int64>(0)
+        let task = Task {
+            let response = try await transport.send(HTTPRequest(method: .get, url: server.url("/endless")), body: .none,
+                                                    options: TransferOptions(response: .stream))
+            guard case .stream(let stream) = response.body else { return }
+            for try await chunk in stream { received.withLock { $0 += Int64(chunk.count) } }
+        }
+        #expect(await eventually { received.value > 4 * 1024 * 1024 })
+        task.cancel()
+        let error = await transportError { try await task.value }
+        #expect(error?.kind == .cancelled)
+        #expect(await eventually { closed.value })
+    }
+
+    /// Cancelling while the body is on its way stops the upload. The body is a stream on Apple
+    /// platforms; on Linux, where streams are spooled before sending, a large sparse file.
+    @Test func cancellingMidUpload() async throws {
+        let bytesAtServer = Locked<Int64>(0)
+        let closed = Locked(false)
+        let server = try LoopbackHTTPServer { request, response in
+            do {
+                try request.consumeBody { bytes, _ in bytesAtServer.withLock { $0 += Int64(bytes.count) } }
+                try response.send(status: 200)
+            } catch {
+                closed.withLock { $0 = true }
+                throw error
+            }
+        }
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let total: Int64 = 1 << 40  // never finishes on its own
+        #if canImport(FoundationNetworking)
+        let file = directory.file("sparse.bin")
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: UInt64(total))  // sparse: no disk used
+        try handle.close()
+        let body = HTTPRequestBody.file(file)
+        #else
+        let body = HTTPRequestBody.stream(HTTPBodyStream(length: total, PatternBytes(seed: 31).stream(count: total)))
+        #endif
+        let task = Task {
+            try await URLSessionTransport.forTests().send(HTTPRequest(method: .post, url: server.url("/up")), body: body)
+        }
+        #expect(await eventually { bytesAtServer.value > 4 * 1024 * 1024 })
+        task.cancel()
+        let error = await transportError { _ = try await task.value }
+        #expect(error?.kind == .cancelled)
+        #expect(await eventually { closed.value })
+    }
+
+    #if canImport(FoundationNetworking)
+    /// Cancelling while a stream is still being spooled (Linux) stops it there, before anything is sent.
+    @Test func cancellingWhileSpooling() async throws {
+        let server = try LoopbackHTTPServer { request, response in
+            try request.consumeBody()
+            try response.send(status: 200)
+        }
+        defer { server.stop() }
+        let produced = Locked<Int64>(0)
+        let chunk = Data(count: 64 * 1024)
+        let body = HTTPBodyStream(length: 1 << 40) {
+            produced.withLock { $0 += Int64(chunk.count) }
+            return chunk
+        }
+        let task = Task {
+            try await URLSessionTransport.forTests().send(HTTPRequest(method: .put, url: server.url("/s")), body: .stream(body))
+        }
+        #expect(await eventually { produced.value > 4 * 1024 * 1024 })
+        task.cancel()
+        let error = await transportError { _ = try await task.value }
+        #expect(error?.kind == .cancelled)
+        #expect(server.statistics.requestsReceived == 0)
+    }
+    #endif
+
+    /// A task cancelled before it sends never reaches the network.
+    @Test func alreadyCancelledTaskSendsNothing() async throws {
+        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
+        defer { server.stop() }
+        let transport = URLSessionTransport.forTests()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await transport.send(HTTPRequest(method: .get, url: server.url("/never")))
+        }
+        let error = await transportError { _ = try await task.value }
+        #expect(error?.kind == .cancelled)
+        #expect(server.statistics.connectionsAccepted == 0)
+    }
+
+    /// A file that shrinks while it is being uploaded fails the transfer instead of sending less
+    /// than its announced length.
+    @Test func fileShrinkingDuringUpload() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = directory.file("shrinking.bin")
+        try PatternBytes(seed: 51).writeFile(file, count: 48 * 1024 * 1024)
+        let readByServer = Locked<Int64>(0)
+        let mayContinue = Locked(false)
+        let server = try LoopbackHTTPServer { request, response in
+            try request.consumeBody { bytes, _ in
+                let total = readByServer.withLock { count -> Int64 in
+                    count += Int64(bytes.count)
+                    return count
+                }
+                // Hold the upload after 1 MiB until the test has truncated the file.
+                while total >= 1 << 20, !mayContinue.value { usleep(10_000) }
+            }
+            try response.send(status: 200)
+        }
+        defer { server.stop() }
+        let task = Task {
+            try await URLSessionTransport.forTests().send(HTTPRequest(method: .put, url: server.url("/up")), body: .file(file))
+        }
+        #expect(await eventually { readByServer.value >= 1 << 20 })
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 24 * 1024 * 1024)
+        try handle.close()
+        mayContinue.withLock { $0 = true }
+        let error = await transportError { _ = try await task.value }
+        #expect(error?.kind == .requestBodyFailed)
+        #expect(error?.message.contains("shrank") == true)
+    }
+
+    /// Dropping an unfinished streamed body cancels its transfer.
+    @Test func droppingAStreamCancelsTheTransfer() async throws {
+        let closed = Locked(false)
+        let server = try Self.stallingServer(prefix: 5000, closed: closed)
+        defer { server.stop() }
+        let transport = URLSessionTransport.forTests()
+        do {
+            let response = try await transport.send(HTTPRequest(method: .get, url: server.url("/drop")), body: .none,
+                                                    options: TransferOptions(response: .stream))
+            guard case .stream(let stream) = response.body else {
+                Issue.record("expected a stream")
+                return
+            }
+            var iterator = stream.makeAsyncIterator()
+            #expect(try await iterator.next() != nil)
+        }
+        #expect(await eventually { closed.value })
+    }
+
+    @Test func serverClosingMidBody() async throws {
+        let server = try LoopbackHTTPServer { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
+            try response.write([UInt8](repeating: 0x45, count: 100_000))
+            response.abortConnection()
+        }
+        defer { server.stop() }
+        let transport = URLSessionTransport.forTests()
+        let url = server.url("/cut")
+        let collected = await transportError { _ = try await transport.send(HTTPRequest(method: .get, url: url)) }
+        #expect(collected?.kind == .connectionLost)
+        #expect(collected?.url == url)
+
+        let response = try await transport.send(HTTPRequest(method: .get, url: url), body: .none,
+                                                options: TransferOptions(response: .stream))
+        guard case .stream(let stream) = response.body else {
+            Issue.record("expected a stream")
+            return
+        }
+        var received = 0
+        let streamed = await transportError {
+            for try await chunk in stream { received += chunk.count }
+        }
+        #expect(streamed?.kind == .connectionLost)
+        #expect(received == 100_000)
+    }
+
+    @Test func connectionRefused() async throws {
+        // Bind a port, then close it: nothing listens there any more.
+        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
+        let url = server.url("/nobody")
+        server.stop()
+        let error = await transportError {
+            _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .delete, url: url))
+        }
+        #expect(error?.kind == .cannotConnect)
+        #expect(error?.url == url)
+        #expect(error?.method == .delete)
+        #expect(error?.code == URLError.Code.cannotConnectToHost.rawValue)
+    }
+
+    @Test func unresolvableHost() async throws {
+        let url = try #require(URL(string: "http://cipher-station-test.invalid/profile"))
+        let error = await transportError {
+            _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: url))
+        }
+        #expect(error?.kind == .dnsFailure)
+        #expect(error?.url == url)
+    }
+
+    #if os(Linux)
+    /// A listener whose accept queue is full never completes the handshake (Linux drops the SYN),
+    /// so the connect limit fires.
+    @Test func connectTimeout() async throws {
+        let listener = try FullListener()
+        defer { listener.close() }
+        let url = try #require(URL(string: "http://127.0.0.1:\(listener.port)/"))
+        let error = await transportError {
+            _ = try await URLSessionTransport.forTests(idle: 1).send(HTTPRequest(method: .get, url: url))
+        }
+        #expect(error?.kind == .timedOut)
+    }
+    #endif
+}
+
+#if os(Linux)
+/// A TCP listener with a backlog of one that never accepts, filled up by connections of its own,
+/// so that further connection attempts hang in the SYN stage.
+private final class FullListener {
+    let port: UInt16
+    private let listener: Int32
+    private var fillers: [Int32] = []
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        listener = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 0) == 0
+                    && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard ok else { throw ServerSocketError.system("listen", errno) }
+        port = UInt16(bigEndian: address.sin_port)
+        // Fill the queue: connect non-blocking a few times; the kernel stops completing handshakes.
+        for _ in 0..<4 {
+            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            _ = fcntl(filler, F_SETFL, fcntl(filler, F_GETFL) | O_NONBLOCK)
+            var target = address
+            _ = withUnsafePointer(to: &target) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            fillers.append(filler)
+        }
+        usleep(200_000)
+    }
+
+    func close() {
+        for filler in fillers { _ = Glibc.close(filler) }
+        _ = Glibc.close(listener)
+    }
+}
+#endif

@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import TestSupport
+import Transport
+import TransportTestSupport
+@testable import URLSessionTransport
+
+/// The platform-neutral decisions: which `TransportError.Kind` a URLError becomes, and whether a
+/// certificate chain satisfies the pins.
+@Suite("URLSessionTransport: error mapping, pin decision, configuration")
+struct MappingTests {
+    @Test(arguments: [
+        (URLError.Code.cannotFindHost, TransportError.Kind.dnsFailure),
+        (.dnsLookupFailed, .dnsFailure),
+        (.cannotConnectToHost, .cannotConnect),
+        (.notConnectedToInternet, .cannotConnect),
+        (.timedOut, .timedOut),
+        (.cancelled, .cancelled),
+        (.secureConnectionFailed, .tlsFailure),
+        (.serverCertificateUntrusted, .tlsFailure),
+        (.serverCertificateHasUnknownRoot, .tlsFailure),
+        (.serverCertificateHasBadDate, .tlsFailure),
+        (.serverCertificateNotYetValid, .tlsFailure),
+        (.clientCertificateRejected, .tlsFailure),
+        (.networkConnectionLost, .connectionLost),
+        (.badServerResponse, .protocolError),
+        (.cannotParseResponse, .protocolError),
+        (.unsupportedURL, .protocolError),
+        (.badURL, .invalidRequest),
+        (.fileDoesNotExist, .requestBodyFailed),
+        (.requestBodyStreamExhausted, .requestBodyFailed),
+        (.cannotWriteToFile, .responseBodyFailed),
+        (.dataLengthExceedsMaximum, .other),
+    ])
+    func urlErrorCodes(code: URLError.Code, kind: TransportError.Kind) {
+        #expect(URLErrorMapping.kind(of: code, detail: "") == kind)
+    }
+
+    /// FoundationNetworking reports libcurl failures it has no code for as `.unknown` with
+    /// libcurl's text (and CURLE_GOT_NOTHING as `.badServerResponse` with "Empty reply").
+    @Test(arguments: [
+        ("SSL certificate problem: self-signed certificate", TransportError.Kind.tlsFailure),
+        ("SSL certificate problem: unable to get local issuer certificate", .tlsFailure),
+        ("OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to 127.0.0.1:4433", .tlsFailure),
+        ("TLS connect error: error:0A00010B:SSL routines::wrong version number", .tlsFailure),
+        ("transfer closed with 948576 bytes remaining to read", .connectionLost),
+        ("Recv failure: Connection reset by peer", .connectionLost),
+        ("Send failure: Broken pipe", .connectionLost),
+        ("Empty reply from server", .connectionLost),
+        ("Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server", .cannotConnect),
+        ("Could not resolve host: cipher-station-test.invalid", .dnsFailure),
+        ("Connection timed out after 1001 milliseconds", .timedOut),
+        ("Weird server reply", .protocolError),
+        ("Received HTTP/0.9 when not allowed", .protocolError),
+        ("something libcurl has never said", .other),
+    ])
+    func libcurlTexts(text: String, kind: TransportError.Kind) {
+        #expect(URLErrorMapping.kind(of: .unknown, detail: text) == kind)
+    }
+
+    @Test func emptyReplyIsALostConnection() {
+        #expect(URLErrorMapping.kind(of: .badServerResponse, detail: "Empty reply from server") == .connectionLost)
+        #expect(URLErrorMapping.kind(of: .badServerResponse, detail: "") == .protocolError)
+    }
+
+    /// A transport error wraps the URLError with its code and keeps the request it belongs to.
+    @Test func errorsNameTheirRequest() throws {
+        let url = try #require(URL(string: "http://127.0.0.1:1/x"))
+        let error = URLErrorMapping.error(URLError(.cannotConnectToHost), method: .put, url: url)
+        #expect(error.kind == .cannotConnect)
+        #expect(error.method == .put)
+        #expect(error.url == url)
+        #expect(error.code == URLError.Code.cannotConnectToHost.rawValue)
+        #expect(error.underlying is URLError)
+    }
+
+    /// Pins are checked against the leaf's key only, like libcurl's `CURLOPT_PINNEDPUBLICKEY`.
+    @Test func pinDecisionUsesTheLeafKey() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let leafFiles = try OpenSSLTool.makeSelfSignedCertificate(in: directory.url, name: "leaf")
+        let otherFiles = try OpenSSLTool.makeSelfSignedCertificate(in: directory.url, name: "other", keyType: .rsa2048)
+        let leaf = [UInt8](try OpenSSLTool.certificateDER(of: leafFiles.certificate))
+        let other = [UInt8](try OpenSSLTool.certificateDER(of: otherFiles.certificate))
+        let leafPin = try PublicKeyFingerprint(pin: OpenSSLTool.publicKeyPin(of: leafFiles.certificate))
+        let otherPin = try PublicKeyFingerprint(pin: OpenSSLTool.publicKeyPin(of: otherFiles.certificate))
+
+        #expect(PinDecision.evaluate(chain: [leaf], pins: [leafPin]) == .accept)
+        #expect(PinDecision.evaluate(chain: [leaf, other], pins: [otherPin, leafPin]) == .accept)
+        // A pin matching only a certificate further up the chain is not enough.
+        #expect(PinDecision.evaluate(chain: [leaf, other], pins: [otherPin]) == .reject(presented: leafPin))
+        #expect(PinDecision.evaluate(chain: [], pins: [leafPin]) == .reject(presented: nil))
+        #expect(PinDecision.evaluate(chain: [[0x30, 0x03, 0x02, 0x01, 0x00]], pins: [leafPin]) == .reject(presented: nil))
+    }
+
+    @Test func configurationDefaults() {
+        let configuration = URLSessionTransport.Configuration()
+        #expect(configuration.idleTimeout == 120)
+        #expect(configuration.requestTimeout == 300)
+        #expect(configuration.streamBufferSize == 1024 * 1024)
+        #expect(configuration.userAgent == "swift-cipher-station")
+    }
+}

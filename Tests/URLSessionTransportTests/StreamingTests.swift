@@ -1,0 +1,293 @@
+import TestSupport
+import URLSessionTransport
+import Foundation
+import Testing
+import Transport
+import TransportTestSupport
+
+/// Large bodies in both directions, in constant memory: the server checks every byte against a
+/// deterministic pattern as it arrives, and the client checks what it reads the same way. (Peak
+/// memory is measured by `cipher-bench --filter transport`, in a process of its own.)
+@Suite("URLSessionTransport: streaming bodies")
+struct StreamingTests {
+    static let hundredMiB: Int64 = 100 * 1024 * 1024
+
+    /// A handler that checks an uploaded body against `pattern` and answers `<bytes> <ok|bad> <framing>`.
+    static func verifyingUpload(_ pattern: PatternBytes) -> LoopbackHTTPServer.Handler {
+        { request, response in
+            var matches = true
+            try request.consumeBody { bytes, offset in
+                if matches, !pattern.matches(bytes, offset: offset) { matches = false }
+            }
+            let framing = request.isChunked ? "chunked" : "length=\(request.header("Content-Length") ?? "none")"
+            try response.send(status: 200, body: Array("\(request.bodyBytesRead) \(matches ? "ok" : "bad") \(framing)".utf8))
+        }
+    }
+
+    /// A handler that sends `count` pattern bytes with a `Content-Length`.
+    static func patternDownload(_ pattern: PatternBytes, count: Int64) -> LoopbackHTTPServer.Handler {
+        { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "\(count)")])
+            var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+            var offset: Int64 = 0
+            while offset < count {
+                let piece = Int(min(Int64(buffer.count), count - offset))
+                try buffer.withUnsafeMutableBytes { raw in
+                    let slice = UnsafeMutableRawBufferPointer(rebasing: raw[0..<piece])
+                    pattern.fill(slice, offset: offset)
+                    try response.write(UnsafeRawBufferPointer(slice))
+                }
+                offset += Int64(piece)
+            }
+        }
+    }
+
+    @Test func uploads100MiBFromAStream() async throws {
+        let pattern = PatternBytes(seed: 1)
+        let server = try LoopbackHTTPServer(handler: Self.verifyingUpload(pattern))
+        defer { server.stop() }
+        let body = HTTPBodyStream(length: Self.hundredMiB, pattern.stream(count: Self.hundredMiB))
+        let response = try await URLSessionTransport.forTests().send(HTTPRequest(method: .post, url: server.url("/upload")),
+                                                               body: .stream(body))
+        #expect(response.body.data == Data("\(Self.hundredMiB) ok length=\(Self.hundredMiB)".utf8))
+    }
+
+    @Test func uploads100MiBFromAFile() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pattern = PatternBytes(seed: 2)
+        let file = directory.file("upload.bin")
+        try pattern.writeFile(file, count: Self.hundredMiB)
+        let server = try LoopbackHTTPServer(handler: Self.verifyingUpload(pattern))
+        defer { server.stop() }
+        let response = try await URLSessionTransport.forTests().send(HTTPRequest(method: .put, url: server.url("/upload")),
+                                                               body: .file(file))
+        #expect(response.body.data == Data("\(Self.hundredMiB) ok length=\(Self.hundredMiB)".utf8))
+    }
+
+    @Test func downloads100MiBAsAStream() async throws {
+        let pattern = PatternBytes(seed: 3)
+        let server = try LoopbackHTTPServer(handler: Self.patternDownload(pattern, count: Self.hundredMiB))
+        defer { server.stop() }
+        let response = try await URLSessionTransport.forTests().send(
+            HTTPRequest(method: .get, url: server.url("/download")), body: .none,
+            options: TransferOptions(response: .stream)
+        )
+        #expect(response.status == 200)
+        guard case .stream(let stream) = response.body else {
+            Issue.record("expected a streamed body")
+            return
+        }
+        #expect(stream.length == Self.hundredMiB)
+        var received: Int64 = 0
+        var matches = true
+        for try await chunk in stream {
+            if matches, !pattern.matches(chunk, offset: received) { matches = false }
+            received += Int64(chunk.count)
+        }
+        #expect(received == Self.hundredMiB)
+        #expect(matches)
+    }
+
+    @Test func downloads100MiBToAFile() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pattern = PatternBytes(seed: 4)
+        let server = try LoopbackHTTPServer(handler: Self.patternDownload(pattern, count: Self.hundredMiB))
+        defer { server.stop() }
+        let target = directory.file("download.bin")
+        let response = try await URLSessionTransport.forTests().send(
+            HTTPRequest(method: .get, url: server.url("/download")), body: .none,
+            options: TransferOptions(response: .file(target))
+        )
+        guard case .file(let url, let byteCount) = response.body else {
+            Issue.record("expected a file body")
+            return
+        }
+        #expect(url == target)
+        #expect(byteCount == Self.hundredMiB)
+        let handle = try FileHandle(forReadingFrom: target)
+        defer { try? handle.close() }
+        var offset: Int64 = 0
+        var matches = true
+        while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty {
+            if matches, !pattern.matches(piece, offset: offset) { matches = false }
+            offset += Int64(piece.count)
+        }
+        #expect(offset == Self.hundredMiB)
+        #expect(matches)
+        let attributes = try FileManager.default.attributesOfItem(atPath: target.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+
+    /// A slow reader holds the transfer back on Apple platforms: the server can only get as far
+    /// ahead as the socket buffers and the transport's bounded buffer allow, far less than the body.
+    /// On Linux the body past the buffer waits on disk instead (see `ResponseBufferTests`), so there
+    /// the reader still gets every byte, in order, after the server has long finished.
+    @Test func slowReaderAppliesBackpressure() async throws {
+        let pattern = PatternBytes(seed: 5)
+        #if canImport(FoundationNetworking)
+        let total: Int64 = 64 * 1024 * 1024
+        #else
+        let total: Int64 = 256 * 1024 * 1024
+        #endif
+        let written = Locked<Int64>(0)
+        let server = try LoopbackHTTPServer { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "\(total)")])
+            var offset: Int64 = 0
+            while offset < total {
+                let chunk = pattern.bytes(offset: offset, count: 64 * 1024)
+                try response.write(chunk)
+                offset += Int64(chunk.count)
+                written.withLock { $0 = offset }
+            }
+        }
+        defer { server.stop() }
+        let response = try await URLSessionTransport.forTests().send(
+            HTTPRequest(method: .get, url: server.url("/big")), body: .none, options: TransferOptions(response: .stream)
+        )
+        guard case .stream(let stream) = response.body else {
+            Issue.record("expected a streamed body")
+            return
+        }
+        var iterator = stream.makeAsyncIterator()
+        let first = try await iterator.next()
+        #expect(first.map { pattern.matches($0, offset: 0) } == true)
+        // Wait until the server stalls (no progress for half a second), then look how far it got.
+        var last: Int64 = -1
+        for _ in 0..<60 {
+            try await Task.sleep(nanoseconds: 500_000_000)
+            let now = written.value
+            if now == last { break }
+            last = now
+        }
+        #if canImport(FoundationNetworking)
+        var received = Int64(first?.count ?? 0)
+        var matches = true
+        while let chunk = try await iterator.next() {
+            if matches, !pattern.matches(chunk, offset: received) { matches = false }
+            received += Int64(chunk.count)
+        }
+        #expect(received == total)
+        #expect(matches)
+        #else
+        #expect(written.value < 64 * 1024 * 1024, "the server ran \(written.value) bytes ahead of a stalled reader")
+        #endif
+    }
+
+    /// Progress reports both directions, ends at the full sizes and never goes backwards.
+    @Test func progressReportsBothDirections() async throws {
+        let size = 4 * 1024 * 1024
+        let pattern = PatternBytes(seed: 6)
+        let server = try LoopbackHTTPServer { request, response in
+            try request.consumeBody()
+            try response.send(status: 200, body: pattern.bytes(offset: 0, count: size))
+        }
+        defer { server.stop() }
+        let reports = Locked<[TransferProgress]>([])
+        let options = TransferOptions(progress: { progress in reports.withLock { $0.append(progress) } })
+        let response = try await URLSessionTransport.forTests().send(
+            HTTPRequest(method: .post, url: server.url("/p")),
+            body: .stream(HTTPBodyStream(length: Int64(size), pattern.stream(count: Int64(size)))), options: options
+        )
+        #expect(response.body.data?.count == size)
+        let all = reports.value
+        let last = try #require(all.last)
+        #expect(last.bytesSent == Int64(size))
+        #expect(last.expectedBytesToSend == Int64(size))
+        #expect(last.bytesReceived == Int64(size))
+        #expect(last.expectedBytesToReceive == Int64(size))
+        #expect(zip(all, all.dropFirst()).allSatisfy { $0.bytesSent <= $1.bytesSent && $0.bytesReceived <= $1.bytesReceived })
+    }
+
+    @Test func memoryLimitIsEnforced() async throws {
+        let server = try LoopbackHTTPServer { _, response in
+            try response.send(status: 200, body: [UInt8](repeating: 7, count: 2 * 1024 * 1024))
+        }
+        defer { server.stop() }
+        let url = server.url("/large")
+        let error = await transportError {
+            _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: url), body: .none,
+                                                        options: TransferOptions(response: .memory(limit: 1024 * 1024)))
+        }
+        #expect(error?.kind == .responseTooLarge(limit: 1024 * 1024))
+        #expect(error?.url == url)
+    }
+
+    /// A stream that yields fewer or more bytes than it declared, or throws, fails the transfer.
+    @Test func requestStreamsMustKeepTheirWord() async throws {
+        let server = try LoopbackHTTPServer { request, response in
+            try request.consumeBody()
+            try response.send(status: 200)
+        }
+        defer { server.stop() }
+        let transport = URLSessionTransport.forTests()
+        let url = server.url("/strict")
+        struct ProducerFailure: Error {}
+        let short = HTTPBodyStream(length: 1000, HTTPBodyStream(Data(count: 900), chunkSize: 100))
+        let long = HTTPBodyStream(length: 1000, HTTPBodyStream(Data(count: 1100), chunkSize: 100))
+        let sent = Locked(0)
+        let failing = HTTPBodyStream(length: 1000) {
+            let count = sent.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            guard count < 3 else { throw ProducerFailure() }
+            return Data(count: 100)
+        }
+        for (name, stream) in [("short", short), ("long", long), ("failing", failing)] {
+            let error = await transportError {
+                _ = try await transport.send(HTTPRequest(method: .post, url: url), body: .stream(stream))
+            }
+            #expect(error?.kind == .requestBodyFailed, "\(name): \(String(describing: error))")
+            #expect(error?.url == url)
+        }
+        let failure = await transportError {
+            let again = HTTPBodyStream(length: nil) { throw ProducerFailure() }
+            _ = try await transport.send(HTTPRequest(method: .post, url: url), body: .stream(again))
+        }
+        #expect(failure?.underlying is ProducerFailure)
+    }
+
+    /// Files that cannot be read or written fail before anything is sent.
+    @Test func unusableFilesFailEarly() async throws {
+        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200, body: Array("x".utf8)) }
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let transport = URLSessionTransport.forTests()
+        let missing = await transportError {
+            _ = try await transport.send(HTTPRequest(method: .put, url: server.url("/m")), body: .file(directory.file("absent")))
+        }
+        #expect(missing?.kind == .requestBodyFailed)
+        let notAFile = await transportError {
+            _ = try await transport.send(HTTPRequest(method: .put, url: server.url("/m")), body: .file(directory.url))
+        }
+        #expect(notAFile?.kind == .requestBodyFailed)
+        let unwritable = await transportError {
+            _ = try await transport.send(HTTPRequest(method: .get, url: server.url("/m")), body: .none,
+                                         options: TransferOptions(response: .file(directory.file("no/such/dir/out"))))
+        }
+        #expect(unwritable?.kind == .responseBodyFailed)
+        #expect(server.statistics.requestsReceived == 0)
+    }
+
+    /// A download that breaks leaves no partial file behind.
+    @Test func failedDownloadRemovesThePartialFile() async throws {
+        let server = try LoopbackHTTPServer { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
+            try response.write([UInt8](repeating: 1, count: 100_000))
+            response.abortConnection()
+        }
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let target = directory.file("partial.bin")
+        let error = await transportError {
+            _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: server.url("/cut")), body: .none,
+                                                        options: TransferOptions(response: .file(target)))
+        }
+        #expect(error?.kind == .connectionLost)
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+    }
+}
