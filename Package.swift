@@ -75,7 +75,11 @@ let package = Package(
         // endpoint mobility, offline cache). CurlTransport is only its default transport.
         .target(
             name: "StationClient",
-            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport", "CurlTransport"]
+            dependencies: [
+                "PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport", "URLSessionTransport",
+                // The default transport on Linux; Apple platforms default to URLSessionTransport.
+                .target(name: "CurlTransport", condition: .when(platforms: [.linux])),
+            ]
         ),
 
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
@@ -194,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "StationClientTests",
             dependencies: ["StationClient", "PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport",
-                           "CurlTransport", "StationEmulator", "TransportTestSupport", "TestSupport"]
+                           "CurlTransport", "URLSessionTransport", "StationEmulator", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",
@@ -207,7 +211,7 @@ let package = Package(
         ),
         .testTarget(
             name: "URLSessionTransportTests",
-            dependencies: ["URLSessionTransport", "Transport", "TransportTestSupport", "TestSupport"]
+            dependencies: ["URLSessionTransport", "Transport", "HTTPTransportConformance", "TransportTestSupport", "TestSupport"]
         ),
     ]
 )

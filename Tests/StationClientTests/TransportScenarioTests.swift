@@ -7,6 +7,7 @@ import StationEmulator
 import Testing
 import Transport
 import TransportTestSupport
+import URLSessionTransport
 
 /// The client scenarios that depend on the transport, run over each transport the SDK ships:
 /// pairing, listing, the largest file both ways, the offline view, an endpoint move and a
@@ -115,19 +116,28 @@ struct TransportScenarioTests {
 /// The transports the SDK ships, as the scenarios create them.
 enum ShippedTransport: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case curl
+    case urlSession
 
     var testDescription: String { rawValue }
 
     func make() -> any HTTPTransport {
         switch self {
         case .curl: CurlTransport()
+        case .urlSession: URLSessionTransport()
         }
     }
 
-    /// Whether the transport enforces public-key pins on this platform.
+    /// Whether the transport enforces public-key pins on this platform (FoundationNetworking
+    /// offers no server-trust hook on Linux).
     var enforcesPins: Bool {
         switch self {
         case .curl: true
+        case .urlSession:
+            #if os(Linux)
+            false
+            #else
+            true
+            #endif
         }
     }
 }
@@ -147,5 +157,20 @@ enum PatternFile {
             try handle.write(contentsOf: piece.prefix(count))
             remaining -= count
         }
+    }
+}
+
+@Suite("The default transport")
+struct DefaultTransportTests {
+    /// Linux defaults to libcurl (which pins); Apple platforms to URLSession (which pins there).
+    @Test func platformDefault() {
+        let transport = StationClientConfiguration.defaultTransport()
+        #if os(Linux)
+        #expect(transport is CurlTransport)
+        #else
+        #expect(transport is URLSessionTransport)
+        #endif
+        let configured = StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore()).transport
+        #expect(type(of: configured) == type(of: transport))
     }
 }

@@ -1,4 +1,8 @@
+#if os(Linux)
 import CurlTransport
+#else
+import URLSessionTransport
+#endif
 import Foundation
 import Transport
 
@@ -7,7 +11,8 @@ public struct StationClientConfiguration: Sendable {
     /// The manifest namespace this app reads and writes (`drive` for a file app). Pick a stable,
     /// unique name and never change it.
     public var namespace: String
-    /// The transport for station calls. Default: `CurlTransport` with the seed guide's limits.
+    /// The transport for station calls. Default: `CurlTransport` on Linux, `URLSessionTransport`
+    /// on Apple platforms (where it enforces public-key pins in the server-trust challenge).
     public var transport: any HTTPTransport
     /// The IPFS gateway for manifest and content fallback and IPNS resolution, or `nil` for none.
     public var gateway: IPFSGateway?
@@ -48,7 +53,7 @@ public struct StationClientConfiguration: Sendable {
     /// - Parameters:
     ///   - namespace: the app's manifest namespace.
     ///   - keyStore: the secret store (``FileKeyStore`` or the app's own).
-    ///   - transport: the station transport; `nil` for a `CurlTransport`.
+    ///   - transport: the station transport; `nil` for the platform's default (``defaultTransport()``).
     ///   - gateway: the IPFS gateway for fallbacks and IPNS, or `nil` for none.
     ///   - stationPublicKeyPins: pins of the station's TLS key (empty: trust the authorities).
     ///   - rewrapConcurrency: how many `/rewrap` calls a listing runs at once (at least 1).
@@ -69,7 +74,7 @@ public struct StationClientConfiguration: Sendable {
     ) {
         self.namespace = namespace
         self.keyStore = keyStore
-        self.transport = transport ?? CurlTransport()
+        self.transport = transport ?? Self.defaultTransport()
         self.gateway = gateway
         self.stationPublicKeyPins = stationPublicKeyPins
         self.rewrapConcurrency = max(1, rewrapConcurrency)
@@ -80,6 +85,17 @@ public struct StationClientConfiguration: Sendable {
         self.transferTimeouts = transferTimeouts
         self.log = log
         self.temporaryDirectory = temporaryDirectory ?? FileManager.default.temporaryDirectory
+    }
+
+    /// The platform's default transport: `CurlTransport` on Linux (it enforces public-key pins
+    /// with libcurl), `URLSessionTransport` elsewhere (Apple platforms, where it enforces them in
+    /// the server-trust challenge).
+    public static func defaultTransport() -> any HTTPTransport {
+        #if os(Linux)
+        CurlTransport()
+        #else
+        URLSessionTransport()
+        #endif
     }
 }
 
