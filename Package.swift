@@ -105,7 +105,8 @@ let package = Package(
         // The client against `cipher-station-emulator` in its own process (see its main.swift).
         .executableTarget(
             name: "StationClientBench",
-            dependencies: ["StationClient", "CurlTransport", "Transport", "Envelope", "Signing", "Sodium", "PQCrypto", "Manifest"],
+            dependencies: ["StationClient", "CurlTransport", "URLSessionTransport", "Transport", "Envelope", "Signing", "Sodium",
+                           "PQCrypto", "Manifest"],
             path: "Benchmarks/StationClientBench"
         ),
 

@@ -7,6 +7,7 @@ import Signing
 import Sodium
 import StationClient
 import Transport
+import URLSessionTransport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -21,10 +22,12 @@ import Darwin
 //   swift build -c release --product cipher-station-emulator
 //   swift build -c release --product station-client-bench
 //   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--cold-runs 11] [--large-file yes|no] [--width 8]
-//                                       [--scheme https|http] [--tls-front scripts/tls-front.py]
+//                                       [--scheme https|http] [--transport curl|urlsession] [--tls-front scripts/tls-front.py]
 //                                       [--attach station-URL,gateway-URL,log-file]
 //
-// `--scheme http` talks to the emulator directly (for comparison). Prints the cold listing (rewrap + open + metadata decrypt) and the warm listing (cached keys) in
+// `--scheme http` talks to the emulator directly (for comparison). `--transport urlsession` uses
+// URLSessionTransport, which cannot pin on Linux (FoundationNetworking has no server-trust hook)
+// nor trust a test CA there, so on Linux it runs with `--scheme http` only. Prints the cold listing (rewrap + open + metadata decrypt) and the warm listing (cached keys) in
 // posts per second with this process's CPU time per post, the baseline (one ML-DSA-65 sign + one
 // envelope open + one metadata open) measured in the same run, and a publish and a download of the
 // largest file the station accepts with throughput and peak resident memory measured after the key
@@ -172,6 +175,8 @@ struct Options {
     var width = 8
     /// `https` (through the TLS front, pinned) or `http` (the emulator directly).
     var scheme = "https"
+    /// `curl` (CurlTransport) or `urlsession` (URLSessionTransport).
+    var transport = "curl"
     /// The TLS front script.
     var tlsFront = URL(fileURLWithPath: "scripts/tls-front.py")
     /// `station-URL,gateway-URL,log-file` of an emulator started by hand.
@@ -196,6 +201,9 @@ func parseOptions() -> Options {
             guard value == "https" || value == "http" else { fail("--scheme takes https or http") }
             options.scheme = value
         case "--tls-front": options.tlsFront = URL(fileURLWithPath: value)
+        case "--transport":
+            guard value == "curl" || value == "urlsession" else { fail("--transport takes curl or urlsession") }
+            options.transport = value
         case "--attach":
             let parts = value.split(separator: ",").map(String.init)
             guard parts.count == 3, let station = URL(string: parts[0]), let gateway = URL(string: parts[1]) else {
@@ -325,11 +333,11 @@ let front = try options.scheme == "https" && options.attach == nil
 defer { front?.stop() }
 let stationURL = front?.url ?? emulator.station
 
-let transport = CurlTransport()
+let transport: any HTTPTransport = options.transport == "curl" ? CurlTransport() : URLSessionTransport()
 // Trust on first use, as an app pairing with a self-signed station does: learn the key, pin it.
 var pins: [PublicKeyFingerprint] = []
-if stationURL.scheme == "https" { pins = [try await transport.probeServerCertificate(at: stationURL).publicKeyFingerprint] }
-say("station: \(stationURL.absoluteString)\(pins.first.map { ", pinned \($0)" } ?? " (plain http)")")
+if stationURL.scheme == "https" { pins = [try await CurlTransport().probeServerCertificate(at: stationURL).publicKeyFingerprint] }
+say("station: \(stationURL.absoluteString) over \(options.transport)\(pins.first.map { ", pinned \($0)" } ?? " (plain http)")")
 let store = try FileKeyStore(directory: work.appendingPathComponent("keys"), passphrase: "benchmark passphrase")
 let configuration = StationClientConfiguration(
     namespace: "drive", keyStore: store, transport: transport, gateway: IPFSGateway(baseURL: emulator.gateway, transport: transport),
