@@ -9,7 +9,7 @@ import Testing
     /// Every view the ledger keeps agrees with the model it holds.
     static func expectConsistent(_ ledger: inout ManifestLedger, _ step: String) throws {
         let full = try WireJSON.encode(ledger.manifest, style: .compact)
-        #expect(ledger.document() == full, "document after \(step)")
+        #expect(ledger.document().bytes == full, "document after \(step)")
         for (_, entry) in ledger.manifest.allPosts {
             #expect(ledger.entry(forPostCID: entry.postCID)?.client == ledger.manifest.entry(forPostCID: entry.postCID)?.client)
             #expect(ledger.entry(forPostCID: entry.postCID)?.entry == ledger.manifest.entry(forPostCID: entry.postCID)?.entry)
@@ -78,6 +78,27 @@ import Testing
         }
         try Self.expectConsistent(&ledger, "rewrap")
         #expect(ledger.manifest == reference)
+    }
+
+    @Test func appendsPastSeveralChunksRebuildTheDAGFromWhereTheDocumentChanged() throws {
+        var ledger = ManifestLedger()
+        var file = UnixFS.RevisedFile()
+        ledger.append(Self.entry(0), toClient: "first")
+        let padding = String(repeating: "5a", count: 1600)
+        for number in 1...600 {
+            // Mostly the last namespace; now and then the first, which moves every later byte.
+            var entry = Self.entry(number)
+            entry.metadata = .sealed(hex: padding + String(number))
+            ledger.append(entry, toClient: number.isMultiple(of: 97) ? "first" : "drive")
+            if number == 300 { ledger.removeEntry(postCID: "QmPost5", client: nil) }
+            let document = ledger.document()
+            let revision = file.revise(to: document.bytes, unchangedPrefix: document.unchangedPrefix)
+            if number.isMultiple(of: 40) || number.isMultiple(of: 97) || number == 300 {
+                #expect(revision.root == UnixFS.cid(of: document.bytes), "after \(number)")
+                #expect(document.bytes == (try WireJSON.encode(ledger.manifest, style: .compact)), "after \(number)")
+            }
+        }
+        #expect(ledger.document().bytes.count > 7 * 262_144)
     }
 
     @Test func legacyAndIrregularEntriesWriteBackAsAFullEncodeDoes() throws {

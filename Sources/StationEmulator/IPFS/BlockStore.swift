@@ -58,14 +58,14 @@ public final class BlockStore: Sendable {
         return store(root: root, blocks: blocks, members: blocks.map(\.cid)) ?? root.description
     }
 
-    /// Adds the next version of the file `file` tracks (like ``add(_:)``), hashing only the chunks
-    /// that changed since its last version; returns its CIDv0 string.
-    func add(_ bytes: [UInt8], revising file: inout UnixFS.RevisedFile) -> String {
-        let revision = file.revise(to: bytes)
+    /// Adds the next version of the file `file` tracks (like ``add(_:)``), whose first
+    /// `unchangedPrefix` bytes are the last version's, hashing only the chunks after them;
+    /// returns its CIDv0 string.
+    func add(_ bytes: [UInt8], unchangedPrefix: Int, revising file: inout UnixFS.RevisedFile) -> String {
+        let revision = file.revise(to: bytes, unchangedPrefix: unchangedPrefix)
         if let root = store(root: revision.root, blocks: revision.blocks, members: revision.members) { return root }
         // A reused leaf was collected since the last version: build every block again.
-        file = UnixFS.RevisedFile()
-        return add(bytes, revising: &file)
+        return add(bytes, unchangedPrefix: 0, revising: &file)
     }
 
     /// Stores the blocks not held yet, pins `root` with `members` and persists them; `nil` (and

@@ -87,11 +87,12 @@ final class StationCore: Sendable {
     // MARK: Publishing (call under the state lock)
 
     /// Publishes the manifest (compact JSON) and points `public.json` at it; returns its CID.
-    /// The ledger assembles the document from kept bytes and only its changed chunks are hashed.
+    /// The ledger keeps the document's bytes and says where they changed, so only the chunks
+    /// from there on are hashed.
     @discardableResult
     func publishManifest(_ state: inout StationState) -> String {
-        let bytes = state.ledger.document()
-        let cid = blocks.add(bytes, revising: &state.ledger.publishedFile)
+        let document = state.ledger.document()
+        let cid = blocks.add(document.bytes, unchangedPrefix: document.unchangedPrefix, revising: &state.ledger.publishedFile)
         state.publicDocument.manifestPointer = cid
         publishPublicDocument(&state)
         return cid
