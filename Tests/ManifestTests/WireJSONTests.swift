@@ -155,4 +155,19 @@ struct WireJSONTests {
         let value = try JSONDecoder().decode(JSONValue.self, from: Data(#"{"a":[1,2.5,"x",null,true]}"#.utf8))
         #expect(value["a"] == [1, 2.5, "x", nil, true])
     }
+
+    @Test func orderedMapUpdatesInPlaceAndAppendsNewKeys() {
+        var map: OrderedMap<[Int]> = ["a": [1], "b": [2]]
+        let count = map.updateValue(forKey: "a", default: []) { values -> Int in
+            values.append(3)
+            return values.count
+        }
+        #expect(count == 2 && map["a"] == [1, 3])
+        map.updateValue(forKey: "c", default: [9]) { $0.append(10) }
+        #expect(map.keys == ["a", "b", "c"] && map["c"] == [9, 10])
+        // Past the size at which keys are indexed.
+        for number in 0..<20 { map.updateValue(forKey: "k\(number)", default: []) { $0.append(number) } }
+        map.updateValue(forKey: "k7", default: []) { $0.append(70) }
+        #expect(map.count == 23 && map["k7"] == [7, 70] && map.keys.last == "k19")
+    }
 }

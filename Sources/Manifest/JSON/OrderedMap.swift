@@ -68,6 +68,17 @@ public struct OrderedMap<Value> {
         }
     }
 
+    /// Changes the value for `key` in place, first appending `defaultValue()` when the key is
+    /// absent, and returns what `update` returns. Unlike reading the value, changing it and
+    /// setting it back, this does not copy the value (a namespace's posts, say) on every change.
+    public mutating func updateValue<Result>(
+        forKey key: String, default defaultValue: @autoclosure () -> Value, _ update: (inout Value) throws -> Result
+    ) rethrows -> Result {
+        if index(forKey: key) == nil { self[key] = defaultValue() }
+        let position = index(forKey: key) ?? storedValues.count - 1
+        return try update(&storedValues[position])
+    }
+
     /// Whether `key` is present.
     public func contains(key: String) -> Bool { index(forKey: key) != nil }
 

@@ -6,6 +6,18 @@ extension KeyedDecodingContainer {
         (try? decodeIfPresent(type, forKey: key)) ?? nil
     }
 
+    // Concrete overloads for the common field types: the generic `decodeIfPresent` reaches the
+    // wire decoder through `T(from:)` and runtime type lookups, which dominated reading a listing.
+
+    /// The string for `key`, or `nil` when it is missing, `null` or not a string.
+    func lenient(_ type: String.Type, _ key: Key) -> String? { (try? decodeIfPresent(type, forKey: key)) ?? nil }
+
+    /// The integer for `key`, or `nil` when it is missing, `null` or not an integer.
+    func lenient(_ type: Int.Type, _ key: Key) -> Int? { (try? decodeIfPresent(type, forKey: key)) ?? nil }
+
+    /// The Boolean for `key`, or `nil` when it is missing, `null` or not a Boolean.
+    func lenient(_ type: Bool.Type, _ key: Key) -> Bool? { (try? decodeIfPresent(type, forKey: key)) ?? nil }
+
     /// A string for `key` that is present and not empty, else `nil`.
     func nonEmptyString(_ key: Key) -> String? {
         guard let text = lenient(String.self, key), !text.isEmpty else { return nil }

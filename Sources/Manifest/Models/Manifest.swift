@@ -190,10 +190,7 @@ public struct Manifest: Sendable, Hashable, Codable {
     /// Appends `entry` to a namespace (created at the end if new), as `POST /post` does.
     /// `client` is normalized with ``namespaceName(for:)``.
     public mutating func append(_ entry: PostEntry, toClient client: String?) {
-        let name = Self.namespaceName(for: client)
-        var namespace = clients[name] ?? ClientNamespace()
-        namespace.posts.append(entry)
-        clients[name] = namespace
+        clients.updateValue(forKey: Self.namespaceName(for: client), default: ClientNamespace()) { $0.posts.append(entry) }
     }
 
     /// Removes the first entry with `postCID`, from `client`'s namespace when given, else from
@@ -203,10 +200,8 @@ public struct Manifest: Sendable, Hashable, Codable {
     public mutating func removeEntry(postCID: String, client: String? = nil) -> (client: String, entry: PostEntry)? {
         let candidates = client.map { [Self.namespaceName(for: $0)] } ?? clients.keys
         for name in candidates {
-            guard var namespace = clients[name],
-                  let index = namespace.posts.firstIndex(where: { $0.postCID == postCID }) else { continue }
-            let removed = namespace.posts.remove(at: index)
-            clients[name] = namespace
+            guard let index = clients[name]?.posts.firstIndex(where: { $0.postCID == postCID }) else { continue }
+            let removed = clients.updateValue(forKey: name, default: ClientNamespace()) { $0.posts.remove(at: index) }
             return (name, removed)
         }
         return nil

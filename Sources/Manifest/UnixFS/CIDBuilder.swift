@@ -40,6 +40,9 @@ public struct CIDBuilder: Sendable {
     private var leafCount = 0
     private var collected: [DAGBlock]
     private let collectingBlocks: Bool
+    /// The link of every leaf so far, in file order, kept for ``UnixFS/RevisedFile`` (which
+    /// reuses the leaves of unchanged chunks); not reset by ``finish()``.
+    private(set) var leafLinks: [Link] = []
 
     /// The number of bytes fed so far.
     public private(set) var byteCount: UInt64 = 0
@@ -135,9 +138,17 @@ public struct CIDBuilder: Sendable {
         if collectingBlocks {
             collected.append(DAGBlock(cid: CID(v0Unchecked: Multihash(sha256Digest: digest)), bytes: header + chunk + trailer))
         }
-        leafCount += 1
         chunk.removeAll(keepingCapacity: true)
-        push(Link(digest: digest, cumulativeSize: UInt64(header.count + Int(size) + trailer.count), fileSize: size), level: 0)
+        appendLeaf(Link(digest: digest, cumulativeSize: UInt64(header.count + Int(size) + trailer.count), fileSize: size))
+    }
+
+    /// Adds a leaf already built (from an earlier version of the file, with the same chunk) at
+    /// a chunk boundary, without hashing or collecting it again.
+    mutating func appendLeaf(_ link: Link) {
+        precondition(chunk.isEmpty, "a reused leaf must start at a chunk boundary")
+        leafCount += 1
+        if collectingBlocks { leafLinks.append(link) }
+        push(link, level: 0)
     }
 
     /// Adds a finished node to `level`; a level that reaches 174 links becomes a parent at once

@@ -45,11 +45,11 @@ public final class RequestLog: Sendable {
     public init() {}
 
     /// The entries still held, oldest first.
-    public var entries: [Entry] { state.value }
+    public var entries: [Entry] { state.withLock { Array($0.suffix(Self.retainedEntryCount)) } }
 
     /// How many held entries are on `route`.
     public func count(_ route: RequestRoute) -> Int {
-        state.withLock { $0.count { route.matches(method: $0.method, path: $0.path) } }
+        state.withLock { $0.suffix(Self.retainedEntryCount).count { route.matches(method: $0.method, path: $0.path) } }
     }
 
     /// Forgets every entry.
@@ -60,7 +60,8 @@ public final class RequestLog: Sendable {
                           status: response.status)
         state.withLock { entries in
             entries.append(entry)
-            if entries.count > Self.retainedEntryCount { entries.removeFirst(entries.count - Self.retainedEntryCount) }
+            // Trimmed in batches: dropping the oldest entry on every request moved the whole log each time.
+            if entries.count >= 2 * Self.retainedEntryCount { entries.removeFirst(entries.count - Self.retainedEntryCount) }
         }
     }
 }

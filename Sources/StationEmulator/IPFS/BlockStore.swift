@@ -13,13 +13,20 @@ public final class BlockStore: Sendable {
 
     private let state = Locked(State())
     private let directory: URL?
+    /// `pins.log` in the directory.
+    private let pinLog: URL?
 
     /// Creates a store; with `directory`, blocks and pins are written there and read back at start.
+    ///
+    /// Pins are kept in `pins.log`, one line per change (`+ root member…`, `- root`), so adding a
+    /// file appends a line instead of rewriting every pin; it is compacted at start. A `pins.json`
+    /// from an older emulator is read first and then folded into the log.
     ///
     /// - Throws: file-system errors when the directory cannot be created or read.
     public init(directory: URL? = nil) throws {
         self.directory = directory
-        guard let directory else { return }
+        pinLog = directory?.appendingPathComponent("pins.log")
+        guard let directory, let pinLog else { return }
         let blocksDirectory = directory.appendingPathComponent("blocks")
         try FileManager.default.createDirectory(at: blocksDirectory, withIntermediateDirectories: true)
         var loaded = State()
@@ -30,10 +37,17 @@ public final class BlockStore: Sendable {
                   cid.matches(block: [UInt8](data)) else { continue }
             loaded.blocks[name] = [UInt8](data)
         }
-        if let data = FileManager.default.contents(atPath: directory.appendingPathComponent("pins.json").path),
+        let legacyPins = directory.appendingPathComponent("pins.json")
+        if let data = FileManager.default.contents(atPath: legacyPins.path),
            let pins = try? JSONDecoder().decode([String: [String]].self, from: data) {
             loaded.pins = pins.mapValues(Set.init)
         }
+        if let data = FileManager.default.contents(atPath: pinLog.path) {
+            Self.replay(data, into: &loaded.pins)
+        }
+        let compacted = loaded.pins.keys.sorted().compactMap { root in loaded.pins[root].map { Self.pinLine(root, $0.sorted()) } }
+        try Data(compacted.joined().utf8).write(to: pinLog, options: .atomic)
+        try? FileManager.default.removeItem(at: legacyPins)
         state.withLock { $0 = loaded }
     }
 
@@ -41,17 +55,45 @@ public final class BlockStore: Sendable {
     @discardableResult
     public func add(_ bytes: some Collection<UInt8>) -> String {
         let (root, blocks) = UnixFS.dag(of: bytes)
+        return store(root: root, blocks: blocks, members: blocks.map(\.cid)) ?? root.description
+    }
+
+    /// Adds the next version of the file `file` tracks (like ``add(_:)``), whose first
+    /// `unchangedPrefix` bytes are the last version's, hashing only the chunks after them;
+    /// returns its CIDv0 string.
+    func add(_ bytes: [UInt8], unchangedPrefix: Int, revising file: inout UnixFS.RevisedFile) -> String {
+        let revision = file.revise(to: bytes, unchangedPrefix: unchangedPrefix)
+        if let root = store(root: revision.root, blocks: revision.blocks, members: revision.members) { return root }
+        // A reused leaf was collected since the last version: build every block again.
+        return add(bytes, unchangedPrefix: 0, revising: &file)
+    }
+
+    /// Stores the blocks not held yet, pins `root` with `members` and persists them; `nil` (and
+    /// nothing changed) when a member is neither held nor among `blocks`.
+    private func store(root: CID, blocks: [DAGBlock], members: [CID]) -> String? {
         let rootText = root.description
-        let written: [DAGBlock] = state.withLock { state in
+        let memberTexts = members.map(\.description)
+        let written: [DAGBlock]? = state.withLock { state in
             var fresh: [DAGBlock] = []
-            for block in blocks where state.blocks[block.cid.description] == nil {
-                state.blocks[block.cid.description] = block.bytes
-                fresh.append(block)
+            var freshCIDs = Set<String>()
+            for block in blocks {
+                let cid = block.cid.description
+                if state.blocks[cid] == nil, freshCIDs.insert(cid).inserted { fresh.append(block) }
             }
-            state.pins[rootText] = Set(blocks.map(\.cid.description))
+            guard memberTexts.allSatisfy({ state.blocks[$0] != nil || freshCIDs.contains($0) }) else { return nil }
+            for block in fresh { state.blocks[block.cid.description] = block.bytes }
+            state.pins[rootText] = Set(memberTexts)
+            // Under the lock, so the log lists pin changes in the order they happened.
+            appendToPinLog(Self.pinLine(rootText, memberTexts))
             return fresh
         }
-        persist(newBlocks: written)
+        guard let written else { return nil }
+        if let directory {
+            let blocksDirectory = directory.appendingPathComponent("blocks")
+            for block in written {
+                try? Data(block.bytes).write(to: blocksDirectory.appendingPathComponent(block.cid.description), options: .atomic)
+            }
+        }
         return rootText
     }
 
@@ -61,17 +103,19 @@ public final class BlockStore: Sendable {
     /// The size of the file at `cid`, or `nil` when it is not a readable local file.
     public func fileSize(_ cid: String) -> UInt64? {
         guard let parsed = try? CID(cid) else { return nil }
-        let blocks = state.withLock { $0.blocks }
-        return try? UnixFS.fileSize(root: parsed, blocks: { blocks[$0.description] })
+        return try? UnixFS.fileSize(root: parsed, blocks: block)
     }
 
     /// The bytes of the file at `cid` (or `range` of it), or `nil` when it is not a readable
     /// local file.
     public func read(_ cid: String, range: Range<UInt64>? = nil) -> [UInt8]? {
         guard let parsed = try? CID(cid) else { return nil }
-        let blocks = state.withLock { $0.blocks }
-        return try? UnixFS.readAll(root: parsed, range: range, blocks: { blocks[$0.description] })
+        return try? UnixFS.readAll(root: parsed, range: range, blocks: block)
     }
+
+    /// One block, looked up under the lock (a copy of the whole table would be copied again by
+    /// the next write while a read holds it). ``UnixFS`` checks its hash against the CID.
+    private func block(_ cid: CID) -> [UInt8]? { state.withLock { $0.blocks[cid.description] } }
 
     /// The encoded size of the DAG under `cid` (Kubo's `object stat` CumulativeSize, without the
     /// link overhead Kubo adds), or 0 when it is not local.
@@ -85,9 +129,11 @@ public final class BlockStore: Sendable {
     /// Removes the recursive pin on `cid`; `false` when it was not pinned.
     @discardableResult
     public func unpin(_ cid: String) -> Bool {
-        let removed = state.withLock { $0.pins.removeValue(forKey: cid) != nil }
-        if removed { persist(newBlocks: []) }
-        return removed
+        state.withLock { state in
+            guard state.pins.removeValue(forKey: cid) != nil else { return false }
+            appendToPinLog("- \(cid)\n")
+            return true
+        }
     }
 
     /// Deletes every block no pin reaches and returns their CIDs (like `ipfs repo gc`).
@@ -104,7 +150,6 @@ public final class BlockStore: Sendable {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent("blocks").appendingPathComponent(cid))
             }
         }
-        persist(newBlocks: [])
         return removed
     }
 
@@ -116,15 +161,36 @@ public final class BlockStore: Sendable {
     /// Every pinned root.
     public var pinnedRoots: Set<String> { state.withLock { Set($0.pins.keys) } }
 
-    private func persist(newBlocks: [DAGBlock]) {
-        guard let directory else { return }
-        let blocksDirectory = directory.appendingPathComponent("blocks")
-        for block in newBlocks {
-            try? Data(block.bytes).write(to: blocksDirectory.appendingPathComponent(block.cid.description), options: .atomic)
+    // MARK: Pin log
+
+    /// `+ root member…` (a pin set or replaced).
+    private static func pinLine(_ root: String, _ members: [String]) -> String {
+        "+ " + ([root] + members).joined(separator: " ") + "\n"
+    }
+
+    /// Appends one line to the pin log (when there is a directory). Call under the lock.
+    private func appendToPinLog(_ line: String) {
+        guard let pinLog else { return }
+        guard let handle = try? FileHandle(forWritingTo: pinLog) else {
+            try? Data(line.utf8).write(to: pinLog)
+            return
         }
-        let pins = state.withLock { $0.pins.mapValues { $0.sorted() } }
-        if let data = try? JSONEncoder().encode(pins) {
-            try? data.write(to: directory.appendingPathComponent("pins.json"), options: .atomic)
+        defer { try? handle.close() }
+        _ = try? handle.seekToEnd()
+        try? handle.write(contentsOf: Data(line.utf8))
+    }
+
+    /// Applies the log's lines in order; a last line without its newline (a write cut short) and
+    /// lines that do not parse are skipped.
+    private static func replay(_ log: Data, into pins: inout [String: Set<String>]) {
+        for line in log.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast() {
+            let fields = line.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+            guard fields.count >= 2, fields.dropFirst().allSatisfy({ (try? CID($0)) != nil }) else { continue }
+            switch fields[0] {
+            case "+": pins[fields[1]] = Set(fields.dropFirst(2))
+            case "-": pins[fields[1]] = nil
+            default: continue
+            }
         }
     }
 }

@@ -28,11 +28,9 @@ extension StationCore {
             skipped += 1
             skips[reason] = (skips[reason] ?? 0) + 1
         }
-        for name in state.manifest.clients.keys {
-            guard var namespace = state.manifest.clients[name] else { continue }
-            for index in namespace.posts.indices {
+        for (name, namespace) in state.manifest.clients {
+            for (index, entry) in namespace.posts.enumerated() {
                 total += 1
-                let entry = namespace.posts[index]
                 guard entry.audienceMode == .all else { skip("audience_not_all"); continue }
                 guard !entry.postCID.isEmpty else { skip("missing_post_cid"); continue }
                 guard let envelopesCID = entry.envelopesCID, !envelopesCID.isEmpty else { skip("missing_envelopes_cid"); continue }
@@ -40,11 +38,12 @@ extension StationCore {
                 guard let key = openWithStationKey(root) else { skip("open_envelope_failed"); continue }
                 var envelopes = OrderedMap<String>()
                 for (uid, publicKey) in keys { if let sealed = seal(key, toHex: publicKey) { envelopes[uid] = sealed } }
-                namespace.posts[index].envelopesCID = publishEnvelopes(postCID: entry.postCID, envelopes: envelopes)
-                namespace.posts[index].envelopesCount = envelopes.count
+                var rewrapped = entry
+                rewrapped.envelopesCID = publishEnvelopes(postCID: entry.postCID, envelopes: envelopes)
+                rewrapped.envelopesCount = envelopes.count
+                state.ledger.replaceEntry(at: index, inClient: name, with: rewrapped)
                 updated += 1
             }
-            state.manifest.clients[name] = namespace
         }
         let manifestCID = publishManifest(&state)
         return [

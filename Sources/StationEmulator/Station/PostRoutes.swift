@@ -73,7 +73,7 @@ extension StationCore {
         let entry = PostEntry(postCID: postCID, audienceMode: AudienceMode(wireValue: mode), isEncrypted: true,
                               envelopesCID: envelopesCID, envelopesCount: envelopes.count, createdAt: createdAt,
                               audienceUIDs: sortedUIDs, metadata: metadataHex.map { .sealed(hex: $0) })
-        state.manifest.append(entry, toClient: client)
+        state.ledger.append(entry, toClient: client)
         publishManifest(&state)
         return (envelopesCID, envelopes.count)
     }
@@ -139,7 +139,7 @@ extension StationCore {
             let cid = blocks.add(file.data)
             log.info("Public (unencrypted) post uploaded: CID=\(cid)", logger: "cipher_station.posts")
             let total: Int = state.withLock { state in
-                state.manifest.append(.publicPost(postCID: cid, createdAt: createdAt, metadata: metadata), toClient: client)
+                state.ledger.append(.publicPost(postCID: cid, createdAt: createdAt, metadata: metadata), toClient: client)
                 publishManifest(&state)
                 return state.manifest.postCount
             }
@@ -202,7 +202,7 @@ extension StationCore {
         guard !deviceUID.isEmpty else { return failure("missing device_uid") }
         guard !postCID.isEmpty else { return failure("missing post_cid") }
         let (entry, devices) = state.withLock { state in
-            (state.manifest.entry(forPostCID: postCID)?.entry, state.sortedFollowers.filter { $0.uid == uid })
+            (state.ledger.entry(forPostCID: postCID)?.entry, state.sortedFollowers.filter { $0.uid == uid })
         }
         guard let entry else { return failure("post_cid \(postCID) not found") }
         guard let envelopesCID = (override?.isEmpty == false ? override : nil) ?? entry.envelopesCID, !envelopesCID.isEmpty else {
@@ -243,7 +243,7 @@ extension StationCore {
         }
         let now = Int(self.now)
         return state.withLock { state -> StationResponse in
-            guard let (client, old) = state.manifest.entry(forPostCID: postCID) else {
+            guard let (client, old) = state.ledger.entry(forPostCID: postCID) else {
                 return .detail(404, "Post \(postCID) not found")
             }
             guard let oldEnvelopes = old.envelopesCID, !oldEnvelopes.isEmpty else { return .detail(500, "Post has no envelopes_cid") }
@@ -253,12 +253,12 @@ extension StationCore {
             guard let key = openWithStationKey(selfEnvelope) else { return .detail(500, "Failed to recover symmetric key") }
             do throws(AudienceError) {
                 let chosen = try recipients(state, mode: mode, uids: audienceUIDs)
-                state.manifest.removeEntry(postCID: postCID, client: client)
+                state.ledger.removeEntry(postCID: postCID, client: client)
                 // Deliberate exception (WIRE_NOTES §0.4): the station unpins and garbage-collects the
                 // post's bytes here; the emulator keeps them and drops only the old envelopes,
                 // unless told to reproduce the station.
                 if configuration.losesResharedContent { blocks.unpin(postCID) }
-                if !referencedCIDs(state).contains(oldEnvelopes) { blocks.unpin(oldEnvelopes) }
+                if !isReferenced(oldEnvelopes, state) { blocks.unpin(oldEnvelopes) }
                 blocks.collectGarbage()
                 let sealedMetadata: String? = if case let .sealed(hex) = old.metadata { hex } else { nil }
                 let (_, count) = try appendEncryptedPost(
@@ -304,7 +304,7 @@ extension StationCore {
 
     func content(_ request: StationRequest, cid: String) async -> StationResponse {
         if case let .denied(response) = await authorize(request, owner: true) { return response }
-        let servable = state.withLock { referencedCIDs($0).contains(cid) }
+        let servable = state.withLock { isReferenced(cid, $0) }
         guard (try? CID(cid)) != nil, servable else { return .detail(404, "content not found") }
         guard !faults.isIPFSDown else { return .detail(503, "content store unavailable") }
         guard let size = servedFileSize(cid) else { return .detail(404, "content not found") }

@@ -40,10 +40,10 @@ extension StationCore {
     /// Removes an entry, republishes, unpins its CIDs and collects garbage
     /// (`remove_post_from_manifest`). Call under the lock.
     func removePost(_ state: inout StationState, postCID: String, client: String?) -> (client: String, unpinned: [String], collected: Int)? {
-        guard let (name, removed) = state.manifest.removeEntry(postCID: postCID, client: client) else { return nil }
+        guard let (name, removed) = state.ledger.removeEntry(postCID: postCID, client: client) else { return nil }
         publishManifest(&state)
         let unpinned = [removed.postCID, removed.envelopesCID].compactMap { $0 }.filter { !$0.isEmpty }
-        for cid in unpinned where !referencedCIDs(state).contains(cid) { blocks.unpin(cid) }
+        for cid in unpinned where !isReferenced(cid, state) { blocks.unpin(cid) }
         return (name, unpinned, unpinned.isEmpty ? 0 : blocks.collectGarbage().count)
     }
 
@@ -113,7 +113,7 @@ extension StationCore {
                 metadata = value.objectValue
             }
             let cid = blocks.add(plaintext)
-            state.manifest.append(.publicPost(postCID: cid, createdAt: entry.createdAt ?? now, metadata: metadata), toClient: client)
+            state.ledger.append(.publicPost(postCID: cid, createdAt: entry.createdAt ?? now, metadata: metadata), toClient: client)
             publishManifest(&state)
             _ = removePost(&state, postCID: entry.postCID, client: client)
             migrated.append(.object(["old_cid": .string(entry.postCID), "new_cid": .string(cid), "status": "ok"]))

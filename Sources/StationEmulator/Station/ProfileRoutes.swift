@@ -8,12 +8,10 @@ extension StationCore {
     /// Merges `fields` into `clients.cipherframe.profile`, stamps `updated_at`, republishes the
     /// manifest (`set_client_profile`). Call under the lock.
     func setClientProfile(_ state: inout StationState, _ fields: JSONObject) -> JSONObject {
-        var namespace = state.manifest.clients[Self.profileClient] ?? ClientNamespace()
-        var profile = namespace.profile ?? ClientProfile()
+        var profile = state.manifest.clients[Self.profileClient]?.profile ?? ClientProfile()
         profile.merge(fields)
         profile.merge(["updated_at": JSONOut.int(Int(now))])
-        namespace.profile = profile
-        state.manifest.clients[Self.profileClient] = namespace
+        state.ledger.setProfile(profile, forClient: Self.profileClient)
         publishManifest(&state)
         return profile.fields
     }

@@ -35,7 +35,7 @@ final class StationCore: Sendable {
             let stateURL = directory.appendingPathComponent("state.json")
             if !created, let data = FileManager.default.contents(atPath: stateURL.path) {
                 do {
-                    restored = try JSONDecoder().decode(StationSnapshot.self, from: data).restore()
+                    restored = try JSONDecoder().decode(StationSnapshot.self, from: data).restore(blocks: blocks)
                 } catch {
                     throw StationEmulatorError.corruptState(path: stateURL.path, reason: "\(error)")
                 }
@@ -87,10 +87,12 @@ final class StationCore: Sendable {
     // MARK: Publishing (call under the state lock)
 
     /// Publishes the manifest (compact JSON) and points `public.json` at it; returns its CID.
+    /// The ledger keeps the document's bytes and says where they changed, so only the chunks
+    /// from there on are hashed.
     @discardableResult
     func publishManifest(_ state: inout StationState) -> String {
-        let bytes = (try? WireJSON.encode(state.manifest, style: .compact)) ?? []
-        let cid = blocks.add(bytes)
+        let document = state.ledger.document()
+        let cid = blocks.add(document.bytes, unchangedPrefix: document.unchangedPrefix, revising: &state.ledger.publishedFile)
         state.publicDocument.manifestPointer = cid
         publishPublicDocument(&state)
         return cid
@@ -104,7 +106,7 @@ final class StationCore: Sendable {
         if state.publicDocument.ipnsName == nil { state.publicDocument.ipnsName = identity.node.ipnsName }
         let value = (try? WireJSON.value(of: state.publicDocument)) ?? .null
         let cid = blocks.add(JSONOut.indented(value))
-        if let previous = state.publishedPublicCID, previous != cid, !referencedCIDs(state).contains(previous) {
+        if let previous = state.publishedPublicCID, previous != cid, !isReferenced(previous, state) {
             blocks.unpin(previous)
         }
         state.publishedPublicCID = cid
@@ -127,22 +129,14 @@ final class StationCore: Sendable {
         return map
     }
 
-    /// Every CID the station's state references: what `/content` may serve
-    /// (`station_content_cids`).
-    func referencedCIDs(_ state: StationState) -> Set<String> {
-        var cids = Set<String>()
-        for namespace in state.manifest.clients.values {
-            for entry in namespace.posts {
-                cids.insert(entry.postCID)
-                if let envelopes = entry.envelopesCID, !envelopes.isEmpty { cids.insert(envelopes) }
-            }
-            if let avatar = namespace.profile?.avatarCID, !avatar.isEmpty { cids.insert(avatar) }
-        }
+    /// Whether the station's state references `cid`: what `/content` may serve
+    /// (`station_content_cids`: the manifest's posts, envelopes and avatars, and the documents
+    /// `public.json` points at).
+    func isReferenced(_ cid: String, _ state: StationState) -> Bool {
+        guard !cid.isEmpty else { return false }
         let document = state.publicDocument
-        for cid in [document.manifestPointer, document.followingCID, document.followersCID, document.followDecoderEnvelopesCID] {
-            if let cid, !cid.isEmpty { cids.insert(cid) }
-        }
-        return cids
+        return state.ledger.references(cid)
+            || [document.manifestPointer, document.followingCID, document.followersCID, document.followDecoderEnvelopesCID].contains(cid)
     }
 
     /// Seals `key` to a recipient's ML-KEM public key given in hex; `nil` when the key is not a

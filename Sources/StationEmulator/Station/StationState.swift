@@ -61,13 +61,17 @@ struct StationState: Sendable {
     var publicDocument: PublicDocument
     var followers: [FollowerRow] = []
     var following: [FollowingRow] = []
-    var manifest = Manifest()
+    /// The manifest with its published bytes kept (change the manifest through it).
+    var ledger = ManifestLedger()
     var pairing: [PairingSession] = []
     var pairingFailures: [Int64] = []
     /// The CID of the last published `public.json` (what `/ipns/<name>` resolves to).
     var publishedPublicCID: String?
 
     var uid: String { publicDocument.uid }
+
+    /// The manifest.
+    var manifest: Manifest { ledger.manifest }
 
     /// Follower rows in the station's `ORDER BY uid, device_uid` (byte order).
     var sortedFollowers: [FollowerRow] {
@@ -89,12 +93,16 @@ struct StationState: Sendable {
     }
 }
 
-/// The on-disk form of ``StationState`` (documents kept in their exact wire bytes).
+/// The on-disk form of ``StationState`` (documents kept in their exact wire bytes). The manifest
+/// is not copied in: it is the block at `manifestCID` (the last published one), so saving the
+/// state after a post does not rewrite every post. Older emulators wrote the manifest itself in
+/// `manifest`, which is still read.
 struct StationSnapshot: Codable {
     var publicDocument: String
     var followers: [FollowerRow]
     var following: [FollowingRow]
-    var manifest: String
+    var manifestCID: String?
+    var manifest: String?
     var pairing: [PairingSession]
     var pairingFailures: [Int64]
     var publishedPublicCID: String?
@@ -103,18 +111,26 @@ struct StationSnapshot: Codable {
         publicDocument = String(decoding: (try? WireJSON.encode(state.publicDocument)) ?? [], as: UTF8.self)
         followers = state.followers
         following = state.following
-        manifest = String(decoding: (try? WireJSON.encode(state.manifest)) ?? [], as: UTF8.self)
+        manifestCID = state.publicDocument.manifestPointer
         pairing = state.pairing
         pairingFailures = state.pairingFailures
         publishedPublicCID = state.publishedPublicCID
     }
 
-    /// - Throws: ``WireFormatError`` when a stored document does not parse.
-    func restore() throws -> StationState {
+    /// - Throws: ``WireFormatError`` when a stored document does not parse;
+    ///   ``StationEmulatorError/corruptState(path:reason:)`` when the manifest block is missing.
+    func restore(blocks: BlockStore) throws -> StationState {
         var state = StationState(publicDocument: try WireJSON.decode(PublicDocument.self, from: Array(publicDocument.utf8)))
         state.followers = followers
         state.following = following
-        state.manifest = try WireJSON.decode(Manifest.self, from: Array(manifest.utf8))
+        if let manifest {
+            state.ledger = ManifestLedger(try WireJSON.decode(Manifest.self, from: Array(manifest.utf8)))
+        } else if let manifestCID {
+            guard let bytes = blocks.read(manifestCID) else {
+                throw StationEmulatorError.corruptState(path: "blocks/\(manifestCID)", reason: "the manifest is missing or damaged")
+            }
+            state.ledger = ManifestLedger(try WireJSON.decode(Manifest.self, from: bytes))
+        }
         state.pairing = pairing
         state.pairingFailures = pairingFailures
         state.publishedPublicCID = publishedPublicCID
