@@ -20,29 +20,6 @@ struct BasicExchangeTests {
         #expect(response.body.data == Data("hello GET".utf8))
     }
 
-    /// Every status is a response, not an error; redirects are returned, not followed.
-    @Test func statusCodesAreResponses() async throws {
-        let server = try LoopbackHTTPServer { request, response in
-            let code = Int(request.path.dropFirst("/status/".count)) ?? 599
-            var headers: [(String, String)] = []
-            if code == 301 { headers.append(("Location", "/elsewhere")) }
-            try response.send(status: code, reason: "Test", headers: headers,
-                              body: code == 204 || code == 304 ? [] : Array("status \(code)".utf8))
-        }
-        defer { server.stop() }
-        let transport = URLSessionTransport.forTests()
-        let codes = [200, 201, 204, 301, 304, 400, 401, 403, 404, 413, 416, 422, 429, 500, 502, 503]
-        for code in codes {
-            let response = try await transport.send(HTTPRequest(method: .get, url: server.url("/status/\(code)")))
-            #expect(response.status == code)
-            #expect(response.isSuccess == (200..<300).contains(code))
-            let expected = code == 204 || code == 304 ? Data() : Data("status \(code)".utf8)
-            #expect(response.body.data == expected, "status \(code)")
-            if code == 301 { #expect(response.headers["location"] == "/elsewhere") }
-        }
-        #expect(server.statistics.requestsReceived == codes.count)  // the 301 was not followed
-    }
-
     /// What the server receives for each method/body combination.
     struct Received: Sendable, Equatable {
         var method: String
@@ -214,25 +191,6 @@ struct BasicExchangeTests {
         #expect(server.statistics.connectionsAccepted == 1)
     }
 
-    /// Many requests at once on one transport.
-    @Test func concurrentRequests() async throws {
-        let server = try LoopbackHTTPServer { request, response in
-            try response.send(status: 200, body: Array(request.path.utf8))
-        }
-        defer { server.stop() }
-        let transport = URLSessionTransport.forTests()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<24 {
-                group.addTask {
-                    let response = try await transport.send(HTTPRequest(method: .get, url: server.url("/c/\(index)")))
-                    #expect(response.body.data == Data("/c/\(index)".utf8))
-                }
-            }
-            try await group.waitForAll()
-        }
-        #expect(server.statistics.requestsReceived == 24)
-    }
-
     /// A chunked response with trailers, and a body delimited by the connection closing.
     @Test func chunkedAndCloseDelimitedResponses() async throws {
         let server = try LoopbackHTTPServer { request, response in
@@ -254,65 +212,4 @@ struct BasicExchangeTests {
         #expect(closing.body.data == Data("until close".utf8))
     }
 
-    /// Informational 1xx blocks before the final head are skipped.
-    @Test func informationalResponsesAreSkipped() async throws {
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeInformational(status: 103, reason: "Early Hints", headers: [("Link", "</a>; rel=preload")])
-            try response.send(status: 200, headers: [("X-Final", "yes")], body: Array("final".utf8))
-        }
-        defer { server.stop() }
-        for destination in [ResponseDestination.memory(), .stream] {
-            let response = try await URLSessionTransport.forTests().send(
-                HTTPRequest(method: .get, url: server.url("/hints")), body: .none,
-                options: TransferOptions(response: destination)
-            )
-            #expect(response.status == 200)
-            #expect(response.headers["X-Final"] == "yes")
-            #expect(response.headers["Link"] == nil)
-            switch response.body {
-            case .data(let data): #expect(data == Data("final".utf8))
-            case .stream(let stream): #expect(try await stream.collect(upTo: 100) == Data("final".utf8))
-            case .file: Issue.record("unexpected file body")
-            }
-        }
-    }
-
-    /// Requests that cannot be sent fail before anything reaches the network.
-    @Test func invalidRequestsAreRejected() async throws {
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
-        defer { server.stop() }
-        let transport = URLSessionTransport.forTests()
-        var injected = HTTPRequest(method: .get, url: server.url("/x"))
-        injected.headers["X-Evil"] = "a\r\nX-Injected: 1"
-        let cases: [HTTPRequest] = [
-            injected,
-            HTTPRequest(method: .get, url: try #require(URL(string: "ftp://127.0.0.1/file"))),
-            HTTPRequest(method: HTTPMethod("GET /x"), url: server.url("/x")),
-            HTTPRequest(method: .get, url: server.url("/x"), headers: ["Bad Name": "v"]),
-        ]
-        for request in cases {
-            let error = await transportError { _ = try await transport.send(request) }
-            #expect(error?.kind == .invalidRequest, "\(request)")
-            #expect(error?.url == request.url)
-        }
-        #expect(server.statistics.requestsReceived == 0)
-    }
-
-    /// A reply that is not HTTP, and a connection closed without a reply.
-    @Test func malformedAndEmptyReplies() async throws {
-        let server = try LoopbackHTTPServer { request, response in
-            if request.path == "/garbage" {
-                try response.writeRaw(Array("THIS IS NOT HTTP\r\n\r\n".utf8))
-            }
-            response.abortConnection()
-        }
-        defer { server.stop() }
-        let transport = URLSessionTransport.forTests()
-        let garbage = await transportError { _ = try await transport.send(HTTPRequest(method: .get, url: server.url("/garbage"))) }
-        #expect(garbage?.kind == .protocolError)
-        let empty = await transportError { _ = try await transport.send(HTTPRequest(method: .get, url: server.url("/empty"))) }
-        #expect(empty?.kind == .connectionLost)
-        #expect(empty?.method == .get)
-        #expect(empty?.url == server.url("/empty"))
-    }
 }

@@ -52,19 +52,6 @@ struct StreamingTests {
         #expect(response.body.data == Data("\(Self.hundredMiB) ok length=\(Self.hundredMiB)".utf8))
     }
 
-    @Test func uploads100MiBFromAFile() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let pattern = PatternBytes(seed: 2)
-        let file = directory.file("upload.bin")
-        try pattern.writeFile(file, count: Self.hundredMiB)
-        let server = try LoopbackHTTPServer(handler: Self.verifyingUpload(pattern))
-        defer { server.stop() }
-        let response = try await URLSessionTransport.forTests().send(HTTPRequest(method: .put, url: server.url("/upload")),
-                                                               body: .file(file))
-        #expect(response.body.data == Data("\(Self.hundredMiB) ok length=\(Self.hundredMiB)".utf8))
-    }
-
     @Test func downloads100MiBAsAStream() async throws {
         let pattern = PatternBytes(seed: 3)
         let server = try LoopbackHTTPServer(handler: Self.patternDownload(pattern, count: Self.hundredMiB))
@@ -87,37 +74,6 @@ struct StreamingTests {
         }
         #expect(received == Self.hundredMiB)
         #expect(matches)
-    }
-
-    @Test func downloads100MiBToAFile() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let pattern = PatternBytes(seed: 4)
-        let server = try LoopbackHTTPServer(handler: Self.patternDownload(pattern, count: Self.hundredMiB))
-        defer { server.stop() }
-        let target = directory.file("download.bin")
-        let response = try await URLSessionTransport.forTests().send(
-            HTTPRequest(method: .get, url: server.url("/download")), body: .none,
-            options: TransferOptions(response: .file(target))
-        )
-        guard case .file(let url, let byteCount) = response.body else {
-            Issue.record("expected a file body")
-            return
-        }
-        #expect(url == target)
-        #expect(byteCount == Self.hundredMiB)
-        let handle = try FileHandle(forReadingFrom: target)
-        defer { try? handle.close() }
-        var offset: Int64 = 0
-        var matches = true
-        while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty {
-            if matches, !pattern.matches(piece, offset: offset) { matches = false }
-            offset += Int64(piece.count)
-        }
-        #expect(offset == Self.hundredMiB)
-        #expect(matches)
-        let attributes = try FileManager.default.attributesOfItem(atPath: target.path)
-        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     }
 
     /// A slow reader holds the transfer back on Apple platforms: the server can only get as far
@@ -200,55 +156,6 @@ struct StreamingTests {
         #expect(zip(all, all.dropFirst()).allSatisfy { $0.bytesSent <= $1.bytesSent && $0.bytesReceived <= $1.bytesReceived })
     }
 
-    @Test func memoryLimitIsEnforced() async throws {
-        let server = try LoopbackHTTPServer { _, response in
-            try response.send(status: 200, body: [UInt8](repeating: 7, count: 2 * 1024 * 1024))
-        }
-        defer { server.stop() }
-        let url = server.url("/large")
-        let error = await transportError {
-            _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: url), body: .none,
-                                                        options: TransferOptions(response: .memory(limit: 1024 * 1024)))
-        }
-        #expect(error?.kind == .responseTooLarge(limit: 1024 * 1024))
-        #expect(error?.url == url)
-    }
-
-    /// A stream that yields fewer or more bytes than it declared, or throws, fails the transfer.
-    @Test func requestStreamsMustKeepTheirWord() async throws {
-        let server = try LoopbackHTTPServer { request, response in
-            try request.consumeBody()
-            try response.send(status: 200)
-        }
-        defer { server.stop() }
-        let transport = URLSessionTransport.forTests()
-        let url = server.url("/strict")
-        struct ProducerFailure: Error {}
-        let short = HTTPBodyStream(length: 1000, HTTPBodyStream(Data(count: 900), chunkSize: 100))
-        let long = HTTPBodyStream(length: 1000, HTTPBodyStream(Data(count: 1100), chunkSize: 100))
-        let sent = Locked(0)
-        let failing = HTTPBodyStream(length: 1000) {
-            let count = sent.withLock { count -> Int in
-                count += 1
-                return count
-            }
-            guard count < 3 else { throw ProducerFailure() }
-            return Data(count: 100)
-        }
-        for (name, stream) in [("short", short), ("long", long), ("failing", failing)] {
-            let error = await transportError {
-                _ = try await transport.send(HTTPRequest(method: .post, url: url), body: .stream(stream))
-            }
-            #expect(error?.kind == .requestBodyFailed, "\(name): \(String(describing: error))")
-            #expect(error?.url == url)
-        }
-        let failure = await transportError {
-            let again = HTTPBodyStream(length: nil) { throw ProducerFailure() }
-            _ = try await transport.send(HTTPRequest(method: .post, url: url), body: .stream(again))
-        }
-        #expect(failure?.underlying is ProducerFailure)
-    }
-
     /// Files that cannot be read or written fail before anything is sent.
     @Test func unusableFilesFailEarly() async throws {
         let server = try LoopbackHTTPServer { _, response in try response.send(status: 200, body: Array("x".utf8)) }
@@ -272,22 +179,4 @@ struct StreamingTests {
         #expect(server.statistics.requestsReceived == 0)
     }
 
-    /// A download that breaks leaves no partial file behind.
-    @Test func failedDownloadRemovesThePartialFile() async throws {
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
-            try response.write([UInt8](repeating: 1, count: 100_000))
-            response.abortConnection()
-        }
-        defer { server.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let target = directory.file("partial.bin")
-        let error = await transportError {
-            _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: server.url("/cut")), body: .none,
-                                                        options: TransferOptions(response: .file(target)))
-        }
-        #expect(error?.kind == .connectionLost)
-        #expect(!FileManager.default.fileExists(atPath: target.path))
-    }
 }

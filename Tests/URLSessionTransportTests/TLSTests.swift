@@ -31,17 +31,6 @@ struct TLSTests {
     /// A fingerprint no server has.
     static let otherPin = (try? PublicKeyFingerprint(sha256: [UInt8](repeating: 0xAB, count: 32)))
 
-    /// Without a pin, a self-signed certificate fails CA verification.
-    @Test func unpinnedSelfSignedServerIsRejected() async throws {
-        let station = try SelfSignedServer()
-        defer { station.stop() }
-        let error = await transportError {
-            _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: station.server.url))
-        }
-        #expect(error?.kind == .tlsFailure, "\(String(describing: error))")
-        #expect(error?.url == station.server.url)
-    }
-
     /// A certificate from a CA the system does not know fails verification.
     @Test func serverSignedByAnUnknownCAIsRejected() async throws {
         let directory = try TemporaryDirectory()
@@ -63,19 +52,6 @@ struct TLSTests {
         let url = try #require(URL(string: "https://127.0.0.1:\(server.port)/"))
         let error = await transportError { _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: url)) }
         #expect(error?.kind == .tlsFailure, "\(String(describing: error))")
-    }
-
-    /// A pin on a plain `http` URL cannot be checked, so the request is refused unsent.
-    @Test func pinsOnPlainHTTPAreRefused() async throws {
-        let pin = try #require(Self.otherPin)
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
-        defer { server.stop() }
-        let error = await transportError {
-            _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: server.url("/")), body: .none,
-                                                              options: TransferOptions(pinnedPublicKeys: [pin]))
-        }
-        #expect(error?.kind == .invalidRequest)
-        #expect(server.statistics.connectionsAccepted == 0)
     }
 
     #if canImport(FoundationNetworking)

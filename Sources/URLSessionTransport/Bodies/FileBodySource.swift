@@ -23,7 +23,7 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
         var info = stat()
         guard descriptor >= 0, fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             let reason = descriptor >= 0 ? "not a regular file" : String(cString: strerror(errno))
-            if descriptor >= 0 { _ = Self.closeDescriptor(descriptor) }
+            if descriptor >= 0 { _ = posixClose(descriptor) }
             throw TransportError(.requestBodyFailed, method: request.method, url: request.url,
                                  message: "cannot read \(url.path): \(reason)")
         }
@@ -47,7 +47,7 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
             guard state.descriptor >= 0 else { return .closed }
             let want = Int(min(Int64(buffer.count), size - state.offset))
             guard want > 0 else { return .end }
-            let got = Self.systemRead(state.descriptor, buffer.baseAddress, want)
+            let got = posixRead(state.descriptor, buffer.baseAddress, want)
             if got > 0 {
                 state.offset += Int64(got)
                 return .read(got)
@@ -72,7 +72,7 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
             defer { state.descriptor = -1 }
             return state.descriptor
         }
-        if descriptor >= 0 { _ = Self.closeDescriptor(descriptor) }
+        if descriptor >= 0 { _ = posixClose(descriptor) }
     }
 
     /// Writes every byte of `data`; the failure's text, or `nil`.
@@ -89,20 +89,15 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
         }
     }
 
-    /// POSIX `read`, spelled out because this class has a `read` of its own.
-    private static func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        #if canImport(Glibc)
-        Glibc.read(descriptor, buffer, count)
-        #else
-        Darwin.read(descriptor, buffer, count)
-        #endif
-    }
-
-    private static func closeDescriptor(_ descriptor: Int32) -> Int32 {
-        #if canImport(Glibc)
-        Glibc.close(descriptor)
-        #else
-        Darwin.close(descriptor)
-        #endif
-    }
 }
+
+// The libc calls under names of their own, at file scope: inside `FileBodySource`, `read` and
+// `close` would name its methods.
+
+/// POSIX `read(2)`.
+private func posixRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+
+/// POSIX `close(2)`.
+private func posixClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
