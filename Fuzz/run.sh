@@ -19,7 +19,7 @@ test -d "$products/Manifest.build" || { echo "Manifest did not build" >&2; exit 
 
 echo "==> linking the harness"
 swiftc -O -sanitize=fuzzer,address -parse-as-library \
-    -I "$products/Modules" -I "$products" -I Sources/CSodium \
+    -I "$products/Modules" -I "$products" -I Sources/CSodium -I Sources/CSystemRandom \
     Fuzz/FuzzManifest.swift \
     "$products"/Manifest.build/*.o "$products"/Sodium.build/*.o "$products"/PQCrypto.build/*.o \
     -lsodium -o "$scratch/fuzz-manifest" 2>&1 | grep -v 'Cannot export local symbol' || true
