@@ -246,7 +246,7 @@ extension StationClient {
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         let rewrap: RewrapResponse
         do {
-            rewrap = try WireJSON.decode(RewrapResponse.self, from: [UInt8](response.body.data ?? Data()))
+            rewrap = try RewrapResponse.read([UInt8](response.body.data ?? Data()))
         } catch {
             throw StationClientError(.invalidResponse, operation: operation, status: response.status,
                                      message: "unexpected answer: \(error)", underlying: error)
