@@ -112,6 +112,8 @@ public actor StationClient {
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .get, path: "/health", body: nil, transport: transport, timeouts: timeouts,
             pins: pins, operation: operation)
+        // A tunnel's 5xx means the station is not there (as for signed calls), not that it refused.
+        if let failure = StationClientError.tunnel(response, operation: operation) { throw failure }
         guard response.isSuccess || response.status == 503 else { throw StationClientError.station(response, operation: operation) }
         return try decode(HealthResponse.self, from: response, operation: operation)
     }
@@ -142,8 +144,9 @@ public actor StationClient {
     ///   - pins: public-key pins of the station's TLS certificate, for a self-signed `https`
     ///     station (see ``StationClientConfiguration/stationPublicKeyPins``); empty: trust the
     ///     certificate authorities.
-    /// - Throws: ``StationClientError``: `.unreachable` when the station cannot be reached,
-    ///   `.station` for a non-2xx answer, `.invalidResponse` when the answer is not a profile.
+    /// - Throws: ``StationClientError``: `.unreachable` when the station cannot be reached (a
+    ///   tunnel's 502, 504, 52x, or non-JSON 503 included), `.station` for another non-2xx answer,
+    ///   `.invalidResponse` when the answer is not a profile.
     public static func profile(
         at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = StationClientConfiguration.defaultRequestTimeouts,
         pins: [PublicKeyFingerprint] = []
@@ -152,6 +155,7 @@ public actor StationClient {
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .get, path: "/profile", body: nil, transport: transport, timeouts: timeouts,
             pins: pins, operation: operation)
+        if let failure = StationClientError.tunnel(response, operation: operation) { throw failure }
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         return try decode(StationProfile.self, from: response, operation: operation)
     }
