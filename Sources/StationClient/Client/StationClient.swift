@@ -49,17 +49,16 @@ public actor StationClient {
     ///   `.keyStore` when they cannot be read.
     public static func load(configuration: StationClientConfiguration) async throws -> StationClient {
         let operation = "loading credentials"
-        let stored: [UInt8]?
+        let stored: SecretBytes?
         do {
-            stored = try await configuration.keyStore.load(KeyStoreItem.credentials)
+            stored = try await configuration.keyStore.loadSecret(KeyStoreItem.credentials)
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "\(error)", underlying: error)
         }
-        guard var bytes = stored else {
+        guard let stored else {
             throw StationClientError(.notPaired, operation: operation, message: "no credentials in the key store")
         }
-        defer { SecureMemory.zero(&bytes) }
-        return StationClient(loaded: try DeviceCredentials(encoded: bytes), configuration: configuration)
+        return StationClient(loaded: try DeviceCredentials(encoded: stored), configuration: configuration)
     }
 
     /// Removes the credentials, cached post keys and the offline listing from the key store.
@@ -78,10 +77,8 @@ public actor StationClient {
     }
 
     func saveCredentials() async throws {
-        var bytes = credentials.encoded()
-        defer { SecureMemory.zero(&bytes) }
         do {
-            try await configuration.keyStore.save(bytes, as: KeyStoreItem.credentials)
+            try await configuration.keyStore.saveSecret(credentials.encoded(), as: KeyStoreItem.credentials)
         } catch {
             throw StationClientError(.keyStore, operation: "saving credentials", message: "\(error)", underlying: error)
         }
