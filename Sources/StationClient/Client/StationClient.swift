@@ -9,7 +9,9 @@ import Transport
 /// namespace, publishing with client-side encryption, downloading, managing posts and followers.
 ///
 /// Create one with ``pair(endpoint:deviceName:configuration:pin:)`` the first time and with
-/// ``load(configuration:)`` afterwards. The actor keeps the shared state (credentials, clock
+/// ``load(configuration:)`` afterwards. Creating one removes the upload staging files
+/// (`cipher-upload-<16 hex>` in ``StationClientConfiguration/temporaryDirectory``) that an
+/// earlier process left behind when it was killed mid-upload, once they are a day old. The actor keeps the shared state (credentials, clock
 /// offset, post-key cache, endpoint changes); the expensive work (signing, ML-KEM, SecretBox)
 /// runs outside it, so concurrent calls use every core.
 public actor StationClient {
@@ -35,12 +37,14 @@ public actor StationClient {
     public init(credentials: DeviceCredentials, configuration: StationClientConfiguration) async throws {
         self.credentials = credentials
         self.configuration = configuration
+        StagedFile.removeStaleUploads(in: configuration.temporaryDirectory)
         try await saveCredentials()
     }
 
     private init(loaded credentials: DeviceCredentials, configuration: StationClientConfiguration) {
         self.credentials = credentials
         self.configuration = configuration
+        StagedFile.removeStaleUploads(in: configuration.temporaryDirectory)
     }
 
     /// Loads the credentials saved by an earlier pairing from the configuration's key store.
