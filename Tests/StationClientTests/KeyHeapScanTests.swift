@@ -52,7 +52,7 @@ struct KeyHeapScanTests {
         var description: String { "ML-KEM hex \(kemHex), raw \(kemRaw); ML-DSA hex \(signingHex), raw \(signingRaw)" }
     }
 
-    /// Pairs, publishes, lists, reloads from the store and lists again; returns the needles of
+    /// Pairs, publishes, lists and reloads from the store; returns the needles of
     /// the device's keys and a scan taken while the client is still alive. Everything it made is
     /// dropped when it returns.
     static func pairListReload(directory: URL, legacyCopies: Bool) async throws -> (Needles, Counts) {
@@ -64,8 +64,8 @@ struct KeyHeapScanTests {
                                                   configuration: configuration) { _ in log.latestPIN }
         _ = try await client.publish(data: Data("scanned".utf8), metadata: Fixture.drive("scan.txt", size: 7))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
+        // The reload comes last, so whatever copies its decoding leaves are the newest in the heap.
         let reloaded = try await StationClient.load(configuration: configuration)
-        #expect(try await reloaded.listPosts(as: DriveFileMetadata.self).posts.count == 1)
         let credentials = await reloaded.credentials
         let needles = Needles(kem: credentials.kemPrivateKey, signing: credentials.signingPrivateKey)
         if legacyCopies {
