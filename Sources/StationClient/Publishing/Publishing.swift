@@ -218,8 +218,7 @@ extension StationClient {
                 postCID = UnixFS.cid(of: sealed).description
                 body = .bytes(sealed)
             case .file(let url):
-                let temporary = configuration.temporaryDirectory
-                    .appendingPathComponent("cipher-upload-\(Hex.encode(SecureRandom.bytes(count: 8)))")
+                let temporary = StagedFile.upload(in: configuration.temporaryDirectory)
                 temporaryFile = temporary
                 try SecretBox.sealFile(at: url, to: temporary, using: key)
                 postCID = try UnixFS.cid(ofFileAt: temporary).description
