@@ -56,8 +56,9 @@ final class MLDSA65PublicKeyStorage: Sendable {
     }
 }
 
-/// An ML-DSA-65 private key: the FIPS 204 encoding (and the seed ξ when known), NTT forms of s1,
-/// s2 and t0, and the public key, which shares Â.
+/// An ML-DSA-65 private key: the FIPS 204 encoding (and the seed ξ when known), s1, s2 and t0 in
+/// the extended form that the challenge products read (see MLDSAChallenge.swift), and the public
+/// key, which holds Â.
 ///
 /// Immutable once built; the secret buffers zero themselves when the last reference goes away.
 final class MLDSA65PrivateKeyStorage: Sendable {
@@ -66,23 +67,29 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     let seed: MLDSABytes?
     /// The 4032-byte encoding ρ ‖ K ‖ tr ‖ s1 ‖ s2 ‖ t0; K and tr are read from here.
     let encoded: MLDSABytes
-    /// ŝ1 (l polynomials), ŝ2 (k), t̂0 (k), in [0, q).
-    let secrets: MLDSANTTPolynomials
+    /// s1 (l polynomials) then s2 (k), extended (512 Int16 each).
+    let shortSecrets: MLDSABuffer<Int16>
+    /// t0 (k polynomials), extended (512 Int32 each).
+    let t0Extended: MLDSABuffer<Int32>
     let publicKey: MLDSA65PublicKeyStorage
 
     var matrix: MLDSANTTPolynomials { publicKey.matrix }
-    var s1Hat: UnsafeMutablePointer<UInt32> { secrets.polynomial(0) }
-    var s2Hat: UnsafeMutablePointer<UInt32> { secrets.polynomial(P.l) }
-    var t0Hat: UnsafeMutablePointer<UInt32> { secrets.polynomial(P.l + P.k) }
+    var s1Extended: UnsafeMutablePointer<Int16> { shortSecrets.base }
+    var s2Extended: UnsafeMutablePointer<Int16> { shortSecrets.base + P.l * MLDSAChallenge.extendedCount }
     /// K, the signer's private seed for ρ''.
     var signingSeed: UnsafeRawBufferPointer { encoded.bytes(P.skKeyOffset..<(P.skKeyOffset + 32)) }
     var tr: UnsafeRawBufferPointer { encoded.bytes(P.skTrOffset..<(P.skTrOffset + P.hashBytes)) }
 
-    private init(seed: MLDSABytes?, encoded: MLDSABytes, secrets: MLDSANTTPolynomials,
+    private init(seed: MLDSABytes?, encoded: MLDSABytes, s: MLDSAPolynomials, t0: MLDSAPolynomials,
                  publicKey: MLDSA65PublicKeyStorage) {
         self.seed = seed
         self.encoded = encoded
-        self.secrets = secrets
+        let shortSecrets = MLDSABuffer<Int16>(count: (P.l + P.k) * MLDSAChallenge.extendedCount)
+        MLDSAChallenge.extend(s.base, count: P.l + P.k, into: shortSecrets.base)
+        let t0Extended = MLDSABuffer<Int32>(count: P.k * MLDSAChallenge.extendedCount)
+        MLDSAChallenge.extend(t0.base, count: P.k, into: t0Extended.base)
+        self.shortSecrets = shortSecrets
+        self.t0Extended = t0Extended
         self.publicKey = publicKey
     }
 
@@ -120,10 +127,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
             MLDSAEncoding.packT0(parts.t0.polynomial(i), into: sk + P.skT0Offset + i * 416)
         }
         let publicKey = MLDSA65PublicKeyStorage(encoded: publicEncoded, tr: tr, matrix: matrix, t1: parts.t1)
-        self.init(seed: seed, encoded: encoded,
-                  secrets: Self.transformSecrets(s1Hat: parts.s1Hat, s: s, product: parts.product,
-                                                 t1Hat: publicKey.t1Hat),
-                  publicKey: publicKey)
+        self.init(seed: seed, encoded: encoded, s: s, t0: parts.t0, publicKey: publicKey)
     }
 
     /// Loads a 4032-byte FIPS 204 private key (skDecode, Algorithm 25) and checks it: s1 and s2
@@ -165,10 +169,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
             throw .invalidPrivateKey(reason: "tr does not match the public key")
         }
         let publicKey = MLDSA65PublicKeyStorage(encoded: publicEncoded, tr: tr, matrix: matrix, t1: parts.t1)
-        return MLDSA65PrivateKeyStorage(
-            seed: nil, encoded: encoded,
-            secrets: transformSecrets(s1Hat: parts.s1Hat, s: s, product: parts.product, t1Hat: publicKey.t1Hat),
-            publicKey: publicKey)
+        return MLDSA65PrivateKeyStorage(seed: nil, encoded: encoded, s: s, t0: parts.t0, publicKey: publicKey)
     }
 
     /// pkEncode (Algorithm 22): ρ ‖ t1.
@@ -181,20 +182,17 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         return publicKey
     }
 
-    /// ŝ1 = NTT(s1), t = NTT^-1(Â·ŝ1) + s2, (t1, t0) = Power2Round(t). Also returns Â·ŝ1·2^-32
-    /// (the Montgomery product), in [0, 2q).
+    /// t = NTT^-1(Â·NTT(s1)) + s2, (t1, t0) = Power2Round(t).
     private static func computeT(matrix: MLDSANTTPolynomials, s: MLDSAPolynomials) -> (
-        s1Hat: MLDSANTTPolynomials, product: MLDSANTTPolynomials, t1: MLDSAPolynomials, t0: MLDSAPolynomials
+        t1: MLDSAPolynomials, t0: MLDSAPolynomials
     ) {
         let s1Hat = MLDSANTTPolynomials(polynomials: P.l)
         MLDSAPolynomial.forwardNTT(s.base, into: s1Hat.base, count: P.l)
         let product = MLDSANTTPolynomials(polynomials: P.k)
         MLDSAPolynomial.matrixTimesVector(product.base, matrix: matrix.base, s1Hat.base)
-        let scratch = MLDSANTTPolynomials(polynomials: P.k)
-        scratch.base.update(from: product.base, count: scratch.count)
         let t1 = MLDSAPolynomials(polynomials: P.k, secret: false)
         let t0 = MLDSAPolynomials(polynomials: P.k)
-        MLDSAPolynomial.inverseNTT(scratch.base, into: t0.base, count: P.k)
+        MLDSAPolynomial.inverseNTT(product.base, into: t0.base, count: P.k)
         let s2 = s.polynomial(P.l)
         for i in 0..<(P.k * P.n) {
             let t = MLDSAField.addQIfNegative(MLDSAField.reduce32(t0.base[i] &+ s2[i]))
@@ -202,29 +200,6 @@ final class MLDSA65PrivateKeyStorage: Sendable {
             t1.base[i] = high
             t0.base[i] = low
         }
-        return (s1Hat, product, t1, t0)
-    }
-
-    /// Gathers ŝ1, ŝ2 = NTT(s2) and t̂0 = NTT(t0) into one buffer, each in [0, q). NTT(t0) comes
-    /// from the NTT-domain values at hand rather than a transform: t0 = t − t1·2^d and
-    /// t = A·s1 + s2, so t̂0 = Â·ŝ1 + ŝ2 − NTT(t1·2^d), where Â·ŝ1 is the Montgomery product
-    /// times 2^32.
-    private static func transformSecrets(
-        s1Hat: MLDSANTTPolynomials, s: MLDSAPolynomials, product: MLDSANTTPolynomials,
-        t1Hat: MLDSANTTPolynomials
-    ) -> MLDSANTTPolynomials {
-        let secrets = MLDSANTTPolynomials(polynomials: P.l + 2 * P.k)
-        secrets.base.update(from: s1Hat.base, count: P.l * P.n)
-        let s2Hat = secrets.polynomial(P.l)
-        MLDSAPolynomial.forwardNTT(s.polynomial(P.l), into: s2Hat, count: P.k)
-        let t0Hat = secrets.polynomial(P.l + P.k)
-        let q = MLDSAField.qUnsigned
-        for i in 0..<(P.k * P.n) {
-            // Below 2q + 18q + q.
-            let exact = MLDSAField.montgomeryMultiply(product.base[i], MLDSAField.rSquaredModQ)
-            t0Hat[i] = exact &+ s2Hat[i] &+ (q &- t1Hat.base[i])
-        }
-        MLDSAPolynomial.reduce(secrets.base, count: P.l + 2 * P.k)
-        return secrets
+        return (t1, t0)
     }
 }

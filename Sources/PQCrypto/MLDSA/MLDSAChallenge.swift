@@ -1,0 +1,174 @@
+// Products of the challenge c (τ = 49 coefficients ±1, the rest 0) with the signer's short
+// vectors s1, s2 and t0, computed exactly in the normal domain instead of through the NTT.
+//
+// c·v is the sum over c's nonzero positions j of ±X^j·v, and X^j·v in Z[X]/(X^256 + 1) is a
+// window of v's "extended" form: ext[k] = −v[k] and ext[256 + k] = v[k] for k in 0..<256, so that
+// coefficient i of X^j·v is ext[256 − j + i]. One product is then 49 shifted reads of 256
+// contiguous coefficients, added or subtracted lane by lane, with no multiplication and no
+// reduction: |c·s1|, |c·s2| ≤ τ·η = 196 fit Int16 (eight lanes per SSE2/NEON register) and
+// |c·t0| ≤ τ·2^12 fits Int32. The signer's checks and hints use these exact values directly.
+//
+// The positions of c steer which addresses are read, as they do in the reference
+// implementations' SampleInBall (see MLDSASampling.sampleInBall); the secret values only flow
+// through additions, so nothing depends on them.
+
+enum MLDSAChallenge {
+    static let n = MLDSA65Parameters.n
+    static let tau = MLDSA65Parameters.tau
+    /// Elements of one extended polynomial.
+    static let extendedCount = 2 * MLDSA65Parameters.n
+
+    /// Writes the window offsets 256 − j of c's nonzero positions j, those with coefficient +1
+    /// first, the −1 ones from the end backwards, into `offsets` (τ entries). Returns the number of
+    /// +1 coefficients. c must have exactly τ nonzero coefficients, as SampleInBall produces.
+    @inline(__always)
+    static func offsets(of c: UnsafePointer<Int32>, into offsets: UnsafeMutablePointer<Int>) -> Int {
+        var plus = 0
+        var minus = tau
+        for j in 0..<n where c[j] != 0 {
+            guard plus < minus else { break }  // more than τ nonzero coefficients cannot happen
+            if c[j] > 0 {
+                offsets[plus] = n &- j
+                plus &+= 1
+            } else {
+                minus &-= 1
+                offsets[minus] = n &- j
+            }
+        }
+        // Fewer than τ cannot happen either; any unused entry still gets an in-bounds window.
+        for k in plus..<max(plus, minus) { offsets[k] = n }
+        return plus
+    }
+
+    /// Writes the extended form of `count` polynomials with coefficients in Int16 range.
+    @inline(__always)
+    static func extend(_ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<Int16>) {
+        for p in 0..<count {
+            let source = v + p &* n, target = ext + p &* extendedCount
+            for i in 0..<n {
+                let value = Int16(truncatingIfNeeded: source[i])
+                target[i] = 0 &- value
+                target[i &+ n] = value
+            }
+        }
+    }
+
+    /// Writes the extended form of `count` polynomials (Int32).
+    @inline(__always)
+    static func extend(_ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<Int32>) {
+        for p in 0..<count {
+            let source = v + p &* n, target = ext + p &* extendedCount
+            for i in 0..<n {
+                target[i] = 0 &- source[i]
+                target[i &+ n] = source[i]
+            }
+        }
+    }
+
+    /// out_p = c·v_p for `count` polynomials given in extended Int16 form, whose products fit
+    /// Int16 (|v| ≤ η here). `offsets` and `plusCount` come from ``offsets(of:into:)``.
+    @inline(__always)
+    static func multiply(
+        _ ext: UnsafePointer<Int16>, count: Int, offsets: UnsafePointer<Int>, plusCount: Int,
+        into out: UnsafeMutablePointer<Int16>
+    ) {
+        typealias V = SIMD8<Int16>
+        for p in 0..<count {
+            let source = UnsafeRawPointer(ext + p &* extendedCount)
+            let target = UnsafeMutableRawPointer(out + p &* n)
+            // 64 coefficients (eight registers) at a time, each summed over all of c's positions.
+            var chunk = 0
+            while chunk < 2 &* n {  // byte offset of the chunk
+                var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
+                var k = 0
+                while k < plusCount {
+                    let s = source + (2 &* offsets[k] &+ chunk)
+                    a0 &+= s.loadUnaligned(fromByteOffset: 0, as: V.self)
+                    a1 &+= s.loadUnaligned(fromByteOffset: 16, as: V.self)
+                    a2 &+= s.loadUnaligned(fromByteOffset: 32, as: V.self)
+                    a3 &+= s.loadUnaligned(fromByteOffset: 48, as: V.self)
+                    a4 &+= s.loadUnaligned(fromByteOffset: 64, as: V.self)
+                    a5 &+= s.loadUnaligned(fromByteOffset: 80, as: V.self)
+                    a6 &+= s.loadUnaligned(fromByteOffset: 96, as: V.self)
+                    a7 &+= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    k &+= 1
+                }
+                while k < tau {
+                    let s = source + (2 &* offsets[k] &+ chunk)
+                    a0 &-= s.loadUnaligned(fromByteOffset: 0, as: V.self)
+                    a1 &-= s.loadUnaligned(fromByteOffset: 16, as: V.self)
+                    a2 &-= s.loadUnaligned(fromByteOffset: 32, as: V.self)
+                    a3 &-= s.loadUnaligned(fromByteOffset: 48, as: V.self)
+                    a4 &-= s.loadUnaligned(fromByteOffset: 64, as: V.self)
+                    a5 &-= s.loadUnaligned(fromByteOffset: 80, as: V.self)
+                    a6 &-= s.loadUnaligned(fromByteOffset: 96, as: V.self)
+                    a7 &-= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    k &+= 1
+                }
+                let t = target + chunk
+                t.storeBytes(of: a0, toByteOffset: 0, as: V.self)
+                t.storeBytes(of: a1, toByteOffset: 16, as: V.self)
+                t.storeBytes(of: a2, toByteOffset: 32, as: V.self)
+                t.storeBytes(of: a3, toByteOffset: 48, as: V.self)
+                t.storeBytes(of: a4, toByteOffset: 64, as: V.self)
+                t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
+                t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
+                t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
+                chunk &+= 128
+            }
+        }
+    }
+
+    /// out_p = c·v_p for `count` polynomials given in extended Int32 form (|c·v| < 2^31).
+    @inline(__always)
+    static func multiply(
+        _ ext: UnsafePointer<Int32>, count: Int, offsets: UnsafePointer<Int>, plusCount: Int,
+        into out: UnsafeMutablePointer<Int32>
+    ) {
+        typealias V = SIMD4<Int32>
+        for p in 0..<count {
+            let source = UnsafeRawPointer(ext + p &* extendedCount)
+            let target = UnsafeMutableRawPointer(out + p &* n)
+            // 32 coefficients (eight registers) at a time.
+            var chunk = 0
+            while chunk < 4 &* n {
+                var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
+                var k = 0
+                while k < plusCount {
+                    let s = source + (4 &* offsets[k] &+ chunk)
+                    a0 &+= s.loadUnaligned(fromByteOffset: 0, as: V.self)
+                    a1 &+= s.loadUnaligned(fromByteOffset: 16, as: V.self)
+                    a2 &+= s.loadUnaligned(fromByteOffset: 32, as: V.self)
+                    a3 &+= s.loadUnaligned(fromByteOffset: 48, as: V.self)
+                    a4 &+= s.loadUnaligned(fromByteOffset: 64, as: V.self)
+                    a5 &+= s.loadUnaligned(fromByteOffset: 80, as: V.self)
+                    a6 &+= s.loadUnaligned(fromByteOffset: 96, as: V.self)
+                    a7 &+= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    k &+= 1
+                }
+                while k < tau {
+                    let s = source + (4 &* offsets[k] &+ chunk)
+                    a0 &-= s.loadUnaligned(fromByteOffset: 0, as: V.self)
+                    a1 &-= s.loadUnaligned(fromByteOffset: 16, as: V.self)
+                    a2 &-= s.loadUnaligned(fromByteOffset: 32, as: V.self)
+                    a3 &-= s.loadUnaligned(fromByteOffset: 48, as: V.self)
+                    a4 &-= s.loadUnaligned(fromByteOffset: 64, as: V.self)
+                    a5 &-= s.loadUnaligned(fromByteOffset: 80, as: V.self)
+                    a6 &-= s.loadUnaligned(fromByteOffset: 96, as: V.self)
+                    a7 &-= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    k &+= 1
+                }
+                let t = target + chunk
+                t.storeBytes(of: a0, toByteOffset: 0, as: V.self)
+                t.storeBytes(of: a1, toByteOffset: 16, as: V.self)
+                t.storeBytes(of: a2, toByteOffset: 32, as: V.self)
+                t.storeBytes(of: a3, toByteOffset: 48, as: V.self)
+                t.storeBytes(of: a4, toByteOffset: 64, as: V.self)
+                t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
+                t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
+                t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
+                chunk &+= 128
+            }
+        }
+    }
+}
