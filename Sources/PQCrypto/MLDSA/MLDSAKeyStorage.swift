@@ -17,9 +17,9 @@ final class MLDSA65PublicKeyStorage: Sendable {
 
     /// Expands a 1952-byte encoding (pkDecode, Algorithm 23; every bit pattern is a valid key).
     init(encoded: MLDSABytes) {
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: encoded.bytes(0..<32), into: matrix.base)
-        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false)
+        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false, zeroed: false)
         for row in 0..<P.k {
             MLDSAEncoding.unpackT1(encoded.base + 32 + row * 320, into: t1.polynomial(row))
         }
@@ -39,7 +39,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
 
     /// tr = H(pk, 64).
     static func hashPublicKey(_ encoded: MLDSABytes) -> MLDSABytes {
-        let tr = MLDSABytes(count: P.hashBytes, secret: false)
+        let tr = MLDSABytes(count: P.hashBytes, secret: false, zeroed: false)
         var hash = MLDSAHash()
         hash.absorb(encoded.rawBytes)
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: tr.base, count: tr.count))
@@ -49,7 +49,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
     /// NTT(t1·2^d) with coefficients in [0, q) (t1 is shifted in place).
     private static func transformT1(_ t1: MLDSAPolynomials) -> MLDSANTTPolynomials {
         for i in 0..<t1.count { t1.base[i] &<<= P.d }  // t1·2^d ≤ 1023·8192 < q
-        let t1Hat = MLDSANTTPolynomials(polynomials: P.k, secret: false)
+        let t1Hat = MLDSANTTPolynomials(polynomials: P.k, secret: false, zeroed: false)
         MLDSAPolynomial.forwardNTT(t1.base, into: t1Hat.base, count: P.k)
         MLDSAPolynomial.reduce(t1Hat.base, count: P.k)
         return t1Hat
@@ -84,9 +84,9 @@ final class MLDSA65PrivateKeyStorage: Sendable {
                  publicKey: MLDSA65PublicKeyStorage) {
         self.seed = seed
         self.encoded = encoded
-        let shortSecrets = MLDSABuffer<Int16>(count: (P.l + P.k) * MLDSAChallenge.extendedCount)
+        let shortSecrets = MLDSABuffer<Int16>(count: (P.l + P.k) * MLDSAChallenge.extendedCount, zeroed: false)
         MLDSAChallenge.extend(s.base, count: P.l + P.k, into: shortSecrets.base)
-        let t0Extended = MLDSABuffer<Int32>(count: P.k * MLDSAChallenge.extendedCount)
+        let t0Extended = MLDSABuffer<Int32>(count: P.k * MLDSAChallenge.extendedCount, zeroed: false)
         MLDSAChallenge.extend(t0.base, count: P.k, into: t0Extended.base)
         self.shortSecrets = shortSecrets
         self.t0Extended = t0Extended
@@ -104,17 +104,17 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: expanded.base, count: 128))
         let rho = expanded.bytes(0..<32)
 
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         // s = (s1, s2): small coefficients in the normal domain.
-        let s = MLDSAPolynomials(polynomials: P.l + P.k)
+        let s = MLDSAPolynomials(polynomials: P.l + P.k, zeroed: false)
         MLDSASampling.expandS(rhoPrime: expanded.bytes(32..<96), into: s.base)
         let parts = Self.computeT(matrix: matrix, s: s)
         let publicEncoded = Self.encodePublicKey(rho: expanded.base, t1: parts.t1)
         let tr = MLDSA65PublicKeyStorage.hashPublicKey(publicEncoded)
 
         // skEncode (Algorithm 24)
-        let encoded = MLDSABytes(count: P.privateKeyBytes)
+        let encoded = MLDSABytes(count: P.privateKeyBytes, zeroed: false)
         let sk = encoded.base
         sk.update(from: expanded.base, count: 32)
         (sk + P.skKeyOffset).update(from: expanded.base + 96, count: 32)
@@ -138,7 +138,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
             throw .invalidLength(what: "ML-DSA-65 private key", expected: P.privateKeyBytes, actual: encoded.count)
         }
         let sk = UnsafePointer(encoded.base)
-        let s = MLDSAPolynomials(polynomials: P.l + P.k)
+        let s = MLDSAPolynomials(polynomials: P.l + P.k, zeroed: false)
         var invalid: Int32 = 0
         for i in 0..<P.l {
             invalid |= MLDSAEncoding.unpackEta(sk + P.skS1Offset + i * 128, into: s.polynomial(i))
@@ -149,13 +149,13 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         guard invalid == 0 else {
             throw .invalidPrivateKey(reason: "s1 or s2 has a coefficient outside [-4, 4]")
         }
-        let decodedT0 = MLDSAPolynomials(polynomials: P.k)
+        let decodedT0 = MLDSAPolynomials(polynomials: P.k, zeroed: false)
         for i in 0..<P.k {
             MLDSAEncoding.unpackT0(sk + P.skT0Offset + i * 416, into: decodedT0.polynomial(i))
         }
 
         let rho = encoded.bytes(0..<32)
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         let parts = computeT(matrix: matrix, s: s)
         var difference: Int32 = 0
@@ -174,7 +174,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
 
     /// pkEncode (Algorithm 22): ρ ‖ t1.
     private static func encodePublicKey(rho: UnsafePointer<UInt8>, t1: MLDSAPolynomials) -> MLDSABytes {
-        let publicKey = MLDSABytes(count: P.publicKeyBytes, secret: false)
+        let publicKey = MLDSABytes(count: P.publicKeyBytes, secret: false, zeroed: false)
         publicKey.base.update(from: rho, count: 32)
         for row in 0..<P.k {
             MLDSAEncoding.packT1(t1.polynomial(row), into: publicKey.base + 32 + row * 320)
@@ -186,12 +186,12 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     private static func computeT(matrix: MLDSANTTPolynomials, s: MLDSAPolynomials) -> (
         t1: MLDSAPolynomials, t0: MLDSAPolynomials
     ) {
-        let s1Hat = MLDSANTTPolynomials(polynomials: P.l)
+        let s1Hat = MLDSANTTPolynomials(polynomials: P.l, zeroed: false)
         MLDSAPolynomial.forwardNTT(s.base, into: s1Hat.base, count: P.l)
-        let product = MLDSANTTPolynomials(polynomials: P.k)
+        let product = MLDSANTTPolynomials(polynomials: P.k, zeroed: false)
         MLDSAPolynomial.matrixTimesVector(product.base, matrix: matrix.base, s1Hat.base)
-        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false)
-        let t0 = MLDSAPolynomials(polynomials: P.k)
+        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false, zeroed: false)
+        let t0 = MLDSAPolynomials(polynomials: P.k, zeroed: false)
         MLDSAPolynomial.inverseNTT(product.base, into: t0.base, count: P.k)
         let s2 = s.polynomial(P.l)
         for i in 0..<(P.k * P.n) {

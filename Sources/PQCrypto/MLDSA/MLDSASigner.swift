@@ -11,11 +11,11 @@ extension MLDSA65PrivateKeyStorage {
     func sign(mu: UnsafeRawBufferPointer, randomness: UnsafeRawBufferPointer) -> MLDSABytes {
         typealias P = MLDSA65Parameters
         let n = P.n, k = P.k, l = P.l
-        let signature = MLDSABytes(count: P.signatureBytes, secret: false)
+        let signature = MLDSABytes(count: P.signatureBytes, secret: false, zeroed: false)
 
         // Scratch space, zeroed when these buffers are released at the end of this call.
-        let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 2)
-        let transformed = MLDSANTTPolynomials(polynomials: l + k)
+        let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 2, zeroed: false)
+        let transformed = MLDSANTTPolynomials(polynomials: l + k, zeroed: false)
         let yHat = transformed.polynomial(0)   // NTT(y)
         let wHat = transformed.polynomial(l)   // A·y
         let y = polys.polynomial(0)
@@ -26,12 +26,12 @@ extension MLDSA65PrivateKeyStorage {
         let c = polys.polynomial(2 * l + 3 * k)
         let spareMask = polys.polynomial(2 * l + 3 * k + 1)  // y's first polynomial for the next attempt
         // c·s2, then c·s1 (exact, |coefficient| ≤ β), and c's positions.
-        let shortProduct = MLDSABuffer<Int16>(polynomials: k)
+        let shortProduct = MLDSABuffer<Int16>(polynomials: k, zeroed: false)
         let cs = shortProduct.base
-        let offsetBuffer = MLDSABuffer<Int>(count: P.tau)
+        let offsetBuffer = MLDSABuffer<Int>(count: P.tau, zeroed: false)
         let offsets = offsetBuffer.base
         // ρ'', w1Encode(w1) and the mask sampler's seeds and output, all zeroed on release.
-        let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes)
+        let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes, zeroed: false)
         let rhoDoublePrime = bytes.base
         let w1Bytes = bytes.base + P.hashBytes
         let maskScratch = UnsafeMutableRawPointer(bytes.base + P.hashBytes + P.w1Bytes)

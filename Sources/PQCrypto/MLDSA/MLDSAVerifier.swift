@@ -12,12 +12,12 @@ extension MLDSA65PublicKeyStorage {
         else { return false }
 
         // Scratch space; everything here is public.
-        let polys = MLDSAPolynomials(polynomials: l + 2 * k + 1, secret: false)
+        let polys = MLDSAPolynomials(polynomials: l + 2 * k + 1, secret: false, zeroed: false)
         let z = polys.polynomial(0)
         let h = polys.polynomial(l)
         let w = polys.polynomial(l + k)
         let c = polys.polynomial(l + 2 * k)
-        let transformed = MLDSANTTPolynomials(polynomials: l + k + 1, secret: false)
+        let transformed = MLDSANTTPolynomials(polynomials: l + k + 1, secret: false, zeroed: false)
         let zHat = transformed.polynomial(0)
         let wHat = transformed.polynomial(l)
         let cHat = transformed.polynomial(l + k)
@@ -42,7 +42,7 @@ extension MLDSA65PublicKeyStorage {
         for i in 0..<(k * n) {
             w[i] = MLDSAField.useHint(h[i], MLDSAField.addQIfNegative(w[i]))
         }
-        let bytes = MLDSABytes(count: P.w1Bytes + P.challengeHashBytes, secret: false)
+        let bytes = MLDSABytes(count: P.w1Bytes + P.challengeHashBytes, secret: false, zeroed: false)
         for row in 0..<k {
             MLDSAEncoding.packW1(w + row * n, into: bytes.base + row * 128)
         }

@@ -227,8 +227,22 @@ struct MLDSAArithmeticTests {
         var t0Bytes = [UInt8](repeating: 0, count: 416)
         var t0Back = [Int32](repeating: 0, count: 256)
         MLDSAEncoding.packT0(t0, into: &t0Bytes)
+        var t0Generic = [UInt8](repeating: 0, count: 416)
+        MLDSAEncoding.packBits(t0.map { 4096 - $0 }, width: 13, into: &t0Generic)
+        #expect(t0Bytes == t0Generic)
         MLDSAEncoding.unpackT0(t0Bytes, into: &t0Back)
         #expect(t0Back == t0)
+        // t1: 10 bits through the dedicated codec, which must agree with SimpleBitPack.
+        var t1 = (0..<256).map { _ in Int32(rng.next() % 1024) }
+        t1[0] = 1023
+        t1[255] = 1023
+        var t1Bytes = [UInt8](repeating: 0, count: 320), t1Generic = t1Bytes
+        MLDSAEncoding.packT1(t1, into: &t1Bytes)
+        MLDSAEncoding.packBits(t1, width: 10, into: &t1Generic)
+        #expect(t1Bytes == t1Generic)
+        var t1Back = [Int32](repeating: 0, count: 256)
+        MLDSAEncoding.unpackT1(t1Bytes, into: &t1Back)
+        #expect(t1Back == t1)
     }
 
     @Test func etaUnpackingRejectsOutOfRangeNibbles() {
