@@ -171,4 +171,17 @@ enum MLDSAChallenge {
             }
         }
     }
+
+    /// out = c·(1 + X + … + X^255): coefficient i is (the sum of c_j for j ≤ i) − (the sum for
+    /// j > i), since X^j·X^m is +X^(j+m) below X^256 and −X^(j+m−256) from there.
+    @inline(__always)
+    static func allOnesProduct(_ c: UnsafePointer<Int32>, into out: UnsafeMutablePointer<Int32>) {
+        var total: Int32 = 0
+        for j in 0..<n { total &+= c[j] }
+        var prefix: Int32 = 0
+        for i in 0..<n {
+            prefix &+= c[i]
+            out[i] = 2 &* prefix &- total
+        }
+    }
 }

@@ -1,7 +1,8 @@
 // Expanded key material for ML-DSA-65: everything a signer or verifier needs is computed once when
 // a key object is created and kept with it, because a client signs every request with one key.
 
-/// An ML-DSA-65 public key: its encoding, tr = H(pk), Â and NTT(t1·2^d).
+/// An ML-DSA-65 public key: its encoding, tr = H(pk), Â and t1 − 512 in the extended form that
+/// the verifier's challenge product reads (see MLDSAChallenge.swift).
 ///
 /// Immutable once built, so it may be shared across tasks.
 final class MLDSA65PublicKeyStorage: Sendable {
@@ -12,8 +13,9 @@ final class MLDSA65PublicKeyStorage: Sendable {
     let tr: MLDSABytes
     /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, in [0, q).
     let matrix: MLDSANTTPolynomials
-    /// NTT(t1·2^d), k polynomials, in [0, q).
-    let t1Hat: MLDSANTTPolynomials
+    /// t1 − 512 (k polynomials, in [−512, 511]), extended (512 Int16 each): c·(t1 − 512) fits
+    /// Int16, and c·t1 = c·(t1 − 512) + 512·c·(1 + X + … + X^255).
+    let t1Extended: MLDSABuffer<Int16>
 
     /// Expands a 1952-byte encoding (pkDecode, Algorithm 23; every bit pattern is a valid key).
     init(encoded: MLDSABytes) {
@@ -25,7 +27,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
         }
         self.encoded = encoded
         self.matrix = matrix
-        self.t1Hat = Self.transformT1(t1)
+        self.t1Extended = Self.extendT1(t1)
         self.tr = Self.hashPublicKey(encoded)
     }
 
@@ -34,7 +36,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
         self.encoded = encoded
         self.tr = tr
         self.matrix = matrix
-        self.t1Hat = Self.transformT1(t1)
+        self.t1Extended = Self.extendT1(t1)
     }
 
     /// tr = H(pk, 64).
@@ -46,13 +48,12 @@ final class MLDSA65PublicKeyStorage: Sendable {
         return tr
     }
 
-    /// NTT(t1·2^d) with coefficients in [0, q) (t1 is shifted in place).
-    private static func transformT1(_ t1: MLDSAPolynomials) -> MLDSANTTPolynomials {
-        for i in 0..<t1.count { t1.base[i] &<<= P.d }  // t1·2^d ≤ 1023·8192 < q
-        let t1Hat = MLDSANTTPolynomials(polynomials: P.k, secret: false, zeroed: false)
-        MLDSAPolynomial.forwardNTT(t1.base, into: t1Hat.base, count: P.k)
-        MLDSAPolynomial.reduce(t1Hat.base, count: P.k)
-        return t1Hat
+    /// The extended form of t1 − 512 (t1 is shifted in place).
+    private static func extendT1(_ t1: MLDSAPolynomials) -> MLDSABuffer<Int16> {
+        for i in 0..<t1.count { t1.base[i] &-= 512 }
+        let extended = MLDSABuffer<Int16>(count: P.k * MLDSAChallenge.extendedCount, secret: false, zeroed: false)
+        MLDSAChallenge.extend(t1.base, count: P.k, into: extended.base)
+        return extended
     }
 }
 
