@@ -14,30 +14,29 @@
 
 enum MLDSAChallenge {
     static let n = MLDSA65Parameters.n
-    static let tau = MLDSA65Parameters.tau
     /// Elements of one extended polynomial.
     static let extendedCount = 2 * MLDSA65Parameters.n
 
-    /// Writes the window offsets 256 − j of c's nonzero positions j, those with coefficient +1
-    /// first, the −1 ones from the end backwards, into `offsets` (τ entries). Returns the number of
-    /// +1 coefficients. c must have exactly τ nonzero coefficients, as SampleInBall produces.
+    /// Entries of the offsets buffer that ``offsets(of:into:)`` fills.
+    static let offsetCapacity = 2 * (MLDSA65Parameters.n + 1)
+
+    /// Writes the window offsets 256 − j of c's nonzero positions j: those with coefficient +1
+    /// from `offsets[0]` on, those with −1 from `offsets[n + 1]` on (the buffer holds
+    /// ``offsetCapacity`` entries). Returns both counts. Branch-free: every position writes both
+    /// lists and only the counts advance, so no mispredicted branch per coefficient.
     @inline(__always)
-    static func offsets(of c: UnsafePointer<Int32>, into offsets: UnsafeMutablePointer<Int>) -> Int {
+    static func offsets(of c: UnsafePointer<Int32>, into offsets: UnsafeMutablePointer<Int>) -> (plus: Int, minus: Int) {
+        let minusList = offsets + (n + 1)
         var plus = 0
-        var minus = tau
-        for j in 0..<n where c[j] != 0 {
-            guard plus < minus else { break }  // more than τ nonzero coefficients cannot happen
-            if c[j] > 0 {
-                offsets[plus] = n &- j
-                plus &+= 1
-            } else {
-                minus &-= 1
-                offsets[minus] = n &- j
-            }
+        var minus = 0
+        for j in 0..<n {
+            let value = c[j]  // −1, 0 or 1
+            offsets[plus] = n &- j
+            minusList[minus] = n &- j
+            plus &+= Int((0 &- value) &>> 31) & 1
+            minus &+= Int(value &>> 31) & 1
         }
-        // Fewer than τ cannot happen either; any unused entry still gets an in-bounds window.
-        for k in plus..<max(plus, minus) { offsets[k] = n }
-        return plus
+        return (plus, minus)
     }
 
     /// Writes the extended form of `count` polynomials with coefficients in Int16 range.
@@ -66,13 +65,14 @@ enum MLDSAChallenge {
     }
 
     /// out_p = c·v_p for `count` polynomials given in extended Int16 form, whose products fit
-    /// Int16 (|v| ≤ η here). `offsets` and `plusCount` come from ``offsets(of:into:)``.
+    /// Int16 (|v| ≤ η here). `offsets` and `counts` come from ``offsets(of:into:)``.
     @inline(__always)
     static func multiply(
-        _ ext: UnsafePointer<Int16>, count: Int, offsets: UnsafePointer<Int>, plusCount: Int,
+        _ ext: UnsafePointer<Int16>, count: Int, offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int),
         into out: UnsafeMutablePointer<Int16>
     ) {
         typealias V = SIMD8<Int16>
+        let minusList = offsets + (n + 1)
         for p in 0..<count {
             let source = UnsafeRawPointer(ext + p &* extendedCount)
             let target = UnsafeMutableRawPointer(out + p &* n)
@@ -81,7 +81,7 @@ enum MLDSAChallenge {
             while chunk < 2 &* n {  // byte offset of the chunk
                 var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
                 var k = 0
-                while k < plusCount {
+                while k < counts.plus {
                     let s = source + (2 &* offsets[k] &+ chunk)
                     a0 &+= s.loadUnaligned(fromByteOffset: 0, as: V.self)
                     a1 &+= s.loadUnaligned(fromByteOffset: 16, as: V.self)
@@ -93,8 +93,9 @@ enum MLDSAChallenge {
                     a7 &+= s.loadUnaligned(fromByteOffset: 112, as: V.self)
                     k &+= 1
                 }
-                while k < tau {
-                    let s = source + (2 &* offsets[k] &+ chunk)
+                k = 0
+                while k < counts.minus {
+                    let s = source + (2 &* minusList[k] &+ chunk)
                     a0 &-= s.loadUnaligned(fromByteOffset: 0, as: V.self)
                     a1 &-= s.loadUnaligned(fromByteOffset: 16, as: V.self)
                     a2 &-= s.loadUnaligned(fromByteOffset: 32, as: V.self)
@@ -122,10 +123,11 @@ enum MLDSAChallenge {
     /// out_p = c·v_p for `count` polynomials given in extended Int32 form (|c·v| < 2^31).
     @inline(__always)
     static func multiply(
-        _ ext: UnsafePointer<Int32>, count: Int, offsets: UnsafePointer<Int>, plusCount: Int,
+        _ ext: UnsafePointer<Int32>, count: Int, offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int),
         into out: UnsafeMutablePointer<Int32>
     ) {
         typealias V = SIMD4<Int32>
+        let minusList = offsets + (n + 1)
         for p in 0..<count {
             let source = UnsafeRawPointer(ext + p &* extendedCount)
             let target = UnsafeMutableRawPointer(out + p &* n)
@@ -134,7 +136,7 @@ enum MLDSAChallenge {
             while chunk < 4 &* n {
                 var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
                 var k = 0
-                while k < plusCount {
+                while k < counts.plus {
                     let s = source + (4 &* offsets[k] &+ chunk)
                     a0 &+= s.loadUnaligned(fromByteOffset: 0, as: V.self)
                     a1 &+= s.loadUnaligned(fromByteOffset: 16, as: V.self)
@@ -146,8 +148,9 @@ enum MLDSAChallenge {
                     a7 &+= s.loadUnaligned(fromByteOffset: 112, as: V.self)
                     k &+= 1
                 }
-                while k < tau {
-                    let s = source + (4 &* offsets[k] &+ chunk)
+                k = 0
+                while k < counts.minus {
+                    let s = source + (4 &* minusList[k] &+ chunk)
                     a0 &-= s.loadUnaligned(fromByteOffset: 0, as: V.self)
                     a1 &-= s.loadUnaligned(fromByteOffset: 16, as: V.self)
                     a2 &-= s.loadUnaligned(fromByteOffset: 32, as: V.self)

@@ -22,7 +22,7 @@ extension MLDSA65PublicKeyStorage {
         let zHat = transformed.polynomial(0)
         let wHat = transformed.polynomial(l)
         let shortProduct = MLDSABuffer<Int16>(polynomials: k, secret: false, zeroed: false)
-        let offsets = MLDSABuffer<Int>(count: P.tau, secret: false, zeroed: false)
+        let offsets = MLDSABuffer<Int>(count: MLDSAChallenge.offsetCapacity, secret: false, zeroed: false)
 
         // sigDecode (Algorithm 27) and the bound on z
         let zOffset = P.challengeHashBytes
@@ -39,8 +39,8 @@ extension MLDSA65PublicKeyStorage {
         MLDSAPolynomial.forwardNTT(z, into: zHat, count: l)
         MLDSAPolynomial.matrixTimesVector(wHat, matrix: matrix.base, zHat)
         MLDSAPolynomial.inverseNTT(wHat, into: w, count: k)
-        let plusCount = MLDSAChallenge.offsets(of: c, into: offsets.base)
-        MLDSAChallenge.multiply(t1Extended.base, count: k, offsets: offsets.base, plusCount: plusCount,
+        let counts = MLDSAChallenge.offsets(of: c, into: offsets.base)
+        MLDSAChallenge.multiply(t1Extended.base, count: k, offsets: offsets.base, counts: counts,
                                 into: shortProduct.base)
         MLDSAChallenge.allOnesProduct(c, into: cTimesOnes)
 
