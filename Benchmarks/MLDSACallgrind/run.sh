@@ -16,4 +16,5 @@ keygen=$(count keygen "$n")
 sign=$(count sign "$n")
 setup=$(count verify-setup "$n")
 verify=$(count verify "$n")
-echo "instructions per operation (mean of $n): keygen $(( (keygen - base) / n ))  sign $(( (sign - base) / n ))  verify $(( (verify - setup) / n ))"
+kept=$(count verify-kept "$n")
+echo "instructions per operation (mean of $n): keygen $(( (keygen - base) / n ))  sign $(( (sign - base) / n ))  verify $(( (verify - setup) / n ))  verify with a kept key $(( (kept - setup) / n ))"
