@@ -1,8 +1,11 @@
 import Foundation
 import Sodium
 
-/// Where the client keeps its secrets: device credentials, a follower identity, cached post keys
-/// and the offline listing. Each item is an opaque byte string under a name.
+/// Where the client keeps its secrets: device credentials, a follower identity and the cache key
+/// of an ``EncryptedFileCacheStore``. Each item is an opaque byte string under a name.
+///
+/// Caches (post keys, the decrypted offline listing) are not written here: they go to the
+/// configuration's ``CacheStore``, so a Keychain store holds a few small items only.
 ///
 /// The SDK ships ``FileKeyStore`` (encrypted at rest with a passphrase) and ``InMemoryKeyStore``.
 /// An app can bring its own; on Apple platforms that is usually the Keychain:
@@ -64,10 +67,13 @@ public enum KeyStoreItem {
     public static let credentials = "device-credentials"
     /// The follower identity.
     public static let followerIdentity = "follower-identity"
-    /// Cached post keys, by post CID.
-    public static let postKeys = "post-keys"
-    /// The last decrypted listing of a namespace, for offline use.
-    public static func offlineListing(namespace: String) -> String { "offline-listing-\(namespace)" }
+    /// The random 32-byte key an ``EncryptedFileCacheStore`` seals its files with.
+    public static let cacheKey = "cache-key"
+
+    /// Where earlier versions kept cached post keys; the client removes it (see ``CacheItem``).
+    static let legacyPostKeys = "post-keys"
+    /// Where earlier versions kept an offline listing; the client removes it (see ``CacheItem``).
+    static func legacyOfflineListing(namespace: String) -> String { "offline-listing-\(namespace)" }
 }
 
 /// A ``KeyStore`` that keeps items in memory only (tests, ephemeral sessions). Items are zeroed
