@@ -118,6 +118,7 @@ public actor EncryptedFileCacheStore: CacheStore {
     private func cacheKey() async throws -> SymmetricKey {
         if let key { return key }
         if let keyTask { return try await keyTask.value }
+        // The first caller starts the task; callers arriving while it runs await the same one.
         let keyStore = keyStore
         let task = Task { try await Self.loadOrMakeKey(in: keyStore) }
         keyTask = task
@@ -155,7 +156,10 @@ public actor EncryptedFileCacheStore: CacheStore {
     }
 
     /// The file of the item `name`: a keyed hash of the name, so names stay private.
-    func fileURL(for name: String) async throws -> URL {
+    func fileURL(for name: String) async throws -> URL { try await item(name).url }
+
+    /// The file of the item `name` and the key its contents are sealed with.
+    private func item(_ name: String) async throws -> (url: URL, key: SymmetricKey) {
         let key = try await cacheKey()
         let digest: [UInt8]
         do {
@@ -164,18 +168,18 @@ public actor EncryptedFileCacheStore: CacheStore {
         } catch {
             throw StationClientError(.keyStore, operation: "naming cache item \(name)", message: "\(error)", underlying: error)
         }
-        return directory.appendingPathComponent(Hex.encode(digest) + ".cache")
+        return (directory.appendingPathComponent(Hex.encode(digest) + ".cache"), key)
     }
 
     /// Reads and decrypts the item under `name`; `nil` when it is missing or does not open.
     ///
     /// - Throws: ``StationClientError`` (`.keyStore`) when the cache key cannot be read or made.
     public func load(_ name: String) async throws -> [UInt8]? {
-        let url = try await fileURL(for: name)
+        let (url, key) = try await item(name)
         guard let data = try? Data(contentsOf: url) else { return nil }
         let bytes = [UInt8](data)
-        guard bytes.count >= Self.magic.count + SecretBox.overheadByteCount, Array(bytes[0..<Self.magic.count]) == Self.magic,
-              let key else { return nil }
+        guard bytes.count >= Self.magic.count + SecretBox.overheadByteCount, Array(bytes[0..<Self.magic.count]) == Self.magic
+        else { return nil }
         return try? [UInt8](SecretBox.open(bytes[Self.magic.count...], using: key))
     }
 
@@ -184,9 +188,8 @@ public actor EncryptedFileCacheStore: CacheStore {
     /// - Throws: ``StationClientError`` (`.keyStore`) when the cache key cannot be read or made,
     ///   or the file cannot be written (the old file, if any, is then unchanged).
     public func save(_ bytes: [UInt8], as name: String) async throws {
-        let url = try await fileURL(for: name)
+        let (url, key) = try await item(name)
         let operation = "saving cache item \(name)"
-        guard let key else { throw StationClientError(.keyStore, operation: operation, message: "no cache key") }
         let sealed: Data
         do {
             sealed = try SecretBox.seal(bytes, using: key)
