@@ -8,44 +8,9 @@ import Sodium
 /// configuration's ``CacheStore``, so a Keychain store holds a few small items only.
 ///
 /// The SDK ships ``FileKeyStore`` (encrypted at rest with a passphrase) and ``InMemoryKeyStore``.
-/// An app can bring its own; on Apple platforms that is usually the Keychain:
-///
-/// ```swift
-/// import Security
-/// import StationClient
-///
-/// struct KeychainStore: KeyStore {
-///     let service = "com.example.cipher"
-///
-///     func load(_ name: String) async throws -> [UInt8]? {
-///         let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword,
-///                                     kSecAttrService as String: service, kSecAttrAccount as String: name,
-///                                     kSecReturnData as String: true]
-///         var item: CFTypeRef?
-///         let status = SecItemCopyMatching(query as CFDictionary, &item)
-///         if status == errSecItemNotFound { return nil }
-///         guard status == errSecSuccess, let data = item as? Data else { throw KeychainError(status) }
-///         return [UInt8](data)
-///     }
-///
-///     func save(_ secret: [UInt8], as name: String) async throws {
-///         try await delete(name)
-///         let item: [String: Any] = [kSecClass as String: kSecClassGenericPassword,
-///                                    kSecAttrService as String: service, kSecAttrAccount as String: name,
-///                                    kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
-///                                    kSecValueData as String: Data(secret)]
-///         let status = SecItemAdd(item as CFDictionary, nil)
-///         guard status == errSecSuccess else { throw KeychainError(status) }
-///     }
-///
-///     func delete(_ name: String) async throws {
-///         let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword,
-///                                     kSecAttrService as String: service, kSecAttrAccount as String: name]
-///         let status = SecItemDelete(query as CFDictionary)
-///         guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status) }
-///     }
-/// }
-/// ```
+/// An app can bring its own; on Apple platforms that is usually the Keychain: see
+/// <doc:BringingYourOwnTransportOrKeyStore> for a Keychain store that keeps the old value when a
+/// save fails.
 public protocol KeyStore: Sendable {
     /// Returns the secret stored under `name`, or `nil` when there is none.
     ///
