@@ -75,6 +75,9 @@ struct ExampleTests {
         for mode in ["self", "specific", "all"] { #expect(output.contains("published \(mode): envelopes yes")) }
         #expect(output.contains("published public: envelopes none"))
         #expect(output.contains("the follower reads: for-followers.txt, for-friend.txt, hello-world.txt\n"))
+        #expect(output.contains("reshared diary.txt to all as a new post (old entry removed: true)"))
+        #expect(output.contains("the follower now reads: diary.txt, for-followers.txt, for-friend.txt, hello-world.txt\n"))
+        #expect(output.contains("the owner still downloads it: true"))
     }
 
     @Test func twoClients() throws {
