@@ -79,8 +79,24 @@ public enum MLDSA65 {
         }
 
         /// The 4032-byte FIPS 204 private-key encoding (the form dilithium-py and stations use).
+        ///
+        /// A `Data` is never zeroed: prefer ``expandedSecret``, which holds the same bytes in
+        /// zeroed-on-drop storage.
         public var expandedRepresentation: Data {
             Data(bytes: storage.encoded.base, count: storage.encoded.count)
+        }
+
+        /// The 4032-byte private-key encoding (as ``expandedRepresentation``) in storage that is
+        /// zeroed when dropped.
+        public var expandedSecret: SecretBytes {
+            SecretBytes(copying: UnsafeRawBufferPointer(start: storage.encoded.base, count: storage.encoded.count))
+        }
+
+        /// Loads the 4032-byte private-key encoding from zeroizable storage.
+        ///
+        /// - Throws: as ``init(expandedRepresentation:)``.
+        public init(expandedSecret: SecretBytes) throws(PQCryptoError) {
+            self = try expandedSecret.withUnsafeBytes { bytes throws(PQCryptoError) in try PrivateKey(expandedRepresentation: bytes) }
         }
 
         /// The matching public key.

@@ -134,21 +134,19 @@ public actor EncryptedFileCacheStore: CacheStore {
 
     private static func loadOrMakeKey(in keyStore: any KeyStore) async throws -> SymmetricKey {
         let operation = "loading the cache key"
-        let stored: [UInt8]?
+        let stored: SecretBytes?
         do {
-            stored = try await keyStore.load(KeyStoreItem.cacheKey)
+            stored = try await keyStore.loadSecret(KeyStoreItem.cacheKey)
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "\(error)", underlying: error)
         }
-        if var bytes = stored, bytes.count == 32 {
-            defer { SecureMemory.zero(&bytes) }
-            return SymmetricKey(data: bytes)
+        if let stored, stored.count == 32 {
+            return stored.withUnsafeBytes { SymmetricKey(data: $0) }
         }
         let made = SymmetricKey(randomByteCount: 32)
-        var bytes = made.withUnsafeBytes { [UInt8]($0) }
-        defer { SecureMemory.zero(&bytes) }
+        let secret = made.withUnsafeBytes { SecretBytes(copying: $0) }
         do {
-            try await keyStore.save(bytes, as: KeyStoreItem.cacheKey)
+            try await keyStore.saveSecret(secret, as: KeyStoreItem.cacheKey)
         } catch {
             throw StationClientError(.keyStore, operation: "saving the cache key", message: "\(error)", underlying: error)
         }

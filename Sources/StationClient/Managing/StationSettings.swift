@@ -1,6 +1,5 @@
 import Foundation
 import Manifest
-import Sodium
 import Transport
 
 /// Changes to the station's public profile (`POST /profile/update`).
@@ -89,17 +88,7 @@ extension StationClient {
         } catch {
             throw StationClientError(.refused, operation: operation, message: "\(error)", underlying: error)
         }
-        guard form.contentLength <= Self.maximumRequestByteCount else {
-            throw StationClientError(.refused, operation: operation,
-                                     message: "the avatar form would be \(form.contentLength) bytes; the station accepts at most \(Self.maximumRequestByteCount)")
-        }
-        var hasher = SHA256()
-        do {
-            try form.forEachChunk { hasher.update(data: $0) }
-        } catch {
-            throw StationClientError(.refused, operation: operation, message: "cannot encode the form: \(error)", underlying: error)
-        }
-        let digest = hasher.finalize()
+        let digest = try Self.digest(of: form, operation: operation)
         return try await signedJSON(.post, "/profile/avatar", body: .multipart(form, sha256: digest),
                                     as: AvatarUpdateResponse.self, operation: operation).avatarCID
     }
