@@ -210,6 +210,15 @@ let package = Package(
             name: "CurlTransportTests",
             dependencies: ["CurlTransport", "Transport", "HTTPTransportConformance", "TransportTestSupport", "TestSupport"]
         ),
+        // Every Swift snippet of the README and the documentation, written here by
+        // scripts/check_snippets.py (Tests/SnippetTests/Generated, not in git) and compiled with the
+        // tests; the snippets' own `@Test`s run with the others.
+        .testTarget(
+            name: "SnippetTests",
+            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport", "CurlTransport",
+                           "URLSessionTransport", "StationClient", "StationEmulator", "HTTPTransportConformance"],
+            path: "Tests/SnippetTests"
+        ),
         .testTarget(
             name: "URLSessionTransportTests",
             dependencies: ["URLSessionTransport", "Transport", "HTTPTransportConformance", "TransportTestSupport", "TestSupport"]

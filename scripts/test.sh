@@ -23,6 +23,11 @@ echo "==> platform guards (scripts/check_platform_guards.py)"
 python3 scripts/check_platform_guards.py --self-test
 python3 scripts/check_platform_guards.py
 
+# Every Swift snippet of the README and the documentation becomes a file of the SnippetTests
+# target, which the `swift test` below compiles (package snippets are loaded against this package).
+echo "==> documentation snippets (scripts/check_snippets.py)"
+python3 scripts/check_snippets.py
+
 # Serially: on a 2-core machine, CPU-heavy suites (vectors, 100 MiB CIDs) running beside the
 # streaming transport tests would starve them of the two cooperative threads.
 echo "==> swift test"

@@ -8,7 +8,8 @@ import StationClient
 // The client encrypts the file with a fresh post key, seals that key to the station
 // (self_envelope) and sends one multipart POST /post. The station wraps the key for the
 // audience: self (you and your devices), specific (listed followers), all (every approved
-// follower). public is different: plaintext, no envelopes, permanent.
+// follower). public is different: plaintext, no envelopes, permanent. Last, a safe reshare gives
+// the self post a new audience.
 
 await runExample { station in
     let owner = try await station.pair(deviceName: "publisher")
@@ -48,4 +49,13 @@ await runExample { station in
     let reader = FollowedStationReader(identity: follower, gateway: gateway, transport: station.transport)
     let readable = try await reader.listPosts(of: .endpoint(station.endpoint), namespace: "drive", as: DriveFileMetadata.self)
     print("the follower reads: \(readable.posts.compactMap { $0.metadata?.filename }.sorted().joined(separator: ", "))")
+
+    // A new audience for the diary, safely: the station's own /post/share destroys a post's bytes,
+    // so reshare downloads it, encrypts it again under a fresh key, publishes that to the new
+    // audience and only then removes the old entry.
+    let reshared = try await owner.reshare(postCID: selfPost.postCID, audience: .allFollowers)
+    print("reshared diary.txt to \(reshared.post.audienceMode) as a new post (old entry removed: \(reshared.previousEntryRemoved))")
+    let after = try await reader.listPosts(of: .endpoint(station.endpoint), namespace: "drive", as: DriveFileMetadata.self)
+    print("the follower now reads: \(after.posts.compactMap { $0.metadata?.filename }.sorted().joined(separator: ", "))")
+    print("the owner still downloads it: \(try await owner.download(postCID: reshared.post.postCID) == data)")
 }

@@ -219,17 +219,29 @@ struct CipherCLITests {
         #expect(try await paired.cipher("get", cid, "-o", byCID.path).status == 0)
         #expect(try Data(contentsOf: byCID) == original)
 
+        // Share publishes the file anew (fresh key, new CID) and removes the old entry: the
+        // station's in-place share would destroy the bytes.
         let (share, shared) = try await paired.cipherJSON("share", "photo.jpg", "--audience", "all")
         #expect(share.status == 0, "\(share.stderr)")
-        #expect(shared["post_cid"] as? String == cid)
+        let newCID = try #require(shared["post_cid"] as? String)
+        #expect(newCID != cid)
+        #expect(shared["previous_post_cid"] as? String == cid)
+        #expect(shared["previous_entry_removed"] as? Bool == true)
         #expect(shared["audience_mode"] as? String == "all")
-        #expect(shared["content_lost"] as? Bool == false)
-        #expect(paired.emulator.manifest.entry(forPostCID: cid)?.entry.audienceMode == .all)
+        #expect(shared["envelopes_cid"] as? String == paired.emulator.manifest.entry(forPostCID: newCID)?.entry.envelopesCID)
+        #expect(paired.emulator.manifest.entry(forPostCID: cid) == nil)
+        #expect(paired.emulator.manifest.entry(forPostCID: newCID)?.entry.audienceMode == .all)
+        let humanShare = try await paired.cipher("share", "photo.jpg", "--audience", "self")
+        #expect(humanShare.stdout.contains("published anew as"), "\(humanShare.stdout)")
+        let afterShare = paired.home.file("after-share.jpg")
+        #expect(try await paired.cipher("get", "photo.jpg", "-o", afterShare.path).status == 0)
+        #expect(try Data(contentsOf: afterShare) == original)
+        let current = try #require(paired.emulator.manifest.allPosts.first?.entry.postCID)
 
-        let (rm, removed) = try await paired.cipherJSON("rm", cid)
+        let (rm, removed) = try await paired.cipherJSON("rm", current)
         #expect(rm.status == 0)
         #expect(removed["removed"] as? Bool == true)
-        #expect(paired.emulator.manifest.entry(forPostCID: cid) == nil)
+        #expect(paired.emulator.manifest.entry(forPostCID: current) == nil)
         // Gone: a name that matches nothing is a plain failure.
         #expect(try await paired.cipher("get", "photo.jpg").status == 1)
     }

@@ -79,6 +79,9 @@ struct ExampleTests {
         #expect(output.contains("large post uploaded: all bytes"))
         #expect(output.contains("profile: Publisher, posts things"))
         #expect(output.contains("the follower reads: for-followers.txt, for-friend.txt, hello-world.txt\n"))
+        #expect(output.contains("reshared diary.txt to all as a new post (old entry removed: true)"))
+        #expect(output.contains("the follower now reads: diary.txt, for-followers.txt, for-friend.txt, hello-world.txt\n"))
+        #expect(output.contains("the owner still downloads it: true"))
     }
 
     @Test func twoClients() throws {

@@ -229,9 +229,9 @@ struct EndToEndTests {
         rig.emulator.faults.failNextRequests(1, status: 502, body: "<html>Bad Gateway</html>")
         #expect(try await client.followers().isEmpty)
 
-        // The emulator keeps the bytes on reshare (a documented deviation from the real station),
-        // so the client reports no loss here; SocialTests reproduces the loss (`losesResharedContent`).
-        let reshared = try await client.reshare(postCID: post.postCID, audience: .allFollowers)
+        // The emulator keeps the bytes on an in-place share (a documented deviation from the real
+        // station), so the client reports no loss here; SocialTests reproduces the loss (`losesResharedContent`).
+        let reshared = try await client.unsafeReshareInPlace(postCID: post.postCID, audience: .allFollowers)
         #expect(reshared.response.audienceMode == .all)
         #expect(!reshared.contentLost)
     }

@@ -97,7 +97,8 @@ struct ResilienceTests {
     func offline() async throws {
         let rig = try StationRig.served()
         let store = InMemoryKeyStore()
-        let client = try await rig.pair(keyStore: store)
+        let cache = InMemoryCacheStore()
+        let client = try await rig.pair(keyStore: store, cacheStore: cache)
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("kept.txt", size: 1))
         let online = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(!online.isOffline)
@@ -106,8 +107,10 @@ struct ResilienceTests {
         #expect(offline.isOffline)
         #expect(offline.posts.map(\.metadata?.filename) == ["kept.txt"])
         #expect(offline.manifestCID == online.manifestCID)
-        // A fresh client on the same store (app restart) also gets the offline view from the key store.
-        let restarted = try await StationClient.load(configuration: rig.configuration(keyStore: store))
+        // A fresh client on the same stores (app restart) also gets the offline view, from the cache store.
+        #expect(await cache.names == [CacheItem.offlineListing(namespace: "drive")])
+        #expect(await store.load(KeyStoreItem.legacyOfflineListing(namespace: "drive")) == nil)
+        let restarted = try await StationClient.load(configuration: rig.configuration(keyStore: store, cacheStore: cache))
         #expect(try await restarted.listPosts(as: DriveFileMetadata.self).posts.count == 1)
         // With nothing cached, being offline is an error.
         let empty = try await StationClient(credentials: await client.credentials, configuration: rig.configuration())
@@ -115,16 +118,19 @@ struct ResilienceTests {
         #expect(error?.kind == .unreachable)
     }
 
-    @Test("Post keys persist encrypted in the key store and spare the rewraps after a restart")
+    @Test("Post keys persist in the cache store (not the key store) and spare the rewraps after a restart")
     func persistedKeys() async throws {
         let rig = try StationRig.inProcess()
         let store = InMemoryKeyStore()
-        let client = try await rig.pair(keyStore: store, persistsPostKeys: true)
+        let cache = InMemoryCacheStore()
+        let client = try await rig.pair(keyStore: store, persistsPostKeys: true, cacheStore: cache)
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("a", size: 1))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(await store.load(KeyStoreItem.postKeys) != nil)
+        #expect(await cache.load(CacheItem.postKeys) != nil)
+        #expect(await store.load(KeyStoreItem.legacyPostKeys) == nil)
         let before = rig.count("POST", "/rewrap")
-        let restarted = try await StationClient.load(configuration: rig.configuration(keyStore: store, persistsPostKeys: true))
+        let restarted = try await StationClient.load(configuration: rig.configuration(
+            keyStore: store, persistsPostKeys: true, cacheStore: cache))
         #expect(try await restarted.listPosts(as: DriveFileMetadata.self).posts.count == 1)
         #expect(rig.count("POST", "/rewrap") == before)
     }

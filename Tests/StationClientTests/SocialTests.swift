@@ -20,17 +20,67 @@ struct SocialTests {
         #expect(error?.stationMessage == "Post \(post.postCID) not found in manifest")
     }
 
-    @Test("Reshare reports the station's content loss (upstream bug)")
-    func reshare() async throws {
-        // The emulator reproduces the real station's reshare, which garbage-collects the post's bytes.
+    /// An owner with one approved follower, on an emulator that loses a post's bytes on
+    /// `/post/share` as the real station does.
+    private static func ownerWithFollower() async throws -> (rig: StationRig, owner: StationClient, reader: FollowedStationReader) {
         let rig = try StationRig.inProcess(losesResharedContent: true)
-        let client = try await rig.pair()
-        let post = try await client.publish(data: Data("r".utf8), metadata: Fixture.drive("r", size: 1))
-        let result = try await client.reshare(postCID: post.postCID, audience: .allFollowers)
+        let owner = try await rig.pair()
+        let identity = FollowerIdentity.generate(name: "Friend")
+        _ = try await identity.sendFollowRequest(to: rig.station, transport: rig.transport)
+        _ = try await owner.approveFollower(uid: identity.uid)
+        let reader = FollowedStationReader(identity: identity, gateway: try #require(owner.configuration.gateway), transport: rig.transport)
+        return (rig, owner, reader)
+    }
+
+    @Test("Reshare publishes anew to the new audience and removes the old entry: the content stays downloadable")
+    func safeReshare() async throws {
+        let (rig, owner, reader) = try await Self.ownerWithFollower()
+        let content = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let metadata = Fixture.drive("holiday.jpg", size: content.count)
+        let post = try await owner.publish(data: content, metadata: metadata)
+        #expect(try await reader.listPosts(of: .endpoint(rig.station), namespace: "drive", as: DriveFileMetadata.self).posts.isEmpty)
+
+        let reshared = try await owner.reshare(postCID: post.postCID, audience: .allFollowers)
+        #expect(reshared.previousPostCID == post.postCID)
+        #expect(reshared.post.postCID != post.postCID)
+        #expect(reshared.previousEntryRemoved)
+        #expect(reshared.post.audienceMode == .all)
+        let entries = rig.emulator.manifest.posts(in: "drive")
+        #expect(entries.map(\.postCID) == [reshared.post.postCID])
+        #expect(reshared.post.envelopesCID == entries.first?.envelopesCID)
+
+        // The owner and the new audience read the same content and metadata.
+        #expect(try await owner.download(postCID: reshared.post.postCID) == content)
+        let listing = try await owner.listPosts(as: DriveFileMetadata.self)
+        #expect(listing.posts.map(\.metadata) == [metadata])
+        let followed = try await reader.listPosts(of: .endpoint(rig.station), namespace: "drive", as: DriveFileMetadata.self)
+        #expect(followed.posts.map(\.metadata) == [metadata])
+        let entry = try #require(entries.first)
+        #expect(try await reader.download(entry) == content)
+
+        // A post that is not there is refused before anything changes.
+        let missing = await #expect(throws: StationClientError.self) {
+            try await owner.reshare(postCID: "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX", audience: .selfOnly)
+        }
+        #expect(missing?.kind == .refused)
+        #expect(rig.emulator.manifest.posts(in: "drive").map(\.postCID) == [reshared.post.postCID])
+    }
+
+    @Test("The station's in-place share loses the content (as upstream's unpin + GC); the result reports it")
+    func unsafeReshareInPlace() async throws {
+        let (rig, owner, reader) = try await Self.ownerWithFollower()
+        let post = try await owner.publish(data: Data("r".utf8), metadata: Fixture.drive("r", size: 1))
+        let result = try await owner.unsafeReshareInPlace(postCID: post.postCID, audience: .allFollowers)
         #expect(result.response.audienceMode == .all)
         #expect(result.contentLost)
+        let entry = try #require(rig.emulator.manifest.entry(forPostCID: post.postCID)?.entry)
+        #expect(result.envelopesCID == entry.envelopesCID)
+        #expect(result.envelopesCID != post.envelopesCID)
+        // Shared with the follower, but its bytes are gone: neither the owner nor the follower can download it.
+        await #expect(throws: StationClientError.self) { try await owner.download(postCID: post.postCID) }
+        await #expect(throws: StationClientError.self) { try await reader.download(entry) }
         let missing = await #expect(throws: StationClientError.self) {
-            try await client.reshare(postCID: "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX", audience: .selfOnly)
+            try await owner.unsafeReshareInPlace(postCID: "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX", audience: .selfOnly)
         }
         #expect(missing?.status == 404)
     }

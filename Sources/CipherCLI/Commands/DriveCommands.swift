@@ -194,28 +194,40 @@ enum GetCommand: Command {
     }
 }
 
-/// `cipher share CID|NAME --audience …`.
+/// `cipher share CID|NAME --audience …`: publishes the file anew to the new audience, then
+/// removes the old entry (the station's in-place share would destroy the file's bytes).
 enum ShareCommand: Command {
     static let spec = CommandSpec(
-        name: "share", usage: "share CID|NAME --audience self|all|specific [--to UID…]", summary: "give a file a new audience",
+        name: "share", usage: "share CID|NAME --audience self|all|specific [--to UID…]",
+        summary: "give a file a new audience (published anew under a fresh key; the old entry is removed)",
         options: audienceOptions, positionals: 1...1)
 
     struct Output: Encodable {
         var postCID: String
+        var previousPostCID: String
+        var envelopesCID: String?
         var audienceMode: String
-        var contentLost: Bool
-        enum CodingKeys: String, CodingKey { case postCID = "post_cid", audienceMode = "audience_mode", contentLost = "content_lost" }
+        var previousEntryRemoved: Bool
+        enum CodingKeys: String, CodingKey {
+            case postCID = "post_cid", previousPostCID = "previous_post_cid", envelopesCID = "envelopes_cid"
+            case audienceMode = "audience_mode", previousEntryRemoved = "previous_entry_removed"
+        }
     }
 
     static func run(_ context: CommandContext) async throws {
         let audience = try Audience.parse(context.arguments, default: nil)
         let client = try await context.client()
         let post = try DriveFiles.find(context.arguments.positionals[0], in: try await client.listPosts(as: DriveFileMetadata.self))
+        let name = post.metadata?.filename ?? post.postCID
         let result = try await client.reshare(postCID: post.postCID, audience: audience)
-        let output = Output(postCID: post.postCID, audienceMode: result.response.audienceMode.wireValue, contentLost: result.contentLost)
-        context.console.say("\(post.metadata?.filename ?? post.postCID) is now shared with: \(output.audienceMode)")
-        if result.contentLost {
-            context.console.note("warning: the station lost the file's bytes during the reshare (a known station bug); put it again from a local copy")
+        let output = Output(postCID: result.post.postCID, previousPostCID: post.postCID, envelopesCID: result.post.envelopesCID,
+                            audienceMode: result.post.audienceMode.wireValue, previousEntryRemoved: result.previousEntryRemoved)
+        context.console.say("\(name) is now shared with: \(output.audienceMode)")
+        if result.previousEntryRemoved {
+            context.console.say("published anew as \(result.post.postCID) under a fresh key; the old entry \(post.postCID) was removed")
+        } else {
+            context.console.say("published anew as \(result.post.postCID) under a fresh key")
+            context.console.note("warning: the old entry \(post.postCID) could not be removed; remove it with: cipher rm \(post.postCID)")
         }
         context.console.emit(output)
     }

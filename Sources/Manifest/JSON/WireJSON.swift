@@ -7,8 +7,8 @@ import Foundation
 /// Reads and writes the station's JSON: tolerant, order-preserving reading and byte-exact
 /// writing in the layouts of Python's `json.dumps`.
 ///
-/// Read every station body with ``decode(_:from:)-(_,[UInt8])``: it keeps objects in document
-/// order (so a manifest written back with ``encode(_:style:)`` has the same bytes and the same
+/// Read every station body with ``decode(_:from:dates:)-(_,[UInt8],_)``: it keeps objects in document
+/// order (so a manifest written back with ``encode(_:style:dates:)`` has the same bytes and the same
 /// CID), accepts everything Python's `json.loads` accepts, and reports failures as
 /// ``WireFormatError`` with the path of the bad field. The models also work with Foundation's
 /// `JSONDecoder`/`JSONEncoder`, without those guarantees.
@@ -45,26 +45,35 @@ public enum WireJSON {
 
     /// Decodes a model from JSON bytes.
     ///
+    /// `Date` members are read with `dates`: by default integer or fractional Unix seconds or
+    /// ISO-8601 strings (see ``DateDecoding``).
+    ///
     /// - Throws: ``WireFormatError``: the JSON errors of ``parse(_:)-([UInt8])``, or
     ///   ``WireFormatError/missingField(path:)``, ``WireFormatError/typeMismatch(path:expected:found:)``
     ///   and ``WireFormatError/invalidValue(path:reason:)`` when the JSON does not fit the model.
-    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(WireFormatError) -> T {
-        try decode(type, from: parse(bytes))
+    public static func decode<T: Decodable>(
+        _ type: T.Type, from bytes: [UInt8], dates: DateDecoding = .flexible
+    ) throws(WireFormatError) -> T {
+        try decode(type, from: parse(bytes), dates: dates)
     }
 
-    /// Decodes a model from JSON held in any byte container; see ``decode(_:from:)-(_,[UInt8])``.
+    /// Decodes a model from JSON held in any byte container; see ``decode(_:from:dates:)-(_,[UInt8],_)``.
     ///
-    /// - Throws: as ``decode(_:from:)-(_,[UInt8])``.
-    public static func decode<T: Decodable>(_ type: T.Type, from bytes: some DataProtocol) throws(WireFormatError) -> T {
-        try decode(type, from: parse(bytes))
+    /// - Throws: as ``decode(_:from:dates:)-(_,[UInt8],_)``.
+    public static func decode<T: Decodable>(
+        _ type: T.Type, from bytes: some DataProtocol, dates: DateDecoding = .flexible
+    ) throws(WireFormatError) -> T {
+        try decode(type, from: parse(bytes), dates: dates)
     }
 
     /// Decodes a model from an already parsed value (for example a public post's metadata).
     ///
-    /// - Throws: as ``decode(_:from:)-(_,[UInt8])``, without the JSON syntax errors.
-    public static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws(WireFormatError) -> T {
+    /// - Throws: as ``decode(_:from:dates:)-(_,[UInt8],_)``, without the JSON syntax errors.
+    public static func decode<T: Decodable>(
+        _ type: T.Type, from value: JSONValue, dates: DateDecoding = .flexible
+    ) throws(WireFormatError) -> T {
         do {
-            return try WireValueDecoder(value: value, codingPath: []).decode(type)
+            return try WireValueDecoder(value: value, codingPath: [], dates: dates).decode(type)
         } catch let error as WireFormatError {
             throw error
         } catch let error as DecodingError {
@@ -75,12 +84,14 @@ public enum WireJSON {
     }
 
     /// Converts a model into a ``JSONValue``, objects in the order the model encodes its keys.
+    /// `Date` members are written with `dates` (by default integer Unix seconds, the station's
+    /// convention; see ``DateEncoding``).
     ///
     /// - Throws: ``WireFormatError/encodingFailed(reason:)`` when the model's `encode(to:)` throws.
-    public static func value<T: Encodable>(of model: T) throws(WireFormatError) -> JSONValue {
+    public static func value<T: Encodable>(of model: T, dates: DateEncoding = .unixSeconds) throws(WireFormatError) -> JSONValue {
         let root = EncodingNode()
         do {
-            try WireValueEncoder(node: root, codingPath: []).encode(model)
+            try WireValueEncoder(node: root, codingPath: [], dates: dates).encode(model)
         } catch {
             throw WireFormatError.encodingFailed(reason: String(describing: error))
         }
@@ -88,10 +99,13 @@ public enum WireJSON {
     }
 
     /// Writes a model as JSON in `style` (by default the station's compact form), members in the
-    /// order the model encodes them.
+    /// order the model encodes them, `Date` members as `dates` has them (by default integer Unix
+    /// seconds, as PROTOCOL.md's `"created_at": 1704067200`).
     ///
     /// - Throws: ``WireFormatError/encodingFailed(reason:)`` when the model's `encode(to:)` throws.
-    public static func encode<T: Encodable>(_ model: T, style: JSONStyle = .compact) throws(WireFormatError) -> [UInt8] {
-        serialize(try value(of: model), style: style)
+    public static func encode<T: Encodable>(
+        _ model: T, style: JSONStyle = .compact, dates: DateEncoding = .unixSeconds
+    ) throws(WireFormatError) -> [UInt8] {
+        serialize(try value(of: model, dates: dates), style: style)
     }
 }

@@ -1,36 +1,45 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A `Decoder` over a parsed ``JSONValue``: objects list their keys in document order, so
 /// `allKeys` (and ``OrderedMap``) see the station's order.
 struct WireValueDecoder: Decoder, SingleValueDecodingContainer {
     let value: JSONValue
     private let parentPath: [any CodingKey]
     private let key: (any CodingKey)?
+    let dates: WireJSON.DateDecoding
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     /// Built when asked for (errors, nested containers): a member read through a keyed container
     /// then costs no array.
     var codingPath: [any CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
 
-    init(value: JSONValue, codingPath: [any CodingKey]) {
+    init(value: JSONValue, codingPath: [any CodingKey], dates: WireJSON.DateDecoding) {
         self.value = value
         parentPath = codingPath
         key = nil
+        self.dates = dates
     }
 
     /// The decoder of the member `key` of a container at `parentPath`.
-    init(value: JSONValue, parentPath: [any CodingKey], key: any CodingKey) {
+    init(value: JSONValue, parentPath: [any CodingKey], key: any CodingKey, dates: WireJSON.DateDecoding) {
         self.value = value
         self.parentPath = parentPath
         self.key = key
+        self.dates = dates
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case let .object(object) = value else { throw mismatch(JSONObject.self) }
-        return KeyedDecodingContainer(WireKeyedDecodingContainer<Key>(object: object, codingPath: codingPath))
+        return KeyedDecodingContainer(WireKeyedDecodingContainer<Key>(object: object, codingPath: codingPath, dates: dates))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case let .array(elements) = value else { throw mismatch([JSONValue].self) }
-        return WireUnkeyedDecodingContainer(elements: elements, codingPath: codingPath)
+        return WireUnkeyedDecodingContainer(elements: elements, codingPath: codingPath, dates: dates)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
@@ -64,10 +73,37 @@ struct WireValueDecoder: Decoder, SingleValueDecodingContainer {
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if T.self == JSONValue.self, let same = value as? T { return same }
+        if T.self == Date.self, let date = try decodeDate() as? T { return date }
         return try T(from: self)
     }
 
     // MARK: Helpers
+
+    /// A `Date` read with ``dates``: by default integer or fractional Unix seconds, or an
+    /// ISO-8601 string.
+    private func decodeDate() throws -> Date {
+        switch dates {
+        case .custom(let read):
+            return try read(value)
+        case .flexible:
+            switch value {
+            case .number(let number):
+                let seconds = number.doubleValue
+                guard seconds.isFinite else {
+                    throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "\(number.text) is not a time"))
+                }
+                return Date(timeIntervalSince1970: seconds)
+            case .string(let text):
+                guard let date = WireJSON.DateDecoding.iso8601Date(text) else {
+                    throw DecodingError.dataCorrupted(.init(
+                        codingPath: codingPath, debugDescription: "\(String(reflecting: text)) is not an ISO-8601 date"))
+                }
+                return date
+            default:
+                throw mismatch(Date.self)
+            }
+        }
+    }
 
     private func mismatch(_ type: Any.Type) -> DecodingError {
         if value.isNull {
@@ -96,6 +132,7 @@ struct WireValueDecoder: Decoder, SingleValueDecodingContainer {
 struct WireKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let object: JSONObject
     let codingPath: [any CodingKey]
+    let dates: WireJSON.DateDecoding
 
     var allKeys: [Key] { object.keys.compactMap { Key(stringValue: $0) } }
 
@@ -105,7 +142,7 @@ struct WireKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         guard let value = object[key.stringValue] else {
             throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no member \"\(key.stringValue)\""))
         }
-        return WireValueDecoder(value: value, parentPath: codingPath, key: key)
+        return WireValueDecoder(value: value, parentPath: codingPath, key: key, dates: dates)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { try decoder(for: key).decodeNil() }
@@ -129,7 +166,7 @@ struct WireKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     // Same results: a missing key or `null` is `nil`, anything else decodes or throws.
     private func presentDecoder(for key: Key) -> WireValueDecoder? {
         guard let value = object[key.stringValue], !value.isNull else { return nil }
-        return WireValueDecoder(value: value, parentPath: codingPath, key: key)
+        return WireValueDecoder(value: value, parentPath: codingPath, key: key, dates: dates)
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentDecoder(for: key)?.decode(type) }
@@ -152,11 +189,11 @@ struct WireKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func superDecoder() throws -> any Decoder {
-        WireValueDecoder(value: object["super"] ?? .null, codingPath: codingPath + [AnyCodingKey("super")])
+        WireValueDecoder(value: object["super"] ?? .null, codingPath: codingPath + [AnyCodingKey("super")], dates: dates)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        WireValueDecoder(value: object[key.stringValue] ?? .null, codingPath: codingPath + [key])
+        WireValueDecoder(value: object[key.stringValue] ?? .null, codingPath: codingPath + [key], dates: dates)
     }
 }
 
@@ -164,11 +201,13 @@ struct WireKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 struct WireUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     let elements: [JSONValue]
     let codingPath: [any CodingKey]
+    let dates: WireJSON.DateDecoding
     private(set) var currentIndex = 0
 
-    init(elements: [JSONValue], codingPath: [any CodingKey]) {
+    init(elements: [JSONValue], codingPath: [any CodingKey], dates: WireJSON.DateDecoding) {
         self.elements = elements
         self.codingPath = codingPath
+        self.dates = dates
     }
 
     var count: Int? { elements.count }
@@ -182,7 +221,7 @@ struct WireUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         }
         let decoder = WireValueDecoder(
             value: elements[currentIndex],
-            codingPath: codingPath + [AnyCodingKey(intValue: currentIndex) ?? AnyCodingKey("\(currentIndex)")])
+            codingPath: codingPath + [AnyCodingKey(intValue: currentIndex) ?? AnyCodingKey("\(currentIndex)")], dates: dates)
         currentIndex += 1
         return decoder
     }

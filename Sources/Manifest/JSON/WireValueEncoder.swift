@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// One node of the tree an `Encodable` builds; containers are classes so that nested containers
 /// can keep writing into them.
 final class EncodingNode {
@@ -50,16 +56,17 @@ final class EncodingNode {
 struct WireValueEncoder: Encoder, SingleValueEncodingContainer {
     let node: EncodingNode
     let codingPath: [any CodingKey]
+    let dates: WireJSON.DateEncoding
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func store(_ value: JSONValue) { node.content = .value(value) }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(WireKeyedEncodingContainer<Key>(storage: node.objectStorage(), codingPath: codingPath))
+        KeyedEncodingContainer(WireKeyedEncodingContainer<Key>(storage: node.objectStorage(), codingPath: codingPath, dates: dates))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        WireUnkeyedEncodingContainer(storage: node.arrayStorage(), codingPath: codingPath)
+        WireUnkeyedEncodingContainer(storage: node.arrayStorage(), codingPath: codingPath, dates: dates)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer { self }
@@ -85,6 +92,10 @@ struct WireValueEncoder: Encoder, SingleValueEncodingContainer {
             store(json)
             return
         }
+        if let date = value as? Date {
+            store(try dates.value(of: date))
+            return
+        }
         try value.encode(to: self)
     }
 }
@@ -92,11 +103,12 @@ struct WireValueEncoder: Encoder, SingleValueEncodingContainer {
 struct WireKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let storage: EncodingNode.ObjectStorage
     let codingPath: [any CodingKey]
+    let dates: WireJSON.DateEncoding
 
     private func child(_ key: Key) -> WireValueEncoder {
         let node = EncodingNode()
         storage.members[key.stringValue] = node
-        return WireValueEncoder(node: node, codingPath: codingPath + [key])
+        return WireValueEncoder(node: node, codingPath: codingPath + [key], dates: dates)
     }
 
     mutating func encodeNil(forKey key: Key) throws { try child(key).encodeNil() }
@@ -129,7 +141,7 @@ struct WireKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     mutating func superEncoder() -> any Encoder {
         let node = EncodingNode()
         storage.members["super"] = node
-        return WireValueEncoder(node: node, codingPath: codingPath + [AnyCodingKey("super")])
+        return WireValueEncoder(node: node, codingPath: codingPath + [AnyCodingKey("super")], dates: dates)
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder { child(key) }
@@ -138,6 +150,7 @@ struct WireKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
 struct WireUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     let storage: EncodingNode.ArrayStorage
     let codingPath: [any CodingKey]
+    let dates: WireJSON.DateEncoding
 
     var count: Int { storage.elements.count }
 
@@ -145,7 +158,7 @@ struct WireUnkeyedEncodingContainer: UnkeyedEncodingContainer {
         let node = EncodingNode()
         let key = AnyCodingKey(intValue: storage.elements.count) ?? AnyCodingKey("\(storage.elements.count)")
         storage.elements.append(node)
-        return WireValueEncoder(node: node, codingPath: codingPath + [key])
+        return WireValueEncoder(node: node, codingPath: codingPath + [key], dates: dates)
     }
 
     mutating func encodeNil() throws { try next().encodeNil() }

@@ -142,7 +142,7 @@ public struct ClientNamespace: Sendable, Hashable, Codable {
 /// `{"clients": {"<client>": {"posts": [...], "profile": {...}}}}`, compact JSON in insertion
 /// order. The legacy flat form `{"client": "...", "posts": [...]}` reads as one namespace
 /// (``wasLegacyFlat``). Reading never fails on one bad entry or namespace: those are skipped and
-/// listed in ``issues``. Written with ``WireJSON/encode(_:style:)`` a manifest read through
+/// listed in ``issues``. Written with ``WireJSON/encode(_:style:dates:)`` a manifest read through
 /// ``WireJSON`` gives back the station's exact bytes, hence its CID.
 public struct Manifest: Sendable, Hashable, Codable {
     /// The client namespaces, in the station's order.
@@ -168,8 +168,9 @@ public struct Manifest: Sendable, Hashable, Codable {
         return trimmed.isEmpty ? "default" : trimmed
     }
 
-    /// The posts of one namespace (empty when it does not exist).
-    public func posts(in client: String) -> [PostEntry] { clients[client]?.posts ?? [] }
+    /// The posts of one namespace (empty when it does not exist). `client` is normalized with
+    /// ``namespaceName(for:)`` as the station normalizes it on write, so `" notes "` reads `notes`.
+    public func posts(in client: String) -> [PostEntry] { clients[Self.namespaceName(for: client)]?.posts ?? [] }
 
     /// Every post with its namespace, in manifest order.
     public var allPosts: [(client: String, entry: PostEntry)] {

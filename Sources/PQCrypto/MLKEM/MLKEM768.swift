@@ -11,9 +11,14 @@ import Foundation
 /// encapsulation key, the 2400-byte expanded decapsulation key) or from the 64-byte seed `d‖z`.
 ///
 /// ```swift
-/// let privateKey = MLKEM768.PrivateKey()
-/// let result = privateKey.publicKey.encapsulate()
-/// let secret = try privateKey.decapsulate(result.encapsulated)   // == result.sharedSecret
+/// import PQCrypto
+///
+/// func sharedSecretRoundTrip() throws -> Bool {
+///     let privateKey = MLKEM768.PrivateKey()
+///     let result = privateKey.publicKey.encapsulate()
+///     let secret = try privateKey.decapsulate(result.encapsulated)
+///     return secret == result.sharedSecret     // constant-time comparison
+/// }
 /// ```
 public enum MLKEM768 {
     /// Length of an encoded encapsulation (public) key.

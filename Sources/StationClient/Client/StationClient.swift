@@ -30,6 +30,8 @@ public actor StationClient {
     var manifestCache: (cid: String, manifest: Manifest)?
     /// The manifest CID the stored offline listing of each namespace was made from.
     var offlineListingSources: [String: String] = [:]
+    /// Whether the caches earlier versions kept in the key store were removed.
+    var legacyCachesRemoved = false
 
     /// Creates a client from credentials already at hand (they are saved to the key store).
     ///
@@ -65,16 +67,20 @@ public actor StationClient {
         return StationClient(loaded: try DeviceCredentials(encoded: stored), configuration: configuration)
     }
 
-    /// Removes the credentials, cached post keys and the offline listing from the key store.
+    /// Removes the credentials from the key store, and the cached post keys and the offline
+    /// listing from the cache store.
     ///
-    /// - Throws: ``StationClientError`` (`.keyStore`) when the store cannot be written.
+    /// - Throws: ``StationClientError`` (`.keyStore`) when a store cannot be written.
     public func forget() async throws {
         postKeys.removeAll()
         offlineListings.removeAll()
+        let namespace = (try? Self.normalizedNamespace(configuration.namespace)) ?? configuration.namespace
         do {
             try await configuration.keyStore.delete(KeyStoreItem.credentials)
-            try await configuration.keyStore.delete(KeyStoreItem.postKeys)
-            try await configuration.keyStore.delete(KeyStoreItem.offlineListing(namespace: configuration.namespace))
+            try await configuration.cacheStore.delete(CacheItem.postKeys)
+            try await configuration.cacheStore.delete(CacheItem.offlineListing(namespace: namespace))
+            try await configuration.keyStore.delete(KeyStoreItem.legacyPostKeys)
+            try await configuration.keyStore.delete(KeyStoreItem.legacyOfflineListing(namespace: namespace))
         } catch {
             throw StationClientError(.keyStore, operation: "forgetting credentials", message: "\(error)", underlying: error)
         }

@@ -4,6 +4,7 @@ import CurlTransport
 import URLSessionTransport
 #endif
 import Foundation
+import Manifest
 import Transport
 
 /// How a ``StationClient`` talks to its station and where it keeps its secrets.
@@ -16,8 +17,14 @@ public struct StationClientConfiguration: Sendable {
     public var transport: any HTTPTransport
     /// The IPFS gateway for manifest and content fallback and IPNS resolution, or `nil` for none.
     public var gateway: IPFSGateway?
-    /// Where credentials, cached post keys and the offline listing are kept.
+    /// Where credentials and other secrets are kept (never caches: see ``cacheStore``).
     public var keyStore: any KeyStore
+    /// Where the post-key cache and the decrypted offline listing are kept. Default: an
+    /// ``EncryptedFileCacheStore`` whose only key-store item is its 32-byte cache key (in a
+    /// `cache` folder beside a ``FileKeyStore``'s files, else in
+    /// ``EncryptedFileCacheStore/defaultDirectory``), or an ``InMemoryCacheStore`` for an
+    /// ``InMemoryKeyStore`` (whose key would not outlive the process anyway).
+    public var cacheStore: any CacheStore
     /// Public-key pins of the station's TLS certificate (`sha256//…`), for a station whose
     /// certificate no trusted authority signed (the self-signed one `run.py` makes). Every request
     /// to an `https` station endpoint carries them in `TransferOptions.pinnedPublicKeys`, so it
@@ -29,10 +36,10 @@ public struct StationClientConfiguration: Sendable {
     /// How many `/rewrap` calls a listing runs at once (at least 1). Over HTTP/2 they are streams
     /// of one connection; over HTTP/1.1, one connection each, reused across calls.
     public var rewrapConcurrency: Int
-    /// Whether recovered post keys are also kept in ``keyStore`` (encrypted at rest by a
-    /// ``FileKeyStore``), so a restarted app skips the rewraps.
+    /// Whether recovered post keys are also kept in ``cacheStore`` (encrypted at rest by an
+    /// ``EncryptedFileCacheStore``), so a restarted app skips the rewraps.
     public var persistsPostKeys: Bool
-    /// Whether the last decrypted listing is kept in ``keyStore`` for the offline view.
+    /// Whether the last decrypted listing is kept in ``cacheStore`` for the offline view.
     public var persistsOfflineListing: Bool
     /// Whether connection, DNS and tunnel failures trigger an IPNS lookup of the station's new endpoint.
     public var followsEndpointChanges: Bool
@@ -47,6 +54,13 @@ public struct StationClientConfiguration: Sendable {
     public var log: LogHandler?
     /// Where a file upload's ciphertext is staged while it is sent (removed afterwards).
     public var temporaryDirectory: URL
+    /// How `Date` members of the app's metadata are written when publishing. Default:
+    /// integer Unix seconds (`"created_at": 1704067200`), the station's convention, which other
+    /// clients read.
+    public var metadataDateEncoding: WireJSON.DateEncoding
+    /// How `Date` members of metadata are read when listing. Default: integer or fractional Unix
+    /// seconds, or ISO-8601 strings, whichever a post carries.
+    public var metadataDateDecoding: WireJSON.DateDecoding
 
     /// Creates a configuration.
     ///
@@ -57,20 +71,25 @@ public struct StationClientConfiguration: Sendable {
     ///   - gateway: the IPFS gateway for fallbacks and IPNS, or `nil` for none.
     ///   - stationPublicKeyPins: pins of the station's TLS key (empty: trust the authorities).
     ///   - rewrapConcurrency: how many `/rewrap` calls a listing runs at once (at least 1).
-    ///   - persistsPostKeys: whether recovered post keys are also kept in the key store.
-    ///   - persistsOfflineListing: whether the last listing is kept in the key store for offline use.
+    ///   - persistsPostKeys: whether recovered post keys are also kept in the cache store.
+    ///   - persistsOfflineListing: whether the last listing is kept in the cache store for offline use.
     ///   - followsEndpointChanges: whether unreachable stations are looked up again through IPNS.
     ///   - requestTimeouts: time limits for API calls.
     ///   - transferTimeouts: time limits for content transfers.
     ///   - log: receives the SDK's log lines, or `nil`.
     ///   - temporaryDirectory: where uploads are staged; `nil` for the system's temporary directory.
+    ///   - metadataDateEncoding: how metadata `Date`s are written (integer Unix seconds by default).
+    ///   - metadataDateDecoding: how metadata `Date`s are read (Unix seconds or ISO-8601 by default).
+    ///   - cacheStore: where caches go; `nil` for the default (see ``cacheStore``).
     public init(
         namespace: String, keyStore: any KeyStore, transport: (any HTTPTransport)? = nil, gateway: IPFSGateway? = nil,
         stationPublicKeyPins: [PublicKeyFingerprint] = [], rewrapConcurrency: Int = 8, persistsPostKeys: Bool = false, persistsOfflineListing: Bool = true,
         followsEndpointChanges: Bool = true,
         requestTimeouts: TransferTimeouts = defaultRequestTimeouts,
         transferTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: nil),
-        log: LogHandler? = nil, temporaryDirectory: URL? = nil
+        log: LogHandler? = nil, temporaryDirectory: URL? = nil,
+        metadataDateEncoding: WireJSON.DateEncoding = .unixSeconds, metadataDateDecoding: WireJSON.DateDecoding = .flexible,
+        cacheStore: (any CacheStore)? = nil
     ) {
         self.namespace = namespace
         self.keyStore = keyStore
@@ -85,6 +104,21 @@ public struct StationClientConfiguration: Sendable {
         self.transferTimeouts = transferTimeouts
         self.log = log
         self.temporaryDirectory = temporaryDirectory ?? FileManager.default.temporaryDirectory
+        self.metadataDateEncoding = metadataDateEncoding
+        self.metadataDateDecoding = metadataDateDecoding
+        self.cacheStore = cacheStore ?? Self.defaultCacheStore(for: keyStore)
+    }
+
+    /// The default ``cacheStore`` for `keyStore`: an ``InMemoryCacheStore`` for an
+    /// ``InMemoryKeyStore``; otherwise an ``EncryptedFileCacheStore`` keyed through `keyStore`, in
+    /// `cache` beside a ``FileKeyStore``'s files or in ``EncryptedFileCacheStore/defaultDirectory``.
+    public static func defaultCacheStore(for keyStore: any KeyStore) -> any CacheStore {
+        if keyStore is InMemoryKeyStore { return InMemoryCacheStore() }
+        if let files = keyStore as? FileKeyStore {
+            return EncryptedFileCacheStore(directory: files.directory.appendingPathComponent("cache", isDirectory: true),
+                                           keyStore: keyStore)
+        }
+        return EncryptedFileCacheStore(directory: EncryptedFileCacheStore.defaultDirectory, keyStore: keyStore)
     }
 
     /// The platform's default transport: `CurlTransport` on Linux (it enforces public-key pins
@@ -140,13 +174,19 @@ public typealias ProgressHandler = @Sendable (ByteProgress) -> Void
 /// beside its result: the `AsyncSequence` form of a ``ProgressHandler`` argument.
 ///
 /// ```swift
-/// let upload = ProgressTask { progress in
-///     try await client.publish(fileAt: fileURL, metadata: metadata, progress: progress)
+/// import Foundation
+/// import Manifest
+/// import StationClient
+///
+/// func upload(_ fileURL: URL, metadata: DriveFileMetadata, with client: StationClient) async throws -> PublishedPost {
+///     let upload = ProgressTask { progress in
+///         try await client.publish(fileAt: fileURL, metadata: metadata, progress: progress)
+///     }
+///     for await step in upload.updates {
+///         print("\(step.completed) of \(step.total ?? 0) bytes")
+///     }
+///     return try await upload.value
 /// }
-/// for await step in upload.updates {
-///     print("\(step.completed) of \(step.total ?? 0) bytes")
-/// }
-/// let post = try await upload.value
 /// ```
 ///
 /// ``updates`` keeps only the newest figure when the reader falls behind, and ends when the

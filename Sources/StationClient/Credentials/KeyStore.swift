@@ -2,48 +2,16 @@ import Foundation
 import PQCrypto
 import Sodium
 
-/// Where the client keeps its secrets: device credentials, a follower identity, cached post keys
-/// and the offline listing. Each item is an opaque byte string under a name.
+/// Where the client keeps its secrets: device credentials, a follower identity and the cache key
+/// of an ``EncryptedFileCacheStore``. Each item is an opaque byte string under a name.
+///
+/// Caches (post keys, the decrypted offline listing) are not written here: they go to the
+/// configuration's ``CacheStore``, so a Keychain store holds a few small items only.
 ///
 /// The SDK ships ``FileKeyStore`` (encrypted at rest with a passphrase) and ``InMemoryKeyStore``.
-/// An app can bring its own; on Apple platforms that is usually the Keychain:
-///
-/// ```swift
-/// import Security
-/// import StationClient
-///
-/// struct KeychainStore: KeyStore {
-///     let service = "com.example.cipher"
-///
-///     func load(_ name: String) async throws -> [UInt8]? {
-///         let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword,
-///                                     kSecAttrService as String: service, kSecAttrAccount as String: name,
-///                                     kSecReturnData as String: true]
-///         var item: CFTypeRef?
-///         let status = SecItemCopyMatching(query as CFDictionary, &item)
-///         if status == errSecItemNotFound { return nil }
-///         guard status == errSecSuccess, let data = item as? Data else { throw KeychainError(status) }
-///         return [UInt8](data)
-///     }
-///
-///     func save(_ secret: [UInt8], as name: String) async throws {
-///         try await delete(name)
-///         let item: [String: Any] = [kSecClass as String: kSecClassGenericPassword,
-///                                    kSecAttrService as String: service, kSecAttrAccount as String: name,
-///                                    kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
-///                                    kSecValueData as String: Data(secret)]
-///         let status = SecItemAdd(item as CFDictionary, nil)
-///         guard status == errSecSuccess else { throw KeychainError(status) }
-///     }
-///
-///     func delete(_ name: String) async throws {
-///         let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword,
-///                                     kSecAttrService as String: service, kSecAttrAccount as String: name]
-///         let status = SecItemDelete(query as CFDictionary)
-///         guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status) }
-///     }
-/// }
-/// ```
+/// An app can bring its own; on Apple platforms that is usually the Keychain: see
+/// <doc:BringingYourOwnTransportOrKeyStore> for a Keychain store that keeps the old value when a
+/// save fails.
 public protocol KeyStore: Sendable {
     /// Returns the secret stored under `name`, or `nil` when there is none.
     ///
@@ -97,10 +65,13 @@ public enum KeyStoreItem {
     public static let credentials = "device-credentials"
     /// The follower identity.
     public static let followerIdentity = "follower-identity"
-    /// Cached post keys, by post CID.
-    public static let postKeys = "post-keys"
-    /// The last decrypted listing of a namespace, for offline use.
-    public static func offlineListing(namespace: String) -> String { "offline-listing-\(namespace)" }
+    /// The random 32-byte key an ``EncryptedFileCacheStore`` seals its files with.
+    public static let cacheKey = "cache-key"
+
+    /// Where earlier versions kept cached post keys; the client removes it (see ``CacheItem``).
+    static let legacyPostKeys = "post-keys"
+    /// Where earlier versions kept an offline listing; the client removes it (see ``CacheItem``).
+    static func legacyOfflineListing(namespace: String) -> String { "offline-listing-\(namespace)" }
 }
 
 /// A ``KeyStore`` that keeps items in memory only (tests, ephemeral sessions). Items are zeroed

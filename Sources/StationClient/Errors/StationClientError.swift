@@ -23,6 +23,9 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         case integrity
         /// The request was refused locally before anything was sent (too large, invalid argument).
         case refused
+        /// The namespace is blank or holds a control character; nothing was sent (see
+        /// ``StationClient/StationClient/normalizedNamespace(_:)``).
+        case invalidNamespace
         /// No credentials: the device is not paired, or the key store holds nothing under that name.
         case notPaired
         /// The key store failed (wrong passphrase, unreadable or corrupt file, disk error).

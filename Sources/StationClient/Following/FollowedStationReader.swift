@@ -63,6 +63,7 @@ public struct FollowedStationReader: Sendable {
     public func listPosts<Metadata: Decodable & Sendable>(
         of address: FollowedStationAddress, namespace: String, as type: Metadata.Type
     ) async throws -> PostListing<Metadata> {
+        let namespace = try StationClient.normalizedNamespace(namespace)
         let (manifestCID, _) = try await pointers(of: address)
         guard let manifestCID else { return PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil) }
         let manifest: Manifest

@@ -112,7 +112,7 @@ extension StationClient {
             object["audience_mode"] = .string(audience.wireValue)
             if case .specific(let uids) = audience { object["audience_uids"] = .array(uids.map(JSONValue.string)) }
         }
-        object["client"] = .string(namespace ?? configuration.namespace)
+        object["client"] = .string(try self.namespace(namespace))
         return try await signedJSON(.post, "/privacy/flip", body: .json(WireJSON.serialize(.object(object))),
                                     as: PrivacyFlipResponse.self, operation: "POST /privacy/flip")
     }

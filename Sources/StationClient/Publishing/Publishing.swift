@@ -86,13 +86,13 @@ extension StationClient {
     public nonisolated func largestPublishableFileSize<Metadata: Encodable>(
         metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly
     ) throws -> Int64 {
-        try largestPublishableFileSize(metadataJSON: try Self.encodeMetadata(metadata), namespace: namespace, audience: audience)
+        try largestPublishableFileSize(metadataJSON: try encodeMetadata(metadata), namespace: namespace, audience: audience)
     }
 
     nonisolated func largestPublishableFileSize(metadataJSON: [UInt8]?, namespace: String?, audience: Audience) throws -> Int64 {
         let key = SymmetricKey(randomByteCount: 32)
         let form = try buildForm(
-            file: .bytes(Data()), sealedMetadataHex: try sealMetadata(metadataJSON, key: key), namespace: namespace ?? configuration.namespace,
+            file: .bytes(Data()), sealedMetadataHex: try sealMetadata(metadataJSON, key: key), namespace: try self.namespace(namespace),
             audience: audience.wireValue, audienceUIDs: audience.uids, selfEnvelope: String(repeating: "0", count: Envelope.hexCount))
         return Self.maximumRequestByteCount - form.contentLength - Int64(SecretBox.overheadByteCount)
     }
@@ -109,7 +109,7 @@ extension StationClient {
         data: Data, metadata: Metadata?, namespace: String? = nil,
         audience: Audience = .selfOnly, progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
-        let prepared = try await prepare(content: .bytes(data), metadataJSON: try Self.encodeMetadata(metadata),
+        let prepared = try await prepare(content: .bytes(data), metadataJSON: try encodeMetadata(metadata),
                                          namespace: namespace, audience: audience)
         return try await submit(prepared, progress: progress)
     }
@@ -122,7 +122,7 @@ extension StationClient {
         fileAt fileURL: URL, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly,
         progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
-        let prepared = try await prepare(content: .file(fileURL), metadataJSON: try Self.encodeMetadata(metadata),
+        let prepared = try await prepare(content: .file(fileURL), metadataJSON: try encodeMetadata(metadata),
                                          namespace: namespace, audience: audience)
         return try await submit(prepared, progress: progress)
     }
@@ -135,13 +135,13 @@ extension StationClient {
     public func publishPermanentlyPublic<Metadata: Encodable>(
         data: Data, metadata: Metadata?, namespace: String? = nil
     ) async throws -> PublishedPost {
-        let namespace = namespace ?? configuration.namespace
+        let namespace = try self.namespace(namespace)
         let operation = "preparing a public post"
         var form = MultipartForm()
         do {
             try form.addFile("file", filename: Self.uploadFilename, data: data)
             if let metadata {
-                try form.addField("metadata", value: String(decoding: try WireJSON.encode(metadata), as: UTF8.self))
+                try form.addField("metadata", value: String(decoding: try WireJSON.encode(metadata, dates: configuration.metadataDateEncoding), as: UTF8.self))
             }
             try form.addField("client", value: namespace)
             try form.addField("audience_mode", value: "public")
@@ -165,15 +165,21 @@ extension StationClient {
     public nonisolated func preparePost<Metadata: Encodable>(
         data: Data, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly
     ) async throws -> PreparedPost {
-        try await prepare(content: .bytes(data), metadataJSON: try Self.encodeMetadata(metadata), namespace: namespace,
+        try await prepare(content: .bytes(data), metadataJSON: try encodeMetadata(metadata), namespace: namespace,
                           audience: audience)
     }
 
     /// The metadata as compact JSON (the station and other clients read it back with any JSON parser).
-    static func encodeMetadata<Metadata: Encodable>(_ metadata: Metadata?) throws -> [UInt8]? {
+    nonisolated func encodeMetadata<Metadata: Encodable>(_ metadata: Metadata?) throws -> [UInt8]? {
+        try Self.encodeMetadata(metadata, dates: configuration.metadataDateEncoding)
+    }
+
+    static func encodeMetadata<Metadata: Encodable>(
+        _ metadata: Metadata?, dates: WireJSON.DateEncoding = .unixSeconds
+    ) throws -> [UInt8]? {
         guard let metadata else { return nil }
         do {
-            return try WireJSON.encode(metadata)
+            return try WireJSON.encode(metadata, dates: dates)
         } catch {
             throw StationClientError(.refused, operation: "encoding metadata", message: "\(error)", underlying: error)
         }
@@ -184,7 +190,7 @@ extension StationClient {
         content: Content, metadataJSON: [UInt8]?, namespace: String?, audience: Audience
     ) async throws -> PreparedPost {
         let stationKey = try await credentials.stationKEMPublicKey()
-        let namespace = namespace ?? configuration.namespace
+        let namespace = try self.namespace(namespace)
         let operation = "preparing a post for \(namespace)"
         let limit = try largestPublishableFileSize(metadataJSON: metadataJSON, namespace: namespace, audience: audience)
         let plaintextSize: Int64

@@ -23,13 +23,13 @@ extension StationClient {
     /// - Throws: ``StationClientError`` when the station is unreachable and there is no offline
     ///   listing, when the manifest cannot be read, or when cancelled.
     public func listPosts<Metadata: Decodable & Sendable>(as type: Metadata.Type) async throws -> PostListing<Metadata> {
-        let namespace = configuration.namespace
+        let namespace = try self.namespace(nil)
         let operation = "listing namespace \(namespace)"
         let profile: StationProfile
         do {
             profile = try await self.profile()
         } catch let error as StationClientError where error.kind == .unreachable {
-            if let offline = try await offlineListing(as: type) {
+            if let offline = try await offlineListing(namespace: namespace, as: type) {
                 log(.warning, "\(operation): station unreachable, showing the offline listing")
                 return offline
             }
@@ -53,11 +53,11 @@ extension StationClient {
                 skipped.append(skip)
             }
         }
-        try await recordListing(posts, complete: skipped.isEmpty, manifestCID: manifestCID)
+        try await recordListing(posts, namespace: namespace, complete: skipped.isEmpty, manifestCID: manifestCID)
         var typed = PostListing<Metadata>(posts: [], skipped: skipped, isOffline: false, manifestCID: manifestCID)
         for post in posts {
             do {
-                typed.posts.append(try Self.typed(post, as: type))
+                typed.posts.append(try Self.typed(post, as: type, dates: configuration.metadataDateDecoding))
             } catch {
                 typed.skipped.append(SkippedPost(postCID: post.postCID, error: StationClientError(
                     .invalidResponse, operation: operation, message: "the metadata is not a \(Metadata.self): \(error)",
@@ -70,13 +70,13 @@ extension StationClient {
     /// Keeps what a listing learned: the new post keys, and the listing for the offline view.
     /// - Parameter complete: whether every post was read (a listing with skipped posts is stored
     ///   but read again next time).
-    func recordListing(_ posts: [ListedPost<JSONValue>], complete: Bool, manifestCID: String) async throws {
-        let namespace = configuration.namespace
+    func recordListing(_ posts: [ListedPost<JSONValue>], namespace: String, complete: Bool, manifestCID: String) async throws {
         try await persistPostKeys()
+        await removeLegacyCaches()
         // The same manifest read without failures gives the same listing: store it only when it changed.
         let unchanged = complete && offlineListingSources[namespace] == manifestCID && offlineListings[namespace] != nil
         if !unchanged {
-            try await storeOfflineListing(posts, manifestCID: manifestCID)
+            try await storeOfflineListing(posts, namespace: namespace, manifestCID: manifestCID)
             offlineListingSources[namespace] = complete ? manifestCID : nil
         }
     }
@@ -94,8 +94,10 @@ extension StationClient {
                     call: callState())
     }
 
-    static func typed<Metadata: Decodable & Sendable>(_ post: ListedPost<JSONValue>, as type: Metadata.Type) throws -> ListedPost<Metadata> {
-        let metadata: Metadata? = try post.rawMetadata.map { try WireJSON.decode(type, from: $0) }
+    static func typed<Metadata: Decodable & Sendable>(
+        _ post: ListedPost<JSONValue>, as type: Metadata.Type, dates: WireJSON.DateDecoding = .flexible
+    ) throws -> ListedPost<Metadata> {
+        let metadata: Metadata? = try post.rawMetadata.map { try WireJSON.decode(type, from: $0, dates: dates) }
         return ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
                           createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata, rawMetadata: post.rawMetadata)
     }
@@ -341,7 +343,7 @@ extension StationClient {
     func loadPersistedPostKeys() async throws {
         guard configuration.persistsPostKeys, !postKeysLoaded else { return }
         postKeysLoaded = true
-        guard var bytes = try? await configuration.keyStore.load(KeyStoreItem.postKeys) else { return }
+        guard var bytes = try? await configuration.cacheStore.load(CacheItem.postKeys) else { return }
         defer { SecureMemory.zero(&bytes) }
         guard let object = try? WireJSON.parse(bytes).objectValue else { return }
         for (cid, value) in object {
@@ -360,13 +362,31 @@ extension StationClient {
         var bytes = WireJSON.serialize(.object(object))
         defer { SecureMemory.zero(&bytes) }
         do {
-            try await configuration.keyStore.save(bytes, as: KeyStoreItem.postKeys)
+            try await configuration.cacheStore.save(bytes, as: CacheItem.postKeys)
         } catch {
             log(.warning, "cannot persist post keys: \(error)")
         }
     }
 
-    private func storeOfflineListing(_ posts: [ListedPost<JSONValue>], manifestCID: String) async throws {
+    /// Removes the caches earlier versions wrote to the key store (once per client; failures
+    /// only logged): they now live in the cache store.
+    func removeLegacyCaches() async {
+        guard !legacyCachesRemoved else { return }
+        legacyCachesRemoved = true
+        var names = [KeyStoreItem.legacyPostKeys]
+        if let namespace = try? Self.normalizedNamespace(configuration.namespace) {
+            names.append(KeyStoreItem.legacyOfflineListing(namespace: namespace))
+        }
+        for name in names {
+            do {
+                try await configuration.keyStore.delete(name)
+            } catch {
+                log(.warning, "cannot remove the old cache item \(name) from the key store: \(error)")
+            }
+        }
+    }
+
+    private func storeOfflineListing(_ posts: [ListedPost<JSONValue>], namespace: String, manifestCID: String) async throws {
         var items: [JSONValue] = []
         for post in posts {
             var object: JSONObject = ["post_cid": .string(post.postCID), "audience_mode": .string(post.audienceMode.wireValue),
@@ -377,20 +397,22 @@ extension StationClient {
             items.append(.object(object))
         }
         var bytes = WireJSON.serialize(.object(["manifest_cid": .string(manifestCID), "posts": .array(items)]))
-        offlineListings[configuration.namespace] = bytes
+        offlineListings[namespace] = bytes
         guard configuration.persistsOfflineListing else { return }
         defer { SecureMemory.zero(&bytes) }
         do {
-            try await configuration.keyStore.save(bytes, as: KeyStoreItem.offlineListing(namespace: configuration.namespace))
+            try await configuration.cacheStore.save(bytes, as: CacheItem.offlineListing(namespace: namespace))
         } catch {
             log(.warning, "cannot persist the offline listing: \(error)")
         }
     }
 
-    private func offlineListing<Metadata: Decodable & Sendable>(as type: Metadata.Type) async throws -> PostListing<Metadata>? {
-        var stored = offlineListings[configuration.namespace]
+    private func offlineListing<Metadata: Decodable & Sendable>(
+        namespace: String, as type: Metadata.Type
+    ) async throws -> PostListing<Metadata>? {
+        var stored = offlineListings[namespace]
         if stored == nil, configuration.persistsOfflineListing {
-            stored = try? await configuration.keyStore.load(KeyStoreItem.offlineListing(namespace: configuration.namespace))
+            stored = try? await configuration.cacheStore.load(CacheItem.offlineListing(namespace: namespace))
         }
         guard let bytes = stored, let object = try? WireJSON.parse(bytes).objectValue,
               let items = object["posts"]?.arrayValue else { return nil }
@@ -404,7 +426,7 @@ extension StationClient {
                 createdAt: item["created_at"]?.intValue, isPublic: item["public"]?.boolValue ?? false,
                 metadata: metadata, rawMetadata: metadata)
             do {
-                listing.posts.append(try Self.typed(raw, as: type))
+                listing.posts.append(try Self.typed(raw, as: type, dates: configuration.metadataDateDecoding))
             } catch {
                 listing.skipped.append(SkippedPost(postCID: cid, error: StationClientError(
                     .invalidResponse, operation: "reading the offline listing", message: "\(error)", underlying: error)))

@@ -12,10 +12,15 @@ extension StationClient {
     /// ``listPosts(as:)`` does.
     ///
     /// ```swift
-    /// for try await item in client.posts(as: DriveFileMetadata.self) {
-    ///     switch item {
-    ///     case .success(let post): print(post.metadata?.filename ?? post.postCID)
-    ///     case .failure(let skipped): print("skipped \(skipped.postCID): \(skipped.error)")
+    /// import Manifest
+    /// import StationClient
+    ///
+    /// func printDrive(_ client: StationClient) async throws {
+    ///     for try await item in client.posts(as: DriveFileMetadata.self) {
+    ///         switch item {
+    ///         case .success(let post): print(post.metadata?.filename ?? post.postCID)
+    ///         case .failure(let skipped): print("skipped \(skipped.postCID): \(skipped.error)")
+    ///         }
     ///     }
     /// }
     /// ```
@@ -29,11 +34,12 @@ extension StationClient {
     }
 
     /// The first step of a ``PostSequence``: the namespace's entries and what reading them needs.
-    func sequencePlan() async throws -> (entries: [PostEntry], context: ReadContext, manifestCID: String)? {
+    func sequencePlan() async throws -> (entries: [PostEntry], context: ReadContext, manifestCID: String, namespace: String)? {
+        let namespace = try self.namespace(nil)
         guard let manifestCID = try await profile().manifestCID else { return nil }
         let manifest = try await fetchManifest(cid: manifestCID)
         try await loadPersistedPostKeys()
-        return (manifest.posts(in: configuration.namespace), readContext(), manifestCID)
+        return (manifest.posts(in: namespace), readContext(), manifestCID, namespace)
     }
 
     /// Keeps the outcome of one post a ``PostSequence`` read: a new key is cached, a key that
@@ -78,6 +84,7 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
     private var entries: [PostEntry] = []
     private var context: StationClient.ReadContext?
     private var manifestCID: String?
+    private var namespace = ""
     private var nextToStart = 0
     private var nextToYield = 0
     private var inFlight: [Int: Task<Read, any Error>] = [:]
@@ -95,7 +102,7 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
         if !started {
             started = true
             guard let plan = try await client.sequencePlan() else { return nil }
-            (entries, context, manifestCID) = (plan.entries, plan.context, plan.manifestCID)
+            (entries, context, manifestCID, namespace) = (plan.entries, plan.context, plan.manifestCID, plan.namespace)
         }
         guard let context, nextToYield < entries.count else {
             try await recordOnce()
@@ -119,7 +126,8 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
         case .success(let post):
             read.append(post.post)
             do {
-                return .success(try StationClient.typed(post.post, as: Metadata.self))
+                return .success(try StationClient.typed(post.post, as: Metadata.self,
+                                                        dates: client.configuration.metadataDateDecoding))
             } catch {
                 // As in a listing: the post was read; only this metadata type does not fit it.
                 return .failure(SkippedPost(postCID: post.post.postCID, error: StationClientError(
@@ -136,6 +144,6 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
     private func recordOnce() async throws {
         guard !recorded, let manifestCID else { return }
         recorded = true
-        try await client.recordListing(read, complete: complete, manifestCID: manifestCID)
+        try await client.recordListing(read, namespace: namespace, complete: complete, manifestCID: manifestCID)
     }
 }

@@ -14,7 +14,9 @@ public enum HTTPRequestBody: Sendable {
     case file(URL)
     /// Bytes produced while sending. With a known `length` the request carries `Content-Length`
     /// and a stream that yields a different number of bytes fails the transfer; without one the
-    /// body goes out with chunked transfer encoding.
+    /// body goes out with chunked transfer encoding. Every stream the SDK sends has a `length` (a
+    /// real station size-checks only a declared `Content-Length`); unsized streams are for an
+    /// app's own requests to other servers.
     case stream(HTTPBodyStream)
 
     /// The body length when known without reading the body: bytes and sized streams; `nil` for

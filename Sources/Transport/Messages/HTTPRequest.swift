@@ -16,8 +16,9 @@ public struct HTTPRequest: Sendable, Hashable {
     public var url: URL
     /// The header fields, sent in this order with this spelling.
     ///
-    /// The transport owns message framing: it sets `Content-Length` (or chunked encoding) from the
-    /// body, so those two fields are ignored here.
+    /// The transport owns message framing: it sets `Content-Length` from the body (chunked
+    /// encoding only for an app's own unsized stream; every body the SDK sends has a known
+    /// length), so those two fields are ignored here.
     public var headers: HTTPHeaders
 
     /// Creates a request.

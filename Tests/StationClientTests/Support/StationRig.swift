@@ -54,25 +54,25 @@ struct StationRig {
     func configuration(
         namespace: String = "drive", keyStore: any KeyStore = InMemoryKeyStore(), log: LogHandler? = nil,
         persistsPostKeys: Bool = false, temporaryDirectory: URL? = nil, transport: (any HTTPTransport)? = nil,
-        stationPublicKeyPins: [PublicKeyFingerprint] = []
+        stationPublicKeyPins: [PublicKeyFingerprint] = [], cacheStore: (any CacheStore)? = nil
     ) -> StationClientConfiguration {
         StationClientConfiguration(
             namespace: namespace, keyStore: keyStore, transport: transport ?? self.transport,
             gateway: IPFSGateway(baseURL: gateway, transport: self.transport), stationPublicKeyPins: stationPublicKeyPins,
-            persistsPostKeys: persistsPostKeys, log: log, temporaryDirectory: temporaryDirectory)
+            persistsPostKeys: persistsPostKeys, log: log, temporaryDirectory: temporaryDirectory, cacheStore: cacheStore)
     }
 
     /// Pairs a device with the PIN from the station's log on the first prompt.
     func pair(
         deviceName: String = "Test Phone", namespace: String = "drive", keyStore: any KeyStore = InMemoryKeyStore(),
         log: LogHandler? = nil, persistsPostKeys: Bool = false, temporaryDirectory: URL? = nil,
-        transport: (any HTTPTransport)? = nil
+        transport: (any HTTPTransport)? = nil, cacheStore: (any CacheStore)? = nil
     ) async throws -> StationClient {
         let stationLog = emulator.log
         return try await StationClient.pair(
             endpoint: station, deviceName: deviceName,
             configuration: configuration(namespace: namespace, keyStore: keyStore, log: log, persistsPostKeys: persistsPostKeys,
-                                         temporaryDirectory: temporaryDirectory, transport: transport)
+                                         temporaryDirectory: temporaryDirectory, transport: transport, cacheStore: cacheStore)
         ) { _ in stationLog.latestPIN }
     }
 

@@ -1,0 +1,263 @@
+import Foundation
+import PQCrypto
+import Sodium
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the client keeps what it can always rebuild from the station: the post-key cache and
+/// the decrypted offline listing (file names included). Each item is an opaque byte string under
+/// a name (see ``CacheItem``).
+///
+/// Caches are kept apart from ``KeyStore``, which holds only secrets that cannot be rebuilt
+/// (credentials, identities) and is often small and slow (the Keychain). Losing a cache item
+/// costs a few `/rewrap` calls or the offline view, never data: the client treats a failed or
+/// unreadable cache item as missing.
+///
+/// The SDK ships ``EncryptedFileCacheStore`` (the default) and ``InMemoryCacheStore``.
+public protocol CacheStore: Sendable {
+    /// Returns the item stored under `name`, or `nil` when there is none (or it does not open).
+    ///
+    /// - Throws: when the store cannot be read at all.
+    func load(_ name: String) async throws -> [UInt8]?
+    /// Stores `bytes` under `name`, replacing any previous value atomically.
+    ///
+    /// - Throws: when the store cannot be written; the previous value then stays in place.
+    func save(_ bytes: [UInt8], as name: String) async throws
+    /// Removes the item stored under `name`; removing a missing item succeeds.
+    ///
+    /// - Throws: when the store cannot be written.
+    func delete(_ name: String) async throws
+}
+
+/// Names the client uses in its ``CacheStore``.
+public enum CacheItem {
+    /// Cached post keys, by post CID.
+    public static let postKeys = "post-keys"
+    /// The last decrypted listing of a namespace, for offline use.
+    public static func offlineListing(namespace: String) -> String { "offline-listing-\(namespace)" }
+}
+
+/// A ``CacheStore`` that keeps items in memory only (tests, ephemeral sessions). Items are zeroed
+/// when replaced, deleted, or when the store is dropped.
+public actor InMemoryCacheStore: CacheStore {
+    private var items: [String: [UInt8]] = [:]
+
+    /// Creates an empty store.
+    public init() {}
+
+    /// The names of the items held, sorted.
+    public var names: [String] { items.keys.sorted() }
+
+    /// Returns a copy of the item under `name`, or `nil`.
+    public func load(_ name: String) -> [UInt8]? { items[name] }
+
+    /// Stores a copy of `bytes` under `name`.
+    public func save(_ bytes: [UInt8], as name: String) {
+        items[name]?.withUnsafeMutableBytes { SecureMemory.zero($0) }
+        items[name] = bytes
+    }
+
+    /// Removes the item under `name`.
+    public func delete(_ name: String) {
+        items[name]?.withUnsafeMutableBytes { SecureMemory.zero($0) }
+        items.removeValue(forKey: name)
+    }
+
+    deinit {
+        for key in items.keys { items[key]?.withUnsafeMutableBytes { SecureMemory.zero($0) } }
+    }
+}
+
+/// A ``CacheStore`` of encrypted files in one directory. Its only secret, a random 32-byte cache
+/// key, is the one item it keeps in a ``KeyStore`` (under ``KeyStoreItem/cacheKey``, created on
+/// first use), so a Keychain holds 32 bytes however large the caches grow.
+///
+/// Each item is sealed with SecretBox under the cache key, in a file named by a keyed BLAKE2b hash
+/// of its name (a directory listing reveals neither namespaces nor sizes per name). Writes are
+/// atomic: a temporary file (mode 0600) in the same directory, flushed, renamed over the old one.
+/// A file that does not open (damaged, or sealed under a cache key that was since lost) reads as
+/// missing and is overwritten by the next save. Deleting the directory, or the cache key, only
+/// empties the cache.
+///
+/// Layout of an item file: `CSCI` ‖ version `1` ‖ SecretBox(`nonce ‖ tag ‖ ciphertext`).
+public actor EncryptedFileCacheStore: CacheStore {
+    /// The directory holding the item files (created with mode 0700 when missing).
+    public nonisolated let directory: URL
+    private let keyStore: any KeyStore
+    private var key: SymmetricKey?
+    /// The first load-or-create of the cache key; concurrent first calls share it, so only one
+    /// key is ever made.
+    private var keyTask: Task<SymmetricKey, any Error>?
+
+    private static let magic: [UInt8] = Array("CSCI".utf8) + [1]
+
+    /// Creates a store in `directory` whose cache key lives in `keyStore`. Nothing is read or
+    /// created until the first call.
+    ///
+    /// - Parameters:
+    ///   - directory: where the item files go.
+    ///   - keyStore: where the 32-byte cache key is kept.
+    public init(directory: URL, keyStore: any KeyStore) {
+        self.directory = directory
+        self.keyStore = keyStore
+    }
+
+    /// The cache directory of ``StationClientConfiguration``'s default store for a key store that
+    /// is not a ``FileKeyStore``: `cipher-station` in the user's caches directory (`~/Library/Caches`
+    /// on Apple platforms, `$XDG_CACHE_HOME` or `~/.cache` on Linux).
+    public static var defaultDirectory: URL {
+        let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        return caches.appendingPathComponent("cipher-station", isDirectory: true)
+    }
+
+    /// The cache key: loaded from the key store, or made and saved there on first use.
+    private func cacheKey() async throws -> SymmetricKey {
+        if let key { return key }
+        if let keyTask { return try await keyTask.value }
+        // The first caller starts the task; callers arriving while it runs await the same one.
+        let keyStore = keyStore
+        let task = Task { try await Self.loadOrMakeKey(in: keyStore) }
+        keyTask = task
+        do {
+            let loaded = try await task.value
+            key = loaded
+            return loaded
+        } catch {
+            keyTask = nil
+            throw error
+        }
+    }
+
+    private static func loadOrMakeKey(in keyStore: any KeyStore) async throws -> SymmetricKey {
+        let operation = "loading the cache key"
+        let stored: SecretBytes?
+        do {
+            stored = try await keyStore.loadSecret(KeyStoreItem.cacheKey)
+        } catch {
+            throw StationClientError(.keyStore, operation: operation, message: "\(error)", underlying: error)
+        }
+        if let stored, stored.count == 32 {
+            return stored.withUnsafeBytes { SymmetricKey(data: $0) }
+        }
+        let made = SymmetricKey(randomByteCount: 32)
+        let secret = made.withUnsafeBytes { SecretBytes(copying: $0) }
+        do {
+            try await keyStore.saveSecret(secret, as: KeyStoreItem.cacheKey)
+        } catch {
+            throw StationClientError(.keyStore, operation: "saving the cache key", message: "\(error)", underlying: error)
+        }
+        return made
+    }
+
+    /// The file of the item `name`: a keyed hash of the name, so names stay private.
+    func fileURL(for name: String) async throws -> URL { try await item(name).url }
+
+    /// The file of the item `name` and the key its contents are sealed with.
+    private func item(_ name: String) async throws -> (url: URL, key: SymmetricKey) {
+        let key = try await cacheKey()
+        let digest: [UInt8]
+        do {
+            digest = try BLAKE2b.hash(data: Array(name.utf8), digestByteCount: 16, key: key,
+                                      personalization: Array("cipher-cache".utf8))
+        } catch {
+            throw StationClientError(.keyStore, operation: "naming cache item \(name)", message: "\(error)", underlying: error)
+        }
+        return (directory.appendingPathComponent(Hex.encode(digest) + ".cache"), key)
+    }
+
+    /// Reads and decrypts the item under `name`; `nil` when it is missing or does not open.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the cache key cannot be read or made.
+    public func load(_ name: String) async throws -> [UInt8]? {
+        let (url, key) = try await item(name)
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        let bytes = [UInt8](data)
+        guard bytes.count >= Self.magic.count + SecretBox.overheadByteCount, Array(bytes[0..<Self.magic.count]) == Self.magic
+        else { return nil }
+        return try? [UInt8](SecretBox.open(bytes[Self.magic.count...], using: key))
+    }
+
+    /// Encrypts `bytes` and writes them atomically under `name`.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the cache key cannot be read or made,
+    ///   or the file cannot be written (the old file, if any, is then unchanged).
+    public func save(_ bytes: [UInt8], as name: String) async throws {
+        let (url, key) = try await item(name)
+        let operation = "saving cache item \(name)"
+        let sealed: Data
+        do {
+            sealed = try SecretBox.seal(bytes, using: key)
+        } catch {
+            throw StationClientError(.keyStore, operation: operation, message: "cannot seal the item", underlying: error)
+        }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw StationClientError(.keyStore, operation: operation, message: "cannot create \(directory.path)", underlying: error)
+        }
+        try AtomicFile.replace(url, with: Self.magic + sealed, operation: operation)
+    }
+
+    /// Deletes the file under `name`.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the file exists and cannot be removed.
+    public func delete(_ name: String) async throws {
+        let url = try await fileURL(for: name)
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        do {
+            try FileManager.default.removeItem(at: url)
+        } catch {
+            throw StationClientError(.keyStore, operation: "deleting cache item \(name)", message: "cannot remove \(url.path)",
+                                     underlying: error)
+        }
+    }
+}
+
+/// Atomic replacement of a small file: written to a temporary file (mode 0600) beside it,
+/// flushed, renamed over it, and the directory flushed.
+enum AtomicFile {
+    /// Writes `bytes` to `url` atomically.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) naming the failed step; `url` is then unchanged.
+    static func replace(_ url: URL, with bytes: [UInt8], operation: String) throws {
+        let temporary = StagedFile.temporary(beside: url, suffix: "tmp")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { throw failure("cannot create", temporary, operation: operation) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                let error = failure("cannot write", temporary, operation: operation)
+                close(descriptor)
+                unlink(temporary.path)
+                throw error
+            }
+            offset += written
+        }
+        guard fsync(descriptor) == 0, close(descriptor) == 0 else {
+            let error = failure("cannot flush", temporary, operation: operation)
+            unlink(temporary.path)
+            throw error
+        }
+        guard rename(temporary.path, url.path) == 0 else {
+            let error = failure("cannot rename", temporary, operation: operation)
+            unlink(temporary.path)
+            throw error
+        }
+        let directory = open(url.deletingLastPathComponent().path, O_RDONLY)
+        if directory >= 0 {
+            _ = fsync(directory)
+            close(directory)
+        }
+    }
+
+    private static func failure(_ what: String, _ file: URL, operation: String) -> StationClientError {
+        StationClientError(.keyStore, operation: operation, message: "\(what) \(file.path): \(String(cString: strerror(errno)))")
+    }
+}
