@@ -27,8 +27,18 @@ public struct StationClientConfiguration: Sendable {
     /// `CurlTransport.probeServerCertificate(at:)`.
     public var stationPublicKeyPins: [PublicKeyFingerprint]
     /// How many `/rewrap` calls a listing runs at once (at least 1). Over HTTP/2 they are streams
-    /// of one connection; over HTTP/1.1, one connection each, reused across calls.
+    /// of one connection; over HTTP/1.1, one connection each, reused across calls. A listing runs
+    /// at most 62 whatever this says: each answer may take about 16 KB in memory (an envelope is
+    /// 2,324 hex characters), and a listing holds at most 1 MiB of them at once.
     public var rewrapConcurrency: Int
+    /// The most posts (in all namespaces together) a manifest read by this client may hold: a
+    /// manifest is read into memory, at most 4 KiB per post plus 64 KiB, and a longer one fails
+    /// the listing with `.invalidResponse` instead of filling memory. Default:
+    /// ``defaultMaximumManifestPosts``.
+    public var maximumManifestPosts: Int
+    /// The default of ``maximumManifestPosts``, also used when reading a followed station's
+    /// manifest: 10,000 posts (a manifest of at most about 41 MiB).
+    public static let defaultMaximumManifestPosts = 10_000
     /// Whether recovered post keys are also kept in ``keyStore`` (encrypted at rest by a
     /// ``FileKeyStore``), so a restarted app skips the rewraps.
     public var persistsPostKeys: Bool
@@ -64,14 +74,16 @@ public struct StationClientConfiguration: Sendable {
     ///   - transferTimeouts: time limits for content transfers.
     ///   - log: receives the SDK's log lines, or `nil`.
     ///   - temporaryDirectory: where uploads are staged; `nil` for the system's temporary directory.
+    ///   - maximumManifestPosts: the most posts a manifest read by this client may hold.
     public init(
         namespace: String, keyStore: any KeyStore, transport: (any HTTPTransport)? = nil, gateway: IPFSGateway? = nil,
         stationPublicKeyPins: [PublicKeyFingerprint] = [], rewrapConcurrency: Int = 8, persistsPostKeys: Bool = false, persistsOfflineListing: Bool = true,
         followsEndpointChanges: Bool = true,
         requestTimeouts: TransferTimeouts = defaultRequestTimeouts,
         transferTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: nil),
-        log: LogHandler? = nil, temporaryDirectory: URL? = nil
+        log: LogHandler? = nil, temporaryDirectory: URL? = nil, maximumManifestPosts: Int = defaultMaximumManifestPosts
     ) {
+        self.maximumManifestPosts = max(1, maximumManifestPosts)
         self.namespace = namespace
         self.keyStore = keyStore
         self.transport = transport ?? Self.defaultTransport()
