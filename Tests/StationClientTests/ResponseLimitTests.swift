@@ -22,21 +22,28 @@ struct LimitRecordingTransport: HTTPTransport {
 
 /// Answers requests on one path prefix with `chunkCount` chunks of 64 KiB of junk (a body far
 /// longer than the file it stands for), honouring the destination a caller asked for, and
-/// counts the chunks pulled; everything else goes to `base`.
+/// counts the chunks pulled; everything else goes to `base`. A request for a raw block
+/// (`?format=raw`) goes to `base` too, or with `servesBlocks` off gets a 404, as from a gateway
+/// that serves files only.
 final class OversizedBodyTransport: HTTPTransport, @unchecked Sendable {
     let base: any HTTPTransport
     let pathPrefix: String
     let chunkCount: Int
+    let servesBlocks: Bool
     let pulled = Locked(0)
 
-    init(base: any HTTPTransport, pathPrefix: String, chunkCount: Int) {
+    init(base: any HTTPTransport, pathPrefix: String, chunkCount: Int, servesBlocks: Bool = true) {
         self.base = base
         self.pathPrefix = pathPrefix
         self.chunkCount = chunkCount
+        self.servesBlocks = servesBlocks
     }
 
     func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
-        guard request.url.path.hasPrefix(pathPrefix) else { return try await base.send(request, body: body, options: options) }
+        if request.url.query?.contains("format=raw") == true, !servesBlocks { return HTTPResponse(status: 404) }
+        guard request.url.path.hasPrefix(pathPrefix), request.url.query == nil else {
+            return try await base.send(request, body: body, options: options)
+        }
         let chunk = Data(repeating: 0x5A, count: 64 * 1024)
         let pulled = self.pulled
         let count = chunkCount
@@ -151,14 +158,38 @@ struct ResponseLimitTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
-    /// An endless body from the gateway wrote 2.24 GB in 6 s. With nothing known about the file,
-    /// a gateway read stops at the station's 100 MiB upload limit, which no stored file exceeds,
-    /// and removes what it wrote. (The body here ends at 200 MiB, so the test ends before the fix too.)
-    @Test func anEndlessGatewayBodyStopsAtTheUploadLimit() async throws {
+    /// An endless body from the gateway wrote 2.24 GB in 6 s. A gateway read first learns the
+    /// file's size from its root block (`?format=raw`, verified against the CID) and writes no
+    /// more than that.
+    @Test func aGatewayReadStopsAtTheSizeItsRootBlockRecords() async throws {
         let rig = try StationRig.inProcess()
         let owner = try await rig.pair()
         let post = try await owner.publish(data: Data("tiny".utf8), metadata: Fixture.drive("tiny.txt", size: 4))
         let endless = OversizedBodyTransport(base: rig.transport, pathPrefix: "/ipfs/", chunkCount: 3_200)
+        let gateway = IPFSGateway(baseURL: rig.gateway, transport: endless)
+        let sealedSize = try #require(rig.emulator.block(post.postCID)).count
+        #expect(await gateway.rootFileSize(of: try CID(post.postCID)) == Int64(sealedSize))
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let error = await #expect(throws: StationClientError.self) {
+            try await gateway.fetch(cid: post.postCID, to: directory.appendingPathComponent("tiny.txt"))
+        }
+        #expect(error?.description.contains("the gateway sent more than the \(sealedSize) bytes") == true, "\(error?.description ?? "")")
+        #expect(endless.pulled.value == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        // The verified file itself still fetches.
+        try await IPFSGateway(baseURL: rig.gateway, transport: rig.transport).fetch(cid: post.postCID, to: directory.appendingPathComponent("ok"))
+        #expect(try Data(contentsOf: directory.appendingPathComponent("ok")) == rig.emulator.block(post.postCID))
+    }
+
+    /// With nothing known about the file (a gateway that serves no blocks), a gateway read stops
+    /// at the station's 100 MiB upload limit, which no stored file exceeds, and removes what it
+    /// wrote. (The body here ends at 200 MiB, so the test ends before the fix too.)
+    @Test func anEndlessGatewayBodyStopsAtTheUploadLimit() async throws {
+        let rig = try StationRig.inProcess()
+        let owner = try await rig.pair()
+        let post = try await owner.publish(data: Data("tiny".utf8), metadata: Fixture.drive("tiny.txt", size: 4))
+        let endless = OversizedBodyTransport(base: rig.transport, pathPrefix: "/ipfs/", chunkCount: 3_200, servesBlocks: false)
         let gateway = IPFSGateway(baseURL: rig.gateway, transport: endless)
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -53,15 +53,18 @@ public struct IPFSGateway: Sendable {
     /// failure it is exactly what it was before (an existing file is never truncated or removed)
     /// and no temporary file is left.
     ///
-    /// At most `maximumSize` bytes are written (`nil`: the station's 100 MiB upload limit, which
-    /// no stored file exceeds); a gateway that announces or sends more (an endless body, say)
-    /// fails the fetch with `.invalidResponse` once it passes the limit.
+    /// At most the file's size is written: the UnixFS `filesize` its root block records (fetched
+    /// first with `?format=raw` and verified against the CID), or when the gateway does not serve
+    /// blocks, `maximumSize` (`nil`: the station's 100 MiB upload limit, which no stored file
+    /// exceeds), whichever is smaller. A gateway that announces or sends more (an endless body,
+    /// say) fails the fetch with `.invalidResponse` once it passes the limit.
     ///
     /// - Throws: as ``fetch(cid:limit:)``, and `.refused` when `destination` cannot be written.
     public func fetch(cid: String, to destination: URL, maximumSize: Int64? = nil, progress: ProgressHandler? = nil) async throws {
         let operation = "fetching \(cid) from the gateway"
         let parsed = try Self.parseFetchable(cid, operation: operation)
-        let limit = max(0, maximumSize ?? Int64(ResponseLimit.storedFile))
+        var limit = max(0, maximumSize ?? Int64(ResponseLimit.storedFile))
+        if let recorded = await rootFileSize(of: parsed) { limit = min(limit, recorded) }
         let temporary = StagedFile.temporary(beside: destination, suffix: "gateway")
         // Once renamed the temporary is gone and this does nothing.
         defer { try? FileManager.default.removeItem(at: temporary) }
@@ -78,6 +81,23 @@ public struct IPFSGateway: Sendable {
             throw StationClientError(.integrity, operation: operation, message: "the gateway's bytes do not match the CID")
         }
         try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)
+    }
+
+    /// The file size the root block of `cid` records, read from the block the gateway serves for
+    /// `?format=raw` once it matches the CID; `nil` when the gateway serves no such block (or
+    /// anything else fails: the caller then falls back to a size it knows).
+    func rootFileSize(of cid: CID) async -> Int64? {
+        var request = HTTPRequest(method: .get, url: baseURL.appendingPathComponent("ipfs/\(cid)"))
+        request.url = URL(string: request.url.absoluteString + "?format=raw") ?? request.url
+        request.headers.add("Accept", value: "application/vnd.ipld.raw")
+        // Kubo refuses blocks over 2 MiB; a root block is far smaller.
+        let options = TransferOptions(response: .memory(limit: 2 << 20), timeouts: timeouts)
+        guard let response = try? await transport.send(request, body: .none, options: options), response.isSuccess,
+              let data = response.body.data else { return nil }
+        let block = [UInt8](data)
+        guard cid.matches(block: block),
+              let size = try? UnixFS.fileSize(root: cid, blocks: { $0 == cid ? block : nil }) else { return nil }
+        return Int64(clamping: size)
     }
 
     /// Writes a streamed answer's body into a new file at `url` (mode 0600), refusing more than
