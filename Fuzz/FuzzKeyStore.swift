@@ -20,6 +20,8 @@ private let passphrase = "fuzz"
 private let scratch: URL = {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("cipher-fuzz-keystore-\(getpid())")
     try? FileManager.default.removeItem(at: url)
+    // Removed when the run ends (libFuzzer exits through exit(3)).
+    atexit { try? FileManager.default.removeItem(at: scratch) }
     return url
 }()
 private let paramsDirectory = scratch.appendingPathComponent("params")
