@@ -5,6 +5,7 @@
 // only measure Argon2). Build and run with Fuzz/run.sh (see Fuzz/README.md).
 import Dispatch
 import Foundation
+import PQCrypto
 import Sodium
 import StationClient
 
@@ -130,7 +131,8 @@ public func fuzzKeyStoreFiles(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
         }
     default:
         // Stored credentials: decode, and what decodes writes back to bytes that decode the same.
-        if let credentials = try? DeviceCredentials(encoded: Array(rest)) {
+        var input = Array(rest)
+        if let credentials = try? DeviceCredentials(encoded: SecretBytes(zeroing: &input)) {
             let written = credentials.encoded()
             guard let again = try? DeviceCredentials(encoded: written), again.encoded() == written else {
                 violated("credentials round trip")

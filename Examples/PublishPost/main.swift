@@ -25,6 +25,20 @@ await runExample { station in
     let allPost = try await owner.publish(data: data, metadata: file("for-followers.txt"), audience: .allFollowers)
     // Public posts have their own, explicitly named call: there is no taking them back.
     let publicPost = try await owner.publishPermanentlyPublic(data: data, metadata: file("hello-world.txt"))
+    // A larger post, its upload progress read as an asynchronous sequence.
+    let large = file("large.bin")
+    let upload = ProgressTask { progress in
+        try await owner.publish(data: Data(count: 1 << 20), metadata: large, progress: progress)
+    }
+    var sent: Int64 = 0
+    for await step in upload.updates { sent = step.completed }
+    _ = try await upload.value
+    print("large post uploaded: \(sent >= 1 << 20 ? "all bytes" : "\(sent) bytes")")
+
+    // The station's public profile.
+    let profile = try await owner.updateProfile(ProfileChanges(displayName: "Publisher", bio: "posts things"))
+    print("profile: \(profile.displayName ?? "-"), \(profile.bio ?? "-")")
+
     for post in [selfPost, specificPost, allPost, publicPost] {
         print("published \(post.audienceMode): envelopes \(post.envelopesCID == nil ? "none" : "yes")")
     }

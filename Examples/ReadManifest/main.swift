@@ -33,4 +33,13 @@ await runExample { station in
     let listing = try await client.listPosts(as: DriveFileMetadata.self)
     for post in listing.posts { print("decrypted: \(post.metadata?.filename ?? "?")") }
     print("posts: \(listing.posts.count), skipped: \(listing.skipped.count)")
+
+    // Or one post at a time, each read as it is consumed (a large namespace, a scrolling list).
+    for try await item in client.posts(as: DriveFileMetadata.self) {
+        if case .success(let post) = item { print("streamed: \(post.metadata?.filename ?? "?")") }
+    }
+
+    // What the station stores, per namespace.
+    let storage = try await client.storage()
+    print("storage: drive has \(storage.clients?.value?["drive"]?.postCount ?? 0) posts")
 }

@@ -56,4 +56,10 @@ struct ErrorOutput: Encodable {
     var error: Detail
 }
 
-exit((await runCommandLine()).rawValue)
+// Ctrl-C (SIGINT) and SIGTERM cancel the command's task, so the SDK's cleanup runs (staged
+// uploads and partial downloads are removed) before the process exits with 128 + the signal.
+let command = Task { await runCommandLine() }
+let interruption = Interruption(cancelling: command)
+let status = await command.value
+if let signal = interruption.received { exit(128 + signal) }
+exit(status.rawValue)

@@ -120,12 +120,20 @@ public final class StationEmulator: Sendable {
     /// injected faults and latency.
     public func handle(_ request: StationRequest) async -> StationResponse {
         let path = request.path
-        if path.hasPrefix("/ipfs/") || path.hasPrefix("/ipns/") { return handleGateway(request) }
+        if path.hasPrefix("/ipfs/") || path.hasPrefix("/ipns/") { return await handleGateway(request) }
         return await handleStation(request)
     }
 
-    private func handleGateway(_ request: StationRequest) -> StationResponse {
-        let response = gateway.route(request)
+    /// Handles one request as the gateway alone does (every path, station ones answer 404), with
+    /// the gateway's faults.
+    func handleGateway(_ request: StationRequest) async -> StationResponse {
+        let gateway = self.gateway
+        let response: StationResponse
+        if case let .injected(fault) = faults.nextAction(method: request.method, path: request.path, server: .gateway) {
+            response = await Self.apply(fault) { gateway.route(request) }
+        } else {
+            response = gateway.route(request)
+        }
         requests.record(.gateway, request, response)
         return response
     }
@@ -133,6 +141,7 @@ public final class StationEmulator: Sendable {
     private func handleStation(_ request: StationRequest) async -> StationResponse {
         let latency = faults.latency
         if latency > 0 { try? await Task.sleep(nanoseconds: UInt64(latency * 1_000_000_000)) }
+        let router = self.router
         let response: StationResponse
         switch faults.nextAction(method: request.method, path: request.path) {
         case let .fail(status, body):
@@ -142,11 +151,42 @@ public final class StationEmulator: Sendable {
             routed.closeMidBody = true
             routed.bytesBeforeClose = afterBytes
             response = routed
+        case let .injected(fault):
+            response = await Self.apply(fault) { await router.route(request) }
         case nil:
             response = await router.route(request)
         }
         requests.record(.station, request, response)
         return response
+    }
+
+    /// The answer `route` gives, changed by `fault`.
+    private static func apply(_ fault: RequestFault, route: () async -> StationResponse) async -> StationResponse {
+        switch fault {
+        case let .status(status, body):
+            let isJSON = (try? WireJSON.parse([UInt8](body))) != nil
+            return StationResponse(status: status, headers: [("content-type", isJSON ? "application/json" : "text/plain; charset=utf-8")],
+                                   body: body)
+        case let .replaceBody(byteCount):
+            var routed = await route()
+            routed.headers.removeAll { ["content-length", "content-range"].contains($0.name.lowercased()) }
+            routed.body = PatternBytes(seed: 14).data(offset: 0, count: max(0, byteCount))
+            return routed
+        case .endlessBody:
+            var routed = await route()
+            routed.headers.removeAll { ["content-length", "content-range"].contains($0.name.lowercased()) }
+            routed.body = Data()
+            routed.endlessBody = true
+            return routed
+        case let .delay(seconds):
+            if seconds > 0 { try? await Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1_000_000_000)) }
+            return await route()
+        case let .closeMidBody(afterBytes):
+            var routed = await route()
+            routed.closeMidBody = true
+            routed.bytesBeforeClose = afterBytes.map { max(0, $0) }
+            return routed
+        }
     }
 
     // MARK: Serving over HTTP
@@ -173,7 +213,7 @@ public final class StationEmulator: Sendable {
                 refusesDeclaredLength: { _ in false }
             ) { [weak self] request in
                 guard let self else { return StationResponse(status: 503) }
-                return self.handleGateway(request)
+                return await self.handleGateway(request)
             }
         } catch {
             station.stop()

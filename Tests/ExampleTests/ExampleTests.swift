@@ -59,6 +59,8 @@ struct ExampleTests {
         #expect(output.contains("decrypted: report.pdf"))
         #expect(output.contains("decrypted: holiday.jpg"))
         #expect(output.contains("posts: 2, skipped: 0"))
+        #expect(output.contains("streamed: report.pdf\nstreamed: holiday.jpg\n"))
+        #expect(output.contains("storage: drive has 2 posts"))
     }
 
     @Test func openEnvelope() throws {
@@ -74,6 +76,8 @@ struct ExampleTests {
         let output = try Self.run("publish-post")
         for mode in ["self", "specific", "all"] { #expect(output.contains("published \(mode): envelopes yes")) }
         #expect(output.contains("published public: envelopes none"))
+        #expect(output.contains("large post uploaded: all bytes"))
+        #expect(output.contains("profile: Publisher, posts things"))
         #expect(output.contains("the follower reads: for-followers.txt, for-friend.txt, hello-world.txt\n"))
     }
 

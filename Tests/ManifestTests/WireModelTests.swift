@@ -266,6 +266,21 @@ struct ResponseModelTests {
         }
     }
 
+    @Test func listingReaderOfRewrapAnswersAgreesWithTheDecoder() throws {
+        var bodies = [WireNotes.rewrapOK, #"{"result":{"error":"post_cid x not found"}}"#,
+                      #"{"status":"ok","result":{"uid":"u","device_uid":"d","post_cid":"p","envelope":"00","extra":1}}"#]
+        bodies += WireNotes.rewrapErrors.map { #"{"status":"ok","result":{"error":"# + "\"\($0)\"}}" }
+        for body in bodies {
+            #expect(try RewrapResponse.read(bytes(body)) == decode(RewrapResponse.self, body), "\(body)")
+        }
+        let malformed = ["[]", #"{"status":"ok"}"#, #"{"result":"x"}"#, #"{"result":{"uid":"u","device_uid":"d","post_cid":"p"}}"#,
+                         #"{"result":{"uid":"u","device_uid":"d","post_cid":"p","envelope":7}}"#, #"{"result":{"error":null}}"#, "{"]
+        for body in malformed {
+            #expect(throws: WireFormatError.self, "\(body)") { try RewrapResponse.read(bytes(body)) }
+            #expect(throws: (any Error).self, "\(body)") { try decode(RewrapResponse.self, body) }
+        }
+    }
+
     @Test func shareDeleteAndProfileEdits() throws {
         let share = try decode(ShareResponse.self, WireNotes.share)
         #expect(share.audienceMode == .all && share.envelopesCount == 1 && share.audienceUIDs == nil)

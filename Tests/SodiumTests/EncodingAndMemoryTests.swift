@@ -93,4 +93,35 @@ struct EncodingAndMemoryTests {
         #expect(key != SecureRandom.symmetricKey())
         #expect(SecureRandom.symmetricKey(byteCount: 64).bitCount == 512)
     }
+
+    @Test func hexIntoABufferAndSecretDecodingMatchTheStringForms() throws {
+        var rng = SplitMix64(seed: 0x5EC)
+        for length in [0, 1, 15, 256, 4032] {
+            let bytes = rng.bytes(length)
+            let secret = SecretBytes(count: 2 * length) { output in
+                let wrote = bytes.withUnsafeBytes { Hex.encode($0, into: output) }
+                #expect(wrote)
+            }
+            #expect(secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } == Hex.encode(bytes))
+            let decoded = try secret.withUnsafeBytes { try Hex.decodeSecret($0) }
+            #expect(decoded == SecretBytes(copying: bytes))
+        }
+        // A wrong output size writes nothing.
+        var output = [UInt8](repeating: 0x2A, count: 3)
+        let wrote = [UInt8]([1, 2]).withUnsafeBytes { source in output.withUnsafeMutableBytes { Hex.encode(source, into: $0) } }
+        #expect(!wrote && output == [0x2A, 0x2A, 0x2A])
+        #expect(throws: HexDecodingError.self) { try Array("0g".utf8).withUnsafeBytes { try Hex.decodeSecret($0) } }
+    }
+
+    @Test func secretBytesTakeOverArraysAndOpenFromSealedBoxes() throws {
+        var bytes: [UInt8] = [1, 2, 3, 4]
+        let secret = SecretBytes(zeroing: &bytes)
+        #expect(bytes == [0, 0, 0, 0])
+        #expect(secret.withUnsafeBytes { [UInt8]($0) } == [1, 2, 3, 4])
+        #expect(secret.description == "SecretBytes(4 bytes)")
+        let key = SecureRandom.symmetricKey()
+        let sealed = try SecretBox.seal(Data([9, 8, 7]), using: key)
+        #expect(try SecretBox.openSecret(sealed, using: key) == SecretBytes(copying: [9, 8, 7]))
+        #expect(throws: SodiumError.self) { try SecretBox.openSecret(sealed, using: SecureRandom.symmetricKey()) }
+    }
 }

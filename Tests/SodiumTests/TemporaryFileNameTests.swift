@@ -15,4 +15,19 @@ struct TemporaryFileNameTests {
         // A bare name stays in the current directory.
         #expect(TemporaryFileName.path(beside: "notes.txt", suffix: "tmp").hasPrefix(".notes.txt."))
     }
+
+    @Test func leftoversAreRecognizedByTheirDestinationAndSuffix() {
+        let path = TemporaryFileName.path(beside: "/data/report.pdf", suffix: "sealed")
+        let name = String(path.dropFirst("/data/".count))
+        #expect(TemporaryFileName.isTemporary(name, beside: "/data/report.pdf", suffix: "sealed"))
+        #expect(TemporaryFileName.isTemporary(name, beside: "/elsewhere/report.pdf", suffix: "sealed"))
+        #expect(!TemporaryFileName.isTemporary(name, beside: "/data/report.pdf", suffix: "part"))
+        #expect(!TemporaryFileName.isTemporary(name, beside: "/data/other.pdf", suffix: "sealed"))
+        #expect(!TemporaryFileName.isTemporary(".report.pdf.0123456789ABCDEF.sealed", beside: "/data/report.pdf", suffix: "sealed"))
+        #expect(!TemporaryFileName.isTemporary(".report.pdf.0123.sealed", beside: "/data/report.pdf", suffix: "sealed"))
+        #expect(!TemporaryFileName.isTemporary("report.pdf", beside: "/data/report.pdf", suffix: "sealed"))
+        let longest = String(repeating: "é", count: 127) + "x"
+        let long = TemporaryFileName.path(beside: "/d/" + longest, suffix: "part")
+        #expect(TemporaryFileName.isTemporary(String(long.dropFirst(3)), beside: "/d/" + longest, suffix: "part"))
+    }
 }

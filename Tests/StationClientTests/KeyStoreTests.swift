@@ -1,4 +1,5 @@
 import Foundation
+import Manifest
 import PQCrypto
 @testable import StationClient
 import Sodium
@@ -173,8 +174,109 @@ struct KeyStoreTests {
         #expect(decoded.ipnsName == "k51")
         #expect(decoded.kemPrivateKey.expandedRepresentation == credentials.kemPrivateKey.expandedRepresentation)
         #expect(decoded.signingPrivateKey.expandedRepresentation == credentials.signingPrivateKey.expandedRepresentation)
-        #expect(throws: StationClientError.self) { try DeviceCredentials(encoded: Array("{}".utf8)) }
-        #expect(throws: StationClientError.self) { try DeviceCredentials(encoded: [0xFF, 0x00]) }
+        #expect(throws: StationClientError.self) { try DeviceCredentials(encoded: SecretBytes(copying: Array("{}".utf8))) }
+        #expect(throws: StationClientError.self) { try DeviceCredentials(encoded: SecretBytes(copying: [0xFF, 0x00])) }
+        #expect(throws: StationClientError.self) {
+            try DeviceCredentials(encoded: SecretBytes(copying: Array(#"{"kem_private_key":"00","signing_private_key":"zz"}"#.utf8)))
+        }
+    }
+
+    @Test("Credentials travel in zeroizable storage both ways, and the earlier JSON still decodes")
+    func credentialsInSecretBytes() throws {
+        let kem = MLKEM768.PrivateKey.generate()
+        let signing = MLDSA65.PrivateKey.generate()
+        let credentials = DeviceCredentials(
+            kemPrivateKey: kem, signingPrivateKey: signing, deviceUID: "Phone \"q\"", stationUID: "station",
+            stationKEMPublicKeyHex: "00", endpoint: URL(string: "http://station.test")!)
+        // The API's types: the encoding is SecretBytes, and decoding takes SecretBytes.
+        let encoded: SecretBytes = credentials.encoded()
+        let decode: (SecretBytes) throws -> DeviceCredentials = DeviceCredentials.init(encoded:)
+        let decoded = try decode(encoded)
+        #expect(decoded.deviceUID == "Phone \"q\"")
+        #expect(decoded.kemPrivateKey.expandedSecret == kem.expandedSecret)
+        #expect(decoded.signingPrivateKey.expandedSecret == signing.expandedSecret)
+        #expect(kem.expandedSecret.withUnsafeBytes { Data($0) } == kem.expandedRepresentation)
+        #expect(String(describing: encoded) == "SecretBytes(\(encoded.count) bytes)")
+        // The JSON is what earlier versions wrote (the same members, the keys as lowercase hex).
+        let object = try #require(try WireJSON.parse(encoded.withUnsafeBytes { [UInt8]($0) }).objectValue)
+        #expect(object["kem_private_key"]?.stringValue == Hex.encode(kem.expandedRepresentation))
+        #expect(object["signing_private_key"]?.stringValue == Hex.encode(signing.expandedRepresentation))
+        #expect(object["version"] == 1 && object["endpoint"]?.stringValue == "http://station.test")
+        // An earlier version's bytes (keys after version, pretty-printed) decode too.
+        let earlier = """
+        {"version": 1, "kem_private_key": "\(Hex.encode(kem.expandedRepresentation))",
+         "signing_private_key": "\(Hex.encode(signing.expandedRepresentation))", "device_uid": "d",
+         "station_uid": "s", "station_kem_public_key": "00", "endpoint": "http://e.test", "extra": {"a": [1, "}"]}}
+        """
+        let old = try DeviceCredentials(encoded: SecretBytes(copying: Array(earlier.utf8)))
+        #expect(old.kemPrivateKey.expandedSecret == kem.expandedSecret && old.deviceUID == "d")
+        // A repeated key member is refused, not resolved either way.
+        let twice = #"{"kem_private_key":"00","kem_private_key":"11","signing_private_key":"22"}"#
+        #expect(throws: StationClientError.self) { try DeviceCredentials(encoded: SecretBytes(copying: Array(twice.utf8))) }
+    }
+
+    @Test("Key stores load and save SecretBytes: FileKeyStore natively, any other store through its arrays")
+    func secretItems() async throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = try FileKeyStore(directory: directory, passphrase: "p", limits: Self.cheap)
+        let secret = SecretBytes(copying: Array("secret item".utf8))
+        try await file.saveSecret(secret, as: "item")
+        #expect(try await file.loadSecret("item") == secret)
+        #expect(try await file.load("item") == Array("secret item".utf8))
+        let memory = InMemoryKeyStore()
+        try await memory.saveSecret(secret, as: "item")
+        #expect(try await memory.loadSecret("item") == secret)
+        // A FollowerIdentity goes the same way.
+        let identity = FollowerIdentity.generate(name: "reader")
+        try await identity.save(to: file)
+        let loaded = try #require(try await FollowerIdentity.load(from: file))
+        #expect(loaded.uid == identity.uid && loaded.kemPrivateKey.expandedSecret == identity.kemPrivateKey.expandedSecret)
+    }
+
+    @Test("FileKeyStore tightens an existing 0777 directory to 0700")
+    func tightensDirectory() throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+        #expect(Self.mode(directory) == 0o777)
+        _ = try FileKeyStore(directory: directory, passphrase: "p", limits: Self.cheap)
+        #expect(Self.mode(directory) == 0o700)
+    }
+
+    static func mode(_ url: URL) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue
+    }
+
+    /// The Argon2 limits `keystore.params` records: operations and memory in KiB.
+    static func recordedLimits(_ directory: URL) throws -> (operations: UInt32, memoryKiB: UInt32) {
+        let bytes = [UInt8](try Data(contentsOf: directory.appendingPathComponent("keystore.params")))
+        let start = 5 + Argon2.saltByteCount
+        try #require(bytes.count >= start + 8)
+        func read(_ offset: Int) -> UInt32 { bytes[offset..<(offset + 4)].reduce(0) { ($0 << 8) | UInt32($1) } }
+        return (read(start), read(start + 4))
+    }
+
+    @Test("A new FileKeyStore costs libsodium's moderate Argon2id (3 passes, 256 MiB) by default")
+    func defaultCostIsModerate() throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try FileKeyStore(directory: directory, passphrase: "p")
+        let recorded = try Self.recordedLimits(directory)
+        #expect(recorded.operations == 3 && recorded.memoryKiB == 256 * 1024)
+        #expect(FileKeyStore.defaultLimits == .moderate)
+    }
+
+    @Test("A store created at another cost opens with its recorded cost, which the default does not change")
+    func oldStoreKeepsItsCost() async throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let old = try FileKeyStore(directory: directory, passphrase: "p", limits: Self.cheap)
+        try await old.save([7, 7, 7], as: "item")
+        let reopened = try FileKeyStore(directory: directory, passphrase: "p")
+        #expect(try await reopened.load("item") == [7, 7, 7])
+        let recorded = try Self.recordedLimits(directory)
+        #expect(recorded.operations == 1 && recorded.memoryKiB == 1024)
     }
 
     @Test("Device uids: sanitized name prefix of 20, dash, 8 characters of a UUID")

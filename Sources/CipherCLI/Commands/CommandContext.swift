@@ -45,7 +45,8 @@ enum Commands {
             "",
             "Run `cipher <command> --help` for a command's options. Credentials live in --home DIR, $CIPHER_HOME",
             "or the platform config directory, encrypted with a passphrase (prompted, or $CIPHER_PASSPHRASE).",
-            "Exit codes: 0 success, 1 failure, 2 usage, 3 refused by the station, 4 station, gateway or network unreachable.",
+            "Exit codes: 0 success, 1 failure, 2 usage, 3 refused by the station, 4 station, gateway or network unreachable,",
+            "130 interrupted (Ctrl-C cancels the command and removes its staged upload or partial download).",
         ]
         return lines.joined(separator: "\n")
     }

@@ -131,6 +131,36 @@ public struct RewrapResponse: Sendable, Hashable, Codable {
         }
     }
 
+    /// Reads the body straight from its parsed JSON, with the rules of ``init(from:)``: a listing
+    /// reads one answer per post, and the generic `Decodable` path costs more than the parse.
+    ///
+    /// - Throws: `WireFormatError` when the bytes are not JSON, `result` is not an object, or
+    ///   neither an `error` string nor all four envelope strings are there.
+    package static func read(_ bytes: [UInt8]) throws(WireFormatError) -> RewrapResponse {
+        let document = try WireJSON.parse(bytes)
+        guard let object = document.objectValue else {
+            throw .typeMismatch(path: "", expected: "an object", found: document.kindName)
+        }
+        guard let resultValue = object["result"] else { throw .missingField(path: "result") }
+        guard let inner = resultValue.objectValue else {
+            throw .typeMismatch(path: "result", expected: "an object", found: resultValue.kindName)
+        }
+        let status = object["status"]?.stringValue ?? "ok"
+        if let error = inner["error"]?.stringValue {
+            return RewrapResponse(status: status, result: .failed(error))
+        }
+        func required(_ key: String) throws(WireFormatError) -> String {
+            guard let value = inner[key] else { throw .missingField(path: "result.\(key)") }
+            guard let text = value.stringValue else {
+                throw .typeMismatch(path: "result.\(key)", expected: "a string", found: value.kindName)
+            }
+            return text
+        }
+        return RewrapResponse(status: status, result: .rewrapped(
+            uid: try required("uid"), deviceUID: try required("device_uid"),
+            postCID: try required("post_cid"), envelopeHex: try required("envelope")))
+    }
+
     /// Writes the station's shape.
     ///
     /// - Throws: whatever the encoder throws.

@@ -19,8 +19,8 @@ public enum MLDSA65 {
 
     /// An ML-DSA-65 signing key.
     ///
-    /// The secret material (seed, encoding, NTT forms of s1, s2, t0) is held in buffers that are
-    /// zeroed when the last copy of the key is dropped.
+    /// The secret material (seed, encoding, and s1, s2, t0 laid out for the signer) is held in
+    /// buffers that are zeroed when the last copy of the key is dropped.
     public struct PrivateKey: Sendable {
         let storage: MLDSA65PrivateKeyStorage
 
@@ -79,8 +79,24 @@ public enum MLDSA65 {
         }
 
         /// The 4032-byte FIPS 204 private-key encoding (the form dilithium-py and stations use).
+        ///
+        /// A `Data` is never zeroed: prefer ``expandedSecret``, which holds the same bytes in
+        /// zeroed-on-drop storage.
         public var expandedRepresentation: Data {
             Data(bytes: storage.encoded.base, count: storage.encoded.count)
+        }
+
+        /// The 4032-byte private-key encoding (as ``expandedRepresentation``) in storage that is
+        /// zeroed when dropped.
+        public var expandedSecret: SecretBytes {
+            SecretBytes(copying: UnsafeRawBufferPointer(start: storage.encoded.base, count: storage.encoded.count))
+        }
+
+        /// Loads the 4032-byte private-key encoding from zeroizable storage.
+        ///
+        /// - Throws: as ``init(expandedRepresentation:)``.
+        public init(expandedSecret: SecretBytes) throws(PQCryptoError) {
+            self = try expandedSecret.withUnsafeBytes { bytes throws(PQCryptoError) in try PrivateKey(expandedRepresentation: bytes) }
         }
 
         /// The matching public key.
@@ -132,8 +148,8 @@ public enum MLDSA65 {
             self.storage = storage
         }
 
-        /// Loads the 1952-byte FIPS 204 public-key encoding ρ ‖ t1 and expands it (the matrix Â and
-        /// t1 in NTT form) so that each verification starts from there.
+        /// Loads the 1952-byte FIPS 204 public-key encoding ρ ‖ t1 and expands it (the matrix Â, and
+        /// t1 laid out for the verifier) so that each verification starts from there.
         ///
         /// - Throws: ``PQCryptoError/invalidLength(what:expected:actual:)`` unless the encoding is
         ///   1952 bytes (every 1952-byte string is a valid key).

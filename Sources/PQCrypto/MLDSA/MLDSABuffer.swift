@@ -11,13 +11,14 @@ final class MLDSABuffer<Element: BitwiseCopyable>: @unchecked Sendable {
     private var byteCount: Int { count * MemoryLayout<Element>.stride }
 
     /// Allocates `count` elements (at least one), all bits zero. Pass `secret: false` only for
-    /// memory that never holds secret values.
-    init(count: Int, secret: Bool = true) {
+    /// memory that never holds secret values, and `zeroed: false` only for a buffer that its
+    /// creator writes in full before anything reads it (its old contents are never read).
+    init(count: Int, secret: Bool = true, zeroed: Bool = true) {
         self.count = max(count, 1)
         self.secret = secret
         let bytes = self.count * MemoryLayout<Element>.stride
         let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
-        raw.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        if zeroed { raw.initializeMemory(as: UInt8.self, repeating: 0, count: bytes) }
         base = raw.bindMemory(to: Element.self, capacity: self.count)
     }
 
@@ -47,8 +48,8 @@ typealias MLDSABytes = MLDSABuffer<UInt8>
 
 extension MLDSABuffer {
     /// Allocates `polynomials` zeroed polynomials.
-    convenience init(polynomials: Int, secret: Bool = true) {
-        self.init(count: polynomials * MLDSA65Parameters.n, secret: secret)
+    convenience init(polynomials: Int, secret: Bool = true, zeroed: Bool = true) {
+        self.init(count: polynomials * MLDSA65Parameters.n, secret: secret, zeroed: zeroed)
     }
 }
 

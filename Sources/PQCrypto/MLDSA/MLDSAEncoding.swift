@@ -47,12 +47,32 @@ enum MLDSAEncoding {
 
     // MARK: t1 (public key), 10 bits
 
+    /// Packs 10-bit coefficients, four to five bytes.
     static func packT1(_ t1: UnsafePointer<Int32>, into out: UnsafeMutablePointer<UInt8>) {
-        packBits(t1, width: 10, into: out)
+        let raw = UnsafeMutableRawPointer(out)
+        for g in 0..<(n / 4) {
+            let v = t1 + 4 &* g
+            var word = UInt64(UInt32(bitPattern: v[0]) & 0x3FF)
+            word |= UInt64(UInt32(bitPattern: v[1]) & 0x3FF) &<< 10
+            word |= UInt64(UInt32(bitPattern: v[2]) & 0x3FF) &<< 20
+            word |= UInt64(UInt32(bitPattern: v[3]) & 0x3FF) &<< 30
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: word).littleEndian, toByteOffset: 5 &* g, as: UInt32.self)
+            raw.storeBytes(of: UInt8(truncatingIfNeeded: word &>> 32), toByteOffset: 5 &* g &+ 4, as: UInt8.self)
+        }
     }
 
+    /// Unpacks 10-bit coefficients, four from five bytes (reads exactly 320 bytes).
     static func unpackT1(_ bytes: UnsafePointer<UInt8>, into t1: UnsafeMutablePointer<Int32>) {
-        unpackBits(bytes, width: 10, into: t1)
+        let raw = UnsafeRawPointer(bytes)
+        for g in 0..<(n / 4) {
+            let low = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 5 &* g, as: UInt32.self))
+            let word = UInt64(low) | UInt64(raw.load(fromByteOffset: 5 &* g &+ 4, as: UInt8.self)) &<< 32
+            let v = t1 + 4 &* g
+            v[0] = Int32(truncatingIfNeeded: word & 0x3FF)
+            v[1] = Int32(truncatingIfNeeded: (word &>> 10) & 0x3FF)
+            v[2] = Int32(truncatingIfNeeded: (word &>> 20) & 0x3FF)
+            v[3] = Int32(truncatingIfNeeded: (word &>> 30) & 0x3FF)
+        }
     }
 
     // MARK: s1, s2 (private key), η − s in 4 bits
@@ -84,12 +104,19 @@ enum MLDSAEncoding {
 
     // MARK: t0 (private key), 2^12 − t0 in 13 bits
 
+    /// Packs 2^12 − t0 in 13 bits, eight coefficients to thirteen bytes (t0 in (−2^12, 2^12]).
     static func packT0(_ t0: UnsafePointer<Int32>, into out: UnsafeMutablePointer<UInt8>) {
-        withUnsafeTemporaryAllocation(of: Int32.self, capacity: n) { shifted in
-            guard let values = shifted.baseAddress else { return }
-            for i in 0..<n { values[i] = (1 << 12) &- t0[i] }
-            packBits(values, width: 13, into: out)
-            secureZero(shifted)
+        let raw = UnsafeMutableRawPointer(out)
+        for g in 0..<(n / 8) {
+            let t = t0 + 8 &* g
+            @inline(__always) func v(_ i: Int) -> UInt64 {
+                UInt64(UInt32(bitPattern: (1 << 12) &- t[i]) & 0x1FFF)
+            }
+            let low = v(0) | v(1) &<< 13 | v(2) &<< 26 | v(3) &<< 39 | v(4) &<< 52
+            let high = v(4) &>> 12 | v(5) &<< 1 | v(6) &<< 14 | v(7) &<< 27
+            raw.storeBytes(of: low.littleEndian, toByteOffset: 13 &* g, as: UInt64.self)
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: high).littleEndian, toByteOffset: 13 &* g &+ 8, as: UInt32.self)
+            raw.storeBytes(of: UInt8(truncatingIfNeeded: high &>> 32), toByteOffset: 13 &* g &+ 12, as: UInt8.self)
         }
     }
 
@@ -100,33 +127,37 @@ enum MLDSAEncoding {
 
     // MARK: z (signature) and the masking vector y, γ1 − z in 20 bits
 
-    /// Packs coefficients in (−γ1, γ1] as γ1 − z, two per five bytes.
+    /// Packs coefficients in (−γ1, γ1] as γ1 − z, four per ten bytes.
     @inline(__always)
     static func packZ(_ z: UnsafePointer<Int32>, into out: UnsafeMutablePointer<UInt8>) {
         let gamma1 = MLDSA65Parameters.gamma1
-        for i in 0..<(n / 2) {
-            let a = UInt32(bitPattern: gamma1 &- z[2 &* i])
-            let b = UInt32(bitPattern: gamma1 &- z[2 &* i &+ 1])
-            let o = out + 5 &* i
-            o[0] = UInt8(truncatingIfNeeded: a)
-            o[1] = UInt8(truncatingIfNeeded: a &>> 8)
-            o[2] = UInt8(truncatingIfNeeded: (a &>> 16) | (b &<< 4))
-            o[3] = UInt8(truncatingIfNeeded: b &>> 4)
-            o[4] = UInt8(truncatingIfNeeded: b &>> 12)
+        let raw = UnsafeMutableRawPointer(out)
+        for g in 0..<(n / 4) {
+            let v = z + 4 &* g
+            @inline(__always) func value(_ i: Int) -> UInt64 {
+                UInt64(UInt32(bitPattern: gamma1 &- v[i]) & 0xF_FFFF)
+            }
+            let last = value(3)
+            let low = value(0) | value(1) &<< 20 | value(2) &<< 40 | last &<< 60
+            raw.storeBytes(of: low.littleEndian, toByteOffset: 10 &* g, as: UInt64.self)
+            raw.storeBytes(of: UInt16(truncatingIfNeeded: last &>> 4).littleEndian, toByteOffset: 10 &* g &+ 8, as: UInt16.self)
         }
     }
 
-    /// Unpacks 20-bit values v into γ1 − v, in (−γ1, γ1]. Every bit pattern is valid.
+    /// Unpacks 20-bit values v into γ1 − v, in (−γ1, γ1], four from ten bytes (reads exactly 640
+    /// bytes). Every bit pattern is valid.
     @inline(__always)
     static func unpackZ(_ bytes: UnsafePointer<UInt8>, into z: UnsafeMutablePointer<Int32>) {
         let gamma1 = MLDSA65Parameters.gamma1
-        for i in 0..<(n / 2) {
-            let p = bytes + 5 &* i
-            let b0 = Int32(p[0]), b1 = Int32(p[1]), b2 = Int32(p[2]), b3 = Int32(p[3]), b4 = Int32(p[4])
-            let a = b0 | (b1 &<< 8) | ((b2 & 15) &<< 16)
-            let b = (b2 &>> 4) | (b3 &<< 4) | (b4 &<< 12)
-            z[2 &* i] = gamma1 &- a
-            z[2 &* i &+ 1] = gamma1 &- b
+        let raw = UnsafeRawPointer(bytes)
+        for g in 0..<(n / 4) {
+            let low = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 10 &* g, as: UInt64.self))
+            let high = UInt64(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 10 &* g &+ 8, as: UInt16.self)))
+            let v = z + 4 &* g
+            v[0] = gamma1 &- Int32(truncatingIfNeeded: low & 0xF_FFFF)
+            v[1] = gamma1 &- Int32(truncatingIfNeeded: (low &>> 20) & 0xF_FFFF)
+            v[2] = gamma1 &- Int32(truncatingIfNeeded: (low &>> 40) & 0xF_FFFF)
+            v[3] = gamma1 &- Int32(truncatingIfNeeded: low &>> 60 | high &<< 4)
         }
     }
 

@@ -1,7 +1,8 @@
 // Expanded key material for ML-DSA-65: everything a signer or verifier needs is computed once when
 // a key object is created and kept with it, because a client signs every request with one key.
 
-/// An ML-DSA-65 public key: its encoding, tr = H(pk), Â and NTT(t1·2^d).
+/// An ML-DSA-65 public key: its encoding, tr = H(pk), Â and t1 − 512 in the extended form that
+/// the verifier's challenge product reads (see MLDSAChallenge.swift).
 ///
 /// Immutable once built, so it may be shared across tasks.
 final class MLDSA65PublicKeyStorage: Sendable {
@@ -12,20 +13,21 @@ final class MLDSA65PublicKeyStorage: Sendable {
     let tr: MLDSABytes
     /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, in [0, q).
     let matrix: MLDSANTTPolynomials
-    /// NTT(t1·2^d), k polynomials, in [0, q).
-    let t1Hat: MLDSANTTPolynomials
+    /// t1 − 512 (k polynomials, in [−512, 511]), extended (512 Int16 each): c·(t1 − 512) fits
+    /// Int16, and c·t1 = c·(t1 − 512) + 512·c·(1 + X + … + X^255).
+    let t1Extended: MLDSABuffer<Int16>
 
     /// Expands a 1952-byte encoding (pkDecode, Algorithm 23; every bit pattern is a valid key).
     init(encoded: MLDSABytes) {
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: encoded.bytes(0..<32), into: matrix.base)
-        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false)
+        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false, zeroed: false)
         for row in 0..<P.k {
             MLDSAEncoding.unpackT1(encoded.base + 32 + row * 320, into: t1.polynomial(row))
         }
         self.encoded = encoded
         self.matrix = matrix
-        self.t1Hat = Self.transformT1(t1)
+        self.t1Extended = Self.extendT1(t1)
         self.tr = Self.hashPublicKey(encoded)
     }
 
@@ -34,30 +36,30 @@ final class MLDSA65PublicKeyStorage: Sendable {
         self.encoded = encoded
         self.tr = tr
         self.matrix = matrix
-        self.t1Hat = Self.transformT1(t1)
+        self.t1Extended = Self.extendT1(t1)
     }
 
     /// tr = H(pk, 64).
     static func hashPublicKey(_ encoded: MLDSABytes) -> MLDSABytes {
-        let tr = MLDSABytes(count: P.hashBytes, secret: false)
+        let tr = MLDSABytes(count: P.hashBytes, secret: false, zeroed: false)
         var hash = MLDSAHash()
         hash.absorb(encoded.rawBytes)
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: tr.base, count: tr.count))
         return tr
     }
 
-    /// NTT(t1·2^d) with coefficients in [0, q) (t1 is shifted in place).
-    private static func transformT1(_ t1: MLDSAPolynomials) -> MLDSANTTPolynomials {
-        for i in 0..<t1.count { t1.base[i] &<<= P.d }  // t1·2^d ≤ 1023·8192 < q
-        let t1Hat = MLDSANTTPolynomials(polynomials: P.k, secret: false)
-        MLDSAPolynomial.forwardNTT(t1.base, into: t1Hat.base, count: P.k)
-        MLDSAPolynomial.reduce(t1Hat.base, count: P.k)
-        return t1Hat
+    /// The extended form of t1 − 512 (t1 is shifted in place).
+    private static func extendT1(_ t1: MLDSAPolynomials) -> MLDSABuffer<Int16> {
+        for i in 0..<t1.count { t1.base[i] &-= 512 }
+        let extended = MLDSABuffer<Int16>(count: P.k * MLDSAChallenge.extendedCount, secret: false, zeroed: false)
+        MLDSAChallenge.extend(t1.base, count: P.k, into: extended.base)
+        return extended
     }
 }
 
-/// An ML-DSA-65 private key: the FIPS 204 encoding (and the seed ξ when known), NTT forms of s1,
-/// s2 and t0, and the public key, which shares Â.
+/// An ML-DSA-65 private key: the FIPS 204 encoding (and the seed ξ when known), s1, s2 and t0 in
+/// the extended form that the challenge products read (see MLDSAChallenge.swift), and the public
+/// key, which holds Â.
 ///
 /// Immutable once built; the secret buffers zero themselves when the last reference goes away.
 final class MLDSA65PrivateKeyStorage: Sendable {
@@ -66,23 +68,29 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     let seed: MLDSABytes?
     /// The 4032-byte encoding ρ ‖ K ‖ tr ‖ s1 ‖ s2 ‖ t0; K and tr are read from here.
     let encoded: MLDSABytes
-    /// ŝ1 (l polynomials), ŝ2 (k), t̂0 (k), in [0, q).
-    let secrets: MLDSANTTPolynomials
+    /// s1 (l polynomials) then s2 (k), extended (512 Int16 each).
+    let shortSecrets: MLDSABuffer<Int16>
+    /// t0 (k polynomials), extended (512 Int32 each).
+    let t0Extended: MLDSABuffer<Int32>
     let publicKey: MLDSA65PublicKeyStorage
 
     var matrix: MLDSANTTPolynomials { publicKey.matrix }
-    var s1Hat: UnsafeMutablePointer<UInt32> { secrets.polynomial(0) }
-    var s2Hat: UnsafeMutablePointer<UInt32> { secrets.polynomial(P.l) }
-    var t0Hat: UnsafeMutablePointer<UInt32> { secrets.polynomial(P.l + P.k) }
+    var s1Extended: UnsafeMutablePointer<Int16> { shortSecrets.base }
+    var s2Extended: UnsafeMutablePointer<Int16> { shortSecrets.base + P.l * MLDSAChallenge.extendedCount }
     /// K, the signer's private seed for ρ''.
     var signingSeed: UnsafeRawBufferPointer { encoded.bytes(P.skKeyOffset..<(P.skKeyOffset + 32)) }
     var tr: UnsafeRawBufferPointer { encoded.bytes(P.skTrOffset..<(P.skTrOffset + P.hashBytes)) }
 
-    private init(seed: MLDSABytes?, encoded: MLDSABytes, secrets: MLDSANTTPolynomials,
+    private init(seed: MLDSABytes?, encoded: MLDSABytes, s: MLDSAPolynomials, t0: MLDSAPolynomials,
                  publicKey: MLDSA65PublicKeyStorage) {
         self.seed = seed
         self.encoded = encoded
-        self.secrets = secrets
+        let shortSecrets = MLDSABuffer<Int16>(count: (P.l + P.k) * MLDSAChallenge.extendedCount, zeroed: false)
+        MLDSAChallenge.extend(s.base, count: P.l + P.k, into: shortSecrets.base)
+        let t0Extended = MLDSABuffer<Int32>(count: P.k * MLDSAChallenge.extendedCount, zeroed: false)
+        MLDSAChallenge.extend(t0.base, count: P.k, into: t0Extended.base)
+        self.shortSecrets = shortSecrets
+        self.t0Extended = t0Extended
         self.publicKey = publicKey
     }
 
@@ -97,17 +105,17 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: expanded.base, count: 128))
         let rho = expanded.bytes(0..<32)
 
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         // s = (s1, s2): small coefficients in the normal domain.
-        let s = MLDSAPolynomials(polynomials: P.l + P.k)
+        let s = MLDSAPolynomials(polynomials: P.l + P.k, zeroed: false)
         MLDSASampling.expandS(rhoPrime: expanded.bytes(32..<96), into: s.base)
         let parts = Self.computeT(matrix: matrix, s: s)
         let publicEncoded = Self.encodePublicKey(rho: expanded.base, t1: parts.t1)
         let tr = MLDSA65PublicKeyStorage.hashPublicKey(publicEncoded)
 
         // skEncode (Algorithm 24)
-        let encoded = MLDSABytes(count: P.privateKeyBytes)
+        let encoded = MLDSABytes(count: P.privateKeyBytes, zeroed: false)
         let sk = encoded.base
         sk.update(from: expanded.base, count: 32)
         (sk + P.skKeyOffset).update(from: expanded.base + 96, count: 32)
@@ -120,10 +128,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
             MLDSAEncoding.packT0(parts.t0.polynomial(i), into: sk + P.skT0Offset + i * 416)
         }
         let publicKey = MLDSA65PublicKeyStorage(encoded: publicEncoded, tr: tr, matrix: matrix, t1: parts.t1)
-        self.init(seed: seed, encoded: encoded,
-                  secrets: Self.transformSecrets(s1Hat: parts.s1Hat, s: s, product: parts.product,
-                                                 t1Hat: publicKey.t1Hat),
-                  publicKey: publicKey)
+        self.init(seed: seed, encoded: encoded, s: s, t0: parts.t0, publicKey: publicKey)
     }
 
     /// Loads a 4032-byte FIPS 204 private key (skDecode, Algorithm 25) and checks it: s1 and s2
@@ -134,7 +139,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
             throw .invalidLength(what: "ML-DSA-65 private key", expected: P.privateKeyBytes, actual: encoded.count)
         }
         let sk = UnsafePointer(encoded.base)
-        let s = MLDSAPolynomials(polynomials: P.l + P.k)
+        let s = MLDSAPolynomials(polynomials: P.l + P.k, zeroed: false)
         var invalid: Int32 = 0
         for i in 0..<P.l {
             invalid |= MLDSAEncoding.unpackEta(sk + P.skS1Offset + i * 128, into: s.polynomial(i))
@@ -145,13 +150,13 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         guard invalid == 0 else {
             throw .invalidPrivateKey(reason: "s1 or s2 has a coefficient outside [-4, 4]")
         }
-        let decodedT0 = MLDSAPolynomials(polynomials: P.k)
+        let decodedT0 = MLDSAPolynomials(polynomials: P.k, zeroed: false)
         for i in 0..<P.k {
             MLDSAEncoding.unpackT0(sk + P.skT0Offset + i * 416, into: decodedT0.polynomial(i))
         }
 
         let rho = encoded.bytes(0..<32)
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false)
+        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         let parts = computeT(matrix: matrix, s: s)
         var difference: Int32 = 0
@@ -165,15 +170,12 @@ final class MLDSA65PrivateKeyStorage: Sendable {
             throw .invalidPrivateKey(reason: "tr does not match the public key")
         }
         let publicKey = MLDSA65PublicKeyStorage(encoded: publicEncoded, tr: tr, matrix: matrix, t1: parts.t1)
-        return MLDSA65PrivateKeyStorage(
-            seed: nil, encoded: encoded,
-            secrets: transformSecrets(s1Hat: parts.s1Hat, s: s, product: parts.product, t1Hat: publicKey.t1Hat),
-            publicKey: publicKey)
+        return MLDSA65PrivateKeyStorage(seed: nil, encoded: encoded, s: s, t0: parts.t0, publicKey: publicKey)
     }
 
     /// pkEncode (Algorithm 22): ρ ‖ t1.
     private static func encodePublicKey(rho: UnsafePointer<UInt8>, t1: MLDSAPolynomials) -> MLDSABytes {
-        let publicKey = MLDSABytes(count: P.publicKeyBytes, secret: false)
+        let publicKey = MLDSABytes(count: P.publicKeyBytes, secret: false, zeroed: false)
         publicKey.base.update(from: rho, count: 32)
         for row in 0..<P.k {
             MLDSAEncoding.packT1(t1.polynomial(row), into: publicKey.base + 32 + row * 320)
@@ -181,20 +183,17 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         return publicKey
     }
 
-    /// ŝ1 = NTT(s1), t = NTT^-1(Â·ŝ1) + s2, (t1, t0) = Power2Round(t). Also returns Â·ŝ1·2^-32
-    /// (the Montgomery product), in [0, 2q).
+    /// t = NTT^-1(Â·NTT(s1)) + s2, (t1, t0) = Power2Round(t).
     private static func computeT(matrix: MLDSANTTPolynomials, s: MLDSAPolynomials) -> (
-        s1Hat: MLDSANTTPolynomials, product: MLDSANTTPolynomials, t1: MLDSAPolynomials, t0: MLDSAPolynomials
+        t1: MLDSAPolynomials, t0: MLDSAPolynomials
     ) {
-        let s1Hat = MLDSANTTPolynomials(polynomials: P.l)
+        let s1Hat = MLDSANTTPolynomials(polynomials: P.l, zeroed: false)
         MLDSAPolynomial.forwardNTT(s.base, into: s1Hat.base, count: P.l)
-        let product = MLDSANTTPolynomials(polynomials: P.k)
+        let product = MLDSANTTPolynomials(polynomials: P.k, zeroed: false)
         MLDSAPolynomial.matrixTimesVector(product.base, matrix: matrix.base, s1Hat.base)
-        let scratch = MLDSANTTPolynomials(polynomials: P.k)
-        scratch.base.update(from: product.base, count: scratch.count)
-        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false)
-        let t0 = MLDSAPolynomials(polynomials: P.k)
-        MLDSAPolynomial.inverseNTT(scratch.base, into: t0.base, count: P.k)
+        let t1 = MLDSAPolynomials(polynomials: P.k, secret: false, zeroed: false)
+        let t0 = MLDSAPolynomials(polynomials: P.k, zeroed: false)
+        MLDSAPolynomial.inverseNTT(product.base, into: t0.base, count: P.k)
         let s2 = s.polynomial(P.l)
         for i in 0..<(P.k * P.n) {
             let t = MLDSAField.addQIfNegative(MLDSAField.reduce32(t0.base[i] &+ s2[i]))
@@ -202,29 +201,6 @@ final class MLDSA65PrivateKeyStorage: Sendable {
             t1.base[i] = high
             t0.base[i] = low
         }
-        return (s1Hat, product, t1, t0)
-    }
-
-    /// Gathers ŝ1, ŝ2 = NTT(s2) and t̂0 = NTT(t0) into one buffer, each in [0, q). NTT(t0) comes
-    /// from the NTT-domain values at hand rather than a transform: t0 = t − t1·2^d and
-    /// t = A·s1 + s2, so t̂0 = Â·ŝ1 + ŝ2 − NTT(t1·2^d), where Â·ŝ1 is the Montgomery product
-    /// times 2^32.
-    private static func transformSecrets(
-        s1Hat: MLDSANTTPolynomials, s: MLDSAPolynomials, product: MLDSANTTPolynomials,
-        t1Hat: MLDSANTTPolynomials
-    ) -> MLDSANTTPolynomials {
-        let secrets = MLDSANTTPolynomials(polynomials: P.l + 2 * P.k)
-        secrets.base.update(from: s1Hat.base, count: P.l * P.n)
-        let s2Hat = secrets.polynomial(P.l)
-        MLDSAPolynomial.forwardNTT(s.polynomial(P.l), into: s2Hat, count: P.k)
-        let t0Hat = secrets.polynomial(P.l + P.k)
-        let q = MLDSAField.qUnsigned
-        for i in 0..<(P.k * P.n) {
-            // Below 2q + 18q + q.
-            let exact = MLDSAField.montgomeryMultiply(product.base[i], MLDSAField.rSquaredModQ)
-            t0Hat[i] = exact &+ s2Hat[i] &+ (q &- t1Hat.base[i])
-        }
-        MLDSAPolynomial.reduce(secrets.base, count: P.l + 2 * P.k)
-        return secrets
+        return (t1, t0)
     }
 }

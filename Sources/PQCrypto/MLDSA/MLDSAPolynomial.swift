@@ -25,20 +25,6 @@ enum MLDSAPolynomial {
         for i in 0..<(count &* n) { a[i] = MLDSAField.canonical(a[i]) }
     }
 
-    /// result_i = c ∘ v_i·2^-32 mod q, in [0, 2q), for each of the `count` polynomials of v
-    /// (c in [0, 18q), v in [0, q)).
-    @inline(__always)
-    static func scaleVector(
-        _ result: UnsafeMutablePointer<UInt32>, challenge c: UnsafeMutablePointer<UInt32>,
-        _ v: UnsafeMutablePointer<UInt32>, count: Int
-    ) {
-        for row in 0..<count {
-            let out = result + row &* n
-            let b = v + row &* n
-            for i in 0..<n { out[i] = MLDSAField.montgomeryMultiply(c[i], b[i]) }
-        }
-    }
-
     /// w = Â·v·2^-32 mod q in the NTT domain, in [0, 2q), for Â in [0, q) in row-major order (k rows
     /// of l polynomials) and v in [0, 18q). Each output coefficient is one reduction of the exact
     /// sum of its l products (below 90q² < 2^32·q).
@@ -58,33 +44,6 @@ enum MLDSAPolynomial {
                 sum &+= UInt64(a2[i]) &* UInt64(v2[i])
                 sum &+= UInt64(a3[i]) &* UInt64(v3[i])
                 sum &+= UInt64(a4[i]) &* UInt64(v4[i])
-                out[i] = MLDSAField.montgomeryReduce(sum)
-            }
-        }
-    }
-
-    /// w = (Â·z − ĉ·t̂)·2^-32 mod q in the NTT domain, in [0, 2q): the verifier's A·z − c·t1·2^d
-    /// before the inverse NTT (z, c in [0, 18q); Â and t̂ in [0, q), −t̂ taken as q − t̂; the exact
-    /// sums stay below 108q² < 2^32·q).
-    @inline(__always)
-    static func matrixTimesVectorMinusScaled(
-        _ w: UnsafeMutablePointer<UInt32>, matrix: UnsafeMutablePointer<UInt32>, _ z: UnsafeMutablePointer<UInt32>,
-        challenge c: UnsafeMutablePointer<UInt32>, _ t: UnsafeMutablePointer<UInt32>
-    ) {
-        let l = MLDSA65Parameters.l, q = MLDSAField.qUnsigned
-        for row in 0..<MLDSA65Parameters.k {
-            let a = matrix + row &* l &* n
-            let tRow = t + row &* n
-            let out = w + row &* n
-            let (a1, a2, a3, a4) = (a + n, a + 2 &* n, a + 3 &* n, a + 4 &* n)
-            let (z1, z2, z3, z4) = (z + n, z + 2 &* n, z + 3 &* n, z + 4 &* n)
-            for i in 0..<n {
-                var sum = UInt64(a[i]) &* UInt64(z[i])
-                sum &+= UInt64(a1[i]) &* UInt64(z1[i])
-                sum &+= UInt64(a2[i]) &* UInt64(z2[i])
-                sum &+= UInt64(a3[i]) &* UInt64(z3[i])
-                sum &+= UInt64(a4[i]) &* UInt64(z4[i])
-                sum &+= UInt64(c[i]) &* UInt64(q &- tRow[i])
                 out[i] = MLDSAField.montgomeryReduce(sum)
             }
         }

@@ -11,23 +11,27 @@ extension MLDSA65PrivateKeyStorage {
     func sign(mu: UnsafeRawBufferPointer, randomness: UnsafeRawBufferPointer) -> MLDSABytes {
         typealias P = MLDSA65Parameters
         let n = P.n, k = P.k, l = P.l
-        let signature = MLDSABytes(count: P.signatureBytes, secret: false)
+        let signature = MLDSABytes(count: P.signatureBytes, secret: false, zeroed: false)
 
         // Scratch space, zeroed when these buffers are released at the end of this call.
-        let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 2)
-        let transformed = MLDSANTTPolynomials(polynomials: l + k + 1)
-        let yHat = transformed.polynomial(0)   // NTT(y), then c·s1
-        let wHat = transformed.polynomial(l)   // A·y, then c·s2 and c·t0
-        let cHat = transformed.polynomial(l + k)
+        let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 2, zeroed: false)
+        let transformed = MLDSANTTPolynomials(polynomials: l + k, zeroed: false)
+        let yHat = transformed.polynomial(0)   // NTT(y)
+        let wHat = transformed.polynomial(l)   // A·y
         let y = polys.polynomial(0)
         let z = polys.polynomial(l)
-        let w0 = polys.polynomial(2 * l)
+        let w0 = polys.polynomial(2 * l)       // the low bits of w, then r0 = w0 − c·s2
         let w1 = polys.polynomial(2 * l + k)
-        let temp = polys.polynomial(2 * l + 2 * k)
+        let temp = polys.polynomial(2 * l + 2 * k)  // c·t0, then the hint
         let c = polys.polynomial(2 * l + 3 * k)
         let spareMask = polys.polynomial(2 * l + 3 * k + 1)  // y's first polynomial for the next attempt
+        // c·s2, then c·s1 (exact, |coefficient| ≤ β), and c's positions.
+        let shortProduct = MLDSABuffer<Int16>(polynomials: k, zeroed: false)
+        let cs = shortProduct.base
+        let offsetBuffer = MLDSABuffer<Int>(count: MLDSAChallenge.offsetCapacity, zeroed: false)
+        let offsets = offsetBuffer.base
         // ρ'', w1Encode(w1) and the mask sampler's seeds and output, all zeroed on release.
-        let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes)
+        let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes, zeroed: false)
         let rhoDoublePrime = bytes.base
         let w1Bytes = bytes.base + P.hashBytes
         let maskScratch = UnsafeMutableRawPointer(bytes.base + P.hashBytes + P.w1Bytes)
@@ -66,25 +70,22 @@ extension MLDSA65PrivateKeyStorage {
             challenge.absorb(UnsafeRawBufferPointer(start: w1Bytes, count: P.w1Bytes))
             challenge.finalize(into: challengeHash)
             MLDSASampling.sampleInBall(UnsafeRawBufferPointer(challengeHash), into: c)
-            MLDSANTT.forward(c, into: cHat)
+            let counts = MLDSAChallenge.offsets(of: c, into: offsets)
 
-            // r0 = LowBits(w − c·s2) = w0 − c·s2 (given the bound checked here). Checked before z:
-            // it rejects about 68% of attempts, the z bound about 38%, and every check must pass.
-            MLDSAPolynomial.scaleVector(wHat, challenge: cHat, s2Hat, count: k)
-            MLDSAPolynomial.inverseNTT(wHat, into: temp, count: k)
-            for i in 0..<(k * n) { w0[i] = MLDSAField.centered(w0[i] &- temp[i]) }
+            // r0 = LowBits(w − c·s2) = w0 − c·s2 (given the bound checked here), exact since
+            // |w0| ≤ γ2 and |c·s2| ≤ β. Checked before z: it rejects about 68% of attempts, the z
+            // bound about 38%, and every check must pass.
+            MLDSAChallenge.multiply(s2Extended, count: k, offsets: offsets, counts: counts, into: cs)
+            for i in 0..<(k * n) { w0[i] &-= Int32(cs[i]) }
             if MLDSAPolynomial.exceedsMask(w0, count: k, bound: P.gamma2 - P.beta) != 0 { continue }
 
-            // z = y + c·s1
-            MLDSAPolynomial.scaleVector(yHat, challenge: cHat, s1Hat, count: l)
-            MLDSAPolynomial.inverseNTT(yHat, into: z, count: l)
-            for i in 0..<(l * n) { z[i] = MLDSAField.centered(z[i] &+ y[i]) }
+            // z = y + c·s1, exact (|y| ≤ γ1)
+            MLDSAChallenge.multiply(s1Extended, count: l, offsets: offsets, counts: counts, into: cs)
+            for i in 0..<(l * n) { z[i] = y[i] &+ Int32(cs[i]) }
             if MLDSAPolynomial.exceedsMask(z, count: l, bound: P.gamma1 - P.beta) != 0 { continue }
 
-            // c·t0
-            MLDSAPolynomial.scaleVector(wHat, challenge: cHat, t0Hat, count: k)
-            MLDSAPolynomial.inverseNTT(wHat, into: temp, count: k)
-            for i in 0..<(k * n) { temp[i] = MLDSAField.centered(temp[i]) }
+            // c·t0, exact (|c·t0| ≤ τ·2^12)
+            MLDSAChallenge.multiply(t0Extended.base, count: k, offsets: offsets, counts: counts, into: temp)
             if MLDSAPolynomial.exceedsMask(temp, count: k, bound: P.gamma2) != 0 { continue }
 
             // h = MakeHint(−c·t0, w − c·s2 + c·t0), at most ω ones

@@ -12,15 +12,17 @@ extension MLDSA65PublicKeyStorage {
         else { return false }
 
         // Scratch space; everything here is public.
-        let polys = MLDSAPolynomials(polynomials: l + 2 * k + 1, secret: false)
+        let polys = MLDSAPolynomials(polynomials: l + 2 * k + 2, secret: false, zeroed: false)
         let z = polys.polynomial(0)
         let h = polys.polynomial(l)
         let w = polys.polynomial(l + k)
         let c = polys.polynomial(l + 2 * k)
-        let transformed = MLDSANTTPolynomials(polynomials: l + k + 1, secret: false)
+        let cTimesOnes = polys.polynomial(l + 2 * k + 1)
+        let transformed = MLDSANTTPolynomials(polynomials: l + k, secret: false, zeroed: false)
         let zHat = transformed.polynomial(0)
         let wHat = transformed.polynomial(l)
-        let cHat = transformed.polynomial(l + k)
+        let shortProduct = MLDSABuffer<Int16>(polynomials: k, secret: false, zeroed: false)
+        let offsets = MLDSABuffer<Int>(count: MLDSAChallenge.offsetCapacity, secret: false, zeroed: false)
 
         // sigDecode (Algorithm 27) and the bound on z
         let zOffset = P.challengeHashBytes
@@ -30,19 +32,29 @@ extension MLDSA65PublicKeyStorage {
         if MLDSAPolynomial.exceedsMask(z, count: l, bound: P.gamma1 - P.beta) != 0 { return false }
         guard MLDSAEncoding.unpackHint(sig + zOffset + l * 640, into: h) else { return false }
 
-        // w'Approx = NTT^-1(Â·NTT(z) − NTT(c)·NTT(t1·2^d))
+        // w'Approx = NTT^-1(Â·NTT(z)) − c·t1·2^d, with c·t1 exact in the normal domain:
+        // c·(t1 − 512) from the extended key, plus 512·c·(1 + X + … + X^255).
         let challengeHash = UnsafeRawBufferPointer(start: sig, count: P.challengeHashBytes)
         MLDSASampling.sampleInBall(challengeHash, into: c)
-        MLDSANTT.forward(c, into: cHat)
         MLDSAPolynomial.forwardNTT(z, into: zHat, count: l)
-        MLDSAPolynomial.matrixTimesVectorMinusScaled(wHat, matrix: matrix.base, zHat, challenge: cHat, t1Hat.base)
+        MLDSAPolynomial.matrixTimesVector(wHat, matrix: matrix.base, zHat)
         MLDSAPolynomial.inverseNTT(wHat, into: w, count: k)
+        let counts = MLDSAChallenge.offsets(of: c, into: offsets.base)
+        MLDSAChallenge.multiply(t1Extended.base, count: k, offsets: offsets.base, counts: counts,
+                                into: shortProduct.base)
+        MLDSAChallenge.allOnesProduct(c, into: cTimesOnes)
 
         // w1' = UseHint(h, w'Approx); c̃' = H(μ ‖ w1Encode(w1'), 48)
-        for i in 0..<(k * n) {
-            w[i] = MLDSAField.useHint(h[i], MLDSAField.addQIfNegative(w[i]))
+        for row in 0..<k {
+            let wRow = w + row &* n, hRow = h + row &* n, product = shortProduct.base + row &* n
+            for i in 0..<n {
+                // |c·t1| ≤ τ·1023, so c·t1·2^d < 2^29 and the difference is in reduce32's range.
+                let cTimesT1 = Int32(product[i]) &+ 512 &* cTimesOnes[i]
+                let r = MLDSAField.addQIfNegative(MLDSAField.reduce32(wRow[i] &- cTimesT1 &<< P.d))
+                wRow[i] = MLDSAField.useHint(hRow[i], r)
+            }
         }
-        let bytes = MLDSABytes(count: P.w1Bytes + P.challengeHashBytes, secret: false)
+        let bytes = MLDSABytes(count: P.w1Bytes + P.challengeHashBytes, secret: false, zeroed: false)
         for row in 0..<k {
             MLDSAEncoding.packW1(w + row * n, into: bytes.base + row * 128)
         }

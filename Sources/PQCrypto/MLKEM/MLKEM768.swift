@@ -165,18 +165,38 @@ public enum MLKEM768 {
         }
 
         /// The 2400-byte FIPS 203 decapsulation key `dk_PKE ‖ ek ‖ H(ek) ‖ z`.
+        ///
+        /// A `Data` is never zeroed: prefer ``expandedSecret``, which holds the same bytes in
+        /// zeroed-on-drop storage.
         public var expandedRepresentation: Data {
             var out = Data(count: MLKEM768.expandedPrivateKeyByteCount)
-            out.withUnsafeMutableBytes { buffer in
-                guard let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-                for i in 0..<3 { kyberEncode12(storage.sHat + 256 * i, into: base + 384 * i) }
-                let publicKey = storage.publicKey
-                UnsafeMutableRawBufferPointer(rebasing: buffer[1152..<2336]).copyBytes(from: publicKey.encoded)
-                UnsafeMutableRawBufferPointer(rebasing: buffer[2336..<2368]).copyBytes(from: publicKey.hash)
-                UnsafeMutableRawBufferPointer(rebasing: buffer[2368..<2400]).copyMemory(
-                    from: UnsafeRawBufferPointer(storage.z.pointer))
-            }
+            out.withUnsafeMutableBytes { writeExpanded(into: $0) }
             return out
+        }
+
+        /// The 2400-byte decapsulation key (as ``expandedRepresentation``), written straight into
+        /// storage that is zeroed when dropped.
+        public var expandedSecret: SecretBytes {
+            SecretBytes(count: MLKEM768.expandedPrivateKeyByteCount) { writeExpanded(into: $0) }
+        }
+
+        /// Loads a 2400-byte decapsulation key from zeroizable storage (no other copy is made
+        /// except scratch space that is zeroed before this returns).
+        ///
+        /// - Throws: as ``init(expandedRepresentation:)``.
+        public init(expandedSecret: SecretBytes) throws(PQCryptoError) {
+            self = try expandedSecret.withUnsafeBytes { bytes throws(PQCryptoError) in try PrivateKey(expandedRepresentation: bytes) }
+        }
+
+        private func writeExpanded(into buffer: UnsafeMutableRawBufferPointer) {
+            guard buffer.count == MLKEM768.expandedPrivateKeyByteCount,
+                  let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+            for i in 0..<3 { kyberEncode12(storage.sHat + 256 * i, into: base + 384 * i) }
+            let publicKey = storage.publicKey
+            UnsafeMutableRawBufferPointer(rebasing: buffer[1152..<2336]).copyBytes(from: publicKey.encoded)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[2336..<2368]).copyBytes(from: publicKey.hash)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[2368..<2400]).copyMemory(
+                from: UnsafeRawBufferPointer(storage.z.pointer))
         }
 
         /// The matching encapsulation key.

@@ -36,6 +36,11 @@ final class SecureBytes: @unchecked Sendable {
         }
     }
 
+    /// Takes ownership of an allocated, initialized buffer.
+    @inlinable init(adopting buffer: UnsafeMutableRawBufferPointer) {
+        pointer = buffer
+    }
+
     @inlinable var count: Int { pointer.count }
 
     deinit {

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import CSodium
+import PQCrypto
 
 /// Lowercase hex, the encoding the station uses for keys, envelopes, metadata and digests.
 ///
@@ -30,6 +31,37 @@ public enum Hex {
             for index in 0..<length { target[index] = UInt8(bitPattern: scratch[index]) }
             return length
         }
+    }
+
+    /// Writes the lowercase hex of `buffer` into `output` (exactly twice as long), in constant
+    /// time and without another copy: the form for secret bytes headed for zeroizable storage.
+    ///
+    /// - Returns: `false` (writing nothing) when `output` is not `2 × buffer.count` bytes.
+    @discardableResult
+    public static func encode(_ buffer: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        guard output.count == buffer.count * 2 else { return false }
+        guard let target = output.baseAddress?.assumingMemoryBound(to: UInt8.self), !buffer.isEmpty else { return true }
+        for index in 0..<buffer.count {
+            // Arithmetic, not a table: a nibble n becomes '0' + n, plus 39 more when n > 9.
+            let byte = buffer[index]
+            target[2 * index] = hexDigit(byte >> 4)
+            target[2 * index + 1] = hexDigit(byte & 0x0F)
+        }
+        return true
+    }
+
+    /// The lowercase digit of a nibble, without a branch or a table lookup.
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        let above9 = UInt8(truncatingIfNeeded: (Int16(9) - Int16(nibble)) >> 8) & 39
+        return 0x30 &+ nibble &+ above9
+    }
+
+    /// Decodes hex held as ASCII bytes straight into zeroizable storage (the scratch copy is
+    /// zeroed before this returns); throws like the `String` form.
+    public static func decodeSecret(_ ascii: UnsafeRawBufferPointer) throws(HexDecodingError) -> SecretBytes {
+        var bytes = try decode(ascii.bindMemory(to: UInt8.self))
+        return SecretBytes(zeroing: &bytes)
     }
 
     /// Decodes upper- or lowercase hex.

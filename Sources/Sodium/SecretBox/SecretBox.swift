@@ -134,6 +134,19 @@ public enum SecretBox {
         }
     }
 
+    /// Opens a sealed box whose message is secret (stored credentials, a key file) straight into
+    /// zeroed-on-drop storage.
+    ///
+    /// - Throws: as ``open(_:using:)``.
+    public static func openSecret(_ sealedBox: some DataProtocol, using key: SymmetricKey) throws(SodiumError) -> SecretBytes {
+        let messageCount = try messageByteCount(sealedBoxByteCount: sealedBox.count)
+        try checkKey(key)
+        return try SecretBytes(count: messageCount) { target throws(SodiumError) in
+            let verified = withContiguousBytes(of: sealedBox) { source in openRaw(source, into: target, using: key) }
+            guard verified else { throw .authenticationFailed }
+        }
+    }
+
     /// The message length inside a sealed box of `count` bytes.
     static func messageByteCount(sealedBoxByteCount count: Int) throws(SodiumError) -> Int {
         guard count >= overheadByteCount else {

@@ -20,11 +20,12 @@ enum ResponseLimit {
     /// at most 62 calls run at once whatever ``StationClientConfiguration/rewrapConcurrency`` says.
     static let listingInFlight = 1 << 20
 
-    /// `GET /health`, and the small JSON answers of the writes (`/post`, `/post/share`,
-    /// `/post/delete`, `/followers/approve`, `/followers/remove`, `/follow`, `/unfollow`, `/inbox`).
+    /// `GET /health`, `GET /storage`, and the small JSON answers of the writes (`/post`,
+    /// `/post/share`, `/post/delete`, `/followers/approve`, `/followers/remove`, `/follow`,
+    /// `/unfollow`, `/inbox`, `/profile/avatar`, `/privacy/flip`).
     static let small = 64 * 1024
 
-    /// `GET /profile` and the pairing answers: the station's two public keys as hex (2,368 and
+    /// `GET /profile`, `POST /profile/update` and the pairing answers: the station's two public keys as hex (2,368 and
     /// 3,904 characters), its name, bio, CIDs and the client profile fields.
     static let profile = 1 << 20
 

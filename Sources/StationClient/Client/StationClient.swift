@@ -9,7 +9,9 @@ import Transport
 /// namespace, publishing with client-side encryption, downloading, managing posts and followers.
 ///
 /// Create one with ``pair(endpoint:deviceName:configuration:pin:)`` the first time and with
-/// ``load(configuration:)`` afterwards. The actor keeps the shared state (credentials, clock
+/// ``load(configuration:)`` afterwards. Creating one removes the upload staging files
+/// (`cipher-upload-<16 hex>` in ``StationClientConfiguration/temporaryDirectory``) that an
+/// earlier process left behind when it was killed mid-upload, once they are a day old. The actor keeps the shared state (credentials, clock
 /// offset, post-key cache, endpoint changes); the expensive work (signing, ML-KEM, SecretBox)
 /// runs outside it, so concurrent calls use every core.
 public actor StationClient {
@@ -35,12 +37,14 @@ public actor StationClient {
     public init(credentials: DeviceCredentials, configuration: StationClientConfiguration) async throws {
         self.credentials = credentials
         self.configuration = configuration
+        StagedFile.removeStaleUploads(in: configuration.temporaryDirectory)
         try await saveCredentials()
     }
 
     private init(loaded credentials: DeviceCredentials, configuration: StationClientConfiguration) {
         self.credentials = credentials
         self.configuration = configuration
+        StagedFile.removeStaleUploads(in: configuration.temporaryDirectory)
     }
 
     /// Loads the credentials saved by an earlier pairing from the configuration's key store.
@@ -49,17 +53,16 @@ public actor StationClient {
     ///   `.keyStore` when they cannot be read.
     public static func load(configuration: StationClientConfiguration) async throws -> StationClient {
         let operation = "loading credentials"
-        let stored: [UInt8]?
+        let stored: SecretBytes?
         do {
-            stored = try await configuration.keyStore.load(KeyStoreItem.credentials)
+            stored = try await configuration.keyStore.loadSecret(KeyStoreItem.credentials)
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "\(error)", underlying: error)
         }
-        guard var bytes = stored else {
+        guard let stored else {
             throw StationClientError(.notPaired, operation: operation, message: "no credentials in the key store")
         }
-        defer { SecureMemory.zero(&bytes) }
-        return StationClient(loaded: try DeviceCredentials(encoded: bytes), configuration: configuration)
+        return StationClient(loaded: try DeviceCredentials(encoded: stored), configuration: configuration)
     }
 
     /// Removes the credentials, cached post keys and the offline listing from the key store.
@@ -78,10 +81,8 @@ public actor StationClient {
     }
 
     func saveCredentials() async throws {
-        var bytes = credentials.encoded()
-        defer { SecureMemory.zero(&bytes) }
         do {
-            try await configuration.keyStore.save(bytes, as: KeyStoreItem.credentials)
+            try await configuration.keyStore.saveSecret(credentials.encoded(), as: KeyStoreItem.credentials)
         } catch {
             throw StationClientError(.keyStore, operation: "saving credentials", message: "\(error)", underlying: error)
         }
@@ -112,6 +113,8 @@ public actor StationClient {
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .get, path: "/health", body: nil, transport: transport, timeouts: timeouts,
             pins: pins, limit: ResponseLimit.small, operation: operation)
+        // A tunnel's 5xx means the station is not there (as for signed calls), not that it refused.
+        if let failure = StationClientError.tunnel(response, operation: operation) { throw failure }
         guard response.isSuccess || response.status == 503 else { throw StationClientError.station(response, operation: operation) }
         return try decode(HealthResponse.self, from: response, operation: operation)
     }
@@ -142,8 +145,9 @@ public actor StationClient {
     ///   - pins: public-key pins of the station's TLS certificate, for a self-signed `https`
     ///     station (see ``StationClientConfiguration/stationPublicKeyPins``); empty: trust the
     ///     certificate authorities.
-    /// - Throws: ``StationClientError``: `.unreachable` when the station cannot be reached,
-    ///   `.station` for a non-2xx answer, `.invalidResponse` when the answer is not a profile.
+    /// - Throws: ``StationClientError``: `.unreachable` when the station cannot be reached (a
+    ///   tunnel's 502, 504, 52x, or non-JSON 503 included), `.station` for another non-2xx answer,
+    ///   `.invalidResponse` when the answer is not a profile.
     public static func profile(
         at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = StationClientConfiguration.defaultRequestTimeouts,
         pins: [PublicKeyFingerprint] = []
@@ -152,6 +156,7 @@ public actor StationClient {
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .get, path: "/profile", body: nil, transport: transport, timeouts: timeouts,
             pins: pins, limit: ResponseLimit.profile, operation: operation)
+        if let failure = StationClientError.tunnel(response, operation: operation) { throw failure }
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         return try decode(StationProfile.self, from: response, operation: operation)
     }

@@ -147,3 +147,46 @@ public struct ByteProgress: Sendable, Hashable {
 
 /// Receives transfer progress. It may be called from any thread; return quickly.
 public typealias ProgressHandler = @Sendable (ByteProgress) -> Void
+
+/// A call that reports progress, started at once, with its progress as an asynchronous sequence
+/// beside its result: the `AsyncSequence` form of a ``ProgressHandler`` argument.
+///
+/// ```swift
+/// let upload = ProgressTask { progress in
+///     try await client.publish(fileAt: fileURL, metadata: metadata, progress: progress)
+/// }
+/// for await step in upload.updates {
+///     print("\(step.completed) of \(step.total ?? 0) bytes")
+/// }
+/// let post = try await upload.value
+/// ```
+///
+/// ``updates`` keeps only the newest figure when the reader falls behind, and ends when the
+/// call ends (with its result or its error). Not reading it at all is fine.
+public final class ProgressTask<Value: Sendable>: Sendable {
+    /// The call's progress, newest figure first when the reader is slow; ends with the call.
+    public let updates: AsyncStream<ByteProgress>
+    private let task: Task<Value, any Error>
+
+    /// Starts `operation`, handing it the ``ProgressHandler`` that feeds ``updates``.
+    ///
+    /// - Parameter operation: the call, given the handler to pass as its `progress` argument.
+    public init(_ operation: @escaping @Sendable (_ progress: @escaping ProgressHandler) async throws -> Value) {
+        let (updates, continuation) = AsyncStream.makeStream(of: ByteProgress.self, bufferingPolicy: .bufferingNewest(1))
+        self.updates = updates
+        task = Task {
+            defer { continuation.finish() }
+            return try await operation { continuation.yield($0) }
+        }
+    }
+
+    /// The call's result.
+    ///
+    /// - Throws: whatever the call throws (``StationClientError`` `.cancelled` after ``cancel()``).
+    public var value: Value {
+        get async throws { try await task.value }
+    }
+
+    /// Cancels the call; its cleanup runs as for any cancelled task.
+    public func cancel() { task.cancel() }
+}

@@ -94,6 +94,8 @@ extension StationClient {
     private func fetchBesides(
         _ destination: URL, postCID: String, suffix: String, limit: Int64, progress: ProgressHandler?, operation: String
     ) async throws -> URL {
+        // A process killed mid-download (no chance to clean up) left its partial; a day later it is removed.
+        StagedFile.removeStalePartials(beside: destination, suffixes: ["sealed", "part", "gateway"])
         let temporary = StagedFile.temporary(beside: destination, suffix: suffix)
         do {
             do {

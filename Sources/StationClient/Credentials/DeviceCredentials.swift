@@ -6,7 +6,9 @@ import Sodium
 /// Everything a paired device needs to act on its station: both of its key pairs, the device uid
 /// exactly as the station returned it, and the station's identity and addresses.
 ///
-/// Persist it through a ``KeyStore`` (``encoded()`` / ``init(encoded:)``); never log it.
+/// Persist it through a ``KeyStore`` (``encoded()`` / ``init(encoded:)``, both on
+/// `SecretBytes`, which ``KeyStore/saveSecret(_:as:)`` and ``KeyStore/loadSecret(_:)`` take and
+/// return); never log it.
 public struct DeviceCredentials: Sendable {
     /// The device's ML-KEM-768 key pair: post keys are rewrapped to it.
     public var kemPrivateKey: MLKEM768.PrivateKey
@@ -53,13 +55,12 @@ public struct DeviceCredentials: Sendable {
         }
     }
 
-    /// The credentials as compact JSON (secret keys as lowercase hex). The caller must keep the
-    /// bytes secret and zero them when done.
-    public func encoded() -> [UInt8] {
+    /// The credentials as compact JSON (secret keys as lowercase hex), in storage that is zeroed
+    /// when dropped: the private keys go from their key objects into it with no `String`, `Data`
+    /// or array copy in between. Never log it.
+    public func encoded() -> SecretBytes {
         var object: JSONObject = [
             "version": 1,
-            "kem_private_key": .string(Hex.encode(kemPrivateKey.expandedRepresentation)),
-            "signing_private_key": .string(Hex.encode(signingPrivateKey.expandedRepresentation)),
             "device_uid": .string(deviceUID),
             "station_uid": .string(stationUID),
             "station_kem_public_key": .string(stationKEMPublicKeyHex),
@@ -67,29 +68,31 @@ public struct DeviceCredentials: Sendable {
         ]
         if let ipfsPeerID { object["ipfs_peer_id"] = .string(ipfsPeerID) }
         if let ipnsName { object["ipns_name"] = .string(ipnsName) }
-        return WireJSON.serialize(.object(object))
+        return PrivateKeyJSON.encode(kem: kemPrivateKey, signing: signingPrivateKey, others: object)
     }
 
-    /// Reads credentials written by ``encoded()``.
+    /// Reads credentials written by ``encoded()`` (or by earlier versions, which wrote the same
+    /// JSON as an array), from zeroizable storage: the key hex is decoded straight into the keys'
+    /// own zeroed-on-drop storage.
     ///
     /// - Throws: ``StationClientError`` (`.keyStore`) when the bytes are not such credentials.
-    public init(encoded bytes: [UInt8]) throws {
+    public init(encoded secret: SecretBytes) throws {
         func bad(_ why: String) -> StationClientError {
             StationClientError(.keyStore, operation: "reading stored credentials", message: why)
         }
-        guard let object = try? WireJSON.parse(bytes).objectValue else { throw bad("not a JSON object") }
+        let decoded: (kem: MLKEM768.PrivateKey, signing: MLDSA65.PrivateKey, others: JSONObject)
+        do {
+            decoded = try PrivateKeyJSON.decode(secret)
+        } catch {
+            throw bad(error.description)
+        }
+        let object = decoded.others
         func string(_ key: String) throws -> String {
             guard let value = object[key]?.stringValue else { throw bad("missing \(key)") }
             return value
         }
-        do {
-            kemPrivateKey = try MLKEM768.PrivateKey(expandedRepresentation: Hex.decode(try string("kem_private_key")))
-            signingPrivateKey = try MLDSA65.PrivateKey(expandedRepresentation: Hex.decode(try string("signing_private_key")))
-        } catch let error as StationClientError {
-            throw error
-        } catch {
-            throw bad("invalid private key: \(error)")
-        }
+        kemPrivateKey = decoded.kem
+        signingPrivateKey = decoded.signing
         deviceUID = try string("device_uid")
         stationUID = try string("station_uid")
         stationKEMPublicKeyHex = try string("station_kem_public_key")

@@ -25,8 +25,12 @@ import Darwin
 /// memory KiB (u32 BE) ‖ SecretBox(check value); an item = `CSKS` ‖ version `1` ‖
 /// SecretBox(`nonce ‖ tag ‖ ciphertext`).
 public final class FileKeyStore: KeyStore {
-    /// The directory holding the item files (created with mode 0700 when missing).
+    /// The directory holding the item files (created with mode 0700 when missing; an existing
+    /// one is tightened to 0700).
     public let directory: URL
+    /// The Argon2id cost of a new store: libsodium's `moderate` (3 passes, 256 MiB). Stores
+    /// created with another cost (earlier versions used `interactive`) keep theirs.
+    public static let defaultLimits = Argon2.Limits.moderate
     private let key: SymmetricKey
     private let beforeRename: @Sendable (URL) throws -> Void
 
@@ -47,11 +51,12 @@ public final class FileKeyStore: KeyStore {
     /// - Parameters:
     ///   - directory: the directory for the item files and `keystore.params`.
     ///   - passphrase: the secret the items are encrypted with.
-    ///   - limits: the Argon2id cost when the store is created (`interactive`: 2 passes, 64 MiB);
-    ///     an existing store keeps the cost it was created with.
+    ///   - limits: the Argon2id cost when the store is created (by default ``defaultLimits``,
+    ///     libsodium's `moderate`: 3 passes, 256 MiB); an existing store keeps the cost recorded
+    ///     in its `keystore.params`, whatever this says.
     /// - Throws: ``StationClientError`` (`.keyStore`) when the passphrase is empty or wrong, the
-    ///   directory cannot be created, or `keystore.params` is damaged.
-    public convenience init(directory: URL, passphrase: String, limits: Argon2.Limits = .interactive) throws {
+    ///   directory cannot be created or made private, or `keystore.params` is damaged.
+    public convenience init(directory: URL, passphrase: String, limits: Argon2.Limits = FileKeyStore.defaultLimits) throws {
         try self.init(directory: directory, passphrase: passphrase, limits: limits, beforeRename: { _ in })
     }
 
@@ -72,6 +77,11 @@ public final class FileKeyStore: KeyStore {
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "cannot create \(directory.path)", underlying: error)
+        }
+        // An existing directory keeps its mode through createDirectory: others must not list or
+        // replace the items (a 0777 directory lets anyone swap an item file).
+        guard chmod(directory.path, 0o700) == 0 else {
+            throw Self.failure("cannot make private (0700)", directory, operation: operation)
         }
         self.directory = directory
         self.beforeRename = beforeRename
@@ -173,6 +183,13 @@ public final class FileKeyStore: KeyStore {
     /// - Throws: ``StationClientError`` (`.keyStore`) when the file cannot be read, is not a key
     ///   store item, or does not open (damaged or written under another passphrase).
     public func load(_ name: String) async throws -> [UInt8]? {
+        try await loadSecret(name).map { secret in secret.withUnsafeBytes { [UInt8]($0) } }
+    }
+
+    /// Reads and decrypts the item under `name` straight into zeroizable storage.
+    ///
+    /// - Throws: as ``load(_:)``.
+    public func loadSecret(_ name: String) async throws -> SecretBytes? {
         let url = try fileURL(for: name)
         let operation = "loading \(name) from the key store"
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
@@ -186,7 +203,7 @@ public final class FileKeyStore: KeyStore {
             throw StationClientError(.keyStore, operation: operation, message: "\(url.lastPathComponent) is not a key store item")
         }
         do {
-            return [UInt8](try SecretBox.open(bytes[5...], using: key))
+            return try SecretBox.openSecret(bytes[5...], using: key)
         } catch {
             throw StationClientError(.keyStore, operation: operation,
                                      message: "the item does not open: damaged, or written under another passphrase", underlying: error)
@@ -198,11 +215,19 @@ public final class FileKeyStore: KeyStore {
     /// - Throws: ``StationClientError`` (`.keyStore`) when the file cannot be written; the old
     ///   file, if any, is then unchanged.
     public func save(_ secret: [UInt8], as name: String) async throws {
+        try await saveSecret(SecretBytes(copying: secret), as: name)
+    }
+
+    /// Encrypts the bytes of `secret` (read in place) and writes them atomically under `name`.
+    ///
+    /// - Throws: as ``save(_:as:)``.
+    public func saveSecret(_ secret: SecretBytes, as name: String) async throws {
         let url = try fileURL(for: name)
         let operation = "saving \(name) to the key store"
         let sealed: Data
         do {
-            sealed = try SecretBox.seal(secret, using: key)
+            let key = self.key
+            sealed = try secret.withUnsafeBytes { bytes throws(SodiumError) in try SecretBox.seal(bytes, using: key) }
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "cannot seal the item", underlying: error)
         }

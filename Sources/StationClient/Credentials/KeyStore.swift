@@ -1,4 +1,5 @@
 import Foundation
+import PQCrypto
 import Sodium
 
 /// Where the client keeps its secrets: device credentials, a follower identity, cached post keys
@@ -56,6 +57,38 @@ public protocol KeyStore: Sendable {
     ///
     /// - Throws: when the store cannot be written.
     func delete(_ name: String) async throws
+    /// Returns the secret stored under `name` in zeroizable storage, or `nil` when there is none:
+    /// how the client loads private keys (credentials, the follower identity).
+    ///
+    /// The default implementation calls ``load(_:)`` and zeroes the array it returns; a store
+    /// that can decrypt into `SecretBytes` directly should implement this.
+    /// - Throws: as ``load(_:)``.
+    func loadSecret(_ name: String) async throws -> SecretBytes?
+    /// Stores the secret in `secret` under `name`, as ``save(_:as:)``: how the client saves
+    /// private keys.
+    ///
+    /// The default implementation hands a copy to ``save(_:as:)`` and zeroes that copy after.
+    /// - Throws: as ``save(_:as:)``.
+    func saveSecret(_ secret: SecretBytes, as name: String) async throws
+}
+
+extension KeyStore {
+    /// Calls ``load(_:)``, moves the bytes into `SecretBytes` and zeroes the array.
+    ///
+    /// - Throws: as ``load(_:)``.
+    public func loadSecret(_ name: String) async throws -> SecretBytes? {
+        guard var bytes = try await load(name) else { return nil }
+        return SecretBytes(zeroing: &bytes)
+    }
+
+    /// Calls ``save(_:as:)`` with a copy of `secret`, zeroed once it returns.
+    ///
+    /// - Throws: as ``save(_:as:)``.
+    public func saveSecret(_ secret: SecretBytes, as name: String) async throws {
+        var bytes = secret.withUnsafeBytes { [UInt8]($0) }
+        defer { SecureMemory.zero(&bytes) }
+        try await save(bytes, as: name)
+    }
 }
 
 /// Names the client uses in its ``KeyStore``.
@@ -85,6 +118,14 @@ public actor InMemoryKeyStore: KeyStore {
     public func save(_ secret: [UInt8], as name: String) {
         items[name]?.withUnsafeMutableBytes { SecureMemory.zero($0) }
         items[name] = secret
+    }
+
+    /// A copy of the item under `name` in zeroizable storage, or `nil`.
+    public func loadSecret(_ name: String) -> SecretBytes? { items[name].map { SecretBytes(copying: $0) } }
+
+    /// Stores a copy of the bytes of `secret` under `name`.
+    public func saveSecret(_ secret: SecretBytes, as name: String) {
+        save(secret.withUnsafeBytes { [UInt8]($0) }, as: name)
     }
 
     /// Removes the item under `name`.

@@ -34,14 +34,9 @@ public struct FollowerIdentity: Sendable {
     ///
     /// - Throws: ``StationClientError`` (`.keyStore`) when the store fails.
     public func save(to store: any KeyStore) async throws {
-        var bytes = WireJSON.serialize(.object([
-            "uid": .string(uid),
-            "kem_private_key": .string(Hex.encode(kemPrivateKey.expandedRepresentation)),
-            "signing_private_key": .string(Hex.encode(signingPrivateKey.expandedRepresentation)),
-        ]))
-        defer { SecureMemory.zero(&bytes) }
+        let secret = PrivateKeyJSON.encode(kem: kemPrivateKey, signing: signingPrivateKey, others: ["uid": .string(uid)])
         do {
-            try await store.save(bytes, as: KeyStoreItem.followerIdentity)
+            try await store.saveSecret(secret, as: KeyStoreItem.followerIdentity)
         } catch {
             throw StationClientError(.keyStore, operation: "saving the follower identity", message: "\(error)", underlying: error)
         }
@@ -52,21 +47,17 @@ public struct FollowerIdentity: Sendable {
     /// - Throws: ``StationClientError`` (`.keyStore`) when the store fails or the item is damaged.
     public static func load(from store: any KeyStore) async throws -> FollowerIdentity? {
         let operation = "loading the follower identity"
-        let loaded: [UInt8]?
+        let loaded: SecretBytes?
         do {
-            loaded = try await store.load(KeyStoreItem.followerIdentity)
+            loaded = try await store.loadSecret(KeyStoreItem.followerIdentity)
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "\(error)", underlying: error)
         }
-        guard var bytes = loaded else { return nil }
-        defer { SecureMemory.zero(&bytes) }
-        guard let object = try? WireJSON.parse(bytes).objectValue, let uid = object["uid"]?.stringValue,
-              let kemHex = object["kem_private_key"]?.stringValue, let signingHex = object["signing_private_key"]?.stringValue,
-              let kem = try? MLKEM768.PrivateKey(expandedRepresentation: Hex.decode(kemHex)),
-              let signing = try? MLDSA65.PrivateKey(expandedRepresentation: Hex.decode(signingHex)) else {
+        guard let loaded else { return nil }
+        guard let decoded = try? PrivateKeyJSON.decode(loaded), let uid = decoded.others["uid"]?.stringValue else {
             throw StationClientError(.keyStore, operation: operation, message: "the stored identity is damaged")
         }
-        return FollowerIdentity(uid: uid, kemPrivateKey: kem, signingPrivateKey: signing)
+        return FollowerIdentity(uid: uid, kemPrivateKey: decoded.kem, signingPrivateKey: decoded.signing)
     }
 
     /// Sends a follow request to the station at `endpoint` (`POST /inbox`, unauthenticated). The

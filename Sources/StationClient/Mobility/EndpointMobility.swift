@@ -24,9 +24,14 @@ extension StationClient {
             let newEndpoint: URL
             do {
                 newEndpoint = try await resolvedEndpoint(after: endpoint)
-            } catch {
-                log(.warning, "\(operation): no new endpoint found (\(error))")
-                throw error
+            } catch let searchError {
+                if Task.isCancelled || (searchError as? StationClientError)?.kind == .cancelled || searchError is CancellationError {
+                    throw searchError
+                }
+                log(.warning, "\(operation): no new endpoint found (\(searchError))")
+                // The station is still unreachable: callers act on that (the listing falls back to
+                // its offline view), whatever the search ran into (a gateway's 404, a forged record).
+                throw error.withFailedSearch(searchError)
             }
             return try await Self.failOnTunnelError(operation: operation) { try await body(newEndpoint) }
         }
@@ -36,9 +41,8 @@ extension StationClient {
     /// counts as unreachable.
     private static func failOnTunnelError<T>(operation: String, _ body: () async throws -> T) async throws -> T {
         let value = try await body()
-        if let response = value as? HTTPResponse, isTunnelFailure(response) {
-            throw StationClientError(.unreachable, operation: operation, message: "the tunnel answered \(response.status)",
-                                     status: response.status)
+        if let response = value as? HTTPResponse, let failure = StationClientError.tunnel(response, operation: operation) {
+            throw failure
         }
         return value
     }
@@ -112,6 +116,23 @@ extension StationClient {
 }
 
 extension StationClientError {
+    /// This unreachable error with a failed endpoint search attached: its text appended to
+    /// ``message`` and the error itself as ``underlying``.
+    func withFailedSearch(_ searchError: any Error) -> StationClientError {
+        var error = self
+        error.message += "; no new endpoint found: \(searchError)"
+        error.underlying = searchError
+        return error
+    }
+
+    /// The ``Kind/unreachable`` error for an answer that came from a tunnel in front of a dead
+    /// station (see ``StationClient/isTunnelFailure(_:)``), or `nil` for any other answer.
+    static func tunnel(_ response: HTTPResponse, operation: String) -> StationClientError? {
+        guard StationClient.isTunnelFailure(response) else { return nil }
+        return StationClientError(.unreachable, operation: operation, message: "the tunnel answered \(response.status)",
+                                  status: response.status)
+    }
+
     /// Connection, DNS and tunnel failures: the kind that a new endpoint may fix, and where the
     /// request certainly never reached the station (so resending it cannot duplicate a write). A
     /// lost answer or a time-out is not one: the station may have acted on the request.

@@ -218,8 +218,7 @@ extension StationClient {
                 postCID = UnixFS.cid(of: sealed).description
                 body = .bytes(sealed)
             case .file(let url):
-                let temporary = configuration.temporaryDirectory
-                    .appendingPathComponent("cipher-upload-\(Hex.encode(SecureRandom.bytes(count: 8)))")
+                let temporary = StagedFile.upload(in: configuration.temporaryDirectory)
                 temporaryFile = temporary
                 try SecretBox.sealFile(at: url, to: temporary, using: key)
                 postCID = try UnixFS.cid(ofFileAt: temporary).description
@@ -244,22 +243,33 @@ extension StationClient {
     private nonisolated func finish(
         _ form: MultipartForm, postCID: String, namespace: String, temporaryFile: URL?, isPublic: Bool, operation: String
     ) throws -> PreparedPost {
-        func cleanUp() { if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) } }
-        guard form.contentLength <= Self.maximumRequestByteCount else {
-            cleanUp()
-            throw StationClientError(.refused, operation: operation,
-                                     message: "the request would be \(form.contentLength) bytes; the station accepts at most \(Self.maximumRequestByteCount)")
+        let digest: [UInt8]
+        do {
+            digest = try Self.digest(of: form, operation: operation)
+        } catch {
+            if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
+            throw error
         }
-        // Hash the exact bytes that will be streamed: the signature covers them.
+        return PreparedPost(postCID: postCID, namespace: namespace, form: form, bodySHA256: digest,
+                            temporaryFile: temporaryFile, isPublic: isPublic)
+    }
+
+    /// The SHA-256 of the exact bytes `form` will stream (the signature covers them), for a form
+    /// within the station's request limit.
+    ///
+    /// - Throws: ``StationClientError`` `.refused` when the form is over the limit or a part cannot be read.
+    static func digest(of form: MultipartForm, operation: String) throws -> [UInt8] {
+        guard form.contentLength <= maximumRequestByteCount else {
+            throw StationClientError(.refused, operation: operation,
+                                     message: "the request would be \(form.contentLength) bytes; the station accepts at most \(maximumRequestByteCount)")
+        }
         var hasher = SHA256()
         do {
             try form.forEachChunk { hasher.update(data: $0) }
         } catch {
-            cleanUp()
             throw StationClientError(.refused, operation: operation, message: "cannot read the body: \(error)", underlying: error)
         }
-        return PreparedPost(postCID: postCID, namespace: namespace, form: form, bodySHA256: hasher.finalize(),
-                            temporaryFile: temporaryFile, isPublic: isPublic)
+        return hasher.finalize()
     }
 
     enum FormFile {

@@ -53,13 +53,7 @@ extension StationClient {
                 skipped.append(skip)
             }
         }
-        try await persistPostKeys()
-        // The same manifest read without failures gives the same listing: store it only when it changed.
-        let unchanged = skipped.isEmpty && offlineListingSources[namespace] == manifestCID && offlineListings[namespace] != nil
-        if !unchanged {
-            try await storeOfflineListing(posts, manifestCID: manifestCID)
-            offlineListingSources[namespace] = skipped.isEmpty ? manifestCID : nil
-        }
+        try await recordListing(posts, complete: skipped.isEmpty, manifestCID: manifestCID)
         var typed = PostListing<Metadata>(posts: [], skipped: skipped, isOffline: false, manifestCID: manifestCID)
         for post in posts {
             do {
@@ -71,6 +65,20 @@ extension StationClient {
             }
         }
         return typed
+    }
+
+    /// Keeps what a listing learned: the new post keys, and the listing for the offline view.
+    /// - Parameter complete: whether every post was read (a listing with skipped posts is stored
+    ///   but read again next time).
+    func recordListing(_ posts: [ListedPost<JSONValue>], complete: Bool, manifestCID: String) async throws {
+        let namespace = configuration.namespace
+        try await persistPostKeys()
+        // The same manifest read without failures gives the same listing: store it only when it changed.
+        let unchanged = complete && offlineListingSources[namespace] == manifestCID && offlineListings[namespace] != nil
+        if !unchanged {
+            try await storeOfflineListing(posts, manifestCID: manifestCID)
+            offlineListingSources[namespace] = complete ? manifestCID : nil
+        }
     }
 
     /// What reading posts needs from the actor, read once so each post's work runs off it.
@@ -159,7 +167,7 @@ extension StationClient {
 
     /// Reads one entry, with its cached key or one from `/rewrap`. A failure becomes a skipped
     /// post; only cancellation is thrown.
-    private nonisolated func readEntry(
+    nonisolated func readEntry(
         _ entry: PostEntry, cachedKey: SymmetricKey?, context: ReadContext
     ) async throws -> Result<ReadPost, SkippedPost> {
         do {
@@ -248,7 +256,7 @@ extension StationClient {
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         let rewrap: RewrapResponse
         do {
-            rewrap = try WireJSON.decode(RewrapResponse.self, from: [UInt8](response.body.data ?? Data()))
+            rewrap = try RewrapResponse.read([UInt8](response.body.data ?? Data()))
         } catch {
             throw StationClientError(.invalidResponse, operation: operation, status: response.status,
                                      message: "unexpected answer: \(error)", underlying: error)

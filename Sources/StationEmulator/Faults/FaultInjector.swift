@@ -11,6 +11,9 @@ import Foundation
 /// Request faults (``failNextRequests(_:status:body:route:)`` and
 /// ``closeNextResponsesMidBody(_:route:afterBytes:)``) apply to station requests, not to the
 /// gateway's; each is used up by the requests on its route, in the order the faults were added.
+/// ``inject(_:count:route:server:)`` aims any ``RequestFault`` (a status, a body replaced by N
+/// bytes or an endless one, a delay, a close mid-body) at a route of the station or of the
+/// gateway, and ``forgeIPNSAnswer(_:)`` replaces the gateway's `/ipns` answer.
 public final class FaultInjector: Sendable {
     private struct Failure {
         var remaining: Int
@@ -25,9 +28,18 @@ public final class FaultInjector: Sendable {
         let afterBytes: Int?
     }
 
+    private struct Injected {
+        var remaining: Int
+        let fault: RequestFault
+        let route: RequestRoute
+        let server: RequestLog.Server
+    }
+
     private struct State {
         var failures: [Failure] = []
         var cuts: [Cut] = []
+        var injected: [Injected] = []
+        var forgedIPNSAnswer: [UInt8]?
         var latency: Double = 0
         var ipfsDown = false
         var replacedContent: [String: [UInt8]] = [:]
@@ -38,6 +50,8 @@ public final class FaultInjector: Sendable {
         case fail(status: Int, body: String)
         /// Send `afterBytes` of the body (`nil`: half), then close the connection.
         case closeMidBody(afterBytes: Int?)
+        /// One of the faults queued with ``FaultInjector/inject(_:count:route:server:)``.
+        case injected(RequestFault)
     }
 
     private let state = Locked(State())
@@ -69,11 +83,39 @@ public final class FaultInjector: Sendable {
         state.withLock { $0.cuts.append(Cut(remaining: count, route: route, afterBytes: afterBytes.map { max(0, $0) })) }
     }
 
+    /// Queues `fault` for the next `count` requests on `route` (by default every route) to
+    /// `server` (by default the station): the station's routes, or the gateway's `/ipfs/…` and
+    /// `/ipns/…`. `Int.max` keeps it until ``reset()``.
+    ///
+    ///     emulator.faults.inject(.status(404), route: RequestRoute("GET", pathPrefix: "/ipns/"), server: .gateway)
+    ///     emulator.faults.inject(.endlessBody, route: RequestRoute("GET", pathPrefix: "/ipfs/"), server: .gateway)
+    ///     emulator.faults.inject(.replaceBody(byteCount: 1 << 20), route: RequestRoute("POST", path: "/rewrap"))
+    ///
+    /// Faults queued by ``failNextRequests(_:status:body:route:)`` come first; then these, in
+    /// the order they were added. A ``RequestFault/status(_:body:)`` answers before routing (the
+    /// request has no effect); the others act on the routed answer (the request is processed).
+    public func inject(_ fault: RequestFault, count: Int = 1, route: RequestRoute = .any,
+                       server: RequestLog.Server = .station) {
+        guard count > 0 else { return }
+        state.withLock { $0.injected.append(Injected(remaining: count, fault: fault, route: route, server: server)) }
+    }
+
+    /// Makes the gateway answer `GET /ipns/<the station's name or peer id>` with `document`
+    /// (status 200, `application/json`) instead of the published `public.json`, as a hostile or
+    /// stale gateway would: another station's record, an endpoint the attacker controls, or bytes
+    /// that are not JSON. Until ``reset()`` or a call with `nil`.
+    public func forgeIPNSAnswer(_ document: Data?) {
+        state.withLock { $0.forgedIPNSAnswer = document.map { [UInt8]($0) } }
+    }
+
+    /// The bytes ``forgeIPNSAnswer(_:)`` put in place of the station's IPNS record, if any.
+    var forgedIPNSAnswer: [UInt8]? { state.withLock { $0.forgedIPNSAnswer } }
+
     /// How many requests the queued request faults still apply to (`Int.max` while a standing
     /// failure is queued); 0 once every one has been used up.
     public var pendingFaultCount: Int {
         state.withLock { state in
-            let counts = state.failures.map(\.remaining) + state.cuts.map(\.remaining)
+            let counts = state.failures.map(\.remaining) + state.cuts.map(\.remaining) + state.injected.map(\.remaining)
             return counts.reduce(0) { total, count in
                 let (sum, overflow) = total.addingReportingOverflow(count)
                 return overflow ? Int.max : sum
@@ -108,11 +150,12 @@ public final class FaultInjector: Sendable {
     /// Clears every fault.
     public func reset() { state.withLock { $0 = State() } }
 
-    /// Consumes the fault (if any) that applies to the next request, `method` `path`. A queued
-    /// failure comes before a queued cut.
-    func nextAction(method: String, path: String) -> Action? {
+    /// Consumes the fault (if any) that applies to the next request, `method` `path`, to
+    /// `server`. A queued failure comes before a queued cut, and both before an injected fault.
+    func nextAction(method: String, path: String, server: RequestLog.Server = .station) -> Action? {
         state.withLock { state in
-            if let index = state.failures.firstIndex(where: { $0.route.matches(method: method, path: path) }) {
+            if server == .station,
+               let index = state.failures.firstIndex(where: { $0.route.matches(method: method, path: path) }) {
                 let failure = state.failures[index]
                 if failure.remaining == Int.max {
                     // A standing failure: never used up.
@@ -123,12 +166,46 @@ public final class FaultInjector: Sendable {
                 }
                 return .fail(status: failure.status, body: failure.body)
             }
-            if let index = state.cuts.firstIndex(where: { $0.route.matches(method: method, path: path) }) {
+            if server == .station, let index = state.cuts.firstIndex(where: { $0.route.matches(method: method, path: path) }) {
                 let cut = state.cuts[index]
                 if cut.remaining <= 1 { state.cuts.remove(at: index) } else { state.cuts[index].remaining -= 1 }
                 return .closeMidBody(afterBytes: cut.afterBytes)
             }
+            if let index = state.injected.firstIndex(where: { $0.server == server && $0.route.matches(method: method, path: path) }) {
+                let injected = state.injected[index]
+                if injected.remaining == Int.max {
+                    // Standing until reset.
+                } else if injected.remaining <= 1 {
+                    state.injected.remove(at: index)
+                } else {
+                    state.injected[index].remaining -= 1
+                }
+                return .injected(injected.fault)
+            }
             return nil
         }
     }
+}
+
+/// A fault for ``FaultInjector/inject(_:count:route:server:)``: what a hostile or broken station,
+/// tunnel or gateway does to one answer.
+public enum RequestFault: Sendable, Hashable {
+    /// Answers `status` with `body` before routing (the request has no effect), as a tunnel or a
+    /// rate limiter does. The body is sent as `application/json` when it parses as JSON, else as
+    /// `text/plain`.
+    case status(Int, body: Data = Data(#"{"detail":"injected fault"}"#.utf8))
+    /// Processes the request, then answers with its status and headers but a body of
+    /// `byteCount` pseudo-random bytes (``PatternBytes``) in place of the real one, with a
+    /// matching `Content-Length`: an oversized answer.
+    case replaceBody(byteCount: Int)
+    /// Processes the request, then answers with its status and a body that never ends (no
+    /// `Content-Length`; pseudo-random bytes until the client gives up). In process, a streamed
+    /// response never ends, a response to memory fails with `.responseTooLarge`, and one to a
+    /// file is written until the transfer's total time limit.
+    case endlessBody
+    /// Waits `seconds`, then answers as usual.
+    case delay(seconds: Double)
+    /// Processes the request, sends the head and the first `afterBytes` body bytes (`nil`: half
+    /// the body), then closes the connection: a lost answer.
+    case closeMidBody(afterBytes: Int?)
 }

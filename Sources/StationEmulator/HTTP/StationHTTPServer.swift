@@ -80,10 +80,22 @@ struct StationHTTPServer: Sendable {
         var headers: [(String, String)] = [
             ("date", CivilTime(epochSeconds: Int64(clock.now().rounded(.down))).httpDate), ("server", "uvicorn"),
         ]
-        if answer.header("content-length") == nil { headers.append(("content-length", String(answer.body.count))) }
+        if answer.header("content-length") == nil, !answer.endlessBody {
+            headers.append(("content-length", String(answer.body.count)))
+        }
         headers += answer.headers.map { ($0.name, $0.value) }
         // An unread body is not drained: the connection ends after this answer.
         if closing { headers.append(("connection", "close")) }
+        if answer.endlessBody, !isHead {
+            // No length: the body runs until the connection closes, and it never closes from here.
+            try response.writeHead(status: answer.status, reason: reasonPhrase(answer.status), headers: headers)
+            let pattern = PatternBytes(seed: 14)
+            var offset: Int64 = 0
+            while true {  // ends when the client leaves (the write throws)
+                try response.write(pattern.bytes(offset: offset, count: 65_536))
+                offset += 65_536
+            }
+        }
         let bytes = [UInt8](answer.body)
         guard answer.closeMidBody, !isHead else {
             // A HEAD answer has the GET answer's head and no body (the response leaves it out).

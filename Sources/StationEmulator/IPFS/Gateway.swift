@@ -21,6 +21,10 @@ struct Gateway: Sendable {
         if path.hasPrefix("/ipns/") {
             let name = String(path.dropFirst(6).split(separator: "/").first ?? "")
             let (published, node) = core.state.withLock { ($0.publishedPublicCID, core.identity.node) }
+            if let forged = core.faults.forgedIPNSAnswer, name == node.ipnsName || name == node.peerID {
+                return StationResponse(status: 200, headers: [("content-type", "application/json"), ("x-ipfs-path", "/ipns/\(name)")],
+                                       body: Data(forged))
+            }
             guard name == node.ipnsName || name == node.peerID, let published else {
                 return text(onlyIfCached ? 412 : 404, "ipfs resolve -r /ipns/\(name): could not resolve name")
             }

@@ -49,6 +49,10 @@ public struct StationResponse: Sendable {
     /// the body).
     public var bytesBeforeClose: Int?
 
+    /// Set by fault injection: after the head (with no `Content-Length`), body bytes keep coming
+    /// until the client closes the connection; ``body`` is not sent.
+    public var endlessBody = false
+
     /// With ``closeMidBody``, the body bytes that go out before the connection drops.
     public var bodyBeforeClose: Data { body.prefix(min(bytesBeforeClose ?? body.count / 2, body.count)) }
 

@@ -93,6 +93,63 @@ struct MLDSAArithmeticTests {
         }
     }
 
+    /// Exact product in Z[X]/(X^256 + 1), no reduction.
+    static func exactNegacyclicProduct(_ a: [Int32], _ b: [Int32]) -> [Int64] {
+        var c = [Int64](repeating: 0, count: 256)
+        for i in 0..<256 where a[i] != 0 {
+            for j in 0..<256 {
+                let product = Int64(a[i]) * Int64(b[j])
+                if i + j < 256 { c[i + j] += product } else { c[i + j - 256] -= product }
+            }
+        }
+        return c
+    }
+
+    /// The signer's and verifier's challenge products (49 shifted windows of an extended
+    /// polynomial) against schoolbook multiplication, at the extremes of each operand's range:
+    /// s1, s2 in [−4, 4] (Int16), t1 − 512 in [−512, 511] (Int16), t0 in (−2^12, 2^12] (Int32),
+    /// and the all-ones product that restores c·t1.
+    @Test func challengeProductsMatchSchoolbook() {
+        var rng = SplitMix64(seed: 9)
+        let n = 256, tau = MLDSA65Parameters.tau
+        for round in 0..<6 {
+            var c = [Int32](repeating: 0, count: n)
+            var seed = [UInt8](repeating: 0, count: 48)
+            for i in 0..<48 { seed[i] = UInt8(truncatingIfNeeded: rng.next()) }
+            seed.withUnsafeBytes { MLDSASampling.sampleInBall($0, into: &c) }
+            if round == 0 { for i in 0..<n { c[i] = i < tau ? 1 : 0 } }            // all +1, at the start
+            if round == 1 { for i in 0..<n { c[i] = i >= n - tau ? -1 : 0 } }      // all −1, at the end
+            #expect(c.filter { $0 != 0 }.count == tau)
+            var offsets = [Int](repeating: 0, count: MLDSAChallenge.offsetCapacity)
+            let counts = MLDSAChallenge.offsets(of: c, into: &offsets)
+            #expect(counts.plus == c.filter { $0 > 0 }.count && counts.minus == c.filter { $0 < 0 }.count)
+
+            for bound: Int32 in [4, 512] {
+                var v = (0..<n).map { _ in Int32(Int64(rng.next() % UInt64(2 * bound)) - Int64(bound)) }
+                v[0] = -bound
+                v[n - 1] = bound - (bound == 512 ? 1 : 0)
+                if round == 0 { v = v.map { _ in bound == 512 ? -512 : 4 } }       // the largest sums
+                var ext = [Int16](repeating: 0, count: 2 * n)
+                MLDSAChallenge.extend(v, count: 1, into: &ext)
+                var out = [Int16](repeating: 0, count: n)
+                MLDSAChallenge.multiply(ext, count: 1, offsets: offsets, counts: counts, into: &out)
+                #expect(out.map(Int64.init) == Self.exactNegacyclicProduct(c, v), "Int16, bound \(bound), round \(round)")
+            }
+            var t0 = (0..<n).map { _ in Int32(Int64(rng.next() % 8192) - 4095) }
+            if round == 0 { t0 = t0.map { _ in 4096 } }
+            var ext32 = [Int32](repeating: 0, count: 2 * n)
+            MLDSAChallenge.extend(t0, count: 1, into: &ext32)
+            var out32 = [Int32](repeating: 0, count: n)
+            MLDSAChallenge.multiply(ext32, count: 1, offsets: offsets, counts: counts, into: &out32)
+            #expect(out32.map(Int64.init) == Self.exactNegacyclicProduct(c, t0), "Int32, round \(round)")
+
+            var ones = [Int32](repeating: 0, count: n)
+            MLDSAChallenge.allOnesProduct(c, into: &ones)
+            #expect(ones.map(Int64.init) == Self.exactNegacyclicProduct(c, [Int32](repeating: 1, count: n)),
+                    "all-ones product, round \(round)")
+        }
+    }
+
     /// The extremes of the transforms' input ranges: no lane overflows 32 bits (an overflow would
     /// lose a multiple of 2^32, which is not a multiple of q).
     @Test func nttBoundsHoldAtTheExtremes() {
@@ -227,8 +284,22 @@ struct MLDSAArithmeticTests {
         var t0Bytes = [UInt8](repeating: 0, count: 416)
         var t0Back = [Int32](repeating: 0, count: 256)
         MLDSAEncoding.packT0(t0, into: &t0Bytes)
+        var t0Generic = [UInt8](repeating: 0, count: 416)
+        MLDSAEncoding.packBits(t0.map { 4096 - $0 }, width: 13, into: &t0Generic)
+        #expect(t0Bytes == t0Generic)
         MLDSAEncoding.unpackT0(t0Bytes, into: &t0Back)
         #expect(t0Back == t0)
+        // t1: 10 bits through the dedicated codec, which must agree with SimpleBitPack.
+        var t1 = (0..<256).map { _ in Int32(rng.next() % 1024) }
+        t1[0] = 1023
+        t1[255] = 1023
+        var t1Bytes = [UInt8](repeating: 0, count: 320), t1Generic = t1Bytes
+        MLDSAEncoding.packT1(t1, into: &t1Bytes)
+        MLDSAEncoding.packBits(t1, width: 10, into: &t1Generic)
+        #expect(t1Bytes == t1Generic)
+        var t1Back = [Int32](repeating: 0, count: 256)
+        MLDSAEncoding.unpackT1(t1Bytes, into: &t1Back)
+        #expect(t1Back == t1)
     }
 
     @Test func etaUnpackingRejectsOutOfRangeNibbles() {

@@ -1,0 +1,59 @@
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns SIGINT and SIGTERM into cancellation of the running command: the first signal cancels
+/// its task (the SDK then removes its staging files and partial downloads on the way out), a
+/// second one exits at once.
+///
+/// `@unchecked`: the signal sources are set once in `init` and only kept alive after; `caught`
+/// is read and written under `state`.
+final class Interruption: @unchecked Sendable {
+    private let sources: [any DispatchSourceSignal]
+    private let state = NSLock()
+    private var caught: Int32?
+
+    /// Installs the handlers (the default actions are ignored from here on, so the process is not
+    /// killed before its task has wound down).
+    init(cancelling task: Task<ExitCode, Never>) {
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            Self.ignore(number)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            sources.append(source)
+        }
+        self.sources = sources
+        for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
+            source.setEventHandler { [self] in handle(number, task: task) }
+            source.resume()
+        }
+    }
+
+    /// The first signal received, if any.
+    var received: Int32? {
+        state.lock()
+        defer { state.unlock() }
+        return caught
+    }
+
+    private func handle(_ number: Int32, task: Task<ExitCode, Never>) {
+        state.lock()
+        let first = caught == nil
+        if first { caught = number }
+        state.unlock()
+        guard first else {
+            // A second interrupt: the user does not want to wait for the cleanup.
+            _exit(128 + number)
+        }
+        FileHandle.standardError.write(Data("\ncipher: interrupted; cleaning up (interrupt again to quit at once)\n".utf8))
+        task.cancel()
+    }
+
+    private static func ignore(_ number: Int32) {
+        _ = signal(number, SIG_IGN)
+    }
+}

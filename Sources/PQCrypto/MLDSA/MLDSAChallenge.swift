@@ -1,0 +1,190 @@
+// Products of the challenge c (τ = 49 coefficients ±1, the rest 0) with the signer's short
+// vectors s1, s2 and t0, computed exactly in the normal domain instead of through the NTT.
+//
+// c·v is the sum over c's nonzero positions j of ±X^j·v, and X^j·v in Z[X]/(X^256 + 1) is a
+// window of v's "extended" form: ext[k] = −v[k] and ext[256 + k] = v[k] for k in 0..<256, so that
+// coefficient i of X^j·v is ext[256 − j + i]. One product is then 49 shifted reads of 256
+// contiguous coefficients, added or subtracted lane by lane, with no multiplication and no
+// reduction: |c·s1|, |c·s2| ≤ τ·η = 196 fit Int16 (eight lanes per SSE2/NEON register) and
+// |c·t0| ≤ τ·2^12 fits Int32. The signer's checks and hints use these exact values directly.
+//
+// The positions of c steer which addresses are read, as they do in the reference
+// implementations' SampleInBall (see MLDSASampling.sampleInBall); the secret values only flow
+// through additions, so nothing depends on them.
+
+enum MLDSAChallenge {
+    static let n = MLDSA65Parameters.n
+    /// Elements of one extended polynomial.
+    static let extendedCount = 2 * MLDSA65Parameters.n
+
+    /// Entries of the offsets buffer that ``offsets(of:into:)`` fills.
+    static let offsetCapacity = 2 * (MLDSA65Parameters.n + 1)
+
+    /// Writes the window offsets 256 − j of c's nonzero positions j: those with coefficient +1
+    /// from `offsets[0]` on, those with −1 from `offsets[n + 1]` on (the buffer holds
+    /// ``offsetCapacity`` entries). Returns both counts. Branch-free: every position writes both
+    /// lists and only the counts advance, so no mispredicted branch per coefficient.
+    @inline(__always)
+    static func offsets(of c: UnsafePointer<Int32>, into offsets: UnsafeMutablePointer<Int>) -> (plus: Int, minus: Int) {
+        let minusList = offsets + (n + 1)
+        var plus = 0
+        var minus = 0
+        for j in 0..<n {
+            let value = c[j]  // −1, 0 or 1
+            offsets[plus] = n &- j
+            minusList[minus] = n &- j
+            plus &+= Int((0 &- value) &>> 31) & 1
+            minus &+= Int(value &>> 31) & 1
+        }
+        return (plus, minus)
+    }
+
+    /// Writes the extended form of `count` polynomials with coefficients in Int16 range.
+    @inline(__always)
+    static func extend(_ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<Int16>) {
+        for p in 0..<count {
+            let source = v + p &* n, target = ext + p &* extendedCount
+            for i in 0..<n {
+                let value = Int16(truncatingIfNeeded: source[i])
+                target[i] = 0 &- value
+                target[i &+ n] = value
+            }
+        }
+    }
+
+    /// Writes the extended form of `count` polynomials (Int32).
+    @inline(__always)
+    static func extend(_ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<Int32>) {
+        for p in 0..<count {
+            let source = v + p &* n, target = ext + p &* extendedCount
+            for i in 0..<n {
+                target[i] = 0 &- source[i]
+                target[i &+ n] = source[i]
+            }
+        }
+    }
+
+    /// out_p = c·v_p for `count` polynomials given in extended Int16 form, whose products fit
+    /// Int16 (|v| ≤ η here). `offsets` and `counts` come from ``offsets(of:into:)``.
+    @inline(__always)
+    static func multiply(
+        _ ext: UnsafePointer<Int16>, count: Int, offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int),
+        into out: UnsafeMutablePointer<Int16>
+    ) {
+        typealias V = SIMD8<Int16>
+        let minusList = offsets + (n + 1)
+        for p in 0..<count {
+            let source = UnsafeRawPointer(ext + p &* extendedCount)
+            let target = UnsafeMutableRawPointer(out + p &* n)
+            // 64 coefficients (eight registers) at a time, each summed over all of c's positions.
+            var chunk = 0
+            while chunk < 2 &* n {  // byte offset of the chunk
+                var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
+                var k = 0
+                while k < counts.plus {
+                    let s = source + (2 &* offsets[k] &+ chunk)
+                    a0 &+= s.loadUnaligned(fromByteOffset: 0, as: V.self)
+                    a1 &+= s.loadUnaligned(fromByteOffset: 16, as: V.self)
+                    a2 &+= s.loadUnaligned(fromByteOffset: 32, as: V.self)
+                    a3 &+= s.loadUnaligned(fromByteOffset: 48, as: V.self)
+                    a4 &+= s.loadUnaligned(fromByteOffset: 64, as: V.self)
+                    a5 &+= s.loadUnaligned(fromByteOffset: 80, as: V.self)
+                    a6 &+= s.loadUnaligned(fromByteOffset: 96, as: V.self)
+                    a7 &+= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    k &+= 1
+                }
+                k = 0
+                while k < counts.minus {
+                    let s = source + (2 &* minusList[k] &+ chunk)
+                    a0 &-= s.loadUnaligned(fromByteOffset: 0, as: V.self)
+                    a1 &-= s.loadUnaligned(fromByteOffset: 16, as: V.self)
+                    a2 &-= s.loadUnaligned(fromByteOffset: 32, as: V.self)
+                    a3 &-= s.loadUnaligned(fromByteOffset: 48, as: V.self)
+                    a4 &-= s.loadUnaligned(fromByteOffset: 64, as: V.self)
+                    a5 &-= s.loadUnaligned(fromByteOffset: 80, as: V.self)
+                    a6 &-= s.loadUnaligned(fromByteOffset: 96, as: V.self)
+                    a7 &-= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    k &+= 1
+                }
+                let t = target + chunk
+                t.storeBytes(of: a0, toByteOffset: 0, as: V.self)
+                t.storeBytes(of: a1, toByteOffset: 16, as: V.self)
+                t.storeBytes(of: a2, toByteOffset: 32, as: V.self)
+                t.storeBytes(of: a3, toByteOffset: 48, as: V.self)
+                t.storeBytes(of: a4, toByteOffset: 64, as: V.self)
+                t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
+                t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
+                t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
+                chunk &+= 128
+            }
+        }
+    }
+
+    /// out_p = c·v_p for `count` polynomials given in extended Int32 form (|c·v| < 2^31).
+    @inline(__always)
+    static func multiply(
+        _ ext: UnsafePointer<Int32>, count: Int, offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int),
+        into out: UnsafeMutablePointer<Int32>
+    ) {
+        typealias V = SIMD4<Int32>
+        let minusList = offsets + (n + 1)
+        for p in 0..<count {
+            let source = UnsafeRawPointer(ext + p &* extendedCount)
+            let target = UnsafeMutableRawPointer(out + p &* n)
+            // 32 coefficients (eight registers) at a time.
+            var chunk = 0
+            while chunk < 4 &* n {
+                var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
+                var k = 0
+                while k < counts.plus {
+                    let s = source + (4 &* offsets[k] &+ chunk)
+                    a0 &+= s.loadUnaligned(fromByteOffset: 0, as: V.self)
+                    a1 &+= s.loadUnaligned(fromByteOffset: 16, as: V.self)
+                    a2 &+= s.loadUnaligned(fromByteOffset: 32, as: V.self)
+                    a3 &+= s.loadUnaligned(fromByteOffset: 48, as: V.self)
+                    a4 &+= s.loadUnaligned(fromByteOffset: 64, as: V.self)
+                    a5 &+= s.loadUnaligned(fromByteOffset: 80, as: V.self)
+                    a6 &+= s.loadUnaligned(fromByteOffset: 96, as: V.self)
+                    a7 &+= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    k &+= 1
+                }
+                k = 0
+                while k < counts.minus {
+                    let s = source + (4 &* minusList[k] &+ chunk)
+                    a0 &-= s.loadUnaligned(fromByteOffset: 0, as: V.self)
+                    a1 &-= s.loadUnaligned(fromByteOffset: 16, as: V.self)
+                    a2 &-= s.loadUnaligned(fromByteOffset: 32, as: V.self)
+                    a3 &-= s.loadUnaligned(fromByteOffset: 48, as: V.self)
+                    a4 &-= s.loadUnaligned(fromByteOffset: 64, as: V.self)
+                    a5 &-= s.loadUnaligned(fromByteOffset: 80, as: V.self)
+                    a6 &-= s.loadUnaligned(fromByteOffset: 96, as: V.self)
+                    a7 &-= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    k &+= 1
+                }
+                let t = target + chunk
+                t.storeBytes(of: a0, toByteOffset: 0, as: V.self)
+                t.storeBytes(of: a1, toByteOffset: 16, as: V.self)
+                t.storeBytes(of: a2, toByteOffset: 32, as: V.self)
+                t.storeBytes(of: a3, toByteOffset: 48, as: V.self)
+                t.storeBytes(of: a4, toByteOffset: 64, as: V.self)
+                t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
+                t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
+                t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
+                chunk &+= 128
+            }
+        }
+    }
+
+    /// out = c·(1 + X + … + X^255): coefficient i is (the sum of c_j for j ≤ i) − (the sum for
+    /// j > i), since X^j·X^m is +X^(j+m) below X^256 and −X^(j+m−256) from there.
+    @inline(__always)
+    static func allOnesProduct(_ c: UnsafePointer<Int32>, into out: UnsafeMutablePointer<Int32>) {
+        var total: Int32 = 0
+        for j in 0..<n { total &+= c[j] }
+        var prefix: Int32 = 0
+        for i in 0..<n {
+            prefix &+= c[i]
+            out[i] = 2 &* prefix &- total
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Transport
+
+/// Several emulated stations (and their gateways) in one process, reached by the host of the
+/// request URL, each of which can be taken off the network: the setting for tests of following,
+/// endpoint moves and outages, with no sockets.
+///
+///     let network = StationNetwork()
+///     let alice = try StationEmulator()
+///     let bob = try StationEmulator()
+///     network.attach(alice, host: "alice.test", gatewayHost: "gateway.test")
+///     network.attach(bob, host: "bob.test")
+///     let transport = network.transport          // routes http://alice.test/… to alice
+///     network.setDown(true, host: "alice.test")  // → TransportError .cannotConnect
+///
+/// A station host answers the station's routes and, like ``InProcessTransport``, the gateway's
+/// `/ipfs/…` and `/ipns/…`; a gateway host answers only the gateway's paths. A host nobody is
+/// attached to fails with `.dnsFailure`, a host that is down with `.cannotConnect`, before the
+/// request reaches an emulator (nothing is logged in its ``StationEmulator/requests``). Hosts are
+/// matched without their port, case-insensitively.
+public final class StationNetwork: Sendable {
+    private struct Host {
+        let emulator: StationEmulator
+        let role: InProcessTransport.Role
+        var isDown = false
+    }
+
+    private let hosts = Locked<[String: Host]>([:])
+
+    /// An empty network.
+    public init() {}
+
+    /// Makes `emulator` answer at `host` (its station, and the gateway paths), and its gateway
+    /// alone at `gatewayHost` when given. Replaces whatever was attached to those hosts; the
+    /// hosts start up.
+    public func attach(_ emulator: StationEmulator, host: String, gatewayHost: String? = nil) {
+        hosts.withLock { hosts in
+            hosts[Self.key(host)] = Host(emulator: emulator, role: .stationAndGateway)
+            if let gatewayHost { hosts[Self.key(gatewayHost)] = Host(emulator: emulator, role: .gateway) }
+        }
+    }
+
+    /// Removes `host` from the network: requests to it fail as an unknown name (`.dnsFailure`).
+    public func detach(host: String) {
+        _ = hosts.withLock { $0.removeValue(forKey: Self.key(host)) }
+    }
+
+    /// Takes `host` off the network (`true`) or brings it back: while down, every request to it
+    /// fails with `TransportError` kind `.cannotConnect`, as a stopped station or a dead tunnel
+    /// does. The emulator keeps its state, and its other hosts stay up.
+    public func setDown(_ down: Bool, host: String) {
+        hosts.withLock { hosts in hosts[Self.key(host)]?.isDown = down }
+    }
+
+    /// Whether `host` is attached and down.
+    public func isDown(host: String) -> Bool { hosts.withLock { $0[Self.key(host)]?.isDown ?? false } }
+
+    /// The emulator attached to `host`, if any.
+    public func emulator(at host: String) -> StationEmulator? { hosts.withLock { $0[Self.key(host)]?.emulator } }
+
+    /// `http://<host>`: the base URL to give a client for an attached host.
+    public func url(host: String) -> URL { URL(string: "http://\(host)") ?? URL(fileURLWithPath: "/") }
+
+    /// An `HTTPTransport` into the network.
+    public var transport: StationNetworkTransport { StationNetworkTransport(network: self) }
+
+    /// The transport a request to `url` is handed to, or the error it fails with.
+    func route(_ url: URL, method: HTTPMethod) throws -> InProcessTransport {
+        guard let name = url.host, !name.isEmpty else {
+            throw TransportError(.invalidRequest, method: method, url: url, message: "the URL has no host")
+        }
+        guard let host = hosts.withLock({ $0[Self.key(name)] }) else {
+            throw TransportError(.dnsFailure, method: method, url: url, message: "could not resolve host: \(name)")
+        }
+        guard !host.isDown else {
+            throw TransportError(.cannotConnect, method: method, url: url, message: "could not connect to \(name): the host is down")
+        }
+        return InProcessTransport(emulator: host.emulator, role: host.role)
+    }
+
+    private static func key(_ host: String) -> String {
+        var name = host.lowercased()
+        // "host:port" → "host" (an IPv6 literal in brackets keeps its colons).
+        if !name.hasPrefix("["), let colon = name.lastIndex(of: ":") { name = String(name[..<colon]) }
+        return name
+    }
+}
+
+/// The `HTTPTransport` of a ``StationNetwork``: each request goes to the emulator attached to
+/// its URL's host, as ``InProcessTransport`` would send it.
+public struct StationNetworkTransport: HTTPTransport {
+    let network: StationNetwork
+
+    /// Sends `request` to the emulator attached to its host.
+    ///
+    /// - Throws: `TransportError`: `.dnsFailure` for a host nobody is attached to,
+    ///   `.cannotConnect` for a host that is down, then as ``InProcessTransport/send(_:body:options:)``.
+    public func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
+        try await network.route(request.url, method: request.method).send(request, body: body, options: options)
+    }
+}

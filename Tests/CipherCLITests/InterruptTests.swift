@@ -1,0 +1,149 @@
+import Foundation
+import StationEmulator
+import TestSupport
+import Testing
+
+/// A `cipher` run that the test interrupts: started, signalled while it works, then awaited.
+struct RunningCLI {
+    let process: Process
+    let stdout: PipeReader
+    let stderr: PipeReader
+
+    /// Starts `cipher arguments…` with `environment` added to a clean one.
+    static func start(_ arguments: [String], environment: [String: String]) throws -> RunningCLI {
+        let process = Process()
+        process.executableURL = CLIProcess.productsDirectory.appendingPathComponent("cipher")
+        process.arguments = arguments
+        var base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+                    "HOME": FileManager.default.temporaryDirectory.path]
+        base.merge(environment) { $1 }
+        process.environment = base
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        try? stdin.fileHandleForWriting.close()
+        return RunningCLI(process: process, stdout: PipeReader(stdout), stderr: PipeReader(stderr))
+    }
+
+    /// Waits for the process to end and returns what it printed.
+    func finish() async -> CLIResult {
+        let out = await stdout.result()
+        let err = await stderr.result()
+        process.waitUntilExit()
+        // A process killed by the signal (no handler) reports the signal number, not 128 + it.
+        let status = process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
+        return CLIResult(status: status, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+}
+
+/// Ctrl-C in the middle of `cipher put` and `cipher get`: the command is cancelled, the SDK's
+/// cleanup runs (no staged ciphertext in `TMPDIR`, no partial beside the target), leftovers of a
+/// killed process are removed on the next run, and a post whose body was sent before the
+/// interrupt shows in the next listing.
+@Suite("cipher CLI: interrupts", .serialized)
+struct InterruptTests {
+    static let sigint: Int32 = 2
+
+    /// Polls (up to 60 s) until `condition` holds.
+    static func eventually(_ condition: () throws -> Bool) async rethrows -> Bool {
+        for _ in 0..<6000 {
+            if try condition() { return true }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return false
+    }
+
+    static func names(in directory: URL) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.sorted() ?? []
+    }
+
+    static func age(_ url: URL, days: Double) throws {
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -days * 86_400)], ofItemAtPath: url.path)
+    }
+
+    @Test func anInterruptedPutLeavesNoStagingFileAndTheNextListingShowsThePost() async throws {
+        let paired = try await CipherCLITests.pairedHome()
+        defer { paired.cleanup() }
+        let temporary = try TemporaryDirectory(prefix: "cipher-tmpdir")
+        defer { temporary.cleanup() }
+        var rng = SplitMix64(seed: 14)
+        let file = paired.home.file("big.bin")
+        try Data(rng.bytes(4 << 20)).write(to: file)
+        // What killed processes left: one stale (two days old), one fresh (maybe a live upload), one not ours.
+        let stale = temporary.file("cipher-upload-00112233445566ff"), fresh = temporary.file("cipher-upload-aabbccddeeff0011")
+        let foreign = temporary.file("cipher-upload-notours")
+        for url in [stale, fresh, foreign] { try Data("x".utf8).write(to: url) }
+        try Self.age(stale, days: 2)
+        try Self.age(foreign, days: 2)
+        let fixtures = Set([fresh, foreign].map(\.lastPathComponent))
+
+        // The station takes its time to answer, so the interrupt comes after the body was sent.
+        let post = RequestRoute("POST", path: "/post")
+        paired.emulator.faults.inject(.delay(seconds: 4), route: post)
+        let running = try RunningCLI.start(["put", file.path, "--home", paired.home.url.path],
+                                           environment: paired.environment.merging(["TMPDIR": temporary.url.path]) { $1 })
+        let staged = await Self.eventually { Self.names(in: temporary.url).contains { !fixtures.contains($0) && $0 != stale.lastPathComponent } }
+        #expect(staged, "the upload was never staged")
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        running.process.interrupt()
+        let result = await running.finish()
+        #expect(result.status == 128 + Self.sigint, "\(result.status) \(result.stderr)")
+        #expect(result.stderr.contains("interrupted"))
+        // The staged ciphertext is gone; the stale leftover was removed at start; the others stay.
+        #expect(Set(Self.names(in: temporary.url)) == fixtures)
+
+        // The station finishes the request it received; the next listing shows what it holds.
+        #expect(await Self.eventually { paired.emulator.requests.count(post) == 1 })
+        let accepted = paired.emulator.requests.entries.filter { $0.path == "/post" && $0.status == 200 }.count
+        let (ls, listing) = try await paired.cipherJSON("ls")
+        #expect(ls.status == 0, "\(ls.stderr)")
+        let posts = try #require(listing["posts"] as? [[String: Any]])
+        #expect(posts.count == accepted)
+        #expect(posts.allSatisfy { $0["filename"] as? String == "big.bin" })
+        #expect(accepted == 1)
+    }
+
+    @Test func anInterruptedGetLeavesNoPartialAndTheNextGetWorks() async throws {
+        let paired = try await CipherCLITests.pairedHome()
+        defer { paired.cleanup() }
+        var rng = SplitMix64(seed: 15)
+        let original = Data(rng.bytes(1 << 20))
+        let file = paired.home.file("photo.bin")
+        try original.write(to: file)
+        let (put, posted) = try await paired.cipherJSON("put", file.path)
+        #expect(put.status == 0, "\(put.stderr)")
+        let cid = try #require(posted["post_cid"] as? String)
+
+        let output = try TemporaryDirectory(prefix: "cipher-get")
+        defer { output.cleanup() }
+        let target = output.file("got.bin")
+        // A killed process's partial for this target, two days old, and one of today.
+        let stale = output.file(".got.bin.0123456789abcdef.sealed"), recent = output.file(".got.bin.fedcba9876543210.sealed")
+        for url in [stale, recent] { try Data("partial".utf8).write(to: url) }
+        try Self.age(stale, days: 2)
+
+        // The station stalls before the content: the partial exists (empty) while the client waits.
+        paired.emulator.faults.inject(.delay(seconds: 30), route: RequestRoute("GET", path: "/content/\(cid)"))
+        let running = try RunningCLI.start(["get", cid, "-o", target.path, "--home", paired.home.url.path],
+                                           environment: paired.environment)
+        let partial = await Self.eventually {
+            Self.names(in: output.url).contains {
+                $0.hasPrefix(".got.bin.") && $0.hasSuffix(".sealed") && ![recent, stale].map(\.lastPathComponent).contains($0)
+            }
+        }
+        #expect(partial, "the download never started")
+        running.process.interrupt()
+        let result = await running.finish()
+        #expect(result.status == 128 + Self.sigint, "\(result.status) \(result.stderr)")
+        // Nothing but the recent leftover (it may belong to a live download) remains.
+        #expect(Self.names(in: output.url) == [recent.lastPathComponent])
+
+        paired.emulator.faults.reset()
+        let again = try await paired.cipher("get", cid, "-o", target.path)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try Data(contentsOf: target) == original)
+        #expect(Self.names(in: output.url) == [recent.lastPathComponent, "got.bin"])
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Manifest
+@testable import StationClient
+import StationEmulator
+import Testing
+
+/// What a process killed mid-transfer leaves behind (it had no chance to clean up) is removed by
+/// a later one: day-old upload staging files when a client is created, day-old partials of a
+/// download's target before it downloads. Younger files may belong to a live transfer and stay.
+@Suite("Leftovers of killed processes")
+struct StagingCleanupTests {
+    static func age(_ url: URL, days: Double) throws {
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -days * 86_400)], ofItemAtPath: url.path)
+    }
+
+    static func names(_ directory: URL) throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
+    }
+
+    @Test("A client's creation removes day-old cipher-upload-<hex> files, and only those")
+    func staleUploads() async throws {
+        let rig = try StationRig.inProcess()
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kept = ["cipher-upload-aaaaaaaaaaaaaaaa", "cipher-upload-0123", "cipher-upload-0123456789ABCDEF", "notes.txt"]
+        for name in kept + ["cipher-upload-0123456789abcdef"] {
+            try Data("x".utf8).write(to: directory.appendingPathComponent(name))
+        }
+        for name in kept.dropFirst() + ["cipher-upload-0123456789abcdef"] { try Self.age(directory.appendingPathComponent(name), days: 2) }
+        let store = InMemoryKeyStore()
+        _ = try await rig.pair(keyStore: store, temporaryDirectory: directory)
+        #expect(try Self.names(directory) == Set(kept))
+        // Loading from the store (an app's next start) sweeps too.
+        let stale = directory.appendingPathComponent("cipher-upload-fedcba9876543210")
+        try Data("x".utf8).write(to: stale)
+        try Self.age(stale, days: 1.5)
+        _ = try await StationClient.load(configuration: rig.configuration(keyStore: store, temporaryDirectory: directory))
+        #expect(try Self.names(directory) == Set(kept))
+    }
+
+    @Test("A download removes its target's day-old partials and leaves younger ones and other files")
+    func stalePartials() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        let post = try await client.publish(data: Data("content".utf8), metadata: Fixture.drive("t.bin", size: 7))
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("t.bin")
+        let stale = [".t.bin.0123456789abcdef.sealed", ".t.bin.1123456789abcdef.part", ".t.bin.2123456789abcdef.gateway"]
+        let kept = [".t.bin.3123456789abcdef.sealed", ".other.bin.0123456789abcdef.sealed", ".t.bin.0123456789abcdef.tmp"]
+        for name in stale + kept { try Data("x".utf8).write(to: directory.appendingPathComponent(name)) }
+        for name in stale + kept.dropFirst() { try Self.age(directory.appendingPathComponent(name), days: 3) }
+        try await client.download(postCID: post.postCID, to: destination)
+        #expect(try Data(contentsOf: destination) == Data("content".utf8))
+        #expect(try Self.names(directory) == Set(kept + ["t.bin"]))
+    }
+}
