@@ -35,11 +35,11 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 swift test --no-parallel "$@" 2>&1 | tee "$log"
 
-# A short libFuzzer smoke run of the Manifest readers (the seed corpus plus 20 s of new inputs);
+# A short libFuzzer smoke run of every harness (its seed corpus plus 10 s of new inputs each);
 # Fuzz/README.md has the long run. Skipped only when tests were filtered to a subset.
 if [ $# -eq 0 ]; then
-    echo "==> fuzz smoke run (Fuzz/run.sh 20)"
-    bash Fuzz/run.sh 20
+    echo "==> fuzz smoke run (FUZZ_CONFIGURATION=debug Fuzz/run.sh 10)"
+    FUZZ_CONFIGURATION=debug bash Fuzz/run.sh 10
 fi
 
 # The DocC build (warnings are errors) and the check that every public symbol is documented.

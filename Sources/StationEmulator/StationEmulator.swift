@@ -43,11 +43,18 @@ public final class StationEmulator: Sendable {
         /// the bytes, so tests exercise the protocol rather than the bug. Turn it on to test how an
         /// app copes with the real station.
         public var losesResharedContent: Bool
+        /// What each HTTP connection may take when serving with ``StationEmulator/start(port:gatewayPort:)``:
+        /// the connection cap and the head and body deadlines (see ``LoopbackHTTPServer/Limits``).
+        /// Bodies are also capped at ``maximumUploadSize``: over HTTP none longer is read into
+        /// memory (a chunked one gets 413 once it passes the limit, and the connection closes).
+        public var serverLimits: LoopbackHTTPServer.Limits
 
         /// Creates a configuration; every parameter has the station's default.
         public init(dataDirectory: URL? = nil, logFile: URL? = nil, echoLogToStandardError: Bool = false,
                     clock: any StationClock = SystemClock(), maximumUploadSize: Int = 104_857_600,
-                    autoAcceptFollows: Bool = false, publishesEndpoint: Bool = false, losesResharedContent: Bool = false) {
+                    autoAcceptFollows: Bool = false, publishesEndpoint: Bool = false, losesResharedContent: Bool = false,
+                    serverLimits: LoopbackHTTPServer.Limits = LoopbackHTTPServer.Limits()) {
+            self.serverLimits = serverLimits
             self.dataDirectory = dataDirectory
             self.logFile = logFile
             self.echoLogToStandardError = echoLogToStandardError
@@ -194,7 +201,17 @@ public final class StationEmulator: Sendable {
         let station = try makeStationServer(port: port)
         let gatewayServer: StationHTTPServer
         do {
-            gatewayServer = try StationHTTPServer(port: gatewayPort, clock: core.clock, tooLarge: nil) { [weak self] request in
+            let router = self.router
+            let requests = self.requests
+            gatewayServer = try StationHTTPServer(
+                port: gatewayPort, clock: core.clock, limits: core.configuration.serverLimits,
+                maximumBodySize: core.configuration.maximumUploadSize,
+                tooLarge: { head in
+                    requests.record(.gateway, head, router.tooLargeResponse)
+                    return router.tooLargeResponse
+                },
+                refusesDeclaredLength: { _ in false }
+            ) { [weak self] request in
                 guard let self else { return StationResponse(status: 503) }
                 return await self.handleGateway(request)
             }
@@ -251,12 +268,13 @@ public final class StationEmulator: Sendable {
         let router = self.router
         let requests = self.requests
         return try StationHTTPServer(
-            port: port, clock: core.clock,
+            port: port, clock: core.clock, limits: core.configuration.serverLimits,
+            maximumBodySize: core.configuration.maximumUploadSize,
             tooLarge: { head in
-                guard router.isTooLarge(path: head.path, declaredLength: head.header("content-length")) else { return nil }
                 requests.record(.station, head, router.tooLargeResponse)
                 return router.tooLargeResponse
             },
+            refusesDeclaredLength: { head in router.isTooLarge(path: head.path, declaredLength: head.header("content-length")) },
             handle: { [weak self] request in
                 guard let self else { return StationResponse(status: 503) }
                 return await self.handleStation(request)

@@ -56,11 +56,13 @@ final class Harness: @unchecked Sendable {
     private let lock = NSLock()
 
     init(clock: ManualClock? = nil, autoAccept: Bool = false, dataDirectory: URL? = nil, publishesEndpoint: Bool = false,
-         losesResharedContent: Bool = false) throws {
+         losesResharedContent: Bool = false, maximumUploadSize: Int = 104_857_600,
+         serverLimits: LoopbackHTTPServer.Limits = LoopbackHTTPServer.Limits()) throws {
         self.clock = clock
         emulator = try StationEmulator(configuration: .init(
-            dataDirectory: dataDirectory, clock: clock ?? SystemClock(), autoAcceptFollows: autoAccept,
-            publishesEndpoint: publishesEndpoint, losesResharedContent: losesResharedContent))
+            dataDirectory: dataDirectory, clock: clock ?? SystemClock(), maximumUploadSize: maximumUploadSize,
+            autoAcceptFollows: autoAccept, publishesEndpoint: publishesEndpoint, losesResharedContent: losesResharedContent,
+            serverLimits: serverLimits))
         let url = try emulator.start()
         client = RawHTTPClient(port: UInt16(url.port ?? 0))
     }

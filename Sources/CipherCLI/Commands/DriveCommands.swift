@@ -181,10 +181,13 @@ enum GetCommand: Command {
         } else {
             let destination = URL(fileURLWithPath: target)
             let progress = console.progress("downloading \(post.metadata?.filename ?? post.postCID)")
+            // The metadata's size bounds what the station or gateway may write to disk.
+            let known = post.metadata?.sizeBytes.map { Int64($0) }
             if post.isPublic {
-                try await client.downloadPublic(postCID: post.postCID, to: destination, progress: progress)
+                try await client.downloadPublic(postCID: post.postCID, to: destination, size: known, progress: progress)
             } else {
-                try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination, progress: progress)
+                try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination,
+                                          plaintextSize: known, progress: progress)
             }
             console.finishProgress()
             size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0

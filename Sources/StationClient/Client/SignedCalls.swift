@@ -72,14 +72,15 @@ extension StationClient {
     /// `stale request` answer with the clock offset from the answer's `Date` header.
     ///
     /// Runs off the actor: `state` (or one hop to read it) is all it needs unless the station has
-    /// moved or the clock is off.
+    /// moved or the clock is off. Without `options`, at most `limit` bytes of the answer are
+    /// collected (see ``ResponseLimit``); a longer one fails the call.
     /// - Returns: the response, whatever its status.
     /// - Throws: ``StationClientError`` when no answer could be had.
     nonisolated func signed(
         _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, options: TransferOptions? = nil,
-        operation: String, state: CallState? = nil
+        limit: Int = ResponseLimit.small, operation: String, state: CallState? = nil
     ) async throws -> HTTPResponse {
-        let options = options ?? TransferOptions(timeouts: configuration.requestTimeouts)
+        let options = options ?? ResponseLimit.options(limit, timeouts: configuration.requestTimeouts)
         let state = if let state { state } else { await callState() }
         return try await withEndpointMobility(operation: operation, endpoint: state.endpoint) { endpoint in
             // After a move the endpoint differs, and the signing state is read afresh.
@@ -158,9 +159,10 @@ extension StationClient {
 
     /// Sends a signed call and requires a 2xx answer, decoding it as `T`.
     nonisolated func signedJSON<T: Decodable>(
-        _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, as type: T.Type, operation: String
+        _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, as type: T.Type, limit: Int = ResponseLimit.small,
+        operation: String
     ) async throws -> T {
-        let response = try await signed(method, path, body: body, operation: operation)
+        let response = try await signed(method, path, body: body, limit: limit, operation: operation)
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         return try Self.decode(type, from: response, operation: operation)
     }

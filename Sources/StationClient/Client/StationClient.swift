@@ -118,7 +118,7 @@ public actor StationClient {
         let operation = "GET /health"
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .get, path: "/health", body: nil, transport: transport, timeouts: timeouts,
-            pins: pins, operation: operation)
+            pins: pins, limit: ResponseLimit.small, operation: operation)
         // A tunnel's 5xx means the station is not there (as for signed calls), not that it refused.
         if let failure = StationClientError.tunnel(response, operation: operation) { throw failure }
         guard response.isSuccess || response.status == 503 else { throw StationClientError.station(response, operation: operation) }
@@ -161,7 +161,7 @@ public actor StationClient {
         let operation = "GET /profile"
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .get, path: "/profile", body: nil, transport: transport, timeouts: timeouts,
-            pins: pins, operation: operation)
+            pins: pins, limit: ResponseLimit.profile, operation: operation)
         if let failure = StationClientError.tunnel(response, operation: operation) { throw failure }
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         return try decode(StationProfile.self, from: response, operation: operation)
@@ -169,16 +169,17 @@ public actor StationClient {
 
     // MARK: Exchanges
 
+    /// An unsigned call; at most `limit` bytes of the answer are collected (see ``ResponseLimit``).
     static func unsignedExchange(
         endpoint: URL, method: HTTPMethod, path: String, body: [UInt8]?, transport: any HTTPTransport,
-        timeouts: TransferTimeouts, pins: [PublicKeyFingerprint], operation: String
+        timeouts: TransferTimeouts, pins: [PublicKeyFingerprint], limit: Int, operation: String
     ) async throws -> HTTPResponse {
         var request = HTTPRequest(method: method, url: url(endpoint, path))
         if body != nil { request.headers.add("Content-Type", value: "application/json") }
         do {
             return try await transport.send(
                 request, body: body.map { .bytes(Data($0)) } ?? .none,
-                options: stationOptions(TransferOptions(timeouts: timeouts), endpoint: endpoint, pins: pins))
+                options: stationOptions(ResponseLimit.options(limit, timeouts: timeouts), endpoint: endpoint, pins: pins))
         } catch {
             throw StationClientError.wrap(error, operation: operation)
         }

@@ -34,8 +34,18 @@ public struct StationClientConfiguration: Sendable {
     /// `CurlTransport.probeServerCertificate(at:)`.
     public var stationPublicKeyPins: [PublicKeyFingerprint]
     /// How many `/rewrap` calls a listing runs at once (at least 1). Over HTTP/2 they are streams
-    /// of one connection; over HTTP/1.1, one connection each, reused across calls.
+    /// of one connection; over HTTP/1.1, one connection each, reused across calls. A listing runs
+    /// at most 62 whatever this says: each answer may take about 16 KB in memory (an envelope is
+    /// 2,324 hex characters), and a listing holds at most 1 MiB of them at once.
     public var rewrapConcurrency: Int
+    /// The most posts (in all namespaces together) a manifest read by this client may hold: a
+    /// manifest is read into memory, at most 4 KiB per post plus 64 KiB, and a longer one fails
+    /// the listing with `.invalidResponse` instead of filling memory. Default:
+    /// ``defaultMaximumManifestPosts``.
+    public var maximumManifestPosts: Int
+    /// The default of ``maximumManifestPosts``, also used when reading a followed station's
+    /// manifest: 10,000 posts (a manifest of at most about 41 MiB).
+    public static let defaultMaximumManifestPosts = 10_000
     /// Whether recovered post keys are also kept in ``cacheStore`` (encrypted at rest by an
     /// ``EncryptedFileCacheStore``), so a restarted app skips the rewraps.
     public var persistsPostKeys: Bool
@@ -81,6 +91,7 @@ public struct StationClientConfiguration: Sendable {
     ///   - metadataDateEncoding: how metadata `Date`s are written (integer Unix seconds by default).
     ///   - metadataDateDecoding: how metadata `Date`s are read (Unix seconds or ISO-8601 by default).
     ///   - cacheStore: where caches go; `nil` for the default (see ``cacheStore``).
+    ///   - maximumManifestPosts: the most posts a manifest read by this client may hold.
     public init(
         namespace: String, keyStore: any KeyStore, transport: (any HTTPTransport)? = nil, gateway: IPFSGateway? = nil,
         stationPublicKeyPins: [PublicKeyFingerprint] = [], rewrapConcurrency: Int = 8, persistsPostKeys: Bool = false, persistsOfflineListing: Bool = true,
@@ -89,8 +100,9 @@ public struct StationClientConfiguration: Sendable {
         transferTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: nil),
         log: LogHandler? = nil, temporaryDirectory: URL? = nil,
         metadataDateEncoding: WireJSON.DateEncoding = .unixSeconds, metadataDateDecoding: WireJSON.DateDecoding = .flexible,
-        cacheStore: (any CacheStore)? = nil
+        cacheStore: (any CacheStore)? = nil, maximumManifestPosts: Int = defaultMaximumManifestPosts
     ) {
+        self.maximumManifestPosts = max(1, maximumManifestPosts)
         self.namespace = namespace
         self.keyStore = keyStore
         self.transport = transport ?? Self.defaultTransport()

@@ -38,13 +38,20 @@ extension StationClient {
     /// written, and `destination` appears only when the whole file verified. Cancellation or any
     /// failure leaves no partial file behind.
     ///
+    /// No more ciphertext is written than the file can have: `plaintextSize` (the metadata's
+    /// `size_bytes`) plus the SecretBox overhead when given, otherwise the station's 100 MiB upload
+    /// limit; a station or gateway that sends more fails the download with `.invalidResponse`.
+    ///
     /// - Throws: as ``download(postCID:envelopesCID:)``, and `.refused` when `destination` cannot be written.
     public func download(
-        postCID: String, envelopesCID: String? = nil, to destination: URL, progress: ProgressHandler? = nil
+        postCID: String, envelopesCID: String? = nil, to destination: URL, plaintextSize: Int64? = nil,
+        progress: ProgressHandler? = nil
     ) async throws {
         let operation = "downloading \(postCID) to a file"
         let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: readContext())
-        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "sealed", progress: progress, operation: operation)
+        let limit = Self.downloadLimit(plaintextSize.map { $0.addingReportingOverflow(Int64(SecretBox.overheadByteCount)) })
+        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "sealed", limit: limit, progress: progress,
+                                               operation: operation)
         defer { try? FileManager.default.removeItem(at: temporary) }
         do {
             try SecretBox.openFile(at: temporary, to: destination, using: key)
@@ -69,10 +76,14 @@ extension StationClient {
     /// after a broken connection). `destination` appears only once the bytes matched the CID;
     /// cancellation or any failure leaves no partial file behind.
     ///
+    /// No more is written than `size` (the metadata's `size_bytes`) when given, otherwise the
+    /// station's 100 MiB upload limit; a source that sends more fails with `.invalidResponse`.
+    ///
     /// - Throws: as ``downloadPublic(postCID:)``, and `.refused` when `destination` cannot be written.
-    public func downloadPublic(postCID: String, to destination: URL, progress: ProgressHandler? = nil) async throws {
+    public func downloadPublic(postCID: String, to destination: URL, size: Int64? = nil, progress: ProgressHandler? = nil) async throws {
         let operation = "downloading public post \(postCID) to a file"
-        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "part", progress: progress, operation: operation)
+        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "part", limit: Self.downloadLimit(size.map { ($0, false) }),
+                                               progress: progress, operation: operation)
         defer { try? FileManager.default.removeItem(at: temporary) }
         try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)
     }
@@ -81,18 +92,18 @@ extension StationClient {
     /// then the gateway; checked against the CID) and returns it. The caller removes the file; on
     /// failure or cancellation it is already gone.
     private func fetchBesides(
-        _ destination: URL, postCID: String, suffix: String, progress: ProgressHandler?, operation: String
+        _ destination: URL, postCID: String, suffix: String, limit: Int64, progress: ProgressHandler?, operation: String
     ) async throws -> URL {
         // A process killed mid-download (no chance to clean up) left its partial; a day later it is removed.
         StagedFile.removeStalePartials(beside: destination, suffixes: ["sealed", "part", "gateway"])
         let temporary = StagedFile.temporary(beside: destination, suffix: suffix)
         do {
             do {
-                try await fetchContent(postCID: postCID, to: temporary, progress: progress, operation: operation)
+                try await fetchContent(postCID: postCID, to: temporary, limit: limit, progress: progress, operation: operation)
             } catch let error as StationClientError where error.kind != .cancelled {
                 guard let gateway = configuration.gateway else { throw error }
                 log(.info, "\(operation): falling back to the gateway (\(error))")
-                try await gateway.fetch(cid: postCID, to: temporary, progress: progress)
+                try await gateway.fetch(cid: postCID, to: temporary, maximumSize: limit, progress: progress)
             }
             try Task.checkCancellation()
         } catch {
@@ -108,7 +119,8 @@ extension StationClient {
         let parsed = try IPFSGateway.parse(postCID, operation: operation)
         do {
             let response = try await signed(
-                .get, "/content/\(postCID)", options: TransferOptions(timeouts: configuration.transferTimeouts), operation: operation)
+                .get, "/content/\(postCID)", options: ResponseLimit.options(ResponseLimit.storedFile, timeouts: configuration.transferTimeouts),
+                operation: operation)
             guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
             let bytes = [UInt8](response.body.data ?? Data())
             guard parsed.matches(fileBytes: bytes) else {
@@ -118,13 +130,21 @@ extension StationClient {
         } catch let error as StationClientError where error.kind != .cancelled {
             guard let gateway = configuration.gateway else { throw error }
             log(.info, "\(operation): falling back to the gateway (\(error))")
-            return try await gateway.fetch(cid: postCID)
+            return try await gateway.fetch(cid: postCID, limit: ResponseLimit.storedFile)
         }
     }
 
+    /// The most bytes a download may write: `known` (a size and whether adding the overhead
+    /// overflowed) when given, otherwise the station's upload limit.
+    static func downloadLimit(_ known: (Int64, Bool)?) -> Int64 {
+        guard let (size, overflow) = known else { return Int64(ResponseLimit.storedFile) }
+        return overflow ? Int64.max : max(0, size)
+    }
+
     /// Streams `/content/<cid>` into `file`, resuming with `Range: bytes=<n>-` after a broken
-    /// connection (up to three times), then checks the bytes against the CID.
-    private func fetchContent(postCID: String, to file: URL, progress: ProgressHandler?, operation: String) async throws {
+    /// connection (up to three times), then checks the bytes against the CID. More than `limit`
+    /// bytes (announced or sent) fail with `.invalidResponse`.
+    private func fetchContent(postCID: String, to file: URL, limit: Int64, progress: ProgressHandler?, operation: String) async throws {
         let parsed = try IPFSGateway.parse(postCID, operation: operation)
         let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         guard descriptor >= 0 else {
@@ -160,8 +180,12 @@ extension StationClient {
             guard case .stream(let stream) = response.body else {
                 throw StationClientError(.invalidResponse, operation: operation, message: "no body")
             }
+            if let total, total > limit { throw Self.tooLong(limit: limit, source: "the station", operation: operation) }
             do {
                 for try await chunk in stream {
+                    guard Int64(chunk.count) <= limit - written else {
+                        throw Self.tooLong(limit: limit, source: "the station", operation: operation)
+                    }
                     try Self.writeAll(chunk, to: descriptor, path: file.path, operation: operation)
                     written += Int64(chunk.count)
                     progress?(ByteProgress(completed: written, total: total))
@@ -186,8 +210,14 @@ extension StationClient {
         }
     }
 
+    /// The error for a source that announced or sent more than a download's `limit`.
+    static func tooLong(limit: Int64, source: String, operation: String) -> StationClientError {
+        StationClientError(.invalidResponse, operation: operation,
+                           message: "\(source) sent more than the \(limit) bytes this file can have")
+    }
+
     /// Writes every byte of `chunk` (POSIX `write`, straight from the chunk's storage).
-    private static func writeAll(_ chunk: Data, to descriptor: Int32, path: String, operation: String) throws {
+    static func writeAll(_ chunk: Data, to descriptor: Int32, path: String, operation: String) throws {
         try chunk.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
             var offset = 0
             while offset < buffer.count {

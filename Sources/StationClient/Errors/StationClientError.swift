@@ -17,7 +17,8 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         /// not be reached (``transportError`` is set). Bytes it served that fail verification are
         /// ``integrity``; an invalid CID or IPNS name is ``refused`` before anything is sent.
         case gateway
-        /// The answer could not be read as the expected shape.
+        /// The answer could not be read as the expected shape, or was longer than any answer of
+        /// that call can be (then ``transportError`` has kind `.responseTooLarge`).
         case invalidResponse
         /// Content or keys failed verification: a CID mismatch, an envelope or SecretBox that does not open.
         case integrity
@@ -49,7 +50,8 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The pairing outcome, for ``Kind/pairing``.
     public var pairingFailure: PairingFailure?
-    /// The network failure, for ``Kind/unreachable``.
+    /// The network failure, for ``Kind/unreachable``; the size limit an answer passed, for
+    /// ``Kind/invalidResponse``.
     public var transportError: TransportError?
     /// The error that caused this one, if any.
     public var underlying: (any Error)?
@@ -116,6 +118,12 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         if let error = error as? TransportError {
             if error.kind == .cancelled {
                 return StationClientError(.cancelled, operation: operation, message: "cancelled", transportError: error)
+            }
+            if case let .responseTooLarge(limit) = error.kind {
+                // An answer, just longer than this call's can be: not a network failure.
+                return StationClientError(.invalidResponse, operation: operation,
+                                          message: "the answer is longer than the \(limit) bytes this call allows",
+                                          transportError: error, underlying: error)
             }
             return StationClientError(
                 .unreachable, operation: operation, message: error.description, transportError: error, underlying: error)

@@ -68,7 +68,8 @@ public struct FollowedStationReader: Sendable {
         guard let manifestCID else { return PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil) }
         let manifest: Manifest
         do {
-            manifest = try WireJSON.decode(Manifest.self, from: try await gateway.fetch(cid: manifestCID))
+            let limit = ResponseLimit.manifest(maximumPosts: StationClientConfiguration.defaultMaximumManifestPosts)
+            manifest = try WireJSON.decode(Manifest.self, from: try await gateway.fetch(cid: manifestCID, limit: limit))
         } catch let error as StationClientError {
             throw error
         } catch {
@@ -110,7 +111,7 @@ public struct FollowedStationReader: Sendable {
         guard let envelopesCID = entry.envelopesCID else { return nil }
         let set: EnvelopeSet
         do {
-            set = try WireJSON.decode(EnvelopeSet.self, from: try await gateway.fetch(cid: envelopesCID))
+            set = try WireJSON.decode(EnvelopeSet.self, from: try await gateway.fetch(cid: envelopesCID, limit: ResponseLimit.envelopeSet))
         } catch let error as StationClientError {
             throw error
         } catch {
@@ -130,7 +131,7 @@ public struct FollowedStationReader: Sendable {
     ///   `.integrity` when it does not open.
     public func download(_ entry: PostEntry) async throws -> Data {
         let operation = "downloading \(entry.postCID)"
-        let bytes = try await gateway.fetch(cid: entry.postCID)
+        let bytes = try await gateway.fetch(cid: entry.postCID, limit: ResponseLimit.storedFile)
         guard entry.isEncrypted else { return Data(bytes) }
         guard let key = try await postKey(for: entry) else {
             throw StationClientError(.refused, operation: operation, message: "the post was not shared with \(identity.uid)")
@@ -150,7 +151,7 @@ public struct FollowedStationReader: Sendable {
     public func socialGraph(of document: PublicDocument) async throws -> SocialGraph? {
         let operation = "decrypting the social graph of \(document.uid)"
         guard let decodersCID = document.followDecoderEnvelopesCID else { return nil }
-        let decoders = try WireJSON.parse(try await gateway.fetch(cid: decodersCID))
+        let decoders = try WireJSON.parse(try await gateway.fetch(cid: decodersCID, limit: ResponseLimit.envelopeSet))
         guard let mine = decoders["envelopes"]?[identity.uid]?.arrayValue else { return nil }
         let hex = mine.first(where: { $0["device_uid"]?.stringValue == identity.uid })?["envelope"]?.stringValue
             ?? mine.first?["envelope"]?.stringValue
@@ -164,7 +165,7 @@ public struct FollowedStationReader: Sendable {
         func open(_ cid: String?) async throws -> JSONValue? {
             guard let cid else { return nil }
             do {
-                return try WireJSON.parse(try SecretBox.open(try await gateway.fetch(cid: cid), using: key))
+                return try WireJSON.parse(try SecretBox.open(try await gateway.fetch(cid: cid, limit: ResponseLimit.followers), using: key))
             } catch let error as StationClientError {
                 throw error
             } catch {

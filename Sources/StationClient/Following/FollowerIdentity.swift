@@ -80,7 +80,7 @@ public struct FollowerIdentity: Sendable {
         body["ipns_id"] = ipnsID.map { .string($0) } ?? .null
         let response = try await StationClient.unsignedExchange(
             endpoint: endpoint, method: .post, path: "/inbox", body: WireJSON.serialize(.object(body)), transport: transport,
-            timeouts: StationClientConfiguration.defaultRequestTimeouts, pins: [], operation: operation)
+            timeouts: StationClientConfiguration.defaultRequestTimeouts, pins: [], limit: ResponseLimit.small, operation: operation)
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         let inbox = try StationClient.decode(InboxResponse.self, from: response, operation: operation)
         if let error = inbox.result.error {

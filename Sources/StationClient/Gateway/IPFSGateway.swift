@@ -1,6 +1,11 @@
 import Foundation
 import Manifest
 import Transport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads content from an IPFS HTTP gateway (`/ipfs/<cid>`, `/ipns/<name>`) over any
 /// `HTTPTransport`.
@@ -48,17 +53,24 @@ public struct IPFSGateway: Sendable {
     /// failure it is exactly what it was before (an existing file is never truncated or removed)
     /// and no temporary file is left.
     ///
+    /// At most the file's size is written: the UnixFS `filesize` its root block records (fetched
+    /// first with `?format=raw` and verified against the CID), or when the gateway does not serve
+    /// blocks, `maximumSize` (`nil`: the station's 100 MiB upload limit, which no stored file
+    /// exceeds), whichever is smaller. A gateway that announces or sends more (an endless body,
+    /// say) fails the fetch with `.invalidResponse` once it passes the limit.
+    ///
     /// - Throws: as ``fetch(cid:limit:)``, and `.refused` when `destination` cannot be written.
-    public func fetch(cid: String, to destination: URL, progress: ProgressHandler? = nil) async throws {
+    public func fetch(cid: String, to destination: URL, maximumSize: Int64? = nil, progress: ProgressHandler? = nil) async throws {
         let operation = "fetching \(cid) from the gateway"
         let parsed = try Self.parseFetchable(cid, operation: operation)
+        var limit = max(0, maximumSize ?? Int64(ResponseLimit.storedFile))
+        if let recorded = await rootFileSize(of: parsed) { limit = min(limit, recorded) }
         let temporary = StagedFile.temporary(beside: destination, suffix: "gateway")
         // Once renamed the temporary is gone and this does nothing.
         defer { try? FileManager.default.removeItem(at: temporary) }
-        let options = TransferOptions(response: .file(temporary), timeouts: timeouts, progress: progress.map { handler in
-            { @Sendable in handler(ByteProgress(completed: $0.bytesReceived, total: $0.expectedBytesToReceive)) }
-        })
-        _ = try await get("/ipfs/\(parsed)", options: options, operation: operation)
+        let response = try await get("/ipfs/\(parsed)", options: TransferOptions(response: .stream, timeouts: timeouts),
+                                     operation: operation)
+        try await Self.write(response, to: temporary, limit: limit, progress: progress, operation: operation)
         let actual: CID
         do {
             actual = try UnixFS.cid(ofFileAt: temporary)
@@ -69,6 +81,54 @@ public struct IPFSGateway: Sendable {
             throw StationClientError(.integrity, operation: operation, message: "the gateway's bytes do not match the CID")
         }
         try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)
+    }
+
+    /// The file size the root block of `cid` records, read from the block the gateway serves for
+    /// `?format=raw` once it matches the CID; `nil` when the gateway serves no such block (or
+    /// anything else fails: the caller then falls back to a size it knows).
+    func rootFileSize(of cid: CID) async -> Int64? {
+        var request = HTTPRequest(method: .get, url: baseURL.appendingPathComponent("ipfs/\(cid)"))
+        request.url = URL(string: request.url.absoluteString + "?format=raw") ?? request.url
+        request.headers.add("Accept", value: "application/vnd.ipld.raw")
+        // Kubo refuses blocks over 2 MiB; a root block is far smaller.
+        let options = TransferOptions(response: .memory(limit: 2 << 20), timeouts: timeouts)
+        guard let response = try? await transport.send(request, body: .none, options: options), response.isSuccess,
+              let data = response.body.data else { return nil }
+        let block = [UInt8](data)
+        guard cid.matches(block: block),
+              let size = try? UnixFS.fileSize(root: cid, blocks: { $0 == cid ? block : nil }) else { return nil }
+        return Int64(clamping: size)
+    }
+
+    /// Writes a streamed answer's body into a new file at `url` (mode 0600), refusing more than
+    /// `limit` bytes, announced or sent.
+    private static func write(
+        _ response: HTTPResponse, to url: URL, limit: Int64, progress: ProgressHandler?, operation: String
+    ) async throws {
+        let total = response.headers["Content-Length"].flatMap { Int64($0) }
+        if let total, total > limit { throw StationClient.tooLong(limit: limit, source: "the gateway", operation: operation) }
+        guard case .stream(let stream) = response.body else {
+            throw StationClientError(.invalidResponse, operation: operation, message: "no body")
+        }
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard descriptor >= 0 else {
+            throw StationClientError(.refused, operation: operation, message: "cannot create \(url.path)")
+        }
+        defer { close(descriptor) }
+        var written: Int64 = 0
+        do {
+            for try await chunk in stream {
+                guard Int64(chunk.count) <= limit - written else {
+                    throw StationClient.tooLong(limit: limit, source: "the gateway", operation: operation)
+                }
+                try StationClient.writeAll(chunk, to: descriptor, path: url.path, operation: operation)
+                written += Int64(chunk.count)
+                progress?(ByteProgress(completed: written, total: total))
+            }
+        } catch {
+            throw StationClientError.wrapGateway(error, operation: operation)
+        }
+        _ = fsync(descriptor)
     }
 
     /// The `public.json` an IPNS name points to.

@@ -157,14 +157,14 @@ extension StationClient {
     ///
     /// - Throws: ``StationClientError``.
     public func followers() async throws -> [FollowerSummary] {
-        try await signedJSON(.get, "/followers", as: FollowersResponse.self, operation: "GET /followers").followers
+        try await signedJSON(.get, "/followers", as: FollowersResponse.self, limit: ResponseLimit.followers, operation: "GET /followers").followers
     }
 
     /// `GET /followers/pending`: follow requests waiting for approval.
     ///
     /// - Throws: ``StationClientError``.
     public func pendingFollowers() async throws -> [FollowerDevice] {
-        try await signedJSON(.get, "/followers/pending", as: PendingFollowersResponse.self, operation: "GET /followers/pending").pending
+        try await signedJSON(.get, "/followers/pending", as: PendingFollowersResponse.self, limit: ResponseLimit.followers, operation: "GET /followers/pending").pending
     }
 
     /// `POST /followers/approve`: approves a pending follower (all its devices when `deviceUID` is `nil`).
@@ -211,6 +211,6 @@ extension StationClient {
     ///
     /// - Throws: ``StationClientError``.
     public func following() async throws -> [FollowedStation] {
-        try await signedJSON(.get, "/following", as: FollowingResponse.self, operation: "GET /following").following
+        try await signedJSON(.get, "/following", as: FollowingResponse.self, limit: ResponseLimit.followers, operation: "GET /following").following
     }
 }

@@ -55,7 +55,8 @@ extension StationClient {
         let response = try await withEndpointMobility(operation: operation) { endpoint in
             try await Self.unsignedExchange(
                 endpoint: endpoint, method: .get, path: "/storage", body: nil, transport: self.configuration.transport,
-                timeouts: self.configuration.requestTimeouts, pins: self.configuration.stationPublicKeyPins, operation: operation)
+                timeouts: self.configuration.requestTimeouts, pins: self.configuration.stationPublicKeyPins,
+                limit: ResponseLimit.small, operation: operation)
         }
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         return try Self.decode(StorageResponse.self, from: response, operation: operation)
@@ -68,7 +69,7 @@ extension StationClient {
     ///   value is refused (for example a display name over 80 characters).
     public func updateProfile(_ changes: ProfileChanges) async throws -> ClientProfile {
         try await signedJSON(.post, "/profile/update", body: .json(WireJSON.serialize(.object(changes.body))),
-                             as: ProfileUpdateResponse.self, operation: "POST /profile/update").profile
+                             as: ProfileUpdateResponse.self, limit: ResponseLimit.profile, operation: "POST /profile/update").profile
     }
 
     /// `POST /profile/avatar`: stores `image` as the station's avatar and returns its CID.

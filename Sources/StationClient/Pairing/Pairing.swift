@@ -95,7 +95,7 @@ extension StationClient {
             let operation = "POST /delegate/confirm"
             let response = try await unsignedExchange(
                 endpoint: endpoint, method: .post, path: "/delegate/confirm", body: body, transport: transport,
-                timeouts: timeouts, pins: pins, operation: operation)
+                timeouts: timeouts, pins: pins, limit: ResponseLimit.profile, operation: operation)
             if response.isSuccess {
                 let confirmed = try decode(DelegateConfirmResponse.self, from: response, operation: operation)
                 guard confirmed.uid == profile.uid else {
@@ -130,7 +130,7 @@ extension StationClient {
         ]))
         let response = try await unsignedExchange(
             endpoint: endpoint, method: .post, path: "/delegate/start", body: body, transport: transport, timeouts: timeouts,
-            pins: pins, operation: operation)
+            pins: pins, limit: ResponseLimit.profile, operation: operation)
         guard response.isSuccess else {
             let message = StationErrorBody.parse([UInt8](response.body.data ?? Data()))?.message
             if response.status == 429 { throw pairingError(.throttled(message ?? ""), status: 429, station: message) }

@@ -323,7 +323,8 @@ extension StationClient {
     ///   the post could not be published, `.cancelled`.
     public func submit(_ prepared: PreparedPost, progress: ProgressHandler? = nil) async throws -> PublishedPost {
         let operation = "POST /post (\(prepared.postCID))"
-        let options = TransferOptions(timeouts: configuration.transferTimeouts, progress: progress.map { handler in
+        let options = TransferOptions(response: .memory(limit: ResponseLimit.small), timeouts: configuration.transferTimeouts,
+                                      progress: progress.map { handler in
             { @Sendable in handler(ByteProgress(completed: $0.bytesSent, total: $0.expectedBytesToSend)) }
         })
         guard !Task.isCancelled else {

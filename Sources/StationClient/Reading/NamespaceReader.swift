@@ -111,7 +111,8 @@ extension StationClient {
         _ entries: [PostEntry], context: ReadContext, operation: String
     ) async throws -> [Result<ListedPost<JSONValue>, SkippedPost>] {
         let cachedKeys = entries.map { postKeys[$0.postCID] }
-        let width = min(configuration.rewrapConcurrency, entries.count)
+        // Each worker holds at most one /rewrap answer of at most ResponseLimit.rewrap bytes.
+        let width = ResponseLimit.listingWidth(rewrapConcurrency: configuration.rewrapConcurrency, entryCount: entries.count)
         let queue = ReadQueue(count: entries.count)
         var results = [Result<ListedPost<JSONValue>, SkippedPost>?](repeating: nil, count: entries.count)
         try await withThrowingTaskGroup(of: [(Int, Result<ReadPost, SkippedPost>)].self) { group in
@@ -243,7 +244,8 @@ extension StationClient {
         let operation = "POST /rewrap for \(postCID)"
         let body = Self.rewrapBody(uid: context.stationUID, deviceUID: context.deviceUID, postCID: postCID,
                                    envelopesCID: envelopesCID)
-        let response = try await signed(.post, "/rewrap", body: .json(body), operation: operation, state: context.call)
+        let response = try await signed(.post, "/rewrap", body: .json(body), limit: ResponseLimit.rewrap, operation: operation,
+                                        state: context.call)
         return try Self.postKey(fromRewrap: response, postCID: postCID, kemKey: context.kemKey, operation: operation)
     }
 
@@ -299,7 +301,8 @@ extension StationClient {
     public func clearPostKeyCache() { postKeys.removeAll() }
 
     /// The manifest with this CID: from the station's `/content`, or from the gateway when that
-    /// fails; either way verified against the CID.
+    /// fails; either way verified against the CID, and at most as long as a manifest of
+    /// ``StationClientConfiguration/maximumManifestPosts`` posts can be.
     ///
     /// - Throws: ``StationClientError`` when neither source gives bytes matching the CID, or the
     ///   bytes are not a manifest.
@@ -307,10 +310,11 @@ extension StationClient {
         if let cached = manifestCache, cached.cid == cid { return cached.manifest }
         let operation = "reading manifest \(cid)"
         let parsed = try IPFSGateway.parse(cid, operation: operation)
+        let manifestLimit = ResponseLimit.manifest(maximumPosts: configuration.maximumManifestPosts)
         var bytes: [UInt8]?
         var firstError: (any Error)?
         do {
-            let response = try await signed(.get, "/content/\(cid)", operation: operation)
+            let response = try await signed(.get, "/content/\(cid)", limit: manifestLimit, operation: operation)
             if response.isSuccess {
                 let data = [UInt8](response.body.data ?? Data())
                 if parsed.matches(fileBytes: data) {
@@ -327,7 +331,7 @@ extension StationClient {
         if bytes == nil {
             guard let gateway = configuration.gateway else { throw firstError ?? StationClientError(.unreachable, operation: operation, message: "no source") }
             log(.info, "\(operation): falling back to the gateway (\(firstError.map { "\($0)" } ?? ""))")
-            bytes = try await gateway.fetch(cid: cid)
+            bytes = try await gateway.fetch(cid: cid, limit: manifestLimit)
         }
         do {
             let manifest = try WireJSON.decode(Manifest.self, from: bytes ?? [])

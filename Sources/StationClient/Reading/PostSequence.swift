@@ -108,7 +108,8 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
             try await recordOnce()
             return nil
         }
-        let width = max(1, client.configuration.rewrapConcurrency)
+        // As for a listing: each read ahead holds at most one /rewrap answer of ResponseLimit.rewrap bytes.
+        let width = ResponseLimit.listingWidth(rewrapConcurrency: client.configuration.rewrapConcurrency, entryCount: entries.count)
         while nextToStart < entries.count, nextToStart - nextToYield < width {
             let entry = entries[nextToStart]
             let client = client

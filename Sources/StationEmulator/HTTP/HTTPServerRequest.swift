@@ -74,8 +74,12 @@ public final class HTTPServerRequest {
                     throw ServerSocketError.malformed("chunk size")
                 }
                 if size == 0 {
-                    // Trailer fields, then the empty line.
-                    while let line = try socket.readLine(limit: 64 * 1024), !line.isEmpty {}
+                    // Trailer fields, then the empty line; 64 KiB of them at most.
+                    var trailerBytes = 0
+                    while let line = try socket.readLine(limit: 64 * 1024), !line.isEmpty {
+                        trailerBytes += line.count + 2
+                        guard trailerBytes <= 64 * 1024 else { throw ServerSocketError.malformed("trailers over 64 KiB") }
+                    }
                     framing = .chunked(remainingInChunk: 0, finished: true)
                     return 0
                 }

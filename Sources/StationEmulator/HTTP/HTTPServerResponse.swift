@@ -11,6 +11,8 @@ public final class HTTPServerResponse {
     /// Body bytes written so far.
     public private(set) var bodyBytesWritten: Int64 = 0
     private(set) var aborted = false
+    /// Whether the head said `Connection: close`: the server ends the connection after this answer.
+    private(set) var closesConnection = false
 
     init(socket: ServerSocket, isHeadRequest: Bool) {
         self.socket = socket
@@ -33,6 +35,7 @@ public final class HTTPServerResponse {
         let bodiless = isHeadRequest || status == 204 || status == 304 || (100..<200).contains(status)
         if declaredLength == nil, !bodiless { fields.append(("Connection", "close")) }
         if bodiless { declaredLength = 0 }
+        if headers.contains(where: { $0.0.lowercased() == "connection" && $0.1.lowercased() == "close" }) { closesConnection = true }
         var text = "HTTP/1.1 \(status) \(reason)\r\n"
         for (name, value) in fields { text += "\(name): \(value)\r\n" }
         text += "\r\n"

@@ -22,10 +22,38 @@ public final class LoopbackHTTPServer: Sendable {
     /// writing a head gets a 500, one that throws after has its connection closed.
     public typealias Handler = @Sendable (HTTPServerRequest, HTTPServerResponse) throws -> Void
 
+    /// What one connection may take from the server: a server in someone's test suite is still a
+    /// network service, and a slow or hostile peer must not hold its threads forever.
+    public struct Limits: Sendable, Hashable {
+        /// How many connections are served at once. A connection past this is answered
+        /// `503 Service Unavailable` and closed at once (counted in
+        /// ``Statistics/connectionsRefused``).
+        public var maximumConnections: Int
+        /// The longest a request head may take, from its first byte to its empty line (seconds),
+        /// or `nil` for none; past it the connection is closed.
+        public var headDeadline: TimeInterval?
+        /// The longest the handler's reads of one request body may take in all, from the end of
+        /// the head (seconds), or `nil` for none; past it the read throws and the connection closes.
+        public var bodyDeadline: TimeInterval?
+
+        /// The defaults: 512 connections, 30 s for a head, 600 s for a body (a 100 MiB upload at
+        /// under 200 KiB/s). With the 60 s limit on each read, a peer that trickles one byte at a
+        /// time holds a connection for at most those.
+        public init(maximumConnections: Int = 512, headDeadline: TimeInterval? = 30, bodyDeadline: TimeInterval? = 600) {
+            self.maximumConnections = max(1, maximumConnections)
+            self.headDeadline = headDeadline
+            self.bodyDeadline = bodyDeadline
+        }
+    }
+
     /// What the server has seen, for assertions.
     public struct Statistics: Sendable {
         /// TCP connections accepted.
         public var connectionsAccepted = 0
+        /// Connections refused with 503 because ``Limits/maximumConnections`` were open.
+        public var connectionsRefused = 0
+        /// Connections closed because a request head or body missed its deadline.
+        public var deadlinesMissed = 0
         /// Requests whose head was read.
         public var requestsReceived = 0
         /// Connections that have ended (closed by either side).
@@ -34,6 +62,8 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// The port the server listens on.
     public let port: UInt16
+    /// The limits the server applies to each connection.
+    public let limits: Limits
     private let listener: Int32
     private let handler: Handler
     private let state = Locked(State())
@@ -46,11 +76,13 @@ public final class LoopbackHTTPServer: Sendable {
         var statistics = Statistics()
     }
 
-    /// Starts listening on 127.0.0.1, on `port` (0, the default, picks an ephemeral port).
+    /// Starts listening on 127.0.0.1, on `port` (0, the default, picks an ephemeral port), with
+    /// `limits` on each connection.
     /// - Throws: `ServerSocketError.system` if the socket cannot be set up (for example when the
     ///   port is taken).
-    public init(port requestedPort: UInt16 = 0, handler: @escaping Handler) throws {
+    public init(port requestedPort: UInt16 = 0, limits: Limits = Limits(), handler: @escaping Handler) throws {
         self.handler = handler
+        self.limits = limits
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -125,20 +157,42 @@ public final class LoopbackHTTPServer: Sendable {
                 return
             }
             let socket = ServerSocket(descriptor: descriptor)
-            let accepted = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
+            enum Admission { case serve, refuse, stop }
+            let admission = state.withLock { state -> Admission in
+                guard !state.stopped else { return .stop }
+                guard state.open.count < limits.maximumConnections else {
+                    state.statistics.connectionsRefused += 1
+                    return .refuse
+                }
                 state.open[descriptor] = socket
                 state.statistics.connectionsAccepted += 1
-                return true
+                return .serve
             }
-            guard accepted else {
+            switch admission {
+            case .stop:
                 close(descriptor)
                 return
+            case .refuse:
+                // Answered on the accept thread without reading: the answer fits the socket buffer.
+                Self.refuse(socket)
+                close(descriptor)
+                continue
+            case .serve:
+                break
             }
             let thread = Thread { [self] in serve(socket) }
             thread.name = "LoopbackHTTPServer.connection"
             thread.start()
         }
+    }
+
+    /// The answer to a connection past ``Limits/maximumConnections``.
+    private static func refuse(_ socket: ServerSocket) {
+        let body = "too many connections\n"
+        let text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\n\r\n" + body
+        try? Array(text.utf8).withUnsafeBytes { try socket.write($0) }
+        socket.shutdownWrite()
     }
 
     private func serve(_ socket: ServerSocket) {
@@ -150,7 +204,8 @@ public final class LoopbackHTTPServer: Sendable {
             }
         }
         do {
-            while let request = try readRequest(socket) {
+            while let request = try Self.readRequest(socket, headDeadline: limits.headDeadline) {
+                socket.setDeadline(limits.bodyDeadline, for: "body")
                 state.withLock { $0.statistics.requestsReceived += 1 }
                 if request.header("Expect")?.lowercased() == "100-continue" {
                     try Array("HTTP/1.1 100 Continue\r\n\r\n".utf8).withUnsafeBytes { try socket.write($0) }
@@ -159,6 +214,7 @@ public final class LoopbackHTTPServer: Sendable {
                 do {
                     try handler(request, response)
                 } catch {
+                    if case ServerSocketError.deadlinePassed = error { state.withLock { $0.statistics.deadlinesMissed += 1 } }
                     if !response.headSent {
                         try? response.send(status: 500, reason: "Handler Error", body: Array("\(error)".utf8))
                     }
@@ -167,19 +223,47 @@ public final class LoopbackHTTPServer: Sendable {
                 if !response.headSent {
                     try response.send(status: 500, reason: "No Response", body: Array("the handler wrote nothing".utf8))
                 }
+                if response.closesConnection {
+                    Self.lingeringClose(socket)
+                    return
+                }
                 guard response.completeForReuse,
                       request.header("Connection")?.lowercased() != "close"
                 else { return }
                 // Drain what the handler left of the body so the next request starts cleanly.
                 try request.consumeBody()
             }
+        } catch ServerSocketError.deadlinePassed {
+            state.withLock { $0.statistics.deadlinesMissed += 1 }
+            return
         } catch {
             return
         }
     }
 
-    /// Reads a request head; `nil` when the client closed the connection between requests.
-    private func readRequest(_ socket: ServerSocket) throws -> HTTPServerRequest? {
+    /// Ends a connection whose answer said `Connection: close` while the peer may still be sending
+    /// a body: stops sending (the peer reads the whole answer), then reads and drops what arrives
+    /// for a moment (at most 2 s and 16 MiB), so closing does not reset the connection before the
+    /// peer has read the answer.
+    private static func lingeringClose(_ socket: ServerSocket) {
+        socket.shutdownWrite()
+        socket.setDeadline(2, for: "body")
+        var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+        var dropped = 0
+        while dropped < 16 * 1024 * 1024 {
+            guard let count = try? scratch.withUnsafeMutableBytes({ try socket.read(into: $0) }), count > 0 else { return }
+            dropped += count
+        }
+    }
+
+    /// Reads a request head; `nil` when the client closed the connection between requests. The
+    /// head must be complete within `headDeadline` seconds of its first byte.
+    static func readRequest(_ socket: ServerSocket, headDeadline: TimeInterval?) throws -> HTTPServerRequest? {
+        socket.setDeadline(nil, for: "head")
+        // Waiting for the next request is bounded by the per-read idle limit; the deadline starts
+        // with its first byte.
+        guard try socket.bufferedCount > 0 || socket.fill() else { return nil }
+        socket.setDeadline(headDeadline, for: "head")
         let lineLimit = 1024 * 1024
         guard let requestLine = try socket.readLine(limit: lineLimit) else { return nil }
         var headBytes = requestLine.count + 2

@@ -13,6 +13,8 @@ public enum ServerSocketError: Error, CustomStringConvertible {
     case closedEarly
     /// The request is not HTTP/1.1 the server understands (what is wrong).
     case malformed(String)
+    /// The request head or body did not arrive within its deadline (which part).
+    case deadlinePassed(String)
 
     /// A readable explanation.
     public var description: String {
@@ -20,6 +22,7 @@ public enum ServerSocketError: Error, CustomStringConvertible {
         case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
         case .closedEarly: "the peer closed the connection early"
         case .malformed(let what): "malformed request: \(what)"
+        case .deadlinePassed(let what): "the request \(what) did not arrive in time"
         }
     }
 }
@@ -31,6 +34,14 @@ final class ServerSocket: @unchecked Sendable {
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     private var start = 0
     private var end = 0
+    /// When the part of the request being read must be in (`nil`: only the per-read idle limit);
+    /// `deadlinePart` names it for the error.
+    private var deadline: (at: DispatchTime, part: String)?
+
+    /// Sets (or clears, with `nil`) the deadline every later read must meet.
+    func setDeadline(_ seconds: TimeInterval?, for part: String) {
+        deadline = seconds.map { (DispatchTime.now() + $0, part) }
+    }
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -60,6 +71,7 @@ final class ServerSocket: @unchecked Sendable {
             start = 0
         }
         while true {
+            try waitForInputBeforeDeadline()
             let count = buffer.withUnsafeMutableBytes { raw in
                 recv(descriptor, raw.baseAddress.map { $0 + end }, raw.count - end, 0)
             }
@@ -70,6 +82,21 @@ final class ServerSocket: @unchecked Sendable {
             if count == 0 { return false }
             if errno == EINTR { continue }
             throw ServerSocketError.system("recv", errno)
+        }
+    }
+
+    /// Waits until a byte can be read or the deadline passes (then throws), so a peer trickling
+    /// one byte at a time cannot stretch a request past it; without a deadline, returns at once.
+    private func waitForInputBeforeDeadline() throws {
+        guard let deadline else { return }
+        while true {
+            let now = DispatchTime.now()
+            guard now < deadline.at else { throw ServerSocketError.deadlinePassed(deadline.part) }
+            let milliseconds = (deadline.at.uptimeNanoseconds - now.uptimeNanoseconds) / 1_000_000
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&entry, 1, Int32(min(milliseconds + 1, 60_000)))
+            if ready > 0 { return }
+            if ready < 0, errno != EINTR { throw ServerSocketError.system("poll", errno) }
         }
     }
 
@@ -142,6 +169,9 @@ final class ServerSocket: @unchecked Sendable {
         }
         return false
     }
+
+    /// Ends the sending direction: the peer reads the end of the stream after what was written.
+    func shutdownWrite() { _ = shutdown(descriptor, Int32(SHUT_WR)) }
 
     /// Stops both directions so a blocked reader or writer (on either end) wakes up.
     func shutdownBoth() { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }

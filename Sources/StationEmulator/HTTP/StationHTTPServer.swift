@@ -6,25 +6,63 @@ import Foundation
 struct StationHTTPServer: Sendable {
     let server: LoopbackHTTPServer
 
+    /// - Parameters:
+    ///   - limits: the connection cap and the head and body deadlines.
+    ///   - maximumBodySize: `MAX_UPLOAD_SIZE`: no body longer than this is read into memory.
+    ///   - tooLarge: the 413 answer for a request whose body is over `maximumBodySize` (it records
+    ///     the refusal), given the head alone.
+    ///   - refusesDeclaredLength: whether a declared `Content-Length` over the limit on this path is
+    ///     refused before any body byte is read (the station's middleware, on its body-hashed paths).
     /// - Throws: ``StationEmulatorError/cannotListen(_:)`` when the port cannot be bound.
-    init(port: UInt16, clock: any StationClock, tooLarge: (@Sendable (StationRequest) -> StationResponse?)?,
+    init(port: UInt16, clock: any StationClock, limits: LoopbackHTTPServer.Limits, maximumBodySize: Int,
+         tooLarge: @escaping @Sendable (StationRequest) -> StationResponse,
+         refusesDeclaredLength: @escaping @Sendable (StationRequest) -> Bool,
          handle: @escaping @Sendable (StationRequest) async -> StationResponse) throws {
         do {
-            server = try LoopbackHTTPServer(port: port) { request, response in
+            server = try LoopbackHTTPServer(port: port, limits: limits) { request, response in
                 let head = StationRequest(method: request.method, target: request.target, headers: request.headers,
                                           receivedAt: clock.now())
-                if let refusal = tooLarge?(head) {
-                    try Self.write(refusal, to: response, clock: clock, isHead: head.method == "HEAD")
+                let isHead = head.method == "HEAD"
+                // A declared length over the limit: refused from the head alone. The station does
+                // this on its body-hashed paths; elsewhere it would buffer the body, which the
+                // emulator never does.
+                if refusesDeclaredLength(head) || Self.declaredLength(head).map({ $0 > Int64(maximumBodySize) }) ?? false {
+                    try Self.write(tooLarge(head), to: response, clock: clock, isHead: isHead, closing: !request.bodyFinished)
                     return
                 }
-                // The station buffers whole bodies in memory too; this bound only stops a runaway chunked upload.
+                // A chunked body is read only up to the limit; past it, 413 and the connection closes.
+                guard let body = try Self.readBody(request, limit: maximumBodySize) else {
+                    try Self.write(tooLarge(head), to: response, clock: clock, isHead: isHead, closing: true)
+                    return
+                }
                 let full = StationRequest(method: head.method, target: head.target, headers: head.headers,
-                                          body: Data(try request.readBody(limit: 1 << 31)), receivedAt: head.receivedAt)
+                                          body: Data(body), receivedAt: head.receivedAt)
                 let answer = Self.wait { await handle(full) }
-                try Self.write(answer, to: response, clock: clock, isHead: head.method == "HEAD")
+                try Self.write(answer, to: response, clock: clock, isHead: isHead)
             }
         } catch {
             throw StationEmulatorError.cannotListen("127.0.0.1:\(port): \(error)")
+        }
+    }
+
+    /// The declared `Content-Length`, when it is a digit string (a longer one than `Int64` holds is `Int64.max`).
+    static func declaredLength(_ head: StationRequest) -> Int64? {
+        guard let text = head.header("content-length"), !text.isEmpty,
+              text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int64(text) ?? Int64.max
+    }
+
+    /// The whole body, or `nil` once it passes `limit` bytes (what was read is dropped; the rest
+    /// is not read).
+    static func readBody(_ request: HTTPServerRequest, limit: Int) throws -> [UInt8]? {
+        var body: [UInt8] = []
+        var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let room = min(scratch.count, limit - body.count + 1)
+            let count = try scratch.withUnsafeMutableBytes { try request.readBody(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<room])) }
+            if count == 0 { return body }
+            guard body.count + count <= limit else { return nil }
+            body += scratch[0..<count]
         }
     }
 
@@ -38,7 +76,7 @@ struct StationHTTPServer: Sendable {
     }
 
     private static func write(_ answer: StationResponse, to response: HTTPServerResponse, clock: any StationClock,
-                              isHead: Bool) throws {
+                              isHead: Bool, closing: Bool = false) throws {
         var headers: [(String, String)] = [
             ("date", CivilTime(epochSeconds: Int64(clock.now().rounded(.down))).httpDate), ("server", "uvicorn"),
         ]
@@ -46,6 +84,8 @@ struct StationHTTPServer: Sendable {
             headers.append(("content-length", String(answer.body.count)))
         }
         headers += answer.headers.map { ($0.name, $0.value) }
+        // An unread body is not drained: the connection ends after this answer.
+        if closing { headers.append(("connection", "close")) }
         if answer.endlessBody, !isHead {
             // No length: the body runs until the connection closes, and it never closes from here.
             try response.writeHead(status: answer.status, reason: reasonPhrase(answer.status), headers: headers)

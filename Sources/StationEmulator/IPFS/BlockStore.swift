@@ -106,6 +106,12 @@ public final class BlockStore: Sendable {
         return try? UnixFS.fileSize(root: parsed, blocks: block)
     }
 
+    /// The block stored under `cid` itself (for a file, its root block), or `nil` when it is not local.
+    public func rawBlock(_ cid: String) -> [UInt8]? {
+        guard let parsed = try? CID(cid) else { return nil }
+        return block(parsed)
+    }
+
     /// The bytes of the file at `cid` (or `range` of it), or `nil` when it is not a readable
     /// local file.
     public func read(_ cid: String, range: Range<UInt64>? = nil) -> [UInt8]? {

@@ -1,8 +1,9 @@
 import Foundation
 import Manifest
 
-/// The emulated node's path gateway: `GET /ipfs/<cid>` (with `Range`) serves any local file,
-/// `GET /ipns/<name>` serves the station's last published `public.json`.
+/// The emulated node's path gateway: `GET /ipfs/<cid>` (with `Range`) serves any local file, or
+/// with `?format=raw` (or `Accept: application/vnd.ipld.raw`) the block itself, as a trustless
+/// gateway does; `GET /ipns/<name>` serves the station's last published `public.json`.
 struct Gateway: Sendable {
     let core: StationCore
 
@@ -42,6 +43,14 @@ struct Gateway: Sendable {
         guard !parsed.multihash.isIdentity else {
             return text(400, "invalid path \"\(ipfsPath)\": identity-multihash CIDs are not served")
         }
+        if Self.wantsRawBlock(request) {
+            guard let block = core.blocks.rawBlock(cid) else {
+                return text(onlyIfCached ? 412 : 404, "ipfs resolve -r \(ipfsPath): block was not found locally (offline)")
+            }
+            return StationResponse(status: 200, headers: [("content-type", "application/vnd.ipld.raw"), ("x-ipfs-path", ipfsPath),
+                                                          ("cache-control", "public, max-age=29030400, immutable")],
+                                   body: Data(block))
+        }
         guard let size = core.servedFileSize(cid) else {
             return text(onlyIfCached ? 412 : 404, "ipfs resolve -r \(ipfsPath): block was not found locally (offline)")
         }
@@ -59,6 +68,14 @@ struct Gateway: Sendable {
             return StationResponse(status: 206, headers: common + [("content-range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")],
                                    body: Data(core.servedFile(cid, range: range) ?? []))
         }
+    }
+
+    /// Whether the request asks for the block rather than the file (`?format=raw`, or an
+    /// `Accept` of `application/vnd.ipld.raw`).
+    static func wantsRawBlock(_ request: StationRequest) -> Bool {
+        if request.header("accept")?.lowercased().contains("application/vnd.ipld.raw") == true { return true }
+        guard let query = request.target.split(separator: "?", maxSplits: 1).dropFirst().first else { return false }
+        return query.split(separator: "&").contains { $0.lowercased() == "format=raw" }
     }
 
     private func text(_ status: Int, _ message: String) -> StationResponse {

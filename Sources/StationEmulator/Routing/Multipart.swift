@@ -34,20 +34,31 @@ enum MultipartParser {
     /// Splits `body` into parts.
     /// - Throws: `Failure.malformed` when the body is not valid multipart with this boundary.
     static func parse(_ body: Data, boundary: String) throws -> [FormPart] {
+        var steps = 0
+        return try parse(body, boundary: boundary, steps: &steps)
+    }
+
+    /// Splits `body` into parts, adding to `steps` the search steps taken: at most twice the body's
+    /// length plus the needles' lengths, whatever the boundary (every search is linear, and each
+    /// starts where the last one ended), so an unauthenticated body cannot make parsing quadratic.
+    static func parse(_ body: Data, boundary: String, steps: inout Int) throws -> [FormPart] {
         let bytes = [UInt8](body)
         let delimiter = Array("--\(boundary)".utf8)
+        let delimiterSearch = BytePattern(delimiter, steps: &steps)
+        let partEndSearch = BytePattern([0x0D, 0x0A] + delimiter, steps: &steps)
+        let headEndSearch = BytePattern([0x0D, 0x0A, 0x0D, 0x0A], steps: &steps)
         var parts: [FormPart] = []
-        guard var position = find(delimiter, in: bytes, from: 0) else { throw Failure.malformed }
+        guard var position = delimiterSearch.firstIndex(in: bytes, from: 0, steps: &steps) else { throw Failure.malformed }
         position += delimiter.count
         while true {
             // After a delimiter: "--" ends the body, CRLF starts a part.
-            if bytes.count >= position + 2, bytes[position] == 0x2D, bytes[position + 1] == 0x2D { return parts }
-            guard bytes.count >= position + 2, bytes[position] == 0x0D, bytes[position + 1] == 0x0A else { throw Failure.malformed }
+            if bytes.count - position >= 2, bytes[position] == 0x2D, bytes[position + 1] == 0x2D { return parts }
+            guard bytes.count - position >= 2, bytes[position] == 0x0D, bytes[position + 1] == 0x0A else { throw Failure.malformed }
             position += 2
-            guard let headEnd = find([0x0D, 0x0A, 0x0D, 0x0A], in: bytes, from: position) else { throw Failure.malformed }
+            guard let headEnd = headEndSearch.firstIndex(in: bytes, from: position, steps: &steps) else { throw Failure.malformed }
             let head = String(decoding: bytes[position..<headEnd], as: UTF8.self)
             let contentStart = headEnd + 4
-            guard let next = find([0x0D, 0x0A] + delimiter, in: bytes, from: contentStart) else { throw Failure.malformed }
+            guard let next = partEndSearch.firstIndex(in: bytes, from: contentStart, steps: &steps) else { throw Failure.malformed }
             var part = FormPart(name: "", filename: nil, contentType: nil, data: Data(bytes[contentStart..<next]))
             var named = false
             for line in head.components(separatedBy: "\r\n") {
@@ -100,21 +111,53 @@ enum MultipartParser {
         return result
     }
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-        guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
-        var index = start
-        let last = haystack.count - needle.count
-        let first = needle[0]
-        while index <= last {
-            if haystack[index] == first {
-                var match = true
-                for offset in 1..<needle.count where haystack[index + offset] != needle[offset] {
-                    match = false
-                    break
-                }
-                if match { return index }
+}
+
+/// A byte string searched for with Knuth–Morris–Pratt: linear in the haystack whatever the needle
+/// (a boundary of 8,000 dashes in a body of dashes costs no more than any other).
+struct BytePattern {
+    let needle: [UInt8]
+    /// `border[i]`: the length of the longest proper prefix of `needle[0...i]` that is also its suffix.
+    private let border: [Int]
+
+    /// Prepares `needle`, adding its preprocessing steps (at most twice its length) to `steps`.
+    init(_ needle: [UInt8], steps: inout Int) {
+        self.needle = needle
+        var border = [Int](repeating: 0, count: needle.count)
+        var length = 0
+        var index = 1
+        while index < needle.count {
+            steps += 1
+            if needle[index] == needle[length] {
+                length += 1
+                border[index] = length
+                index += 1
+            } else if length > 0 {
+                length = border[length - 1]
+            } else {
+                index += 1
             }
-            index += 1
+        }
+        self.border = border
+    }
+
+    /// The first index at or after `start` where the needle begins in `haystack`, or `nil`;
+    /// adds its steps (at most twice the bytes searched) to `steps`.
+    func firstIndex(in haystack: [UInt8], from start: Int, steps: inout Int) -> Int? {
+        guard !needle.isEmpty, start >= 0 else { return nil }
+        var index = start
+        var matched = 0
+        while index < haystack.count {
+            steps += 1
+            if haystack[index] == needle[matched] {
+                matched += 1
+                index += 1
+                if matched == needle.count { return index - matched }
+            } else if matched > 0 {
+                matched = border[matched - 1]
+            } else {
+                index += 1
+            }
         }
         return nil
     }
