@@ -31,6 +31,7 @@ public final class FaultInjector: Sendable {
         var latency: Double = 0
         var ipfsDown = false
         var replacedContent: [String: [UInt8]] = [:]
+        var ipnsRecord: [UInt8]?
     }
 
     /// What happens to the next request.
@@ -104,6 +105,13 @@ public final class FaultInjector: Sendable {
 
     /// Whether the IPFS node is down.
     public var isIPFSDown: Bool { state.withLock { $0.ipfsDown } }
+
+    /// Serves `record` from the gateway's `/ipns/<name>?format=ipns-record` instead of the
+    /// station's latest (see `StationEmulator.serveIPNSRecord(pointingAt:sequence:validity:forged:)`).
+    func setIPNSRecord(_ record: [UInt8]?) { state.withLock { $0.ipnsRecord = record } }
+
+    /// The IPNS record served in place of the station's own, if any.
+    var injectedIPNSRecord: [UInt8]? { state.withLock { $0.ipnsRecord } }
 
     /// Clears every fault.
     public func reset() { state.withLock { $0 = State() } }
