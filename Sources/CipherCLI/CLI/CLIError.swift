@@ -38,6 +38,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
             switch error.kind {
             case .unreachable: return .unreachable
             case .gateway: return error.transportError == nil ? .failure : .unreachable
+            case .untrustedKey, .keyChanged: return .refused
             case .pairing:
                 return error.pairingFailure == .cancelledByUser ? .failure : .refused
             case .station:

@@ -31,6 +31,16 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         case cancelled
         /// A pairing step failed; see ``pairingFailure``.
         case pairing
+        /// The station presented a TLS key nobody accepted: a certificate no trusted authority
+        /// signed, with neither an expected fingerprint that matches nor a confirmation. The key
+        /// it presented, when it could be read, is ``presentedFingerprint``; an expected one that
+        /// did not match is ``expectedFingerprint``. Nothing was sent to the station.
+        case untrustedKey
+        /// The station presents another TLS key than the one pinned at pairing (or re-trusted):
+        /// ``expectedFingerprint`` is the pin, ``presentedFingerprint`` the key now presented (when
+        /// it could be read). Nothing was sent; re-trust only on purpose, with
+        /// ``StationClient/trust(fingerprint:)``.
+        case keyChanged
     }
 
     /// What went wrong.
@@ -48,6 +58,10 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     public var pairingFailure: PairingFailure?
     /// The network failure, for ``Kind/unreachable``.
     public var transportError: TransportError?
+    /// The TLS key pin that was expected, for ``Kind/keyChanged`` and ``Kind/untrustedKey``.
+    public var expectedFingerprint: PublicKeyFingerprint?
+    /// The TLS key the station presented, for ``Kind/keyChanged`` and ``Kind/untrustedKey``.
+    public var presentedFingerprint: PublicKeyFingerprint?
     /// The error that caused this one, if any.
     public var underlying: (any Error)?
 
@@ -66,9 +80,16 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    /// `"<operation>: <message> (HTTP <status>: <station message>)"`.
+    /// `"<operation>: <message> (HTTP <status>: <station message>)"`, with the expected and
+    /// presented TLS fingerprints when there are any.
     public var description: String {
         var text = "\(operation): \(message)"
+        if let expectedFingerprint { text += " (expected \(expectedFingerprint.pinString)" }
+        if let presentedFingerprint {
+            text += expectedFingerprint == nil ? " (" : ", "
+            text += "presented \(presentedFingerprint.pinString)"
+        }
+        if expectedFingerprint != nil || presentedFingerprint != nil { text += ")" }
         if let status {
             text += " (HTTP \(status)"
             if let stationMessage { text += ": \(stationMessage)" }
@@ -113,6 +134,11 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         if let error = error as? TransportError {
             if error.kind == .cancelled {
                 return StationClientError(.cancelled, operation: operation, message: "cancelled", transportError: error)
+            }
+            if error.kind == .pinMismatch {
+                return StationClientError(
+                    .keyChanged, operation: operation, message: "the station presents another TLS key than the pinned one",
+                    transportError: error, underlying: error)
             }
             return StationClientError(
                 .unreachable, operation: operation, message: error.description, transportError: error, underlying: error)
