@@ -256,7 +256,7 @@ public final class StationEmulator: Sendable {
             value: "/ipfs/\(cid)", sequence: sequence ?? next,
             validity: validity ?? Date(timeIntervalSince1970: core.clock.now() + StationCore.ipnsRecordLifetime),
             signingKey: forged ? Ed25519.PrivateKey() : core.identity.node.key)
-        faults.setIPNSRecord(record)
+        faults.setIPNSRecord(record, pointingAt: cid)
         return Data(record)
     }
 
@@ -269,7 +269,11 @@ public final class StationEmulator: Sendable {
 
     /// Makes the gateway serve `record` (an earlier one, say: a rollback) in place of the latest,
     /// until `faults.reset()`.
-    public func serveIPNSRecord(_ record: Data) { faults.setIPNSRecord([UInt8](record)) }
+    public func serveIPNSRecord(_ record: Data) {
+        let name = (try? PeerID(core.identity.node.peerID))
+        let cid = name.flatMap { try? IPNSRecord.signed(record, name: $0) }?.ipfsCID?.description
+        faults.setIPNSRecord([UInt8](record), pointingAt: cid)
+    }
 
     private static func url(port: UInt16) -> URL {
         URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")

@@ -141,7 +141,12 @@ extension StationClient {
                                      message: "the IPNS record names \(endpoint.absoluteString), plain http in place of https; refused")
         }
         guard endpoint != credentials.endpoint else {
-            throw StationClientError(.unreachable, operation: operation, message: "the IPNS record names the same endpoint")
+            // The station has not moved (a tunnel's passing 5xx): retry where it is, once.
+            if resolved.sequence > credentials.ipnsSequence ?? 0 {
+                credentials.ipnsSequence = resolved.sequence
+                try await saveCredentials()
+            }
+            return currentOrigin()
         }
         let trust = try await verifiedTrust(of: endpoint, operation: operation)
         credentials.endpoint = endpoint

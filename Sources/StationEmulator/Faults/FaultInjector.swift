@@ -31,7 +31,7 @@ public final class FaultInjector: Sendable {
         var latency: Double = 0
         var ipfsDown = false
         var replacedContent: [String: [UInt8]] = [:]
-        var ipnsRecord: [UInt8]?
+        var ipnsRecord: (bytes: [UInt8], cid: String?)?
     }
 
     /// What happens to the next request.
@@ -108,10 +108,11 @@ public final class FaultInjector: Sendable {
 
     /// Serves `record` from the gateway's `/ipns/<name>?format=ipns-record` instead of the
     /// station's latest (see `StationEmulator.serveIPNSRecord(pointingAt:sequence:validity:forged:)`).
-    func setIPNSRecord(_ record: [UInt8]?) { state.withLock { $0.ipnsRecord = record } }
+    /// The plain `/ipns/<name>` serves the file `cid` names (as a gateway that resolved the record would).
+    func setIPNSRecord(_ record: [UInt8], pointingAt cid: String?) { state.withLock { $0.ipnsRecord = (record, cid) } }
 
-    /// The IPNS record served in place of the station's own, if any.
-    var injectedIPNSRecord: [UInt8]? { state.withLock { $0.ipnsRecord } }
+    /// The IPNS record served in place of the station's own, and the CID it points to, if any.
+    var injectedIPNSRecord: (bytes: [UInt8], cid: String?)? { state.withLock { $0.ipnsRecord } }
 
     /// Clears every fault.
     public func reset() { state.withLock { $0 = State() } }

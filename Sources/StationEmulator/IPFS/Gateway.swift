@@ -26,7 +26,7 @@ struct Gateway: Sendable {
             }
             if Self.wantsRecord(request) {
                 // Kubo's trustless gateway: the signed record itself (`?format=ipns-record`).
-                guard let record = core.faults.injectedIPNSRecord ?? core.state.withLock({ $0.ipnsRecords.last }) else {
+                guard let record = core.faults.injectedIPNSRecord?.bytes ?? core.state.withLock({ $0.ipnsRecords.last }) else {
                     return text(404, "ipfs resolve -r /ipns/\(name): could not resolve name")
                 }
                 return StationResponse(status: 200, headers: [
@@ -34,7 +34,8 @@ struct Gateway: Sendable {
                     ("cache-control", "public, max-age=3600"),
                 ], body: Data(record))
             }
-            var response = serve(cid: published, request: request, onlyIfCached: onlyIfCached, ipfsPath: "/ipns/\(name)")
+            let resolved = core.faults.injectedIPNSRecord?.cid ?? published
+            var response = serve(cid: resolved, request: request, onlyIfCached: onlyIfCached, ipfsPath: "/ipns/\(name)")
             if response.status == 200 {
                 response.headers = response.headers.map { $0.name == "content-type" ? ("content-type", "application/json") : $0 }
             }
