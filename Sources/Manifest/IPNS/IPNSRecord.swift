@@ -91,7 +91,12 @@ public struct IPNSRecord: Sendable, Hashable {
     /// `value` with `sequence`, valid until `validity`, signed by `key` (whose peer id is the
     /// name): what an emulated station's node publishes.
     ///
-    /// - Parameter ttl: the cache hint in nanoseconds (Kubo's default is one hour).
+    /// - Parameters:
+    ///   - value: the path the record points to (`/ipfs/<cid>`).
+    ///   - sequence: the record's sequence number (each publish raises it).
+    ///   - validity: the end of the record's validity.
+    ///   - ttl: the cache hint in nanoseconds (Kubo's default is one hour).
+    ///   - key: the node's Ed25519 key, whose peer id is the name.
     public static func make(value: String, sequence: UInt64, validity: Date, ttl: UInt64 = 3_600_000_000_000,
                             signingKey key: Ed25519.PrivateKey) -> [UInt8] {
         let validityText = RFC3339.string(validity)

@@ -100,7 +100,7 @@ public struct IPFSGateway: Sendable {
     ///
     /// Asks the gateway for the record itself (`/ipns/<name>?format=ipns-record`, `Accept:
     /// application/vnd.ipfs.ipns-record`, as Kubo serves it), verifies its V2 signature against the
-    /// Ed25519 key inside the name and its validity at `now` (``IPNSRecord``), requires its value
+    /// Ed25519 key inside the name and its validity at `now` (`IPNSRecord`), requires its value
     /// to be `/ipfs/<cid>`, and fetches that CID, verifying the bytes against it. A gateway can
     /// therefore withhold or delay a record, or serve an older one (callers compare
     /// ``ResolvedIPNSName/sequence``), but cannot make one up.

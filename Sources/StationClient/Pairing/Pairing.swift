@@ -26,7 +26,7 @@ public enum StationKeyTrust: Sendable {
     /// given out of band): nothing is asked.
     case expected(PublicKeyFingerprint)
     /// Ask: the closure is shown the key the station presents (``StationKeyPrompt``) and returns
-    /// whether to trust it. Needs a transport that can read a server's key (``ServerKeyProbing``,
+    /// whether to trust it. Needs a transport that can read a server's key (`ServerKeyProbing`,
     /// as `CurlTransport` does); with another, pairing is refused with `.untrustedKey` (pass
     /// ``expected(_:)`` instead).
     case confirm(@Sendable (StationKeyPrompt) async -> Bool)

@@ -48,7 +48,7 @@ extension StationClient {
 
     /// The fingerprint of the TLS key the current endpoint presents, read without trusting it
     /// (for showing a user what changed), or `nil` for plain `http` or a transport that cannot
-    /// read it (``ServerKeyProbing``).
+    /// read it (`ServerKeyProbing`).
     ///
     /// - Throws: ``StationClientError`` (`.unreachable`) when no TLS handshake completes.
     public func presentedFingerprint() async throws -> PublicKeyFingerprint? {
