@@ -67,6 +67,15 @@ final class StationCore: Sendable {
                 }
             },
             nonces: nonces)
+        let node = identity.node
+        state.withLock { state in
+            // Kubo keeps its IPNS record across restarts; a reopened emulator signs its last one again.
+            guard state.ipnsRecords.isEmpty, let cid = state.publishedPublicCID else { return }
+            state.ipnsSequence = max(state.ipnsSequence, 1)
+            state.ipnsRecords = [IPNSRecord.make(
+                value: "/ipfs/\(cid)", sequence: state.ipnsSequence,
+                validity: Date(timeIntervalSince1970: clock.now() + Self.ipnsRecordLifetime), signingKey: node.key)]
+        }
         state.withLock { persist($0) }
         log.info("Station ready: uid=\(fresh.uid), device_uid=\(fresh.uid)")
     }
