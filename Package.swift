@@ -181,7 +181,7 @@ let package = Package(
         .testTarget(name: "SigningTests", dependencies: ["Signing", "Sodium", "PQCrypto", "TestSupport"]),
         .testTarget(
             name: "CipherCLITests",
-            dependencies: ["CipherCLI", "StationEmulator", "StationClient", "Manifest", "TestSupport"]
+            dependencies: ["CipherCLI", "StationEmulator", "StationClient", "Manifest", "Transport", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "ExampleTests",

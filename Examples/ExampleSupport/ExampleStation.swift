@@ -5,7 +5,8 @@ import StationEmulator
 import Transport
 
 /// The station an example runs against: an embedded ``StationEmulator`` served on loopback (the
-/// default), or a real station given with `--station URL` (and optionally `--gateway URL`).
+/// default), or a real station given with `--station URL` (and optionally `--gateway URL` and,
+/// for a self-signed `https` station such as one `run.py` starts, `--fingerprint sha256//…`).
 ///
 /// Either way the example talks HTTP through ``CurlTransport``, exactly as an app would.
 public final class ExampleStation: Sendable {
@@ -17,13 +18,24 @@ public final class ExampleStation: Sendable {
     public let transport: CurlTransport
     /// The IPFS gateway (the emulator's, or `--gateway`), if any.
     public let gateway: IPFSGateway?
+    /// The station's TLS key as given with `--fingerprint`, if any: pairing pins it without asking.
+    public let fingerprint: PublicKeyFingerprint?
 
-    /// Reads `--station URL` and `--gateway URL` from the command line; without `--station`,
-    /// starts an emulator on loopback.
+    /// Reads `--station URL`, `--gateway URL` and `--fingerprint sha256//…` from the command line;
+    /// without `--station`, starts an emulator on loopback.
     ///
-    /// - Throws: ``ExampleError`` for a malformed URL; the emulator's errors when it cannot start.
+    /// - Throws: ``ExampleError`` for a malformed URL or fingerprint; the emulator's errors when it
+    ///   cannot start.
     public init(arguments: [String] = CommandLine.arguments) throws {
         transport = CurlTransport()
+        if let text = Self.option("--fingerprint", in: arguments) {
+            guard let parsed = try? PublicKeyFingerprint(pin: text) else {
+                throw ExampleError("\(text) is not a fingerprint (sha256//<base64>)")
+            }
+            fingerprint = parsed
+        } else {
+            fingerprint = nil
+        }
         if let station = Self.option("--station", in: arguments) {
             guard let url = URL(string: station), url.host != nil else { throw ExampleError("\(station) is not a URL") }
             endpoint = url
@@ -52,13 +64,27 @@ public final class ExampleStation: Sendable {
     }
 
     /// Pairs a new device. The PIN comes from the emulator's log, or is asked on the terminal
-    /// for a real station (the station prints it in its log).
+    /// for a real station (the station prints it in its log). A self-signed `https` station's key
+    /// is pinned when it is the `--fingerprint` given; without one it is shown and asked about.
     ///
-    /// - Throws: ``StationClientError`` when pairing fails.
+    /// - Throws: ``StationClientError`` when pairing fails (`.untrustedKey` for a key not accepted).
     public func pair(deviceName: String, namespace: String = "drive") async throws -> StationClient {
         let emulator = self.emulator
+        let trust: StationKeyTrust
+        if let fingerprint {
+            trust = .expected(fingerprint)
+        } else {
+            trust = .confirm { prompt in
+                FileHandle.standardError.write(Data("""
+                    The station presents a self-signed TLS key: \(prompt.fingerprint.pinString)
+                    (on the station: openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der \
+                    | openssl dgst -sha256 -binary | base64). Trust it? [y/N] 
+                    """.utf8))
+                return readLine(strippingNewline: true)?.lowercased().hasPrefix("y") == true
+            }
+        }
         return try await StationClient.pair(endpoint: endpoint, deviceName: deviceName,
-                                            configuration: configuration(namespace: namespace)) { prompt in
+                                            configuration: configuration(namespace: namespace), trust: trust) { prompt in
             if let emulator { return emulator.log.latestPIN }
             FileHandle.standardError.write(Data("PIN shown by the station (\(prompt.attemptsLeft) attempts left): ".utf8))
             return readLine(strippingNewline: true)

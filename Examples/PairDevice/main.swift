@@ -10,6 +10,8 @@ import StationClient
 //
 //   swift run pair-device                      # against an embedded StationEmulator
 //   swift run pair-device --station URL        # against a real station (asks for the PIN)
+//   swift run pair-device --station https://127.0.0.1:8445 --fingerprint sha256//…
+//                                              # a run.py station: its self-signed key, pinned
 
 await runExample { station in
     let client = try await station.pair(deviceName: "Example Laptop")
@@ -18,6 +20,8 @@ await runExample { station in
     // Keep the device uid the station returned, byte for byte: every signature carries it.
     print("paired device uid: \(credentials.deviceUID)")
     print("station uid: \(credentials.stationUID)")
+    // A self-signed https station's key is pinned in the credentials; every later request carries it.
+    print("TLS key pin: \(credentials.stationPublicKeyPin?.pinString ?? "none (plain http or a CA-signed certificate)")")
     print("ML-KEM-768 public key: \(credentials.kemPrivateKey.publicKey.rawRepresentation.count) B")
     print("ML-DSA-65 public key: \(credentials.signingPrivateKey.publicKey.rawRepresentation.count) B")
 

@@ -40,7 +40,12 @@ func runCommandLine() async -> ExitCode {
     } catch {
         let failure = CLIError.from(error)
         console.note("cipher \(name): \(failure)")
-        console.emit(ErrorOutput(error: .init(kind: failure.kind, message: failure.description, exitCode: failure.exitCode.rawValue)))
+        var detail = ErrorOutput.Detail(kind: failure.kind, message: failure.description, exitCode: failure.exitCode.rawValue)
+        if case .client(let error) = failure {
+            detail.expectedFingerprint = error.expectedFingerprint?.pinString
+            detail.presentedFingerprint = error.presentedFingerprint?.pinString
+        }
+        console.emit(ErrorOutput(error: detail))
         return failure.exitCode
     }
 }
@@ -51,7 +56,13 @@ struct ErrorOutput: Encodable {
         var kind: String
         var message: String
         var exitCode: Int32
-        enum CodingKeys: String, CodingKey { case kind, message, exitCode = "exit_code" }
+        /// For a refused TLS key: the pin expected and the key presented.
+        var expectedFingerprint: String?
+        var presentedFingerprint: String?
+        enum CodingKeys: String, CodingKey {
+            case kind, message, exitCode = "exit_code", expectedFingerprint = "expected_fingerprint"
+            case presentedFingerprint = "presented_fingerprint"
+        }
     }
     var error: Detail
 }

@@ -183,3 +183,12 @@ public final class CurlTransport: HTTPTransport {
         return entries.joined(separator: ",")
     }
 }
+
+extension CurlTransport: ServerKeyProbing {
+    /// The fingerprint of the key `probeServerCertificate(at:)` reads; see `ServerKeyProbing`.
+    ///
+    /// - Throws: `TransportError` as `probeServerCertificate(at:)` does.
+    public func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+        try await probeServerCertificate(at: url).publicKeyFingerprint
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Manifest
+import Sodium
 
 /// A Cipher Station on loopback, for tests, examples and apps' own test suites.
 ///
@@ -292,6 +293,44 @@ public final class StationEmulator: Sendable {
             state.publicDocument.endpoint = endpoint
             core.publishPublicDocument(&state)
         }
+    }
+
+    /// Makes the gateway serve a hostile or stale IPNS record at `/ipns/<name>?format=ipns-record`
+    /// in place of the station's latest, until `faults.reset()`: `document` (a `public.json`,
+    /// added to the repository) is what it points to.
+    ///
+    /// - Parameters:
+    ///   - document: the bytes the record's `/ipfs/<cid>` names (an attacker's endpoint, no keys, other keys…).
+    ///   - sequence: its sequence number; `nil` for one above the last published (lower: a rollback).
+    ///   - validity: the end of its validity; `nil` for 48 hours from the emulator's clock (past: expired).
+    ///   - forged: signed by a fresh key instead of the node's (a forgery).
+    /// - Returns: the record bytes served.
+    @discardableResult
+    public func serveIPNSRecord(pointingAt document: Data, sequence: UInt64? = nil, validity: Date? = nil,
+                                forged: Bool = false) -> Data {
+        let cid = core.blocks.add([UInt8](document))
+        let next = core.state.withLock { $0.ipnsSequence } + 1
+        let record = IPNSRecord.make(
+            value: "/ipfs/\(cid)", sequence: sequence ?? next,
+            validity: validity ?? Date(timeIntervalSince1970: core.clock.now() + StationCore.ipnsRecordLifetime),
+            signingKey: forged ? Ed25519.PrivateKey() : core.identity.node.key)
+        faults.setIPNSRecord(record, pointingAt: cid)
+        return Data(record)
+    }
+
+    /// The sequence number of the station's last IPNS record (0 before its first publish).
+    public var ipnsSequence: UInt64 { core.state.withLock { $0.ipnsSequence } }
+
+    /// The station's IPNS records as published, oldest first (the last 32): each is what
+    /// `/ipns/<name>?format=ipns-record` served at its time (replay one with ``serveIPNSRecord(_:)``).
+    public var publishedIPNSRecords: [Data] { core.state.withLock { $0.ipnsRecords.map { Data($0) } } }
+
+    /// Makes the gateway serve `record` (an earlier one, say: a rollback) in place of the latest,
+    /// until `faults.reset()`.
+    public func serveIPNSRecord(_ record: Data) {
+        let name = (try? PeerID(core.identity.node.peerID))
+        let cid = name.flatMap { try? IPNSRecord.signed(record, name: $0) }?.ipfsCID?.description
+        faults.setIPNSRecord([UInt8](record), pointingAt: cid)
     }
 
     private static func url(port: UInt16) -> URL {

@@ -9,7 +9,7 @@ import Testing
 /// exit codes and `--json` shapes.
 @Suite("cipher CLI", .serialized)
 struct CipherCLITests {
-    static let commands = ["demo", "pair", "status", "ls", "put", "get", "share", "rm", "followers", "follow", "unfollow", "read"]
+    static let commands = ["demo", "pair", "status", "trust", "ls", "put", "get", "share", "rm", "followers", "follow", "unfollow", "read"]
 
     /// A paired CLI home against a fresh emulator.
     struct Paired {

@@ -98,5 +98,55 @@ struct GatewayAndFaultTests {
         let response = try second.signed(device, "GET", "/content/\(posted.cid)")
         #expect(response.status == 200 && Data(response.body) == first.emulator.block(posted.cid))
         #expect(try second.profile()["ipns_name"]?.stringValue == first.emulator.ipnsName)
+        // The IPNS record survives too: same key, the last sequence, still served.
+        let record = try Self.gateway(second).send(method: "GET", path: "/ipns/\(second.emulator.ipnsName)?format=ipns-record")
+        #expect(record.status == 200)
+        let verified = try IPNSRecord.verified(record.body, name: try PeerID(second.emulator.ipnsName), at: Date())
+        #expect(verified.sequence == first.emulator.ipnsSequence)
+    }
+
+    @Test func signedIPNSRecordsWithRisingSequenceAndInjectedOnes() throws {
+        let clock = ManualClock(start: 1_900_000_000)
+        let harness = try Harness(clock: clock)
+        let gateway = try Self.gateway(harness)
+        let name = try PeerID(harness.emulator.ipnsName)
+        harness.emulator.setEndpoint("https://station.example")
+        let first = try gateway.send(method: "GET", path: "/ipns/\(harness.emulator.ipnsName)?format=ipns-record")
+        #expect(first.status == 200)
+        #expect(first.headers.first { $0.0.lowercased() == "content-type" }?.1 == IPNSRecord.mediaType)
+        let firstRecord = try IPNSRecord.verified(first.body, name: name, at: Date(timeIntervalSince1970: clock.now()))
+        // Valid for Kubo's 48 hours on the emulator's clock.
+        #expect(firstRecord.validity == Date(timeIntervalSince1970: 1_900_000_000 + 48 * 3600))
+        let cid = try #require(firstRecord.ipfsCID)
+        #expect(Data(try gateway.send(method: "GET", path: "/ipfs/\(cid)").body) == harness.emulator.publishedPublicDocument)
+
+        harness.emulator.setEndpoint("https://moved.example")
+        // The Accept header asks for the record as well as the query does.
+        let second = try gateway.send(method: "GET", path: "/ipns/\(harness.emulator.ipnsName)",
+                                      headers: [("Accept", IPNSRecord.mediaType)])
+        let secondRecord = try IPNSRecord.verified(second.body, name: name, at: Date(timeIntervalSince1970: clock.now()))
+        #expect(secondRecord.sequence == firstRecord.sequence + 1)
+        #expect(secondRecord.sequence == harness.emulator.ipnsSequence)
+        #expect(harness.emulator.publishedIPNSRecords.last == Data(second.body))
+
+        // Injected: a forgery, an expired record, a replayed older one.
+        let document = Data(#"{"uid":"x"}"#.utf8)
+        harness.emulator.serveIPNSRecord(pointingAt: document, forged: true)
+        let forged = try gateway.send(method: "GET", path: "/ipns/\(harness.emulator.ipnsName)?format=ipns-record")
+        #expect(throws: IPNSRecordError.invalidSignature) { try IPNSRecord.verified(forged.body, name: name, at: Date()) }
+        // The plain path follows the injected record, as a gateway that resolved it would.
+        #expect(Data(try gateway.send(method: "GET", path: "/ipns/\(harness.emulator.ipnsName)").body) == document)
+        harness.emulator.serveIPNSRecord(pointingAt: document, validity: Date(timeIntervalSince1970: clock.now() - 1))
+        let expired = try gateway.send(method: "GET", path: "/ipns/\(harness.emulator.ipnsName)?format=ipns-record")
+        #expect(throws: IPNSRecordError.self) {
+            try IPNSRecord.verified(expired.body, name: name, at: Date(timeIntervalSince1970: clock.now()))
+        }
+        harness.emulator.serveIPNSRecord(try #require(harness.emulator.publishedIPNSRecords.first))
+        let replayed = try gateway.send(method: "GET", path: "/ipns/\(harness.emulator.ipnsName)?format=ipns-record")
+        #expect(try IPNSRecord.verified(replayed.body, name: name, at: Date(timeIntervalSince1970: clock.now())).sequence
+                    < harness.emulator.ipnsSequence)
+        harness.emulator.faults.reset()
+        let back = try gateway.send(method: "GET", path: "/ipns/\(harness.emulator.ipnsName)?format=ipns-record")
+        #expect(Data(back.body) == harness.emulator.publishedIPNSRecords.last)
     }
 }

@@ -53,26 +53,51 @@ public final class TLSFront: Sendable {
     ///
     /// - Throws: `OpenSSLTool.Failure` when a certificate cannot be made, `HelperProcessFailure`
     ///   when the front does not start (no `python3`, say).
-    public static func start(backendPort: UInt16, certificate: Certificate) throws -> TLSFront {
+    public static func start(backendPort: UInt16, certificate: Certificate, port: UInt16 = 0) throws -> TLSFront {
+        try start(backendPort: backendPort, port: port) { directory in
+            switch certificate {
+            case .runPyStyle:
+                return (try OpenSSLTool.makeRunPyCertificate(in: directory), nil)
+            case .testCA:
+                let authority = try OpenSSLTool.makeCertificateAuthority(in: directory)
+                return (try OpenSSLTool.makeServerCertificate(in: directory, signedBy: authority), authority.certificate)
+            }
+        }
+    }
+
+    /// Starts a front presenting the same certificate and key as `other` (a copy of its files),
+    /// before 127.0.0.1:`backendPort`, on `port` (0: any free one): the same station at another
+    /// address.
+    ///
+    /// - Throws: as ``start(backendPort:certificate:port:)``.
+    public static func start(backendPort: UInt16, sameKeyAs other: TLSFront, port: UInt16 = 0) throws -> TLSFront {
+        try start(backendPort: backendPort, port: port) { directory in
+            let certificate = directory.appendingPathComponent("cert.pem"), key = directory.appendingPathComponent("key.pem")
+            try FileManager.default.copyItem(at: other.files.certificate, to: certificate)
+            try FileManager.default.copyItem(at: other.files.privateKey, to: key)
+            var caFile: URL?
+            if let otherCA = other.caFile {
+                caFile = directory.appendingPathComponent("ca.pem")
+                try FileManager.default.copyItem(at: otherCA, to: caFile!)
+            }
+            return (OpenSSLTool.CertificateFiles(certificate: certificate, privateKey: key), caFile)
+        }
+    }
+
+    private static func start(
+        backendPort: UInt16, port requestedPort: UInt16,
+        makeFiles: (URL) throws -> (OpenSSLTool.CertificateFiles, URL?)
+    ) throws -> TLSFront {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("tls-front-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         do {
-            let files: OpenSSLTool.CertificateFiles
-            var caFile: URL?
-            switch certificate {
-            case .runPyStyle:
-                files = try OpenSSLTool.makeRunPyCertificate(in: directory)
-            case .testCA:
-                let authority = try OpenSSLTool.makeCertificateAuthority(in: directory)
-                files = try OpenSSLTool.makeServerCertificate(in: directory, signedBy: authority)
-                caFile = authority.certificate
-            }
+            let (files, caFile) = try makeFiles(directory)
             let pin = try PublicKeyFingerprint(pin: OpenSSLTool.publicKeyPin(of: files.certificate))
             let script = packageRoot.appendingPathComponent("scripts/tls-front.py")
             let process = try HelperProcess("python3", [
                 script.path, "--backend-port", "\(backendPort)", "--cert", files.certificate.path,
-                "--key", files.privateKey.path, "--exit-on-stdin-eof",
+                "--key", files.privateKey.path, "--port", "\(requestedPort)", "--exit-on-stdin-eof",
             ], log: directory.appendingPathComponent("tls-front.log"), readOutput: true)
             // "LISTENING <port>", printed once the socket listens.
             guard let line = process.readOutputLine(), line.hasPrefix("LISTENING "),

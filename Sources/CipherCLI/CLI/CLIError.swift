@@ -38,6 +38,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
             switch error.kind {
             case .unreachable: return .unreachable
             case .gateway: return error.transportError == nil ? .failure : .unreachable
+            case .untrustedKey, .keyChanged: return .refused
             case .pairing:
                 return error.pairingFailure == .cancelledByUser ? .failure : .refused
             case .station:
@@ -65,6 +66,17 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         case .usage(let text), .failure(let text): return text
         case .client(let error):
             if error.kind == .notPaired { return "not paired: run `cipher pair URL` first (\(error.message))" }
+            if error.kind == .keyChanged {
+                let presented = error.presentedFingerprint?.pinString ?? "(unreadable)"
+                return "\(error.operation): the station's TLS key changed: pinned \(error.expectedFingerprint?.pinString ?? "(none)"), "
+                    + "presented \(presented); refused. If the station's key really changed (check on the station with "
+                    + "`\(TrustCommand.fingerprintCommand)`), run `cipher trust --fingerprint \(presented)`"
+            }
+            if error.kind == .untrustedKey {
+                return error.description + ". Read the station's fingerprint on its machine, where run.py keeps cert.pem: `"
+                    + TrustCommand.fingerprintCommand + "`, then pass it as `cipher pair URL --fingerprint sha256//<that base64>`"
+                    + " (or pair from a terminal to be asked)"
+            }
             return error.description
         }
     }

@@ -24,7 +24,7 @@ protocol Command: Sendable {
 /// Every command, in the order `cipher --help` lists them.
 enum Commands {
     static let all: [any Command.Type] = [
-        DemoCommand.self, PairCommand.self, StatusCommand.self, ListCommand.self, PutCommand.self, GetCommand.self,
+        DemoCommand.self, PairCommand.self, StatusCommand.self, TrustCommand.self, ListCommand.self, PutCommand.self, GetCommand.self,
         ShareCommand.self, RemoveCommand.self, FollowersCommand.self, FollowCommand.self, UnfollowCommand.self,
         ReadCommand.self,
     ]

@@ -1,14 +1,18 @@
 import Foundation
 import StationClient
+import Transport
 
 /// `cipher pair URL`: pairs this device with a station.
 enum PairCommand: Command {
     static let spec = CommandSpec(
-        name: "pair", usage: "pair URL [--name NAME] [--gateway URL]",
+        name: "pair", usage: "pair URL [--name NAME] [--gateway URL] [--fingerprint sha256//BASE64]",
         summary: "pair this device with the station at URL (the PIN is in the station's log)",
         options: [
             OptionSpec(names: ["--name"], help: "this device's name (default: the host name)", value: "NAME"),
             OptionSpec(names: ["--gateway"], help: "an IPFS gateway for fallback reads and IPNS", value: "URL"),
+            OptionSpec(names: ["--fingerprint"],
+                       help: "the station's TLS key, read on the station (pins it without asking; see `cipher trust --help`)",
+                       value: "PIN"),
         ],
         positionals: 1...1)
 
@@ -16,7 +20,11 @@ enum PairCommand: Command {
         var deviceUID: String
         var stationUID: String
         var endpoint: String
-        enum CodingKeys: String, CodingKey { case deviceUID = "device_uid", stationUID = "station_uid", endpoint }
+        var tlsPin: String?
+        var endpointTrust: String
+        enum CodingKeys: String, CodingKey {
+            case deviceUID = "device_uid", stationUID = "station_uid", endpoint, tlsPin = "tls_pin", endpointTrust = "endpoint_trust"
+        }
     }
 
     static func run(_ context: CommandContext) async throws {
@@ -30,13 +38,31 @@ enum PairCommand: Command {
         }
         let name = arguments.value("--name") ?? ProcessInfo.processInfo.hostName
         let console = context.console
+        let trust: StationKeyTrust
+        if let text = arguments.value("--fingerprint") {
+            guard let expected = try? PublicKeyFingerprint(pin: text) else {
+                throw CLIError.usage("\(text) is not a key fingerprint (sha256//<base64 of 32 bytes>)")
+            }
+            trust = .expected(expected)
+        } else if console.stdinIsTerminal {
+            trust = .confirm { prompt in
+                console.say("The station at \(prompt.endpoint.absoluteString) presents a certificate no trusted authority signed.")
+                console.say("Its TLS key: \(prompt.fingerprint.pinString)")
+                console.say("Compare it with the one on the station's machine:\n  \(trusted: TrustCommand.fingerprintCommand)")
+                let answer = console.ask("Trust this key? [y/N] ")?.trimmingCharacters(in: .whitespaces).lowercased()
+                return answer == "y" || answer == "yes"
+            }
+        } else {
+            trust = .certificateAuthorityOnly
+        }
         let store = try context.home.openKeyStore(console: console, environment: context.environment, creating: true)
         var settings = try context.home.loadSettings()
         settings.gateway = arguments.value("--gateway")
         settings.deviceName = name
         try context.home.saveSettings(settings)
         let configuration = try context.home.configuration(keyStore: store)
-        let client = try await StationClient.pair(endpoint: endpoint, deviceName: name, configuration: configuration) { prompt in
+        let client = try await StationClient.pair(endpoint: endpoint, deviceName: name, configuration: configuration,
+                                                  trust: trust) { prompt in
             if let failure = prompt.previousFailure { console.note("That PIN was refused: \(failure).") }
             // The PIN is in the station's log; on a terminal we ask, otherwise it comes on standard input.
             if console.stdinIsTerminal { return console.ask("PIN shown by the station: ") }
@@ -44,7 +70,10 @@ enum PairCommand: Command {
         }
         let credentials = await client.credentials
         console.say("paired as \(credentials.deviceUID) with station \(credentials.stationUID) at \(credentials.endpoint.absoluteString)")
+        let pin = await client.activePins.first
+        if let pin { console.say("TLS key pinned: \(pin.pinString)") }
         console.emit(Output(deviceUID: credentials.deviceUID, stationUID: credentials.stationUID,
-                            endpoint: credentials.endpoint.absoluteString))
+                            endpoint: credentials.endpoint.absoluteString, tlsPin: pin?.pinString,
+                            endpointTrust: StatusCommand.trustName(credentials)))
     }
 }

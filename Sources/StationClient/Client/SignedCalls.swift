@@ -60,12 +60,12 @@ extension StationClient {
 
     /// Everything a signed call reads from the actor, read in one hop (or once for a whole listing).
     struct CallState: Sendable {
-        let endpoint: URL
+        let origin: StationOrigin
         let signing: SigningContext
     }
 
     func callState() -> CallState {
-        CallState(endpoint: credentials.endpoint, signing: signingContext())
+        CallState(origin: currentOrigin(), signing: signingContext())
     }
 
     /// Sends a signed owner request, with endpoint mobility, and retries once after a
@@ -82,23 +82,23 @@ extension StationClient {
     ) async throws -> HTTPResponse {
         let options = options ?? ResponseLimit.options(limit, timeouts: configuration.requestTimeouts)
         let state = if let state { state } else { await callState() }
-        return try await withEndpointMobility(operation: operation, endpoint: state.endpoint) { endpoint in
+        return try await withEndpointMobility(operation: operation, origin: state.origin) { origin in
             // After a move the endpoint differs, and the signing state is read afresh.
-            let context = endpoint == state.endpoint ? state.signing : nil
-            return try await self.signedOnce(method, path, body: body, endpoint: endpoint, options: options,
+            let context = origin == state.origin ? state.signing : nil
+            return try await self.signedOnce(method, path, body: body, origin: origin, options: options,
                                              operation: operation, context: context)
         }
     }
 
     private nonisolated func signedOnce(
-        _ method: HTTPMethod, _ path: String, body: SignedBody, endpoint: URL, options: TransferOptions, operation: String,
+        _ method: HTTPMethod, _ path: String, body: SignedBody, origin: StationOrigin, options: TransferOptions, operation: String,
         context known: SigningContext?
     ) async throws -> HTTPResponse {
         var context = if let known { known } else { await signingContext() }
         for attempt in 0..<2 {
             let response = try await Self.exchange(
-                method, path, body: body, endpoint: endpoint, context: context, transport: configuration.transport,
-                options: options, pins: configuration.stationPublicKeyPins, operation: operation)
+                method, path, body: body, endpoint: origin.url, context: context, transport: configuration.transport,
+                options: options, pins: origin.pins, operation: operation)
             guard attempt == 0, response.status == 401, Self.isStaleAnswer(response),
                   let stationTime = response.headers["Date"].flatMap(Self.parseHTTPDate) else {
                 return response

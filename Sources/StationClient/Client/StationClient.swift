@@ -25,7 +25,7 @@ public actor StationClient {
     var postKeys: [String: SymmetricKey] = [:]
     var postKeysLoaded = false
     var offlineListings: [String: [UInt8]] = [:]
-    var endpointResolution: Task<URL, any Error>?
+    var endpointResolution: Task<StationOrigin, any Error>?
     /// The last manifest read, by CID: content-addressed, so the same CID never needs reading again.
     var manifestCache: (cid: String, manifest: Manifest)?
     /// The manifest CID the stored offline listing of each namespace was made from.
@@ -106,9 +106,9 @@ public actor StationClient {
     /// as a response whose `isHealthy` is `false`, not thrown.
     /// - Throws: ``StationClientError`` when the station cannot be reached or answers otherwise.
     public func health() async throws -> HealthResponse {
-        try await withEndpointMobility(operation: "GET /health") { endpoint in
-            try await Self.health(at: endpoint, transport: self.configuration.transport, timeouts: self.configuration.requestTimeouts,
-                                  pins: self.configuration.stationPublicKeyPins)
+        try await withEndpointMobility(operation: "GET /health") { origin in
+            try await Self.health(at: origin.url, transport: self.configuration.transport, timeouts: self.configuration.requestTimeouts,
+                                  pins: origin.pins)
         }
     }
 
@@ -125,20 +125,97 @@ public actor StationClient {
         return try decode(HealthResponse.self, from: response, operation: operation)
     }
 
-    /// `GET /profile`: the station's identity, manifest CID and counts. Refreshes the stored IPNS
-    /// name and peer id when the station reports them.
+    /// `GET /profile`: the station's identity, manifest CID and counts.
     ///
-    /// - Throws: ``StationClientError`` when the station cannot be reached or the answer is not a profile.
+    /// The first profile that names the station's IPNS key (its peer id and IPNS name, null on a
+    /// fresh station until its first publish) fixes it in the credentials as the trust anchor of
+    /// endpoint moves, together with the station's ML-DSA key when not yet known. A later profile
+    /// naming another key, or other station keys, is refused, never adopted.
+    ///
+    /// - Throws: ``StationClientError`` when the station cannot be reached or the answer is not a
+    ///   profile; `.integrity` when it names another IPNS key or other station keys than the stored ones.
     public func profile() async throws -> StationProfile {
-        let profile = try await withEndpointMobility(operation: "GET /profile") { endpoint in
-            try await Self.profile(at: endpoint, transport: self.configuration.transport, timeouts: self.configuration.requestTimeouts,
-                                   pins: self.configuration.stationPublicKeyPins)
+        let profile = try await withEndpointMobility(operation: "GET /profile") { origin in
+            try await Self.profile(at: origin.url, transport: self.configuration.transport, timeouts: self.configuration.requestTimeouts,
+                                   pins: origin.pins)
+        }
+        if try adoptAnchor(from: profile) { try await saveCredentials() }
+        return profile
+    }
+
+    /// Checks `profile` against the stored identity and records what it names for the first time.
+    ///
+    /// - Returns: whether the credentials changed.
+    func adoptAnchor(from profile: StationProfile) throws -> Bool {
+        let operation = "GET /profile"
+        guard profile.uid == credentials.stationUID else {
+            throw StationClientError(.integrity, operation: operation, message: "the station reports another uid")
+        }
+        if let key = profile.mlkemPublicKey, key.lowercased() != credentials.stationKEMPublicKeyHex.lowercased() {
+            throw StationClientError(.integrity, operation: operation, message: "the station reports another ML-KEM key; not adopted")
         }
         var changed = false
-        if let name = profile.ipnsName, name != credentials.ipnsName { credentials.ipnsName = name; changed = true }
-        if let peer = profile.ipfsPeerID, peer != credentials.ipfsPeerID { credentials.ipfsPeerID = peer; changed = true }
-        if changed { try await saveCredentials() }
-        return profile
+        if let key = profile.mldsaPublicKey {
+            if let stored = credentials.stationMLDSAPublicKeyHex {
+                guard stored.lowercased() == key.lowercased() else {
+                    throw StationClientError(.integrity, operation: operation, message: "the station reports another ML-DSA key; not adopted")
+                }
+            } else {
+                credentials.stationMLDSAPublicKeyHex = key.lowercased()
+                changed = true
+            }
+        }
+        guard profile.ipnsName != nil || profile.ipfsPeerID != nil else { return changed }
+        let presented = try Self.anchor(ipnsName: profile.ipnsName, peerID: profile.ipfsPeerID, operation: operation,
+                                        source: "the station's profile")
+        if credentials.ipnsName != nil || credentials.ipfsPeerID != nil {
+            let stored = try Self.anchor(ipnsName: credentials.ipnsName, peerID: credentials.ipfsPeerID, operation: operation,
+                                         source: "the stored credentials")
+            guard stored == presented else {
+                log(.error, "\(operation): the station names another IPNS key (\(presented.ipnsName), stored \(stored.ipnsName)); not adopted")
+                throw StationClientError(
+                    .integrity, operation: operation,
+                    message: "the station names another IPNS key (\(presented.ipnsName)) than the one fixed after pairing (\(stored.ipnsName)); not adopted")
+            }
+        }
+        let name = presented.ipnsName, peer = presented.description
+        if credentials.ipnsName != name { credentials.ipnsName = name; changed = true }
+        if credentials.ipfsPeerID != peer { credentials.ipfsPeerID = peer; changed = true }
+        return changed
+    }
+
+    /// The Ed25519 peer id both forms name (they must agree).
+    static func anchor(ipnsName: String?, peerID: String?, operation: String, source: String) throws -> PeerID {
+        func parse(_ text: String) throws -> PeerID {
+            guard let id = try? PeerID(text), id.ed25519PublicKey != nil else {
+                throw StationClientError(.integrity, operation: operation,
+                                         message: "\(source) names \(text.debugDescription), not an Ed25519 IPNS key")
+            }
+            return id
+        }
+        let fromName = try ipnsName.map(parse)
+        let fromPeer = try peerID.map(parse)
+        if let fromName, let fromPeer, fromName != fromPeer {
+            throw StationClientError(.integrity, operation: operation, message: "\(source) names two different IPNS keys")
+        }
+        guard let id = fromName ?? fromPeer else {
+            throw StationClientError(.integrity, operation: operation, message: "\(source) names no IPNS key")
+        }
+        return id
+    }
+
+    /// The current endpoint and the pins its requests carry.
+    func currentOrigin() -> StationOrigin {
+        StationOrigin(url: credentials.endpoint, pins: requestPins(for: credentials.endpointTrust))
+    }
+
+    /// The pins for an endpoint trusted as `trust`: ``StationClientConfiguration/stationPublicKeyPins``
+    /// when the app set them (an override of the stored pin), else the stored pin for a pinned
+    /// endpoint, else none.
+    func requestPins(for trust: EndpointTrust) -> [PublicKeyFingerprint] {
+        if !configuration.stationPublicKeyPins.isEmpty { return configuration.stationPublicKeyPins }
+        guard trust == .pinnedKey, let pin = credentials.stationPublicKeyPin else { return [] }
+        return [pin]
     }
 
     /// `GET /profile` of any station, without pairing: what a device needs to follow it (its uid,

@@ -25,13 +25,13 @@ public struct StationClientConfiguration: Sendable {
     /// ``EncryptedFileCacheStore/defaultDirectory``), or an ``InMemoryCacheStore`` for an
     /// ``InMemoryKeyStore`` (whose key would not outlive the process anyway).
     public var cacheStore: any CacheStore
-    /// Public-key pins of the station's TLS certificate (`sha256//…`), for a station whose
-    /// certificate no trusted authority signed (the self-signed one `run.py` makes). Every request
-    /// to an `https` station endpoint carries them in `TransferOptions.pinnedPublicKeys`, so it
-    /// reaches the station only if it presents one of these keys; a transport that cannot enforce
-    /// pins refuses such requests (`.pinningUnsupported`). Empty (the default): the certificate is
-    /// checked against the trusted authorities. Learn a station's key with
-    /// `CurlTransport.probeServerCertificate(at:)`.
+    /// An override of the TLS key pin kept in the credentials: when not empty, every request to
+    /// an `https` station endpoint carries these pins (`TransferOptions.pinnedPublicKeys`) instead
+    /// of ``DeviceCredentials/stationPublicKeyPin``, and pairing uses them without asking or
+    /// keeping a pin of its own. Empty (the default, and what apps normally want): pairing learns
+    /// the pin (see ``StationKeyTrust``) and the credentials carry it from then on, so nothing
+    /// needs re-applying on launch. A transport that cannot enforce pins refuses pinned requests
+    /// (`.pinningUnsupported`); a request is never sent unpinned.
     public var stationPublicKeyPins: [PublicKeyFingerprint]
     /// How many `/rewrap` calls a listing runs at once (at least 1). Over HTTP/2 they are streams
     /// of one connection; over HTTP/1.1, one connection each, reused across calls. A listing runs
@@ -79,7 +79,7 @@ public struct StationClientConfiguration: Sendable {
     ///   - keyStore: the secret store (``FileKeyStore`` or the app's own).
     ///   - transport: the station transport; `nil` for the platform's default (``defaultTransport()``).
     ///   - gateway: the IPFS gateway for fallbacks and IPNS, or `nil` for none.
-    ///   - stationPublicKeyPins: pins of the station's TLS key (empty: trust the authorities).
+    ///   - stationPublicKeyPins: an override of the pin kept in the credentials (empty: use that pin).
     ///   - rewrapConcurrency: how many `/rewrap` calls a listing runs at once (at least 1).
     ///   - persistsPostKeys: whether recovered post keys are also kept in the cache store.
     ///   - persistsOfflineListing: whether the last listing is kept in the cache store for offline use.

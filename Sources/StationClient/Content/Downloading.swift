@@ -233,12 +233,11 @@ extension StationClient {
 
     /// A signed GET with a `Range` header (the header is not part of the signature).
     private func signedRange(_ path: String, from offset: Int64, options: TransferOptions, operation: String) async throws -> HTTPResponse {
-        try await withEndpointMobility(operation: operation) { endpoint in
+        try await withEndpointMobility(operation: operation) { origin in
             let context = await self.signingContext()
             let ranged = RangeTransport(base: self.configuration.transport, range: "bytes=\(offset)-")
-            return try await Self.exchange(.get, path, body: .empty, endpoint: endpoint, context: context, transport: ranged,
-                                           options: options, pins: self.configuration.stationPublicKeyPins,
-                                           operation: operation)
+            return try await Self.exchange(.get, path, body: .empty, endpoint: origin.url, context: context, transport: ranged,
+                                           options: options, pins: origin.pins, operation: operation)
         }
     }
 }

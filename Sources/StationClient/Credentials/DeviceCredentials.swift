@@ -2,6 +2,17 @@ import Foundation
 import Manifest
 import PQCrypto
 import Sodium
+import Transport
+
+/// How the TLS certificate of a station's current `https` endpoint is trusted.
+public enum EndpointTrust: String, Sendable, Hashable {
+    /// By its public key alone: every request carries ``DeviceCredentials/stationPublicKeyPin``
+    /// (a self-signed station, such as one started by `run.py`).
+    case pinnedKey = "pinned_key"
+    /// By the certificate authorities the transport trusts (a tunnel or a CA-signed station), or
+    /// plain `http`, which has no certificate.
+    case certificateAuthority = "certificate_authority"
+}
 
 /// Everything a paired device needs to act on its station: both of its key pairs, the device uid
 /// exactly as the station returned it, and the station's identity and addresses.
@@ -24,15 +35,40 @@ public struct DeviceCredentials: Sendable {
     public var endpoint: URL
     /// The station's IPFS peer id, when known.
     public var ipfsPeerID: String?
-    /// The station's IPNS name (`k51…`), when known; refreshed whenever `/profile` is read.
+    /// The station's IPNS name (`k51…`), when known. With ``ipfsPeerID`` it is the trust anchor of
+    /// endpoint moves: learned from the first `/profile` that names it (over the pinned or
+    /// CA-valid channel), and never replaced by a later one.
     public var ipnsName: String?
+    /// The station's ML-DSA-65 public key, hex, as `/profile` gave it at pairing (or first after);
+    /// a moved station's `public.json` must carry the same.
+    public var stationMLDSAPublicKeyHex: String?
+    /// The station's TLS public key, accepted at pairing (or re-trusted on purpose), or `nil` for
+    /// a station whose certificate a trusted authority signs.
+    public var stationPublicKeyPin: PublicKeyFingerprint?
+    /// How the current endpoint's certificate is trusted: by ``stationPublicKeyPin`` or by the
+    /// certificate authorities.
+    public var endpointTrust: EndpointTrust
+    /// The highest IPNS record sequence number seen from the station; an older record is a rollback.
+    public var ipnsSequence: UInt64?
+
+    /// The pins every request to ``endpoint`` carries: ``stationPublicKeyPin`` when the endpoint
+    /// is trusted by it, otherwise none.
+    public var endpointPins: [PublicKeyFingerprint] {
+        guard endpointTrust == .pinnedKey, let stationPublicKeyPin else { return [] }
+        return [stationPublicKeyPin]
+    }
 
     /// Creates credentials.
     public init(
         kemPrivateKey: MLKEM768.PrivateKey, signingPrivateKey: MLDSA65.PrivateKey, deviceUID: String,
         stationUID: String, stationKEMPublicKeyHex: String, endpoint: URL, ipfsPeerID: String? = nil,
-        ipnsName: String? = nil
+        ipnsName: String? = nil, stationMLDSAPublicKeyHex: String? = nil, stationPublicKeyPin: PublicKeyFingerprint? = nil,
+        endpointTrust: EndpointTrust? = nil, ipnsSequence: UInt64? = nil
     ) {
+        self.stationMLDSAPublicKeyHex = stationMLDSAPublicKeyHex
+        self.stationPublicKeyPin = stationPublicKeyPin
+        self.endpointTrust = endpointTrust ?? (stationPublicKeyPin == nil ? .certificateAuthority : .pinnedKey)
+        self.ipnsSequence = ipnsSequence
         self.kemPrivateKey = kemPrivateKey
         self.signingPrivateKey = signingPrivateKey
         self.deviceUID = deviceUID
@@ -55,9 +91,10 @@ public struct DeviceCredentials: Sendable {
         }
     }
 
-    /// The credentials as compact JSON (secret keys as lowercase hex), in storage that is zeroed
-    /// when dropped: the private keys go from their key objects into it with no `String`, `Data`
-    /// or array copy in between. Never log it.
+    /// The credentials as compact JSON (secret keys as lowercase hex; the TLS pin, the station's
+    /// ML-DSA key and the IPNS sequence only when known, so older readers still read them), in
+    /// storage that is zeroed when dropped: the private keys go from their key objects into it
+    /// with no `String`, `Data` or array copy in between. Never log it.
     public func encoded() -> SecretBytes {
         var object: JSONObject = [
             "version": 1,
@@ -68,12 +105,17 @@ public struct DeviceCredentials: Sendable {
         ]
         if let ipfsPeerID { object["ipfs_peer_id"] = .string(ipfsPeerID) }
         if let ipnsName { object["ipns_name"] = .string(ipnsName) }
+        if let stationMLDSAPublicKeyHex { object["station_mldsa_public_key"] = .string(stationMLDSAPublicKeyHex) }
+        if let stationPublicKeyPin { object["tls_public_key_pin"] = .string(stationPublicKeyPin.pinString) }
+        object["endpoint_trust"] = .string(endpointTrust.rawValue)
+        if let ipnsSequence { object["ipns_sequence"] = .string(String(ipnsSequence)) }
         return PrivateKeyJSON.encode(kem: kemPrivateKey, signing: signingPrivateKey, others: object)
     }
 
-    /// Reads credentials written by ``encoded()`` (or by earlier versions, which wrote the same
-    /// JSON as an array), from zeroizable storage: the key hex is decoded straight into the keys'
-    /// own zeroed-on-drop storage.
+    /// Reads credentials written by ``encoded()`` (or by earlier versions: those that wrote the
+    /// same JSON as an array, and those written before the TLS pin was kept, which have no pin and
+    /// are trusted by the certificate authorities), from zeroizable storage: the key hex is
+    /// decoded straight into the keys' own zeroed-on-drop storage.
     ///
     /// - Throws: ``StationClientError`` (`.keyStore`) when the bytes are not such credentials.
     public init(encoded secret: SecretBytes) throws {
@@ -100,5 +142,24 @@ public struct DeviceCredentials: Sendable {
         endpoint = url
         ipfsPeerID = object["ipfs_peer_id"]?.stringValue
         ipnsName = object["ipns_name"]?.stringValue
+        stationMLDSAPublicKeyHex = object["station_mldsa_public_key"]?.stringValue
+        if let pin = object["tls_public_key_pin"]?.stringValue {
+            guard let parsed = try? PublicKeyFingerprint(pin: pin) else { throw bad("invalid tls_public_key_pin") }
+            stationPublicKeyPin = parsed
+        } else {
+            stationPublicKeyPin = nil
+        }
+        if let trust = object["endpoint_trust"]?.stringValue {
+            guard let parsed = EndpointTrust(rawValue: trust) else { throw bad("invalid endpoint_trust") }
+            endpointTrust = parsed
+        } else {
+            endpointTrust = stationPublicKeyPin == nil ? .certificateAuthority : .pinnedKey
+        }
+        if let sequence = object["ipns_sequence"]?.stringValue {
+            guard let parsed = UInt64(sequence) else { throw bad("invalid ipns_sequence") }
+            ipnsSequence = parsed
+        } else {
+            ipnsSequence = nil
+        }
     }
 }

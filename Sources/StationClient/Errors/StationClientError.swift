@@ -35,6 +35,16 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         case cancelled
         /// A pairing step failed; see ``pairingFailure``.
         case pairing
+        /// The station presented a TLS key nobody accepted: a certificate no trusted authority
+        /// signed, with neither an expected fingerprint that matches nor a confirmation. The key
+        /// it presented, when it could be read, is ``presentedFingerprint``; an expected one that
+        /// did not match is ``expectedFingerprint``. Nothing was sent to the station.
+        case untrustedKey
+        /// The station presents another TLS key than the one pinned at pairing (or re-trusted):
+        /// ``expectedFingerprint`` is the pin, ``presentedFingerprint`` the key now presented (when
+        /// it could be read). Nothing was sent; re-trust only on purpose, with
+        /// ``StationClient/trust(fingerprint:)``.
+        case keyChanged
     }
 
     /// What went wrong.
@@ -53,6 +63,10 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     /// The network failure, for ``Kind/unreachable``; the size limit an answer passed, for
     /// ``Kind/invalidResponse``.
     public var transportError: TransportError?
+    /// The TLS key pin that was expected, for ``Kind/keyChanged`` and ``Kind/untrustedKey``.
+    public var expectedFingerprint: PublicKeyFingerprint?
+    /// The TLS key the station presented, for ``Kind/keyChanged`` and ``Kind/untrustedKey``.
+    public var presentedFingerprint: PublicKeyFingerprint?
     /// The error that caused this one, if any.
     public var underlying: (any Error)?
 
@@ -71,9 +85,16 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    /// `"<operation>: <message> (HTTP <status>: <station message>)"`.
+    /// `"<operation>: <message> (HTTP <status>: <station message>)"`, with the expected and
+    /// presented TLS fingerprints when there are any.
     public var description: String {
         var text = "\(operation): \(message)"
+        if let expectedFingerprint { text += " (expected \(expectedFingerprint.pinString)" }
+        if let presentedFingerprint {
+            text += expectedFingerprint == nil ? " (" : ", "
+            text += "presented \(presentedFingerprint.pinString)"
+        }
+        if expectedFingerprint != nil || presentedFingerprint != nil { text += ")" }
         if let status {
             text += " (HTTP \(status)"
             if let stationMessage { text += ": \(stationMessage)" }
@@ -124,6 +145,11 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
                 return StationClientError(.invalidResponse, operation: operation,
                                           message: "the answer is longer than the \(limit) bytes this call allows",
                                           transportError: error, underlying: error)
+            }
+            if error.kind == .pinMismatch {
+                return StationClientError(
+                    .keyChanged, operation: operation, message: "the station presents another TLS key than the pinned one",
+                    transportError: error, underlying: error)
             }
             return StationClientError(
                 .unreachable, operation: operation, message: error.description, transportError: error, underlying: error)

@@ -7,12 +7,30 @@ import Glibc
 import Darwin
 #endif
 
+/// An IPNS name resolved through its signed record: the verified record and the `public.json`
+/// it points to, its bytes matched against the record's CID.
+public struct ResolvedIPNSName: Sendable {
+    /// The name resolved (its Ed25519 key verified the record).
+    public var name: PeerID
+    /// The verified record (its sequence, validity and value).
+    public var record: IPNSRecord
+    /// The CID the record points to.
+    public var cid: CID
+    /// The document's bytes, as fetched and verified against ``cid``.
+    public var documentBytes: [UInt8]
+    /// The document, parsed.
+    public var document: PublicDocument
+    /// The record's sequence number.
+    public var sequence: UInt64 { record.sequence }
+}
+
 /// Reads content from an IPFS HTTP gateway (`/ipfs/<cid>`, `/ipns/<name>`) over any
 /// `HTTPTransport`.
 ///
 /// A gateway is untrusted: every byte fetched by CID is checked against the CID (Kubo's default
-/// UnixFS layout) before it is handed out. IPNS answers cannot be checked that way; callers check
-/// what they read from them (the station uid and key).
+/// UnixFS layout) before it is handed out, and an IPNS name is resolved through its signed record
+/// (``resolveVerified(ipnsName:at:)``); callers still check what the document says (the station
+/// uid and keys) and that the record is not older than one already seen.
 public struct IPFSGateway: Sendable {
     /// The gateway's base URL (`https://ipfs.example`); paths are appended to it.
     public let baseURL: URL
@@ -131,29 +149,73 @@ public struct IPFSGateway: Sendable {
         _ = fsync(descriptor)
     }
 
-    /// The `public.json` an IPNS name points to.
+    /// The `public.json` an IPNS name points to, verified: see ``resolveVerified(ipnsName:at:)``.
     ///
-    /// - Throws: ``StationClientError``: `.refused` for an invalid name, `.gateway` for an error
-    ///   status or no answer, `.invalidResponse` for a body that is not a `public.json`.
+    /// - Throws: as ``resolveVerified(ipnsName:at:)``.
     public func resolve(ipnsName name: String) async throws -> PublicDocument {
+        try await resolveVerified(ipnsName: name).document
+    }
+
+    /// Resolves an IPNS name through its signed record and returns the `public.json` it points to.
+    ///
+    /// Asks the gateway for the record itself (`/ipns/<name>?format=ipns-record`, `Accept:
+    /// application/vnd.ipfs.ipns-record`, as Kubo serves it), verifies its V2 signature against the
+    /// Ed25519 key inside the name and its validity at `now` (`IPNSRecord`), requires its value
+    /// to be `/ipfs/<cid>`, and fetches that CID, verifying the bytes against it. A gateway can
+    /// therefore withhold or delay a record, or serve an older one (callers compare
+    /// ``ResolvedIPNSName/sequence``), but cannot make one up.
+    ///
+    /// - Throws: ``StationClientError``: `.refused` for a name that is not an Ed25519 IPNS name or
+    ///   peer id, `.gateway` for an error status or no answer, `.integrity` for a record that does
+    ///   not verify, has expired or points elsewhere than `/ipfs/<cid>`, and for bytes that do not
+    ///   match the CID, `.invalidResponse` for a document that is not a `public.json`.
+    public func resolveVerified(ipnsName name: String, at now: Date = Date()) async throws -> ResolvedIPNSName {
         let operation = "resolving /ipns/\(name)"
-        guard !name.isEmpty, name.utf8.allSatisfy({ $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else {
-            throw StationClientError(.refused, operation: operation, message: "invalid IPNS name")
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0.isASCIIAlphanumeric }), let peer = try? PeerID(name),
+              peer.ed25519PublicKey != nil else {
+            throw StationClientError(.refused, operation: operation, message: "not an Ed25519 IPNS name")
         }
-        let response = try await get("/ipns/\(name)", options: TransferOptions(response: .memory(limit: 1 << 20), timeouts: timeouts),
-                                     operation: operation)
+        let url = URL(string: Self.joined(baseURL, "/ipns/\(name)") + "?format=ipns-record") ?? baseURL
+        var request = HTTPRequest(method: .get, url: url)
+        request.headers.add("Accept", value: IPNSRecord.mediaType)
+        let response = try await send(request, options: TransferOptions(response: .memory(limit: IPNSRecord.maximumByteCount),
+                                                                       timeouts: timeouts), operation: operation)
+        let record: IPNSRecord
         do {
-            return try WireJSON.decode(PublicDocument.self, from: [UInt8](response.body.data ?? Data()))
+            record = try IPNSRecord.verified([UInt8](response.body.data ?? Data()), name: peer, at: now)
+        } catch {
+            throw StationClientError(.integrity, operation: operation, message: "\(error)", underlying: error)
+        }
+        guard let cid = record.ipfsCID else {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "the IPNS record points to \(record.value.debugDescription), not /ipfs/<cid>")
+        }
+        let bytes = try await fetch(cid: cid.description, limit: 1 << 20)
+        let document: PublicDocument
+        do {
+            document = try WireJSON.decode(PublicDocument.self, from: bytes)
         } catch {
             throw StationClientError(.invalidResponse, operation: operation, message: "not a public.json: \(error)", underlying: error)
         }
+        return ResolvedIPNSName(name: peer, record: record, cid: cid, documentBytes: bytes, document: document)
     }
 
     private func get(_ path: String, options: TransferOptions, operation: String) async throws -> HTTPResponse {
         let url = baseURL.appendingPathComponent(String(path.dropFirst()))
+        return try await send(HTTPRequest(method: .get, url: url), options: options, operation: operation)
+    }
+
+    /// `baseURL` with `path` appended as text (no escaping of what follows).
+    private static func joined(_ base: URL, _ path: String) -> String {
+        var text = base.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        return text + path
+    }
+
+    private func send(_ request: HTTPRequest, options: TransferOptions, operation: String) async throws -> HTTPResponse {
         let response: HTTPResponse
         do {
-            response = try await transport.send(HTTPRequest(method: .get, url: url), body: .none, options: options)
+            response = try await transport.send(request, body: .none, options: options)
         } catch {
             throw StationClientError.wrapGateway(error, operation: operation)
         }

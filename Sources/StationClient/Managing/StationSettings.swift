@@ -52,10 +52,10 @@ extension StationClient {
     ///   `.invalidResponse` when the answer is not a storage report.
     public func storage() async throws -> StorageResponse {
         let operation = "GET /storage"
-        let response = try await withEndpointMobility(operation: operation) { endpoint in
+        let response = try await withEndpointMobility(operation: operation) { origin in
             try await Self.unsignedExchange(
-                endpoint: endpoint, method: .get, path: "/storage", body: nil, transport: self.configuration.transport,
-                timeouts: self.configuration.requestTimeouts, pins: self.configuration.stationPublicKeyPins,
+                endpoint: origin.url, method: .get, path: "/storage", body: nil, transport: self.configuration.transport,
+                timeouts: self.configuration.requestTimeouts, pins: origin.pins,
                 limit: ResponseLimit.small, operation: operation)
         }
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }

@@ -2,39 +2,65 @@ import Foundation
 import Manifest
 import Transport
 
+/// Where a request to the station goes: its endpoint and the TLS key pins it carries.
+struct StationOrigin: Sendable, Equatable {
+    var url: URL
+    var pins: [PublicKeyFingerprint]
+}
+
 extension StationClient {
     /// Runs `body` against the current endpoint; when the station cannot be reached (connection
     /// refused, DNS failure, time-out, or a tunnel's 5xx), finds the station's new endpoint through
-    /// IPNS and runs `body` once more there.
+    /// its signed IPNS record and runs `body` once more there.
     ///
     /// Concurrent failures share one resolution; a failure that started on an endpoint that has
     /// since been replaced just retries on the new one; the retry itself never resolves again.
-    /// Runs off the actor (it is entered only to resolve), with `endpoint` when the caller has
-    /// already read it.
+    /// When no verified new endpoint is found, the original unreachable error is thrown (the
+    /// search's failure as its ``StationClientError/underlying``), so callers still fall back to
+    /// the offline view. A pinned request refused for another key becomes `.keyChanged` with both
+    /// fingerprints. Runs off the actor (it is entered only to resolve), with `origin` when the
+    /// caller has already read it.
     nonisolated func withEndpointMobility<T: Sendable>(
-        operation: String, endpoint known: URL? = nil, _ body: @Sendable (URL) async throws -> T
+        operation: String, origin known: StationOrigin? = nil, _ body: @Sendable (StationOrigin) async throws -> T
     ) async throws -> T {
-        let endpoint: URL
-        if let known { endpoint = known } else { endpoint = await credentials.endpoint }
+        let origin: StationOrigin
+        if let known { origin = known } else { origin = await currentOrigin() }
+        var current = origin
         do {
-            return try await Self.failOnTunnelError(operation: operation) { try await body(endpoint) }
-        } catch let error as StationClientError where error.isEndpointFailure {
-            guard configuration.followsEndpointChanges, !Task.isCancelled else { throw error }
-            log(.warning, "\(operation): the station at \(endpoint.absoluteString) is unreachable (\(error.message))")
-            let newEndpoint: URL
             do {
-                newEndpoint = try await resolvedEndpoint(after: endpoint)
-            } catch let searchError {
-                if Task.isCancelled || (searchError as? StationClientError)?.kind == .cancelled || searchError is CancellationError {
-                    throw searchError
+                return try await Self.failOnTunnelError(operation: operation) { try await body(origin) }
+            } catch let unreachable as StationClientError where unreachable.isEndpointFailure {
+                guard configuration.followsEndpointChanges, !Task.isCancelled else { throw unreachable }
+                log(.warning, "\(operation): the station at \(origin.url.absoluteString) is unreachable (\(unreachable.message))")
+                do {
+                    current = try await resolvedOrigin(after: origin)
+                } catch {
+                    if Task.isCancelled || (error as? StationClientError)?.kind == .cancelled || error is CancellationError {
+                        throw error
+                    }
+                    let search = StationClientError.wrap(error, operation: "finding the station's new endpoint")
+                    log(.warning, "\(operation): no new endpoint found (\(search))")
+                    // The station is still unreachable: callers act on that (the listing falls back to
+                    // its offline view), whatever the search ran into (a gateway's 404, a forged record).
+                    throw unreachable.withFailedSearch(search)
                 }
-                log(.warning, "\(operation): no new endpoint found (\(searchError))")
-                // The station is still unreachable: callers act on that (the listing falls back to
-                // its offline view), whatever the search ran into (a gateway's 404, a forged record).
-                throw error.withFailedSearch(searchError)
+                return try await Self.failOnTunnelError(operation: operation) { try await body(current) }
             }
-            return try await Self.failOnTunnelError(operation: operation) { try await body(newEndpoint) }
+        } catch let error as StationClientError where error.kind == .keyChanged {
+            throw await keyChanged(error, origin: current)
         }
+    }
+
+    /// `error` (a pinned request refused for its key) with the pin expected and the key the
+    /// station presents now, when the transport can read it.
+    nonisolated func keyChanged(_ error: StationClientError, origin: StationOrigin) async -> StationClientError {
+        var error = error
+        if error.expectedFingerprint == nil { error.expectedFingerprint = origin.pins.first }
+        if error.presentedFingerprint == nil, let probe = configuration.transport as? any ServerKeyProbing {
+            error.presentedFingerprint = try? await probe.presentedPublicKey(at: origin.url)
+        }
+        log(.error, "\(error.operation): the station at \(origin.url.absoluteString) presents another TLS key; refused")
+        return error
     }
 
     /// Runs `body`; a value that is an HTTP response from a tunnel in front of a dead station
@@ -59,9 +85,9 @@ extension StationClient {
         }
     }
 
-    /// The station's new endpoint, resolved once for all concurrent callers.
-    func resolvedEndpoint(after failed: URL) async throws -> URL {
-        if credentials.endpoint != failed { return credentials.endpoint }
+    /// The station's new origin, resolved once for all concurrent callers.
+    func resolvedOrigin(after failed: StationOrigin) async throws -> StationOrigin {
+        if credentials.endpoint != failed.url { return currentOrigin() }
         if let running = endpointResolution { return try await running.value }
         let task = Task { try await self.resolveEndpoint() }
         endpointResolution = task
@@ -69,49 +95,94 @@ extension StationClient {
         return try await task.value
     }
 
-    /// IPNS name → `public.json` → endpoint → `GET /health` → stored.
-    private func resolveEndpoint() async throws -> URL {
+    /// The signed IPNS record → the `public.json` it names → checks → `GET /health` → stored.
+    ///
+    /// Nothing is stored and nothing signed is sent unless every check passes: the record's
+    /// signature under the station's own IPNS key (fixed after pairing), its validity, a sequence
+    /// not below the highest seen, the document's uid, ML-KEM and ML-DSA keys equal to the stored
+    /// ones, no `https` → `http` downgrade, and a healthy station at the new endpoint presenting
+    /// the pinned key or a certificate a trusted authority signed for its host.
+    private func resolveEndpoint() async throws -> StationOrigin {
         let operation = "finding the station's new endpoint"
         guard let gateway = configuration.gateway else {
             throw StationClientError(.unreachable, operation: operation, message: "no IPFS gateway is configured")
         }
-        guard let name = credentials.ipnsName ?? credentials.ipfsPeerID else {
+        guard credentials.ipnsName != nil || credentials.ipfsPeerID != nil else {
             throw StationClientError(.unreachable, operation: operation, message: "the station's IPNS name is not known yet")
         }
-        let document: PublicDocument
-        do {
-            document = try await gateway.resolve(ipnsName: name)
-        } catch let error as StationClientError where error.kind == .gateway {
-            // The station stays unreachable (callers fall back to the offline listing on that).
-            throw StationClientError(.unreachable, operation: operation, message: "the gateway did not resolve /ipns/\(name)",
-                                     status: error.status, stationMessage: error.stationMessage,
-                                     transportError: error.transportError, underlying: error)
+        let anchor = try Self.anchor(ipnsName: credentials.ipnsName, peerID: credentials.ipfsPeerID, operation: operation,
+                                     source: "the stored credentials")
+        let resolved = try await gateway.resolveVerified(ipnsName: anchor.ipnsName)
+        if let seen = credentials.ipnsSequence, resolved.sequence < seen {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "the IPNS record has sequence \(resolved.sequence), older than \(seen) already seen (a rollback)")
         }
+        let document = resolved.document
         guard document.uid == credentials.stationUID else {
             throw StationClientError(.integrity, operation: operation, message: "the IPNS record names another station")
         }
-        if let key = document.mlkemPublicKey, key.lowercased() != credentials.stationKEMPublicKeyHex.lowercased() {
-            throw StationClientError(.integrity, operation: operation, message: "the IPNS record carries another station key")
+        guard let kem = document.mlkemPublicKey, kem.lowercased() == credentials.stationKEMPublicKeyHex.lowercased() else {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "the station's public.json does not carry its ML-KEM key")
         }
-        guard let text = document.endpoint, let endpoint = URL(string: text), endpoint.scheme != nil else {
+        guard let storedDSA = credentials.stationMLDSAPublicKeyHex else {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "the station's ML-DSA key is not known yet (read /profile once)")
+        }
+        guard let dsa = document.mldsaPublicKey, dsa.lowercased() == storedDSA.lowercased() else {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "the station's public.json does not carry its ML-DSA key")
+        }
+        guard let text = document.endpoint, let endpoint = URL(string: text), let scheme = endpoint.scheme?.lowercased(),
+              ["http", "https"].contains(scheme), endpoint.host?.isEmpty == false else {
             throw StationClientError(.unreachable, operation: operation, message: "the station's public.json has no endpoint")
         }
-        let health: HealthResponse
-        do {
-            health = try await Self.health(at: endpoint, transport: configuration.transport, timeouts: configuration.requestTimeouts,
-                                           pins: configuration.stationPublicKeyPins)
-        } catch let error as StationClientError {
-            throw StationClientError(.unreachable, operation: operation, message: "\(endpoint.absoluteString) does not answer /health",
-                                     status: error.status, stationMessage: error.stationMessage,
-                                     transportError: error.transportError, underlying: error)
+        if credentials.endpoint.scheme?.lowercased() == "https", scheme != "https" {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "the IPNS record names \(endpoint.absoluteString), plain http in place of https; refused")
         }
-        guard health.status == "healthy" || health.status == "degraded" else {
-            throw StationClientError(.unreachable, operation: operation, message: "the new endpoint is not a healthy station")
+        guard endpoint != credentials.endpoint else {
+            // The station has not moved (a tunnel's passing 5xx): retry where it is, once.
+            if resolved.sequence > credentials.ipnsSequence ?? 0 {
+                credentials.ipnsSequence = resolved.sequence
+                try await saveCredentials()
+            }
+            return currentOrigin()
         }
+        let trust = try await verifiedTrust(of: endpoint, operation: operation)
         credentials.endpoint = endpoint
+        credentials.endpointTrust = trust
+        credentials.ipnsSequence = max(resolved.sequence, credentials.ipnsSequence ?? 0)
         try await saveCredentials()
-        log(.info, "the station moved to \(endpoint.absoluteString)")
-        return endpoint
+        log(.info, "the station moved to \(endpoint.absoluteString) (\(trust == .pinnedKey ? "its pinned key" : "a trusted certificate"))")
+        return currentOrigin()
+    }
+
+    /// How the new `endpoint` is trusted: it must answer a healthy `GET /health` presenting the
+    /// station's pinned key, or (failing that, or with no pin) a certificate the transport trusts.
+    private func verifiedTrust(of endpoint: URL, operation: String) async throws -> EndpointTrust {
+        let pins = requestPins(for: .pinnedKey)
+        var failures: [String] = []
+        var last: StationClientError?
+        let candidates: [(EndpointTrust, [PublicKeyFingerprint])] = endpoint.scheme?.lowercased() == "https" && !pins.isEmpty
+            ? [(.pinnedKey, pins), (.certificateAuthority, [])] : [(.certificateAuthority, [])]
+        for (trust, candidatePins) in candidates {
+            do {
+                let health = try await Self.health(at: endpoint, transport: configuration.transport,
+                                                   timeouts: configuration.requestTimeouts, pins: candidatePins)
+                guard health.status == "healthy" || health.status == "degraded" else {
+                    throw StationClientError(.unreachable, operation: operation, message: "the new endpoint is not a healthy station")
+                }
+                return trust
+            } catch let error as StationClientError {
+                failures.append("\(trust == .pinnedKey ? "pinned key" : "trusted certificate"): \(error.message)")
+                last = error
+            }
+        }
+        throw StationClientError(.unreachable, operation: operation,
+                                 message: "\(endpoint.absoluteString) does not answer /health as the station (\(failures.joined(separator: "; ")))",
+                                 status: last?.status, stationMessage: last?.stationMessage,
+                                 transportError: last?.transportError, underlying: last)
     }
 }
 
@@ -120,7 +191,7 @@ extension StationClientError {
     /// ``message`` and the error itself as ``underlying``.
     func withFailedSearch(_ searchError: any Error) -> StationClientError {
         var error = self
-        error.message += "; no new endpoint found: \(searchError)"
+        error.message += "; no verified new endpoint: \(searchError)"
         error.underlying = searchError
         return error
     }

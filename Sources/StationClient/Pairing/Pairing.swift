@@ -16,6 +16,31 @@ public struct PairingPrompt: Sendable {
     public var previousFailure: PairingFailure?
 }
 
+/// How ``StationClient/pair(endpoint:deviceName:configuration:trust:pin:)`` decides whether to
+/// trust an `https` station whose certificate no trusted authority signed (the self-signed one
+/// `run.py` makes). A certificate the transport trusts needs no decision and no pin.
+public enum StationKeyTrust: Sendable {
+    /// Trust only certificates a trusted authority signed; refuse any other (``StationClientError/Kind/untrustedKey``).
+    case certificateAuthorityOnly
+    /// Trust the station if it presents the key with this fingerprint (read on the station, or
+    /// given out of band): nothing is asked.
+    case expected(PublicKeyFingerprint)
+    /// Ask: the closure is shown the key the station presents (``StationKeyPrompt``) and returns
+    /// whether to trust it. Needs a transport that can read a server's key (`ServerKeyProbing`,
+    /// as `CurlTransport` does); with another, pairing is refused with `.untrustedKey` (pass
+    /// ``expected(_:)`` instead).
+    case confirm(@Sendable (StationKeyPrompt) async -> Bool)
+}
+
+/// What the app's key confirmation is shown: the station and the key it presents.
+public struct StationKeyPrompt: Sendable {
+    /// The endpoint being paired with.
+    public var endpoint: URL
+    /// The fingerprint of the public key the station presents (`sha256//<base64>`). Compare it
+    /// with the one the station's own machine shows before accepting.
+    public var fingerprint: PublicKeyFingerprint
+}
+
 /// Device uids as the seed guide builds them.
 public enum DeviceUID {
     /// `<sanitized-name-prefix20>-<uuid-prefix8>`: the name lowercased, every character outside
@@ -33,9 +58,27 @@ extension StationClient {
     /// The number of PINs a station accepts per pairing session.
     public static let pinAttemptsPerSession = 5
 
+    /// Pairs this device with the station at `endpoint`, trusting only certificates a trusted
+    /// authority signed (or ``StationClientConfiguration/stationPublicKeyPins``), and saves the
+    /// credentials: ``pair(endpoint:deviceName:configuration:trust:pin:)`` with
+    /// ``StationKeyTrust/certificateAuthorityOnly``.
+    ///
+    /// - Throws: as ``pair(endpoint:deviceName:configuration:trust:pin:)``.
+    public static func pair(
+        endpoint: URL, deviceName: String, configuration: StationClientConfiguration,
+        pin: @Sendable (PairingPrompt) async -> String?
+    ) async throws -> StationClient {
+        try await pair(endpoint: endpoint, deviceName: deviceName, configuration: configuration,
+                       trust: .certificateAuthorityOnly, pin: pin)
+    }
+
     /// Pairs this device with the station at `endpoint` and saves the credentials.
     ///
-    /// Checks `/health`, reads `/profile`, generates the device's ML-KEM-768 and ML-DSA-65 key
+    /// First decides how the station's TLS certificate is trusted (``StationKeyTrust``): over
+    /// `https`, a certificate the transport trusts needs nothing; otherwise the key the station
+    /// presents must be the `expected` one or be confirmed, and is then pinned: kept in the
+    /// credentials (``DeviceCredentials/stationPublicKeyPin``) and carried by every later request
+    /// (`TransferOptions.pinnedPublicKeys`). Plain `http` has nothing to trust. Then checks `/health`, reads `/profile`, generates the device's ML-KEM-768 and ML-DSA-65 key
     /// pairs, starts a session with `/delegate/start`, asks `pin` for the PIN the station printed in
     /// its log, confirms with `/delegate/confirm` (asking again after a wrong PIN while attempts
     /// remain), and saves the credentials with the device uid exactly as the station returned it.
@@ -44,17 +87,20 @@ extension StationClient {
     ///   - endpoint: the station's URL.
     ///   - configuration: the client configuration (its key store receives the credentials).
     ///   - deviceName: a human name for the device; the uid is built from it (see ``DeviceUID``).
+    ///   - trust: how to trust a certificate no trusted authority signed.
     ///   - pin: asked for the PIN; return `nil` to give up.
-    /// - Throws: ``StationClientError`` with kind `.pairing` and a ``PairingFailure`` (wrong PIN
-    ///   with no attempts left becomes `.sessionGone`; throttled; invalid keys; cancelled by the
-    ///   user), `.unreachable` when the station cannot be reached, `.station` for other answers.
+    /// - Throws: ``StationClientError`` with kind `.untrustedKey` when the station's key is not
+    ///   trusted (with the expected and presented fingerprints), `.pairing` and a
+    ///   ``PairingFailure`` (wrong PIN with no attempts left becomes `.sessionGone`; throttled;
+    ///   invalid keys; cancelled by the user), `.unreachable` when the station cannot be reached,
+    ///   `.station` for other answers.
     public static func pair(
-        endpoint: URL, deviceName: String, configuration: StationClientConfiguration,
+        endpoint: URL, deviceName: String, configuration: StationClientConfiguration, trust: StationKeyTrust,
         pin: @Sendable (PairingPrompt) async -> String?
     ) async throws -> StationClient {
         let transport = configuration.transport
         let timeouts = configuration.requestTimeouts
-        let pins = configuration.stationPublicKeyPins
+        let (pins, acceptedPin) = try await trustedPins(endpoint: endpoint, configuration: configuration, trust: trust)
         let health = try await health(at: endpoint, transport: transport, timeouts: timeouts, pins: pins)
         guard health.status == "healthy" || health.status == "degraded" else {
             throw StationClientError(.station, operation: "pairing", message: "the station is not healthy (\(health.status))")
@@ -101,10 +147,17 @@ extension StationClient {
                 guard confirmed.uid == profile.uid else {
                     throw StationClientError(.invalidResponse, operation: operation, message: "the station confirmed another uid")
                 }
-                let credentials = DeviceCredentials(
+                var credentials = DeviceCredentials(
                     kemPrivateKey: kemKey, signingPrivateKey: signingKey, deviceUID: confirmed.deviceUID,
                     stationUID: confirmed.uid, stationKEMPublicKeyHex: stationKey.lowercased(), endpoint: endpoint,
-                    ipfsPeerID: profile.ipfsPeerID, ipnsName: profile.ipnsName)
+                    stationMLDSAPublicKeyHex: profile.mldsaPublicKey?.lowercased(), stationPublicKeyPin: acceptedPin,
+                    endpointTrust: acceptedPin == nil ? .certificateAuthority : .pinnedKey)
+                if profile.ipnsName != nil || profile.ipfsPeerID != nil {
+                    let anchor = try Self.anchor(ipnsName: profile.ipnsName, peerID: profile.ipfsPeerID, operation: "pairing",
+                                                 source: "the station's profile")
+                    credentials.ipnsName = anchor.ipnsName
+                    credentials.ipfsPeerID = anchor.description
+                }
                 return try await StationClient(credentials: credentials, configuration: configuration)
             }
             let failure = pairingFailure(for: response)
@@ -115,6 +168,61 @@ extension StationClient {
                 continue
             }
             throw pairingError(failure, status: response.status, station: StationErrorBody.parse([UInt8](response.body.data ?? Data()))?.message)
+        }
+    }
+
+    /// The pins pairing sends with and the pin it keeps: the configuration's override when set
+    /// (nothing kept), none for `http` or a certificate the transport trusts, else the key
+    /// `trust` accepts.
+    static func trustedPins(
+        endpoint: URL, configuration: StationClientConfiguration, trust: StationKeyTrust
+    ) async throws -> (pins: [PublicKeyFingerprint], accepted: PublicKeyFingerprint?) {
+        let operation = "trusting the station's TLS key"
+        guard endpoint.scheme?.lowercased() == "https" else { return ([], nil) }
+        if !configuration.stationPublicKeyPins.isEmpty { return (configuration.stationPublicKeyPins, nil) }
+        let transport = configuration.transport
+        let timeouts = configuration.requestTimeouts
+        func presented() async -> PublicKeyFingerprint? {
+            guard let probe = transport as? any ServerKeyProbing else { return nil }
+            return try? await probe.presentedPublicKey(at: endpoint)
+        }
+        if case .expected(let expected) = trust {
+            do {
+                _ = try await health(at: endpoint, transport: transport, timeouts: timeouts, pins: [expected])
+            } catch let error as StationClientError where error.kind == .keyChanged {
+                var refused = StationClientError(
+                    .untrustedKey, operation: operation, message: "the station presents another TLS key than the expected one",
+                    transportError: error.transportError, underlying: error)
+                refused.expectedFingerprint = expected
+                refused.presentedFingerprint = await presented()
+                throw refused
+            }
+            configuration.log?(LogEvent(level: .info, message: "pairing: the station presents the expected TLS key \(expected)"))
+            return ([expected], expected)
+        }
+        // Does a trusted authority vouch for the certificate? Then nothing is pinned.
+        do {
+            _ = try await health(at: endpoint, transport: transport, timeouts: timeouts, pins: [])
+            return ([], nil)
+        } catch let error as StationClientError where error.transportError?.kind == .tlsFailure {
+            let key = await presented()
+            guard case .confirm(let confirm) = trust, let key else {
+                var message = "no trusted authority signed the station's certificate; pass its expected fingerprint or confirm its key"
+                if case .confirm = trust {
+                    message = "no trusted authority signed the station's certificate, and its key cannot be read to ask; pass the expected fingerprint"
+                }
+                var refused = StationClientError(.untrustedKey, operation: operation, message: message,
+                                                 transportError: error.transportError, underlying: error)
+                refused.presentedFingerprint = key
+                throw refused
+            }
+            guard await confirm(StationKeyPrompt(endpoint: endpoint, fingerprint: key)) else {
+                var refused = StationClientError(.untrustedKey, operation: operation, message: "the station's TLS key was not accepted")
+                refused.presentedFingerprint = key
+                throw refused
+            }
+            configuration.log?(LogEvent(level: .info, message: "pairing: the TLS key \(key) was accepted"))
+            return ([key], key)
         }
     }
 

@@ -43,6 +43,7 @@ public final class FaultInjector: Sendable {
         var latency: Double = 0
         var ipfsDown = false
         var replacedContent: [String: [UInt8]] = [:]
+        var ipnsRecord: (bytes: [UInt8], cid: String?)?
     }
 
     /// What happens to the next request.
@@ -146,6 +147,14 @@ public final class FaultInjector: Sendable {
 
     /// Whether the IPFS node is down.
     public var isIPFSDown: Bool { state.withLock { $0.ipfsDown } }
+
+    /// Serves `record` from the gateway's `/ipns/<name>?format=ipns-record` instead of the
+    /// station's latest (see `StationEmulator.serveIPNSRecord(pointingAt:sequence:validity:forged:)`).
+    /// The plain `/ipns/<name>` serves the file `cid` names (as a gateway that resolved the record would).
+    func setIPNSRecord(_ record: [UInt8], pointingAt cid: String?) { state.withLock { $0.ipnsRecord = (record, cid) } }
+
+    /// The IPNS record served in place of the station's own, and the CID it points to, if any.
+    var injectedIPNSRecord: (bytes: [UInt8], cid: String?)? { state.withLock { $0.ipnsRecord } }
 
     /// Clears every fault.
     public func reset() { state.withLock { $0 = State() } }

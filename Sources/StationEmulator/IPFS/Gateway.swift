@@ -21,20 +21,40 @@ struct Gateway: Sendable {
         if path.hasPrefix("/ipns/") {
             let name = String(path.dropFirst(6).split(separator: "/").first ?? "")
             let (published, node) = core.state.withLock { ($0.publishedPublicCID, core.identity.node) }
-            if let forged = core.faults.forgedIPNSAnswer, name == node.ipnsName || name == node.peerID {
+            let isNode = name == node.ipnsName || name == node.peerID || (try? PeerID(name)) == (try? PeerID(node.peerID))
+            if let forged = core.faults.forgedIPNSAnswer, isNode {
                 return StationResponse(status: 200, headers: [("content-type", "application/json"), ("x-ipfs-path", "/ipns/\(name)")],
                                        body: Data(forged))
             }
-            guard name == node.ipnsName || name == node.peerID, let published else {
+            guard isNode, let published else {
                 return text(onlyIfCached ? 412 : 404, "ipfs resolve -r /ipns/\(name): could not resolve name")
             }
-            var response = serve(cid: published, request: request, onlyIfCached: onlyIfCached, ipfsPath: "/ipns/\(name)")
+            if Self.wantsRecord(request) {
+                // Kubo's trustless gateway: the signed record itself (`?format=ipns-record`).
+                guard let record = core.faults.injectedIPNSRecord?.bytes ?? core.state.withLock({ $0.ipnsRecords.last }) else {
+                    return text(404, "ipfs resolve -r /ipns/\(name): could not resolve name")
+                }
+                return StationResponse(status: 200, headers: [
+                    ("content-type", IPNSRecord.mediaType), ("x-ipfs-path", "/ipns/\(name)"),
+                    ("cache-control", "public, max-age=3600"),
+                ], body: Data(record))
+            }
+            let resolved = core.faults.injectedIPNSRecord?.cid ?? published
+            var response = serve(cid: resolved, request: request, onlyIfCached: onlyIfCached, ipfsPath: "/ipns/\(name)")
             if response.status == 200 {
                 response.headers = response.headers.map { $0.name == "content-type" ? ("content-type", "application/json") : $0 }
             }
             return response
         }
         return text(404, "404 page not found")
+    }
+
+    /// Whether the request asks for the signed record: `?format=ipns-record` or an `Accept` of
+    /// `application/vnd.ipfs.ipns-record`, as Kubo reads them.
+    static func wantsRecord(_ request: StationRequest) -> Bool {
+        if let query = request.target.split(separator: "?", maxSplits: 1).dropFirst().first,
+           query.split(separator: "&").contains("format=ipns-record") { return true }
+        return request.header("accept")?.lowercased().contains(IPNSRecord.mediaType) ?? false
     }
 
     private func serve(cid: String, request: StationRequest, onlyIfCached: Bool, ipfsPath: String) -> StationResponse {

@@ -67,6 +67,15 @@ final class StationCore: Sendable {
                 }
             },
             nonces: nonces)
+        let node = identity.node
+        state.withLock { state in
+            // Kubo keeps its IPNS record across restarts; a reopened emulator signs its last one again.
+            guard state.ipnsRecords.isEmpty, let cid = state.publishedPublicCID else { return }
+            state.ipnsSequence = max(state.ipnsSequence, 1)
+            state.ipnsRecords = [IPNSRecord.make(
+                value: "/ipfs/\(cid)", sequence: state.ipnsSequence,
+                validity: Date(timeIntervalSince1970: clock.now() + Self.ipnsRecordLifetime), signingKey: node.key)]
+        }
         state.withLock { persist($0) }
         log.info("Station ready: uid=\(fresh.uid), device_uid=\(fresh.uid)")
     }
@@ -110,8 +119,18 @@ final class StationCore: Sendable {
             blocks.unpin(previous)
         }
         state.publishedPublicCID = cid
+        // The IPNS record: signed by the node's key, the next sequence, valid 48 hours (Kubo's default).
+        state.ipnsSequence += 1
+        let record = IPNSRecord.make(value: "/ipfs/\(cid)", sequence: state.ipnsSequence,
+                                     validity: Date(timeIntervalSince1970: clock.now() + Self.ipnsRecordLifetime),
+                                     signingKey: identity.node.key)
+        state.ipnsRecords.append(record)
+        if state.ipnsRecords.count > 32 { state.ipnsRecords.removeFirst(state.ipnsRecords.count - 32) }
         persist(state)
     }
+
+    /// How long a published IPNS record is valid: Kubo's default `--lifetime` of 48 hours.
+    static let ipnsRecordLifetime: Double = 48 * 3600
 
     /// Publishes a post's envelopes document `{"v":1,"post_cid":…,"envelopes":{…}}`.
     func publishEnvelopes(postCID: String, envelopes: OrderedMap<String>) -> String {

@@ -67,6 +67,11 @@ struct StationState: Sendable {
     var pairingFailures: [Int64] = []
     /// The CID of the last published `public.json` (what `/ipns/<name>` resolves to).
     var publishedPublicCID: String?
+    /// The sequence number of the last IPNS record published (0 before the first).
+    var ipnsSequence: UInt64 = 0
+    /// The signed IPNS records published, oldest first (the last 32), each pointing at the
+    /// `public.json` of its time.
+    var ipnsRecords: [[UInt8]] = []
 
     var uid: String { publicDocument.uid }
 
@@ -106,6 +111,7 @@ struct StationSnapshot: Codable {
     var pairing: [PairingSession]
     var pairingFailures: [Int64]
     var publishedPublicCID: String?
+    var ipnsSequence: UInt64?
 
     init(_ state: StationState) {
         publicDocument = String(decoding: (try? WireJSON.encode(state.publicDocument)) ?? [], as: UTF8.self)
@@ -115,6 +121,7 @@ struct StationSnapshot: Codable {
         pairing = state.pairing
         pairingFailures = state.pairingFailures
         publishedPublicCID = state.publishedPublicCID
+        ipnsSequence = state.ipnsSequence
     }
 
     /// - Throws: ``WireFormatError`` when a stored document does not parse;
@@ -134,6 +141,7 @@ struct StationSnapshot: Codable {
         state.pairing = pairing
         state.pairingFailures = pairingFailures
         state.publishedPublicCID = publishedPublicCID
+        state.ipnsSequence = ipnsSequence ?? 0
         return state
     }
 }

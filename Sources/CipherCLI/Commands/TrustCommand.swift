@@ -1,0 +1,41 @@
+import Foundation
+import StationClient
+import Transport
+
+/// `cipher trust --fingerprint PIN`: pins the station's TLS key anew, on purpose (after it changed).
+enum TrustCommand: Command {
+    static let spec = CommandSpec(
+        name: "trust", usage: "trust --fingerprint sha256//BASE64",
+        summary: "pin the station's TLS key anew after it changed (read the fingerprint on the station)",
+        options: [
+            OptionSpec(names: ["--fingerprint"], help: "the key the station presents now, as read on the station", value: "PIN"),
+        ],
+        positionals: 0...0)
+
+    /// The command that prints a station's fingerprint, run where `run.py` keeps `cert.pem`.
+    static let fingerprintCommand =
+        "openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"
+
+    struct Output: Encodable {
+        var endpoint: String
+        var tlsPin: String
+        var previousPin: String?
+        enum CodingKeys: String, CodingKey { case endpoint, tlsPin = "tls_pin", previousPin = "previous_pin" }
+    }
+
+    static func run(_ context: CommandContext) async throws {
+        guard let text = context.arguments.value("--fingerprint") else {
+            throw CLIError.usage("--fingerprint is required: read it on the station with `\(fingerprintCommand)`")
+        }
+        guard let fingerprint = try? PublicKeyFingerprint(pin: text) else {
+            throw CLIError.usage("\(text) is not a key fingerprint (sha256//<base64 of 32 bytes>)")
+        }
+        let client = try await context.client()
+        let previous = await client.credentials.stationPublicKeyPin
+        try await client.trust(fingerprint: fingerprint)
+        let endpoint = await client.credentials.endpoint
+        let was = previous.map { " (was \($0.pinString))" } ?? ""
+        context.console.say("now trusting \(fingerprint.pinString) for \(endpoint.absoluteString)\(was)")
+        context.console.emit(Output(endpoint: endpoint.absoluteString, tlsPin: fingerprint.pinString, previousPin: previous?.pinString))
+    }
+}

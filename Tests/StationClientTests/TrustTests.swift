@@ -1,0 +1,373 @@
+import CurlTransport
+import Foundation
+import Manifest
+import PQCrypto
+@testable import StationClient
+import StationEmulator
+import Testing
+import Transport
+import TransportTestSupport
+
+/// A station served over TLS the way `run.py` serves it (self-signed, `CN=cipherstation`, no SAN),
+/// through `scripts/tls-front.py` before the emulator; `public.json` names the TLS endpoint.
+private struct TLSStation {
+    let rig: StationRig
+    let front: TLSFront
+    let keyStore = InMemoryKeyStore()
+
+    init(transport: any HTTPTransport = CurlTransport()) throws {
+        rig = try StationRig.served(transport: transport)
+        front = try TLSFront.start(backendPort: try Self.port(rig.station), certificate: .runPyStyle)
+        rig.emulator.setEndpoint(front.url("").absoluteString)
+    }
+
+    static func port(_ url: URL) throws -> UInt16 { try #require(url.port.map(UInt16.init)) }
+
+    var endpoint: URL { front.url("") }
+    var backendPort: UInt16 { (try? Self.port(rig.station)) ?? 0 }
+
+    func configuration() -> StationClientConfiguration { rig.configuration(keyStore: keyStore) }
+
+    func pair(trust: StationKeyTrust, at endpoint: URL? = nil) async throws -> StationClient {
+        let log = rig.emulator.log
+        return try await StationClient.pair(endpoint: endpoint ?? self.endpoint, deviceName: "Trust Phone",
+                                            configuration: configuration(), trust: trust) { _ in log.latestPIN }
+    }
+
+    /// The station's current `public.json`, changed by `edit` (an attacker's copy).
+    func document(_ edit: (inout PublicDocument) -> Void) throws -> Data {
+        var document = try WireJSON.decode(PublicDocument.self, from: [UInt8](try #require(rig.emulator.publishedPublicDocument)))
+        edit(&document)
+        return Data(try WireJSON.encode(document))
+    }
+
+    var startCount: Int { rig.count("POST", "/delegate/start") }
+}
+
+/// An HTTP server that answers every request as a healthy station would and counts what it gets:
+/// the address a hostile record names.
+private final class Impostor: Sendable {
+    let server: LoopbackHTTPServer
+
+    init() throws {
+        server = try LoopbackHTTPServer { _, response in
+            try response.send(status: 200, headers: [("Content-Type", "application/json")],
+                              body: Array(#"{"status":"healthy","ipfs":"ok"}"#.utf8))
+        }
+    }
+
+    var requests: Int { server.statistics.requestsReceived }
+    var url: URL { server.url("") }
+}
+
+private func stationError(_ body: () async throws -> Void) async -> StationClientError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as StationClientError {
+        return error
+    } catch {
+        Issue.record("not a StationClientError: \(error)")
+        return nil
+    }
+}
+
+@Suite("Trust: TLS keys pinned from pairing on, endpoint moves verified by signed IPNS records", .serialized)
+struct TrustTests {
+    // MARK: Pairing
+
+    @Test("Pairing with confirmation: the station's key is shown, pinned in the credentials, and carried by every later request")
+    func pairWithConfirmation() async throws {
+        let station = try TLSStation()
+        let shown = Locked<[StationKeyPrompt]>([])
+        let client = try await station.pair(trust: .confirm { prompt in
+            shown.withLock { $0.append(prompt) }
+            return true
+        })
+        #expect(shown.value.map(\.fingerprint) == [station.front.pin])
+        #expect(shown.value.first?.endpoint == station.endpoint)
+        let credentials = await client.credentials
+        #expect(credentials.stationPublicKeyPin == station.front.pin)
+        #expect(credentials.endpointTrust == .pinnedKey)
+        #expect(credentials.ipnsName == station.rig.emulator.ipnsName)
+        #expect(credentials.stationMLDSAPublicKeyHex != nil)
+
+        // A fresh process: the pin comes from the stored (encoded) credentials, not the configuration.
+        let reloaded = try await StationClient.load(configuration: station.configuration())
+        #expect(await reloaded.activePins == [station.front.pin])
+        #expect(try await reloaded.health().isHealthy)
+        _ = try await reloaded.signed(.get, "/followers", operation: "GET /followers")
+        #expect(station.rig.count("GET", "/followers") == 1)
+    }
+
+    @Test("Pairing with the expected fingerprint pins it without asking; a wrong one is refused with both fingerprints")
+    func pairWithExpectedFingerprint() async throws {
+        let station = try TLSStation()
+        let other = try TLSFront.start(backendPort: station.backendPort, certificate: .runPyStyle)
+        let refused = await stationError { _ = try await station.pair(trust: .expected(other.pin)) }
+        #expect(refused?.kind == .untrustedKey)
+        #expect(refused?.expectedFingerprint == other.pin)
+        #expect(refused?.presentedFingerprint == station.front.pin)
+        #expect(station.startCount == 0)
+
+        let client = try await station.pair(trust: .expected(station.front.pin))
+        #expect(await client.credentials.stationPublicKeyPin == station.front.pin)
+        #expect(station.startCount == 1)
+    }
+
+    @Test("Without an expected fingerprint or a confirmation, a self-signed station is refused and nothing is sent")
+    func pairRefusedWithoutEither() async throws {
+        let station = try TLSStation()
+        let refused = await stationError { _ = try await station.pair(trust: .certificateAuthorityOnly) }
+        #expect(refused?.kind == .untrustedKey)
+        #expect(refused?.presentedFingerprint == station.front.pin)
+        let declined = await stationError { _ = try await station.pair(trust: .confirm { _ in false }) }
+        #expect(declined?.kind == .untrustedKey)
+        #expect(declined?.presentedFingerprint == station.front.pin)
+        // The old entry point trusts only certificate authorities.
+        let log = station.rig.emulator.log
+        let plain = await stationError {
+            _ = try await StationClient.pair(endpoint: station.endpoint, deviceName: "x", configuration: station.configuration()) { _ in
+                log.latestPIN
+            }
+        }
+        #expect(plain?.kind == .untrustedKey)
+        #expect(station.startCount == 0)
+        #expect(try await station.configuration().keyStore.load(KeyStoreItem.credentials) == nil)
+    }
+
+    @Test("A CA-valid station needs no pin")
+    func caValidStationNeedsNoPin() async throws {
+        let rig = try StationRig.served()
+        let front = try TLSFront.start(backendPort: try TLSStation.port(rig.station), certificate: .testCA)
+        var settings = CurlTransport.Configuration()
+        settings.caBundlePath = try #require(front.caFile).path
+        let transport = CurlTransport(configuration: settings)
+        let log = rig.emulator.log
+        let client = try await StationClient.pair(
+            endpoint: front.url(""), deviceName: "CA Phone", configuration: rig.configuration(transport: transport),
+            trust: .confirm { _ in Issue.record("asked for a CA-valid certificate"); return false }) { _ in log.latestPIN }
+        #expect(await client.credentials.stationPublicKeyPin == nil)
+        #expect(await client.credentials.endpointTrust == .certificateAuthority)
+        #expect(await client.activePins.isEmpty)
+        #expect(try await client.health().isHealthy)
+    }
+
+    @Test("After a key change every call is refused naming both keys; trust(fingerprint:) re-pins on purpose")
+    func keyChangeAndRetrust() async throws {
+        let station = try TLSStation()
+        let client = try await station.pair(trust: .expected(station.front.pin))
+        let port = station.front.port
+        station.front.stop()
+        let replaced = try TLSFront.start(backendPort: station.backendPort, certificate: .runPyStyle, port: port)
+        let before = station.rig.emulator.requests.count(.any)
+
+        let health = await stationError { _ = try await client.health() }
+        #expect(health?.kind == .keyChanged)
+        #expect(health?.expectedFingerprint == station.front.pin)
+        #expect(health?.presentedFingerprint == replaced.pin)
+        let signed = await stationError { _ = try await client.signed(.get, "/followers", operation: "GET /followers") }
+        #expect(signed?.kind == .keyChanged)
+        #expect(signed?.presentedFingerprint == replaced.pin)
+        #expect(station.rig.emulator.requests.count(.any) == before, "nothing reached the station under another key")
+        #expect(await client.credentials.stationPublicKeyPin == station.front.pin, "never re-pinned automatically")
+
+        // Re-trusting with a key the station does not present is refused; with its key, it works.
+        let wrong = await stationError { try await client.trust(fingerprint: station.front.pin) }
+        #expect(wrong?.kind == .untrustedKey)
+        #expect(wrong?.presentedFingerprint == replaced.pin)
+        try await client.trust(fingerprint: replaced.pin)
+        #expect(try await client.health().isHealthy)
+        let reloaded = try await StationClient.load(configuration: station.configuration())
+        #expect(await reloaded.credentials.stationPublicKeyPin == replaced.pin)
+    }
+
+    // MARK: Moves
+
+    @Test("A self-signed station that moved port is found through its signed record, verified, saved and pinned")
+    func verifiedMoveBetweenHTTPSEndpoints() async throws {
+        let station = try TLSStation()
+        let client = try await station.pair(trust: .expected(station.front.pin))
+        let moved = try TLSFront.start(backendPort: station.backendPort, sameKeyAs: station.front)
+        station.front.stop()
+        station.rig.emulator.setEndpoint(moved.url("").absoluteString)
+
+        #expect(try await client.health().isHealthy)
+        let credentials = await client.credentials
+        #expect(credentials.endpoint == moved.url(""))
+        #expect(credentials.endpointTrust == .pinnedKey)
+        #expect(credentials.ipnsSequence == station.rig.emulator.ipnsSequence)
+        let reloaded = try await StationClient.load(configuration: station.configuration())
+        #expect(await reloaded.credentials.endpoint == moved.url(""))
+        #expect(station.rig.emulator.requests.count(RequestRoute("GET", pathPrefix: "/ipns/")) == 1)
+    }
+
+    @Test("A move to a tunnel with a CA-valid certificate is recorded as trusted by the authorities")
+    func verifiedMoveToCATunnel() async throws {
+        let rig = try StationRig.served()
+        let tunnel = try TLSFront.start(backendPort: try TLSStation.port(rig.station), certificate: .testCA)
+        var settings = CurlTransport.Configuration()
+        settings.caBundlePath = try #require(tunnel.caFile).path
+        let transport = CurlTransport(configuration: settings)
+        let front = try TLSFront.start(backendPort: try TLSStation.port(rig.station), certificate: .runPyStyle)
+        rig.emulator.setEndpoint(front.url("").absoluteString)
+        let log = rig.emulator.log
+        let keyStore = InMemoryKeyStore()
+        let client = try await StationClient.pair(
+            endpoint: front.url(""), deviceName: "Tunnel Phone", configuration: rig.configuration(keyStore: keyStore, transport: transport),
+            trust: .expected(front.pin)) { _ in log.latestPIN }
+        front.stop()
+        rig.emulator.setEndpoint(tunnel.url("").absoluteString)
+
+        #expect(try await client.health().isHealthy)
+        #expect(await client.credentials.endpoint == tunnel.url(""))
+        #expect(await client.credentials.endpointTrust == .certificateAuthority)
+        #expect(await client.activePins.isEmpty)
+        #expect(await client.credentials.stationPublicKeyPin == front.pin, "the station's key stays known")
+    }
+
+    /// Pairs over TLS, takes the station's address down and makes the gateway serve `record`
+    /// (built from the station and an impostor); checks the call ends unreachable with the endpoint
+    /// unchanged and nothing sent to the impostor.
+    private func expectRefusedMove(
+        _ description: String, impostorOverTLS: Bool = true, sourceLocation: SourceLocation = #_sourceLocation,
+        prepare: (TLSStation, StationClient) async throws -> Void = { _, _ in },
+        record: (TLSStation, URL) throws -> Void
+    ) async throws {
+        let station = try TLSStation()
+        let client = try await station.pair(trust: .expected(station.front.pin))
+        let impostor = try Impostor()
+        // An impostor over TLS holds the station's own key, so only the record check can stop it.
+        let impostorFront = impostorOverTLS ? try TLSFront.start(backendPort: impostor.server.port, sameKeyAs: station.front) : nil
+        try await prepare(station, client)
+        let address = impostorFront?.url("") ?? impostor.url
+        let endpoint = await client.credentials.endpoint
+        try record(station, address)
+        station.front.stop()
+        let error = await stationError { _ = try await client.health() }
+        #expect(error?.kind == .unreachable, "\(description): \(String(describing: error))", sourceLocation: sourceLocation)
+        #expect((error?.underlying as? StationClientError) != nil, "\(description): the search failure is attached",
+                sourceLocation: sourceLocation)
+        #expect(await client.credentials.endpoint == endpoint, "\(description): endpoint unchanged", sourceLocation: sourceLocation)
+        let stored = try await StationClient.load(configuration: station.configuration())
+        #expect(await stored.credentials.endpoint == endpoint, "\(description): stored endpoint unchanged", sourceLocation: sourceLocation)
+        #expect(impostor.requests == 0, "\(description): nothing was sent to \(address)", sourceLocation: sourceLocation)
+        impostorFront?.stop()
+    }
+
+    @Test("A forged record (signed by another key) is refused: endpoint unchanged, nothing sent to its address")
+    func forgedRecordRefused() async throws {
+        try await expectRefusedMove("forged") { station, address in
+            station.rig.emulator.serveIPNSRecord(pointingAt: try station.document { $0.endpoint = address.absoluteString }, forged: true)
+        }
+    }
+
+    @Test("A rolled-back record (validly signed, older sequence than one already seen) is refused")
+    func rolledBackRecordRefused() async throws {
+        try await expectRefusedMove("rolled back", prepare: { station, client in
+            // A verified move first, so the client has seen the newest sequence.
+            let moved = try TLSFront.start(backendPort: station.backendPort, sameKeyAs: station.front)
+            station.rig.emulator.setEndpoint(moved.url("").absoluteString)
+            station.front.stop()
+            #expect(try await client.health().isHealthy)
+            #expect(await client.credentials.ipnsSequence == station.rig.emulator.ipnsSequence)
+            moved.stop()
+        }) { station, address in
+            station.rig.emulator.serveIPNSRecord(pointingAt: try station.document { $0.endpoint = address.absoluteString },
+                                                 sequence: station.rig.emulator.ipnsSequence - 1)
+        }
+    }
+
+    @Test("An expired record is refused")
+    func expiredRecordRefused() async throws {
+        try await expectRefusedMove("expired") { station, address in
+            station.rig.emulator.serveIPNSRecord(pointingAt: try station.document { $0.endpoint = address.absoluteString },
+                                                 validity: Date().addingTimeInterval(-60))
+        }
+    }
+
+    @Test("A record whose public.json lacks the station's keys, or carries other keys, is refused")
+    func keylessRecordRefused() async throws {
+        try await expectRefusedMove("no keys") { station, address in
+            station.rig.emulator.serveIPNSRecord(pointingAt: try station.document {
+                $0.endpoint = address.absoluteString
+                $0.mlkemPublicKey = nil
+                $0.mldsaPublicKey = nil
+            })
+        }
+        try await expectRefusedMove("no ML-DSA key") { station, address in
+            station.rig.emulator.serveIPNSRecord(pointingAt: try station.document {
+                $0.endpoint = address.absoluteString
+                $0.mldsaPublicKey = nil
+            })
+        }
+        try await expectRefusedMove("other ML-DSA key") { station, address in
+            let otherKey = String(repeating: "ab", count: 1952)
+            station.rig.emulator.serveIPNSRecord(pointingAt: try station.document {
+                $0.endpoint = address.absoluteString
+                $0.mldsaPublicKey = otherKey
+            })
+        }
+    }
+
+    @Test("A validly signed record that moves an https station to http is refused")
+    func downgradeRefused() async throws {
+        try await expectRefusedMove("https to http", impostorOverTLS: false) { station, address in
+            #expect(address.scheme == "http")
+            station.rig.emulator.serveIPNSRecord(pointingAt: try station.document { $0.endpoint = address.absoluteString })
+        }
+    }
+
+    // MARK: The trust anchor
+
+    @Test("A later /profile naming another IPNS key is refused and never adopted")
+    func anchorNeverReplaced() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        let stored = await client.credentials.ipnsName
+        #expect(stored == rig.emulator.ipnsName)
+        var profile = try await client.profile()
+        let stranger = try PeerID(ed25519PublicKey: Array(repeating: 7, count: 32))
+        profile.ipnsName = stranger.ipnsName
+        profile.ipfsPeerID = stranger.description
+        await #expect(throws: StationClientError.self) { _ = try await client.adoptAnchor(from: profile) }
+        #expect(await client.credentials.ipnsName == stored)
+    }
+
+    @Test("Credentials written before the pin was kept still load, trusted by the authorities")
+    func oldCredentialsLoad() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        var object = try #require(try await client.credentials.encoded().withUnsafeBytes { try WireJSON.parse(Array($0)) }.objectValue)
+        for key in ["tls_public_key_pin", "endpoint_trust", "station_mldsa_public_key", "ipns_sequence"] { object[key] = nil }
+        let old = try DeviceCredentials(encoded: SecretBytes(copying: WireJSON.serialize(.object(object))))
+        #expect(old.stationPublicKeyPin == nil)
+        #expect(old.endpointTrust == .certificateAuthority)
+        #expect(old.endpointPins.isEmpty)
+        let pin = try PublicKeyFingerprint(sha256: Array(repeating: 1, count: 32))
+        var pinned = old
+        pinned.stationPublicKeyPin = pin
+        pinned.endpointTrust = .pinnedKey
+        pinned.ipnsSequence = 41
+        let decoded = try DeviceCredentials(encoded: pinned.encoded())
+        #expect(decoded.stationPublicKeyPin == pin)
+        #expect(decoded.endpointTrust == .pinnedKey)
+        #expect(decoded.ipnsSequence == 41)
+    }
+
+    @Test("A followed station resolved by IPNS name is read only through a verified record")
+    func followedStationVerified() async throws {
+        let rig = try StationRig.inProcess()
+        let gateway = IPFSGateway(baseURL: rig.gateway, transport: rig.transport)
+        let good = try await gateway.resolveVerified(ipnsName: rig.emulator.ipnsName)
+        #expect(good.document.uid == rig.emulator.uid)
+        #expect(good.sequence == rig.emulator.ipnsSequence)
+        var forged = good.document
+        forged.manifestPointer = nil
+        rig.emulator.serveIPNSRecord(pointingAt: Data(try WireJSON.encode(forged)), forged: true)
+        let identity = FollowerIdentity.generate(name: "follower")
+        let reader = FollowedStationReader(identity: identity, gateway: gateway, transport: rig.transport)
+        let error = await stationError { _ = try await reader.pointers(of: .ipns(rig.emulator.ipnsName)) }
+        #expect(error?.kind == .integrity)
+    }
+}
