@@ -180,12 +180,15 @@ struct JSONParser {
         let open = index
         index += 1
         let contentStart = index
-        // Fast path: no escapes.
+        // Fast path: no escapes. ASCII needs no UTF-8 validation (most wire strings are CIDs, hex
+        // and keys; `String(validating:)` costs a generic metadata lookup per string).
+        var nonASCII: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<index])
                 index += 1
+                if nonASCII & 0x80 == 0 { return String(decoding: slice, as: UTF8.self) }
                 guard let text = String(validating: slice, as: UTF8.self) else {
                     throw .invalidJSON(offset: open, reason: "string is not valid UTF-8")
                 }
@@ -193,6 +196,7 @@ struct JSONParser {
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("invalid control character in a string") }
+            nonASCII |= byte
             index += 1
         }
         guard index < bytes.count else { throw .invalidJSON(offset: open, reason: "unterminated string") }
