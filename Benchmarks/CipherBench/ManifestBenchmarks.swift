@@ -1,4 +1,5 @@
 import Manifest
+import PQCrypto
 import Sodium
 
 /// A manifest of `count` encrypted entries in one namespace, shaped as the station writes them
@@ -42,12 +43,17 @@ func manifestBenchmarks() -> [Benchmark] {
         Benchmark(name: "manifest.10kposts.decode", iterations: 2) { n in
             for _ in 0..<n { blackHole(try? WireJSON.decode(Manifest.self, from: large)) }
         },
+        Benchmark(name: "manifest.10kposts.read", iterations: 2) { n in
+            // The listing's reader: the station's form straight from the bytes.
+            for _ in 0..<n { blackHole(try? Manifest.read(large)) }
+        },
         Benchmark(name: "manifest.10kposts.open", iterations: 2) { n in
-            // Each entry's sealed metadata: hex decode, SecretBox open, JSON parse.
+            // Each entry's sealed metadata: hex decode, SecretBox open, JSON parse, drive metadata.
             for _ in 0..<n {
                 for _ in 0..<10_000 {
-                    guard let bytes = try? Hex.decode(sealedHex), let plain = try? SecretBox.open(bytes, using: key) else { continue }
-                    blackHole(try? WireJSON.parse(plain))
+                    guard let bytes = try? Hex.decode(sealedHex), let plain = try? SecretBox.open(bytes, using: key),
+                          let value = try? WireJSON.parse(plain) else { continue }
+                    blackHole(try? DriveFileMetadata.read(value))
                 }
             }
         },

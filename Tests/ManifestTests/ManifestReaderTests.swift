@@ -51,6 +51,54 @@ struct ManifestReaderTests {
         #expect(actual == expected)
     }
 
+    /// Documents in the form a station writes take the direct path (no JSON tree), whatever
+    /// their layout, and read as the tree gives them.
+    @Test(arguments: [
+        WireNotes.manifest,
+        documents[1],
+        #"{"clients":{}}"#,
+        #"{"clients":{"a":{},"b":{"posts":[]},"c":{"posts":[{}]}}}"#.replacingOccurrences(of: "[{}]", with: #"[{"cid":"QmOld"}]"#),
+        "\u{FEFF}" + #" { "future" : [1, {"x": null}] , "clients" : { "drive" : { "profile" : {"bio":"b"} , "posts" : [ { "post_cid" : "Qm1" , "metadata" : {"k":[1,2.50,-0,1e3,"ü"]} } , {"post_cid":"Qm2","post_cid":"Qm3","audience_mode":"self","audience_mode":7,"created_at":12,"extra":{"deep":[[]]}} ] , "profile" : {"bio":"c"} , "other" : "x" } , "b\u00e9" : {"posts":[{"post_cid":"Qm\u0041","audience_uids":["u",1]}]} } } "#,
+        #"{"clients":{"x":{"posts":[{"post_cid":"Qm1","audience_mode":null,"encrypted":"yes","envelopes_cid":5,"envelopes_count":3.0,"created_at":-0,"audience_uids":null,"metadata":null},{"post_cid":"Qm2","audience_mode":{"a":[1,2]},"encrypted":true,"envelopes_count":1.5,"created_at":1e3,"audience_uids":"a","metadata":[1]},{"post_cid":"Qm3","audience_mode":"public","created_at":-9223372036854775809,"envelopes_count":9223372036854775808,"metadata":"00ff"},{"post_cid":"Qm4","audience_mode":"public","encrypted":true,"created_at":NaN,"envelopes_count":Infinity},{"cid":"QmOld","audience_mode":"all_followers","created_at":1795956595.0,"envelopes_count":-1E2}],"profile":null}}}"#,
+    ])
+    func stationFormTakesTheDirectPath(document: String) throws {
+        let bytes = Array(document.utf8)
+        let direct = try #require(Manifest.readStationForm(bytes))
+        let expected = try WireJSON.decode(Manifest.self, from: bytes)
+        #expect(direct == expected)
+        #expect(direct.issues.isEmpty && expected.issues.isEmpty)
+        #expect(try WireJSON.encode(direct) == WireJSON.encode(expected))
+    }
+
+    /// Anything else leaves the direct path: it gives no manifest rather than a different one.
+    @Test(arguments: Array(documents[2...]).filter { !$0.hasPrefix(#"{"clients":{"x":"#) } + [
+        #"{"clients":{"a":{"posts":[]},"a":{"posts":[]}}}"#, #"{"clients":{"a":{"posts":[],"posts":[]}}}"#,
+        #"{"clients":{"a":{"posts":[]}},"clients":{}}"#, #"{"clients":{"a":{"profile":7}}}"#,
+        #"{"clients":{"a":{"posts":[{"post_cid":"Qm1"},]}}}"#, #"{"clients":{"a":{"posts":[{"post_cid":"Qm1"}]}}} x"#,
+        #"{"clients":{"a":{"posts":[{"post_cid":"Qm1"}]}}"#, #"{"clients":{"a":{"posts":[{"post_cid":"Qm1" "x":1}]}}}"#,
+    ])
+    func otherFormsLeaveTheDirectPath(document: String) {
+        #expect(Manifest.readStationForm(Array(document.utf8)) == nil)
+    }
+
+    /// The nesting limit counts the same on the direct path: an entry's metadata may reach
+    /// ``WireJSON/maximumDepth`` and no further.
+    @Test func nestingLimitOnTheDirectPath() throws {
+        func document(metadataDepth: Int) -> [UInt8] {
+            let metadata = String(repeating: "[", count: metadataDepth) + String(repeating: "]", count: metadataDepth)
+            return Array(#"{"clients":{"a":{"posts":[{"post_cid":"Qm1","metadata":\#(metadata)}]}}}"#.utf8)
+        }
+        let deepest = document(metadataDepth: WireJSON.maximumDepth - 5)
+        #expect(try #require(Manifest.readStationForm(deepest)) == WireJSON.decode(Manifest.self, from: deepest))
+        let tooDeep = document(metadataDepth: WireJSON.maximumDepth - 4)
+        #expect(Manifest.readStationForm(tooDeep) == nil)
+        let expected = Result { () throws(WireFormatError) in try WireJSON.decode(Manifest.self, from: tooDeep) }
+        #expect(Result { () throws(WireFormatError) in try Manifest.read(tooDeep) } == expected)
+        #expect(throws: WireFormatError.nestingTooDeep(offset: 55 + WireJSON.maximumDepth - 5, limit: WireJSON.maximumDepth)) {
+            try expected.get()
+        }
+    }
+
     /// A large namespace reads entry for entry the same, bad entries included.
     @Test func largeNamespaceReadsTheSame() throws {
         var entries: [String] = []
