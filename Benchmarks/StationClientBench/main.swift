@@ -82,6 +82,33 @@ func resetPeakRSS() {
     #endif
 }
 
+/// Hands the heap's free memory back to the system (glibc keeps freed pages of large listings;
+/// Darwin's allocator returns them itself), so a later peak measures what comes after.
+func releaseFreeHeap() {
+    #if canImport(Glibc)
+    // `malloc_trim` is in <malloc.h>, which the Glibc module does not import; look it up.
+    typealias Trim = @convention(c) (Int) -> Int32
+    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+    }
+    #elseif canImport(Darwin)
+    // Nothing to do: libmalloc returns free pages by itself.
+    #endif
+}
+
+/// This process's resident set now, in bytes (`VmRSS`; 0 where not available).
+func currentRSS() -> Int {
+    #if os(Linux)
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return (Int(line.filter(\.isNumber)) ?? 0) * 1024
+    }
+    return 0
+    #else
+    return 0
+    #endif
+}
+
 /// The peak resident set since the last reset, in bytes (`VmHWM`; `ru_maxrss` elsewhere).
 func peakRSS() -> Int {
     #if os(Linux)
@@ -583,7 +610,13 @@ guard options.largeFile else {
     exit(listingPassed ? 0 : 1)
 }
 
-// The largest file the station accepts.
+// The largest file the station accepts. The listings' memory (the manifest kept for the next
+// listing, the post keys, freed heap pages glibc keeps) is given back first, as an app would on
+// a memory warning, so the peaks below are the transfers' (plus what the process holds anyway).
+await client.clearManifestCache()
+await client.clearPostKeyCache()
+releaseFreeHeap()
+say(String(format: "resident before the transfers: %.1f MiB", Double(currentRSS()) / 1_048_576))
 // The metadata names the file's size, so the size is found with metadata of the same length.
 let estimate = try client.largestPublishableFileSize(metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: 0))
 let largest = try client.largestPublishableFileSize(metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: Int(estimate)))

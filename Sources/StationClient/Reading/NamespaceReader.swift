@@ -44,6 +44,7 @@ extension StationClient {
         let context = readContext()
         let results = try await readEntries(entries, context: context, operation: operation)
         var posts: [ListedPost<JSONValue>] = []
+        posts.reserveCapacity(results.count)
         var skipped: [SkippedPost] = []
         for result in results {
             switch result {
@@ -55,6 +56,7 @@ extension StationClient {
         }
         try await recordListing(posts, complete: skipped.isEmpty, manifestCID: manifestCID)
         var typed = PostListing<Metadata>(posts: [], skipped: skipped, isOffline: false, manifestCID: manifestCID)
+        typed.posts.reserveCapacity(posts.count)
         for post in posts {
             do {
                 typed.posts.append(try Self.typed(post, as: type))
@@ -146,7 +148,13 @@ extension StationClient {
             }
         }
         try Task.checkCancellation()
-        return results.compactMap { $0 }
+        // Moved out, not copied (a copy retains every string of every post).
+        var ordered: [Result<ListedPost<JSONValue>, SkippedPost>] = []
+        ordered.reserveCapacity(results.count)
+        for index in results.indices {
+            if let result = results[index].take() { ordered.append(result) }
+        }
+        return ordered
     }
 
     /// Hands out entry indices to a listing's workers, each index once.
