@@ -21,7 +21,7 @@ import Darwin
 //
 //   swift build -c release --product cipher-station-emulator
 //   swift build -c release --product station-client-bench
-//   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--cold-runs 11] [--large-file yes|no] [--width 8]
+//   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--reference-posts 500] [--cold-runs 11] [--large-file yes|no] [--width 8]
 //                                       [--scheme https|http] [--transport curl|urlsession] [--tls-front scripts/tls-front.py]
 //                                       [--attach station-URL,gateway-URL,log-file]
 //
@@ -79,6 +79,33 @@ func resetPeakRSS() {
     try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     #else
     // Darwin has no way to reset the peak; it stays the process's.
+    #endif
+}
+
+/// Hands the heap's free memory back to the system (glibc keeps freed pages of large listings;
+/// Darwin's allocator returns them itself), so a later peak measures what comes after.
+func releaseFreeHeap() {
+    #if canImport(Glibc)
+    // `malloc_trim` is in <malloc.h>, which the Glibc module does not import; look it up.
+    typealias Trim = @convention(c) (Int) -> Int32
+    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+    }
+    #elseif canImport(Darwin)
+    // Nothing to do: libmalloc returns free pages by itself.
+    #endif
+}
+
+/// This process's resident set now, in bytes (`VmRSS`; 0 where not available).
+func currentRSS() -> Int {
+    #if os(Linux)
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return (Int(line.filter(\.isNumber)) ?? 0) * 1024
+    }
+    return 0
+    #else
+    return 0
     #endif
 }
 
@@ -170,6 +197,9 @@ final class EmulatorProcess: @unchecked Sendable {
 struct Options {
     var emulator: URL
     var posts = 500
+    /// Posts of the reference station whose cold listing the main one's is compared with per post
+    /// (only when fewer than `posts`; 0 for none).
+    var referencePosts = 500
     var coldRuns = 11
     var largeFile = true
     var width = 8
@@ -194,6 +224,7 @@ func parseOptions() -> Options {
         switch name {
         case "--emulator": options.emulator = URL(fileURLWithPath: value)
         case "--posts": options.posts = Int(value) ?? options.posts
+        case "--reference-posts": options.referencePosts = max(0, Int(value) ?? options.referencePosts)
         case "--cold-runs": options.coldRuns = max(1, Int(value) ?? options.coldRuns)
         case "--large-file": options.largeFile = value != "no"
         case "--width": options.width = max(1, Int(value) ?? options.width)
@@ -322,70 +353,130 @@ let options = parseOptions()
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("station-client-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: work) }
-let emulator = try options.attach.map { EmulatorProcess(attachingTo: $0.station, gateway: $0.gateway, logFile: $0.log) }
-    ?? EmulatorProcess(executable: options.emulator, directory: work)
-defer { emulator.stop() }
-say("emulator: station \(emulator.station.absoluteString), gateway \(emulator.gateway.absoluteString)")
-// An attached emulator is reached at the URL given (which may be a TLS front started by hand).
-let front = try options.scheme == "https" && options.attach == nil
-    ? TLSFrontProcess(script: options.tlsFront, backend: emulator.station, certificateDirectory: work.appendingPathComponent("tls"))
-    : nil
-defer { front?.stop() }
-let stationURL = front?.url ?? emulator.station
 
+/// Removes the work directory (a top-level `defer` does not run on `exit`; a 10,000-post run
+/// leaves almost 2 GB there) and exits with `code`.
+func finish(_ code: Int32) -> Never {
+    try? FileManager.default.removeItem(at: work)
+    exit(code)
+}
 let transport: any HTTPTransport = options.transport == "curl" ? CurlTransport() : URLSessionTransport()
-// Trust on first use, as an app pairing with a self-signed station does: learn the key, pin it.
-var pins: [PublicKeyFingerprint] = []
-if stationURL.scheme == "https" { pins = [try await CurlTransport().probeServerCertificate(at: stationURL).publicKeyFingerprint] }
-say("station: \(stationURL.absoluteString) over \(options.transport)\(pins.first.map { ", pinned \($0)" } ?? " (plain http)")")
-let store = try FileKeyStore(directory: work.appendingPathComponent("keys"), passphrase: "benchmark passphrase")
-let configuration = StationClientConfiguration(
-    namespace: "drive", keyStore: store, transport: transport, gateway: IPFSGateway(baseURL: emulator.gateway, transport: transport),
-    stationPublicKeyPins: pins, rewrapConcurrency: options.width, persistsOfflineListing: false,
-    log: { event in if event.level >= .info { say("client log: \(event.message)") } })
-let seenPINs = Set<String>()
-let client = try await StationClient.pair(endpoint: stationURL, deviceName: "bench", configuration: configuration) { _ in
-    await emulator.nextPIN(after: seenPINs)
+
+/// A station (an emulator, behind the TLS front unless `--scheme http`) with a paired client
+/// and `posts` drive posts.
+struct BenchStation {
+    let emulator: EmulatorProcess
+    let front: TLSFrontProcess?
+    let url: URL
+    let pins: [PublicKeyFingerprint]
+    let client: StationClient
+    let posts: Int
+
+    func stop() {
+        front?.stop()
+        emulator.stop()
+    }
 }
 
-// Setup: posts with drive metadata, published four at a time.
-let setupStart = Date()
-try await withThrowingTaskGroup(of: Void.self) { group in
-    for index in 0..<options.posts {
-        if index >= 4 { try await group.next() }
-        group.addTask {
-            let data = Data("post \(index)".utf8)
-            _ = try await client.publish(data: data, metadata: DriveFileMetadata(
-                filename: "file-\(index).txt", mimeType: "text/plain", sizeBytes: data.count, createdAt: 1_700_000_000,
-                modifiedAt: 1_700_000_000, path: "/"))
-        }
+/// Starts (or attaches to) an emulator in `directory`, pairs a client and publishes `posts` posts
+/// four at a time, saying how long the posts took.
+func makeStation(posts: Int, directory: URL, attach: (station: URL, gateway: URL, log: URL)?, label: String) async throws -> BenchStation {
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let emulator = try attach.map { EmulatorProcess(attachingTo: $0.station, gateway: $0.gateway, logFile: $0.log) }
+        ?? EmulatorProcess(executable: options.emulator, directory: directory)
+    say("\(label)emulator: station \(emulator.station.absoluteString), gateway \(emulator.gateway.absoluteString)")
+    // An attached emulator is reached at the URL given (which may be a TLS front started by hand).
+    let front = try options.scheme == "https" && attach == nil
+        ? TLSFrontProcess(script: options.tlsFront, backend: emulator.station, certificateDirectory: directory.appendingPathComponent("tls"))
+        : nil
+    let stationURL = front?.url ?? emulator.station
+    // Trust on first use, as an app pairing with a self-signed station does: learn the key, pin it.
+    var pins: [PublicKeyFingerprint] = []
+    if stationURL.scheme == "https" { pins = [try await CurlTransport().probeServerCertificate(at: stationURL).publicKeyFingerprint] }
+    say("\(label)station: \(stationURL.absoluteString) over \(options.transport)\(pins.first.map { ", pinned \($0)" } ?? " (plain http)")")
+    let store = try FileKeyStore(directory: directory.appendingPathComponent("keys"), passphrase: "benchmark passphrase")
+    let configuration = StationClientConfiguration(
+        namespace: "drive", keyStore: store, transport: transport, gateway: IPFSGateway(baseURL: emulator.gateway, transport: transport),
+        stationPublicKeyPins: pins, rewrapConcurrency: options.width, persistsOfflineListing: false,
+        log: { event in if event.level >= .info { say("client log: \(event.message)") } })
+    let seenPINs = Set<String>()
+    let client = try await StationClient.pair(endpoint: stationURL, deviceName: "bench", configuration: configuration) { _ in
+        await emulator.nextPIN(after: seenPINs)
     }
-    try await group.waitForAll()
+
+    // Setup: posts with drive metadata, published four at a time.
+    let setupStart = Date()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for index in 0..<posts {
+            if index >= 4 { try await group.next() }
+            group.addTask {
+                let data = Data("post \(index)".utf8)
+                _ = try await client.publish(data: data, metadata: DriveFileMetadata(
+                    filename: "file-\(index).txt", mimeType: "text/plain", sizeBytes: data.count, createdAt: 1_700_000_000,
+                    modifiedAt: 1_700_000_000, path: "/"))
+            }
+        }
+        try await group.waitForAll()
+    }
+    say(String(format: "\(label)setup: published %d posts in %.1f s", posts, Date().timeIntervalSince(setupStart)))
+    return BenchStation(emulator: emulator, front: front, url: stationURL, pins: pins, client: client, posts: posts)
 }
-say(String(format: "setup: published %d posts in %.1f s", options.posts, Date().timeIntervalSince(setupStart)))
+
+// The reference station for the cold listing's scale check (`--reference-posts`, 500 by default
+// when --posts is larger): set up first, listed interleaved with the main station's cold runs.
+let reference = options.referencePosts > 0 && options.referencePosts < options.posts && options.attach == nil
+    ? try await makeStation(posts: options.referencePosts, directory: work.appendingPathComponent("reference"), attach: nil,
+                            label: "reference ")
+    : nil
+defer { reference?.stop() }
+let main = try await makeStation(posts: options.posts, directory: work, attach: options.attach, label: "")
+let emulator = main.emulator
+defer { main.stop() }
+let stationURL = main.url
+let pins = main.pins
+let client = main.client
 
 let block = try await BaselineBlock(client: client)
 let parts = try block.parts()
 say(String(format: "baseline: sign %.0f µs + envelope open %.0f µs + metadata open %.1f µs = %.0f µs CPU",
            parts.sign * 1e6, parts.envelope * 1e6, parts.metadata * 1e6, (parts.sign + parts.envelope + parts.metadata) * 1e6))
 
-func listing(cold: Bool) async throws -> (cpuPerPost: Double, postsPerSecond: Double, cpu: Double) {
-    if cold { await client.clearPostKeyCache() }
+/// One listing of `station`: cold (the post keys dropped, so every post is rewrapped) or warm (the
+/// keys cached). Either way the in-memory manifest is dropped first, as on a memory warning, so
+/// the listing fetches the manifest, checks its CID and reads it.
+func listing(cold: Bool, of station: BenchStation = main) async throws -> (cpuPerPost: Double, postsPerSecond: Double, cpu: Double) {
+    if cold { await station.client.clearPostKeyCache() }
+    await station.client.clearManifestCache()
     let wall = Date()
     let cpu = cpuSeconds()
     let split = cpuSplit()
-    let result = try await client.listPosts(as: DriveFileMetadata.self)
+    let result = try await station.client.listPosts(as: DriveFileMetadata.self)
     let cpuUsed = cpuSeconds() - cpu
     let after = cpuSplit()
     if cold {
-        say(String(format: "  cold run: user %.0f µs/post, system %.0f µs/post",
-                   (after.user - split.user) / Double(options.posts) * 1e6, (after.system - split.system) / Double(options.posts) * 1e6))
+        say(String(format: "  cold run of %d: user %.0f µs/post, system %.0f µs/post", station.posts,
+                   (after.user - split.user) / Double(station.posts) * 1e6, (after.system - split.system) / Double(station.posts) * 1e6))
     }
     let elapsed = Date().timeIntervalSince(wall)
-    guard result.posts.count == options.posts, result.skipped.isEmpty else {
+    guard result.posts.count == station.posts, result.skipped.isEmpty else {
+        reference?.stop()
         fail("listing read \(result.posts.count) posts and skipped \(result.skipped.count)", stopping: emulator)
     }
-    return (cpuUsed / Double(options.posts), Double(options.posts) / elapsed, cpuUsed)
+    return (cpuUsed / Double(station.posts), Double(station.posts) / elapsed, cpuUsed)
+}
+
+// With BENCH_LOOP_WARM=N: N warm listings (manifest fetched and read each time) and nothing else,
+// for a profiler attached to this process (`perf record -p`), then exit.
+if let loops = ProcessInfo.processInfo.environment["BENCH_LOOP_WARM"].flatMap({ Int($0) }) {
+    _ = try await listing(cold: false)
+    say("looping")
+    var samples: [Double] = []
+    for _ in 0..<loops { samples.append(try await listing(cold: false).cpu) }
+    say(String(format: "loop: warm listing of %d: median %.1f ms CPU (min %.1f, max %.1f)", options.posts,
+               median(samples) * 1e3, (samples.min() ?? 0) * 1e3, (samples.max() ?? 0) * 1e3))
+    reference?.stop()
+    main.stop()
+    finish(0)
 }
 
 // With BENCH_LOOP_COLD=N: N cold listings and nothing else, for a profiler attached to this
@@ -398,8 +489,9 @@ if let loops = ProcessInfo.processInfo.environment["BENCH_LOOP_COLD"].flatMap({ 
         _ = try await client.listPosts(as: DriveFileMetadata.self)
     }
     say(String(format: "loop: %.0f µs per post in cold listings", (cpuSeconds() - start) / Double(loops * options.posts) * 1e6))
+    reference?.stop()
     emulator.stop()
-    exit(0)
+    finish(0)
 }
 // With BENCH_DIAGNOSE set: the cost of each stage of one listed post, measured alone, to see where
 // the cold listing's time beyond the baseline goes.
@@ -470,6 +562,11 @@ if ProcessInfo.processInfo.environment["BENCH_DIAGNOSE"] != nil {
 // pooled ratio (all runs' CPU over all blocks' CPU) is printed beside it.
 var colds: [(cpuPerPost: Double, postsPerSecond: Double, cpu: Double)] = []
 var ratios: [Double] = []
+// With a reference station, one of its cold listings follows each of the main station's, and
+// each main run is compared per post with the reference runs before and after it.
+var referenceColds: [Double] = []
+if let reference { referenceColds.append(try await listing(cold: true, of: reference).cpuPerPost) }
+var scaleRatios: [Double] = []
 var blocks: [Double] = [try block.secondsPerPost(count: options.posts)]
 for run in 0..<options.coldRuns {
     let result = try await listing(cold: true)
@@ -479,9 +576,18 @@ for run in 0..<options.coldRuns {
     ratios.append(result.cpuPerPost / bracket)
     say(String(format: "  run %d: baseline block %.0f µs/post before, %.0f µs/post after; cold %.0f µs/post; ratio %.2f", run + 1,
                blocks[run] * 1e6, blocks[run + 1] * 1e6, result.cpuPerPost * 1e6, result.cpuPerPost / bracket))
+    if let reference {
+        referenceColds.append(try await listing(cold: true, of: reference).cpuPerPost)
+        let around = (referenceColds[run] + referenceColds[run + 1]) / 2
+        scaleRatios.append(result.cpuPerPost / around)
+        say(String(format: "  run %d: reference cold %.0f µs/post before, %.0f µs/post after; %d over %d per post %.2f", run + 1,
+                   referenceColds[run] * 1e6, referenceColds[run + 1] * 1e6, options.posts, reference.posts,
+                   result.cpuPerPost / around))
+    }
 }
 let pooledRatio = (colds.map(\.cpuPerPost).reduce(0, +) / Double(colds.count))
     / ((blocks.reduce(0, +) - (blocks[0] + blocks[blocks.count - 1]) / 2) / Double(colds.count))
+// Warm listings: the keys cached, the manifest fetched, checked and read each time.
 var warms: [(cpuPerPost: Double, postsPerSecond: Double, cpu: Double)] = []
 for _ in 0..<5 { warms.append(try await listing(cold: false)) }
 let cold = colds.sorted { $0.cpuPerPost < $1.cpuPerPost }[colds.count / 2]
@@ -491,15 +597,33 @@ say(String(format: "cold listing of %d: %.0f posts/s, %.0f µs CPU/post; median 
            options.posts, cold.postsPerSecond, cold.cpuPerPost * 1e6, median(blocks) * 1e6, coldRatio,
            ratios.min() ?? 0, ratios.max() ?? 0, pooledRatio,
            (colds.map(\.cpuPerPost).min() ?? 0) / (blocks.min() ?? 1)))
-say(String(format: "warm listing of %d: %.0f posts/s, %.1f ms CPU in all (required ≤ 50 ms)",
-           options.posts, warm.postsPerSecond, warm.cpu * 1e3))
+// The scale check: the cold listing's CPU per post within 15% of the reference station's.
+let scaleRatio = scaleRatios.isEmpty ? 1 : median(scaleRatios)
+if let reference {
+    say(String(format: "cold listing per post, %d over %d posts: median %.2f (runs %.2f–%.2f; reference median %.0f µs/post; required ≤ 1.15)",
+               options.posts, reference.posts, scaleRatio, scaleRatios.min() ?? 0, scaleRatios.max() ?? 0,
+               median(referenceColds) * 1e6))
+}
+// 50 ms up to 5,000 posts, 10 µs per post beyond (100 ms at 10,000).
+let warmLimit = max(0.050, Double(options.posts) * 10e-6)
+say(String(format: "warm listing of %d (manifest fetched and read): %.0f posts/s, %.1f ms CPU in all (runs %.1f–%.1f; required ≤ %.0f ms)",
+           options.posts, warm.postsPerSecond, warm.cpu * 1e3, (warms.map(\.cpu).min() ?? 0) * 1e3,
+           (warms.map(\.cpu).max() ?? 0) * 1e3, warmLimit * 1e3))
+let listingPassed = coldRatio <= 1.6 && warm.cpu <= warmLimit && scaleRatio <= 1.15
+reference?.stop()
 
 guard options.largeFile else {
     emulator.stop()
-    exit(coldRatio <= 1.6 && warm.cpu <= 0.050 ? 0 : 1)
+    finish(listingPassed ? 0 : 1)
 }
 
-// The largest file the station accepts.
+// The largest file the station accepts. The listings' memory (the manifest kept for the next
+// listing, the post keys, freed heap pages glibc keeps) is given back first, as an app would on
+// a memory warning, so the peaks below are the transfers' (plus what the process holds anyway).
+await client.clearManifestCache()
+await client.clearPostKeyCache()
+releaseFreeHeap()
+say(String(format: "resident before the transfers: %.1f MiB", Double(currentRSS()) / 1_048_576))
 // The metadata names the file's size, so the size is found with metadata of the same length.
 let estimate = try client.largestPublishableFileSize(metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: 0))
 let largest = try client.largestPublishableFileSize(metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: Int(estimate)))
@@ -558,7 +682,7 @@ say(String(format: "publish of %lld bytes (the largest accepted): %.1f MiB/s, pe
 say(String(format: "download of %lld bytes: %.1f MiB/s, peak RSS %.1f MiB (required ≤ 64), content %@",
            largest, mib / downloadSeconds, Double(downloadPeak) / 1_048_576, same ? "identical" : "DIFFERENT"))
 
-let passed = coldRatio <= 1.6 && warm.cpu <= 0.050 && publishPeak <= 64 << 20 && downloadPeak <= 64 << 20 && same
+let passed = listingPassed && publishPeak <= 64 << 20 && downloadPeak <= 64 << 20 && same
 say(passed ? "station-client-bench: PASS" : "station-client-bench: FAIL")
 emulator.stop()
-exit(passed ? 0 : 1)
+finish(passed ? 0 : 1)

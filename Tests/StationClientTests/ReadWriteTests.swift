@@ -127,6 +127,22 @@ struct ReadWriteTests {
         #expect(third.posts.map(\.metadata?.filename) == ["1", "2"])
     }
 
+    @Test("clearManifestCache drops the manifest: the next listing fetches it again, keeping the post keys")
+    func clearingTheManifestCache() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        _ = try await client.publish(data: Data("1".utf8), metadata: Fixture.drive("1", size: 1))
+        let first = try await client.listPosts(as: DriveFileMetadata.self)
+        let cid = try #require(first.manifestCID)
+        let rewraps = rig.count("POST", "/rewrap")
+        await client.clearManifestCache()
+        #expect(await client.cachedPostKeyCount == 1)
+        let second = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(rig.count("GET", "/content/\(cid)") == 2)
+        #expect(rig.count("POST", "/rewrap") == rewraps)
+        #expect(second.posts.map(\.metadata?.filename) == ["1"])
+    }
+
     @Test("A corrupted blob fails its download with an integrity error and leaves no file")
     func corruptedBlob() async throws {
         let rig = try StationRig.inProcess()

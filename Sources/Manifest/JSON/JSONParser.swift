@@ -10,8 +10,8 @@
 /// The parser is iterative, so hostile nesting cannot exhaust the stack; depth is capped at
 /// `maximumDepth`.
 struct JSONParser {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
     private let maximumDepth: Int
 
     /// The open containers, innermost last. Arrays and objects live in their own stacks so a
@@ -29,7 +29,21 @@ struct JSONParser {
 
     /// Parses one complete document.
     mutating func parseDocument() throws(WireFormatError) -> JSONValue {
-        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        skipByteOrderMark()
+        let value = try parseValue(depth: 0)
+        skipWhitespace()
+        guard index == bytes.count else { throw fail("extra data after the JSON value") }
+        return value
+    }
+
+    /// Skips a leading UTF-8 byte-order mark.
+    mutating func skipByteOrderMark() {
+        if index == 0, bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+    }
+
+    /// Parses one value starting at the next non-blank byte, inside `depth` open containers
+    /// (which count towards `maximumDepth`), and stops right after it.
+    mutating func parseValue(depth: Int) throws(WireFormatError) -> JSONValue {
         var open: [Open] = []
         var arrays: [[JSONValue]] = []
         var objects: [JSONObject] = []
@@ -41,7 +55,7 @@ struct JSONParser {
             switch bytes[index] {
             case UInt8(ascii: "{"):
                 index += 1
-                try checkDepth(open.count + 1)
+                try checkDepth(depth + open.count + 1)
                 skipWhitespace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                     index += 1
@@ -54,7 +68,7 @@ struct JSONParser {
                 }
             case UInt8(ascii: "["):
                 index += 1
-                try checkDepth(open.count + 1)
+                try checkDepth(depth + open.count + 1)
                 skipWhitespace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
                     index += 1
@@ -89,11 +103,7 @@ struct JSONParser {
 
             // Attach the finished value to its container; close every container that ends here.
             while true {
-                guard let top = open.last else {
-                    skipWhitespace()
-                    guard index == bytes.count else { throw fail("extra data after the JSON value") }
-                    return value
-                }
+                guard let top = open.last else { return value }
                 skipWhitespace()
                 switch top {
                 case .array:
@@ -125,15 +135,15 @@ struct JSONParser {
         }
     }
 
-    private func fail(_ reason: String) -> WireFormatError {
+    func fail(_ reason: String) -> WireFormatError {
         .invalidJSON(offset: index, reason: reason)
     }
 
-    private func checkDepth(_ depth: Int) throws(WireFormatError) {
+    func checkDepth(_ depth: Int) throws(WireFormatError) {
         if depth > maximumDepth { throw .nestingTooDeep(offset: index - 1, limit: maximumDepth) }
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -143,7 +153,7 @@ struct JSONParser {
     }
 
     /// Reads `"key"` and the `:` after it.
-    private mutating func parseMemberKey() throws(WireFormatError) -> String {
+    mutating func parseMemberKey() throws(WireFormatError) -> String {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
             throw fail("expecting a property name in double quotes")
         }
@@ -176,16 +186,19 @@ struct JSONParser {
     }
 
     /// Reads a string starting at its opening quote.
-    private mutating func parseString() throws(WireFormatError) -> String {
+    mutating func parseString() throws(WireFormatError) -> String {
         let open = index
         index += 1
         let contentStart = index
-        // Fast path: no escapes.
+        // Fast path: no escapes. ASCII needs no UTF-8 validation (most wire strings are CIDs, hex
+        // and keys; `String(validating:)` costs a generic metadata lookup per string).
+        var nonASCII: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<index])
                 index += 1
+                if nonASCII & 0x80 == 0 { return String(decoding: slice, as: UTF8.self) }
                 guard let text = String(validating: slice, as: UTF8.self) else {
                     throw .invalidJSON(offset: open, reason: "string is not valid UTF-8")
                 }
@@ -193,6 +206,7 @@ struct JSONParser {
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("invalid control character in a string") }
+            nonASCII |= byte
             index += 1
         }
         guard index < bytes.count else { throw .invalidJSON(offset: open, reason: "unterminated string") }

@@ -33,7 +33,15 @@ public enum WireJSON {
     ///
     /// - Throws: as ``parse(_:)-([UInt8])``.
     public static func parse(_ bytes: some DataProtocol) throws(WireFormatError) -> JSONValue {
-        try parse([UInt8](bytes))
+        // Contiguous bytes (`Data`, arrays) are read in place; others are copied once.
+        let direct = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(WireFormatError) in
+                var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
+                return try parser.parseDocument()
+            }
+        }
+        if let direct { return try direct.get() }
+        return try parse([UInt8](bytes))
     }
 
     /// Writes `value` in `style` (by default the station's compact form).

@@ -50,6 +50,29 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
         path = container.lenient(String.self, .path)
     }
 
+    /// Reads the metadata straight from its parsed JSON, with the rules and errors of
+    /// ``init(from:)`` through ``WireJSON`` (a listing reads one per post, and the generic
+    /// `Decodable` path costs more than opening the metadata).
+    ///
+    /// - Throws: ``WireFormatError`` when the value is not an object or has no string `filename`.
+    package static func read(_ value: JSONValue) throws(WireFormatError) -> DriveFileMetadata {
+        guard case let .object(members) = value else {
+            throw .typeMismatch(path: "", expected: "an object", found: value.kindName)
+        }
+        guard let filenameValue = members["filename"] else { throw .missingField(path: "filename") }
+        guard case let .string(filename) = filenameValue else {
+            throw .typeMismatch(path: "filename", expected: "a string", found: filenameValue.kindName)
+        }
+        func string(_ key: String) -> String? {
+            if case let .string(text)? = members[key] { return text }
+            return nil
+        }
+        return DriveFileMetadata(
+            filename: filename, mimeType: string("mime_type"), sizeBytes: WireInteger.lenient(members["size_bytes"]),
+            createdAt: WireInteger.lenient(members["created_at"]), modifiedAt: WireInteger.lenient(members["modified_at"]),
+            path: string("path"))
+    }
+
     /// Writes the fields in the §16.4 order, leaving out absent ones.
     ///
     /// - Throws: whatever the encoder throws.

@@ -148,8 +148,8 @@ public struct Manifest: Sendable, Hashable, Codable {
     /// The client namespaces, in the station's order.
     public var clients: OrderedMap<ClientNamespace>
     /// Whether the document was the legacy flat form.
-    public private(set) var wasLegacyFlat = false
-    private var topLevelIssues: [ManifestIssue] = []
+    public internal(set) var wasLegacyFlat = false
+    var topLevelIssues: [ManifestIssue] = []
 
     /// Creates a manifest.
     public init(clients: OrderedMap<ClientNamespace> = [:]) {

@@ -1,0 +1,173 @@
+import Foundation
+@testable import Manifest
+import Testing
+
+/// `Manifest.read` (the listing's direct reader) gives exactly what the `Decodable` path gives:
+/// the same namespaces, entries, profiles, issues (with their texts) and errors.
+@Suite("Manifest.read: the direct reader agrees with the Decodable path")
+struct ManifestReaderTests {
+    static let documents: [String] = [
+        WireNotes.manifest,
+        // A public entry and a profile namespace.
+        #"{"clients":{"cipherframe":{"posts":[{"post_cid":"QmTrYb…","audience_mode":"public","encrypted":false,"envelopes_cid":null,"envelopes_count":0,"created_at":1795956600,"metadata":{"caption":"hi","width":1920}}],"profile":{"display_name":"Ada","bio":"x","updated_at":1795956601,"avatar_cid":"QmAvatar","account_privacy":"public","default_audience_mode":"public"}},"drive":{"posts":[]}}}"#,
+        // Bad entries, a bad profile, bad namespaces and posts values.
+        #"{"future_top":true,"clients":{"app":{"posts":[{"post_cid":"Qm1","audience_mode":"followers_of_followers","envelopes_cid":"Qm2","envelopes_count":"many","created_at":"yesterday","audience_uids":["a",7,null,"b"],"metadata":{"k":1},"future":1},{"audience_mode":"all"},"not an entry",{"post_cid":""},{"post_cid":"Qm3","cid":"QmIgnored"},null,[1],{"post_cid":7},{"post_cid":"","cid":"QmLegacy"}],"profile":"oops","future_bucket_key":{}},"broken":42,"nulled":null,"nullposts":{"posts":null},"badposts":{"posts":{"a":1}},"5":{"posts":[3]}}}"#,
+        // Lenient fields: other types, nulls, numbers the integer reader accepts or not.
+        #"{"clients":{"x":{"posts":[{"post_cid":"Qm1","audience_mode":null,"encrypted":"yes","envelopes_cid":5,"envelopes_count":3.0,"created_at":-0,"audience_uids":null,"metadata":null},{"post_cid":"Qm2","audience_mode":{"a":[1,2]},"encrypted":true,"envelopes_count":1.5,"created_at":1e3,"audience_uids":"a","metadata":[1]},{"post_cid":"Qm3","audience_mode":"public","created_at":-9223372036854775809,"envelopes_count":9223372036854775808,"metadata":"00ff"},{"post_cid":"Qm4","audience_mode":"public","encrypted":true,"created_at":NaN,"envelopes_count":Infinity},{"cid":"QmOld","audience_mode":"all_followers","created_at":1795956595.0,"envelopes_count":-1E2}],"profile":null}}}"#,
+        // Duplicate keys: the last value wins at the first position.
+        #"{"clients":{"a":{"posts":[{"post_cid":"Qm1","post_cid":"Qm9"}]},"b":{"posts":[]},"a":{"posts":[{"post_cid":"Qm2"}]}}}"#,
+        // Legacy flat forms.
+        #"{"client":"cipherframe","posts":[{"cid":"QmOld","audience_mode":"all_followers","envelopes_cid":"QmEnv","metadata":"abcd"},"bad"]}"#,
+        #"{"posts":[{"post_cid":"Qm1"}]}"#,
+        #"{"client":"  ","posts":[]}"#,
+        #"{"client":7,"posts":"x"}"#,
+        #"{"client":"c"}"#,
+        #"{"clients":[],"posts":[{"post_cid":"Qm1"}]}"#,
+        #"{"clients":null}"#,
+        #"{"clients":"x","client":"named"}"#,
+        "{}",
+        #"{"other":1}"#,
+    ]
+
+    @Test(arguments: documents)
+    func readsAsTheDecodablePathDoes(document: String) throws {
+        let bytes = Array(document.utf8)
+        let expected = try WireJSON.decode(Manifest.self, from: bytes)
+        let actual = try Manifest.read(bytes)
+        #expect(actual == expected)
+        #expect(actual.issues == expected.issues)
+        #expect(actual.issues.map(\.description) == expected.issues.map(\.description))
+        #expect(actual.wasLegacyFlat == expected.wasLegacyFlat)
+        #expect(try WireJSON.encode(actual) == WireJSON.encode(expected))
+    }
+
+    /// Documents that are not manifests fail with the same error either way.
+    @Test(arguments: ["[]", "null", "\"manifest\"", "42", "true", "{", #"{"clients":{}} x"#, "", #"{"a":"\ud800"}"#])
+    func refusesAsTheDecodablePathDoes(document: String) {
+        let bytes = Array(document.utf8)
+        let expected = Result { () throws(WireFormatError) in try WireJSON.decode(Manifest.self, from: bytes) }
+        let actual = Result { () throws(WireFormatError) in try Manifest.read(bytes) }
+        #expect(throws: WireFormatError.self) { try actual.get() }
+        #expect(actual == expected)
+    }
+
+    /// Documents in the form a station writes take the direct path (no JSON tree), whatever
+    /// their layout, and read as the tree gives them.
+    @Test(arguments: [
+        WireNotes.manifest,
+        documents[1],
+        #"{"clients":{}}"#,
+        #"{"clients":{"a":{},"b":{"posts":[]},"c":{"posts":[{}]}}}"#.replacingOccurrences(of: "[{}]", with: #"[{"cid":"QmOld"}]"#),
+        "\u{FEFF}" + #" { "future" : [1, {"x": null}] , "clients" : { "drive" : { "profile" : {"bio":"b"} , "posts" : [ { "post_cid" : "Qm1" , "metadata" : {"k":[1,2.50,-0,1e3,"ü"]} } , {"post_cid":"Qm2","post_cid":"Qm3","audience_mode":"self","audience_mode":7,"created_at":12,"extra":{"deep":[[]]}} ] , "profile" : {"bio":"c"} , "other" : "x" } , "b\u00e9" : {"posts":[{"post_cid":"Qm\u0041","audience_uids":["u",1]}]} } } "#,
+        #"{"clients":{"x":{"posts":[{"post_cid":"Qm1","audience_mode":null,"encrypted":"yes","envelopes_cid":5,"envelopes_count":3.0,"created_at":-0,"audience_uids":null,"metadata":null},{"post_cid":"Qm2","audience_mode":{"a":[1,2]},"encrypted":true,"envelopes_count":1.5,"created_at":1e3,"audience_uids":"a","metadata":[1]},{"post_cid":"Qm3","audience_mode":"public","created_at":-9223372036854775809,"envelopes_count":9223372036854775808,"metadata":"00ff"},{"post_cid":"Qm4","audience_mode":"public","encrypted":true,"created_at":NaN,"envelopes_count":Infinity},{"cid":"QmOld","audience_mode":"all_followers","created_at":1795956595.0,"envelopes_count":-1E2}],"profile":null}}}"#,
+    ])
+    func stationFormTakesTheDirectPath(document: String) throws {
+        let bytes = Array(document.utf8)
+        let direct = try #require(Manifest.readStationForm(bytes))
+        let expected = try WireJSON.decode(Manifest.self, from: bytes)
+        #expect(direct == expected)
+        #expect(direct.issues.isEmpty && expected.issues.isEmpty)
+        #expect(try WireJSON.encode(direct) == WireJSON.encode(expected))
+    }
+
+    /// Anything else leaves the direct path: it gives no manifest rather than a different one.
+    @Test(arguments: Array(documents[2...]).filter { !$0.hasPrefix(#"{"clients":{"x":"#) } + [
+        #"{"clients":{"a":{"posts":[]},"a":{"posts":[]}}}"#, #"{"clients":{"a":{"posts":[],"posts":[]}}}"#,
+        #"{"clients":{"a":{"posts":[]}},"clients":{}}"#, #"{"clients":{"a":{"profile":7}}}"#,
+        #"{"clients":{"a":{"posts":[{"post_cid":"Qm1"},]}}}"#, #"{"clients":{"a":{"posts":[{"post_cid":"Qm1"}]}}} x"#,
+        #"{"clients":{"a":{"posts":[{"post_cid":"Qm1"}]}}"#, #"{"clients":{"a":{"posts":[{"post_cid":"Qm1" "x":1}]}}}"#,
+    ])
+    func otherFormsLeaveTheDirectPath(document: String) {
+        #expect(Manifest.readStationForm(Array(document.utf8)) == nil)
+    }
+
+    /// The nesting limit counts the same on the direct path: an entry's metadata may reach
+    /// ``WireJSON/maximumDepth`` and no further.
+    @Test func nestingLimitOnTheDirectPath() throws {
+        func document(metadataDepth: Int) -> [UInt8] {
+            let metadata = String(repeating: "[", count: metadataDepth) + String(repeating: "]", count: metadataDepth)
+            return Array(#"{"clients":{"a":{"posts":[{"post_cid":"Qm1","metadata":\#(metadata)}]}}}"#.utf8)
+        }
+        let deepest = document(metadataDepth: WireJSON.maximumDepth - 5)
+        #expect(try #require(Manifest.readStationForm(deepest)) == WireJSON.decode(Manifest.self, from: deepest))
+        let tooDeep = document(metadataDepth: WireJSON.maximumDepth - 4)
+        #expect(Manifest.readStationForm(tooDeep) == nil)
+        let expected = Result { () throws(WireFormatError) in try WireJSON.decode(Manifest.self, from: tooDeep) }
+        #expect(Result { () throws(WireFormatError) in try Manifest.read(tooDeep) } == expected)
+        #expect(throws: WireFormatError.nestingTooDeep(offset: 55 + WireJSON.maximumDepth - 5, limit: WireJSON.maximumDepth)) {
+            try expected.get()
+        }
+    }
+
+    /// A large namespace reads entry for entry the same, bad entries included.
+    @Test func largeNamespaceReadsTheSame() throws {
+        var entries: [String] = []
+        for index in 0..<2_000 {
+            switch index % 97 {
+            case 13: entries.append(#"{"audience_mode":"all"}"#)
+            case 41: entries.append("null")
+            default:
+                entries.append(#"{"post_cid":"Qm\#(index)","audience_mode":"all","envelopes_cid":"QmE\#(index)","envelopes_count":1,"created_at":\#(1_795_956_595 + index),"metadata":"\#(String(repeating: "ab", count: index % 50))"}"#)
+            }
+        }
+        let bytes = Array((#"{"clients":{"drive":{"posts":["# + entries.joined(separator: ",") + "]}}}").utf8)
+        let actual = try Manifest.read(bytes)
+        #expect(actual == (try WireJSON.decode(Manifest.self, from: bytes)))
+        #expect(actual.posts(in: "drive").count == 2_000 - 21 - 21)
+        #expect(actual.issues.count == 42)
+        #expect(actual.issues.compactMap(\.index) == (0..<2_000).filter { [13, 41].contains($0 % 97) })
+    }
+}
+
+/// `DriveFileMetadata.read` (the listing's direct reader) gives what the `Decodable` path gives.
+@Suite("DriveFileMetadata.read: the direct reader agrees with the Decodable path")
+struct DriveFileMetadataReaderTests {
+    @Test(arguments: [
+        #"{"filename":"a.txt","mime_type":"text/plain","size_bytes":3,"created_at":1700000000,"modified_at":1700000001,"path":"/docs/"}"#,
+        #"{"filename":"a.txt"}"#,
+        #"{"filename":"","mime_type":null,"size_bytes":null,"created_at":null,"modified_at":null,"path":null}"#,
+        #"{"filename":"ü.txt","mime_type":7,"size_bytes":"3","created_at":1.5,"modified_at":1e3,"path":["/"]}"#,
+        #"{"filename":"a","size_bytes":3.0,"created_at":-0,"modified_at":9223372036854775808,"future":{"x":1}}"#,
+        #"{"filename":"a","size_bytes":-9223372036854775809,"created_at":NaN,"modified_at":-Infinity}"#,
+        #"{"path":"/"}"#, #"{"filename":null}"#, #"{"filename":5}"#, #"{"filename":{}}"#,
+        "[]", "null", "\"a.txt\"", "3",
+    ])
+    func readsAsTheDecodablePathDoes(body: String) throws {
+        let value = try WireJSON.parse(Array(body.utf8))
+        let expected = Result { () throws(WireFormatError) in try WireJSON.decode(DriveFileMetadata.self, from: value) }
+        let actual = Result { () throws(WireFormatError) in try DriveFileMetadata.read(value) }
+        #expect(actual == expected)
+    }
+}
+
+/// The parser's ASCII shortcut and its UTF-8 path read strings alike, and invalid UTF-8 is still refused.
+@Suite("JSON strings: ASCII shortcut and UTF-8 validation")
+struct JSONStringFastPathTests {
+    @Test func asciiAndUTF8StringsRead() throws {
+        let text = #"{"a":"plain","b":"ünïcødé €","c":"","d":"mixed \u00e9 and é","e":"QmVCrQby2S3v3sHUsRDzLQJTHq1GZS6jkokwdNG9ELGzW4"}"#
+        let value = try WireJSON.parse(Array(text.utf8))
+        #expect(value["a"] == "plain" && value["b"] == "ünïcødé €" && value["c"] == "")
+        #expect(value["d"] == "mixed é and é")
+        #expect(value["e"] == "QmVCrQby2S3v3sHUsRDzLQJTHq1GZS6jkokwdNG9ELGzW4")
+    }
+
+    @Test(arguments: [[0x80], [0xC3], [0xED, 0xA0, 0x80], [0x61, 0xFF, 0x62], [0xC0, 0xAF]] as [[UInt8]])
+    func invalidUTF8IsRefused(inner: [UInt8]) {
+        let bytes = Array(#"{"k":""#.utf8) + inner + Array(#""}"#.utf8)
+        #expect(throws: WireFormatError.self) { try WireJSON.parse(bytes) }
+        // In a key too.
+        let key = Array(#"{""#.utf8) + inner + Array(#"":1}"#.utf8)
+        #expect(throws: WireFormatError.self) { try WireJSON.parse(key) }
+    }
+
+    /// `Data` is parsed in place, with the same result and errors as its bytes.
+    @Test func dataParsesAsItsBytes() throws {
+        let text = #"{"filename":"a.txt","n":[1,2.5,"x"]}"#
+        #expect(try WireJSON.parse(Data(text.utf8)) == WireJSON.parse(Array(text.utf8)))
+        let bad = Data(#"{"a":1"#.utf8)
+        let dataError = Result { () throws(WireFormatError) in try WireJSON.parse(bad) }
+        let arrayError = Result { () throws(WireFormatError) in try WireJSON.parse([UInt8](bad)) }
+        #expect(dataError == arrayError)
+        #expect(throws: WireFormatError.self) { try dataError.get() }
+    }
+}
