@@ -70,24 +70,25 @@ public final class ExampleStation: Sendable {
     /// - Throws: ``StationClientError`` when pairing fails (`.untrustedKey` for a key not accepted).
     public func pair(deviceName: String, namespace: String = "drive") async throws -> StationClient {
         let emulator = self.emulator
-        let trust: StationKeyTrust
-        if let fingerprint {
-            trust = .expected(fingerprint)
-        } else {
-            trust = .confirm { prompt in
-                FileHandle.standardError.write(Data("""
-                    The station presents a self-signed TLS key: \(prompt.fingerprint.pinString)
-                    (on the station: openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der \
-                    | openssl dgst -sha256 -binary | base64). Trust it? [y/N] 
-                    """.utf8))
-                return readLine(strippingNewline: true)?.lowercased().hasPrefix("y") == true
-            }
-        }
         return try await StationClient.pair(endpoint: endpoint, deviceName: deviceName,
-                                            configuration: configuration(namespace: namespace), trust: trust) { prompt in
+                                            configuration: configuration(namespace: namespace), trust: keyTrust) { prompt in
             if let emulator { return emulator.log.latestPIN }
             FileHandle.standardError.write(Data("PIN shown by the station (\(prompt.attemptsLeft) attempts left): ".utf8))
             return readLine(strippingNewline: true)
+        }
+    }
+
+    /// How this station's TLS key is trusted (pairing with it, or following it): the
+    /// `--fingerprint` given, else shown on the terminal and asked about.
+    public var keyTrust: StationKeyTrust {
+        if let fingerprint { return .expected(fingerprint) }
+        return .confirm { prompt in
+            FileHandle.standardError.write(Data("""
+                The station presents a self-signed TLS key: \(prompt.fingerprint.pinString)
+                (on the station: openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der \
+                | openssl dgst -sha256 -binary | base64). Trust it? [y/N] 
+                """.utf8))
+            return readLine(strippingNewline: true)?.lowercased().hasPrefix("y") == true
         }
     }
 

@@ -5,32 +5,41 @@ import StationClient
 
 // Reading a station you follow.
 //
-// A followed station seals envelopes[uid] to the follower's own ML-KEM key, not to a paired
-// device, so the reader uses a FollowerIdentity: it asks to follow, the owner approves, and from
-// then on it reads the posts shared with it through the IPFS gateway, every byte checked
-// against its CID.
+// Your own station (an embedded one here) follows the example station in one call:
+// follow(stationAt:) trusts a self-signed station's key as pairing does, creates the follower
+// identity in the key store (a followed station seals envelopes[uid] to it, not to a paired
+// device), sends the follow request and records the follow. Once the owner approves, the reader
+// lists what is shared with you and downloads it, every byte checked against its CID.
 
 await runExample { station in
     let owner = try await station.pair(deviceName: "owner")
-    let follower = FollowerIdentity.generate(name: "reader")
-    let request = try await follower.sendFollowRequest(to: station.endpoint, transport: station.transport)
-    print("follow request: \(request.status ?? "sent")")
-    print("pending: \(try await owner.pendingFollowers().map(\.uid).contains(follower.uid))")
-    _ = try await owner.approveFollower(uid: follower.uid)
+    let mine = try ExampleStation(arguments: [])
+    defer { mine.stop() }
+    let me = try await mine.pair(deviceName: "reader")
+
+    let followed = try await me.follow(stationAt: station.endpoint, trust: station.keyTrust, name: "reader")
+    print("follow request: \(followed.requestStatus ?? "sent")")
+    print("pending: \(try await owner.pendingFollowers().map(\.uid).contains(followed.followerUID))")
+    _ = try await owner.approveFollower(uid: followed.followerUID)
 
     _ = try await owner.publish(data: Data("shared with followers".utf8), metadata: DriveFileMetadata(filename: "news.txt"),
                                 audience: .allFollowers)
     _ = try await owner.publish(data: Data("mine only".utf8), metadata: DriveFileMetadata(filename: "private.txt"))
 
     guard let gateway = station.gateway else { throw ExampleError("reading a followed station needs --gateway URL") }
-    let reader = FollowedStationReader(identity: follower, gateway: gateway, transport: station.transport)
-    let listing = try await reader.listPosts(of: .endpoint(station.endpoint), namespace: "drive", as: DriveFileMetadata.self)
-    // The follower fetches the manifest itself (from the gateway, by CID) for the entries.
-    let manifest = try WireJSON.decode(Manifest.self, from: try await gateway.fetch(cid: listing.manifestCID ?? ""))
+    let feed = try await me.reader(for: followed, gateway: gateway)
+    let listing = try await feed.listPosts(namespace: "drive", as: DriveFileMetadata.self)
+    // Each listed item carries what its download needs.
     for post in listing.posts {
-        guard let entry = manifest.entry(forPostCID: post.postCID)?.entry else { continue }
-        let content = try await reader.download(entry)
+        let content = try await feed.download(post)
         print("\(post.metadata?.filename ?? "?"): \(String(decoding: content, as: UTF8.self))")
     }
+    if let first = listing.posts.first {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("read-followed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await feed.download(first, to: file) { progress in print("fetched \(progress.completed) bytes") }
+        print("saved to a file: \((try? Data(contentsOf: file).count) ?? 0) bytes")
+    }
     print("readable posts: \(listing.posts.count) of 2")
+    _ = try await me.unfollow(uid: followed.uid)
 }

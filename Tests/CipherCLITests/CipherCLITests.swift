@@ -343,6 +343,28 @@ struct CipherCLITests {
         #expect(readJSON["follower_uid"] as? String == followerUID)
         #expect((readJSON["posts"] as? [[String: Any]])?.map { $0["filename"] as? String } == ["shared.txt"])
 
+        // --get downloads a shared post by name (to a file) or by CID (to standard output).
+        let saved = paired.home.file("from-other.txt")
+        let (get, getJSON) = try await paired.cipherJSON("read", otherURL.absoluteString, "--gateway", otherGateway.absoluteString,
+                                                         "--get", "shared.txt", "-o", saved.path)
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(try Data(contentsOf: saved) == Data("shared".utf8))
+        #expect(getJSON["filename"] as? String == "shared.txt")
+        #expect(getJSON["size_bytes"] as? Int == 6)
+        let sharedCID = try #require(getJSON["post_cid"] as? String)
+        let byCID = try await paired.cipher("read", otherURL.absoluteString, "--gateway", otherGateway.absoluteString,
+                                            "--get", sharedCID, "-o", "-")
+        #expect(byCID.status == 0, "\(byCID.stderr)")
+        #expect(byCID.stdout == "shared")
+        // A post not shared with this follower is not found, and nothing is written.
+        let refused = paired.home.file("private.txt")
+        let notShared = try await paired.cipher("read", otherURL.absoluteString, "--gateway", otherGateway.absoluteString,
+                                                "--get", "private.txt", "-o", refused.path)
+        #expect(notShared.status != 0)
+        #expect(notShared.stderr.contains("private.txt"))
+        #expect(!FileManager.default.fileExists(atPath: refused.path))
+        #expect(try await paired.cipher("read", otherURL.absoluteString, "-o", saved.path).status == 2)
+
         let (unfollow, unfollowed) = try await paired.cipherJSON("unfollow", other.uid)
         #expect(unfollow.status == 0)
         #expect(unfollowed["uid"] as? String == other.uid)

@@ -98,6 +98,7 @@ struct ExampleTests {
         #expect(output.contains("pending: true"))
         #expect(output.contains("news.txt: shared with followers"))
         #expect(!output.contains("private.txt"))
+        #expect(output.contains("saved to a file: 21 bytes"))
         #expect(output.contains("readable posts: 1 of 2"))
     }
 }

@@ -136,6 +136,45 @@ struct TrustTests {
         #expect(try await station.configuration().keyStore.load(KeyStoreItem.credentials) == nil)
     }
 
+    @Test("Following a self-signed station trusts its key on first use through the same confirmation as pairing; the handle keeps the pin")
+    func followSelfSignedStation() async throws {
+        let alice = try TLSStation()
+        let owner = try await alice.pair(trust: .expected(alice.front.pin))
+        let bob = try StationRig.served()
+        let atBob = try await bob.pair()
+        // Without a decision it is refused: nothing reaches Alice's inbox, Bob's station follows nothing.
+        let refused = await stationError { _ = try await atBob.follow(stationAt: alice.endpoint) }
+        #expect(refused?.kind == .untrustedKey)
+        #expect(refused?.presentedFingerprint == alice.front.pin)
+        #expect(alice.rig.count("POST", "/inbox") == 0)
+        #expect(try await atBob.following().isEmpty)
+
+        let shown = Locked<[StationKeyPrompt]>([])
+        let handle = try await atBob.follow(stationAt: alice.endpoint, trust: .confirm { prompt in
+            shown.withLock { $0.append(prompt) }
+            return true
+        })
+        #expect(shown.value.map(\.fingerprint) == [alice.front.pin])
+        #expect(shown.value.first?.endpoint == alice.endpoint)
+        #expect(handle.publicKeyPin == alice.front.pin)
+        #expect(alice.rig.count("POST", "/inbox") == 1)
+        #expect(try await atBob.following().map(\.uid) == [alice.rig.emulator.uid])
+
+        _ = try await owner.approveFollower(uid: handle.followerUID)
+        _ = try await owner.publish(data: Data("over tls".utf8), metadata: DriveFileMetadata(filename: "tls.txt"), audience: .allFollowers)
+        let gateway = IPFSGateway(baseURL: alice.rig.gateway, transport: alice.rig.transport)
+        let feed = try await atBob.reader(for: handle, gateway: gateway)
+        let listing = try await feed.listPosts(namespace: "drive", as: DriveFileMetadata.self)
+        #expect(listing.posts.map(\.metadata?.filename) == ["tls.txt"])
+        #expect(try await feed.download(try #require(listing.posts.first)) == Data("over tls".utf8))
+        // The pin is what lets the reader through: without it the self-signed profile is refused.
+        var unpinned = handle
+        unpinned.publicKeyPin = nil
+        let unpinnedFeed = try await atBob.reader(for: unpinned, gateway: gateway)
+        let noPin = await stationError { _ = try await unpinnedFeed.listPosts(namespace: "drive", as: DriveFileMetadata.self) }
+        #expect(noPin != nil)
+    }
+
     @Test("A CA-valid station needs no pin")
     func caValidStationNeedsNoPin() async throws {
         let rig = try StationRig.served()

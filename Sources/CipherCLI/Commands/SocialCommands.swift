@@ -78,17 +78,12 @@ enum FollowCommand: Command {
             throw CLIError.usage("\(context.arguments.positionals[0]) is not a URL")
         }
         let client = try await context.client()
-        let transport = client.configuration.transport
-        let profile = try await StationClient.profile(at: url, transport: transport)
-        let identity = try await FollowerIdentityStore.identity(for: client, context: context)
-        let ours = try await client.profile()
-        // Their station seals our envelopes to this identity's key; the owner approves it there.
-        let result = try await identity.sendFollowRequest(to: url, transport: transport, ipnsID: ours.ipnsName ?? ours.ipfsPeerID)
-        _ = try await client.follow(FollowTarget(uid: profile.uid, mlkemPublicKey: profile.mlkemPublicKey,
-                                                 mldsaPublicKey: profile.mldsaPublicKey, endpoint: url.absoluteString,
-                                                 ipnsID: profile.ipnsName ?? profile.ipfsPeerID))
-        let output = Output(uid: profile.uid, endpoint: url.absoluteString, followerUID: identity.uid, request: result.status ?? "sent")
-        context.console.say("following \(profile.uid) at \(url.absoluteString); your follow request (as \(identity.uid)) waits for its owner's approval")
+        let settings = try context.home.loadSettings()
+        // Their station seals our envelopes to the follower identity's key; its owner approves it there.
+        let followed = try await client.follow(stationAt: url, name: settings.deviceName ?? "cipher")
+        let output = Output(uid: followed.uid, endpoint: url.absoluteString, followerUID: followed.followerUID,
+                            request: followed.requestStatus ?? "sent")
+        context.console.say("following \(followed.uid) at \(url.absoluteString); your follow request (as \(followed.followerUID)) waits for its owner's approval")
         context.console.emit(output)
     }
 }
@@ -110,14 +105,17 @@ enum UnfollowCommand: Command {
     }
 }
 
-/// `cipher read URL`.
+/// `cipher read URL [--get NAME|CID [-o FILE]]`.
 enum ReadCommand: Command {
     static let spec = CommandSpec(
-        name: "read", usage: "read URL [--gateway URL] [--namespace drive]",
-        summary: "list the posts a followed station shares with you",
+        name: "read", usage: "read URL [--gateway URL] [--namespace drive] [--get NAME|CID [-o FILE]]",
+        summary: "list the posts a followed station shares with you, or download one",
         options: [
             OptionSpec(names: ["--gateway"], help: "the IPFS gateway to read it through (default: the one given at pairing)", value: "URL"),
             OptionSpec(names: ["--namespace"], help: "the namespace to read (default: drive)", value: "NAME"),
+            OptionSpec(names: ["--get"], help: "download the post with this CID or exact filename", value: "NAME|CID"),
+            OptionSpec(names: ["--output", "-o"], help: "with --get: where to write it (default: its filename here; - for standard output)",
+                       value: "FILE"),
         ],
         positionals: 1...1)
 
@@ -129,10 +127,21 @@ enum ReadCommand: Command {
         enum CodingKeys: String, CodingKey { case station, followerUID = "follower_uid", posts, skipped }
     }
 
+    struct GetOutput: Encodable {
+        var station: String
+        var postCID: String
+        var filename: String?
+        var output: String
+        var sizeBytes: Int64
+        enum CodingKeys: String, CodingKey { case station, postCID = "post_cid", filename, output, sizeBytes = "size_bytes" }
+    }
+
     static func run(_ context: CommandContext) async throws {
         guard let url = URL(string: context.arguments.positionals[0]), url.host != nil else {
             throw CLIError.usage("\(context.arguments.positionals[0]) is not a URL")
         }
+        let reference = context.arguments.value("--get")
+        if reference == nil, context.arguments.value("--output") != nil { throw CLIError.usage("-o FILE needs --get NAME|CID") }
         let client = try await context.client()
         let transport = client.configuration.transport
         let gateway: IPFSGateway
@@ -148,24 +157,49 @@ enum ReadCommand: Command {
             throw CLIError.failure("no follower identity yet: run `cipher follow \(url.absoluteString)` first")
         }
         let reader = FollowedStationReader(identity: identity, gateway: gateway, transport: transport)
-        let listing = try await reader.listPosts(of: .endpoint(url), namespace: context.arguments.value("--namespace") ?? DriveFiles.namespace,
-                                                 as: JSONValue.self)
+        let namespace = context.arguments.value("--namespace") ?? DriveFiles.namespace
+        if let reference {
+            try await get(reference, from: url, reader: reader, namespace: namespace, context: context)
+            return
+        }
+        let listing = try await reader.listPosts(of: .endpoint(url), namespace: namespace, as: JSONValue.self)
         let output = Output(station: url.absoluteString, followerUID: identity.uid, posts: listing.posts.map(FileRow.init),
                             skipped: listing.skipped.map { SkippedRow(postCID: $0.postCID, error: $0.error.description) })
         if output.posts.isEmpty { context.console.say("nothing shared with \(identity.uid) yet") }
         for row in output.posts { context.console.say(row.line) }
         context.console.emit(output)
     }
-}
 
-/// The follower identity this device follows other stations with (created on first use).
-enum FollowerIdentityStore {
-    static func identity(for client: StationClient, context: CommandContext) async throws -> FollowerIdentity {
-        let store = client.configuration.keyStore
-        if let existing = try await FollowerIdentity.load(from: store) { return existing }
-        let settings = try context.home.loadSettings()
-        let identity = FollowerIdentity.generate(name: settings.deviceName ?? "cipher")
-        try await identity.save(to: store)
-        return identity
+    /// `--get`: finds the post by CID or exact filename and downloads it (to a file with progress, or standard output).
+    static func get(_ reference: String, from url: URL, reader: FollowedStationReader, namespace: String,
+                    context: CommandContext) async throws {
+        let console = context.console
+        let listing = try await reader.listFollowedPosts(of: .endpoint(url), namespace: namespace, as: DriveFileMetadata.self)
+        let found = try DriveFiles.find(reference, in: listing.posts.map(\.post))
+        guard let item = listing.posts.first(where: { $0.postCID == found.postCID }) else {
+            throw CLIError.failure("no post \(reference) shared with you")
+        }
+        let output = context.arguments.value("--output")
+        let target = output ?? item.metadata?.filename ?? item.postCID
+        // The stored filename is the other station's data: it never picks a directory or standard output.
+        if output == nil, !DriveFiles.isPlainFileName(target) {
+            throw CLIError.failure("the stored filename \(target) is not a plain name; use -o FILE")
+        }
+        let size: Int64
+        if output == "-" {
+            let bytes = try await reader.download(item.entry)
+            size = Int64(bytes.count)
+            FileHandle.standardOutput.write(bytes)
+        } else {
+            let destination = URL(fileURLWithPath: target)
+            let progress = console.progress("downloading \(item.metadata?.filename ?? item.postCID)")
+            try await reader.download(item.entry, to: destination, plaintextSize: item.metadata?.sizeBytes.map { Int64($0) },
+                                      progress: progress)
+            console.finishProgress()
+            size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
+            console.say("saved \(item.metadata?.filename ?? item.postCID) (\(Format.bytes(size))) to \(target)")
+        }
+        console.emit(GetOutput(station: url.absoluteString, postCID: item.postCID, filename: item.metadata?.filename, output: target,
+                               sizeBytes: size))
     }
 }

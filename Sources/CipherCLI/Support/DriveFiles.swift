@@ -44,8 +44,15 @@ enum DriveFiles {
     ///
     /// - Throws: a failure naming every CID when several posts have that filename, or when none matches.
     static func find(_ reference: String, in listing: PostListing<DriveFileMetadata>) throws(CLIError) -> ListedPost<DriveFileMetadata> {
-        if let post = listing.posts.first(where: { $0.postCID == reference }) { return post }
-        let named = listing.posts.filter { $0.metadata?.filename == reference }
+        try find(reference, in: listing.posts)
+    }
+
+    /// The one post of `posts` whose CID is `reference` or whose metadata `filename` is exactly `reference`.
+    ///
+    /// - Throws: as ``find(_:in:)``.
+    static func find(_ reference: String, in posts: [ListedPost<DriveFileMetadata>]) throws(CLIError) -> ListedPost<DriveFileMetadata> {
+        if let post = posts.first(where: { $0.postCID == reference }) { return post }
+        let named = posts.filter { $0.metadata?.filename == reference }
         switch named.count {
         case 1: return named[0]
         case 0: throw .failure("no file named \(reference) and no post with that CID in the \(namespace) namespace")

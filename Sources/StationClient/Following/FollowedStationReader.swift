@@ -33,12 +33,22 @@ public struct FollowedStationReader: Sendable {
     public let gateway: IPFSGateway
     /// The transport for the followed station's public endpoints.
     public let transport: any HTTPTransport
+    /// The TLS key pins `/profile` requests to the followed station's endpoint carry (empty for
+    /// plain `http` or a certificate a trusted authority signed).
+    public let pins: [PublicKeyFingerprint]
 
     /// Creates a reader.
-    public init(identity: FollowerIdentity, gateway: IPFSGateway, transport: any HTTPTransport) {
+    ///
+    /// - Parameters:
+    ///   - identity: the follower identity whose key opens the envelopes.
+    ///   - gateway: the gateway content is read from.
+    ///   - transport: the transport for the followed station's public endpoints.
+    ///   - pins: the TLS key pins for the followed station's endpoint (see ``FollowedStationHandle/publicKeyPin``).
+    public init(identity: FollowerIdentity, gateway: IPFSGateway, transport: any HTTPTransport, pins: [PublicKeyFingerprint] = []) {
         self.identity = identity
         self.gateway = gateway
         self.transport = transport
+        self.pins = pins
     }
 
     /// The station's current manifest CID and, through IPNS, its `public.json`.
@@ -47,7 +57,7 @@ public struct FollowedStationReader: Sendable {
     public func pointers(of address: FollowedStationAddress) async throws -> (manifestCID: String?, document: PublicDocument?) {
         switch address {
         case .endpoint(let url):
-            let profile = try await StationClient.profile(at: url, transport: transport)
+            let profile = try await StationClient.profile(at: url, transport: transport, pins: pins)
             return (profile.manifestCID, nil)
         case .ipns(let name):
             let document = try await gateway.resolve(ipnsName: name)
@@ -63,9 +73,29 @@ public struct FollowedStationReader: Sendable {
     public func listPosts<Metadata: Decodable & Sendable>(
         of address: FollowedStationAddress, namespace: String, as type: Metadata.Type
     ) async throws -> PostListing<Metadata> {
+        try await listEntries(of: address, namespace: namespace, as: type).listing
+    }
+
+    /// Lists the posts of `namespace` readable by this follower as ``listPosts(of:namespace:as:)``
+    /// does, each with the manifest entry ``download(_:)`` needs, so nothing is fetched twice.
+    ///
+    /// - Throws: ``StationClientError`` when the manifest cannot be read.
+    public func listFollowedPosts<Metadata: Decodable & Sendable>(
+        of address: FollowedStationAddress, namespace: String, as type: Metadata.Type
+    ) async throws -> FollowedPostListing<Metadata> {
+        let (listing, entries) = try await listEntries(of: address, namespace: namespace, as: type)
+        return FollowedPostListing(posts: zip(listing.posts, entries).map { FollowedPost(post: $0, entry: $1) },
+                                   skipped: listing.skipped, manifestCID: listing.manifestCID)
+    }
+
+    /// The listing of ``listPosts(of:namespace:as:)`` and, for each listed post in the same
+    /// order, the manifest entry it was read from.
+    func listEntries<Metadata: Decodable & Sendable>(
+        of address: FollowedStationAddress, namespace: String, as type: Metadata.Type
+    ) async throws -> (listing: PostListing<Metadata>, entries: [PostEntry]) {
         let namespace = try StationClient.normalizedNamespace(namespace)
         let (manifestCID, _) = try await pointers(of: address)
-        guard let manifestCID else { return PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil) }
+        guard let manifestCID else { return (PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil), []) }
         let manifest: Manifest
         do {
             let limit = ResponseLimit.manifest(maximumPosts: StationClientConfiguration.defaultMaximumManifestPosts)
@@ -76,15 +106,17 @@ public struct FollowedStationReader: Sendable {
             throw StationClientError(.invalidResponse, operation: "reading manifest \(manifestCID)", message: "\(error)", underlying: error)
         }
         var listing = PostListing<Metadata>(posts: [], skipped: [], isOffline: false, manifestCID: manifestCID)
+        var entries: [PostEntry] = []
         for entry in manifest.posts(in: namespace) {
             do {
                 guard let post = try await read(entry, as: type) else { continue }
                 listing.posts.append(post)
+                entries.append(entry)
             } catch {
                 listing.skipped.append(SkippedPost(postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)")))
             }
         }
-        return listing
+        return (listing, entries)
     }
 
     /// Reads one entry, or `nil` when it was not shared with this follower.
@@ -138,6 +170,44 @@ public struct FollowedStationReader: Sendable {
         }
         do {
             return try SecretBox.open(bytes, using: key)
+        } catch {
+            throw StationClientError(.integrity, operation: operation, message: "the content does not open", underlying: error)
+        }
+    }
+
+    /// Downloads a post shared with this follower into `destination`, in constant memory: the
+    /// gateway's bytes go to a hidden file beside it (checked against the CID), are opened with
+    /// the post key (the tag verified before any plaintext is written), and `destination` appears
+    /// only once the whole file verified. Any failure leaves no partial file behind.
+    ///
+    /// - Parameters:
+    ///   - entry: the manifest entry of the post.
+    ///   - destination: the file to write (replaced atomically).
+    ///   - plaintextSize: the metadata's `size_bytes` when known: no more is fetched than the file can have.
+    ///   - progress: told the bytes fetched so far.
+    /// - Throws: as ``download(_:)``, and `.refused` when `destination` cannot be written.
+    public func download(_ entry: PostEntry, to destination: URL, plaintextSize: Int64? = nil, progress: ProgressHandler? = nil) async throws {
+        let operation = "downloading \(entry.postCID) to a file"
+        var key: SymmetricKey?
+        if entry.isEncrypted {
+            key = try await postKey(for: entry)
+            guard key != nil else {
+                throw StationClientError(.refused, operation: operation, message: "the post was not shared with \(identity.uid)")
+            }
+        }
+        let overhead = entry.isEncrypted ? Int64(SecretBox.overheadByteCount) : 0
+        let limit = StationClient.downloadLimit(plaintextSize.map { $0.addingReportingOverflow(overhead) })
+        StagedFile.removeStalePartials(beside: destination, suffixes: ["sealed", "part", "gateway"])
+        let temporary = StagedFile.temporary(beside: destination, suffix: key == nil ? "part" : "sealed")
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        try await gateway.fetch(cid: entry.postCID, to: temporary, maximumSize: limit, progress: progress)
+        try Task.checkCancellation()
+        guard let key else {
+            try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)
+            return
+        }
+        do {
+            try SecretBox.openFile(at: temporary, to: destination, using: key)
         } catch {
             throw StationClientError(.integrity, operation: operation, message: "the content does not open", underlying: error)
         }

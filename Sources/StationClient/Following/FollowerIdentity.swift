@@ -63,10 +63,17 @@ public struct FollowerIdentity: Sendable {
     /// Sends a follow request to the station at `endpoint` (`POST /inbox`, unauthenticated). The
     /// request lands as pending until that station's owner approves it.
     ///
+    /// - Parameters:
+    ///   - endpoint: the station to follow.
+    ///   - transport: the transport to reach it with.
+    ///   - ipnsID: the follower's own IPNS id, when it has a station.
+    ///   - pins: the TLS key pins for `endpoint` (empty for plain `http` or a certificate a trusted authority signed).
     /// - Returns: the inbox result (`follow_request_pending_multi_device` on a real station).
     /// - Throws: ``StationClientError``: `.station` for an error status or a 200 carrying
     ///   `result.error`, `.unreachable`.
-    public func sendFollowRequest(to endpoint: URL, transport: any HTTPTransport, ipnsID: String? = nil) async throws -> InboxResponse.Result {
+    public func sendFollowRequest(
+        to endpoint: URL, transport: any HTTPTransport, ipnsID: String? = nil, pins: [PublicKeyFingerprint] = []
+    ) async throws -> InboxResponse.Result {
         let operation = "POST /inbox (follow_request)"
         var body: JSONObject = [
             "type": "follow_request",
@@ -80,7 +87,7 @@ public struct FollowerIdentity: Sendable {
         body["ipns_id"] = ipnsID.map { .string($0) } ?? .null
         let response = try await StationClient.unsignedExchange(
             endpoint: endpoint, method: .post, path: "/inbox", body: WireJSON.serialize(.object(body)), transport: transport,
-            timeouts: StationClientConfiguration.defaultRequestTimeouts, pins: [], limit: ResponseLimit.small, operation: operation)
+            timeouts: StationClientConfiguration.defaultRequestTimeouts, pins: pins, limit: ResponseLimit.small, operation: operation)
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         let inbox = try StationClient.decode(InboxResponse.self, from: response, operation: operation)
         if let error = inbox.result.error {

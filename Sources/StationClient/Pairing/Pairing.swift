@@ -174,12 +174,14 @@ extension StationClient {
     /// The pins pairing sends with and the pin it keeps: the configuration's override when set
     /// (nothing kept), none for `http` or a certificate the transport trusts, else the key
     /// `trust` accepts.
+    /// `honoringOverride` is `false` for another station than the paired one (following), which
+    /// the configuration's pins are not about.
     static func trustedPins(
-        endpoint: URL, configuration: StationClientConfiguration, trust: StationKeyTrust
+        endpoint: URL, configuration: StationClientConfiguration, trust: StationKeyTrust, honoringOverride: Bool = true
     ) async throws -> (pins: [PublicKeyFingerprint], accepted: PublicKeyFingerprint?) {
         let operation = "trusting the station's TLS key"
         guard endpoint.scheme?.lowercased() == "https" else { return ([], nil) }
-        if !configuration.stationPublicKeyPins.isEmpty { return (configuration.stationPublicKeyPins, nil) }
+        if honoringOverride, !configuration.stationPublicKeyPins.isEmpty { return (configuration.stationPublicKeyPins, nil) }
         let transport = configuration.transport
         let timeouts = configuration.requestTimeouts
         func presented() async -> PublicKeyFingerprint? {

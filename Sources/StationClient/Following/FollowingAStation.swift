@@ -1,0 +1,202 @@
+import Foundation
+import Manifest
+import Transport
+
+/// A station this one follows, as ``StationClient/follow(stationAt:trust:name:)`` returns it:
+/// everything needed to read it later (keep it, or build it again from these fields).
+public struct FollowedStationHandle: Sendable, Hashable {
+    /// The followed station's uid.
+    public var uid: String
+    /// Its HTTP endpoint.
+    public var endpoint: URL
+    /// The TLS key pinned for its endpoint when it presented a certificate no trusted authority
+    /// signed and the key was trusted on first use; `nil` for plain `http` or a trusted certificate.
+    public var publicKeyPin: PublicKeyFingerprint?
+    /// Its ML-KEM-768 public key (hex), as its profile gave it.
+    public var mlkemPublicKey: String
+    /// Its ML-DSA-65 public key (hex), when its profile gave one.
+    public var mldsaPublicKey: String?
+    /// Its IPNS name (or IPFS peer id), when its profile gave one.
+    public var ipnsID: String?
+    /// The uid of the follower identity its envelopes are sealed to.
+    public var followerUID: String
+    /// What its inbox answered to the follow request (`follow_request_pending_multi_device`
+    /// while its owner has not approved it).
+    public var requestStatus: String?
+
+    /// Creates a handle.
+    public init(uid: String, endpoint: URL, publicKeyPin: PublicKeyFingerprint?, mlkemPublicKey: String, mldsaPublicKey: String?,
+                ipnsID: String?, followerUID: String, requestStatus: String? = nil) {
+        self.uid = uid
+        self.endpoint = endpoint
+        self.publicKeyPin = publicKeyPin
+        self.mlkemPublicKey = mlkemPublicKey
+        self.mldsaPublicKey = mldsaPublicKey
+        self.ipnsID = ipnsID
+        self.followerUID = followerUID
+        self.requestStatus = requestStatus
+    }
+
+    /// The station as `GET /following` lists it.
+    public var followedStation: FollowedStation {
+        FollowedStation(uid: uid, endpoint: endpoint.absoluteString, ipnsID: ipnsID, mlkemPublicKey: mlkemPublicKey,
+                        mldsaPublicKey: mldsaPublicKey)
+    }
+}
+
+/// A post of a followed station as ``FollowedStationFeed/listPosts(namespace:as:)`` lists it:
+/// the decrypted listing item and the manifest entry ``FollowedStationFeed/download(_:)`` needs.
+public struct FollowedPost<Metadata: Sendable>: Sendable {
+    /// The listed post (CID, audience, metadata).
+    public var post: ListedPost<Metadata>
+    /// The manifest entry it was read from.
+    public var entry: PostEntry
+
+    /// The CID of the post's bytes.
+    public var postCID: String { post.postCID }
+    /// Its decoded metadata.
+    public var metadata: Metadata? { post.metadata }
+
+    /// Creates an item from a listed post and its entry.
+    public init(post: ListedPost<Metadata>, entry: PostEntry) {
+        self.post = post
+        self.entry = entry
+    }
+}
+
+/// The posts of a followed station readable by this follower.
+public struct FollowedPostListing<Metadata: Sendable>: Sendable {
+    /// The readable posts, in manifest order (oldest first).
+    public var posts: [FollowedPost<Metadata>]
+    /// Posts that could not be read.
+    public var skipped: [SkippedPost]
+    /// The manifest CID the listing was read from (`nil` for an empty station).
+    public var manifestCID: String?
+
+    /// Creates a listing.
+    public init(posts: [FollowedPost<Metadata>], skipped: [SkippedPost], manifestCID: String?) {
+        self.posts = posts
+        self.skipped = skipped
+        self.manifestCID = manifestCID
+    }
+}
+
+/// Reads one followed station: lists the posts shared with the follower identity and downloads
+/// them, to memory or to a file. Built by ``StationClient/reader(for:gateway:)``.
+public struct FollowedStationFeed: Sendable {
+    /// The station read.
+    public let station: FollowedStationHandle
+    /// The reader doing the work (envelopes, keys, gateway).
+    public let reader: FollowedStationReader
+
+    /// Creates a feed for `station` read through `reader` (whose identity must be the one the
+    /// station was followed with).
+    public init(station: FollowedStationHandle, reader: FollowedStationReader) {
+        self.station = station
+        self.reader = reader
+    }
+
+    /// Lists the posts of `namespace` shared with this follower (or public), each with the
+    /// entry needed to download it. A post whose envelope or metadata does not open is reported
+    /// in ``FollowedPostListing/skipped``.
+    ///
+    /// - Throws: ``StationClientError`` when the station or the manifest cannot be read, or the
+    ///   namespace is invalid.
+    public func listPosts<Metadata: Decodable & Sendable>(
+        namespace: String, as type: Metadata.Type
+    ) async throws -> FollowedPostListing<Metadata> {
+        try await reader.listFollowedPosts(of: .endpoint(station.endpoint), namespace: namespace, as: type)
+    }
+
+    /// Downloads and decrypts a listed post into memory (content from the gateway, verified).
+    ///
+    /// - Throws: as ``FollowedStationReader/download(_:)``.
+    public func download<Metadata>(_ item: FollowedPost<Metadata>) async throws -> Data {
+        try await reader.download(item.entry)
+    }
+
+    /// Downloads and decrypts a listed post into `destination`, in constant memory; the file
+    /// appears only once it verified. The metadata's `size_bytes`, when it is
+    /// ``DriveFileMetadata``, bounds what is fetched.
+    ///
+    /// - Throws: as ``FollowedStationReader/download(_:to:plaintextSize:progress:)``.
+    public func download<Metadata>(_ item: FollowedPost<Metadata>, to destination: URL, progress: ProgressHandler? = nil) async throws {
+        let size = (item.metadata as? DriveFileMetadata)?.sizeBytes.map { Int64($0) }
+        try await reader.download(item.entry, to: destination, plaintextSize: size, progress: progress)
+    }
+}
+
+extension StationClient {
+    /// Follows the station at `url` in one call, and returns what is needed to read it.
+    ///
+    /// 1. Decides how its TLS certificate is trusted, as pairing does (``StationKeyTrust``): a
+    ///    certificate the transport trusts needs nothing; a self-signed one must present the
+    ///    `expected` key or be confirmed, and that key is then pinned for every request to it and
+    ///    kept in the returned handle (``FollowedStationHandle/publicKeyPin``).
+    /// 2. Reads its `/profile` (uid, ML-KEM and ML-DSA keys, IPNS id).
+    /// 3. Loads the follower identity from the configuration's key store, or creates and saves one.
+    /// 4. Sends it the follow request (`POST /inbox`); its owner still has to approve it.
+    /// 5. Makes this station follow it (`POST /follow`).
+    ///
+    /// - Parameters:
+    ///   - url: the followed station's endpoint.
+    ///   - trust: how to trust a certificate no trusted authority signed.
+    ///   - name: the name a new follower identity's uid is built from (default: `follower`);
+    ///     unused when one is already stored.
+    /// - Throws: ``StationClientError``: `.untrustedKey` when its TLS key is not trusted,
+    ///   `.invalidResponse` when its profile has no ML-KEM key, `.keyStore`, `.unreachable`,
+    ///   `.station` when it or this station refuses.
+    public func follow(stationAt url: URL, trust: StationKeyTrust = .certificateAuthorityOnly, name: String? = nil) async throws -> FollowedStationHandle {
+        let transport = configuration.transport
+        let timeouts = configuration.requestTimeouts
+        let (pins, accepted) = try await Self.trustedPins(endpoint: url, configuration: configuration, trust: trust, honoringOverride: false)
+        let profile = try await Self.profile(at: url, transport: transport, timeouts: timeouts, pins: pins)
+        guard let kemKey = profile.mlkemPublicKey, !kemKey.isEmpty else {
+            throw StationClientError(.invalidResponse, operation: "following \(url.absoluteString)",
+                                     message: "the station's profile has no ML-KEM key")
+        }
+        let identity = try await followerIdentity(name: name)
+        let ours = try await self.profile()
+        let result = try await identity.sendFollowRequest(to: url, transport: transport, ipnsID: ours.ipnsName ?? ours.ipfsPeerID,
+                                                          pins: pins)
+        let handle = FollowedStationHandle(
+            uid: profile.uid, endpoint: url, publicKeyPin: accepted, mlkemPublicKey: kemKey, mldsaPublicKey: profile.mldsaPublicKey,
+            ipnsID: profile.ipnsName ?? profile.ipfsPeerID, followerUID: identity.uid, requestStatus: result.status)
+        let followed = handle.followedStation
+        _ = try await follow(FollowTarget(uid: followed.uid, mlkemPublicKey: followed.mlkemPublicKey, mldsaPublicKey: followed.mldsaPublicKey,
+                                          endpoint: followed.endpoint, ipnsID: followed.ipnsID))
+        return handle
+    }
+
+    /// The follower identity in the configuration's key store, created and saved when there is none.
+    ///
+    /// - Parameter name: the name a new identity's uid is built from (default: `follower`).
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the store fails.
+    public func followerIdentity(name: String? = nil) async throws -> FollowerIdentity {
+        let store = configuration.keyStore
+        if let existing = try await FollowerIdentity.load(from: store) { return existing }
+        let identity = FollowerIdentity.generate(name: name ?? "follower")
+        try await identity.save(to: store)
+        return identity
+    }
+
+    /// A reader for a followed station, with the follower identity from the key store and the
+    /// handle's TLS pin.
+    ///
+    /// - Parameter gateway: the IPFS gateway its content is read through (default: the configuration's).
+    /// - Throws: ``StationClientError`` (`.keyStore`) when there is no follower identity, or not
+    ///   the one `station` was followed with; `.refused` when there is no gateway.
+    public func reader(for station: FollowedStationHandle, gateway: IPFSGateway? = nil) async throws -> FollowedStationFeed {
+        let operation = "reading \(station.endpoint.absoluteString)"
+        guard let gateway = gateway ?? configuration.gateway else {
+            throw StationClientError(.refused, operation: operation, message: "reading a followed station needs an IPFS gateway")
+        }
+        guard let identity = try await FollowerIdentity.load(from: configuration.keyStore), identity.uid == station.followerUID else {
+            throw StationClientError(.keyStore, operation: operation,
+                                     message: "the key store holds no follower identity \(station.followerUID)")
+        }
+        let reader = FollowedStationReader(identity: identity, gateway: gateway, transport: configuration.transport,
+                                           pins: station.publicKeyPin.map { [$0] } ?? [])
+        return FollowedStationFeed(station: station, reader: reader)
+    }
+}
