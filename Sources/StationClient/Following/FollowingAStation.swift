@@ -117,7 +117,7 @@ public struct FollowedStationFeed: Sendable {
 
     /// Downloads and decrypts a listed post into `destination`, in constant memory; the file
     /// appears only once it verified. The metadata's `size_bytes`, when it is
-    /// ``DriveFileMetadata``, bounds what is fetched.
+    /// `DriveFileMetadata`, bounds what is fetched.
     ///
     /// - Throws: as ``FollowedStationReader/download(_:to:plaintextSize:progress:)``.
     public func download<Metadata>(_ item: FollowedPost<Metadata>, to destination: URL, progress: ProgressHandler? = nil) async throws {
@@ -183,7 +183,9 @@ extension StationClient {
     /// A reader for a followed station, with the follower identity from the key store and the
     /// handle's TLS pin.
     ///
-    /// - Parameter gateway: the IPFS gateway its content is read through (default: the configuration's).
+    /// - Parameters:
+    ///   - station: the station, as ``follow(stationAt:trust:name:)`` returned it.
+    ///   - gateway: the IPFS gateway its content is read through (default: the configuration's).
     /// - Throws: ``StationClientError`` (`.keyStore`) when there is no follower identity, or not
     ///   the one `station` was followed with; `.refused` when there is no gateway.
     public func reader(for station: FollowedStationHandle, gateway: IPFSGateway? = nil) async throws -> FollowedStationFeed {
