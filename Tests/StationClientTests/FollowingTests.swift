@@ -99,6 +99,24 @@ struct FollowingTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["holiday.jpg"])
     }
 
+    @Test("A handle survives encoding with its pin; a damaged one is refused")
+    func handleCoding() throws {
+        let pin = try PublicKeyFingerprint(sha256: [UInt8](repeating: 7, count: 32))
+        let handle = FollowedStationHandle(
+            uid: "alice-12345678", endpoint: try #require(URL(string: "https://alice.example:8445")), publicKeyPin: pin,
+            mlkemPublicKey: "ab", mldsaPublicKey: nil, ipnsID: "k51", followerUID: "bob-87654321")
+        let encoded = try JSONEncoder().encode(handle)
+        let object = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
+        #expect(object["tls_public_key_pin"] as? String == pin.pinString)
+        #expect(object["endpoint"] as? String == "https://alice.example:8445")
+        #expect(try JSONDecoder().decode(FollowedStationHandle.self, from: encoded) == handle)
+        var damaged = object
+        damaged["tls_public_key_pin"] = "md5//nope"
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(FollowedStationHandle.self, from: try JSONSerialization.data(withJSONObject: damaged))
+        }
+    }
+
     @Test("Before approval nothing is listed; a handle for another follower identity is refused")
     func beforeApproval() async throws {
         let stations = try await TwoStations()

@@ -3,8 +3,9 @@ import Manifest
 import Transport
 
 /// A station this one follows, as ``StationClient/follow(stationAt:trust:name:)`` returns it:
-/// everything needed to read it later (keep it, or build it again from these fields).
-public struct FollowedStationHandle: Sendable, Hashable {
+/// everything needed to read it later. It is `Codable` (snake_case keys, the pin as its
+/// `sha256//…` string), so an app can keep it with its own data; it holds no secret.
+public struct FollowedStationHandle: Sendable, Hashable, Codable {
     /// The followed station's uid.
     public var uid: String
     /// Its HTTP endpoint.
@@ -35,6 +36,54 @@ public struct FollowedStationHandle: Sendable, Hashable {
         self.ipnsID = ipnsID
         self.followerUID = followerUID
         self.requestStatus = requestStatus
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case uid, endpoint, publicKeyPin = "tls_public_key_pin", mlkemPublicKey = "mlkem_public_key"
+        case mldsaPublicKey = "mldsa_public_key", ipnsID = "ipns_id", followerUID = "follower_uid", requestStatus = "request_status"
+    }
+
+    /// Reads a handle written by ``encode(to:)``.
+    ///
+    /// - Throws: `DecodingError` for a missing field, an endpoint that is not a URL, or a pin that
+    ///   is not a `sha256//…` fingerprint.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        uid = try container.decode(String.self, forKey: .uid)
+        let endpointText = try container.decode(String.self, forKey: .endpoint)
+        guard let endpoint = URL(string: endpointText), endpoint.host != nil else {
+            throw DecodingError.dataCorruptedError(forKey: .endpoint, in: container, debugDescription: "not a URL")
+        }
+        self.endpoint = endpoint
+        if let pin = try container.decodeIfPresent(String.self, forKey: .publicKeyPin) {
+            do {
+                publicKeyPin = try PublicKeyFingerprint(pin: pin)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: .publicKeyPin, in: container, debugDescription: "not a sha256// fingerprint")
+            }
+        } else {
+            publicKeyPin = nil
+        }
+        mlkemPublicKey = try container.decode(String.self, forKey: .mlkemPublicKey)
+        mldsaPublicKey = try container.decodeIfPresent(String.self, forKey: .mldsaPublicKey)
+        ipnsID = try container.decodeIfPresent(String.self, forKey: .ipnsID)
+        followerUID = try container.decode(String.self, forKey: .followerUID)
+        requestStatus = try container.decodeIfPresent(String.self, forKey: .requestStatus)
+    }
+
+    /// Writes every field, the endpoint as its absolute string and the pin as `sha256//…`.
+    ///
+    /// - Throws: whatever the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(uid, forKey: .uid)
+        try container.encode(endpoint.absoluteString, forKey: .endpoint)
+        try container.encodeIfPresent(publicKeyPin?.pinString, forKey: .publicKeyPin)
+        try container.encode(mlkemPublicKey, forKey: .mlkemPublicKey)
+        try container.encodeIfPresent(mldsaPublicKey, forKey: .mldsaPublicKey)
+        try container.encodeIfPresent(ipnsID, forKey: .ipnsID)
+        try container.encode(followerUID, forKey: .followerUID)
+        try container.encodeIfPresent(requestStatus, forKey: .requestStatus)
     }
 
     /// The station as `GET /following` lists it.
