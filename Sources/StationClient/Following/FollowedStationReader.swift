@@ -127,14 +127,23 @@ public struct FollowedStationReader: Sendable {
 
     /// Downloads and decrypts a post shared with this follower (content from the gateway, verified).
     ///
-    /// - Throws: ``StationClientError`` `.refused` when the post was not shared with this follower,
-    ///   `.integrity` when it does not open.
+    /// - Throws: ``StationClientError`` `.notShared` when the post was not shared with this follower,
+    ///   `.integrity` when it does not open, `.contentLost` when the gateway has no bytes for the
+    ///   listed post (404 or 410), `.gateway` when it fails otherwise.
     public func download(_ entry: PostEntry) async throws -> Data {
         let operation = "downloading \(entry.postCID)"
-        let bytes = try await gateway.fetch(cid: entry.postCID, limit: ResponseLimit.storedFile)
+        let bytes: [UInt8]
+        do {
+            bytes = try await gateway.fetch(cid: entry.postCID, limit: ResponseLimit.storedFile)
+        } catch var error as StationClientError where error.kind == .gateway && (error.status == 404 || error.status == 410) {
+            // The manifest lists the post, and the gateway (the follower's only source) has not its bytes.
+            error.kind = .contentLost
+            error.message = "the gateway has no bytes for this listed post"
+            throw error
+        }
         guard entry.isEncrypted else { return Data(bytes) }
         guard let key = try await postKey(for: entry) else {
-            throw StationClientError(.refused, operation: operation, message: "the post was not shared with \(identity.uid)")
+            throw StationClientError(.notShared, operation: operation, message: "the post was not shared with \(identity.uid)")
         }
         do {
             return try SecretBox.open(bytes, using: key)
