@@ -65,6 +65,10 @@ struct ErrorKindTests {
         #expect(StationClientError.retryAfter(parsing: "Sun, 06 Nov 1994 08:50:37 GMT", now: now) == .seconds(60))
         #expect(StationClientError.retryAfter(parsing: "Sun, 06 Nov 1994 08:00:00 GMT", now: now) == .seconds(0))
         #expect(StationClientError.retryAfter(parsing: "-5", now: now) == nil)
+        // A header far in the future, or more digits than Int64 holds, is capped, not a crash.
+        let year = Duration.seconds(StationClientError.maximumRetryAfterSeconds)
+        #expect(StationClientError.retryAfter(parsing: String(repeating: "9", count: 40), now: now) == year)
+        #expect(StationClientError.retryAfter(parsing: "Fri, 31 Dec 9999 23:59:59 GMT", now: now) == year)
         #expect(StationClientError.retryAfter(parsing: "soon", now: now) == nil)
         #expect(StationClientError.retryAfter(parsing: "", now: now) == nil)
     }

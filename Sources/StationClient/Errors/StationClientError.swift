@@ -98,7 +98,8 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     /// The TLS key the station presented, for ``Kind/keyChanged`` and ``Kind/untrustedKey``.
     public var presentedFingerprint: PublicKeyFingerprint?
     /// How long the station asked to wait before retrying, for ``Kind/throttled``: its
-    /// `Retry-After` header (delay seconds or an HTTP date), `nil` when it sent none.
+    /// `Retry-After` header (delay seconds or an HTTP date; at most a year), `nil` when it sent
+    /// none or one that does not parse.
     public var retryAfter: Duration?
     /// The size limit in bytes that was passed, for ``Kind/tooLarge``, when known.
     public var limit: Int64?
@@ -167,12 +168,13 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A `Retry-After` value (RFC 9110 §10.2.3): delay seconds, or an HTTP date (IMF-fixdate)
-    /// counted from `now` (a date in the past is zero). `nil` for anything else.
+    /// counted from `now` (a date in the past is zero), at most ``maximumRetryAfterSeconds``.
+    /// `nil` for anything else.
     static func retryAfter(parsing value: String, now: Date) -> Duration? {
         let text = value.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
-            guard let seconds = Int64(text) else { return .seconds(Int64.max) }
-            return .seconds(seconds)
+            // Digits only; more than Int64 holds is "a very long time".
+            return .seconds(min(Int64(text) ?? maximumRetryAfterSeconds, maximumRetryAfterSeconds))
         }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -180,8 +182,12 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: text) else { return nil }
         let delay = date.timeIntervalSince(now)
-        return .seconds(delay > 0 ? Int64(delay.rounded(.up)) : 0)
+        guard delay > 0 else { return .seconds(0) }
+        return .seconds(delay < Double(maximumRetryAfterSeconds) ? Int64(delay.rounded(.up)) : maximumRetryAfterSeconds)
     }
+
+    /// The longest ``retryAfter`` a station's header can set: a year.
+    static let maximumRetryAfterSeconds: Int64 = 365 * 24 * 3600
 
     /// A local file error (``Kind/localFile``).
     static func localFile(_ message: String, operation: String, underlying: (any Error)? = nil) -> StationClientError {
