@@ -145,8 +145,9 @@ public final class StationEmulator: Sendable {
         let router = self.router
         let response: StationResponse
         switch faults.nextAction(method: request.method, path: request.path) {
-        case let .fail(status, body):
-            response = StationResponse(status: status, headers: [("content-type", "application/json")], body: Data(body.utf8))
+        case let .fail(status, body, headers):
+            let extra = headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+            response = StationResponse(status: status, headers: [("content-type", "application/json")] + extra, body: Data(body.utf8))
         case let .closeMidBody(afterBytes):
             var routed = await router.route(request)
             routed.closeMidBody = true

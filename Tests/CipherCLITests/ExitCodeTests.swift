@@ -18,4 +18,23 @@ struct ExitCodeTests {
         // A station's refusal stays 3.
         #expect(Self.exitCode(StationClientError(.station, operation: "listing", message: "refused", status: 404)) == .refused)
     }
+
+    @Test func decisionKindsHaveTheirExitCodesAndAdvice() {
+        func error(_ kind: StationClientError.Kind, status: Int? = nil, retryAfter: Duration? = nil) -> StationClientError {
+            StationClientError(kind, operation: "op", message: "m", status: status, retryAfter: retryAfter)
+        }
+        // The station's decisions are refusals (3); the same decision made locally, or a local failure, is 1.
+        for kind: StationClientError.Kind in [.unauthorized, .throttled, .notShared, .contentLost] {
+            #expect(Self.exitCode(error(kind, status: 400)) == .refused, "\(kind)")
+        }
+        #expect(Self.exitCode(error(.notFound, status: 404)) == .refused)
+        #expect(Self.exitCode(error(.tooLarge, status: 413)) == .refused)
+        #expect(Self.exitCode(error(.notFound)) == .failure)
+        #expect(Self.exitCode(error(.tooLarge)) == .failure)
+        #expect(Self.exitCode(error(.localFile)) == .failure)
+        #expect(Self.exitCode(error(.pinningUnsupported)) == .failure)
+        #expect(CLIError.client(error(.throttled, status: 429, retryAfter: .seconds(30))).description.contains("retry in 30 s"))
+        #expect(CLIError.client(error(.unauthorized, status: 401)).description.contains("cipher pair URL"))
+        #expect(CLIError.client(error(.contentLost, status: 404)).kind == "contentLost")
+    }
 }

@@ -149,7 +149,7 @@ struct EndToEndTests {
         try handle.close()
         let before = recorder.requests.withLock { $0.count }
         let error = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: huge, metadata: Fixture.drive("huge", size: 0)) }
-        #expect(error?.kind == .refused)
+        #expect(error?.kind == .tooLarge)
         #expect(recorder.requests.withLock { $0.count } == before)
     }
 

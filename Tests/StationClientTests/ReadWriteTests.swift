@@ -240,7 +240,7 @@ struct ReadWriteTests {
         let client = try await rig.pair()
         let missing = "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"
         let error = await #expect(throws: StationClientError.self) { try await client.download(postCID: missing) }
-        #expect(error?.kind == .station)
+        #expect(error?.kind == .notFound)
         #expect(error?.status == 200)
         #expect(error?.stationMessage == "post_cid \(missing) not found")
     }
@@ -288,7 +288,8 @@ struct ReadWriteTests {
         try handle.truncate(atOffset: UInt64(largest + 1))
         try handle.close()
         let error = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: huge, metadata: metadata) }
-        #expect(error?.kind == .refused)
+        #expect(error?.kind == .tooLarge)
+        #expect(error?.limit == largest)
         #expect(rig.count("POST", "/post") == 0)
 
         let prepared = try await client.preparePost(data: Data(count: Int(largest)), metadata: metadata)

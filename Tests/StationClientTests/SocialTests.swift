@@ -62,7 +62,7 @@ struct SocialTests {
         let missing = await #expect(throws: StationClientError.self) {
             try await owner.reshare(postCID: "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX", audience: .selfOnly)
         }
-        #expect(missing?.kind == .refused)
+        #expect(missing?.kind == .notFound)
         #expect(rig.emulator.manifest.posts(in: "drive").map(\.postCID) == [reshared.post.postCID])
     }
 
@@ -77,12 +77,16 @@ struct SocialTests {
         #expect(result.envelopesCID == entry.envelopesCID)
         #expect(result.envelopesCID != post.envelopesCID)
         // Shared with the follower, but its bytes are gone: neither the owner nor the follower can download it.
-        await #expect(throws: StationClientError.self) { try await owner.download(postCID: post.postCID) }
-        await #expect(throws: StationClientError.self) { try await reader.download(entry) }
+        let ownerError = await #expect(throws: StationClientError.self) { try await owner.download(postCID: post.postCID) }
+        #expect(ownerError?.kind == .contentLost)
+        #expect(ownerError?.status == 404)
+        let readerError = await #expect(throws: StationClientError.self) { try await reader.download(entry) }
+        #expect(readerError?.kind == .contentLost)
         let missing = await #expect(throws: StationClientError.self) {
             try await owner.unsafeReshareInPlace(postCID: "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX", audience: .selfOnly)
         }
         #expect(missing?.status == 404)
+        #expect(missing?.kind == .notFound)
     }
 
     @Test("A follower requests, is approved, and reads only what was shared with it")
@@ -124,7 +128,7 @@ struct SocialTests {
         #expect(try await reader.download(sharedEntry) == Data("for friends".utf8))
         let privateEntry = try #require(entries.first { $0.audienceMode == .selfOnly })
         let refused = await #expect(throws: StationClientError.self) { try await reader.download(privateEntry) }
-        #expect(refused?.kind == .refused)
+        #expect(refused?.kind == .notShared)
         #expect(specific.audienceMode == .specific)
 
         // The social graph opens with the follower's decoder envelope.

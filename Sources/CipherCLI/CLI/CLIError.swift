@@ -6,7 +6,7 @@ enum ExitCode: Int32, Sendable {
     case success = 0
     case failure = 1
     case usage = 2
-    /// The station refused: auth, pairing, any 4xx.
+    /// The station refused: auth, pairing, throttling, not found, not shared, content lost, any 4xx.
     case refused = 3
     /// The station, or an IPFS gateway, or the network could not be reached.
     case unreachable = 4
@@ -38,7 +38,10 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
             switch error.kind {
             case .unreachable: return .unreachable
             case .gateway: return error.transportError == nil ? .failure : .unreachable
-            case .untrustedKey, .keyChanged: return .refused
+            case .untrustedKey, .keyChanged, .unauthorized, .throttled, .notShared, .contentLost: return .refused
+            // The station's 404 or 413 is its refusal; the same decision made locally is not.
+            case .notFound, .tooLarge: return error.status == nil ? .failure : .refused
+            case .localFile, .pinningUnsupported: return .failure
             case .pairing:
                 return error.pairingFailure == .cancelledByUser ? .failure : .refused
             case .station:
@@ -71,6 +74,23 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
                 return "\(error.operation): the station's TLS key changed: pinned \(error.expectedFingerprint?.pinString ?? "(none)"), "
                     + "presented \(presented); refused. If the station's key really changed (check on the station with "
                     + "`\(TrustCommand.fingerprintCommand)`), run `cipher trust --fingerprint \(presented)`"
+            }
+            if error.kind == .unauthorized {
+                return error.description + ". This device's keys are not accepted any more (revoked?): pair again with `cipher pair URL`"
+            }
+            if error.kind == .throttled {
+                let wait = error.retryAfter.map { "in \($0.components.seconds) s" } ?? "later"
+                return error.description + ". The station is rate-limiting: retry \(wait)"
+            }
+            if error.kind == .contentLost {
+                return error.description + ". The post is listed but its bytes are gone (an in-place share destroys them); "
+                    + "publish it again from a copy"
+            }
+            if error.kind == .notShared {
+                return error.description + ". Ask the station's owner to share it with you"
+            }
+            if error.kind == .pinningUnsupported {
+                return error.description + ". This transport cannot pin TLS keys here; use CurlTransport"
             }
             if error.kind == .untrustedKey {
                 return error.description + ". Read the station's fingerprint on its machine, where run.py keeps cert.pem: `"

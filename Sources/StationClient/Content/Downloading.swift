@@ -17,7 +17,7 @@ extension StationClient {
     /// unless the SecretBox tag verifies.
     ///
     /// - Throws: ``StationClientError``: `.integrity` when the bytes do not open or match the CID,
-    ///   `.station` when the station does not have the content (`.gateway` when the gateway, tried
+    ///   `.contentLost` when neither the station nor the gateway has the content (`.gateway` when the gateway, tried
     ///   next, fails too), `.unreachable`, `.cancelled`.
     public func download(postCID: String, envelopesCID: String? = nil) async throws -> Data {
         let operation = "downloading \(postCID)"
@@ -42,7 +42,7 @@ extension StationClient {
     /// `size_bytes`) plus the SecretBox overhead when given, otherwise the station's 100 MiB upload
     /// limit; a station or gateway that sends more fails the download with `.invalidResponse`.
     ///
-    /// - Throws: as ``download(postCID:envelopesCID:)``, and `.refused` when `destination` cannot be written.
+    /// - Throws: as ``download(postCID:envelopesCID:)``, and `.localFile` when `destination` cannot be written.
     public func download(
         postCID: String, envelopesCID: String? = nil, to destination: URL, plaintextSize: Int64? = nil,
         progress: ProgressHandler? = nil
@@ -66,7 +66,7 @@ extension StationClient {
     /// bytes must match the CID.
     ///
     /// - Throws: ``StationClientError``: `.integrity` when the bytes do not match the CID,
-    ///   `.station` when the station does not have the content (`.gateway` when the gateway, tried
+    ///   `.contentLost` when neither the station nor the gateway has the content (`.gateway` when the gateway, tried
     ///   next, fails too), `.unreachable`, `.cancelled`.
     public func downloadPublic(postCID: String) async throws -> Data {
         Data(try await contentBytes(postCID: postCID, operation: "downloading public post \(postCID)"))
@@ -79,7 +79,7 @@ extension StationClient {
     /// No more is written than `size` (the metadata's `size_bytes`) when given, otherwise the
     /// station's 100 MiB upload limit; a source that sends more fails with `.invalidResponse`.
     ///
-    /// - Throws: as ``downloadPublic(postCID:)``, and `.refused` when `destination` cannot be written.
+    /// - Throws: as ``downloadPublic(postCID:)``, and `.localFile` when `destination` cannot be written.
     public func downloadPublic(postCID: String, to destination: URL, size: Int64? = nil, progress: ProgressHandler? = nil) async throws {
         let operation = "downloading public post \(postCID) to a file"
         let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "part", limit: Self.downloadLimit(size.map { ($0, false) }),
@@ -101,9 +101,13 @@ extension StationClient {
             do {
                 try await fetchContent(postCID: postCID, to: temporary, limit: limit, progress: progress, operation: operation)
             } catch let error as StationClientError where error.kind != .cancelled {
-                guard let gateway = configuration.gateway else { throw error }
+                guard let gateway = configuration.gateway else { throw Self.contentLost(error, gateway: nil) }
                 log(.info, "\(operation): falling back to the gateway (\(error))")
-                try await gateway.fetch(cid: postCID, to: temporary, maximumSize: limit, progress: progress)
+                do {
+                    try await gateway.fetch(cid: postCID, to: temporary, maximumSize: limit, progress: progress)
+                } catch let gatewayError as StationClientError {
+                    throw Self.contentLost(error, gateway: gatewayError)
+                }
             }
             try Task.checkCancellation()
         } catch {
@@ -128,10 +132,30 @@ extension StationClient {
             }
             return bytes
         } catch let error as StationClientError where error.kind != .cancelled {
-            guard let gateway = configuration.gateway else { throw error }
+            guard let gateway = configuration.gateway else { throw Self.contentLost(error, gateway: nil) }
             log(.info, "\(operation): falling back to the gateway (\(error))")
-            return try await gateway.fetch(cid: postCID, limit: ResponseLimit.storedFile)
+            do {
+                return try await gateway.fetch(cid: postCID, limit: ResponseLimit.storedFile)
+            } catch let gatewayError as StationClientError {
+                throw Self.contentLost(error, gateway: gatewayError)
+            }
         }
+    }
+
+    /// The error of a download the station failed with `stationError`: ``StationClientError/Kind/contentLost``
+    /// when the station has no such content (404) and the gateway, if one is configured, has not
+    /// either (404 or 410); otherwise the gateway's error when it was tried, else the station's.
+    /// The station's status and text are kept.
+    static func contentLost(_ stationError: StationClientError, gateway gatewayError: StationClientError?) -> StationClientError {
+        let gatewayLacks = gatewayError.map { $0.kind == .gateway && ($0.status == 404 || $0.status == 410) } ?? true
+        guard stationError.kind == .notFound, gatewayLacks else { return gatewayError ?? stationError }
+        var lost = stationError
+        lost.kind = .contentLost
+        lost.message = gatewayError == nil
+            ? "the station no longer has the post's bytes"
+            : "neither the station nor the gateway has the post's bytes"
+        lost.underlying = gatewayError
+        return lost
     }
 
     /// The most bytes a download may write: `known` (a size and whether adding the overhead
@@ -148,7 +172,7 @@ extension StationClient {
         let parsed = try IPFSGateway.parse(postCID, operation: operation)
         let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         guard descriptor >= 0 else {
-            throw StationClientError(.refused, operation: operation, message: "cannot create \(file.path)")
+            throw StationClientError.localFile("cannot create \(file.path): errno \(errno)", operation: operation)
         }
         defer { close(descriptor) }
         var written: Int64 = 0
@@ -224,7 +248,7 @@ extension StationClient {
                 let written = write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    throw StationClientError(.refused, operation: operation, message: "cannot write \(path): errno \(errno)")
+                    throw StationClientError.localFile("cannot write \(path): errno \(errno)", operation: operation)
                 }
                 offset += written
             }

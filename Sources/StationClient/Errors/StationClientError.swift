@@ -9,8 +9,36 @@ import Transport
 public struct StationClientError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Kind: Sendable, Equatable {
-        /// The station answered with an error status (or a 200 carrying `result.error`).
+        /// The station answered with an error status that no other kind covers (a 400 for an
+        /// argument it rejects, a 5xx, or a 200 carrying `result.error`): see ``status`` and
+        /// ``stationMessage``.
         case station
+        /// The station has no such thing (HTTP 404): an unknown post, follower, pending follower
+        /// or CID. Content a listed post should have is ``contentLost`` instead.
+        case notFound
+        /// The station is rate-limiting this client (HTTP 429): wait ``retryAfter`` (when the
+        /// station said, from its `Retry-After` header) and retry.
+        case throttled
+        /// Too large: the station refused the request's size (HTTP 413), or the SDK refused
+        /// before sending because the request or file would pass the station's limit; ``limit``
+        /// is that limit in bytes when known.
+        case tooLarge
+        /// The station refused this device's authentication (HTTP 401 or 403, after the SDK's
+        /// one retry for a stale clock): the device was revoked or its keys are not the station's.
+        case unauthorized
+        /// A followed station's post that was not shared with this follower: its envelope set
+        /// holds no envelope for this identity.
+        case notShared
+        /// The manifest lists the post but neither the station's `/content` nor the gateway has
+        /// its bytes (HTTP 404 from both), e.g. after the station's in-place share
+        /// (``StationClient/unsafeReshareInPlace(postCID:audience:namespace:)``) destroyed them.
+        case contentLost
+        /// A local file cannot be read, created, written or moved into place; the path is in
+        /// ``message`` and the system error in ``underlying`` when there is one.
+        case localFile
+        /// The transport cannot enforce the TLS key pin this request needs (e.g. `URLSession` on
+        /// Linux); nothing was sent. Use a transport that pins (`CurlTransport`).
+        case pinningUnsupported
         /// No answer from the station: the network failed (see ``transportError``).
         case unreachable
         /// An IPFS gateway failed: it answered with an error status (see ``status``), or it could
@@ -22,7 +50,9 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         case invalidResponse
         /// Content or keys failed verification: a CID mismatch, an envelope or SecretBox that does not open.
         case integrity
-        /// The request was refused locally before anything was sent (too large, invalid argument).
+        /// The request was refused locally before anything was sent: an invalid argument (a
+        /// malformed CID or IPNS name, a public post given a new audience, a post that is not
+        /// in the namespace). Size refusals are ``tooLarge``, file errors ``localFile``.
         case refused
         /// The namespace is blank or holds a control character; nothing was sent (see
         /// ``StationClient/StationClient/normalizedNamespace(_:)``).
@@ -67,14 +97,23 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     public var expectedFingerprint: PublicKeyFingerprint?
     /// The TLS key the station presented, for ``Kind/keyChanged`` and ``Kind/untrustedKey``.
     public var presentedFingerprint: PublicKeyFingerprint?
+    /// How long the station asked to wait before retrying, for ``Kind/throttled``: its
+    /// `Retry-After` header (delay seconds or an HTTP date; at most a year), `nil` when it sent
+    /// none or one that does not parse.
+    public var retryAfter: Duration?
+    /// The size limit in bytes that was passed, for ``Kind/tooLarge``, when known.
+    public var limit: Int64?
     /// The error that caused this one, if any.
     public var underlying: (any Error)?
 
     /// Creates an error.
     public init(
         _ kind: Kind, operation: String, message: String, status: Int? = nil, stationMessage: String? = nil,
-        pairingFailure: PairingFailure? = nil, transportError: TransportError? = nil, underlying: (any Error)? = nil
+        pairingFailure: PairingFailure? = nil, transportError: TransportError? = nil, underlying: (any Error)? = nil,
+        retryAfter: Duration? = nil, limit: Int64? = nil
     ) {
+        self.retryAfter = retryAfter
+        self.limit = limit
         self.kind = kind
         self.operation = operation
         self.message = message
@@ -89,6 +128,8 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     /// presented TLS fingerprints when there are any.
     public var description: String {
         var text = "\(operation): \(message)"
+        if let limit, kind == .tooLarge, !message.contains("\(limit)") { text += " (limit \(limit) bytes)" }
+        if let retryAfter { text += " (retry after \(retryAfter.components.seconds) s)" }
         if let expectedFingerprint { text += " (expected \(expectedFingerprint.pinString)" }
         if let presentedFingerprint {
             text += expectedFingerprint == nil ? " (" : ", "
@@ -106,13 +147,56 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     }
 
     /// An error for a station answer with an error status, reading the body's message in any of
-    /// the station's four shapes.
-    static func station(_ response: HTTPResponse, operation: String) -> StationClientError {
+    /// the station's four shapes; the kind follows the status (401/403 ``Kind/unauthorized``,
+    /// 404 ``Kind/notFound``, 413 ``Kind/tooLarge``, 429 ``Kind/throttled`` with its
+    /// `Retry-After`, anything else ``Kind/station``).
+    static func station(_ response: HTTPResponse, operation: String, now: Date = Date()) -> StationClientError {
         let body = response.body.data.map { [UInt8]($0) } ?? []
-        let parsed = StationErrorBody.parse(body)
-        return StationClientError(
-            .station, operation: operation, message: "the station refused the request",
-            status: response.status, stationMessage: parsed?.message)
+        let message = StationErrorBody.parse(body)?.message
+        let (kind, text): (Kind, String) = switch response.status {
+        case 401, 403: (.unauthorized, "the station refused this device's authentication")
+        case 404: (.notFound, "the station has no such item")
+        case 413: (.tooLarge, "the station refused the request as too large")
+        case 429: (.throttled, "the station is throttling requests; wait and retry")
+        default: (.station, "the station refused the request")
+        }
+        var error = StationClientError(kind, operation: operation, message: text, status: response.status, stationMessage: message)
+        if kind == .throttled {
+            error.retryAfter = response.headers["Retry-After"].flatMap { retryAfter(parsing: $0, now: now) }
+        }
+        return error
+    }
+
+    /// A `Retry-After` value (RFC 9110 §10.2.3): delay seconds, or an HTTP date (IMF-fixdate)
+    /// counted from `now` (a date in the past is zero), at most ``maximumRetryAfterSeconds``.
+    /// `nil` for anything else.
+    static func retryAfter(parsing value: String, now: Date) -> Duration? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            // Digits only; more than Int64 holds is "a very long time".
+            return .seconds(min(Int64(text) ?? maximumRetryAfterSeconds, maximumRetryAfterSeconds))
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: text) else { return nil }
+        let delay = date.timeIntervalSince(now)
+        guard delay > 0 else { return .seconds(0) }
+        return .seconds(delay < Double(maximumRetryAfterSeconds) ? Int64(delay.rounded(.up)) : maximumRetryAfterSeconds)
+    }
+
+    /// The longest ``retryAfter`` a station's header can set: a year.
+    static let maximumRetryAfterSeconds: Int64 = 365 * 24 * 3600
+
+    /// A local file error (``Kind/localFile``).
+    static func localFile(_ message: String, operation: String, underlying: (any Error)? = nil) -> StationClientError {
+        StationClientError(.localFile, operation: operation, message: message, underlying: underlying)
+    }
+
+    /// A local size refusal (``Kind/tooLarge``) against `limit`; nothing was sent.
+    static func tooLarge(_ message: String, limit: Int64, operation: String) -> StationClientError {
+        StationClientError(.tooLarge, operation: operation, message: message, limit: limit)
     }
 
     /// An error for a gateway answer with an error status (``Kind/gateway``).
@@ -145,6 +229,12 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
                 return StationClientError(.invalidResponse, operation: operation,
                                           message: "the answer is longer than the \(limit) bytes this call allows",
                                           transportError: error, underlying: error)
+            }
+            if error.kind == .pinningUnsupported {
+                return StationClientError(
+                    .pinningUnsupported, operation: operation,
+                    message: "the transport cannot pin the station's TLS key; nothing was sent", transportError: error,
+                    underlying: error)
             }
             if error.kind == .pinMismatch {
                 return StationClientError(

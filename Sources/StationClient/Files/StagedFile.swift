@@ -62,10 +62,10 @@ enum StagedFile {
 
     /// Renames `temporary` onto `destination` in one step (rename(2) replaces an existing file).
     ///
-    /// - Throws: ``StationClientError`` `.refused` when `destination` cannot be written.
+    /// - Throws: ``StationClientError`` `.localFile` when `destination` cannot be written.
     static func moveIntoPlace(_ temporary: URL, at destination: URL, operation: String) throws {
         guard rename(temporary.path, destination.path) == 0 else {
-            throw StationClientError(.refused, operation: operation,
+            throw StationClientError(.localFile, operation: operation,
                                      message: "cannot move the download to \(destination.path): errno \(errno)")
         }
     }

@@ -159,14 +159,23 @@ public struct FollowedStationReader: Sendable {
 
     /// Downloads and decrypts a post shared with this follower (content from the gateway, verified).
     ///
-    /// - Throws: ``StationClientError`` `.refused` when the post was not shared with this follower,
-    ///   `.integrity` when it does not open.
+    /// - Throws: ``StationClientError`` `.notShared` when the post was not shared with this follower,
+    ///   `.integrity` when it does not open, `.contentLost` when the gateway has no bytes for the
+    ///   listed post (404 or 410), `.gateway` when it fails otherwise.
     public func download(_ entry: PostEntry) async throws -> Data {
         let operation = "downloading \(entry.postCID)"
-        let bytes = try await gateway.fetch(cid: entry.postCID, limit: ResponseLimit.storedFile)
+        let bytes: [UInt8]
+        do {
+            bytes = try await gateway.fetch(cid: entry.postCID, limit: ResponseLimit.storedFile)
+        } catch var error as StationClientError where error.kind == .gateway && (error.status == 404 || error.status == 410) {
+            // The manifest lists the post, and the gateway (the follower's only source) has not its bytes.
+            error.kind = .contentLost
+            error.message = "the gateway has no bytes for this listed post"
+            throw error
+        }
         guard entry.isEncrypted else { return Data(bytes) }
         guard let key = try await postKey(for: entry) else {
-            throw StationClientError(.refused, operation: operation, message: "the post was not shared with \(identity.uid)")
+            throw StationClientError(.notShared, operation: operation, message: "the post was not shared with \(identity.uid)")
         }
         do {
             return try SecretBox.open(bytes, using: key)
@@ -185,14 +194,14 @@ public struct FollowedStationReader: Sendable {
     ///   - destination: the file to write (replaced atomically).
     ///   - plaintextSize: the metadata's `size_bytes` when known: no more is fetched than the file can have.
     ///   - progress: told the bytes fetched so far.
-    /// - Throws: as ``download(_:)``, and `.refused` when `destination` cannot be written.
+    /// - Throws: as ``download(_:)``, and `.localFile` when `destination` cannot be written.
     public func download(_ entry: PostEntry, to destination: URL, plaintextSize: Int64? = nil, progress: ProgressHandler? = nil) async throws {
         let operation = "downloading \(entry.postCID) to a file"
         var key: SymmetricKey?
         if entry.isEncrypted {
             key = try await postKey(for: entry)
             guard key != nil else {
-                throw StationClientError(.refused, operation: operation, message: "the post was not shared with \(identity.uid)")
+                throw StationClientError(.notShared, operation: operation, message: "the post was not shared with \(identity.uid)")
             }
         }
         let overhead = entry.isEncrypted ? Int64(SecretBox.overheadByteCount) : 0

@@ -77,7 +77,7 @@ public struct IPFSGateway: Sendable {
     /// exceeds), whichever is smaller. A gateway that announces or sends more (an endless body,
     /// say) fails the fetch with `.invalidResponse` once it passes the limit.
     ///
-    /// - Throws: as ``fetch(cid:limit:)``, and `.refused` when `destination` cannot be written.
+    /// - Throws: as ``fetch(cid:limit:)``, and `.localFile` when `destination` cannot be written.
     public func fetch(cid: String, to destination: URL, maximumSize: Int64? = nil, progress: ProgressHandler? = nil) async throws {
         let operation = "fetching \(cid) from the gateway"
         let parsed = try Self.parseFetchable(cid, operation: operation)
@@ -130,7 +130,7 @@ public struct IPFSGateway: Sendable {
         }
         let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         guard descriptor >= 0 else {
-            throw StationClientError(.refused, operation: operation, message: "cannot create \(url.path)")
+            throw StationClientError.localFile("cannot create \(url.path): errno \(errno)", operation: operation)
         }
         defer { close(descriptor) }
         var written: Int64 = 0

@@ -53,8 +53,8 @@ extension StationClient {
     ///   - namespace: the post's namespace; `nil` for the configured one.
     ///   - progress: receives the upload's progress.
     /// - Returns: the new post and what happened to the old one.
-    /// - Throws: ``StationClientError``: `.refused` when the post is not in the namespace or is
-    ///   public (public posts are permanent), `.invalidNamespace`, and whatever downloading and
+    /// - Throws: ``StationClientError``: `.notFound` when the post is not in the namespace,
+    ///   `.refused` when it is public (public posts are permanent), `.invalidNamespace`, and whatever downloading and
     ///   publishing throw; the old post is untouched when anything before the publication fails.
     public func reshare(
         postCID: String, audience: Audience, namespace: String? = nil, progress: ProgressHandler? = nil
@@ -64,7 +64,7 @@ extension StationClient {
         guard let manifestCID = try await profile().manifestCID,
               let entry = try await fetchManifest(cid: manifestCID).posts(in: namespace).first(where: { $0.postCID == postCID })
         else {
-            throw StationClientError(.refused, operation: operation, message: "the post is not in namespace \(namespace)")
+            throw StationClientError(.notFound, operation: operation, message: "the post is not in namespace \(namespace)")
         }
         guard entry.isEncrypted else {
             throw StationClientError(.refused, operation: operation,
@@ -87,7 +87,7 @@ extension StationClient {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw StationClientError(.refused, operation: operation, message: "cannot create \(directory.path): \(error)",
+            throw StationClientError(.localFile, operation: operation, message: "cannot create \(directory.path): \(error)",
                                      underlying: error)
         }
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -119,8 +119,8 @@ extension StationClient {
     ///   resets `created_at`. Use ``reshare(postCID:audience:namespace:progress:)``, which
     ///   publishes the post anew instead. This call checks `/content` afterwards and reports
     ///   ``ReshareResult/contentLost``.
-    /// - Throws: ``StationClientError`` `.station` for a refusal (unknown post 404, unknown uid
-    ///   400), `.invalidNamespace`.
+    /// - Throws: ``StationClientError`` `.notFound` for an unknown post (404), `.station` for
+    ///   another refusal (unknown uid 400), `.invalidNamespace`.
     public func unsafeReshareInPlace(postCID: String, audience: Audience, namespace: String? = nil) async throws -> ReshareResult {
         let namespace = try self.namespace(namespace)
         let operation = "POST /post/share (\(postCID))"
@@ -144,7 +144,7 @@ extension StationClient {
     /// Removes a post from the manifest (`POST /post/delete`) and forgets its key. Copies already
     /// fetched by others cannot be recalled.
     ///
-    /// - Throws: ``StationClientError`` `.station` (404 when the post is not in the manifest).
+    /// - Throws: ``StationClientError`` `.notFound` (404) when the post is not in the manifest.
     public func delete(postCID: String, namespace: String? = nil) async throws -> DeleteResponse {
         let object: JSONObject = ["post_cid": .string(postCID), "client": .string(try self.namespace(namespace))]
         let response = try await signedJSON(.post, "/post/delete", body: .json(WireJSON.serialize(.object(object))),
@@ -169,7 +169,7 @@ extension StationClient {
 
     /// `POST /followers/approve`: approves a pending follower (all its devices when `deviceUID` is `nil`).
     ///
-    /// - Throws: ``StationClientError`` (`.station` 404 when there is no such pending follower).
+    /// - Throws: ``StationClientError`` (`.notFound`, 404, when there is no such pending follower).
     public func approveFollower(uid: String, deviceUID: String? = nil) async throws -> FollowerChangeResponse {
         var object: JSONObject = ["uid": .string(uid)]
         object["device_uid"] = deviceUID.map { .string($0) } ?? .null
@@ -179,7 +179,7 @@ extension StationClient {
 
     /// `POST /followers/remove`: rejects a pending request or revokes a follower.
     ///
-    /// - Throws: ``StationClientError`` (`.station` 404 when there is no such follower).
+    /// - Throws: ``StationClientError`` (`.notFound`, 404, when there is no such follower).
     public func removeFollower(uid: String, deviceUID: String? = nil) async throws -> FollowerChangeResponse {
         var object: JSONObject = ["uid": .string(uid)]
         object["device_uid"] = deviceUID.map { .string($0) } ?? .null

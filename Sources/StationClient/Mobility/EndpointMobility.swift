@@ -191,7 +191,7 @@ extension StationClientError {
     /// ``message`` and the error itself as ``underlying``.
     func withFailedSearch(_ searchError: any Error) -> StationClientError {
         var error = self
-        error.message += "; no verified new endpoint: \(searchError)"
+        error.message += "; no new endpoint found: \(searchError)"
         error.underlying = searchError
         return error
     }

@@ -103,8 +103,10 @@ extension StationClient {
     /// seals the key to the station's ML-KEM key. Exactly once: if the answer is lost or the
     /// station fails, the client looks for the post's CID in the manifest before retrying once.
     ///
-    /// - Throws: ``StationClientError``: `.refused` when the request would exceed the station's
-    ///   limit (nothing is sent), `.station` for a refusal, `.unreachable`, `.cancelled`.
+    /// - Throws: ``StationClientError``: `.tooLarge` when the request would exceed the station's
+    ///   limit (nothing is sent; ``StationClientError/limit`` is the limit) or the station refuses
+    ///   its size, `.unauthorized`, `.throttled`, `.station` for another refusal, `.unreachable`,
+    ///   `.cancelled`.
     public func publish<Metadata: Encodable>(
         data: Data, metadata: Metadata?, namespace: String? = nil,
         audience: Audience = .selfOnly, progress: ProgressHandler? = nil
@@ -117,7 +119,7 @@ extension StationClient {
     /// Encrypts the file at `fileURL` and publishes it, in constant memory (the ciphertext goes to
     /// a temporary file first); see ``publish(data:metadata:namespace:audience:progress:)``.
     ///
-    /// - Throws: as the data form, and `.refused` when the file cannot be read.
+    /// - Throws: as the data form, and `.localFile` when the file cannot be read.
     public func publish<Metadata: Encodable>(
         fileAt fileURL: URL, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly,
         progress: ProgressHandler? = nil
@@ -160,8 +162,8 @@ extension StationClient {
 
     /// Encrypts and lays out a post without sending it (see ``PreparedPost``).
     ///
-    /// - Throws: ``StationClientError`` `.refused` when the request would exceed the station's
-    ///   limit or the file cannot be read.
+    /// - Throws: ``StationClientError`` `.tooLarge` when the request would exceed the station's
+    ///   limit, `.localFile` when the file cannot be read.
     public nonisolated func preparePost<Metadata: Encodable>(
         data: Data, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly
     ) async throws -> PreparedPost {
@@ -198,13 +200,13 @@ extension StationClient {
         case .bytes(let data): plaintextSize = Int64(data.count)
         case .file(let url):
             guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? NSNumber else {
-                throw StationClientError(.refused, operation: operation, message: "cannot read \(url.path)")
+                throw StationClientError.localFile("cannot read \(url.path)", operation: operation)
             }
             plaintextSize = size.int64Value
         }
         guard plaintextSize <= limit else {
-            throw StationClientError(.refused, operation: operation,
-                                     message: "the file is \(plaintextSize) bytes; the station accepts at most \(limit) for this post")
+            throw StationClientError.tooLarge("the file is \(plaintextSize) bytes; the station accepts at most \(limit) for this post",
+                                              limit: limit, operation: operation)
         }
         let key = SymmetricKey(randomByteCount: 32)
         let sealedMetadata = try sealMetadata(metadataJSON, key: key)
@@ -263,17 +265,19 @@ extension StationClient {
     /// The SHA-256 of the exact bytes `form` will stream (the signature covers them), for a form
     /// within the station's request limit.
     ///
-    /// - Throws: ``StationClientError`` `.refused` when the form is over the limit or a part cannot be read.
+    /// - Throws: ``StationClientError`` `.tooLarge` when the form is over the limit, `.localFile`
+    ///   when a part cannot be read.
     static func digest(of form: MultipartForm, operation: String) throws -> [UInt8] {
         guard form.contentLength <= maximumRequestByteCount else {
-            throw StationClientError(.refused, operation: operation,
-                                     message: "the request would be \(form.contentLength) bytes; the station accepts at most \(maximumRequestByteCount)")
+            throw StationClientError.tooLarge(
+                "the request would be \(form.contentLength) bytes; the station accepts at most \(maximumRequestByteCount)",
+                limit: maximumRequestByteCount, operation: operation)
         }
         var hasher = SHA256()
         do {
             try form.forEachChunk { hasher.update(data: $0) }
         } catch {
-            throw StationClientError(.refused, operation: operation, message: "cannot read the body: \(error)", underlying: error)
+            throw StationClientError.localFile("cannot read the body: \(error)", operation: operation, underlying: error)
         }
         return hasher.finalize()
     }

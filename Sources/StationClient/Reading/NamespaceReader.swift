@@ -249,8 +249,9 @@ extension StationClient {
 
     /// The post key from the cache, or through `/rewrap` and the device's ML-KEM key.
     ///
-    /// - Throws: ``StationClientError``: `.station` when the station refuses the rewrap (its
-    ///   `result.error` text), `.integrity` when the envelope does not open.
+    /// - Throws: ``StationClientError``: `.notFound` when the station has no such post,
+    ///   `.station` when it refuses the rewrap otherwise (its `result.error` text), `.integrity`
+    ///   when the envelope does not open.
     nonisolated func postKey(for postCID: String, envelopesCID: String?, context: ReadContext) async throws -> SymmetricKey {
         if let cached = await cachedPostKey(postCID) { return cached }
         let key = try await rewrappedPostKey(for: postCID, envelopesCID: envelopesCID, context: context)
@@ -285,7 +286,10 @@ extension StationClient {
         let envelopeHex: String
         switch rewrap.result {
         case .failed(let message):
-            throw StationClientError(.station, operation: operation, message: "the station cannot rewrap the post",
+            // Upstream's rewrap raises `KeyError("post_cid <cid> not found")` for a post it does not have.
+            let unknown = message.hasPrefix("post_cid ") && message.hasSuffix(" not found")
+            throw StationClientError(unknown ? .notFound : .station, operation: operation,
+                                     message: unknown ? "the station has no such post" : "the station cannot rewrap the post",
                                      status: response.status, stationMessage: message)
         case .rewrapped(_, _, let returnedCID, let hex):
             guard returnedCID == postCID else {

@@ -19,6 +19,7 @@ public final class FaultInjector: Sendable {
         var remaining: Int
         let status: Int
         let body: String
+        let headers: [String: String]
         let route: RequestRoute
     }
 
@@ -48,7 +49,7 @@ public final class FaultInjector: Sendable {
 
     /// What happens to the next request.
     enum Action {
-        case fail(status: Int, body: String)
+        case fail(status: Int, body: String, headers: [String: String])
         /// Send `afterBytes` of the body (`nil`: half), then close the connection.
         case closeMidBody(afterBytes: Int?)
         /// One of the faults queued with ``FaultInjector/inject(_:count:route:server:)``.
@@ -67,8 +68,20 @@ public final class FaultInjector: Sendable {
     /// A `count` of `Int.max` keeps failing the route until ``reset()``.
     public func failNextRequests(_ count: Int, status: Int, body: String = #"{"detail":"injected fault"}"#,
                                  route: RequestRoute = .any) {
+        failNextRequests(count, status: status, body: body, headers: [:], route: route)
+    }
+
+    /// As ``failNextRequests(_:status:body:route:)``, with `headers` added to each failing answer
+    /// (after its `content-type`): a rate limiter's `Retry-After`, say.
+    ///
+    ///     emulator.faults.failNextRequests(1, status: 429, headers: ["Retry-After": "30"],
+    ///                                      route: RequestRoute("POST", path: "/rewrap"))
+    public func failNextRequests(_ count: Int, status: Int, body: String = #"{"detail":"injected fault"}"#,
+                                 headers: [String: String], route: RequestRoute = .any) {
         guard count > 0 else { return }
-        state.withLock { $0.failures.append(Failure(remaining: count, status: status, body: body, route: route)) }
+        state.withLock {
+            $0.failures.append(Failure(remaining: count, status: status, body: body, headers: headers, route: route))
+        }
     }
 
     /// Makes the next `count` station responses on `route` (by default every route) stop
@@ -173,7 +186,7 @@ public final class FaultInjector: Sendable {
                 } else {
                     state.failures[index].remaining -= 1
                 }
-                return .fail(status: failure.status, body: failure.body)
+                return .fail(status: failure.status, body: failure.body, headers: failure.headers)
             }
             if server == .station, let index = state.cuts.firstIndex(where: { $0.route.matches(method: method, path: path) }) {
                 let cut = state.cuts[index]

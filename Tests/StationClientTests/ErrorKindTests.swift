@@ -1,0 +1,196 @@
+import Foundation
+import Manifest
+@testable import StationClient
+import StationEmulator
+import Testing
+import Transport
+
+/// A transport that cannot pin, as `URLSessionTransport` on Linux: every pinned request fails
+/// with `.pinningUnsupported` before anything is sent.
+private struct NonPinningTransport: HTTPTransport {
+    let base: any HTTPTransport
+
+    func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
+        if !options.pinnedPublicKeys.isEmpty {
+            throw TransportError(.pinningUnsupported, method: request.method, url: request.url, message: "no pinning here")
+        }
+        return try await base.send(request, body: body, options: options)
+    }
+}
+
+@Suite("Error kinds an app decides on")
+struct ErrorKindTests {
+    static let missingCID = "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"
+
+    @Test("A 404 is .notFound, with the status and the station's text")
+    func notFound() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        let error = await #expect(throws: StationClientError.self) { try await client.approveFollower(uid: "nobody-00000000") }
+        #expect(error?.kind == .notFound)
+        #expect(error?.status == 404)
+        #expect(error?.stationMessage?.isEmpty == false)
+        #expect(error?.operation == "POST /followers/approve")
+    }
+
+    @Test("A 429 is .throttled, with Retry-After in seconds when the station sends it")
+    func throttled() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        let post = try await client.publish(data: Data("t".utf8), metadata: Fixture.drive("t", size: 1))
+        await client.clearPostKeyCache()
+        let route = RequestRoute("POST", path: "/rewrap")
+        rig.emulator.faults.failNextRequests(1, status: 429, body: #"{"detail":"slow down"}"#, headers: ["Retry-After": "30"],
+                                             route: route)
+        let error = await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID) }
+        #expect(error?.kind == .throttled)
+        #expect(error?.retryAfter == .seconds(30))
+        #expect(error?.status == 429)
+        #expect(error?.stationMessage == "slow down")
+        #expect(error?.description.contains("retry after 30 s") == true)
+
+        rig.emulator.faults.failNextRequests(1, status: 429, route: route)
+        let bare = await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID) }
+        #expect(bare?.kind == .throttled)
+        #expect(bare?.retryAfter == nil)
+        // Once the station stops throttling, the same call works.
+        #expect(try await client.download(postCID: post.postCID) == Data("t".utf8))
+    }
+
+    @Test("Retry-After is delay seconds or an HTTP date counted from now; anything else is ignored")
+    func retryAfterParsing() {
+        let now = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
+        #expect(StationClientError.retryAfter(parsing: "120", now: now) == .seconds(120))
+        #expect(StationClientError.retryAfter(parsing: " 0 ", now: now) == .seconds(0))
+        #expect(StationClientError.retryAfter(parsing: "Sun, 06 Nov 1994 08:50:37 GMT", now: now) == .seconds(60))
+        #expect(StationClientError.retryAfter(parsing: "Sun, 06 Nov 1994 08:00:00 GMT", now: now) == .seconds(0))
+        #expect(StationClientError.retryAfter(parsing: "-5", now: now) == nil)
+        // A header far in the future, or more digits than Int64 holds, is capped, not a crash.
+        let year = Duration.seconds(StationClientError.maximumRetryAfterSeconds)
+        #expect(StationClientError.retryAfter(parsing: String(repeating: "9", count: 40), now: now) == year)
+        #expect(StationClientError.retryAfter(parsing: "Fri, 31 Dec 9999 23:59:59 GMT", now: now) == year)
+        #expect(StationClientError.retryAfter(parsing: "soon", now: now) == nil)
+        #expect(StationClientError.retryAfter(parsing: "", now: now) == nil)
+    }
+
+    @Test("A 413 from the station is .tooLarge; so is a local refusal, with the limit, before anything is sent")
+    func tooLarge() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        rig.emulator.faults.failNextRequests(1, status: 413, body: #"{"detail":"Request body too large"}"#,
+                                             route: RequestRoute("POST", path: "/post"))
+        let station = await #expect(throws: StationClientError.self) {
+            try await client.publish(data: Data("x".utf8), metadata: Fixture.drive("x", size: 1))
+        }
+        #expect(station?.kind == .tooLarge)
+        #expect(station?.status == 413)
+        #expect(station?.stationMessage == "Request body too large")
+
+        let metadata = Fixture.drive("big", size: 0)
+        let largest = try client.largestPublishableFileSize(metadata: metadata)
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let big = directory.appendingPathComponent("big.bin")
+        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: big)
+        try handle.truncate(atOffset: UInt64(largest + 1))
+        try handle.close()
+        let posts = rig.count("POST", "/post")
+        let local = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: big, metadata: metadata) }
+        #expect(local?.kind == .tooLarge)
+        #expect(local?.limit == largest)
+        #expect(local?.status == nil)
+        #expect(rig.count("POST", "/post") == posts)
+    }
+
+    @Test("401 and 403 are .unauthorized, after the one retry a stale clock gets")
+    func unauthorized() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        let route = RequestRoute("POST", path: "/followers/remove")
+        rig.emulator.faults.failNextRequests(1, status: 401, body: #"{"detail":"invalid signature"}"#, route: route)
+        let invalid = await #expect(throws: StationClientError.self) { try await client.removeFollower(uid: "someone-0000000") }
+        #expect(invalid?.kind == .unauthorized)
+        #expect(invalid?.status == 401)
+        #expect(invalid?.stationMessage == "invalid signature")
+
+        // "stale request" twice: the client retries once with the station's clock, then gives up.
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let before = rig.emulator.requests.count(route)
+        rig.emulator.faults.failNextRequests(2, status: 401, body: #"{"detail":"stale request"}"#,
+                                             headers: ["Date": formatter.string(from: Date())], route: route)
+        let stale = await #expect(throws: StationClientError.self) { try await client.removeFollower(uid: "someone-0000000") }
+        #expect(stale?.kind == .unauthorized)
+        #expect(stale?.stationMessage == "stale request")
+        #expect(rig.emulator.requests.count(route) == before + 2)
+
+        rig.emulator.faults.failNextRequests(1, status: 403, body: #"{"detail":"device revoked"}"#, route: route)
+        let forbidden = await #expect(throws: StationClientError.self) { try await client.removeFollower(uid: "someone-0000000") }
+        #expect(forbidden?.kind == .unauthorized)
+        #expect(forbidden?.status == 403)
+    }
+
+    @Test("Content the manifest lists but neither the station nor the gateway has is .contentLost")
+    func contentLost() async throws {
+        let rig = try StationRig.inProcess(losesResharedContent: true)
+        let client = try await rig.pair()
+        let post = try await client.publish(data: Data("gone".utf8), metadata: Fixture.drive("gone", size: 4))
+        _ = try await client.unsafeReshareInPlace(postCID: post.postCID, audience: .selfOnly)
+        let inMemory = await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID) }
+        #expect(inMemory?.kind == .contentLost)
+        #expect(inMemory?.status == 404)
+        #expect(inMemory?.stationMessage == "content not found")
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let toFile = await #expect(throws: StationClientError.self) {
+            try await client.download(postCID: post.postCID, to: directory.appendingPathComponent("gone"))
+        }
+        #expect(toFile?.kind == .contentLost)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+
+        // A station that is down (not a 404) is not lost content: the gateway's answer decides.
+        let kept = try await client.publish(data: Data("kept".utf8), metadata: Fixture.drive("kept", size: 4))
+        rig.emulator.faults.failNextRequests(1, status: 503, route: RequestRoute("GET", pathPrefix: "/content/"))
+        #expect(try await client.download(postCID: kept.postCID) == Data("kept".utf8))
+    }
+
+    @Test("A transport that cannot pin is .pinningUnsupported, not .unreachable; nothing is sent")
+    func pinningUnsupported() async throws {
+        let rig = try StationRig.inProcess()
+        let pin = try PublicKeyFingerprint(sha256: [UInt8](repeating: 7, count: 32))
+        // Pins apply to https only (the SDK refuses them on plain http).
+        let https = try #require(URL(string: "https://station.test"))
+        let before = rig.emulator.requests.entries.count
+        let error = await #expect(throws: StationClientError.self) {
+            _ = try await StationClient.profile(at: https, transport: NonPinningTransport(base: rig.transport), pins: [pin])
+        }
+        #expect(error?.kind == .pinningUnsupported)
+        #expect(error?.transportError?.kind == .pinningUnsupported)
+        #expect(rig.emulator.requests.entries.count == before)
+    }
+
+    @Test("A file that cannot be read or written is .localFile")
+    func localFile() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let absent = directory.appendingPathComponent("absent.bin")
+        let unreadable = await #expect(throws: StationClientError.self) {
+            try await client.publish(fileAt: absent, metadata: Fixture.drive("absent", size: 0))
+        }
+        #expect(unreadable?.kind == .localFile)
+        #expect(unreadable?.message.contains(absent.path) == true)
+        #expect(rig.count("POST", "/post") == 0)
+
+        let post = try await client.publish(data: Data("f".utf8), metadata: Fixture.drive("f", size: 1))
+        let nowhere = directory.appendingPathComponent("no-such-directory").appendingPathComponent("f")
+        let unwritable = await #expect(throws: StationClientError.self) {
+            try await client.download(postCID: post.postCID, to: nowhere)
+        }
+        #expect(unwritable?.kind == .localFile)
+    }
+}
