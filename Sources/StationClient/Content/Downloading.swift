@@ -206,14 +206,8 @@ extension StationClient {
             }
             if let total, total > limit { throw Self.tooLong(limit: limit, source: "the station", operation: operation) }
             do {
-                for try await chunk in stream {
-                    guard Int64(chunk.count) <= limit - written else {
-                        throw Self.tooLong(limit: limit, source: "the station", operation: operation)
-                    }
-                    try Self.writeAll(chunk, to: descriptor, path: file.path, operation: operation)
-                    written += Int64(chunk.count)
-                    progress?(ByteProgress(completed: written, total: total))
-                }
+                try await Self.append(stream, to: descriptor, path: file.path, written: &written, limit: limit, total: total,
+                                      source: "the station", progress: progress, operation: operation)
                 break
             } catch let error as TransportError where error.kind == .connectionLost && resumes < 3 {
                 resumes += 1
@@ -235,6 +229,26 @@ extension StationClient {
     }
 
     /// The error for a source that announced or sent more than a download's `limit`.
+    /// Appends a body stream to an open file, at most `limit` bytes in all: `written` counts the
+    /// bytes already there and goes up chunk by chunk, so a caller that resumes after a lost
+    /// connection knows where the file ends.
+    ///
+    /// - Throws: ``tooLong(limit:source:operation:)`` past the limit, `.localFile` for a failed
+    ///   write, and whatever the stream throws.
+    static func append(
+        _ stream: HTTPBodyStream, to descriptor: Int32, path: String, written: inout Int64, limit: Int64, total: Int64?,
+        source: String, progress: ProgressHandler?, operation: String
+    ) async throws {
+        for try await chunk in stream {
+            guard Int64(chunk.count) <= limit - written else {
+                throw tooLong(limit: limit, source: source, operation: operation)
+            }
+            try writeAll(chunk, to: descriptor, path: path, operation: operation)
+            written += Int64(chunk.count)
+            progress?(ByteProgress(completed: written, total: total))
+        }
+    }
+
     static func tooLong(limit: Int64, source: String, operation: String) -> StationClientError {
         StationClientError(.invalidResponse, operation: operation,
                            message: "\(source) sent more than the \(limit) bytes this file can have")

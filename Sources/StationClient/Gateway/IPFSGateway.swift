@@ -135,14 +135,8 @@ public struct IPFSGateway: Sendable {
         defer { close(descriptor) }
         var written: Int64 = 0
         do {
-            for try await chunk in stream {
-                guard Int64(chunk.count) <= limit - written else {
-                    throw StationClient.tooLong(limit: limit, source: "the gateway", operation: operation)
-                }
-                try StationClient.writeAll(chunk, to: descriptor, path: url.path, operation: operation)
-                written += Int64(chunk.count)
-                progress?(ByteProgress(completed: written, total: total))
-            }
+            try await StationClient.append(stream, to: descriptor, path: url.path, written: &written, limit: limit, total: total,
+                                           source: "the gateway", progress: progress, operation: operation)
         } catch {
             throw StationClientError.wrapGateway(error, operation: operation)
         }
