@@ -61,7 +61,17 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
-        .target(name: "Sodium", dependencies: ["CSodium", "PQCrypto"]),
+        // Layer 0, Linux only: OpenSSL's libcrypto, for SHA-256 with the CPU's SHA extensions
+        // (Apple platforms take SHA-256 from CommonCrypto).
+        .systemLibrary(
+            name: "CLibCrypto",
+            path: "Sources/CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "Sodium",
+            dependencies: ["CSodium", "PQCrypto", .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android]))]),
 
         // Layer 2: the KEM-DEM key envelope; signed requests (signer and station-side verifier).
         .target(name: "Envelope", dependencies: ["PQCrypto", "Sodium"]),

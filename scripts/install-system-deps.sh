@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the SDK builds against (libsodium, libcurl) and the tests use
+# Installs the Debian packages the SDK builds against (libsodium, libcurl, libcrypto) and the tests use
 # (openssl; nghttpx from nghttp2-proxy, the HTTP/2 TLS front) when they are missing.
 # As root it runs apt-get; otherwise it prints the exact command to run and stops.
 set -euo pipefail
@@ -8,8 +8,9 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if command -v pkg-config >/dev/null 2>&1; then
     pkg-config --exists libsodium || missing+=(libsodium-dev)
     pkg-config --exists libcurl || missing+=(libcurl4-openssl-dev)
+    pkg-config --exists libcrypto || missing+=(libssl-dev)
 else
-    missing+=(libsodium-dev libcurl4-openssl-dev)
+    missing+=(libsodium-dev libcurl4-openssl-dev libssl-dev)
 fi
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)

@@ -3,7 +3,7 @@ import Sodium
 import TestSupport
 import Testing
 
-@Suite("SHA-256 through libsodium")
+@Suite("SHA-256 through the platform's crypto library")
 struct SHA256Tests {
     /// FIPS 180-4 example values.
     @Test func fipsExamples() {
@@ -60,5 +60,13 @@ struct SHA256Tests {
         second.update(data: Array("c".utf8))
         #expect(second.finalize().hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(first.finalize() == SHA256.hash(data: Array("ab".utf8)))
+
+        // Finalizing a copy leaves the original able to go on.
+        var original = SHA256()
+        original.update(data: Array("ab".utf8))
+        let copy = original
+        #expect(copy.finalize() == SHA256.hash(data: Array("ab".utf8)))
+        original.update(data: Array("c".utf8))
+        #expect(original.finalize().hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 }

@@ -31,8 +31,12 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the text is an integer (no fraction, no exponent): Python reads it as `int`.
     public var isInteger: Bool {
-        !text.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
-            && !isSpecial
+        // A loop over the contiguous bytes: listings ask this of every number of every post.
+        var text = self.text
+        let plain = text.withUTF8 { bytes in
+            !bytes.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+        }
+        return plain && !isSpecial
     }
 
     private var isSpecial: Bool { text == "NaN" || text == "Infinity" || text == "-Infinity" }

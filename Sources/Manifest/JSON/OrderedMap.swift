@@ -59,6 +59,11 @@ public struct OrderedMap<Value> {
                         built[key] = storedKeys.count
                         positions = built
                     }
+                    if storedKeys.isEmpty {
+                        // Most wire objects have a handful of members: one allocation each, not four.
+                        storedKeys.reserveCapacity(8)
+                        storedValues.reserveCapacity(8)
+                    }
                     storedKeys.append(key)
                     storedValues.append(newValue)
                 }

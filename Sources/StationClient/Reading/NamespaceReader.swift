@@ -42,31 +42,64 @@ extension StationClient {
         let entries = manifest.posts(in: namespace)
         try await loadPersistedPostKeys()
         let context = readContext()
-        let results = try await readEntries(entries, context: context, operation: operation)
-        var posts: [ListedPost<JSONValue>] = []
-        posts.reserveCapacity(results.count)
-        var skipped: [SkippedPost] = []
-        for result in results {
-            switch result {
-            case .success(let post): posts.append(post)
-            case .failure(let skip):
-                log(.warning, "\(operation): skipped \(skip)")
-                skipped.append(skip)
-            }
-        }
+        let (posts, skipped) = try await readEntries(entries, context: context)
+        for skip in skipped { log(.warning, "\(operation): skipped \(skip)") }
         try await recordListing(posts, namespace: namespace, complete: skipped.isEmpty, manifestCID: manifestCID)
-        var typed = PostListing<Metadata>(posts: [], skipped: skipped, isOffline: false, manifestCID: manifestCID)
-        typed.posts.reserveCapacity(posts.count)
+        let typed = Self.typed(posts, as: type, dates: configuration.metadataDateDecoding, operation: operation)
+        return PostListing(posts: typed.posts, skipped: skipped + typed.skipped, isOffline: false, manifestCID: manifestCID)
+    }
+
+    /// The posts with their metadata as `type`; a post whose metadata is not a `Metadata` is
+    /// skipped. Raw JSON and drive metadata take paths of their own (specialized, not generic
+    /// per post: a listing of 10,000 posts spent more on generic copies than on decoding).
+    static func typed<Metadata: Decodable & Sendable>(
+        _ posts: [ListedPost<JSONValue>], as type: Metadata.Type, dates: WireJSON.DateDecoding, operation: String
+    ) -> (posts: [ListedPost<Metadata>], skipped: [SkippedPost]) {
+        // The bit casts are between identical types: each branch runs only when Metadata is that type.
+        if Metadata.self == JSONValue.self {
+            return (unsafeBitCast(posts, to: [ListedPost<Metadata>].self), [])
+        }
+        if Metadata.self == DriveFileMetadata.self {
+            let drive = typedAsDriveMetadata(posts, operation: operation)
+            return (unsafeBitCast(drive.posts, to: [ListedPost<Metadata>].self), drive.skipped)
+        }
+        var typed: [ListedPost<Metadata>] = []
+        typed.reserveCapacity(posts.count)
+        var skipped: [SkippedPost] = []
         for post in posts {
             do {
-                typed.posts.append(try Self.typed(post, as: type, dates: configuration.metadataDateDecoding))
+                typed.append(try Self.typed(post, as: type, dates: dates))
             } catch {
-                typed.skipped.append(SkippedPost(postCID: post.postCID, error: StationClientError(
-                    .invalidResponse, operation: operation, message: "the metadata is not a \(Metadata.self): \(error)",
-                    underlying: error)))
+                skipped.append(notOfType(Metadata.self, post: post, error: error, operation: operation))
             }
         }
-        return typed
+        return (typed, skipped)
+    }
+
+    private static func typedAsDriveMetadata(
+        _ posts: [ListedPost<JSONValue>], operation: String
+    ) -> (posts: [ListedPost<DriveFileMetadata>], skipped: [SkippedPost]) {
+        var typed: [ListedPost<DriveFileMetadata>] = []
+        typed.reserveCapacity(posts.count)
+        var skipped: [SkippedPost] = []
+        for post in posts {
+            do {
+                let metadata = try post.rawMetadata.map { value throws(WireFormatError) in try DriveFileMetadata.read(value) }
+                typed.append(ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
+                                        createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata,
+                                        rawMetadata: post.rawMetadata))
+            } catch {
+                skipped.append(notOfType(DriveFileMetadata.self, post: post, error: error, operation: operation))
+            }
+        }
+        return (typed, skipped)
+    }
+
+    private static func notOfType<Metadata>(
+        _ type: Metadata.Type, post: ListedPost<JSONValue>, error: any Error, operation: String
+    ) -> SkippedPost {
+        SkippedPost(postCID: post.postCID, error: StationClientError(
+            .invalidResponse, operation: operation, message: "the metadata is not a \(Metadata.self): \(error)", underlying: error))
     }
 
     /// Keeps what a listing learned: the new post keys, and the listing for the offline view.
@@ -119,48 +152,65 @@ extension StationClient {
     /// take the next entry until none is left, fetching the keys that are not cached through
     /// `/rewrap`. Cached keys are looked up on the actor before the workers start and new keys
     /// stored when they are done, so a read never waits for the actor and no task is created per
-    /// post.
+    /// post. Each worker puts its result in the entry's slot, moved out in order at the end.
     private func readEntries(
-        _ entries: [PostEntry], context: ReadContext, operation: String
-    ) async throws -> [Result<ListedPost<JSONValue>, SkippedPost>] {
+        _ entries: [PostEntry], context: ReadContext
+    ) async throws -> (posts: [ListedPost<JSONValue>], skipped: [SkippedPost]) {
         let cachedKeys = entries.map { postKeys[$0.postCID] }
         // Each worker holds at most one /rewrap answer of at most ResponseLimit.rewrap bytes.
         let width = ResponseLimit.listingWidth(rewrapConcurrency: configuration.rewrapConcurrency, entryCount: entries.count)
         let queue = ReadQueue(count: entries.count)
-        var results = [Result<ListedPost<JSONValue>, SkippedPost>?](repeating: nil, count: entries.count)
-        try await withThrowingTaskGroup(of: [(Int, Result<ReadPost, SkippedPost>)].self) { group in
+        let slots = ReadSlots(count: entries.count)
+        try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<width {
                 group.addTask {
-                    var done: [(Int, Result<ReadPost, SkippedPost>)] = []
                     while let index = queue.next() {
-                        done.append((index, try await self.readEntry(entries[index], cachedKey: cachedKeys[index],
-                                                                     context: context)))
-                    }
-                    return done
-                }
-            }
-            for try await finished in group {
-                for (index, result) in finished {
-                    switch result {
-                    case .success(let read):
-                        if let key = read.newKey { postKeys[read.post.postCID] = key }
-                        results[index] = .success(read.post)
-                    case .failure(let skipped):
-                        // A cached key that did not open the post is not kept.
-                        postKeys[skipped.postCID] = nil
-                        results[index] = .failure(skipped)
+                        slots.put(try await self.readEntry(entries[index], cachedKey: cachedKeys[index], context: context),
+                                  at: index)
                     }
                 }
             }
+            try await group.waitForAll()
         }
         try Task.checkCancellation()
-        // Moved out, not copied (a copy retains every string of every post).
-        var ordered: [Result<ListedPost<JSONValue>, SkippedPost>] = []
-        ordered.reserveCapacity(results.count)
-        for index in results.indices {
-            if let result = results[index].take() { ordered.append(result) }
+        var posts: [ListedPost<JSONValue>] = []
+        posts.reserveCapacity(entries.count)
+        var skipped: [SkippedPost] = []
+        for index in entries.indices {
+            switch slots.take(at: index) {
+            case .success(let read)?:
+                if let key = read.newKey { postKeys[read.post.postCID] = key }
+                posts.append(read.post)
+            case .failure(let skip)?:
+                // A cached key that did not open the post is not kept.
+                postKeys[skip.postCID] = nil
+                skipped.append(skip)
+            case nil:
+                break
+            }
         }
-        return ordered
+        return (posts, skipped)
+    }
+
+    /// One result slot per entry of a listing. Each slot is written by the one worker that took
+    /// its index from the ``ReadQueue`` and read after every worker is done, so no two threads
+    /// touch a slot at once; results move in and out without a copy of the array around them.
+    final class ReadSlots: @unchecked Sendable {
+        private let slots: UnsafeMutableBufferPointer<Result<ReadPost, SkippedPost>?>
+
+        init(count: Int) {
+            slots = .allocate(capacity: count)
+            slots.initialize(repeating: nil)
+        }
+
+        deinit {
+            slots.deinitialize()
+            slots.deallocate()
+        }
+
+        func put(_ result: consuming Result<ReadPost, SkippedPost>, at index: Int) { slots[index] = result }
+
+        func take(at index: Int) -> Result<ReadPost, SkippedPost>? { slots[index].take() }
     }
 
     /// Hands out entry indices to a listing's workers, each index once.
@@ -230,9 +280,12 @@ extension StationClient {
         } catch {
             throw StationClientError(.integrity, operation: operation, message: "the metadata is not sealed hex", underlying: error)
         }
-        let plaintext: Data
+        // Into an array rather than `Data`: a listing opens thousands of these small boxes.
+        var plaintext = [UInt8](repeating: 0, count: max(0, sealed.count - SecretBox.overheadByteCount))
         do {
-            plaintext = try SecretBox.open(sealed, using: key)
+            try sealed.withUnsafeBytes { source in
+                try plaintext.withUnsafeMutableBytes { target in try SecretBox.open(source, into: target, using: key) }
+            }
         } catch {
             // A cached key that no longer opens the post is dropped (by the caller, on the actor).
             throw StationClientError(.integrity, operation: operation, message: "the metadata does not open with the post key",
