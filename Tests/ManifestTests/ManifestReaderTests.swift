@@ -138,6 +138,25 @@ struct DriveFileMetadataReaderTests {
         let actual = Result { () throws(WireFormatError) in try DriveFileMetadata.read(value) }
         #expect(actual == expected)
     }
+
+    /// Reading the text directly gives what parsing it and reading the tree gives: the same
+    /// metadata, or the same error (the parser's for text that is not JSON).
+    @Test(arguments: [
+        #"{"filename":"a.txt","mime_type":"text/plain","size_bytes":3,"created_at":1700000000,"modified_at":1700000001,"path":"/docs/"}"#,
+        #"{"filename":"ü.txt","mime_type":7,"size_bytes":"3","created_at":1.5,"modified_at":1e3,"path":["/"]}"#,
+        #"{"filename":"a","size_bytes":3.0,"created_at":-0,"modified_at":9223372036854775808,"future":{"x":[1,{"y":null}]}}"#,
+        #"{"filename":"a","filename":"b","size_bytes":1,"size_bytes":"x"}"#,
+        #" { "file\u006eame" : "x\"y" , "path" : "/" } "#, "\u{FEFF}{\"filename\":\"bom\"}",
+        #"{"path":"/"}"#, #"{"filename":null}"#, #"{}"#, "[]", "null", "\"a.txt\"", "3", "",
+        #"{"filename":"a"} x"#, #"{"filename":"a""#, #"{"filename":"a",}"#, #"{"filename" "a"}"#, #"{"filename":"a\x"}"#,
+        #"{filename:"a"}"#, #"{"filename":"a","n":[1,2"#, #"{"filename":"a"}}"#, "{\"filename\":\"tab\there\"}",
+    ])
+    func readsTextAsParsingItDoes(body: String) {
+        let bytes = Array(body.utf8)
+        let expected = Result { () throws(WireFormatError) in try DriveFileMetadata.read(try WireJSON.parse(bytes)) }
+        let actual = Result { () throws(WireFormatError) in try DriveFileMetadata.read(jsonBytes: bytes) }
+        #expect(actual == expected)
+    }
 }
 
 /// The parser's ASCII shortcut and its UTF-8 path read strings alike, and invalid UTF-8 is still refused.

@@ -74,6 +74,36 @@ struct EndToEndTests {
         #expect(listing.skipped.allSatisfy { $0.error.kind == .integrity })
     }
 
+    @Test("A post whose metadata opens but is not JSON is skipped by every listing, and left out of the offline view")
+    func metadataThatIsNotJSON() async throws {
+        let rig = try StationRig.served()
+        defer { rig.emulator.stop() }
+        let client = try await rig.pair()
+        let good = try await client.publish(data: Data("g".utf8), metadata: Fixture.drive("good.txt", size: 1)).postCID
+        let credentials = await client.credentials
+        let notJSON = try await RawPoster(credentials: credentials, transport: rig.transport)
+            .post(file: Data("x".utf8), namespace: "drive") { key in Hex.encode(try SecretBox.seal(Data("{not json".utf8), using: key)) }
+        let drive = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(drive.posts.map(\.postCID) == [good])
+        #expect(drive.posts.first?.metadata?.filename == "good.txt")
+        #expect(drive.posts.first?.rawMetadata?["filename"] == "good.txt")
+        #expect(drive.skipped.map(\.postCID) == [notJSON])
+        #expect(drive.skipped.first?.error.message == "the metadata is not JSON")
+        let raw = try await client.listPosts(as: JSONValue.self)
+        #expect(raw.posts.map(\.postCID) == [good] && raw.posts.first?.metadata == raw.posts.first?.rawMetadata)
+        #expect(raw.skipped.map(\.postCID) == [notJSON])
+        var streamed: [String] = []
+        for try await item in client.posts(as: DriveFileMetadata.self) {
+            if case .failure(let skip) = item { streamed.append(skip.error.message) }
+        }
+        #expect(streamed == ["the metadata is not JSON"])
+
+        rig.emulator.stop()
+        let offline = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(offline.isOffline)
+        #expect(offline.posts.map(\.postCID) == [good])
+    }
+
     @Test("Wrong PIN, expired and locked sessions, throttling")
     func pairingFailures() async throws {
         let rig = try StationRig.served()

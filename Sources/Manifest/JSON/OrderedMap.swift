@@ -90,7 +90,10 @@ public struct OrderedMap<Value> {
     /// The position of `key` in the order, or `nil`.
     public func index(forKey key: String) -> Int? {
         if let positions { return positions[key] }
-        return storedKeys.firstIndex(of: key)
+        // The byte count first (constant time): most keys of an object differ in length, and a
+        // full comparison costs tens of instructions even for two short ASCII keys.
+        let length = key.utf8.count
+        return storedKeys.firstIndex { $0.utf8.count == length && $0 == key }
     }
 
     /// Removes `key` and returns its value, or `nil` when it was absent.

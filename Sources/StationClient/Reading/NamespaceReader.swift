@@ -44,20 +44,23 @@ extension StationClient {
         let context = readContext()
         let (posts, skipped) = try await readEntries(entries, context: context)
         for skip in skipped { log(.warning, "\(operation): skipped \(skip)") }
-        try await recordListing(posts, namespace: namespace, complete: skipped.isEmpty, manifestCID: manifestCID)
         let typed = Self.typed(posts, as: type, dates: configuration.metadataDateDecoding, operation: operation)
+        try await recordListing(posts, namespace: namespace, complete: skipped.isEmpty && typed.skipped.isEmpty,
+                                manifestCID: manifestCID)
         return PostListing(posts: typed.posts, skipped: skipped + typed.skipped, isOffline: false, manifestCID: manifestCID)
     }
 
-    /// The posts with their metadata as `type`; a post whose metadata is not a `Metadata` is
-    /// skipped. Raw JSON and drive metadata take paths of their own (specialized, not generic
-    /// per post: a listing of 10,000 posts spent more on generic copies than on decoding).
+    /// The posts with their metadata as `type`; a post whose metadata is not JSON, or not a
+    /// `Metadata`, is skipped. Raw JSON and drive metadata take paths of their own (specialized,
+    /// not generic per post: a listing of 10,000 posts spent more on generic copies than on
+    /// decoding).
     static func typed<Metadata: Decodable & Sendable>(
         _ posts: [ListedPost<JSONValue>], as type: Metadata.Type, dates: WireJSON.DateDecoding, operation: String
     ) -> (posts: [ListedPost<Metadata>], skipped: [SkippedPost]) {
         // The bit casts are between identical types: each branch runs only when Metadata is that type.
         if Metadata.self == JSONValue.self {
-            return (unsafeBitCast(posts, to: [ListedPost<Metadata>].self), [])
+            let json = typedAsJSON(posts, operation: operation)
+            return (unsafeBitCast(json.posts, to: [ListedPost<Metadata>].self), json.skipped)
         }
         if Metadata.self == DriveFileMetadata.self {
             let drive = typedAsDriveMetadata(posts, operation: operation)
@@ -70,7 +73,23 @@ extension StationClient {
             do {
                 typed.append(try Self.typed(post, as: type, dates: dates))
             } catch {
-                skipped.append(notOfType(Metadata.self, post: post, error: error, operation: operation))
+                skipped.append(unreadable(post, as: Metadata.self, error: error, operation: operation))
+            }
+        }
+        return (typed, skipped)
+    }
+
+    private static func typedAsJSON(
+        _ posts: [ListedPost<JSONValue>], operation: String
+    ) -> (posts: [ListedPost<JSONValue>], skipped: [SkippedPost]) {
+        var typed: [ListedPost<JSONValue>] = []
+        typed.reserveCapacity(posts.count)
+        var skipped: [SkippedPost] = []
+        for post in posts {
+            do {
+                typed.append(try Self.typed(post, as: JSONValue.self))
+            } catch {
+                skipped.append(unreadable(post, as: JSONValue.self, error: error, operation: operation))
             }
         }
         return (typed, skipped)
@@ -84,22 +103,37 @@ extension StationClient {
         var skipped: [SkippedPost] = []
         for post in posts {
             do {
-                let metadata = try post.rawMetadata.map { value throws(WireFormatError) in try DriveFileMetadata.read(value) }
+                let metadata: DriveFileMetadata?
+                switch post.rawMetadataSource {
+                case .text(let text)?: metadata = try DriveFileMetadata.read(jsonBytes: text)
+                case .value(let value)?: metadata = try DriveFileMetadata.read(value)
+                case nil: metadata = nil
+                }
                 typed.append(ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
                                         createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata,
-                                        rawMetadata: post.rawMetadata))
+                                        rawMetadataSource: post.rawMetadataSource))
             } catch {
-                skipped.append(notOfType(DriveFileMetadata.self, post: post, error: error, operation: operation))
+                skipped.append(unreadable(post, as: DriveFileMetadata.self, error: error, operation: operation))
             }
         }
         return (typed, skipped)
     }
 
-    private static func notOfType<Metadata>(
-        _ type: Metadata.Type, post: ListedPost<JSONValue>, error: any Error, operation: String
+    /// The skip of a post whose metadata is not JSON, or not a `Metadata`.
+    static func unreadable<Metadata>(
+        _ post: ListedPost<JSONValue>, as type: Metadata.Type, error: any Error, operation: String
     ) -> SkippedPost {
-        SkippedPost(postCID: post.postCID, error: StationClientError(
-            .invalidResponse, operation: operation, message: "the metadata is not a \(Metadata.self): \(error)", underlying: error))
+        let message = Self.isNotJSON(error) ? "the metadata is not JSON" : "the metadata is not a \(Metadata.self): \(error)"
+        return SkippedPost(postCID: post.postCID, error: StationClientError(
+            .invalidResponse, operation: operation, message: message, underlying: error))
+    }
+
+    /// Whether `error` says the text was not JSON at all (rather than JSON of another shape).
+    static func isNotJSON(_ error: any Error) -> Bool {
+        switch error as? WireFormatError {
+        case .invalidJSON?, .nestingTooDeep?: true
+        default: false
+        }
     }
 
     /// Keeps what a listing learned: the new post keys, and the listing for the offline view.
@@ -129,12 +163,32 @@ extension StationClient {
                     call: callState())
     }
 
+    /// One post with its metadata as `type`. Metadata still held as decrypted text is parsed
+    /// here (drive metadata read from the text directly).
+    ///
+    /// - Throws: ``WireFormatError`` when the text is not JSON or not drive metadata; the
+    ///   decoder's error when the JSON is not a `Metadata`.
     static func typed<Metadata: Decodable & Sendable>(
         _ post: ListedPost<JSONValue>, as type: Metadata.Type, dates: WireJSON.DateDecoding = .flexible
     ) throws -> ListedPost<Metadata> {
-        let metadata: Metadata? = try post.rawMetadata.map { try decodeMetadata(type, from: $0, dates: dates) }
+        var source = post.rawMetadataSource
+        let metadata: Metadata?
+        switch source {
+        case nil:
+            metadata = nil
+        case .value(let value)?:
+            metadata = try decodeMetadata(type, from: value, dates: dates)
+        case .text(let text)?:
+            if Metadata.self == DriveFileMetadata.self {
+                metadata = try DriveFileMetadata.read(jsonBytes: text) as? Metadata
+            } else {
+                let value = try WireJSON.parse(text)
+                source = .value(value)
+                metadata = try decodeMetadata(type, from: value, dates: dates)
+            }
+        }
         return ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
-                          createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata, rawMetadata: post.rawMetadata)
+                          createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata, rawMetadataSource: source)
     }
 
     /// A post's metadata as `type`: raw JSON as is, drive metadata through its direct reader (the
@@ -291,12 +345,8 @@ extension StationClient {
             throw StationClientError(.integrity, operation: operation, message: "the metadata does not open with the post key",
                                      underlying: error)
         }
-        do {
-            post.rawMetadata = try WireJSON.parse(plaintext)
-        } catch {
-            throw StationClientError(.invalidResponse, operation: operation, message: "the metadata is not JSON", underlying: error)
-        }
-        post.metadata = post.rawMetadata
+        // Parsed (or read as drive metadata) when the listing gives it its type.
+        post.rawMetadataSource = .text(plaintext)
         return ReadPost(post: post, newKey: isNew ? key : nil)
     }
 
@@ -476,11 +526,20 @@ extension StationClient {
     private func storeOfflineListing(_ posts: [ListedPost<JSONValue>], namespace: String, manifestCID: String) async throws {
         var items: [JSONValue] = []
         for post in posts {
+            let metadata: JSONValue?
+            switch post.rawMetadataSource {
+            case .text(let text)?:
+                // Metadata that is not JSON made the listing skip the post: the offline view leaves it out too.
+                guard let value = try? WireJSON.parse(text) else { continue }
+                metadata = value
+            case .value(let value)?: metadata = value
+            case nil: metadata = nil
+            }
             var object: JSONObject = ["post_cid": .string(post.postCID), "audience_mode": .string(post.audienceMode.wireValue),
                                       "public": .bool(post.isPublic)]
             object["envelopes_cid"] = post.envelopesCID.map { .string($0) } ?? .null
             object["created_at"] = post.createdAt.map { .number(JSONNumber($0)) } ?? .null
-            object["metadata"] = post.rawMetadata ?? .null
+            object["metadata"] = metadata ?? .null
             items.append(.object(object))
         }
         var bytes = WireJSON.serialize(.object(["manifest_cid": .string(manifestCID), "posts": .array(items)]))

@@ -16,7 +16,50 @@ public struct ListedPost<Metadata: Sendable>: Sendable {
     /// The metadata decoded as the app's type, or `nil` when the post has none.
     public var metadata: Metadata?
     /// The metadata as raw JSON, or `nil` when the post has none.
-    public var rawMetadata: JSONValue?
+    ///
+    /// A listing read as a type of its own (``DriveFileMetadata``, say) keeps the decrypted text
+    /// and parses it here, on each read of this property: most apps never look at it, and
+    /// building every post's JSON tree took most of a large listing's time.
+    public var rawMetadata: JSONValue? {
+        get {
+            switch rawMetadataSource {
+            case .value(let value)?: value
+            case .text(let text)?: try? WireJSON.parse(text)
+            case nil: nil
+            }
+        }
+        set { rawMetadataSource = newValue.map { .value($0) } }
+    }
+
+    /// Where ``rawMetadata`` comes from.
+    var rawMetadataSource: RawPostMetadata?
+
+    init(
+        postCID: String, envelopesCID: String?, audienceMode: AudienceMode, createdAt: Int?, isPublic: Bool,
+        metadata: Metadata?, rawMetadata: JSONValue?
+    ) {
+        self.init(postCID: postCID, envelopesCID: envelopesCID, audienceMode: audienceMode, createdAt: createdAt,
+                  isPublic: isPublic, metadata: metadata, rawMetadataSource: rawMetadata.map { .value($0) })
+    }
+
+    init(
+        postCID: String, envelopesCID: String?, audienceMode: AudienceMode, createdAt: Int?, isPublic: Bool,
+        metadata: Metadata?, rawMetadataSource: RawPostMetadata?
+    ) {
+        self.postCID = postCID
+        self.envelopesCID = envelopesCID
+        self.audienceMode = audienceMode
+        self.createdAt = createdAt
+        self.isPublic = isPublic
+        self.metadata = metadata
+        self.rawMetadataSource = rawMetadataSource
+    }
+}
+
+/// A listed post's raw metadata, parsed or as the decrypted JSON text.
+enum RawPostMetadata: Sendable {
+    case value(JSONValue)
+    case text([UInt8])
 }
 
 /// A post that could not be read, and why; the rest of the listing is unaffected.

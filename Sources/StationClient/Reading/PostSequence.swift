@@ -130,10 +130,10 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
                 return .success(try StationClient.typed(post.post, as: Metadata.self,
                                                         dates: client.configuration.metadataDateDecoding))
             } catch {
-                // As in a listing: the post was read; only this metadata type does not fit it.
-                return .failure(SkippedPost(postCID: post.post.postCID, error: StationClientError(
-                    .invalidResponse, operation: "reading post \(post.post.postCID)",
-                    message: "the metadata is not a \(Metadata.self): \(error)", underlying: error)))
+                // As in a listing: the post was read, but its metadata is not JSON or not a Metadata.
+                complete = false
+                return .failure(StationClient.unreadable(post.post, as: Metadata.self, error: error,
+                                                         operation: "reading post \(post.post.postCID)"))
             }
         case .failure(let skipped):
             complete = false
