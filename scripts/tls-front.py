@@ -80,11 +80,15 @@ async def serve_client(backend_port, client_reader, client_writer):
     # Whichever side ends first ends the exchange, so a backend closing mid-body reaches the client.
     upstream = asyncio.ensure_future(pipe(client_reader, backend_writer))
     downstream = asyncio.ensure_future(pipe(backend_reader, client_writer))
-    await asyncio.wait([upstream, downstream], return_when=asyncio.FIRST_COMPLETED)
-    for task in (upstream, downstream):
-        task.cancel()
-    backend_writer.close()
-    client_writer.close()
+    try:
+        await asyncio.wait([upstream, downstream], return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        pass  # the front is stopping: open exchanges end with it, quietly
+    finally:
+        for task in (upstream, downstream):
+            task.cancel()
+        backend_writer.close()
+        client_writer.close()
 
 
 def watch_stdin(loop, stop):
