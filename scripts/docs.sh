@@ -22,9 +22,14 @@ python3 scripts/check_doc_comments.py "$graphs" "${modules[@]}"
 
 # The public surface is pinned (Tests/PublicSurface/<Module>.txt): a symbol made public, or no
 # longer public, by accident fails here with the diff.
+# The lists are Linux's symbol graphs (what CI builds); elsewhere the check is skipped.
 echo "==> public surface (scripts/check_public_surface.py)"
 python3 scripts/check_public_surface.py --self-test
-python3 scripts/check_public_surface.py "$graphs" "${modules[@]}"
+if [ "$(uname -s)" = Linux ]; then
+    python3 scripts/check_public_surface.py "$graphs" "${modules[@]}"
+else
+    echo "skipped: Tests/PublicSurface pins the Linux surface"
+fi
 
 for module in "${modules[@]}"; do
     echo "==> docc convert $module"
