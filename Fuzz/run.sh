@@ -54,6 +54,11 @@ for target in "${targets[@]}"; do
     swift build -c "$configuration" --scratch-path "$scratch" --target "$target" "${flags[@]}" 2>&1 | grep -v '^\[' || true
 done
 products="$scratch/$configuration"
+# The harnesses read the modules' `package` API (WireJSON, UnixFS, Multibase…), as the package's own
+# targets do: they are compiled with the package name SwiftPM gave the modules (the root package's
+# identity, which is the checkout's directory name), read from its build description.
+package_name=$(grep -o -- '-package-name","[^"]*"' "$scratch/$configuration.yaml" | head -n 1 | cut -d'"' -f3)
+[ -n "$package_name" ] || { echo "no -package-name in $scratch/$configuration.yaml" >&2; exit 1; }
 
 # A trap is reported by libFuzzer; Swift's own backtracer would only add noise (and reading the
 # stack from its helper thread trips AddressSanitizer).
@@ -71,7 +76,7 @@ for harness in "${harnesses[@]}"; do
     [ "$configuration" = release ] || binary="$scratch/fuzz-$harness-$configuration"
     echo "==> linking fuzz-$harness"
     rm -f "$binary"
-    swiftc -O -sanitize=fuzzer,address -parse-as-library \
+    swiftc -O -sanitize=fuzzer,address -parse-as-library -package-name "$package_name" \
         -I "$products/Modules" -I "$products" -I Sources/CSodium -I Sources/CSystemRandom -I Sources/CCurl \
         "$(source_for "$harness")" "${objects[@]}" "${libraries[@]}" -o "$binary" 2>&1 \
         | grep -v 'Cannot export local symbol' || true

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the DocC documentation of every library module with the toolchain's `docc` (symbol
 # graphs from `swift package dump-symbol-graph`; no plugin needed), with warnings as errors, and
-# fails when a public symbol has no doc comment. Output: .build/docs/<Module>.doccarchive
+# fails when a public symbol has no doc comment or the public surface differs from the pinned
+# lists in Tests/PublicSurface. Output: .build/docs/<Module>.doccarchive
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-system-deps.sh
@@ -18,6 +19,17 @@ graphs=$(find .build -type d -name symbolgraph -path "*$(uname -m)*" | head -n 1
 
 echo "==> public symbols without a doc comment"
 python3 scripts/check_doc_comments.py "$graphs" "${modules[@]}"
+
+# The public surface is pinned (Tests/PublicSurface/<Module>.txt): a symbol made public, or no
+# longer public, by accident fails here with the diff.
+# The lists are Linux's symbol graphs (what CI builds); elsewhere the check is skipped.
+echo "==> public surface (scripts/check_public_surface.py)"
+python3 scripts/check_public_surface.py --self-test
+if [ "$(uname -s)" = Linux ]; then
+    python3 scripts/check_public_surface.py "$graphs" "${modules[@]}"
+else
+    echo "skipped: Tests/PublicSurface pins the Linux surface"
+fi
 
 for module in "${modules[@]}"; do
     echo "==> docc convert $module"

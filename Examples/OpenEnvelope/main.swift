@@ -13,7 +13,9 @@ import Transport
 // asks the station (POST /rewrap) to wrap that key to its own ML-KEM key, then opens the
 // envelope: 2-byte big-endian length ‖ ML-KEM ciphertext ‖ SecretBox(wrap key, post key), with
 // wrap key = BLAKE2b-256(shared secret, person "orbit-kem"). StationClient.listPosts and
-// download do all of this; here it is by hand.
+// download do all of this; here it is by hand. Doing it by hand needs the device's private ML-KEM
+// key and the SDK's wire JSON, which are `package` API: this example is part of the package and
+// sees them, an app does not (it never needs to: listings and downloads open envelopes for it).
 
 await runExample { station in
     let client = try await station.pair(deviceName: "opener")

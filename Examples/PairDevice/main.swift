@@ -22,8 +22,8 @@ await runExample { station in
     print("station uid: \(credentials.stationUID)")
     // A self-signed https station's key is pinned in the credentials; every later request carries it.
     print("TLS key pin: \(credentials.stationPublicKeyPin?.pinString ?? "none (plain http or a CA-signed certificate)")")
-    print("ML-KEM-768 public key: \(credentials.kemPrivateKey.publicKey.rawRepresentation.count) B")
-    print("ML-DSA-65 public key: \(credentials.signingPrivateKey.publicKey.rawRepresentation.count) B")
+    print("ML-KEM-768 public key: \(credentials.kemPublicKey.rawRepresentation.count) B")
+    print("ML-DSA-65 public key: \(credentials.signingPublicKey.rawRepresentation.count) B")
 
     // The credentials were saved to the configured key store; a restarted app loads them.
     let reloaded = try await StationClient.load(configuration: client.configuration)

@@ -7,18 +7,15 @@ import Transport
 // Step 2 of the seed guide: sign every request.
 //
 // Owner endpoints need an ML-DSA-65 signature over a seven-field canonical string, carried in
-// six x-cipher-* headers. StationClient does this for you; here we do it by hand with the
-// Signing module to show the parts, then show that the station rejects a signature made for
-// another path.
+// six x-cipher-* headers. StationClient does this for every call it makes, and for a request of
+// your own with signedHeaders(method:path:body:) (the device's private key never leaves the SDK);
+// here we look at the parts, then show that the station rejects a signature made for another path.
 
 await runExample { station in
     let client = try await station.pair(deviceName: "signer")
-    let credentials = await client.credentials
-    let signer = RequestSigner(identity: SigningIdentity(
-        uid: credentials.stationUID, deviceUID: credentials.deviceUID, privateKey: credentials.signingPrivateKey))
 
     // A GET signs the SHA-256 of an empty body; the path carries no query string or host.
-    let headers = try signer.sign(method: "GET", path: "/followers", body: Data())
+    let headers = try await client.signedHeaders(method: "GET", path: "/followers", body: Data())
     let canonical = CanonicalRequest(method: "GET", path: "/followers", uid: headers.uid, deviceUID: headers.device,
                                      timestamp: headers.timestamp, nonce: headers.nonce, bodySHA256: headers.bodySHA256)
     print("canonical string fields: \(canonical.string.split(separator: "\n", omittingEmptySubsequences: false).count)")
@@ -26,7 +23,7 @@ await runExample { station in
     for (name, value) in headers.fields { print("  \(name): \(value.prefix(24))\(value.count > 24 ? "…" : "")") }
 
     func send(_ path: String, signedFor signedPath: String) async throws -> Int {
-        let signed = try signer.sign(method: "GET", path: signedPath, body: Data())
+        let signed = try await client.signedHeaders(method: "GET", path: signedPath, body: Data())
         var request = HTTPRequest(method: .get, url: station.endpoint.appendingPathComponent(String(path.dropFirst())))
         for (name, value) in signed.fields { request.headers.add(name, value: value) }
         return try await station.transport.send(request).status

@@ -41,7 +41,7 @@ func runCommandLine() async -> ExitCode {
         let failure = CLIError.from(error)
         console.note("cipher \(name): \(failure)")
         var detail = ErrorOutput.Detail(kind: failure.kind, message: failure.description, exitCode: failure.exitCode.rawValue)
-        if case .client(let error) = failure {
+        if let error = failure.clientError {
             detail.expectedFingerprint = error.expectedFingerprint?.pinString
             detail.presentedFingerprint = error.presentedFingerprint?.pinString
         }

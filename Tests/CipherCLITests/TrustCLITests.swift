@@ -1,4 +1,6 @@
 import Foundation
+import Manifest
+import StationClient
 import StationEmulator
 import TestSupport
 import Testing
@@ -91,5 +93,88 @@ struct TrustCLITests {
         let status = try await CLIProcess.run(["status", "--home", home.url.path, "--json"], environment: environment)
         #expect(status.status == 0, "\(status.stderr)")
         #expect(try status.json()["tls_pin"] as? String == replaced.pin.pinString)
+    }
+}
+
+/// `cipher follow URL --fingerprint` against a self-signed followed station (the emulator behind a
+/// TLS front): the pin is kept in the home's `following.json`, `cipher read URL` uses it, and a
+/// changed key is refused as pairing refuses one, until `cipher follow URL --fingerprint NEW`.
+@Suite("cipher CLI: a followed station's TLS pin", .serialized)
+struct FollowedStationPinCLITests {
+    @Test("follow --fingerprint keeps the pin; read and read --get use it; a changed key is refused naming both keys")
+    func followedStationPin() async throws {
+        let paired = try await CipherCLITests.pairedHome()
+        defer { paired.cleanup() }
+        let other = try StationEmulator()
+        defer { other.stop() }
+        let otherURL = try other.start()
+        let otherGateway = try #require(other.gatewayURL).absoluteString
+        let backend = try #require(otherURL.port.map(UInt16.init))
+        let front = try TLSFront.start(backendPort: backend, certificate: .runPyStyle)
+        let frontURL = front.url("").absoluteString
+        let owner = try await StationClient.pair(
+            endpoint: otherURL, deviceName: "other owner",
+            configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: other.transport)
+        ) { _ in other.log.latestPIN }
+
+        // Without the key and without a terminal, following is refused with the follow command to run.
+        let refused = try await paired.cipher("follow", frontURL, "--json")
+        #expect(refused.status == 3, "\(refused.stderr)")
+        #expect(refused.stderr.contains("cipher follow \(frontURL) --fingerprint"), "\(refused.stderr)")
+        #expect((try refused.json()["error"] as? [String: Any])?["kind"] as? String == "untrustedKey")
+
+        let (follow, followed) = try await paired.cipherJSON("follow", frontURL, "--fingerprint", front.pin.pinString)
+        #expect(follow.status == 0, "\(follow.stderr)")
+        #expect(followed["tls_pin"] as? String == front.pin.pinString)
+        let followerUID = try #require(followed["follower_uid"] as? String)
+        let kept = try JSONSerialization.jsonObject(with: Data(contentsOf: paired.home.file("following.json"))) as? [String: Any]
+        let handles = try #require(kept?["following"] as? [[String: Any]])
+        #expect(handles.map { $0["tls_public_key_pin"] as? String } == [front.pin.pinString])
+        #expect(handles.map { $0["uid"] as? String } == [other.uid])
+
+        _ = try await owner.approveFollower(uid: followerUID)
+        _ = try await owner.publish(data: Data("shared".utf8), metadata: DriveFileMetadata(filename: "shared.txt"), audience: .allFollowers)
+        let (read, readJSON) = try await paired.cipherJSON("read", frontURL, "--gateway", otherGateway)
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect((readJSON["posts"] as? [[String: Any]])?.map { $0["filename"] as? String } == ["shared.txt"])
+        let saved = paired.home.file("shared-copy.txt")
+        let get = try await paired.cipher("read", frontURL, "--gateway", otherGateway, "--get", "shared.txt", "-o", saved.path)
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(try Data(contentsOf: saved) == Data("shared".utf8))
+
+        // The same address with another key: refused like a paired station's key change, nothing read.
+        let port = front.port
+        front.stop()
+        let replaced = try TLSFront.start(backendPort: backend, certificate: .runPyStyle, port: port)
+        defer { replaced.stop() }
+        let profileReads = other.requests.count(RequestRoute("GET", path: "/profile"))
+        let changed = try await paired.cipher("read", frontURL, "--gateway", otherGateway, "--json")
+        #expect(changed.status == 3, "\(changed.stderr)")
+        #expect(changed.stderr.contains("the station's TLS key changed: pinned \(front.pin.pinString), presented \(replaced.pin.pinString); refused"),
+                "\(changed.stderr)")
+        #expect(changed.stderr.contains("cipher follow \(frontURL) --fingerprint \(replaced.pin.pinString)"), "\(changed.stderr)")
+        let error = try #require(try changed.json()["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "keyChanged")
+        #expect(error["expected_fingerprint"] as? String == front.pin.pinString)
+        #expect(error["presented_fingerprint"] as? String == replaced.pin.pinString)
+        #expect(other.requests.count(RequestRoute("GET", path: "/profile")) == profileReads)
+        // Following again without a key expects the kept one, so it is refused too.
+        let again = try await paired.cipher("follow", frontURL, "--json")
+        #expect(again.status == 3, "\(again.stderr)")
+        #expect(again.stderr.contains(replaced.pin.pinString), "\(again.stderr)")
+
+        // Trusting the new key on purpose replaces the kept pin; reading works again.
+        let (retrust, retrusted) = try await paired.cipherJSON("follow", frontURL, "--fingerprint", replaced.pin.pinString)
+        #expect(retrust.status == 0, "\(retrust.stderr)")
+        #expect(retrusted["tls_pin"] as? String == replaced.pin.pinString)
+        let reread = try await paired.cipher("read", frontURL, "--gateway", otherGateway)
+        #expect(reread.status == 0, "\(reread.stderr)")
+        #expect(reread.stdout.contains("shared.txt"), "\(reread.stdout)")
+
+        // Unfollowing forgets the kept handle.
+        let unfollow = try await paired.cipher("unfollow", other.uid)
+        #expect(unfollow.status == 0, "\(unfollow.stderr)")
+        let remaining = try JSONSerialization.jsonObject(with: Data(contentsOf: paired.home.file("following.json"))) as? [String: Any]
+        #expect((remaining?["following"] as? [[String: Any]])?.isEmpty == true)
     }
 }

@@ -32,7 +32,7 @@ struct MetadataDateTests {
     @Test("The other forms are there when asked for, and a custom one")
     func otherEncodings() throws {
         let note = Note(filename: "a", createdAt: Self.newYear.addingTimeInterval(0.5))
-        func text(_ dates: WireJSON.DateEncoding) throws -> String {
+        func text(_ dates: JSONDateEncoding) throws -> String {
             String(decoding: try WireJSON.encode(note, dates: dates), as: UTF8.self)
         }
         #expect(try text(.unixSecondsFractional) == #"{"filename":"a","created_at":1704067200.5}"#)

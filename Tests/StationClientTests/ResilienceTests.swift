@@ -25,6 +25,29 @@ struct ResilienceTests {
         #expect(rig.emulator.requests.entries.count - before == 1)
     }
 
+    @Test("signedHeaders signs an app's own request as this device, with the learned clock offset; another path is refused")
+    func signedHeadersForAnAppsOwnRequest() async throws {
+        let rig = try StationRig.inProcess()
+        let client = try await rig.pair()
+        rig.clock.skew(by: 600)
+        _ = try await client.followers()  // learns the offset from the stale-request answer
+        func send(_ path: String, signedFor signedPath: String) async throws -> Int {
+            let headers = try await client.signedHeaders(method: "GET", path: signedPath, body: Data())
+            var request = HTTPRequest(method: .get, url: rig.station.appendingPathComponent(String(path.dropFirst())))
+            for (name, value) in headers.fields { request.headers.add(name, value: value) }
+            return try await rig.transport.send(request).status
+        }
+        // Without the offset the station (600 s ahead) would answer 401 stale request.
+        #expect(try await send("/followers", signedFor: "/followers") == 200)
+        #expect(try await send("/followers", signedFor: "/following") == 401)
+        let headers = try await client.signedHeaders(method: "GET", path: "/followers", body: Data())
+        #expect(headers.device == (await client.credentials.deviceUID))
+        #expect(headers.bodySHA256 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        await #expect(throws: StationClientError.self) {
+            _ = try await client.signedHeaders(method: "GET", path: "/a\nb", body: Data())
+        }
+    }
+
     @Test("The HTTP Date header parses to Unix seconds")
     func httpDate() {
         #expect(StationClient.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)

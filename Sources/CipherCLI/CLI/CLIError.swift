@@ -20,6 +20,17 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
     case failure(String)
     /// A ``StationClientError``, mapped to 1, 3 or 4 (see ``exitCode``).
     case client(StationClientError)
+    /// A ``StationClientError`` from a followed station at the URL (`cipher follow`, `cipher read`):
+    /// as ``client(_:)``, with the followed station's command to trust its key.
+    case followedStation(StationClientError, URL)
+
+    /// The client error carried, if any.
+    var clientError: StationClientError? {
+        switch self {
+        case .client(let error), .followedStation(let error, _): error
+        case .usage, .failure: nil
+        }
+    }
 
     /// Wraps any error; station client errors keep their kind.
     static func from(_ error: any Error) -> CLIError {
@@ -34,7 +45,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .usage: return .usage
         case .failure: return .failure
-        case .client(let error):
+        case .client(let error), .followedStation(let error, _):
             switch error.kind {
             case .unreachable: return .unreachable
             case .gateway: return error.transportError == nil ? .failure : .unreachable
@@ -60,7 +71,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .usage: "usage"
         case .failure: "failure"
-        case .client(let error): "\(error.kind)"
+        case .client(let error), .followedStation(let error, _): "\(error.kind)"
         }
     }
 
@@ -68,36 +79,49 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .usage(let text), .failure(let text): return text
         case .client(let error):
-            if error.kind == .notPaired { return "not paired: run `cipher pair URL` first (\(error.message))" }
-            if error.kind == .keyChanged {
-                let presented = error.presentedFingerprint?.pinString ?? "(unreadable)"
-                return "\(error.operation): the station's TLS key changed: pinned \(error.expectedFingerprint?.pinString ?? "(none)"), "
-                    + "presented \(presented); refused. If the station's key really changed (check on the station with "
-                    + "`\(TrustCommand.fingerprintCommand)`), run `cipher trust --fingerprint \(presented)`"
-            }
-            if error.kind == .unauthorized {
-                return error.description + ". This device's keys are not accepted any more (revoked?): pair again with `cipher pair URL`"
-            }
-            if error.kind == .throttled {
-                let wait = error.retryAfter.map { "in \($0.components.seconds) s" } ?? "later"
-                return error.description + ". The station is rate-limiting: retry \(wait)"
-            }
-            if error.kind == .contentLost {
-                return error.description + ". The post is listed but its bytes are gone (an in-place share destroys them); "
-                    + "publish it again from a copy"
-            }
-            if error.kind == .notShared {
-                return error.description + ". Ask the station's owner to share it with you"
-            }
-            if error.kind == .pinningUnsupported {
-                return error.description + ". This transport cannot pin TLS keys here; use CurlTransport"
-            }
-            if error.kind == .untrustedKey {
-                return error.description + ". Read the station's fingerprint on its machine, where run.py keeps cert.pem: `"
-                    + TrustCommand.fingerprintCommand + "`, then pass it as `cipher pair URL --fingerprint sha256//<that base64>`"
-                    + " (or pair from a terminal to be asked)"
-            }
-            return error.description
+            return Self.describe(error, trustCommand: { "cipher trust --fingerprint \($0)" },
+                                 firstContactCommand: "cipher pair URL --fingerprint sha256//<that base64>",
+                                 askAlternative: "pair from a terminal to be asked")
+        case .followedStation(let error, let url):
+            return Self.describe(error, trustCommand: { "cipher follow \(url.absoluteString) --fingerprint \($0)" },
+                                 firstContactCommand: "cipher follow \(url.absoluteString) --fingerprint sha256//<that base64>",
+                                 askAlternative: "follow from a terminal to be asked")
         }
+    }
+
+    /// The text of a client error; a TLS key refusal names the command that trusts the key
+    /// (`trustCommand` of the presented key after a change, `firstContactCommand` the first time).
+    private static func describe(_ error: StationClientError, trustCommand: (String) -> String, firstContactCommand: String,
+                                 askAlternative: String) -> String {
+        if error.kind == .notPaired { return "not paired: run `cipher pair URL` first (\(error.message))" }
+        if error.kind == .keyChanged {
+            let presented = error.presentedFingerprint?.pinString ?? "(unreadable)"
+            return "\(error.operation): the station's TLS key changed: pinned \(error.expectedFingerprint?.pinString ?? "(none)"), "
+                + "presented \(presented); refused. If the station's key really changed (check on the station with "
+                + "`\(TrustCommand.fingerprintCommand)`), run `\(trustCommand(presented))`"
+        }
+        if error.kind == .unauthorized {
+            return error.description + ". This device's keys are not accepted any more (revoked?): pair again with `cipher pair URL`"
+        }
+        if error.kind == .throttled {
+            let wait = error.retryAfter.map { "in \($0.components.seconds) s" } ?? "later"
+            return error.description + ". The station is rate-limiting: retry \(wait)"
+        }
+        if error.kind == .contentLost {
+            return error.description + ". The post is listed but its bytes are gone (an in-place share destroys them); "
+                + "publish it again from a copy"
+        }
+        if error.kind == .notShared {
+            return error.description + ". Ask the station's owner to share it with you"
+        }
+        if error.kind == .pinningUnsupported {
+            return error.description + ". This transport cannot pin TLS keys here; use CurlTransport"
+        }
+        if error.kind == .untrustedKey {
+            return error.description + ". Read the station's fingerprint on its machine, where run.py keeps cert.pem: `"
+                + TrustCommand.fingerprintCommand + "`, then pass it as `\(firstContactCommand)`"
+                + " (or \(askAlternative))"
+        }
+        return error.description
     }
 }

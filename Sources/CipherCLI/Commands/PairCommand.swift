@@ -27,6 +27,26 @@ enum PairCommand: Command {
         }
     }
 
+    /// How a self-signed station's TLS key is trusted: `--fingerprint`, else `kept` (a key trusted
+    /// before, so a changed one is refused), else asked on a terminal, else not at all.
+    static func trust(_ arguments: ParsedArguments, console: Console, kept: PublicKeyFingerprint? = nil) throws(CLIError) -> StationKeyTrust {
+        if let text = arguments.value("--fingerprint") {
+            guard let expected = try? PublicKeyFingerprint(pin: text) else {
+                throw .usage("\(text) is not a key fingerprint (sha256//<base64 of 32 bytes>)")
+            }
+            return .expected(expected)
+        }
+        if let kept { return .expected(kept) }
+        guard console.stdinIsTerminal else { return .certificateAuthorityOnly }
+        return .confirm { prompt in
+            console.say("The station at \(prompt.endpoint.absoluteString) presents a certificate no trusted authority signed.")
+            console.say("Its TLS key: \(prompt.fingerprint.pinString)")
+            console.say("Compare it with the one on the station's machine:\n  \(trusted: TrustCommand.fingerprintCommand)")
+            let answer = console.ask("Trust this key? [y/N] ")?.trimmingCharacters(in: .whitespaces).lowercased()
+            return answer == "y" || answer == "yes"
+        }
+    }
+
     static func run(_ context: CommandContext) async throws {
         let arguments = context.arguments
         guard let endpoint = URL(string: arguments.positionals[0]), let scheme = endpoint.scheme,
@@ -38,23 +58,7 @@ enum PairCommand: Command {
         }
         let name = arguments.value("--name") ?? ProcessInfo.processInfo.hostName
         let console = context.console
-        let trust: StationKeyTrust
-        if let text = arguments.value("--fingerprint") {
-            guard let expected = try? PublicKeyFingerprint(pin: text) else {
-                throw CLIError.usage("\(text) is not a key fingerprint (sha256//<base64 of 32 bytes>)")
-            }
-            trust = .expected(expected)
-        } else if console.stdinIsTerminal {
-            trust = .confirm { prompt in
-                console.say("The station at \(prompt.endpoint.absoluteString) presents a certificate no trusted authority signed.")
-                console.say("Its TLS key: \(prompt.fingerprint.pinString)")
-                console.say("Compare it with the one on the station's machine:\n  \(trusted: TrustCommand.fingerprintCommand)")
-                let answer = console.ask("Trust this key? [y/N] ")?.trimmingCharacters(in: .whitespaces).lowercased()
-                return answer == "y" || answer == "yes"
-            }
-        } else {
-            trust = .certificateAuthorityOnly
-        }
+        let trust = try Self.trust(arguments, console: console)
         let store = try context.home.openKeyStore(console: console, environment: context.environment, creating: true)
         var settings = try context.home.loadSettings()
         settings.gateway = arguments.value("--gateway")

@@ -59,31 +59,52 @@ enum FollowersCommand: Command {
     }
 }
 
-/// `cipher follow URL`.
+/// `cipher follow URL [--fingerprint PIN]`: follows the station and keeps its handle (with the
+/// TLS key it was trusted by) in `following.json`, for `cipher read`.
 enum FollowCommand: Command {
     static let spec = CommandSpec(
-        name: "follow", usage: "follow URL",
-        summary: "ask the station at URL to let you follow it and record the follow on your station", positionals: 1...1)
+        name: "follow", usage: "follow URL [--fingerprint sha256//BASE64]",
+        summary: "ask the station at URL to let you follow it and record the follow on your station",
+        options: [
+            OptionSpec(names: ["--fingerprint"],
+                       help: "its TLS key, read on that station (pins it without asking; the key kept from an earlier follow otherwise)",
+                       value: "PIN"),
+        ],
+        positionals: 1...1)
 
     struct Output: Encodable {
         var uid: String
         var endpoint: String
         var followerUID: String
         var request: String
-        enum CodingKeys: String, CodingKey { case uid, endpoint, followerUID = "follower_uid", request }
+        var tlsPin: String?
+        enum CodingKeys: String, CodingKey { case uid, endpoint, followerUID = "follower_uid", request, tlsPin = "tls_pin" }
     }
 
     static func run(_ context: CommandContext) async throws {
         guard let url = URL(string: context.arguments.positionals[0]), url.host != nil else {
             throw CLIError.usage("\(context.arguments.positionals[0]) is not a URL")
         }
+        // A key trusted before is expected again: a changed one is refused until given on purpose.
+        let kept = try context.home.followedStation(at: url)
+        let trust = try PairCommand.trust(context.arguments, console: context.console, kept: kept?.publicKeyPin)
         let client = try await context.client()
         let settings = try context.home.loadSettings()
         // Their station seals our envelopes to the follower identity's key; its owner approves it there.
-        let followed = try await client.follow(stationAt: url, name: settings.deviceName ?? "cipher")
+        let followed: FollowedStationHandle
+        do {
+            followed = try await client.follow(stationAt: url, trust: trust, name: settings.deviceName ?? "cipher")
+        } catch let error as StationClientError where error.kind == .untrustedKey || error.kind == .keyChanged {
+            // The followed station's key (this station's own key change keeps its own advice).
+            let ownPins = await client.activePins
+            guard error.kind == .untrustedKey || !(error.expectedFingerprint.map(ownPins.contains) ?? false) else { throw error }
+            throw CLIError.followedStation(error, url)
+        }
+        try context.home.keepFollowed(followed)
         let output = Output(uid: followed.uid, endpoint: url.absoluteString, followerUID: followed.followerUID,
-                            request: followed.requestStatus ?? "sent")
+                            request: followed.requestStatus ?? "sent", tlsPin: followed.publicKeyPin?.pinString)
         context.console.say("following \(followed.uid) at \(url.absoluteString); your follow request (as \(followed.followerUID)) waits for its owner's approval")
+        if let pin = followed.publicKeyPin { context.console.say("TLS key pinned: \(pin.pinString)") }
         context.console.emit(output)
     }
 }
@@ -100,6 +121,7 @@ enum UnfollowCommand: Command {
     static func run(_ context: CommandContext) async throws {
         let client = try await context.client()
         let response = try await client.unfollow(uid: context.arguments.positionals[0])
+        try context.home.forgetFollowed(uid: context.arguments.positionals[0])
         context.console.say("unfollowed \(context.arguments.positionals[0])")
         context.console.emit(Output(uid: context.arguments.positionals[0], action: response.action))
     }
@@ -156,12 +178,29 @@ enum ReadCommand: Command {
         guard let identity = try await FollowerIdentity.load(from: client.configuration.keyStore) else {
             throw CLIError.failure("no follower identity yet: run `cipher follow \(url.absoluteString)` first")
         }
-        let reader = FollowedStationReader(identity: identity, gateway: gateway, transport: transport)
+        // A station `cipher follow` followed is read with the TLS key it was trusted by.
+        let reader: FollowedStationReader
+        if let kept = try context.home.followedStation(at: url) {
+            reader = try await client.reader(for: kept, gateway: gateway).reader
+        } else {
+            reader = FollowedStationReader(identity: identity, gateway: gateway, transport: transport)
+        }
         let namespace = context.arguments.value("--namespace") ?? DriveFiles.namespace
+        do {
+            try await read(reference, from: url, reader: reader, namespace: namespace, context: context)
+        } catch let error as StationClientError where [.keyChanged, .untrustedKey].contains(error.kind) {
+            throw CLIError.followedStation(error, url)
+        }
+    }
+
+    /// Lists the posts shared with the follower, or with `reference` downloads one.
+    static func read(_ reference: String?, from url: URL, reader: FollowedStationReader, namespace: String,
+                     context: CommandContext) async throws {
         if let reference {
             try await get(reference, from: url, reader: reader, namespace: namespace, context: context)
             return
         }
+        let identity = reader.identity
         let listing = try await reader.listPosts(of: .endpoint(url), namespace: namespace, as: JSONValue.self)
         let output = Output(station: url.absoluteString, followerUID: identity.uid, posts: listing.posts.map(FileRow.init),
                             skipped: listing.skipped.map { SkippedRow(postCID: $0.postCID, error: $0.error.description) })

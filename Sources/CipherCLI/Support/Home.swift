@@ -17,7 +17,13 @@ struct CLISettings: Codable, Sendable {
     }
 }
 
-/// The tool's home directory: settings and the `FileKeyStore` holding credentials.
+/// `following.json`: the stations followed, each with its pinned TLS key (no secret).
+struct FollowingFile: Codable, Sendable {
+    var version = 1
+    var following: [FollowedStationHandle]
+}
+
+/// The tool's home directory: settings, the followed stations and the `FileKeyStore` holding credentials.
 struct Home: Sendable {
     let directory: URL
 
@@ -58,6 +64,64 @@ struct Home: Sendable {
         } catch {
             throw .failure("cannot write \(settingsURL.path): \(error)")
         }
+    }
+
+    /// The stations `cipher follow` followed, with the TLS key each was trusted by (`following.json`).
+    var followingURL: URL { directory.appendingPathComponent("following.json") }
+
+    /// The followed stations kept by `cipher follow` (none when the file does not exist).
+    func loadFollowing() throws(CLIError) -> [FollowedStationHandle] {
+        guard let data = try? Data(contentsOf: followingURL) else { return [] }
+        do {
+            return try JSONDecoder().decode(FollowingFile.self, from: data).following
+        } catch {
+            throw .failure("\(followingURL.path) is damaged: \(error)")
+        }
+    }
+
+    /// The kept handle of the station at `url`, if `cipher follow` followed it.
+    func followedStation(at url: URL) throws(CLIError) -> FollowedStationHandle? {
+        try loadFollowing().first { Self.sameEndpoint($0.endpoint, url) }
+    }
+
+    /// Keeps `handle`, replacing the one kept for the same endpoint or station uid (written
+    /// atomically: a temporary file renamed over the old one).
+    func keepFollowed(_ handle: FollowedStationHandle) throws(CLIError) {
+        var kept = try loadFollowing().filter { !Self.sameEndpoint($0.endpoint, handle.endpoint) && $0.uid != handle.uid }
+        kept.append(handle)
+        try saveFollowing(kept)
+    }
+
+    /// Forgets the kept handles of the station `uid`.
+    func forgetFollowed(uid: String) throws(CLIError) {
+        let kept = try loadFollowing()
+        let remaining = kept.filter { $0.uid != uid }
+        if remaining.count != kept.count { try saveFollowing(remaining) }
+    }
+
+    private func saveFollowing(_ handles: [FollowedStationHandle]) throws(CLIError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            try encoder.encode(FollowingFile(following: handles)).write(to: followingURL, options: .atomic)
+        } catch {
+            throw .failure("cannot write \(followingURL.path): \(error)")
+        }
+    }
+
+    /// Whether two endpoint URLs name the same station: scheme and host case-insensitively, the
+    /// same port (or default), and the same path without a trailing slash.
+    static func sameEndpoint(_ a: URL, _ b: URL) -> Bool {
+        func key(_ url: URL) -> String {
+            let scheme = url.scheme?.lowercased() ?? ""
+            let port = url.port ?? (scheme == "https" ? 443 : 80)
+            var path = url.path
+            while path.hasSuffix("/") { path.removeLast() }
+            return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)\(path)"
+        }
+        return key(a) == key(b)
     }
 
     /// Opens the key store with the passphrase from `CIPHER_PASSPHRASE` or a terminal prompt.

@@ -1,32 +1,32 @@
 import Sodium
 
 /// Multicodec codes this package names.
-public enum Multicodec {
+package enum Multicodec {
     /// `dag-pb`: the protobuf nodes of UnixFS files (every CIDv0).
-    public static let dagPB: UInt64 = 0x70
+    package static let dagPB: UInt64 = 0x70
     /// `raw`: a block that is the file bytes themselves.
-    public static let raw: UInt64 = 0x55
+    package static let raw: UInt64 = 0x55
     /// `libp2p-key`: an IPNS name (a CIDv1 around a peer id's multihash).
-    public static let libp2pKey: UInt64 = 0x72
+    package static let libp2pKey: UInt64 = 0x72
 }
 
 /// A self-describing hash: a hash-function code and the digest.
-public struct Multihash: Sendable, Hashable {
+package struct Multihash: Sendable, Hashable {
     /// sha2-256, the hash of every block Kubo adds by default.
-    public static let sha2_256: UInt64 = 0x12
+    package static let sha2_256: UInt64 = 0x12
     /// The identity "hash": the digest is the data itself (Ed25519 peer ids).
-    public static let identity: UInt64 = 0x00
+    package static let identity: UInt64 = 0x00
 
     /// The hash function's multicodec code.
-    public let code: UInt64
+    package let code: UInt64
     /// The digest bytes.
-    public let digest: [UInt8]
+    package let digest: [UInt8]
 
     /// Creates a multihash, checking the digest length for sha2-256 (32 bytes).
     ///
     /// - Throws: ``CIDError/digestLengthMismatch(code:expected:actual:)`` for a sha2-256 digest
     ///   that is not 32 bytes.
-    public init(code: UInt64, digest: [UInt8]) throws(CIDError) {
+    package init(code: UInt64, digest: [UInt8]) throws(CIDError) {
         if code == Self.sha2_256, digest.count != SHA256.byteCount {
             throw .digestLengthMismatch(code: code, expected: SHA256.byteCount, actual: digest.count)
         }
@@ -35,7 +35,7 @@ public struct Multihash: Sendable, Hashable {
     }
 
     /// The sha2-256 multihash of `bytes`.
-    public static func sha256(of bytes: some Collection<UInt8>) -> Multihash {
+    package static func sha256(of bytes: some Collection<UInt8>) -> Multihash {
         var hasher = SHA256()
         let done: Void? = bytes.withContiguousStorageIfAvailable { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         if done == nil { Array(bytes).withUnsafeBytes { hasher.update(bufferPointer: $0) } }
@@ -51,10 +51,10 @@ public struct Multihash: Sendable, Hashable {
     /// Whether this is an identity multihash: the "digest" is the content itself (peer ids, IPNS
     /// names, inlined CIDs). A CID with one names no block to fetch, so nothing fetched for it can
     /// be verified; gateway paths refuse such CIDs.
-    public var isIdentity: Bool { code == Self.identity }
+    package var isIdentity: Bool { code == Self.identity }
 
     /// The binary multihash: varint code, varint length, digest.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(digest.count + 4)
         Varint.append(code, to: &out)
@@ -65,7 +65,7 @@ public struct Multihash: Sendable, Hashable {
 
     /// Whether `block` hashes to this multihash (sha2-256, or identity: equal bytes). Other hash
     /// functions are not supported and never match.
-    public func matches(block: some Collection<UInt8>) -> Bool {
+    package func matches(block: some Collection<UInt8>) -> Bool {
         switch code {
         case Self.sha2_256: Multihash.sha256(of: block).digest == digest
         case Self.identity: Array(block) == digest
@@ -87,7 +87,7 @@ public struct Multihash: Sendable, Hashable {
 /// A content identifier, as IPFS names blocks and files.
 ///
 /// The station's CIDs are **CIDv0** (`Qm…`): base58btc of the sha2-256 multihash of a `dag-pb`
-/// node; ``UnixFS`` computes them exactly as Kubo's `ipfs add` does. CIDv1 strings are read and
+/// node; `UnixFS` computes them exactly as Kubo's `ipfs add` does. CIDv1 strings are read and
 /// written too (`bafy…` base32, `k…` base36, `z…` base58btc, `f…` hex), which IPNS names need.
 ///
 /// Parse untrusted text with ``init(_:)``; every malformed string is a ``CIDError``.
@@ -105,15 +105,15 @@ public struct CID: Sendable, Hashable, CustomStringConvertible, Codable {
 
     /// The version.
     public let version: Version
-    /// The multicodec of the content (always ``Multicodec/dagPB`` for v0).
+    /// The multicodec of the content (always `Multicodec/dagPB` for v0).
     public let codec: UInt64
     /// The multihash.
-    public let multihash: Multihash
+    package let multihash: Multihash
 
     /// A CIDv0 for a sha2-256 multihash.
     ///
     /// - Throws: ``CIDError/invalidCIDv0`` when the multihash is not sha2-256 of 32 bytes.
-    public init(v0 multihash: Multihash) throws(CIDError) {
+    package init(v0 multihash: Multihash) throws(CIDError) {
         guard multihash.code == Multihash.sha2_256, multihash.digest.count == SHA256.byteCount else {
             throw .invalidCIDv0
         }
@@ -123,7 +123,7 @@ public struct CID: Sendable, Hashable, CustomStringConvertible, Codable {
     }
 
     /// A CIDv1.
-    public init(v1 codec: UInt64, multihash: Multihash) {
+    package init(v1 codec: UInt64, multihash: Multihash) {
         version = .v1
         self.codec = codec
         self.multihash = multihash
@@ -212,7 +212,7 @@ public struct CID: Sendable, Hashable, CustomStringConvertible, Codable {
 
     /// The string in a chosen multibase (with its prefix). A CIDv0 has only its bare base58
     /// form, so it is first converted to the equivalent CIDv1 (``v1``).
-    public func string(in base: Multibase) -> String {
+    package func string(in base: Multibase) -> String {
         let source = version == .v0 ? v1 : self
         return String(base.prefix) + base.encode(source.bytes)
     }

@@ -1,5 +1,5 @@
 /// The text encodings (multibases) CIDs, peer ids and IPNS names use.
-public enum Multibase: Sendable, Hashable, CaseIterable {
+package enum Multibase: Sendable, Hashable, CaseIterable {
     /// Bitcoin base58, prefix `z`; also the bare encoding of CIDv0 (`Qm…`) and peer ids (`12D3KooW…`).
     case base58btc
     /// RFC 4648 base32, lowercase, no padding, prefix `b`: the default for CIDv1 (`bafy…`).
@@ -10,7 +10,7 @@ public enum Multibase: Sendable, Hashable, CaseIterable {
     case base16
 
     /// The one-character multibase prefix.
-    public var prefix: Character {
+    package var prefix: Character {
         switch self {
         case .base58btc: "z"
         case .base32: "b"
@@ -20,7 +20,7 @@ public enum Multibase: Sendable, Hashable, CaseIterable {
     }
 
     /// Encodes `bytes` without the prefix.
-    public func encode(_ bytes: [UInt8]) -> String {
+    package func encode(_ bytes: [UInt8]) -> String {
         switch self {
         case .base58btc: BaseX.encode(bytes, alphabet: BaseX.base58Alphabet)
         case .base36: BaseX.encode(bytes, alphabet: BaseX.base36Alphabet)
@@ -33,7 +33,7 @@ public enum Multibase: Sendable, Hashable, CaseIterable {
     /// multibase prefix says which; both decode alike).
     ///
     /// - Throws: ``CIDError/invalidCharacter(offset:)`` at the first character outside the alphabet.
-    public func decode(_ text: Substring) throws(CIDError) -> [UInt8] {
+    package func decode(_ text: Substring) throws(CIDError) -> [UInt8] {
         switch self {
         case .base58btc: try BaseX.decode(text, alphabet: BaseX.base58Alphabet, caseInsensitive: false)
         case .base36: try BaseX.decode(text, alphabet: BaseX.base36Alphabet, caseInsensitive: true)

@@ -7,10 +7,10 @@
 public struct PeerID: Sendable, Hashable, CustomStringConvertible {
     /// The peer id's multihash: identity of the protobuf public key for Ed25519 keys, sha2-256
     /// of it for larger (RSA) keys.
-    public let multihash: Multihash
+    package let multihash: Multihash
 
     /// Wraps a multihash.
-    public init(multihash: Multihash) { self.multihash = multihash }
+    package init(multihash: Multihash) { self.multihash = multihash }
 
     /// The peer id of an Ed25519 public key: the identity multihash of the libp2p protobuf
     /// `PublicKey { Type: Ed25519, Data: key }`.

@@ -15,9 +15,9 @@ import Sodium
 ///     record.sequence   // refuse one lower than the last seen
 public struct IPNSRecord: Sendable, Hashable {
     /// The largest record accepted (the specification's limit), in bytes.
-    public static let maximumByteCount = 10 * 1024
+    package static let maximumByteCount = 10 * 1024
     /// The media type of a record on a gateway (`Accept` header and answer `Content-Type`).
-    public static let mediaType = "application/vnd.ipfs.ipns-record"
+    package static let mediaType = "application/vnd.ipfs.ipns-record"
 
     /// The path the name points to (`/ipfs/<cid>`, `/ipns/<name>`), as the record carries it.
     public let value: String
@@ -38,7 +38,7 @@ public struct IPNSRecord: Sendable, Hashable {
     ///   - name: the IPNS name (or peer id) the record was requested for; its key is the trust anchor.
     ///   - now: the time to judge validity at (inject one to check an old record).
     /// - Throws: ``IPNSRecordError``.
-    public static func verified(_ bytes: some Collection<UInt8>, name: PeerID, at now: Date) throws(IPNSRecordError) -> IPNSRecord {
+    package static func verified(_ bytes: some Collection<UInt8>, name: PeerID, at now: Date) throws(IPNSRecordError) -> IPNSRecord {
         let record = try signed(bytes, name: name)
         guard now < record.validity else { throw .expired(validity: record.validityText) }
         return record
@@ -48,7 +48,7 @@ public struct IPNSRecord: Sendable, Hashable {
     /// consistency only (for reporting what an expired record said).
     ///
     /// - Throws: ``IPNSRecordError``, never ``IPNSRecordError/expired(validity:)``.
-    public static func signed(_ bytes: some Collection<UInt8>, name: PeerID) throws(IPNSRecordError) -> IPNSRecord {
+    package static func signed(_ bytes: some Collection<UInt8>, name: PeerID) throws(IPNSRecordError) -> IPNSRecord {
         let bytes = [UInt8](bytes)
         guard bytes.count <= maximumByteCount else { throw .tooLarge(bytes.count) }
         guard let publicKey = name.ed25519PublicKey else { throw .unsupportedKey }
@@ -97,7 +97,7 @@ public struct IPNSRecord: Sendable, Hashable {
     ///   - validity: the end of the record's validity.
     ///   - ttl: the cache hint in nanoseconds (Kubo's default is one hour).
     ///   - key: the node's Ed25519 key, whose peer id is the name.
-    public static func make(value: String, sequence: UInt64, validity: Date, ttl: UInt64 = 3_600_000_000_000,
+    package static func make(value: String, sequence: UInt64, validity: Date, ttl: UInt64 = 3_600_000_000_000,
                             signingKey key: Ed25519.PrivateKey) -> [UInt8] {
         let validityText = RFC3339.string(validity)
         let data = dataCBOR(value: Array(value.utf8), validity: Array(validityText.utf8), sequence: sequence, ttl: ttl)
@@ -132,7 +132,7 @@ public struct IPNSRecord: Sendable, Hashable {
 }
 
 /// Why an IPNS record was refused.
-public enum IPNSRecordError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum IPNSRecordError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Over ``IPNSRecord/maximumByteCount`` bytes (the count found).
     case tooLarge(Int)
     /// The name is not an Ed25519 peer id, so it carries no key to verify against.
@@ -153,13 +153,13 @@ public enum IPNSRecordError: Error, Sendable, Hashable, CustomStringConvertible 
     case expired(validity: String)
 
     /// A one-line explanation.
-    public var description: String {
+    package var description: String {
         switch self {
         case let .tooLarge(count): "the IPNS record is \(count) bytes, over the 10 KiB limit"
         case .unsupportedKey: "the IPNS name does not inline an Ed25519 key"
         case let .malformed(why): "not an IPNS record: \(why)"
         case .missingSignatureV2: "the IPNS record has no V2 signature"
-        case .publicKeyMismatch: "the IPNS record embeds another public key"
+        case .publicKeyMismatch: "the IPNS record embeds another package key"
         case .invalidSignature: "the IPNS record's signature does not verify under the name's key"
         case let .fieldMismatch(field): "the IPNS record's \(field) differs from its signed data"
         case let .unsupportedValidityType(type): "unsupported IPNS validity type \(type)"

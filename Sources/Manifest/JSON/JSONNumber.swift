@@ -1,7 +1,7 @@
 /// A JSON number kept as the text it was written with.
 ///
-/// Keeping the text means a 30-digit integer or `1.10` survives a read. ``pythonText`` is how
-/// the station's `json.dumps` writes the same number back (what ``WireJSON`` writes). Python's
+/// Keeping the text means a 30-digit integer or `1.10` survives a read. `pythonText` is how
+/// the station's `json.dumps` writes the same number back (what `WireJSON` writes). Python's
 /// reader also accepts `NaN`, `Infinity` and `-Infinity`, so these are numbers here too.
 public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     /// The number's text: JSON number grammar, or `NaN`, `Infinity`, `-Infinity`.
@@ -63,7 +63,7 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     /// The text Python's `json.dumps` writes for this number after `json.loads` read it: an
     /// integer keeps its digits (`-0` becomes `0`); anything with a fraction or exponent becomes
     /// a `float` and is written with `repr` (`1E2` → `100.0`, `1e999` → `Infinity`).
-    public var pythonText: String {
+    package var pythonText: String {
         if isSpecial { return text }
         if isInteger { return text == "-0" ? "0" : text }
         return PythonFloat.repr(doubleValue)

@@ -4,7 +4,7 @@ public typealias JSONObject = OrderedMap<JSONValue>
 /// Any JSON value, with objects in document order and numbers kept as written.
 ///
 /// Use it for data whose shape belongs to an app (a public post's plaintext `metadata`, a client
-/// profile) and whenever bytes must be written back exactly: ``WireJSON/serialize(_:style:)``
+/// profile) and whenever bytes must be written back exactly: `WireJSON/serialize(_:style:)`
 /// writes a value the way the station's Python `json.dumps` does.
 ///
 /// Equality is structural and order-sensitive; numbers compare by their text (`1` ≠ `1.0`).
@@ -110,7 +110,7 @@ extension JSONValue: CustomStringConvertible {
 }
 
 extension JSONValue: Codable {
-    /// Decodes any JSON value. Through ``WireJSON`` the value comes back exactly as parsed
+    /// Decodes any JSON value. Through `WireJSON` the value comes back exactly as parsed
     /// (key order, number text); through other decoders objects take the order of `allKeys` and
     /// numbers the text of the closest `Int` or `Double`.
     ///
@@ -157,7 +157,7 @@ extension JSONValue: Codable {
         throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a JSON value"))
     }
 
-    /// Encodes the value; ``WireJSON`` stores it unchanged.
+    /// Encodes the value; `WireJSON` stores it unchanged.
     ///
     /// - Throws: whatever the encoder throws.
     public func encode(to encoder: any Encoder) throws {

@@ -1,17 +1,17 @@
 /// How ``WireJSON`` lays out JSON text: the three ways the station's Python calls `json.dumps`.
-public struct JSONStyle: Sendable, Hashable {
+package struct JSONStyle: Sendable, Hashable {
     /// Spaces per nesting level, or `nil` for everything on one line.
-    public var indent: Int?
+    package var indent: Int?
     /// What goes between array elements and object members (before the newline, if indenting).
-    public var itemSeparator: String
+    package var itemSeparator: String
     /// What goes between a key and its value.
-    public var keySeparator: String
+    package var keySeparator: String
     /// Whether every character outside printable ASCII is written as a `\u` escape
     /// (Python's `ensure_ascii=True`).
-    public var asciiOnly: Bool
+    package var asciiOnly: Bool
 
     /// Creates a style.
-    public init(indent: Int?, itemSeparator: String, keySeparator: String, asciiOnly: Bool) {
+    package init(indent: Int?, itemSeparator: String, keySeparator: String, asciiOnly: Bool) {
         self.indent = indent
         self.itemSeparator = itemSeparator
         self.keySeparator = keySeparator
@@ -20,13 +20,13 @@ public struct JSONStyle: Sendable, Hashable {
 
     /// `json.dumps(obj, separators=(",", ":"), ensure_ascii=False)`: the station's manifest,
     /// envelope sets and encrypted metadata, and what clients should send.
-    public static let compact = JSONStyle(indent: nil, itemSeparator: ",", keySeparator: ":", asciiOnly: false)
+    package static let compact = JSONStyle(indent: nil, itemSeparator: ",", keySeparator: ":", asciiOnly: false)
 
     /// `json.dumps(obj)`: the station's social-graph documents.
-    public static let pythonDefault = JSONStyle(indent: nil, itemSeparator: ", ", keySeparator: ": ", asciiOnly: true)
+    package static let pythonDefault = JSONStyle(indent: nil, itemSeparator: ", ", keySeparator: ": ", asciiOnly: true)
 
     /// `json.dumps(obj, indent=2)`: the `public.json` the station publishes to IPNS.
-    public static let pythonIndented = JSONStyle(indent: 2, itemSeparator: ",", keySeparator: ": ", asciiOnly: true)
+    package static let pythonIndented = JSONStyle(indent: 2, itemSeparator: ",", keySeparator: ": ", asciiOnly: true)
 }
 
 /// Writes ``JSONValue`` as Python's `json.dumps` would, byte for byte.

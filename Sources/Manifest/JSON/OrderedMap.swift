@@ -2,7 +2,7 @@
 /// `dict` does.
 ///
 /// The station writes its manifest, envelope sets and profile with Python's `json.dumps`, which
-/// keeps insertion order. Keeping that order is what lets ``WireJSON`` write the same bytes back
+/// keeps insertion order. Keeping that order is what lets `WireJSON` write the same bytes back
 /// (and so the same CID). Setting an existing key replaces its value in place; a new key goes to
 /// the end; removing a key closes the gap.
 ///
@@ -10,7 +10,7 @@
 /// serialize to different bytes, so they are different here.
 ///
 /// Decoding keeps the document's key order when the decoder reports keys in order
-/// (``WireJSON`` does; Foundation's `JSONDecoder` makes no promise).
+/// (`WireJSON` does; Foundation's `JSONDecoder` makes no promise).
 public struct OrderedMap<Value> {
     /// One key and its value.
     public typealias Element = (key: String, value: Value)
@@ -199,23 +199,23 @@ extension OrderedMap: Encodable where Value: Encodable {
 }
 
 /// A coding key for any string: used to walk objects whose keys are data (client names, uids).
-public struct AnyCodingKey: CodingKey, Hashable, Sendable {
+package struct AnyCodingKey: CodingKey, Hashable, Sendable {
     /// The key text.
-    public let stringValue: String
+    package let stringValue: String
     /// The array index when the key stands for one.
-    public let intValue: Int?
+    package let intValue: Int?
 
     /// Creates a key for `string`.
-    public init(_ string: String) {
+    package init(_ string: String) {
         stringValue = string
         intValue = nil
     }
 
     /// Creates a key for `stringValue`; never fails.
-    public init?(stringValue: String) { self.init(stringValue) }
+    package init?(stringValue: String) { self.init(stringValue) }
 
     /// Creates a key for an array index.
-    public init?(intValue: Int) {
+    package init?(intValue: Int) {
         stringValue = String(intValue)
         self.intValue = intValue
     }

@@ -1,11 +1,11 @@
 /// Why bytes could not be read as a wire model, or a model could not be written.
 ///
-/// Every failure of ``WireJSON`` is one of these; nothing in `Manifest` traps on bad input.
+/// Every failure of `WireJSON` is one of these; nothing in `Manifest` traps on bad input.
 public enum WireFormatError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The bytes are not JSON (as Python's `json.loads` reads it); `offset` is the byte where
     /// reading stopped.
     case invalidJSON(offset: Int, reason: String)
-    /// Arrays and objects nest deeper than ``WireJSON/maximumDepth``.
+    /// Arrays and objects nest deeper than `WireJSON/maximumDepth`.
     case nestingTooDeep(offset: Int, limit: Int)
     /// A required member is missing; `path` is where (for example `clients.app.posts[0].post_cid`).
     case missingField(path: String)

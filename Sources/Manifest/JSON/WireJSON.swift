@@ -12,17 +12,17 @@ import Foundation
 /// CID), accepts everything Python's `json.loads` accepts, and reports failures as
 /// ``WireFormatError`` with the path of the bad field. The models also work with Foundation's
 /// `JSONDecoder`/`JSONEncoder`, without those guarantees.
-public enum WireJSON {
+package enum WireJSON {
     /// The deepest nesting of arrays and objects a document may have. The station's Python
     /// cannot write JSON much deeper than 1,000 levels; nothing it publishes comes near this.
-    public static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     /// Parses JSON into a ``JSONValue``.
     ///
     /// - Throws: ``WireFormatError/invalidJSON(offset:reason:)`` for text Python's `json.loads`
     ///   would reject (and for invalid UTF-8 or unpaired surrogate escapes);
     ///   ``WireFormatError/nestingTooDeep(offset:limit:)`` past ``maximumDepth``.
-    public static func parse(_ bytes: [UInt8]) throws(WireFormatError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8]) throws(WireFormatError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in
             var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
             return try parser.parseDocument()
@@ -32,7 +32,7 @@ public enum WireJSON {
     /// Parses JSON held in any byte container (`Data`, a slice, …); see ``parse(_:)-([UInt8])``.
     ///
     /// - Throws: as ``parse(_:)-([UInt8])``.
-    public static func parse(_ bytes: some DataProtocol) throws(WireFormatError) -> JSONValue {
+    package static func parse(_ bytes: some DataProtocol) throws(WireFormatError) -> JSONValue {
         // Contiguous bytes (`Data`, arrays) are read in place; others are copied once.
         let direct = bytes.withContiguousStorageIfAvailable { buffer in
             Result { () throws(WireFormatError) in
@@ -45,7 +45,7 @@ public enum WireJSON {
     }
 
     /// Writes `value` in `style` (by default the station's compact form).
-    public static func serialize(_ value: JSONValue, style: JSONStyle = .compact) -> [UInt8] {
+    package static func serialize(_ value: JSONValue, style: JSONStyle = .compact) -> [UInt8] {
         var writer = JSONWriter(style: style)
         writer.write(value)
         return writer.output
@@ -59,7 +59,7 @@ public enum WireJSON {
     /// - Throws: ``WireFormatError``: the JSON errors of ``parse(_:)-([UInt8])``, or
     ///   ``WireFormatError/missingField(path:)``, ``WireFormatError/typeMismatch(path:expected:found:)``
     ///   and ``WireFormatError/invalidValue(path:reason:)`` when the JSON does not fit the model.
-    public static func decode<T: Decodable>(
+    package static func decode<T: Decodable>(
         _ type: T.Type, from bytes: [UInt8], dates: DateDecoding = .flexible
     ) throws(WireFormatError) -> T {
         try decode(type, from: parse(bytes), dates: dates)
@@ -68,7 +68,7 @@ public enum WireJSON {
     /// Decodes a model from JSON held in any byte container; see ``decode(_:from:dates:)-(_,[UInt8],_)``.
     ///
     /// - Throws: as ``decode(_:from:dates:)-(_,[UInt8],_)``.
-    public static func decode<T: Decodable>(
+    package static func decode<T: Decodable>(
         _ type: T.Type, from bytes: some DataProtocol, dates: DateDecoding = .flexible
     ) throws(WireFormatError) -> T {
         try decode(type, from: parse(bytes), dates: dates)
@@ -77,7 +77,7 @@ public enum WireJSON {
     /// Decodes a model from an already parsed value (for example a public post's metadata).
     ///
     /// - Throws: as ``decode(_:from:dates:)-(_,[UInt8],_)``, without the JSON syntax errors.
-    public static func decode<T: Decodable>(
+    package static func decode<T: Decodable>(
         _ type: T.Type, from value: JSONValue, dates: DateDecoding = .flexible
     ) throws(WireFormatError) -> T {
         do {
@@ -96,7 +96,7 @@ public enum WireJSON {
     /// convention; see ``DateEncoding``).
     ///
     /// - Throws: ``WireFormatError/encodingFailed(reason:)`` when the model's `encode(to:)` throws.
-    public static func value<T: Encodable>(of model: T, dates: DateEncoding = .unixSeconds) throws(WireFormatError) -> JSONValue {
+    package static func value<T: Encodable>(of model: T, dates: DateEncoding = .unixSeconds) throws(WireFormatError) -> JSONValue {
         let root = EncodingNode()
         do {
             try WireValueEncoder(node: root, codingPath: [], dates: dates).encode(model)
@@ -111,7 +111,7 @@ public enum WireJSON {
     /// seconds, as PROTOCOL.md's `"created_at": 1704067200`).
     ///
     /// - Throws: ``WireFormatError/encodingFailed(reason:)`` when the model's `encode(to:)` throws.
-    public static func encode<T: Encodable>(
+    package static func encode<T: Encodable>(
         _ model: T, style: JSONStyle = .compact, dates: DateEncoding = .unixSeconds
     ) throws(WireFormatError) -> [UInt8] {
         serialize(try value(of: model, dates: dates), style: style)

@@ -51,7 +51,7 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     }
 
     /// Reads the metadata straight from its parsed JSON, with the rules and errors of
-    /// ``init(from:)`` through ``WireJSON`` (a listing reads one per post, and the generic
+    /// ``init(from:)`` through `WireJSON` (a listing reads one per post, and the generic
     /// `Decodable` path costs more than opening the metadata).
     ///
     /// - Throws: ``WireFormatError`` when the value is not an object or has no string `filename`.

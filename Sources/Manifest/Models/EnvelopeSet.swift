@@ -6,28 +6,28 @@ import Sodium
 ///
 /// The station's reader also accepts the older `{"envelopes": {...}}` without `v` or `post_cid`;
 /// so does this one. Envelope values that are not strings are skipped, as the station skips them.
-public struct EnvelopeSet: Sendable, Hashable, Codable {
+package struct EnvelopeSet: Sendable, Hashable, Codable {
     /// The schema version (`v`, currently 1).
-    public var version: Int
+    package var version: Int
     /// The post the envelopes belong to.
-    public var postCID: String?
+    package var postCID: String?
     /// uid → hex envelope (1162 bytes, `0440…`), in the station's order.
-    public var envelopes: OrderedMap<String>
+    package var envelopes: OrderedMap<String>
 
     /// Creates an envelope set.
-    public init(postCID: String?, envelopes: OrderedMap<String>, version: Int = 1) {
+    package init(postCID: String?, envelopes: OrderedMap<String>, version: Int = 1) {
         self.version = version
         self.postCID = postCID
         self.envelopes = envelopes
     }
 
     /// The hex envelope sealed for `uid`, or `nil`.
-    public func envelope(for uid: String) -> String? { envelopes[uid] }
+    package func envelope(for uid: String) -> String? { envelopes[uid] }
 
     /// The envelope bytes for `uid`, or `nil` when there is none.
     ///
     /// - Throws: ``WireFormatError/invalidValue(path:reason:)`` when the hex does not decode.
-    public func envelopeBytes(for uid: String) throws(WireFormatError) -> [UInt8]? {
+    package func envelopeBytes(for uid: String) throws(WireFormatError) -> [UInt8]? {
         guard let hex = envelopes[uid] else { return nil }
         do {
             return try Hex.decode(hex)
@@ -46,7 +46,7 @@ public struct EnvelopeSet: Sendable, Hashable, Codable {
     /// `envelopes` as empty).
     ///
     /// - Throws: `DecodingError.typeMismatch` when the document is not an object.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         version = container.lenient(Int.self, .version) ?? 1
         postCID = container.lenient(String.self, .postCID)
@@ -61,7 +61,7 @@ public struct EnvelopeSet: Sendable, Hashable, Codable {
     /// Writes `v`, `post_cid` (when known) and `envelopes`, in that order.
     ///
     /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(version, forKey: .version)
         try container.encodeIfPresent(postCID, forKey: .postCID)

@@ -142,8 +142,8 @@ public struct ClientNamespace: Sendable, Hashable, Codable {
 /// `{"clients": {"<client>": {"posts": [...], "profile": {...}}}}`, compact JSON in insertion
 /// order. The legacy flat form `{"client": "...", "posts": [...]}` reads as one namespace
 /// (``wasLegacyFlat``). Reading never fails on one bad entry or namespace: those are skipped and
-/// listed in ``issues``. Written with ``WireJSON/encode(_:style:dates:)`` a manifest read through
-/// ``WireJSON`` gives back the station's exact bytes, hence its CID.
+/// listed in ``issues``. Written with `WireJSON/encode(_:style:dates:)` a manifest read through
+/// `WireJSON` gives back the station's exact bytes, hence its CID.
 public struct Manifest: Sendable, Hashable, Codable {
     /// The client namespaces, in the station's order.
     public var clients: OrderedMap<ClientNamespace>
@@ -190,7 +190,7 @@ public struct Manifest: Sendable, Hashable, Codable {
 
     /// Appends `entry` to a namespace (created at the end if new), as `POST /post` does.
     /// `client` is normalized with ``namespaceName(for:)``.
-    public mutating func append(_ entry: PostEntry, toClient client: String?) {
+    package mutating func append(_ entry: PostEntry, toClient client: String?) {
         clients.updateValue(forKey: Self.namespaceName(for: client), default: ClientNamespace()) { $0.posts.append(entry) }
     }
 
@@ -198,7 +198,7 @@ public struct Manifest: Sendable, Hashable, Codable {
     /// the first namespace holding it (as `/post/delete` does). Returns the namespace and entry,
     /// or `nil` when not found.
     @discardableResult
-    public mutating func removeEntry(postCID: String, client: String? = nil) -> (client: String, entry: PostEntry)? {
+    package mutating func removeEntry(postCID: String, client: String? = nil) -> (client: String, entry: PostEntry)? {
         let candidates = client.map { [Self.namespaceName(for: $0)] } ?? clients.keys
         for name in candidates {
             guard let index = clients[name]?.posts.firstIndex(where: { $0.postCID == postCID }) else { continue }

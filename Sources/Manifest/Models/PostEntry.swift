@@ -81,7 +81,7 @@ public struct PostEntry: Sendable, Hashable, Codable {
     public var audienceMode: AudienceMode
     /// Whether the bytes are encrypted (`false` only for public posts).
     public var isEncrypted: Bool
-    /// The CID of the post's ``EnvelopeSet`` (`null` for public posts).
+    /// The CID of the post's `EnvelopeSet` (`null` for public posts).
     public var envelopesCID: String?
     /// How many envelopes the set holds (informational; `0` for public posts).
     public var envelopesCount: Int?
@@ -108,7 +108,7 @@ public struct PostEntry: Sendable, Hashable, Codable {
     }
 
     /// An encrypted entry as the station writes it for `POST /post`.
-    public static func encrypted(
+    package static func encrypted(
         postCID: String, audienceMode: AudienceMode, envelopesCID: String, envelopesCount: Int, createdAt: Int,
         audienceUIDs: [String]? = nil, sealedMetadataHex: String? = nil
     ) -> PostEntry {
@@ -118,7 +118,7 @@ public struct PostEntry: Sendable, Hashable, Codable {
     }
 
     /// A public (plaintext, world-readable) entry as the station writes it.
-    public static func publicPost(postCID: String, createdAt: Int, metadata: JSONObject? = nil) -> PostEntry {
+    package static func publicPost(postCID: String, createdAt: Int, metadata: JSONObject? = nil) -> PostEntry {
         PostEntry(postCID: postCID, audienceMode: .public, isEncrypted: false, envelopesCID: nil,
                   envelopesCount: 0, createdAt: createdAt, metadata: metadata.map { .plaintext($0) })
     }

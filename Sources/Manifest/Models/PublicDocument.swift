@@ -2,7 +2,7 @@
 /// protocol identity and the pointers to its manifest and social graph.
 ///
 /// The station writes it with `json.dumps(indent=2)`; encode with
-/// ``JSONStyle/pythonIndented`` for the same bytes. Keys the SDK does not know (older builds
+/// `JSONStyle/pythonIndented` for the same bytes. Keys the SDK does not know (older builds
 /// wrote profile fields here) are ignored on reading.
 public struct PublicDocument: Sendable, Hashable, Codable {
     /// Human-readable name, if set.

@@ -40,16 +40,16 @@ public struct HealthResponse: Sendable, Hashable, Codable {
 }
 
 /// `POST /delegate/start`: `{"status":"ok","pairing_id":"…","expires_in_seconds":300}`.
-public struct DelegateStartResponse: Sendable, Hashable, Codable {
+package struct DelegateStartResponse: Sendable, Hashable, Codable {
     /// `ok`.
-    public var status: String
+    package var status: String
     /// The session id (24 characters of URL-safe base64) to send to `/delegate/confirm`.
-    public var pairingID: String
+    package var pairingID: String
     /// How long the PIN stays valid.
-    public var expiresInSeconds: Int
+    package var expiresInSeconds: Int
 
     /// Creates a response.
-    public init(status: String = "ok", pairingID: String, expiresInSeconds: Int) {
+    package init(status: String = "ok", pairingID: String, expiresInSeconds: Int) {
         self.status = status
         self.pairingID = pairingID
         self.expiresInSeconds = expiresInSeconds
@@ -62,18 +62,18 @@ public struct DelegateStartResponse: Sendable, Hashable, Codable {
 
 /// `POST /delegate/confirm`:
 /// `{"status":"ok","action":"delegate_added","uid":"<station uid>","device_uid":"<as sent>"}`.
-public struct DelegateConfirmResponse: Sendable, Hashable, Codable {
+package struct DelegateConfirmResponse: Sendable, Hashable, Codable {
     /// `ok`.
-    public var status: String
+    package var status: String
     /// `delegate_added`.
-    public var action: String
+    package var action: String
     /// The **station's** uid: the `x-cipher-uid` of every signed request.
-    public var uid: String
+    package var uid: String
     /// The device uid exactly as sent (case-sensitive; keep this string).
-    public var deviceUID: String
+    package var deviceUID: String
 
     /// Creates a response.
-    public init(status: String = "ok", action: String = "delegate_added", uid: String, deviceUID: String) {
+    package init(status: String = "ok", action: String = "delegate_added", uid: String, deviceUID: String) {
         self.status = status
         self.action = action
         self.uid = uid

@@ -9,28 +9,28 @@ import Darwin
 /// Encrypted: `{"status":"post_ok","cid","envelopes_cid","audience_mode","audience_uids",
 /// "followers_raw","followers_used","manifest_posts"}` (no `encrypted` key). Public: the same
 /// with `"envelopes_cid":null` and `"encrypted":false` after `audience_mode`.
-public struct PostResponse: Sendable, Hashable, Codable {
+package struct PostResponse: Sendable, Hashable, Codable {
     /// `post_ok`.
-    public var status: String
+    package var status: String
     /// The post's CID (`cid` on the wire; `post_cid` in the manifest).
-    public var postCID: String
+    package var postCID: String
     /// The envelope set's CID (`null` for public posts).
-    public var envelopesCID: String?
+    package var envelopesCID: String?
     /// The audience the station applied.
-    public var audienceMode: AudienceMode
+    package var audienceMode: AudienceMode
     /// `false` for public posts; a missing key means encrypted.
-    public var isEncrypted: Bool
+    package var isEncrypted: Bool
     /// The `specific` audience, else `null`.
-    public var audienceUIDs: [String]?
+    package var audienceUIDs: [String]?
     /// Follower device rows the station saw (the station and paired devices included).
-    public var followersRaw: Int
+    package var followersRaw: Int
     /// Envelopes written (the station's own included).
-    public var followersUsed: Int
+    package var followersUsed: Int
     /// Posts in the manifest afterwards.
-    public var manifestPosts: Int
+    package var manifestPosts: Int
 
     /// Creates a response.
-    public init(
+    package init(
         status: String = "post_ok", postCID: String, envelopesCID: String?, audienceMode: AudienceMode,
         isEncrypted: Bool, audienceUIDs: [String]?, followersRaw: Int, followersUsed: Int, manifestPosts: Int
     ) {
@@ -54,7 +54,7 @@ public struct PostResponse: Sendable, Hashable, Codable {
     /// Reads the body (counts default to 0; a missing `encrypted` means encrypted unless public).
     ///
     /// - Throws: `DecodingError` when `status` or `cid` is missing or not a string.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         status = try container.decode(String.self, forKey: .status)
         postCID = try container.decode(String.self, forKey: .postCID)
@@ -70,7 +70,7 @@ public struct PostResponse: Sendable, Hashable, Codable {
     /// Writes the station's order (see the type's description).
     ///
     /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(status, forKey: .status)
         try container.encode(postCID, forKey: .postCID)
@@ -87,9 +87,9 @@ public struct PostResponse: Sendable, Hashable, Codable {
 /// `POST /rewrap`: always HTTP 200 with `{"status":"ok","result":{…}}`; the result is either the
 /// envelope sealed to the calling device or `{"error": "…"}` (for example
 /// `post_cid <cid> not found`).
-public struct RewrapResponse: Sendable, Hashable, Codable {
+package struct RewrapResponse: Sendable, Hashable, Codable {
     /// The outcome.
-    public enum Result: Sendable, Hashable {
+    package enum Result: Sendable, Hashable {
         /// `{"status":"rewrap_ok","uid","device_uid","post_cid","envelope"}`.
         case rewrapped(uid: String, deviceUID: String, postCID: String, envelopeHex: String)
         /// `{"error": "…"}`.
@@ -97,12 +97,12 @@ public struct RewrapResponse: Sendable, Hashable, Codable {
     }
 
     /// `ok`.
-    public var status: String
+    package var status: String
     /// The outcome.
-    public var result: Result
+    package var result: Result
 
     /// Creates a response.
-    public init(status: String = "ok", result: Result) {
+    package init(status: String = "ok", result: Result) {
         self.status = status
         self.result = result
     }
@@ -116,7 +116,7 @@ public struct RewrapResponse: Sendable, Hashable, Codable {
     /// envelope fields are required.
     ///
     /// - Throws: `DecodingError` when neither form is present.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         status = container.lenient(String.self, .status) ?? "ok"
         let inner = try container.nestedContainer(keyedBy: ResultKeys.self, forKey: .result)
@@ -164,7 +164,7 @@ public struct RewrapResponse: Sendable, Hashable, Codable {
     /// Writes the station's shape.
     ///
     /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(status, forKey: .status)
         var inner = container.nestedContainer(keyedBy: ResultKeys.self, forKey: .result)
@@ -268,28 +268,28 @@ public struct DeleteResponse: Sendable, Hashable, Codable {
 }
 
 /// `POST /profile/update`: `{"status":"profile_updated","profile":{…}}`.
-public struct ProfileUpdateResponse: Sendable, Hashable, Codable {
+package struct ProfileUpdateResponse: Sendable, Hashable, Codable {
     /// `profile_updated`.
-    public var status: String
+    package var status: String
     /// The namespace profile after the update.
-    public var profile: ClientProfile
+    package var profile: ClientProfile
 
     /// Creates a response.
-    public init(status: String = "profile_updated", profile: ClientProfile) {
+    package init(status: String = "profile_updated", profile: ClientProfile) {
         self.status = status
         self.profile = profile
     }
 }
 
 /// `POST /profile/avatar`: `{"status":"avatar_updated","avatar_cid":"…"}`.
-public struct AvatarUpdateResponse: Sendable, Hashable, Codable {
+package struct AvatarUpdateResponse: Sendable, Hashable, Codable {
     /// `avatar_updated`.
-    public var status: String
+    package var status: String
     /// The CID of the (public, plaintext) avatar image.
-    public var avatarCID: String
+    package var avatarCID: String
 
     /// Creates a response.
-    public init(status: String = "avatar_updated", avatarCID: String) {
+    package init(status: String = "avatar_updated", avatarCID: String) {
         self.status = status
         self.avatarCID = avatarCID
     }

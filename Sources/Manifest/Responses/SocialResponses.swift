@@ -1,15 +1,15 @@
 /// The three social-graph CIDs the station republishes after a follow change
 /// (`updated_graph`).
-public struct GraphCIDs: Sendable, Hashable, Codable {
+package struct GraphCIDs: Sendable, Hashable, Codable {
     /// The encrypted following graph.
-    public var followingCID: String?
+    package var followingCID: String?
     /// The encrypted followers graph.
-    public var followersCID: String?
+    package var followersCID: String?
     /// The graph decoder envelopes.
-    public var followDecoderEnvelopesCID: String?
+    package var followDecoderEnvelopesCID: String?
 
     /// Creates the triple.
-    public init(followingCID: String?, followersCID: String?, followDecoderEnvelopesCID: String?) {
+    package init(followingCID: String?, followersCID: String?, followDecoderEnvelopesCID: String?) {
         self.followingCID = followingCID
         self.followersCID = followersCID
         self.followDecoderEnvelopesCID = followDecoderEnvelopesCID
@@ -23,7 +23,7 @@ public struct GraphCIDs: Sendable, Hashable, Codable {
     /// Writes all three keys, `null` for absent ones.
     ///
     /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(followingCID, forKey: .followingCID)
         try container.encode(followersCID, forKey: .followersCID)
@@ -137,14 +137,14 @@ public struct FollowerSummary: Sendable, Hashable, Codable {
 }
 
 /// `GET /followers`: `{"status":"ok","followers":[…]}`.
-public struct FollowersResponse: Sendable, Hashable, Codable {
+package struct FollowersResponse: Sendable, Hashable, Codable {
     /// `ok`.
-    public var status: String
+    package var status: String
     /// Approved followers, sorted by uid, the station excluded.
-    public var followers: [FollowerSummary]
+    package var followers: [FollowerSummary]
 
     /// Creates a response.
-    public init(status: String = "ok", followers: [FollowerSummary]) {
+    package init(status: String = "ok", followers: [FollowerSummary]) {
         self.status = status
         self.followers = followers
     }
@@ -206,14 +206,14 @@ public struct FollowerDevice: Sendable, Hashable, Codable {
 }
 
 /// `GET /followers/pending`: `{"status":"ok","pending":[…]}`.
-public struct PendingFollowersResponse: Sendable, Hashable, Codable {
+package struct PendingFollowersResponse: Sendable, Hashable, Codable {
     /// `ok`.
-    public var status: String
+    package var status: String
     /// Devices awaiting approval.
-    public var pending: [FollowerDevice]
+    package var pending: [FollowerDevice]
 
     /// Creates a response.
-    public init(status: String = "ok", pending: [FollowerDevice]) {
+    package init(status: String = "ok", pending: [FollowerDevice]) {
         self.status = status
         self.pending = pending
     }
@@ -238,10 +238,10 @@ public struct FollowerChangeResponse: Sendable, Hashable, Codable {
     /// The rewrap of `all` posts, when one ran.
     public var rewrap: RewrapManifestSummary?
     /// The republished graph, when it was rebuilt.
-    public var updatedGraph: GraphCIDs?
+    package var updatedGraph: GraphCIDs?
 
     /// Creates a response.
-    public init(
+    package init(
         status: String = "ok", action: String, uid: String, deviceUID: String?, devicesApproved: Int? = nil,
         removed: Int? = nil, removedAllowed: Bool? = nil, rewrap: RewrapManifestSummary?, updatedGraph: GraphCIDs?
     ) {
@@ -344,12 +344,12 @@ public struct FollowResponse: Sendable, Hashable, Codable {
     /// The station followed or unfollowed.
     public var target: FollowTarget
     /// The republished graph.
-    public var updatedGraph: GraphCIDs?
+    package var updatedGraph: GraphCIDs?
     /// The station's profile afterwards.
     public var updatedProfile: StationProfile?
 
     /// Creates a response.
-    public init(status: String = "ok", action: String, target: FollowTarget, updatedGraph: GraphCIDs?, updatedProfile: StationProfile?) {
+    package init(status: String = "ok", action: String, target: FollowTarget, updatedGraph: GraphCIDs?, updatedProfile: StationProfile?) {
         self.status = status
         self.action = action
         self.target = target
@@ -414,14 +414,14 @@ public struct FollowedStation: Sendable, Hashable, Codable {
 }
 
 /// `GET /following`: `{"status":"ok","following":[…]}`.
-public struct FollowingResponse: Sendable, Hashable, Codable {
+package struct FollowingResponse: Sendable, Hashable, Codable {
     /// `ok`.
-    public var status: String
+    package var status: String
     /// Followed stations, sorted by uid.
-    public var following: [FollowedStation]
+    package var following: [FollowedStation]
 
     /// Creates a response.
-    public init(status: String = "ok", following: [FollowedStation]) {
+    package init(status: String = "ok", following: [FollowedStation]) {
         self.status = status
         self.following = following
     }

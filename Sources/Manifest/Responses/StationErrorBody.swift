@@ -1,17 +1,17 @@
 /// One entry of a 422 validation error (`{"detail": [{type, loc, msg, input}, …]}`), as FastAPI
 /// reports a missing `x-cipher-*` header or body field.
-public struct ValidationIssue: Sendable, Hashable, Codable {
+package struct ValidationIssue: Sendable, Hashable, Codable {
     /// The error type, e.g. `missing`.
-    public var type: String?
+    package var type: String?
     /// Where: e.g. `["header", "x-cipher-uid"]` (list indices as decimal text).
-    public var location: [String]
+    package var location: [String]
     /// The message, e.g. `Field required`.
-    public var message: String?
+    package var message: String?
     /// The offending input, as sent back by the station.
-    public var input: JSONValue?
+    package var input: JSONValue?
 
     /// Creates an issue.
-    public init(type: String?, location: [String], message: String?, input: JSONValue? = nil) {
+    package init(type: String?, location: [String], message: String?, input: JSONValue? = nil) {
         self.type = type
         self.location = location
         self.message = message
@@ -25,7 +25,7 @@ public struct ValidationIssue: Sendable, Hashable, Codable {
     /// Reads an issue; every field is optional.
     ///
     /// - Throws: `DecodingError.typeMismatch` when the entry is not an object.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         type = container.lenient(String.self, .type)
         location = (container.lenient([JSONValue].self, .location) ?? []).map { $0.stringValue ?? $0.description }
@@ -36,7 +36,7 @@ public struct ValidationIssue: Sendable, Hashable, Codable {
     /// Writes `type, loc, msg, input` (FastAPI's order).
     ///
     /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(type, forKey: .type)
         try container.encode(location, forKey: .location)
@@ -45,7 +45,7 @@ public struct ValidationIssue: Sendable, Hashable, Codable {
     }
 
     /// `header.x-cipher-uid: Field required`.
-    public var text: String {
+    package var text: String {
         let place = location.joined(separator: ".")
         let what = message ?? type ?? "invalid"
         return place.isEmpty ? what : "\(place): \(what)"
@@ -61,9 +61,9 @@ public struct ValidationIssue: Sendable, Hashable, Codable {
 ///   and `/inbox`.
 ///
 /// Plus ``Shape/plainText`` for a non-JSON body (h11's `Invalid HTTP request received.`).
-public struct StationErrorBody: Sendable, Hashable, Decodable, CustomStringConvertible {
+package struct StationErrorBody: Sendable, Hashable, Decodable, CustomStringConvertible {
     /// Which shape the body had.
-    public enum Shape: Sendable, Hashable {
+    package enum Shape: Sendable, Hashable {
         /// `{"detail": "…"}` (or another non-list `detail` value).
         case detail
         /// `{"detail": [ … ]}`.
@@ -77,27 +77,27 @@ public struct StationErrorBody: Sendable, Hashable, Decodable, CustomStringConve
     }
 
     /// The shape.
-    public let shape: Shape
+    package let shape: Shape
     /// The station's message: the `detail`/`error` text, or the validation entries joined with
     /// `; ` (`header.x-cipher-uid: Field required; …`).
-    public let message: String
+    package let message: String
     /// The entries of a validation error (empty for other shapes).
-    public let validationIssues: [ValidationIssue]
+    package let validationIssues: [ValidationIssue]
 
     /// Creates a body.
-    public init(shape: Shape, message: String, validationIssues: [ValidationIssue] = []) {
+    package init(shape: Shape, message: String, validationIssues: [ValidationIssue] = []) {
         self.shape = shape
         self.message = message
         self.validationIssues = validationIssues
     }
 
     /// The message.
-    public var description: String { message }
+    package var description: String { message }
 
     /// Reads an error body of any shape from raw bytes. Returns `nil` for an empty body and for
     /// JSON with none of the four shapes (a success body). A body that is not JSON becomes
     /// ``Shape/plainText`` (at most 1,000 characters of it).
-    public static func parse(_ body: [UInt8]) -> StationErrorBody? {
+    package static func parse(_ body: [UInt8]) -> StationErrorBody? {
         guard !body.isEmpty else { return nil }
         do throws(WireFormatError) {
             return try WireJSON.decode(StationErrorBody.self, from: body)
@@ -117,7 +117,7 @@ public struct StationErrorBody: Sendable, Hashable, Decodable, CustomStringConve
     /// Reads the first shape that matches: `detail`, then `error`, then `result.error`.
     ///
     /// - Throws: `DecodingError.dataCorrupted` when the JSON has none of the shapes.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         if let detail = container.lenient(JSONValue.self, .detail), !detail.isNull {
             if let text = detail.stringValue {

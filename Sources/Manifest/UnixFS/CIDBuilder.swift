@@ -1,14 +1,14 @@
 import Sodium
 
 /// One serialized IPFS block and its CID.
-public struct DAGBlock: Sendable, Hashable {
+package struct DAGBlock: Sendable, Hashable {
     /// The block's CID (CIDv0: sha2-256 of ``bytes``).
-    public let cid: CID
+    package let cid: CID
     /// The serialized `dag-pb` node.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
     /// Pairs a CID with its block bytes.
-    public init(cid: CID, bytes: [UInt8]) {
+    package init(cid: CID, bytes: [UInt8]) {
         self.cid = cid
         self.bytes = bytes
     }
@@ -23,11 +23,11 @@ public struct DAGBlock: Sendable, Hashable {
 /// upload is hashed as it streams. With `collectingBlocks: true` it also keeps every serialized
 /// node for ``drainBlocks()``, which a block store or an emulated gateway needs; drain them as
 /// you go to keep memory bounded.
-public struct CIDBuilder: Sendable {
+package struct CIDBuilder: Sendable {
     /// Kubo's default chunk size (`size-262144`).
-    public static let chunkSize = 262_144
+    package static let chunkSize = 262_144
     /// Links per node in Kubo's balanced layout.
-    public static let maximumLinksPerNode = 174
+    package static let maximumLinksPerNode = 174
 
     struct Link: Sendable {
         var digest: [UInt8]
@@ -45,11 +45,11 @@ public struct CIDBuilder: Sendable {
     private(set) var leafLinks: [Link] = []
 
     /// The number of bytes fed so far.
-    public private(set) var byteCount: UInt64 = 0
+    package private(set) var byteCount: UInt64 = 0
 
     /// Creates an empty builder; `collectingBlocks` keeps the serialized nodes for
     /// ``drainBlocks()``.
-    public init(collectingBlocks: Bool = false) {
+    package init(collectingBlocks: Bool = false) {
         self.collectingBlocks = collectingBlocks
         collected = []
         chunk.reserveCapacity(Self.chunkSize)
@@ -59,7 +59,7 @@ public struct CIDBuilder: Sendable {
     var bufferedByteCount: Int { chunk.count }
 
     /// Feeds more file bytes.
-    public mutating func update(_ buffer: UnsafeRawBufferPointer) {
+    package mutating func update(_ buffer: UnsafeRawBufferPointer) {
         var position = 0
         while position < buffer.count {
             let take = min(Self.chunkSize - chunk.count, buffer.count - position)
@@ -73,21 +73,21 @@ public struct CIDBuilder: Sendable {
     }
 
     /// Feeds more file bytes from any byte collection.
-    public mutating func update(_ bytes: some Collection<UInt8>) {
+    package mutating func update(_ bytes: some Collection<UInt8>) {
         let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
         if done == nil { Array(bytes).withUnsafeBytes { update($0) } }
     }
 
     /// Returns the blocks completed since the last call (only when collecting blocks), in the
     /// order Kubo writes them: each leaf, then each parent after its children.
-    public mutating func drainBlocks() -> [DAGBlock] {
+    package mutating func drainBlocks() -> [DAGBlock] {
         defer { collected.removeAll() }
         return collected
     }
 
     /// Ends the file and returns its root CID. The builder then starts over empty (blocks not
     /// yet drained stay available to ``drainBlocks()``).
-    public mutating func finish() -> CID {
+    package mutating func finish() -> CID {
         if !chunk.isEmpty || leafCount == 0 { emitLeaf() }
         var level = 0
         var root: Link?

@@ -18,12 +18,12 @@ import Foundation
 /// over the exact bytes it received or wrote, so ``cid(of:)`` lets a client check what a gateway
 /// or `/content` returned, and ``dag(of:)`` plus ``read(root:range:blocks:into:)`` let an
 /// emulated station store and serve content under the same CIDs.
-public enum UnixFS {
+package enum UnixFS {
     /// The deepest DAG the reader follows. Kubo's balanced layout needs 4 levels for 100 GiB.
-    public static let maximumDepth = 32
+    package static let maximumDepth = 32
 
     /// The CID Kubo's `ipfs add` gives `bytes`.
-    public static func cid(of bytes: some Collection<UInt8>) -> CID {
+    package static func cid(of bytes: some Collection<UInt8>) -> CID {
         var builder = CIDBuilder()
         builder.update(bytes)
         return builder.finish()
@@ -34,7 +34,7 @@ public enum UnixFS {
     ///
     /// - Throws: ``UnixFSError/fileSystem(operation:path:errno:)`` when the file cannot be
     ///   opened or read.
-    public static func cid(ofFileAt url: URL) throws(UnixFSError) -> CID {
+    package static func cid(ofFileAt url: URL) throws(UnixFSError) -> CID {
         let path = url.path
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { throw .fileSystem(operation: "open", path: path, errno: errno) }
@@ -56,7 +56,7 @@ public enum UnixFS {
 
     /// The root CID and every block of the DAG Kubo builds for `bytes` (leaves first, each
     /// parent after its children, the root last).
-    public static func dag(of bytes: some Collection<UInt8>) -> (root: CID, blocks: [DAGBlock]) {
+    package static func dag(of bytes: some Collection<UInt8>) -> (root: CID, blocks: [DAGBlock]) {
         var builder = CIDBuilder(collectingBlocks: true)
         builder.update(bytes)
         let root = builder.finish()
@@ -67,7 +67,7 @@ public enum UnixFS {
     ///
     /// - Throws: ``UnixFSError/missingBlock(_:)``, ``UnixFSError/blockHashMismatch(_:)``,
     ///   ``UnixFSError/malformedNode(_:reason:)``, ``UnixFSError/unsupportedNode(_:reason:)``.
-    public static func fileSize(root: CID, blocks: (CID) -> [UInt8]?) throws(UnixFSError) -> UInt64 {
+    package static func fileSize(root: CID, blocks: (CID) -> [UInt8]?) throws(UnixFSError) -> UInt64 {
         let block = try fetch(root, blocks)
         if root.codec == Multicodec.raw { return UInt64(block.count) }
         let node = try DAGNode(block: block, cid: root)
@@ -92,7 +92,7 @@ public enum UnixFS {
     ///   ``UnixFSError/tooDeep(_:)``; ``UnixFSError/rangeNotSatisfiable(fileSize:)`` when
     ///   `range` starts past the end of a non-empty file.
     @discardableResult
-    public static func read(
+    package static func read(
         root: CID, range: Range<UInt64>? = nil, blocks: (CID) -> [UInt8]?, into sink: (ArraySlice<UInt8>) -> Void
     ) throws(UnixFSError) -> UInt64 {
         let size = try fileSize(root: root, blocks: blocks)
@@ -111,7 +111,7 @@ public enum UnixFS {
     /// Reassembles a whole file (or `range` of it) into memory; see ``read(root:range:blocks:into:)``.
     ///
     /// - Throws: as ``read(root:range:blocks:into:)``.
-    public static func readAll(root: CID, range: Range<UInt64>? = nil, blocks: (CID) -> [UInt8]?) throws(UnixFSError) -> [UInt8] {
+    package static func readAll(root: CID, range: Range<UInt64>? = nil, blocks: (CID) -> [UInt8]?) throws(UnixFSError) -> [UInt8] {
         var output = [UInt8]()
         try read(root: root, range: range, blocks: blocks) { output.append(contentsOf: $0) }
         return output

@@ -1,5 +1,5 @@
 /// Why a UnixFS file could not be hashed or reassembled.
-public enum UnixFSError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum UnixFSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The block source has no block for this CID.
     case missingBlock(CID)
     /// A block's bytes do not hash to the CID it was fetched for.
@@ -18,7 +18,7 @@ public enum UnixFSError: Error, Equatable, Sendable, CustomStringConvertible {
     case fileSystem(operation: String, path: String, errno: Int32)
 
     /// A one-line explanation naming the block or file.
-    public var description: String {
+    package var description: String {
         switch self {
         case let .missingBlock(cid): "block \(cid) is not available"
         case let .blockHashMismatch(cid): "block fetched for \(cid) does not hash to it"

@@ -7,11 +7,11 @@ import PQCrypto
 import Sodium
 
 /// A device a verified request came from.
-public struct AuthenticatedDevice: Sendable, Equatable {
+package struct AuthenticatedDevice: Sendable, Equatable {
     /// The uid the request acts as (`x-cipher-uid`).
-    public let uid: String
+    package let uid: String
     /// The device uid (`x-cipher-device`).
-    public let deviceUID: String
+    package let deviceUID: String
 }
 
 /// Verifies signed requests exactly as a Cipher Station does (its `require_delegate` and
@@ -25,16 +25,16 @@ public struct AuthenticatedDevice: Sendable, Equatable {
 /// (`bad device auth public key`, `… length`); the signature base64 (`bad signature encoding`);
 /// the signature valid (`bad auth`). The nonce is recorded only after every check passed, so a
 /// failed request can be retried with the same nonce.
-public struct RequestVerifier: Sendable {
+package struct RequestVerifier: Sendable {
     /// The largest accepted difference between `x-cipher-ts` and the arrival time, in seconds.
-    public static let maximumClockSkew: Int64 = 60
+    package static let maximumClockSkew: Int64 = 60
 
     /// The length of an ML-DSA-65 public key, which the station checks before verifying.
-    public static let publicKeyByteCount = 1952
+    package static let publicKeyByteCount = 1952
 
     /// The paths whose raw body the station hashes before authentication. For other paths
     /// (GETs) `x-cipher-body-sha256` is not compared, though it is still signed.
-    public static let bodyHashedPaths: Set<String> = [
+    package static let bodyHashedPaths: Set<String> = [
         "/post", "/post/delete", "/post/share", "/rewrap", "/follow", "/unfollow", "/inbox",
     ]
 
@@ -43,7 +43,7 @@ public struct RequestVerifier: Sendable {
     private let keys = VerificationKeyCache()
 
     /// Creates a verifier over a device directory and a nonce store.
-    public init(devices: some SigningDeviceDirectory, nonces: some NonceStore) {
+    package init(devices: some SigningDeviceDirectory, nonces: some NonceStore) {
         self.devices = devices
         self.nonces = nonces
     }
@@ -62,7 +62,7 @@ public struct RequestVerifier: Sendable {
     ///     arriving; otherwise the time of the check).
     /// - Returns: the authenticated uid and device uid.
     /// - Throws: the station's ``VerificationFailure`` for the first check that fails.
-    public func verify(
+    package func verify(
         method: String, path: String, headers: [(name: String, value: String)], rawBodySHA256: [UInt8]?, now: Int64
     ) async throws(VerificationFailure) -> AuthenticatedDevice {
         var values = [String?](repeating: nil, count: SignedRequestHeaders.names.count)
@@ -131,7 +131,7 @@ public struct RequestVerifier: Sendable {
     /// The station's `require_owner`: passes only a device acting as the station's own uid.
     ///
     /// - Throws: ``VerificationFailure/ownerOnlyEndpoint`` otherwise (also when `stationUID` is empty).
-    public static func requireOwner(_ device: AuthenticatedDevice, stationUID: String) throws(VerificationFailure) {
+    package static func requireOwner(_ device: AuthenticatedDevice, stationUID: String) throws(VerificationFailure) {
         guard !stationUID.isEmpty, device.uid == stationUID else { throw .ownerOnlyEndpoint }
     }
 }

@@ -1,6 +1,6 @@
 /// Why a Cipher Station refuses a signed request: the station's own failure for each check, with
 /// its exact HTTP status and response body, so an emulator can answer as a real station does.
-public enum VerificationFailure: Error, Equatable, Sendable, CustomStringConvertible {
+package enum VerificationFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// 422: headers are missing (names in the station's order). FastAPI lists every one.
     case missingHeaders([String])
     /// 401 `bad timestamp`: `x-cipher-ts` is not an integer.
@@ -30,7 +30,7 @@ public enum VerificationFailure: Error, Equatable, Sendable, CustomStringConvert
     case internalServerError
 
     /// The HTTP status the station answers with.
-    public var status: Int {
+    package var status: Int {
         switch self {
         case .missingHeaders: 422
         case .deviceNotAuthorized, .deviceHasNoAuthKey, .ownerOnlyEndpoint: 403
@@ -40,17 +40,17 @@ public enum VerificationFailure: Error, Equatable, Sendable, CustomStringConvert
     }
 
     /// The station's `detail` text (for ``missingHeaders(_:)``, "Field required").
-    public var detail: String {
+    package var detail: String {
         switch self {
         case .missingHeaders: "Field required"
         case .badTimestamp: "bad timestamp"
         case .staleRequest: "stale request"
         case .deviceNotAuthorized: "device not authorized"
-        case .deviceHasNoAuthKey: "device has no auth (ML-DSA) public key"
+        case .deviceHasNoAuthKey: "device has no auth (ML-DSA) package key"
         case .replay: "replay"
         case .badBodyHash: "bad body hash"
-        case .badDeviceAuthPublicKey: "bad device auth public key"
-        case .badDeviceAuthPublicKeyLength: "bad device auth public key length"
+        case .badDeviceAuthPublicKey: "bad device auth package key"
+        case .badDeviceAuthPublicKeyLength: "bad device auth package key length"
         case .badSignatureEncoding: "bad signature encoding"
         case .badAuth: "bad auth"
         case .ownerOnlyEndpoint: "owner-only endpoint"
@@ -59,13 +59,13 @@ public enum VerificationFailure: Error, Equatable, Sendable, CustomStringConvert
     }
 
     /// The response's content type.
-    public var contentType: String {
+    package var contentType: String {
         self == .internalServerError ? "text/plain; charset=utf-8" : "application/json"
     }
 
     /// The exact response body: compact JSON `{"detail":"…"}`, FastAPI's list form for missing
     /// headers, or Starlette's plain-text 500 page.
-    public var responseBody: String {
+    package var responseBody: String {
         switch self {
         case let .missingHeaders(names):
             let items = names.map {
@@ -80,5 +80,5 @@ public enum VerificationFailure: Error, Equatable, Sendable, CustomStringConvert
     }
 
     /// A readable explanation, for logs and error messages.
-    public var description: String { "\(status) \(detail)" }
+    package var description: String { "\(status) \(detail)" }
 }

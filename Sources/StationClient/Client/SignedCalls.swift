@@ -58,6 +58,30 @@ extension StationClient {
         clockOffset = offset
     }
 
+    /// The six `x-cipher-*` headers that sign a request of the app's own (an endpoint the SDK has
+    /// no call for) as this device, with the clock offset the client has learned; the device's
+    /// private key stays inside the SDK.
+    ///
+    /// Sign the exact bytes that go on the wire, and the decoded path only (no query string, no
+    /// host); see <doc:SigningRequests>.
+    ///
+    /// - Parameters:
+    ///   - method: the HTTP method, e.g. `GET`.
+    ///   - path: the request path, e.g. `/followers`.
+    ///   - body: the body bytes as sent (empty for a `GET`).
+    /// - Throws: ``StationClientError`` (`.refused`) when the method or path cannot be signed (an
+    ///   empty method, a path with a line break).
+    public func signedHeaders(method: String, path: String, body: some DataProtocol) throws -> SignedRequestHeaders {
+        let offset = clockOffset
+        let signer = RequestSigner(identity: signingContext().identity, clock: { RequestSigner.systemClock() + offset })
+        do {
+            return try signer.sign(method: method, path: path, body: body)
+        } catch {
+            throw StationClientError(.refused, operation: "signing \(method) \(path)", message: "cannot sign: \(error)",
+                                     underlying: error)
+        }
+    }
+
     /// Everything a signed call reads from the actor, read in one hop (or once for a whole listing).
     struct CallState: Sendable {
         let origin: StationOrigin

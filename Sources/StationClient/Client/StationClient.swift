@@ -20,7 +20,7 @@ public actor StationClient {
     /// The current credentials (the endpoint changes when the station moves).
     public internal(set) var credentials: DeviceCredentials
     /// Seconds to add to the local clock when signing, learned from a `stale request` answer.
-    public internal(set) var clockOffset: Int64 = 0
+    package internal(set) var clockOffset: Int64 = 0
 
     var postKeys: [String: SymmetricKey] = [:]
     var postKeysLoaded = false

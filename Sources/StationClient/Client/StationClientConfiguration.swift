@@ -67,10 +67,10 @@ public struct StationClientConfiguration: Sendable {
     /// How `Date` members of the app's metadata are written when publishing. Default:
     /// integer Unix seconds (`"created_at": 1704067200`), the station's convention, which other
     /// clients read.
-    public var metadataDateEncoding: WireJSON.DateEncoding
+    public var metadataDateEncoding: JSONDateEncoding
     /// How `Date` members of metadata are read when listing. Default: integer or fractional Unix
     /// seconds, or ISO-8601 strings, whichever a post carries.
-    public var metadataDateDecoding: WireJSON.DateDecoding
+    public var metadataDateDecoding: JSONDateDecoding
 
     /// Creates a configuration.
     ///
@@ -99,7 +99,7 @@ public struct StationClientConfiguration: Sendable {
         requestTimeouts: TransferTimeouts = defaultRequestTimeouts,
         transferTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: nil),
         log: LogHandler? = nil, temporaryDirectory: URL? = nil,
-        metadataDateEncoding: WireJSON.DateEncoding = .unixSeconds, metadataDateDecoding: WireJSON.DateDecoding = .flexible,
+        metadataDateEncoding: JSONDateEncoding = .unixSeconds, metadataDateDecoding: JSONDateDecoding = .flexible,
         cacheStore: (any CacheStore)? = nil, maximumManifestPosts: Int = defaultMaximumManifestPosts
     ) {
         self.maximumManifestPosts = max(1, maximumManifestPosts)

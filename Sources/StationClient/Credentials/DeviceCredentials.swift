@@ -17,39 +17,49 @@ public enum EndpointTrust: String, Sendable, Hashable {
 /// Everything a paired device needs to act on its station: both of its key pairs, the device uid
 /// exactly as the station returned it, and the station's identity and addresses.
 ///
-/// Persist it through a ``KeyStore`` (``encoded()`` / ``init(encoded:)``, both on
-/// `SecretBytes`, which ``KeyStore/saveSecret(_:as:)`` and ``KeyStore/loadSecret(_:)`` take and
-/// return); never log it.
+/// Pairing makes them and ``StationClient`` keeps them up to date; an app reads them (which
+/// station, which device, which TLS key is pinned) and persists them through a ``KeyStore``
+/// (``encoded()`` / ``init(encoded:)``, both on `SecretBytes`, which
+/// ``KeyStore/saveSecret(_:as:)`` and ``KeyStore/loadSecret(_:)`` take and return); never log
+/// them. The private keys never leave the SDK: an app sees the public halves
+/// (``kemPublicKey``, ``signingPublicKey``) and signs a request of its own with
+/// ``StationClient/signedHeaders(method:path:body:)``.
 public struct DeviceCredentials: Sendable {
     /// The device's ML-KEM-768 key pair: post keys are rewrapped to it.
-    public var kemPrivateKey: MLKEM768.PrivateKey
+    package var kemPrivateKey: MLKEM768.PrivateKey
     /// The device's ML-DSA-65 key pair: it signs every owner request.
-    public var signingPrivateKey: MLDSA65.PrivateKey
+    package var signingPrivateKey: MLDSA65.PrivateKey
     /// The device uid byte for byte as `/delegate/confirm` echoed it (case-sensitive).
-    public var deviceUID: String
+    public package(set) var deviceUID: String
     /// The station's uid (sent as `x-cipher-uid`).
-    public var stationUID: String
+    public package(set) var stationUID: String
     /// The station's ML-KEM-768 public key, hex; `self_envelope`s are sealed to it.
-    public var stationKEMPublicKeyHex: String
+    public package(set) var stationKEMPublicKeyHex: String
     /// Where the station answers now (updated by endpoint mobility).
-    public var endpoint: URL
+    public package(set) var endpoint: URL
     /// The station's IPFS peer id, when known.
-    public var ipfsPeerID: String?
+    public package(set) var ipfsPeerID: String?
     /// The station's IPNS name (`k51…`), when known. With ``ipfsPeerID`` it is the trust anchor of
     /// endpoint moves: learned from the first `/profile` that names it (over the pinned or
     /// CA-valid channel), and never replaced by a later one.
-    public var ipnsName: String?
+    public package(set) var ipnsName: String?
     /// The station's ML-DSA-65 public key, hex, as `/profile` gave it at pairing (or first after);
     /// a moved station's `public.json` must carry the same.
-    public var stationMLDSAPublicKeyHex: String?
+    public package(set) var stationMLDSAPublicKeyHex: String?
     /// The station's TLS public key, accepted at pairing (or re-trusted on purpose), or `nil` for
     /// a station whose certificate a trusted authority signs.
-    public var stationPublicKeyPin: PublicKeyFingerprint?
+    public package(set) var stationPublicKeyPin: PublicKeyFingerprint?
     /// How the current endpoint's certificate is trusted: by ``stationPublicKeyPin`` or by the
     /// certificate authorities.
-    public var endpointTrust: EndpointTrust
+    public package(set) var endpointTrust: EndpointTrust
     /// The highest IPNS record sequence number seen from the station; an older record is a rollback.
-    public var ipnsSequence: UInt64?
+    public package(set) var ipnsSequence: UInt64?
+
+    /// The device's ML-KEM-768 public key: what the station seals this device's envelopes to.
+    public var kemPublicKey: MLKEM768.PublicKey { kemPrivateKey.publicKey }
+
+    /// The device's ML-DSA-65 public key: what the station verifies this device's signatures with.
+    public var signingPublicKey: MLDSA65.PublicKey { signingPrivateKey.publicKey }
 
     /// The pins every request to ``endpoint`` carries: ``stationPublicKeyPin`` when the endpoint
     /// is trusted by it, otherwise none.
@@ -58,8 +68,8 @@ public struct DeviceCredentials: Sendable {
         return [stationPublicKeyPin]
     }
 
-    /// Creates credentials.
-    public init(
+    /// Creates credentials (pairing does; an app loads them with ``init(encoded:)``).
+    package init(
         kemPrivateKey: MLKEM768.PrivateKey, signingPrivateKey: MLDSA65.PrivateKey, deviceUID: String,
         stationUID: String, stationKEMPublicKeyHex: String, endpoint: URL, ipfsPeerID: String? = nil,
         ipnsName: String? = nil, stationMLDSAPublicKeyHex: String? = nil, stationPublicKeyPin: PublicKeyFingerprint? = nil,

@@ -53,11 +53,23 @@ public struct FollowedStationReader: Sendable {
 
     /// The station's current manifest CID and, through IPNS, its `public.json`.
     ///
-    /// - Throws: ``StationClientError`` when the station or gateway cannot be read.
+    /// - Throws: ``StationClientError`` when the station or gateway cannot be read;
+    ///   `.keyChanged` when the endpoint presents another TLS key than ``pins`` (with the pin as
+    ///   ``StationClientError/expectedFingerprint`` and, when the transport can read it, the key
+    ///   presented as ``StationClientError/presentedFingerprint``).
     public func pointers(of address: FollowedStationAddress) async throws -> (manifestCID: String?, document: PublicDocument?) {
         switch address {
         case .endpoint(let url):
-            let profile = try await StationClient.profile(at: url, transport: transport, pins: pins)
+            let profile: StationProfile
+            do {
+                profile = try await StationClient.profile(at: url, transport: transport, pins: pins)
+            } catch var error as StationClientError where error.kind == .keyChanged {
+                if error.expectedFingerprint == nil { error.expectedFingerprint = pins.first }
+                if error.presentedFingerprint == nil, let probe = transport as? any ServerKeyProbing {
+                    error.presentedFingerprint = try? await probe.presentedPublicKey(at: url)
+                }
+                throw error
+            }
             return (profile.manifestCID, nil)
         case .ipns(let name):
             let document = try await gateway.resolve(ipnsName: name)

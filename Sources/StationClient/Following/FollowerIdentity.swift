@@ -14,12 +14,12 @@ public struct FollowerIdentity: Sendable {
     /// The follower uid (also sent as its single device uid).
     public let uid: String
     /// The ML-KEM-768 key envelopes are sealed to.
-    public let kemPrivateKey: MLKEM768.PrivateKey
+    package let kemPrivateKey: MLKEM768.PrivateKey
     /// The ML-DSA-65 key (sent in follow requests so an approved follower's device can authenticate).
-    public let signingPrivateKey: MLDSA65.PrivateKey
+    package let signingPrivateKey: MLDSA65.PrivateKey
 
     /// Creates an identity from existing keys.
-    public init(uid: String, kemPrivateKey: MLKEM768.PrivateKey, signingPrivateKey: MLDSA65.PrivateKey) {
+    package init(uid: String, kemPrivateKey: MLKEM768.PrivateKey, signingPrivateKey: MLDSA65.PrivateKey) {
         self.uid = uid
         self.kemPrivateKey = kemPrivateKey
         self.signingPrivateKey = signingPrivateKey
