@@ -70,14 +70,14 @@ for harness in "${harnesses[@]}"; do
         test -d "$products/$module.build" || { echo "$module did not build" >&2; exit 1; }
         objects+=("$products/$module.build"/*.o)
     done
-    libraries=(-lsodium)
+    libraries=(-lsodium -lcrypto)
     case "$harness" in keystore) libraries+=(-lcurl) ;; esac
     binary="$scratch/fuzz-$harness"
     [ "$configuration" = release ] || binary="$scratch/fuzz-$harness-$configuration"
     echo "==> linking fuzz-$harness"
     rm -f "$binary"
     swiftc -O -sanitize=fuzzer,address -parse-as-library -package-name "$package_name" \
-        -I "$products/Modules" -I "$products" -I Sources/CSodium -I Sources/CSystemRandom -I Sources/CCurl \
+        -I "$products/Modules" -I "$products" -I Sources/CSodium -I Sources/CLibCrypto -I Sources/CSystemRandom -I Sources/CCurl \
         "$(source_for "$harness")" "${objects[@]}" "${libraries[@]}" -o "$binary" 2>&1 \
         | grep -v 'Cannot export local symbol' || true
     test -x "$binary" || { echo "fuzz-$harness did not link" >&2; exit 1; }

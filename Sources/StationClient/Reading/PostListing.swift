@@ -17,7 +17,7 @@ public struct ListedPost<Metadata: Sendable>: Sendable {
     public var metadata: Metadata?
     /// The metadata as raw JSON, or `nil` when the post has none.
     ///
-    /// A listing read as a type of its own (``DriveFileMetadata``, say) keeps the decrypted text
+    /// A listing read as a type of its own (`DriveFileMetadata`, say) keeps the decrypted text
     /// and parses it here, on each read of this property: most apps never look at it, and
     /// building every post's JSON tree took most of a large listing's time.
     public var rawMetadata: JSONValue? {
