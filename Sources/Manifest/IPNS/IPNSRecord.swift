@@ -159,7 +159,7 @@ package enum IPNSRecordError: Error, Sendable, Hashable, CustomStringConvertible
         case .unsupportedKey: "the IPNS name does not inline an Ed25519 key"
         case let .malformed(why): "not an IPNS record: \(why)"
         case .missingSignatureV2: "the IPNS record has no V2 signature"
-        case .publicKeyMismatch: "the IPNS record embeds another package key"
+        case .publicKeyMismatch: "the IPNS record embeds another public key"
         case .invalidSignature: "the IPNS record's signature does not verify under the name's key"
         case let .fieldMismatch(field): "the IPNS record's \(field) differs from its signed data"
         case let .unsupportedValidityType(type): "unsupported IPNS validity type \(type)"
