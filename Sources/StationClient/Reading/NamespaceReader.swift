@@ -59,19 +59,28 @@ extension StationClient {
     ) -> (posts: [ListedPost<Metadata>], skipped: [SkippedPost]) {
         // The bit casts are between identical types: each branch runs only when Metadata is that type.
         if Metadata.self == JSONValue.self {
-            let json = typedAsJSON(posts, operation: operation)
+            let json = convert(posts, as: JSONValue.self, operation: operation) { try Self.typed($0, as: JSONValue.self) }
             return (unsafeBitCast(json.posts, to: [ListedPost<Metadata>].self), json.skipped)
         }
         if Metadata.self == DriveFileMetadata.self {
-            let drive = typedAsDriveMetadata(posts, operation: operation)
+            let drive = convert(posts, as: DriveFileMetadata.self, operation: operation, Self.typedAsDriveMetadata)
             return (unsafeBitCast(drive.posts, to: [ListedPost<Metadata>].self), drive.skipped)
         }
+        return convert(posts, as: type, operation: operation) { try Self.typed($0, as: type, dates: dates) }
+    }
+
+    /// Each post through `convert`; a post it throws for is skipped. Called with concrete types
+    /// only, so the optimizer specializes it for each.
+    private static func convert<Metadata: Sendable>(
+        _ posts: [ListedPost<JSONValue>], as type: Metadata.Type, operation: String,
+        _ convert: (ListedPost<JSONValue>) throws -> ListedPost<Metadata>
+    ) -> (posts: [ListedPost<Metadata>], skipped: [SkippedPost]) {
         var typed: [ListedPost<Metadata>] = []
         typed.reserveCapacity(posts.count)
         var skipped: [SkippedPost] = []
         for post in posts {
             do {
-                typed.append(try Self.typed(post, as: type, dates: dates))
+                typed.append(try convert(post))
             } catch {
                 skipped.append(unreadable(post, as: Metadata.self, error: error, operation: operation))
             }
@@ -79,44 +88,17 @@ extension StationClient {
         return (typed, skipped)
     }
 
-    private static func typedAsJSON(
-        _ posts: [ListedPost<JSONValue>], operation: String
-    ) -> (posts: [ListedPost<JSONValue>], skipped: [SkippedPost]) {
-        var typed: [ListedPost<JSONValue>] = []
-        typed.reserveCapacity(posts.count)
-        var skipped: [SkippedPost] = []
-        for post in posts {
-            do {
-                typed.append(try Self.typed(post, as: JSONValue.self))
-            } catch {
-                skipped.append(unreadable(post, as: JSONValue.self, error: error, operation: operation))
-            }
+    /// One post with drive metadata, read from the decrypted text when the listing kept it.
+    private static func typedAsDriveMetadata(_ post: ListedPost<JSONValue>) throws -> ListedPost<DriveFileMetadata> {
+        let metadata: DriveFileMetadata?
+        switch post.rawMetadataSource {
+        case .text(let text)?: metadata = try DriveFileMetadata.read(jsonBytes: text)
+        case .value(let value)?: metadata = try DriveFileMetadata.read(value)
+        case nil: metadata = nil
         }
-        return (typed, skipped)
-    }
-
-    private static func typedAsDriveMetadata(
-        _ posts: [ListedPost<JSONValue>], operation: String
-    ) -> (posts: [ListedPost<DriveFileMetadata>], skipped: [SkippedPost]) {
-        var typed: [ListedPost<DriveFileMetadata>] = []
-        typed.reserveCapacity(posts.count)
-        var skipped: [SkippedPost] = []
-        for post in posts {
-            do {
-                let metadata: DriveFileMetadata?
-                switch post.rawMetadataSource {
-                case .text(let text)?: metadata = try DriveFileMetadata.read(jsonBytes: text)
-                case .value(let value)?: metadata = try DriveFileMetadata.read(value)
-                case nil: metadata = nil
-                }
-                typed.append(ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
-                                        createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata,
-                                        rawMetadataSource: post.rawMetadataSource))
-            } catch {
-                skipped.append(unreadable(post, as: DriveFileMetadata.self, error: error, operation: operation))
-            }
-        }
-        return (typed, skipped)
+        return ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
+                          createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata,
+                          rawMetadataSource: post.rawMetadataSource)
     }
 
     /// The skip of a post whose metadata is not JSON, or not a `Metadata`.
