@@ -84,11 +84,7 @@ for harness in "${harnesses[@]}"; do
 
     corpus="$scratch/corpus/$harness"
     mkdir -p "$corpus"
-    # Foundation's Data(contentsOf:) of an empty file leaks its 4 KiB read buffer (inside
-    # FoundationEssentials, not this package); the key-store harness reads such files, so leak
-    # checks are off for it (during the run and at exit).
     leaks=1
-    [ "$harness" = keystore ] && leaks=0
     if [ "$seconds" = "0" ]; then
         echo "==> fuzz-$harness: replaying Fuzz/corpus/$harness"
         ASAN_OPTIONS="detect_leaks=$leaks" "$binary" -runs=0 "Fuzz/corpus/$harness" || status=1

@@ -77,6 +77,32 @@ struct CacheStoreTests {
         #expect(try await store.load("item") == nil)
         try await store.save([7], as: "item")
         #expect(try await store.load("item") == [7])
+        // An empty file, and one past the size limit (sparse: nothing is written), read as missing too.
+        try Data().write(to: file)
+        #expect(try await store.load("item") == nil)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: UInt64(EncryptedFileCacheStore.maximumItemByteCount + 1))
+        try handle.close()
+        #expect(try await store.load("item") == nil)
+    }
+
+    @Test("Files are read whole up to their limit, and refused past it")
+    func boundedFileRead() throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("f")
+        #expect(throws: BoundedFileRead.Failure.self) { try BoundedFileRead.bytes(of: file, limit: 10) }
+        try Data().write(to: file)
+        #expect(try BoundedFileRead.bytes(of: file, limit: 10) == [])
+        let bytes = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try Data(bytes).write(to: file)
+        #expect(try BoundedFileRead.bytes(of: file, limit: 70_000) == bytes)
+        do {
+            _ = try BoundedFileRead.bytes(of: file, limit: 69_999)
+            Issue.record("a file past the limit was read")
+        } catch {
+            #expect("\(error)" == "larger than 69999 bytes")
+        }
     }
 
     @Test("Concurrent first uses make one cache key")

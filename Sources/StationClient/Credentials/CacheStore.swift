@@ -169,13 +169,16 @@ public actor EncryptedFileCacheStore: CacheStore {
         return (directory.appendingPathComponent(Hex.encode(digest) + ".cache"), key)
     }
 
-    /// Reads and decrypts the item under `name`; `nil` when it is missing or does not open.
+    /// The largest item file read back (256 MiB): an offline listing of 100,000 posts is about 30 MB.
+    static let maximumItemByteCount = 256 << 20
+
+    /// Reads and decrypts the item under `name`; `nil` when it is missing, larger than 256 MiB,
+    /// or does not open.
     ///
     /// - Throws: ``StationClientError`` (`.keyStore`) when the cache key cannot be read or made.
     public func load(_ name: String) async throws -> [UInt8]? {
         let (url, key) = try await item(name)
-        guard let data = try? Data(contentsOf: url) else { return nil }
-        let bytes = [UInt8](data)
+        guard let bytes = try? BoundedFileRead.bytes(of: url, limit: Self.maximumItemByteCount) else { return nil }
         guard bytes.count >= Self.magic.count + SecretBox.overheadByteCount, Array(bytes[0..<Self.magic.count]) == Self.magic
         else { return nil }
         return try? [UInt8](SecretBox.open(bytes[Self.magic.count...], using: key))

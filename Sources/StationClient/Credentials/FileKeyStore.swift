@@ -35,6 +35,8 @@ public final class FileKeyStore: KeyStore {
     private let beforeRename: @Sendable (URL) throws -> Void
 
     private static let magic: [UInt8] = Array("CSKS".utf8) + [1]
+    /// The largest item file read back (16 MiB; credentials are a few kilobytes).
+    static let maximumItemByteCount = 16 << 20
     private static let paramsMagic: [UInt8] = Array("CSKP".utf8) + [1]
     private static let paramsName = "keystore.params"
     private static let checkValue = Array("cipher-station key store".utf8)
@@ -118,24 +120,16 @@ public final class FileKeyStore: KeyStore {
     /// The bytes of `keystore.params` (at most one more than a valid file has, so a longer file
     /// shows as damaged without being read whole), or `nil` when there is none.
     private static func readParameters(at url: URL, operation: String) throws -> [UInt8]? {
-        let descriptor = open(url.path, O_RDONLY)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
-            throw failure("cannot open", url, operation: operation)
+        do {
+            return try BoundedFileRead.bytes(of: url, limit: parametersByteCount)
+        } catch .missing {
+            return nil
+        } catch .tooLarge {
+            // An extended file is damaged, as a truncated one is (neither reads as a wrong passphrase).
+            throw StationClientError(.keyStore, operation: operation, message: "\(Self.paramsName) is damaged")
+        } catch {
+            throw StationClientError(.keyStore, operation: operation, message: "cannot read \(url.path): \(error)", underlying: error)
         }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: parametersByteCount + 1)
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes[filled...].withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw failure("cannot read", url, operation: operation)
-            }
-            if count == 0 { break }
-            filled += count
-        }
-        return Array(bytes.prefix(filled))
     }
 
     /// Derives the key from a `keystore.params` file and checks it against the check value.
@@ -192,12 +186,13 @@ public final class FileKeyStore: KeyStore {
     public func loadSecret(_ name: String) async throws -> SecretBytes? {
         let url = try fileURL(for: name)
         let operation = "loading \(name) from the key store"
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         let bytes: [UInt8]
         do {
-            bytes = [UInt8](try Data(contentsOf: url))
+            bytes = try BoundedFileRead.bytes(of: url, limit: Self.maximumItemByteCount)
+        } catch .missing {
+            return nil
         } catch {
-            throw StationClientError(.keyStore, operation: operation, message: "cannot read \(url.path)", underlying: error)
+            throw StationClientError(.keyStore, operation: operation, message: "cannot read \(url.path): \(error)", underlying: error)
         }
         guard bytes.count >= 5 + SecretBox.overheadByteCount, Array(bytes[0..<5]) == Self.magic else {
             throw StationClientError(.keyStore, operation: operation, message: "\(url.lastPathComponent) is not a key store item")
