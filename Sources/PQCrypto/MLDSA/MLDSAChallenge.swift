@@ -120,6 +120,106 @@ enum MLDSAChallenge {
         }
     }
 
+    // MARK: Aligned windows
+
+    /// Copies of each extended polynomial in the aligned form, one per window offset mod 8.
+    static let alignedCopies = 8
+
+    /// Writes the aligned extended form of `count` polynomials with coefficients in Int16 range:
+    /// copy r (r in 0..<8) of polynomial p, at `ext + (r·count + p)·extendedCount`, holds the
+    /// extended form shifted down by r (entry m is ext_p[m + r], the last r entries zero). A
+    /// window at offset w then starts at entry w − (w mod 8) of copy w mod 8, a multiple of eight
+    /// Int16 (16 bytes), so every read of the product is an aligned 16-byte load, which x86-64
+    /// folds into the addition (an unaligned one takes an instruction of its own).
+    @inline(__always)
+    static func extendAligned(_ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<Int16>) {
+        extend(v, count: count, into: ext)
+        for r in 1..<alignedCopies {
+            let copy = ext + r &* count &* extendedCount
+            for p in 0..<count {
+                let source = ext + p &* extendedCount, target = copy + p &* extendedCount
+                target.update(from: source + r, count: extendedCount &- r)
+                (target + (extendedCount &- r)).update(repeating: 0, count: r)
+            }
+        }
+    }
+
+    /// The byte offsets, from the start of an aligned extended buffer of `polynomials`
+    /// polynomials (see ``extendAligned(_:count:into:)``), of the windows that
+    /// ``offsets(of:into:)`` listed: the +1 list from `aligned[0]`, the −1 list from
+    /// `aligned[n + 1]`, as in `offsets`.
+    @inline(__always)
+    static func alignedOffsets(
+        _ offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int), polynomials: Int,
+        into aligned: UnsafeMutablePointer<Int>
+    ) {
+        let copyBytes = polynomials &* extendedCount &* 2
+        for k in 0..<counts.plus {
+            let w = offsets[k]
+            aligned[k] = (w & 7) &* copyBytes &+ (w & ~7) &* 2
+        }
+        for k in 0..<counts.minus {
+            let w = offsets[n &+ 1 &+ k]
+            aligned[n &+ 1 &+ k] = (w & 7) &* copyBytes &+ (w & ~7) &* 2
+        }
+    }
+
+    /// out_p = c·v_p for polynomials `first..<(first + count)` of an aligned extended buffer
+    /// (products in Int16 range), with `aligned` from ``alignedOffsets(_:counts:polynomials:into:)``.
+    @inline(__always)
+    static func multiplyAligned(
+        _ ext: UnsafePointer<Int16>, first: Int, count: Int, aligned: UnsafePointer<Int>,
+        counts: (plus: Int, minus: Int), into out: UnsafeMutablePointer<Int16>
+    ) {
+        typealias V = SIMD8<Int16>
+        let minusList = aligned + (n + 1)
+        for p in 0..<count {
+            let source = UnsafeRawPointer(ext + (first &+ p) &* extendedCount)
+            let target = UnsafeMutableRawPointer(out + p &* n)
+            var chunk = 0
+            while chunk < 2 &* n {
+                var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
+                let base = source + chunk
+                var k = 0
+                while k < counts.plus {
+                    let s = base + aligned[k]
+                    a0 &+= s.load(fromByteOffset: 0, as: V.self)
+                    a1 &+= s.load(fromByteOffset: 16, as: V.self)
+                    a2 &+= s.load(fromByteOffset: 32, as: V.self)
+                    a3 &+= s.load(fromByteOffset: 48, as: V.self)
+                    a4 &+= s.load(fromByteOffset: 64, as: V.self)
+                    a5 &+= s.load(fromByteOffset: 80, as: V.self)
+                    a6 &+= s.load(fromByteOffset: 96, as: V.self)
+                    a7 &+= s.load(fromByteOffset: 112, as: V.self)
+                    k &+= 1
+                }
+                k = 0
+                while k < counts.minus {
+                    let s = base + minusList[k]
+                    a0 &-= s.load(fromByteOffset: 0, as: V.self)
+                    a1 &-= s.load(fromByteOffset: 16, as: V.self)
+                    a2 &-= s.load(fromByteOffset: 32, as: V.self)
+                    a3 &-= s.load(fromByteOffset: 48, as: V.self)
+                    a4 &-= s.load(fromByteOffset: 64, as: V.self)
+                    a5 &-= s.load(fromByteOffset: 80, as: V.self)
+                    a6 &-= s.load(fromByteOffset: 96, as: V.self)
+                    a7 &-= s.load(fromByteOffset: 112, as: V.self)
+                    k &+= 1
+                }
+                let t = target + chunk
+                t.storeBytes(of: a0, toByteOffset: 0, as: V.self)
+                t.storeBytes(of: a1, toByteOffset: 16, as: V.self)
+                t.storeBytes(of: a2, toByteOffset: 32, as: V.self)
+                t.storeBytes(of: a3, toByteOffset: 48, as: V.self)
+                t.storeBytes(of: a4, toByteOffset: 64, as: V.self)
+                t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
+                t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
+                t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
+                chunk &+= 128
+            }
+        }
+    }
+
     /// out_p = c·v_p for `count` polynomials given in extended Int32 form (|c·v| < 2^31).
     @inline(__always)
     static func multiply(

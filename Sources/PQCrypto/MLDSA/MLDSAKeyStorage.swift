@@ -68,15 +68,15 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     let seed: MLDSABytes?
     /// The 4032-byte encoding ρ ‖ K ‖ tr ‖ s1 ‖ s2 ‖ t0; K and tr are read from here.
     let encoded: MLDSABytes
-    /// s1 (l polynomials) then s2 (k), extended (512 Int16 each).
+    /// s1 (l polynomials) then s2 (k), in the aligned extended form (eight copies of 512 Int16
+    /// each; see MLDSAChallenge.extendAligned).
     let shortSecrets: MLDSABuffer<Int16>
     /// t0 (k polynomials), extended (512 Int32 each).
     let t0Extended: MLDSABuffer<Int32>
     let publicKey: MLDSA65PublicKeyStorage
 
     var matrix: MLDSANTTPolynomials { publicKey.matrix }
-    var s1Extended: UnsafeMutablePointer<Int16> { shortSecrets.base }
-    var s2Extended: UnsafeMutablePointer<Int16> { shortSecrets.base + P.l * MLDSAChallenge.extendedCount }
+    var shortExtended: UnsafeMutablePointer<Int16> { shortSecrets.base }
     /// K, the signer's private seed for ρ''.
     var signingSeed: UnsafeRawBufferPointer { encoded.bytes(P.skKeyOffset..<(P.skKeyOffset + 32)) }
     var tr: UnsafeRawBufferPointer { encoded.bytes(P.skTrOffset..<(P.skTrOffset + P.hashBytes)) }
@@ -85,8 +85,9 @@ final class MLDSA65PrivateKeyStorage: Sendable {
                  publicKey: MLDSA65PublicKeyStorage) {
         self.seed = seed
         self.encoded = encoded
-        let shortSecrets = MLDSABuffer<Int16>(count: (P.l + P.k) * MLDSAChallenge.extendedCount, zeroed: false)
-        MLDSAChallenge.extend(s.base, count: P.l + P.k, into: shortSecrets.base)
+        let shortSecrets = MLDSABuffer<Int16>(
+            count: MLDSAChallenge.alignedCopies * (P.l + P.k) * MLDSAChallenge.extendedCount, zeroed: false)
+        MLDSAChallenge.extendAligned(s.base, count: P.l + P.k, into: shortSecrets.base)
         let t0Extended = MLDSABuffer<Int32>(count: P.k * MLDSAChallenge.extendedCount, zeroed: false)
         MLDSAChallenge.extend(t0.base, count: P.k, into: t0Extended.base)
         self.shortSecrets = shortSecrets

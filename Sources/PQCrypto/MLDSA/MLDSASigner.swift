@@ -28,8 +28,9 @@ extension MLDSA65PrivateKeyStorage {
         // c·s2, then c·s1 (exact, |coefficient| ≤ β), and c's positions.
         let shortProduct = MLDSABuffer<Int16>(polynomials: k, zeroed: false)
         let cs = shortProduct.base
-        let offsetBuffer = MLDSABuffer<Int>(count: MLDSAChallenge.offsetCapacity, zeroed: false)
+        let offsetBuffer = MLDSABuffer<Int>(count: 2 * MLDSAChallenge.offsetCapacity, zeroed: false)
         let offsets = offsetBuffer.base
+        let alignedOffsets = offsetBuffer.base + MLDSAChallenge.offsetCapacity
         // ρ'', w1Encode(w1) and the mask sampler's seeds and output, all zeroed on release.
         let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes, zeroed: false)
         let rhoDoublePrime = bytes.base
@@ -71,16 +72,19 @@ extension MLDSA65PrivateKeyStorage {
             challenge.finalize(into: challengeHash)
             MLDSASampling.sampleInBall(UnsafeRawBufferPointer(challengeHash), into: c)
             let counts = MLDSAChallenge.offsets(of: c, into: offsets)
+            MLDSAChallenge.alignedOffsets(offsets, counts: counts, polynomials: l + k, into: alignedOffsets)
 
             // r0 = LowBits(w − c·s2) = w0 − c·s2 (given the bound checked here), exact since
             // |w0| ≤ γ2 and |c·s2| ≤ β. Checked before z: it rejects about 68% of attempts, the z
             // bound about 38%, and every check must pass.
-            MLDSAChallenge.multiply(s2Extended, count: k, offsets: offsets, counts: counts, into: cs)
+            MLDSAChallenge.multiplyAligned(
+                shortExtended, first: l, count: k, aligned: alignedOffsets, counts: counts, into: cs)
             for i in 0..<(k * n) { w0[i] &-= Int32(cs[i]) }
             if MLDSAPolynomial.exceedsMask(w0, count: k, bound: P.gamma2 - P.beta) != 0 { continue }
 
             // z = y + c·s1, exact (|y| ≤ γ1)
-            MLDSAChallenge.multiply(s1Extended, count: l, offsets: offsets, counts: counts, into: cs)
+            MLDSAChallenge.multiplyAligned(
+                shortExtended, first: 0, count: l, aligned: alignedOffsets, counts: counts, into: cs)
             for i in 0..<(l * n) { z[i] = y[i] &+ Int32(cs[i]) }
             if MLDSAPolynomial.exceedsMask(z, count: l, bound: P.gamma1 - P.beta) != 0 { continue }
 

@@ -134,6 +134,27 @@ struct MLDSAArithmeticTests {
                 var out = [Int16](repeating: 0, count: n)
                 MLDSAChallenge.multiply(ext, count: 1, offsets: offsets, counts: counts, into: &out)
                 #expect(out.map(Int64.init) == Self.exactNegacyclicProduct(c, v), "Int16, bound \(bound), round \(round)")
+
+                // The signer's aligned form (eight shifted copies, read with aligned loads), with
+                // two polynomials (−v, v) so that the polynomial stride and `first` count.
+                let polynomials = 2
+                let aligned = MLDSABuffer<Int16>(
+                    count: MLDSAChallenge.alignedCopies * polynomials * MLDSAChallenge.extendedCount)
+                MLDSAChallenge.extendAligned(v.map { 0 - $0 } + v, count: polynomials, into: aligned.base)
+                let alignedList = MLDSABuffer<Int>(count: MLDSAChallenge.offsetCapacity)
+                offsets.withUnsafeBufferPointer { list in
+                    guard let base = list.baseAddress else { return }
+                    MLDSAChallenge.alignedOffsets(base, counts: counts, polynomials: polynomials, into: alignedList.base)
+                }
+                let alignedOut = MLDSABuffer<Int16>(count: polynomials * n)
+                MLDSAChallenge.multiplyAligned(
+                    aligned.base, first: 1, count: 1, aligned: alignedList.base, counts: counts, into: alignedOut.base)
+                MLDSAChallenge.multiplyAligned(
+                    aligned.base, first: 0, count: 1, aligned: alignedList.base, counts: counts,
+                    into: alignedOut.base + n)
+                #expect((0..<n).map { alignedOut.base[$0] } == out, "aligned, bound \(bound), round \(round)")
+                #expect((0..<n).map { alignedOut.base[n + $0] } == out.map { 0 - $0 },
+                        "aligned, negated, bound \(bound), round \(round)")
             }
             var t0 = (0..<n).map { _ in Int32(Int64(rng.next() % 8192) - 4095) }
             if round == 0 { t0 = t0.map { _ in 4096 } }
