@@ -176,11 +176,15 @@ enum MLDSAChallenge {
         for p in 0..<count {
             let source = UnsafeRawPointer(ext + (first &+ p) &* extendedCount)
             let target = UnsafeMutableRawPointer(out + p &* n)
+            // 128 coefficients (sixteen registers, all of SSE2's) at a time: the window reads are
+            // memory operands of the additions, so no register is needed for them.
             var chunk = 0
             while chunk < 2 &* n {
                 var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
+                var a8 = V(), a9 = V(), a10 = V(), a11 = V(), a12 = V(), a13 = V(), a14 = V(), a15 = V()
                 let base = source + chunk
-                var k = 0
+                var k: Int
+                k = 0
                 while k < counts.plus {
                     let s = base + aligned[k]
                     a0 &+= s.load(fromByteOffset: 0, as: V.self)
@@ -191,6 +195,14 @@ enum MLDSAChallenge {
                     a5 &+= s.load(fromByteOffset: 80, as: V.self)
                     a6 &+= s.load(fromByteOffset: 96, as: V.self)
                     a7 &+= s.load(fromByteOffset: 112, as: V.self)
+                    a8 &+= s.load(fromByteOffset: 128, as: V.self)
+                    a9 &+= s.load(fromByteOffset: 144, as: V.self)
+                    a10 &+= s.load(fromByteOffset: 160, as: V.self)
+                    a11 &+= s.load(fromByteOffset: 176, as: V.self)
+                    a12 &+= s.load(fromByteOffset: 192, as: V.self)
+                    a13 &+= s.load(fromByteOffset: 208, as: V.self)
+                    a14 &+= s.load(fromByteOffset: 224, as: V.self)
+                    a15 &+= s.load(fromByteOffset: 240, as: V.self)
                     k &+= 1
                 }
                 k = 0
@@ -204,6 +216,14 @@ enum MLDSAChallenge {
                     a5 &-= s.load(fromByteOffset: 80, as: V.self)
                     a6 &-= s.load(fromByteOffset: 96, as: V.self)
                     a7 &-= s.load(fromByteOffset: 112, as: V.self)
+                    a8 &-= s.load(fromByteOffset: 128, as: V.self)
+                    a9 &-= s.load(fromByteOffset: 144, as: V.self)
+                    a10 &-= s.load(fromByteOffset: 160, as: V.self)
+                    a11 &-= s.load(fromByteOffset: 176, as: V.self)
+                    a12 &-= s.load(fromByteOffset: 192, as: V.self)
+                    a13 &-= s.load(fromByteOffset: 208, as: V.self)
+                    a14 &-= s.load(fromByteOffset: 224, as: V.self)
+                    a15 &-= s.load(fromByteOffset: 240, as: V.self)
                     k &+= 1
                 }
                 let t = target + chunk
@@ -215,7 +235,15 @@ enum MLDSAChallenge {
                 t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
                 t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
                 t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
-                chunk &+= 128
+                t.storeBytes(of: a8, toByteOffset: 128, as: V.self)
+                t.storeBytes(of: a9, toByteOffset: 144, as: V.self)
+                t.storeBytes(of: a10, toByteOffset: 160, as: V.self)
+                t.storeBytes(of: a11, toByteOffset: 176, as: V.self)
+                t.storeBytes(of: a12, toByteOffset: 192, as: V.self)
+                t.storeBytes(of: a13, toByteOffset: 208, as: V.self)
+                t.storeBytes(of: a14, toByteOffset: 224, as: V.self)
+                t.storeBytes(of: a15, toByteOffset: 240, as: V.self)
+                chunk &+= 256
             }
         }
     }

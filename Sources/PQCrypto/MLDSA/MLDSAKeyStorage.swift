@@ -11,15 +11,16 @@ final class MLDSA65PublicKeyStorage: Sendable {
     let encoded: MLDSABytes
     /// tr = H(pk, 64), the prefix of every message representative μ.
     let tr: MLDSABytes
-    /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, in [0, q).
-    let matrix: MLDSANTTPolynomials
+    /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, in [0, q), in the matrix layout (see
+    /// ``MLDSAPolynomial/matrixTimesVector(_:matrix:_:)``).
+    let matrix: MLDSAMatrix
     /// t1 − 512 (k polynomials, in [−512, 511]), extended (512 Int16 each): c·(t1 − 512) fits
     /// Int16, and c·t1 = c·(t1 − 512) + 512·c·(1 + X + … + X^255).
     let t1Extended: MLDSABuffer<Int16>
 
     /// Expands a 1952-byte encoding (pkDecode, Algorithm 23; every bit pattern is a valid key).
     init(encoded: MLDSABytes) {
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
+        let matrix = MLDSAMatrix(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: encoded.bytes(0..<32), into: matrix.base)
         let t1 = MLDSAPolynomials(polynomials: P.k, secret: false, zeroed: false)
         for row in 0..<P.k {
@@ -32,7 +33,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
     }
 
     /// Assembles a key computed by key generation, sharing Â with the private key.
-    init(encoded: MLDSABytes, tr: MLDSABytes, matrix: MLDSANTTPolynomials, t1: MLDSAPolynomials) {
+    init(encoded: MLDSABytes, tr: MLDSABytes, matrix: MLDSAMatrix, t1: MLDSAPolynomials) {
         self.encoded = encoded
         self.tr = tr
         self.matrix = matrix
@@ -75,7 +76,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     let t0Extended: MLDSABuffer<Int32>
     let publicKey: MLDSA65PublicKeyStorage
 
-    var matrix: MLDSANTTPolynomials { publicKey.matrix }
+    var matrix: MLDSAMatrix { publicKey.matrix }
     var shortExtended: UnsafeMutablePointer<Int16> { shortSecrets.base }
     /// K, the signer's private seed for ρ''.
     var signingSeed: UnsafeRawBufferPointer { encoded.bytes(P.skKeyOffset..<(P.skKeyOffset + 32)) }
@@ -106,7 +107,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: expanded.base, count: 128))
         let rho = expanded.bytes(0..<32)
 
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
+        let matrix = MLDSAMatrix(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         // s = (s1, s2): small coefficients in the normal domain.
         let s = MLDSAPolynomials(polynomials: P.l + P.k, zeroed: false)
@@ -157,7 +158,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         }
 
         let rho = encoded.bytes(0..<32)
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
+        let matrix = MLDSAMatrix(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         let parts = computeT(matrix: matrix, s: s)
         var difference: Int32 = 0
@@ -185,7 +186,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     }
 
     /// t = NTT^-1(Â·NTT(s1)) + s2, (t1, t0) = Power2Round(t).
-    private static func computeT(matrix: MLDSANTTPolynomials, s: MLDSAPolynomials) -> (
+    private static func computeT(matrix: MLDSAMatrix, s: MLDSAPolynomials) -> (
         t1: MLDSAPolynomials, t0: MLDSAPolynomials
     ) {
         let s1Hat = MLDSANTTPolynomials(polynomials: P.l, zeroed: false)

@@ -59,10 +59,11 @@ enum MLDSASampling {
     // MARK: ExpandA
 
     /// Â = ExpandA(ρ) (Algorithm 32): entry (r, s), stored at polynomial r·l + s, is
-    /// RejNTTPoly(ρ ‖ s ‖ r), with coefficients in [0, q).
+    /// RejNTTPoly(ρ ‖ s ‖ r), with coefficients in [0, q), in the matrix layout (see
+    /// ``MLDSAPolynomial/matrixTimesVector(_:matrix:_:)``).
     ///
     /// All matrix sampling goes through this one function, two entries at a time.
-    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<UInt32>) {
+    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<UInt64>) {
         guard let rhoBase = rho.baseAddress, rho.count == 32 else { preconditionFailure("ρ is 32 bytes") }
         // Five blocks (280 candidates) almost always yield the 256 coefficients; more are read one
         // block (56 candidates) at a time. Each stream's candidates go to its own buffer, which has
@@ -86,16 +87,56 @@ enum MLDSASampling {
                     if lane == 0 { filled.0 = 0 } else { filled.1 = 0 }
                 },
                 consume: { entry, lane, bytes, count in
+                    let previouslyFilled = lane == 0 ? filled.0 : filled.1
+                    // Usually (78%) none of the first 256 candidates is rejected.
+                    if previouslyFilled == 0 && count / 3 >= n
+                        && uniformWithoutRejections(bytes, into: matrix + entry &* n) {
+                        return true
+                    }
                     let sampled = candidates + lane * candidateCapacity
                     let laneFilled = rejectUniform(
-                        bytes, candidates: count / 3, into: sampled, filled: lane == 0 ? filled.0 : filled.1)
+                        bytes, candidates: count / 3, into: sampled, filled: previouslyFilled)
                     if lane == 0 { filled.0 = laneFilled } else { filled.1 = laneFilled }
                     guard laneFilled >= n else { return false }
-                    let poly = matrix + entry &* n
-                    for i in 0..<n { poly[i] = UInt32(bitPattern: sampled[i]) }
+                    // The matrix layout: each group of four as a0, a2, a1, a3, zero-extended
+                    // (the low and high halves of the group read as two UInt64).
+                    let poly = UnsafeMutableRawPointer(matrix + entry &* n)
+                    let source = UnsafeRawPointer(sampled)
+                    let low = SIMD2<UInt64>(repeating: 0xFFFF_FFFF)
+                    var g = 0
+                    while g < n {
+                        let x = source.loadUnaligned(fromByteOffset: g &* 4, as: SIMD2<UInt64>.self)
+                        poly.storeBytes(of: x & low, toByteOffset: g &* 8, as: SIMD2<UInt64>.self)
+                        poly.storeBytes(of: x &>> 32, toByteOffset: g &* 8 &+ 16, as: SIMD2<UInt64>.self)
+                        g &+= 4
+                    }
                     return true
                 })
         }
+    }
+
+    /// RejNTTPoly's common case: writes the first 256 candidates of `bytes` (768 bytes and one
+    /// more readable) to `poly` in the matrix layout and returns whether all of them are below q,
+    /// in which case they are the polynomial. ρ is public, so the outcome may steer the caller.
+    @inline(__always)
+    static func uniformWithoutRejections(_ bytes: UnsafeRawPointer, into poly: UnsafeMutablePointer<UInt64>) -> Bool {
+        let q = MLDSA65Parameters.q
+        @inline(__always) func candidate(_ index: Int) -> Int32 {
+            Int32(bitPattern: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 3 &* index, as: UInt32.self))
+                & 0x7F_FFFF)
+        }
+        var allBelow: Int32 = -1  // keeps its sign bit while every candidate is below q
+        var g = 0
+        while g < n {
+            let c0 = candidate(g), c1 = candidate(g &+ 1), c2 = candidate(g &+ 2), c3 = candidate(g &+ 3)
+            poly[g] = UInt64(UInt32(bitPattern: c0))
+            poly[g &+ 1] = UInt64(UInt32(bitPattern: c2))
+            poly[g &+ 2] = UInt64(UInt32(bitPattern: c1))
+            poly[g &+ 3] = UInt64(UInt32(bitPattern: c3))
+            allBelow &= (c0 &- q) & (c1 &- q) & (c2 &- q) & (c3 &- q)
+            g &+= 4
+        }
+        return allBelow < 0
     }
 
     /// The inner loop of RejNTTPoly (Algorithm 30 with CoeffFromThreeBytes): reads `candidates`
