@@ -7,6 +7,8 @@
 // contiguous coefficients, added or subtracted lane by lane, with no multiplication and no
 // reduction: |c·s1|, |c·s2| ≤ τ·η = 196 fit Int16 (eight lanes per SSE2/NEON register) and
 // |c·t0| ≤ τ·2^12 fits Int32. The signer's checks and hints use these exact values directly.
+// The keys hold the extended forms in several shifted copies so that every read is aligned
+// (see extendAligned), which x86-64 folds into the additions.
 //
 // The positions of c steer which addresses are read, as they do in the reference
 // implementations' SampleInBall (see MLDSASampling.sampleInBall); the secret values only flow
@@ -39,102 +41,47 @@ enum MLDSAChallenge {
         return (plus, minus)
     }
 
-    /// Writes the extended form of `count` polynomials with coefficients in Int16 range.
+    /// Writes the extended form of `count` polynomials, whose coefficients fit `T`.
     @inline(__always)
-    static func extend(_ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<Int16>) {
+    static func extend<T: FixedWidthInteger & SignedInteger>(
+        _ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<T>
+    ) {
         for p in 0..<count {
             let source = v + p &* n, target = ext + p &* extendedCount
             for i in 0..<n {
-                let value = Int16(truncatingIfNeeded: source[i])
+                let value = T(truncatingIfNeeded: source[i])
                 target[i] = 0 &- value
                 target[i &+ n] = value
             }
         }
     }
 
-    /// Writes the extended form of `count` polynomials (Int32).
-    @inline(__always)
-    static func extend(_ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<Int32>) {
-        for p in 0..<count {
-            let source = v + p &* n, target = ext + p &* extendedCount
-            for i in 0..<n {
-                target[i] = 0 &- source[i]
-                target[i &+ n] = source[i]
-            }
-        }
-    }
-
-    /// out_p = c·v_p for `count` polynomials given in extended Int16 form, whose products fit
-    /// Int16 (|v| ≤ η here). `offsets` and `counts` come from ``offsets(of:into:)``.
-    @inline(__always)
-    static func multiply(
-        _ ext: UnsafePointer<Int16>, count: Int, offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int),
-        into out: UnsafeMutablePointer<Int16>
-    ) {
-        typealias V = SIMD8<Int16>
-        let minusList = offsets + (n + 1)
-        for p in 0..<count {
-            let source = UnsafeRawPointer(ext + p &* extendedCount)
-            let target = UnsafeMutableRawPointer(out + p &* n)
-            // 64 coefficients (eight registers) at a time, each summed over all of c's positions.
-            var chunk = 0
-            while chunk < 2 &* n {  // byte offset of the chunk
-                var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
-                var k = 0
-                while k < counts.plus {
-                    let s = source + (2 &* offsets[k] &+ chunk)
-                    a0 &+= s.loadUnaligned(fromByteOffset: 0, as: V.self)
-                    a1 &+= s.loadUnaligned(fromByteOffset: 16, as: V.self)
-                    a2 &+= s.loadUnaligned(fromByteOffset: 32, as: V.self)
-                    a3 &+= s.loadUnaligned(fromByteOffset: 48, as: V.self)
-                    a4 &+= s.loadUnaligned(fromByteOffset: 64, as: V.self)
-                    a5 &+= s.loadUnaligned(fromByteOffset: 80, as: V.self)
-                    a6 &+= s.loadUnaligned(fromByteOffset: 96, as: V.self)
-                    a7 &+= s.loadUnaligned(fromByteOffset: 112, as: V.self)
-                    k &+= 1
-                }
-                k = 0
-                while k < counts.minus {
-                    let s = source + (2 &* minusList[k] &+ chunk)
-                    a0 &-= s.loadUnaligned(fromByteOffset: 0, as: V.self)
-                    a1 &-= s.loadUnaligned(fromByteOffset: 16, as: V.self)
-                    a2 &-= s.loadUnaligned(fromByteOffset: 32, as: V.self)
-                    a3 &-= s.loadUnaligned(fromByteOffset: 48, as: V.self)
-                    a4 &-= s.loadUnaligned(fromByteOffset: 64, as: V.self)
-                    a5 &-= s.loadUnaligned(fromByteOffset: 80, as: V.self)
-                    a6 &-= s.loadUnaligned(fromByteOffset: 96, as: V.self)
-                    a7 &-= s.loadUnaligned(fromByteOffset: 112, as: V.self)
-                    k &+= 1
-                }
-                let t = target + chunk
-                t.storeBytes(of: a0, toByteOffset: 0, as: V.self)
-                t.storeBytes(of: a1, toByteOffset: 16, as: V.self)
-                t.storeBytes(of: a2, toByteOffset: 32, as: V.self)
-                t.storeBytes(of: a3, toByteOffset: 48, as: V.self)
-                t.storeBytes(of: a4, toByteOffset: 64, as: V.self)
-                t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
-                t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
-                t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
-                chunk &+= 128
-            }
-        }
-    }
-
     // MARK: Aligned windows
 
-    /// Copies of each extended polynomial in the aligned form, one per window offset mod 8.
-    static let alignedCopies = 8
-
-    /// Writes the aligned extended form of `count` polynomials with coefficients in Int16 range:
-    /// copy r (r in 0..<8) of polynomial p, at `ext + (r·count + p)·extendedCount`, holds the
-    /// extended form shifted down by r (entry m is ext_p[m + r], the last r entries zero). A
-    /// window at offset w then starts at entry w − (w mod 8) of copy w mod 8, a multiple of eight
-    /// Int16 (16 bytes), so every read of the product is an aligned 16-byte load, which x86-64
-    /// folds into the addition (an unaligned one takes an instruction of its own).
+    /// Copies of each extended polynomial in the aligned form: one per window offset modulo the
+    /// coefficients in 16 bytes (eight Int16, four Int32).
     @inline(__always)
-    static func extendAligned(_ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<Int16>) {
+    static func alignedCopies<T>(of _: T.Type) -> Int { 16 / MemoryLayout<T>.size }
+
+    /// Elements of the aligned extended form of `polynomials` polynomials of `T`.
+    @inline(__always)
+    static func alignedCount<T>(polynomials: Int, of type: T.Type) -> Int {
+        alignedCopies(of: type) &* polynomials &* extendedCount
+    }
+
+    /// Writes the aligned extended form of `count` polynomials, whose coefficients fit `T`:
+    /// copy r (r below ``alignedCopies(of:)``, m) of polynomial p, at
+    /// `ext + (r·count + p)·extendedCount`, holds the extended form shifted down by r (entry i is
+    /// ext_p[i + r], the last r entries zero). A window at offset w then starts at entry
+    /// w − (w mod m) of copy w mod m, on a 16-byte boundary, so every read of the product is an
+    /// aligned 16-byte load, which x86-64 folds into the addition (an unaligned one takes an
+    /// instruction of its own).
+    @inline(__always)
+    static func extendAligned<T: FixedWidthInteger & SignedInteger>(
+        _ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<T>
+    ) {
         extend(v, count: count, into: ext)
-        for r in 1..<alignedCopies {
+        for r in 1..<alignedCopies(of: T.self) {
             let copy = ext + r &* count &* extendedCount
             for p in 0..<count {
                 let source = ext + p &* extendedCount, target = copy + p &* extendedCount
@@ -145,41 +92,44 @@ enum MLDSAChallenge {
     }
 
     /// The byte offsets, from the start of an aligned extended buffer of `polynomials`
-    /// polynomials (see ``extendAligned(_:count:into:)``), of the windows that
+    /// polynomials of `T` (see ``extendAligned(_:count:into:)``), of the windows that
     /// ``offsets(of:into:)`` listed: the +1 list from `aligned[0]`, the −1 list from
     /// `aligned[n + 1]`, as in `offsets`.
     @inline(__always)
-    static func alignedOffsets(
-        _ offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int), polynomials: Int,
+    static func alignedOffsets<T>(
+        _ offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int), polynomials: Int, of _: T.Type,
         into aligned: UnsafeMutablePointer<Int>
     ) {
-        let copyBytes = polynomials &* extendedCount &* 2
-        for k in 0..<counts.plus {
-            let w = offsets[k]
-            aligned[k] = (w & 7) &* copyBytes &+ (w & ~7) &* 2
+        let size = MemoryLayout<T>.size
+        let copies = alignedCopies(of: T.self)
+        let copyBytes = polynomials &* extendedCount &* size
+        @inline(__always) func byteOffset(_ w: Int) -> Int {
+            let r = w & (copies &- 1)
+            return r &* copyBytes &+ (w &- r) &* size
         }
-        for k in 0..<counts.minus {
-            let w = offsets[n &+ 1 &+ k]
-            aligned[n &+ 1 &+ k] = (w & 7) &* copyBytes &+ (w & ~7) &* 2
-        }
+        for k in 0..<counts.plus { aligned[k] = byteOffset(offsets[k]) }
+        for k in 0..<counts.minus { aligned[n &+ 1 &+ k] = byteOffset(offsets[n &+ 1 &+ k]) }
     }
 
-    /// out_p = c·v_p for polynomials `first..<(first + count)` of an aligned extended buffer
-    /// (products in Int16 range), with `aligned` from ``alignedOffsets(_:counts:polynomials:into:)``.
+    /// out_p = c·v_p for polynomials `first..<(first + count)` of an aligned extended buffer of
+    /// `V.Scalar` whose products fit `V.Scalar` (|c·s1|, |c·s2| ≤ 196 and |c·(t1 − 512)| ≤ 25088 in
+    /// Int16, |c·t0| ≤ 49·2^12 in Int32), with `aligned` from
+    /// ``alignedOffsets(_:counts:polynomials:of:into:)``. `V` is the 16-byte vector of the scalar.
     @inline(__always)
-    static func multiplyAligned(
-        _ ext: UnsafePointer<Int16>, first: Int, count: Int, aligned: UnsafePointer<Int>,
-        counts: (plus: Int, minus: Int), into out: UnsafeMutablePointer<Int16>
-    ) {
-        typealias V = SIMD8<Int16>
+    static func multiply<V: SIMD>(
+        _ ext: UnsafePointer<V.Scalar>, as _: V.Type, first: Int, count: Int, aligned: UnsafePointer<Int>,
+        counts: (plus: Int, minus: Int), into out: UnsafeMutablePointer<V.Scalar>
+    ) where V.Scalar: FixedWidthInteger {
         let minusList = aligned + (n + 1)
+        let size = MemoryLayout<V.Scalar>.size
         for p in 0..<count {
             let source = UnsafeRawPointer(ext + (first &+ p) &* extendedCount)
             let target = UnsafeMutableRawPointer(out + p &* n)
-            // 128 coefficients (sixteen registers, all of SSE2's) at a time: the window reads are
-            // memory operands of the additions, so no register is needed for them.
+            // 256 bytes of coefficients (sixteen registers, all of SSE2's) at a time, each summed
+            // over all of c's positions: the window reads are memory operands of the additions,
+            // so no register is needed for them.
             var chunk = 0
-            while chunk < 2 &* n {
+            while chunk < n &* size {
                 var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
                 var a8 = V(), a9 = V(), a10 = V(), a11 = V(), a12 = V(), a13 = V(), a14 = V(), a15 = V()
                 let base = source + chunk
@@ -244,61 +194,6 @@ enum MLDSAChallenge {
                 t.storeBytes(of: a14, toByteOffset: 224, as: V.self)
                 t.storeBytes(of: a15, toByteOffset: 240, as: V.self)
                 chunk &+= 256
-            }
-        }
-    }
-
-    /// out_p = c·v_p for `count` polynomials given in extended Int32 form (|c·v| < 2^31).
-    @inline(__always)
-    static func multiply(
-        _ ext: UnsafePointer<Int32>, count: Int, offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int),
-        into out: UnsafeMutablePointer<Int32>
-    ) {
-        typealias V = SIMD4<Int32>
-        let minusList = offsets + (n + 1)
-        for p in 0..<count {
-            let source = UnsafeRawPointer(ext + p &* extendedCount)
-            let target = UnsafeMutableRawPointer(out + p &* n)
-            // 32 coefficients (eight registers) at a time.
-            var chunk = 0
-            while chunk < 4 &* n {
-                var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
-                var k = 0
-                while k < counts.plus {
-                    let s = source + (4 &* offsets[k] &+ chunk)
-                    a0 &+= s.loadUnaligned(fromByteOffset: 0, as: V.self)
-                    a1 &+= s.loadUnaligned(fromByteOffset: 16, as: V.self)
-                    a2 &+= s.loadUnaligned(fromByteOffset: 32, as: V.self)
-                    a3 &+= s.loadUnaligned(fromByteOffset: 48, as: V.self)
-                    a4 &+= s.loadUnaligned(fromByteOffset: 64, as: V.self)
-                    a5 &+= s.loadUnaligned(fromByteOffset: 80, as: V.self)
-                    a6 &+= s.loadUnaligned(fromByteOffset: 96, as: V.self)
-                    a7 &+= s.loadUnaligned(fromByteOffset: 112, as: V.self)
-                    k &+= 1
-                }
-                k = 0
-                while k < counts.minus {
-                    let s = source + (4 &* minusList[k] &+ chunk)
-                    a0 &-= s.loadUnaligned(fromByteOffset: 0, as: V.self)
-                    a1 &-= s.loadUnaligned(fromByteOffset: 16, as: V.self)
-                    a2 &-= s.loadUnaligned(fromByteOffset: 32, as: V.self)
-                    a3 &-= s.loadUnaligned(fromByteOffset: 48, as: V.self)
-                    a4 &-= s.loadUnaligned(fromByteOffset: 64, as: V.self)
-                    a5 &-= s.loadUnaligned(fromByteOffset: 80, as: V.self)
-                    a6 &-= s.loadUnaligned(fromByteOffset: 96, as: V.self)
-                    a7 &-= s.loadUnaligned(fromByteOffset: 112, as: V.self)
-                    k &+= 1
-                }
-                let t = target + chunk
-                t.storeBytes(of: a0, toByteOffset: 0, as: V.self)
-                t.storeBytes(of: a1, toByteOffset: 16, as: V.self)
-                t.storeBytes(of: a2, toByteOffset: 32, as: V.self)
-                t.storeBytes(of: a3, toByteOffset: 48, as: V.self)
-                t.storeBytes(of: a4, toByteOffset: 64, as: V.self)
-                t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
-                t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
-                t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
-                chunk &+= 128
             }
         }
     }

@@ -14,8 +14,8 @@ final class MLDSA65PublicKeyStorage: Sendable {
     /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, in [0, q), in the matrix layout (see
     /// ``MLDSAPolynomial/matrixTimesVector(_:matrix:_:)``).
     let matrix: MLDSAMatrix
-    /// t1 − 512 (k polynomials, in [−512, 511]), extended (512 Int16 each): c·(t1 − 512) fits
-    /// Int16, and c·t1 = c·(t1 − 512) + 512·c·(1 + X + … + X^255).
+    /// t1 − 512 (k polynomials, in [−512, 511]), in the aligned extended form (Int16): c·(t1 − 512)
+    /// fits Int16, and c·t1 = c·(t1 − 512) + 512·c·(1 + X + … + X^255).
     let t1Extended: MLDSABuffer<Int16>
 
     /// Expands a 1952-byte encoding (pkDecode, Algorithm 23; every bit pattern is a valid key).
@@ -52,8 +52,9 @@ final class MLDSA65PublicKeyStorage: Sendable {
     /// The extended form of t1 − 512 (t1 is shifted in place).
     private static func extendT1(_ t1: MLDSAPolynomials) -> MLDSABuffer<Int16> {
         for i in 0..<t1.count { t1.base[i] &-= 512 }
-        let extended = MLDSABuffer<Int16>(count: P.k * MLDSAChallenge.extendedCount, secret: false, zeroed: false)
-        MLDSAChallenge.extend(t1.base, count: P.k, into: extended.base)
+        let extended = MLDSABuffer<Int16>(
+            count: MLDSAChallenge.alignedCount(polynomials: P.k, of: Int16.self), secret: false, zeroed: false)
+        MLDSAChallenge.extendAligned(t1.base, count: P.k, into: extended.base)
         return extended
     }
 }
@@ -72,7 +73,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     /// s1 (l polynomials) then s2 (k), in the aligned extended form (eight copies of 512 Int16
     /// each; see MLDSAChallenge.extendAligned).
     let shortSecrets: MLDSABuffer<Int16>
-    /// t0 (k polynomials), extended (512 Int32 each).
+    /// t0 (k polynomials), in the aligned extended form (Int32).
     let t0Extended: MLDSABuffer<Int32>
     let publicKey: MLDSA65PublicKeyStorage
 
@@ -87,10 +88,11 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         self.seed = seed
         self.encoded = encoded
         let shortSecrets = MLDSABuffer<Int16>(
-            count: MLDSAChallenge.alignedCopies * (P.l + P.k) * MLDSAChallenge.extendedCount, zeroed: false)
+            count: MLDSAChallenge.alignedCount(polynomials: P.l + P.k, of: Int16.self), zeroed: false)
         MLDSAChallenge.extendAligned(s.base, count: P.l + P.k, into: shortSecrets.base)
-        let t0Extended = MLDSABuffer<Int32>(count: P.k * MLDSAChallenge.extendedCount, zeroed: false)
-        MLDSAChallenge.extend(t0.base, count: P.k, into: t0Extended.base)
+        let t0Extended = MLDSABuffer<Int32>(
+            count: MLDSAChallenge.alignedCount(polynomials: P.k, of: Int32.self), zeroed: false)
+        MLDSAChallenge.extendAligned(t0.base, count: P.k, into: t0Extended.base)
         self.shortSecrets = shortSecrets
         self.t0Extended = t0Extended
         self.publicKey = publicKey

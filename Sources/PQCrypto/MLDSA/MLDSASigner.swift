@@ -28,9 +28,10 @@ extension MLDSA65PrivateKeyStorage {
         // c·s2, then c·s1 (exact, |coefficient| ≤ β), and c's positions.
         let shortProduct = MLDSABuffer<Int16>(polynomials: k, zeroed: false)
         let cs = shortProduct.base
-        let offsetBuffer = MLDSABuffer<Int>(count: 2 * MLDSAChallenge.offsetCapacity, zeroed: false)
+        let offsetBuffer = MLDSABuffer<Int>(count: 3 * MLDSAChallenge.offsetCapacity, zeroed: false)
         let offsets = offsetBuffer.base
-        let alignedOffsets = offsetBuffer.base + MLDSAChallenge.offsetCapacity
+        let shortOffsets = offsetBuffer.base + MLDSAChallenge.offsetCapacity       // into s1, s2
+        let t0Offsets = offsetBuffer.base + 2 * MLDSAChallenge.offsetCapacity      // into t0
         // ρ'', w1Encode(w1) and the mask sampler's seeds and output, all zeroed on release.
         let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes, zeroed: false)
         let rhoDoublePrime = bytes.base
@@ -72,24 +73,27 @@ extension MLDSA65PrivateKeyStorage {
             challenge.finalize(into: challengeHash)
             MLDSASampling.sampleInBall(UnsafeRawBufferPointer(challengeHash), into: c)
             let counts = MLDSAChallenge.offsets(of: c, into: offsets)
-            MLDSAChallenge.alignedOffsets(offsets, counts: counts, polynomials: l + k, into: alignedOffsets)
+            MLDSAChallenge.alignedOffsets(offsets, counts: counts, polynomials: l + k, of: Int16.self, into: shortOffsets)
 
             // r0 = LowBits(w − c·s2) = w0 − c·s2 (given the bound checked here), exact since
             // |w0| ≤ γ2 and |c·s2| ≤ β. Checked before z: it rejects about 68% of attempts, the z
             // bound about 38%, and every check must pass.
-            MLDSAChallenge.multiplyAligned(
-                shortExtended, first: l, count: k, aligned: alignedOffsets, counts: counts, into: cs)
+            MLDSAChallenge.multiply(
+                shortExtended, as: SIMD8<Int16>.self, first: l, count: k, aligned: shortOffsets, counts: counts, into: cs)
             for i in 0..<(k * n) { w0[i] &-= Int32(cs[i]) }
             if MLDSAPolynomial.exceedsMask(w0, count: k, bound: P.gamma2 - P.beta) != 0 { continue }
 
             // z = y + c·s1, exact (|y| ≤ γ1)
-            MLDSAChallenge.multiplyAligned(
-                shortExtended, first: 0, count: l, aligned: alignedOffsets, counts: counts, into: cs)
+            MLDSAChallenge.multiply(
+                shortExtended, as: SIMD8<Int16>.self, first: 0, count: l, aligned: shortOffsets, counts: counts, into: cs)
             for i in 0..<(l * n) { z[i] = y[i] &+ Int32(cs[i]) }
             if MLDSAPolynomial.exceedsMask(z, count: l, bound: P.gamma1 - P.beta) != 0 { continue }
 
             // c·t0, exact (|c·t0| ≤ τ·2^12)
-            MLDSAChallenge.multiply(t0Extended.base, count: k, offsets: offsets, counts: counts, into: temp)
+            MLDSAChallenge.alignedOffsets(offsets, counts: counts, polynomials: k, of: Int32.self, into: t0Offsets)
+            MLDSAChallenge.multiply(
+                t0Extended.base, as: SIMD4<Int32>.self, first: 0, count: k, aligned: t0Offsets, counts: counts,
+                into: temp)
             if MLDSAPolynomial.exceedsMask(temp, count: k, bound: P.gamma2) != 0 { continue }
 
             // h = MakeHint(−c·t0, w − c·s2 + c·t0), at most ω ones

@@ -105,6 +105,32 @@ struct MLDSAArithmeticTests {
         return c
     }
 
+    /// c·v for each of `polynomials` consecutive polynomials of `v` through the aligned extended
+    /// form the keys hold, one `multiply` call per polynomial (so that `first` is exercised).
+    static func alignedProduct<V: SIMD>(
+        _ v: [Int32], polynomials: Int, of _: V.Scalar.Type, as _: V.Type, offsets: [Int],
+        counts: (plus: Int, minus: Int)
+    ) -> [V.Scalar] where V.Scalar: FixedWidthInteger & SignedInteger & BitwiseCopyable {
+        let n = 256
+        let ext = MLDSABuffer<V.Scalar>(count: MLDSAChallenge.alignedCount(polynomials: polynomials, of: V.Scalar.self))
+        v.withUnsafeBufferPointer { source in
+            guard let base = source.baseAddress else { return }
+            MLDSAChallenge.extendAligned(base, count: polynomials, into: ext.base)
+        }
+        let aligned = MLDSABuffer<Int>(count: MLDSAChallenge.offsetCapacity)
+        offsets.withUnsafeBufferPointer { list in
+            guard let base = list.baseAddress else { return }
+            MLDSAChallenge.alignedOffsets(base, counts: counts, polynomials: polynomials, of: V.Scalar.self,
+                                          into: aligned.base)
+        }
+        let out = MLDSABuffer<V.Scalar>(count: polynomials * n)
+        for p in 0..<polynomials {
+            MLDSAChallenge.multiply(ext.base, as: V.self, first: p, count: 1, aligned: aligned.base, counts: counts,
+                                    into: out.base + p * n)
+        }
+        return (0..<(polynomials * n)).map { out.base[$0] }
+    }
+
     /// The signer's and verifier's challenge products (49 shifted windows of an extended
     /// polynomial) against schoolbook multiplication, at the extremes of each operand's range:
     /// s1, s2 in [−4, 4] (Int16), t1 − 512 in [−512, 511] (Int16), t0 in (−2^12, 2^12] (Int32),
@@ -129,39 +155,17 @@ struct MLDSAArithmeticTests {
                 v[0] = -bound
                 v[n - 1] = bound - (bound == 512 ? 1 : 0)
                 if round == 0 { v = v.map { _ in bound == 512 ? -512 : 4 } }       // the largest sums
-                var ext = [Int16](repeating: 0, count: 2 * n)
-                MLDSAChallenge.extend(v, count: 1, into: &ext)
-                var out = [Int16](repeating: 0, count: n)
-                MLDSAChallenge.multiply(ext, count: 1, offsets: offsets, counts: counts, into: &out)
-                #expect(out.map(Int64.init) == Self.exactNegacyclicProduct(c, v), "Int16, bound \(bound), round \(round)")
-
-                // The signer's aligned form (eight shifted copies, read with aligned loads), with
-                // two polynomials (−v, v) so that the polynomial stride and `first` count.
-                let polynomials = 2
-                let aligned = MLDSABuffer<Int16>(
-                    count: MLDSAChallenge.alignedCopies * polynomials * MLDSAChallenge.extendedCount)
-                MLDSAChallenge.extendAligned(v.map { 0 - $0 } + v, count: polynomials, into: aligned.base)
-                let alignedList = MLDSABuffer<Int>(count: MLDSAChallenge.offsetCapacity)
-                offsets.withUnsafeBufferPointer { list in
-                    guard let base = list.baseAddress else { return }
-                    MLDSAChallenge.alignedOffsets(base, counts: counts, polynomials: polynomials, into: alignedList.base)
-                }
-                let alignedOut = MLDSABuffer<Int16>(count: polynomials * n)
-                MLDSAChallenge.multiplyAligned(
-                    aligned.base, first: 1, count: 1, aligned: alignedList.base, counts: counts, into: alignedOut.base)
-                MLDSAChallenge.multiplyAligned(
-                    aligned.base, first: 0, count: 1, aligned: alignedList.base, counts: counts,
-                    into: alignedOut.base + n)
-                #expect((0..<n).map { alignedOut.base[$0] } == out, "aligned, bound \(bound), round \(round)")
-                #expect((0..<n).map { alignedOut.base[n + $0] } == out.map { 0 - $0 },
-                        "aligned, negated, bound \(bound), round \(round)")
+                // Two polynomials (v, −v), so that the polynomial stride and `first` count too.
+                let out = Self.alignedProduct(v + v.map { 0 - $0 }, polynomials: 2, of: Int16.self,
+                                              as: SIMD8<Int16>.self, offsets: offsets, counts: counts)
+                let exact = Self.exactNegacyclicProduct(c, v)
+                #expect(out[0..<n].map(Int64.init) == exact, "Int16, bound \(bound), round \(round)")
+                #expect(out[n...].map(Int64.init) == exact.map { 0 - $0 }, "Int16, negated, bound \(bound), round \(round)")
             }
             var t0 = (0..<n).map { _ in Int32(Int64(rng.next() % 8192) - 4095) }
             if round == 0 { t0 = t0.map { _ in 4096 } }
-            var ext32 = [Int32](repeating: 0, count: 2 * n)
-            MLDSAChallenge.extend(t0, count: 1, into: &ext32)
-            var out32 = [Int32](repeating: 0, count: n)
-            MLDSAChallenge.multiply(ext32, count: 1, offsets: offsets, counts: counts, into: &out32)
+            let out32 = Self.alignedProduct(t0, polynomials: 1, of: Int32.self, as: SIMD4<Int32>.self,
+                                            offsets: offsets, counts: counts)
             #expect(out32.map(Int64.init) == Self.exactNegacyclicProduct(c, t0), "Int32, round \(round)")
 
             var ones = [Int32](repeating: 0, count: n)
