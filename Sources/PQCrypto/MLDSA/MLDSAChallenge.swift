@@ -63,6 +63,9 @@ enum MLDSAChallenge {
     @inline(__always)
     static func alignedCopies<T>(of _: T.Type) -> Int { 16 / MemoryLayout<T>.size }
 
+    /// Entries of a list that ``alignedOffsets(_:counts:polynomials:of:into:)`` fills.
+    static let alignedOffsetCapacity = MLDSA65Parameters.n
+
     /// Elements of the aligned extended form of `polynomials` polynomials of `T`.
     @inline(__always)
     static func alignedCount<T>(polynomials: Int, of type: T.Type) -> Int {
@@ -93,8 +96,8 @@ enum MLDSAChallenge {
 
     /// The byte offsets, from the start of an aligned extended buffer of `polynomials`
     /// polynomials of `T` (see ``extendAligned(_:count:into:)``), of the windows that
-    /// ``offsets(of:into:)`` listed: the +1 list from `aligned[0]`, the −1 list from
-    /// `aligned[n + 1]`, as in `offsets`.
+    /// ``offsets(of:into:)`` listed: the +1 list, then the −1 list right after it (at most
+    /// ``alignedOffsetCapacity`` entries in all).
     @inline(__always)
     static func alignedOffsets<T>(
         _ offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int), polynomials: Int, of _: T.Type,
@@ -108,7 +111,7 @@ enum MLDSAChallenge {
             return r &* copyBytes &+ (w &- r) &* size
         }
         for k in 0..<counts.plus { aligned[k] = byteOffset(offsets[k]) }
-        for k in 0..<counts.minus { aligned[n &+ 1 &+ k] = byteOffset(offsets[n &+ 1 &+ k]) }
+        for k in 0..<counts.minus { aligned[counts.plus &+ k] = byteOffset(offsets[n &+ 1 &+ k]) }
     }
 
     /// out_p = c·v_p for polynomials `first..<(first + count)` of an aligned extended buffer of
@@ -120,7 +123,7 @@ enum MLDSAChallenge {
         _ ext: UnsafePointer<V.Scalar>, as _: V.Type, first: Int, count: Int, aligned: UnsafePointer<Int>,
         counts: (plus: Int, minus: Int), into out: UnsafeMutablePointer<V.Scalar>
     ) where V.Scalar: FixedWidthInteger {
-        let minusList = aligned + (n + 1)
+        let minusList = aligned + counts.plus
         let size = MemoryLayout<V.Scalar>.size
         for p in 0..<count {
             let source = UnsafeRawPointer(ext + (first &+ p) &* extendedCount)

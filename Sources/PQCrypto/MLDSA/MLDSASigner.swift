@@ -14,7 +14,7 @@ extension MLDSA65PrivateKeyStorage {
         let signature = MLDSABytes(count: P.signatureBytes, secret: false, zeroed: false)
 
         // Scratch space, zeroed when these buffers are released at the end of this call.
-        let polys = MLDSAPolynomials(polynomials: 2 * l + 3 * k + 2, zeroed: false)
+        let polys = MLDSAPolynomials(polynomials: 2 * l + 2 * k + 2, zeroed: false)
         let transformed = MLDSANTTPolynomials(polynomials: l + k, zeroed: false)
         let yHat = transformed.polynomial(0)   // NTT(y)
         let wHat = transformed.polynomial(l)   // A·y
@@ -22,16 +22,19 @@ extension MLDSA65PrivateKeyStorage {
         let z = polys.polynomial(l)
         let w0 = polys.polynomial(2 * l)       // the low bits of w, then r0 = w0 − c·s2
         let w1 = polys.polynomial(2 * l + k)
-        let temp = polys.polynomial(2 * l + 2 * k)  // c·t0, then the hint
-        let c = polys.polynomial(2 * l + 3 * k)
-        let spareMask = polys.polynomial(2 * l + 3 * k + 1)  // y's first polynomial for the next attempt
+        // c·t0, then the hint, in wHat's space (unused from NTT^-1 to the next attempt's A·y;
+        // Int32 may alias UInt32).
+        let temp = UnsafeMutableRawPointer(wHat).assumingMemoryBound(to: Int32.self)
+        let c = polys.polynomial(2 * l + 2 * k)
+        let spareMask = polys.polynomial(2 * l + 2 * k + 1)  // y's first polynomial for the next attempt
         // c·s2, then c·s1 (exact, |coefficient| ≤ β), and c's positions.
         let shortProduct = MLDSABuffer<Int16>(polynomials: k, zeroed: false)
         let cs = shortProduct.base
-        let offsetBuffer = MLDSABuffer<Int>(count: 3 * MLDSAChallenge.offsetCapacity, zeroed: false)
+        let offsetBuffer = MLDSABuffer<Int>(
+            count: MLDSAChallenge.offsetCapacity + 2 * MLDSAChallenge.alignedOffsetCapacity, zeroed: false)
         let offsets = offsetBuffer.base
-        let shortOffsets = offsetBuffer.base + MLDSAChallenge.offsetCapacity       // into s1, s2
-        let t0Offsets = offsetBuffer.base + 2 * MLDSAChallenge.offsetCapacity      // into t0
+        let shortOffsets = offsets + MLDSAChallenge.offsetCapacity                 // into s1, s2
+        let t0Offsets = shortOffsets + MLDSAChallenge.alignedOffsetCapacity        // into t0
         // ρ'', w1Encode(w1) and the mask sampler's seeds and output, all zeroed on release.
         let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes, zeroed: false)
         let rhoDoublePrime = bytes.base
@@ -58,7 +61,7 @@ extension MLDSA65PrivateKeyStorage {
             MLDSAPolynomial.matrixTimesVector(wHat, matrix: matrix, yHat)
             MLDSAPolynomial.inverseNTT(wHat, into: w0, count: k)
             for i in 0..<(k * n) {
-                let (high, low) = MLDSAField.decompose(MLDSAField.addQIfNegative(w0[i]))
+                let (high, low) = MLDSAField.decompose(w0[i])  // NTT^-1 returns [0, q)
                 w1[i] = high
                 w0[i] = low
             }
