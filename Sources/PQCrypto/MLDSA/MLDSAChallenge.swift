@@ -41,6 +41,26 @@ enum MLDSAChallenge {
         return (plus, minus)
     }
 
+    /// ``offsets(of:into:)`` from the list of c's `count` nonzero positions (which the signer's
+    /// SampleInBall keeps), reading only those coefficients.
+    @inline(__always)
+    static func offsets(
+        of c: UnsafePointer<Int32>, positions: UnsafePointer<Int>, count: Int, into offsets: UnsafeMutablePointer<Int>
+    ) -> (plus: Int, minus: Int) {
+        let minusList = offsets + (n + 1)
+        var plus = 0
+        var minus = 0
+        for k in 0..<count {
+            let j = positions[k]
+            let value = c[j]  // −1 or 1
+            offsets[plus] = n &- j
+            minusList[minus] = n &- j
+            plus &+= Int((0 &- value) &>> 31) & 1
+            minus &+= Int(value &>> 31) & 1
+        }
+        return (plus, minus)
+    }
+
     /// Writes the extended form of `count` polynomials, whose coefficients fit `T`.
     @inline(__always)
     static func extend<T: FixedWidthInteger & SignedInteger>(

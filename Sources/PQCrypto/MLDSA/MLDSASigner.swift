@@ -14,32 +14,37 @@ extension MLDSA65PrivateKeyStorage {
         let signature = MLDSABytes(count: P.signatureBytes, secret: false, zeroed: false)
 
         // Scratch space, zeroed when these buffers are released at the end of this call.
-        let polys = MLDSAPolynomials(polynomials: 2 * l + 2 * k + 2, zeroed: false)
+        let polys = MLDSAPolynomials(polynomials: MLDSAMaskSchedule.maskPolynomials + l + 2 * k + 1, zeroed: false)
         let transformed = MLDSANTTPolynomials(polynomials: l + k, zeroed: false)
         let yHat = transformed.polynomial(0)   // NTT(y)
         let wHat = transformed.polynomial(l)   // A·y
-        let y = polys.polynomial(0)
-        let z = polys.polynomial(l)
-        let w0 = polys.polynomial(2 * l)       // the low bits of w, then r0 = w0 − c·s2
-        let w1 = polys.polynomial(2 * l + k)
+        let masks = polys.polynomial(0)        // y of this attempt and the next
+        let z = polys.polynomial(2 * l)
+        let w0 = polys.polynomial(3 * l)       // the low bits of w, then r0 = w0 − c·s2
+        let w1 = polys.polynomial(3 * l + k)
         // c·t0, then the hint, in wHat's space (unused from NTT^-1 to the next attempt's A·y;
         // Int32 may alias UInt32).
         let temp = UnsafeMutableRawPointer(wHat).assumingMemoryBound(to: Int32.self)
-        let c = polys.polynomial(2 * l + 2 * k)
-        let spareMask = polys.polynomial(2 * l + 2 * k + 1)  // y's first polynomial for the next attempt
+        let c = polys.polynomial(3 * l + 2 * k)
         // c·s2, then c·s1 (exact, |coefficient| ≤ β), and c's positions.
         let shortProduct = MLDSABuffer<Int16>(polynomials: k, zeroed: false)
         let cs = shortProduct.base
         let offsetBuffer = MLDSABuffer<Int>(
-            count: MLDSAChallenge.offsetCapacity + 2 * MLDSAChallenge.alignedOffsetCapacity, zeroed: false)
+            count: MLDSAChallenge.offsetCapacity + 2 * MLDSAChallenge.alignedOffsetCapacity + P.tau, zeroed: false)
         let offsets = offsetBuffer.base
         let shortOffsets = offsets + MLDSAChallenge.offsetCapacity                 // into s1, s2
         let t0Offsets = shortOffsets + MLDSAChallenge.alignedOffsetCapacity        // into t0
-        // ρ'', w1Encode(w1) and the mask sampler's seeds and output, all zeroed on release.
-        let bytes = MLDSABytes(count: P.hashBytes + P.w1Bytes + MLDSASampling.maskScratchBytes, zeroed: false)
+        let positions = t0Offsets + MLDSAChallenge.alignedOffsetCapacity           // c's nonzero positions
+        // ρ'', μ ‖ w1Encode(w1) (the challenge hash's input) and the mask streams' seeds and
+        // output, all zeroed on release.
+        let bytes = MLDSABytes(
+            count: 2 * P.hashBytes + P.w1Bytes + MLDSAMaskSchedule.scratchBytes, zeroed: false)
         let rhoDoublePrime = bytes.base
-        let w1Bytes = bytes.base + P.hashBytes
-        let maskScratch = UnsafeMutableRawPointer(bytes.base + P.hashBytes + P.w1Bytes)
+        let challengeInput = bytes.base + P.hashBytes
+        let w1Bytes = challengeInput + P.hashBytes
+        let maskScratch = UnsafeMutableRawPointer(w1Bytes + P.w1Bytes)
+        guard let muBase = mu.baseAddress, mu.count == P.hashBytes else { preconditionFailure("μ is 64 bytes") }
+        challengeInput.update(from: muBase.assumingMemoryBound(to: UInt8.self), count: P.hashBytes)
 
         // ρ'' = H(K ‖ rnd ‖ μ, 64)
         var hash = MLDSAHash()
@@ -50,11 +55,13 @@ extension MLDSA65PrivateKeyStorage {
 
         let challengeHash = UnsafeMutableRawBufferPointer(start: signature.base, count: P.challengeHashBytes)
         let matrix = self.matrix.base
-        var kappa = 0
+        // y = ExpandMask(ρ'', 5·attempt) and the challenge hashes, on the two-state Keccak.
+        var schedule = MLDSAMaskSchedule(rhoDoublePrime: rhoDoublePrime, masks: masks, scratch: maskScratch)
+        defer { schedule.clear() }
+        var attempt = 0
         while true {
-            MLDSASampling.expandMask(
-                rhoDoublePrime: rhoDoublePrime, kappa: kappa, into: y, spare: spareMask, scratch: maskScratch)
-            kappa &+= l
+            schedule.fill(attempt: attempt)
+            let y = schedule.mask(attempt: attempt)
 
             // w = A·y; (w1, w0) = Decompose(w)
             MLDSAPolynomial.forwardNTT(y, into: yHat, count: l)
@@ -70,12 +77,13 @@ extension MLDSA65PrivateKeyStorage {
             for row in 0..<k {
                 MLDSAEncoding.packW1(w1 + row * n, into: w1Bytes + row * 128)
             }
-            var challenge = MLDSAHash()
-            challenge.absorb(mu)
-            challenge.absorb(UnsafeRawBufferPointer(start: w1Bytes, count: P.w1Bytes))
-            challenge.finalize(into: challengeHash)
-            MLDSASampling.sampleInBall(UnsafeRawBufferPointer(challengeHash), into: c)
-            let counts = MLDSAChallenge.offsets(of: c, into: offsets)
+            schedule.challengeHash(
+                attempt: attempt, message: UnsafeRawBufferPointer(start: challengeInput, count: P.hashBytes + P.w1Bytes),
+                into: challengeHash)
+            schedule.sampleInBall(
+                attempt: attempt, challenge: UnsafeRawBufferPointer(challengeHash), into: c, positions: positions)
+            attempt &+= 1
+            let counts = MLDSAChallenge.offsets(of: c, positions: positions, count: P.tau, into: offsets)
             MLDSAChallenge.alignedOffsets(offsets, counts: counts, polynomials: l + k, of: Int16.self, into: shortOffsets)
 
             // r0 = LowBits(w − c·s2) = w0 − c·s2 (given the bound checked here), exact since

@@ -131,6 +131,54 @@ struct MLDSAArithmeticTests {
         return (0..<(polynomials * n)).map { out.base[$0] }
     }
 
+    /// The signer's two-state schedule against FIPS 204's definitions, one stream at a time: y of
+    /// each attempt is ExpandMask(ρ'', 5·attempt) (Algorithm 34), the challenge hash is
+    /// H(μ ‖ w1Encode(w1), 48), and c is SampleInBall(c̃) (Algorithm 29, as the verifier computes
+    /// it) with its nonzero positions listed.
+    @Test func signingScheduleMatchesDefinitions() {
+        var rng = SplitMix64(seed: 11)
+        let n = 256, l = MLDSA65Parameters.l, tau = MLDSA65Parameters.tau
+        let rho = MLDSABytes(count: 64)
+        for i in 0..<64 { rho.base[i] = UInt8(truncatingIfNeeded: rng.next()) }
+        let masks = MLDSAPolynomials(polynomials: MLDSAMaskSchedule.maskPolynomials)
+        let scratch = MLDSABytes(count: MLDSAMaskSchedule.scratchBytes)
+        var schedule = MLDSAMaskSchedule(
+            rhoDoublePrime: rho.base, masks: masks.base, scratch: UnsafeMutableRawPointer(scratch.base))
+        let positions = MLDSABuffer<Int>(count: tau)
+        let c = MLDSAPolynomials(polynomials: 1)
+        for attempt in 0..<7 {
+            schedule.fill(attempt: attempt)
+            let y = schedule.mask(attempt: attempt)
+            for r in 0..<l {
+                var sponge = KeccakSponge(rate: MLDSASampling.shake256Rate)
+                sponge.absorb((0..<64).map { rho.base[$0] } + [UInt8((5 * attempt + r) & 255), UInt8((5 * attempt + r) >> 8)])
+                sponge.finishAbsorbing(domainSuffix: MLDSASampling.shakeDomain)
+                var stream = [UInt8](repeating: 0, count: 640)
+                stream.withUnsafeMutableBytes { sponge.squeeze(into: $0) }
+                var expected = [Int32](repeating: 0, count: n)
+                MLDSAEncoding.unpackZ(stream, into: &expected)
+                #expect((0..<n).map { y[r * n + $0] } == expected, "y, attempt \(attempt), polynomial \(r)")
+            }
+            let message = (0..<832).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            var challenge = [UInt8](repeating: 0, count: 48)
+            message.withUnsafeBytes { input in
+                challenge.withUnsafeMutableBytes { schedule.challengeHash(attempt: attempt, message: input, into: $0) }
+            }
+            var hash = MLDSAHash()
+            message.withUnsafeBytes { hash.absorb($0) }
+            #expect(challenge == hash.finalize(count: 48), "c̃, attempt \(attempt)")
+            var expected = [Int32](repeating: 0, count: n)
+            challenge.withUnsafeBytes { MLDSASampling.sampleInBall($0, into: &expected) }
+            challenge.withUnsafeBytes {
+                schedule.sampleInBall(attempt: attempt, challenge: $0, into: c.base, positions: positions.base)
+            }
+            #expect((0..<n).map { c.base[$0] } == expected, "c, attempt \(attempt)")
+            #expect(Set((0..<tau).map { positions.base[$0] }) == Set((0..<n).filter { expected[$0] != 0 }),
+                    "positions, attempt \(attempt)")
+        }
+        schedule.clear()
+    }
+
     /// The signer's and verifier's challenge products (49 shifted windows of an extended
     /// polynomial) against schoolbook multiplication, at the extremes of each operand's range:
     /// s1, s2 in [−4, 4] (Int16), t1 − 512 in [−512, 511] (Int16), t0 in (−2^12, 2^12] (Int32),
