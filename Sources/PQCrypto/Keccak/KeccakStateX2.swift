@@ -11,6 +11,32 @@ struct KeccakStateX2: Sendable {
         lanes = InlineArray(repeating: SIMD2(repeating: 0))
     }
 
+    /// Lane `index` of state `state` (0 or 1), read from memory as a scalar: an element of a
+    /// SIMD2 with a variable index would otherwise go through a vector register. (`mutating` only
+    /// so that the lanes are read in place, not copied first.)
+    @inlinable @inline(__always)
+    mutating func word(_ index: Int, state: Int) -> UInt64 {
+        withUnsafeMutableBytes(of: &lanes) { $0.load(fromByteOffset: 16 &* index &+ 8 &* state, as: UInt64.self) }
+    }
+
+    /// XORs `value` into lane `index` of state `state`.
+    @inlinable @inline(__always)
+    mutating func xorWord(_ index: Int, state: Int, _ value: UInt64) {
+        withUnsafeMutableBytes(of: &lanes) { raw in
+            let offset = 16 &* index &+ 8 &* state
+            raw.storeBytes(of: raw.load(fromByteOffset: offset, as: UInt64.self) ^ value, toByteOffset: offset,
+                           as: UInt64.self)
+        }
+    }
+
+    /// Zeroes every lane of state `state`.
+    @inlinable @inline(__always)
+    mutating func clear(state: Int) {
+        withUnsafeMutableBytes(of: &lanes) { raw in
+            for index in 0..<25 { raw.storeBytes(of: 0, toByteOffset: 16 &* index &+ 8 &* state, as: UInt64.self) }
+        }
+    }
+
     /// Applies Keccak-f[1600] to both states: each round streams the state from one buffer to
     /// another, as ``KeccakState/permute()`` does (χ's and-not is one vector instruction here, so
     /// no lanes are complemented).
@@ -136,15 +162,17 @@ struct KeccakSpongeX2: Sendable {
         let end = min(input.count, rate - 1)
         var index = 0
         while index + 8 <= end {
-            state.lanes[index >> 3][lane] ^= UInt64(littleEndian: input.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            state.xorWord(index >> 3, state: lane,
+                          UInt64(littleEndian: input.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
             index += 8
         }
+        var tail: UInt64 = 0
         while index < end {
-            state.lanes[index >> 3][lane] ^= UInt64(input[index]) &<< UInt64((index & 7) << 3)
+            tail |= UInt64(input[index]) &<< UInt64((index & 7) << 3)
             index += 1
         }
-        state.lanes[end >> 3][lane] ^= UInt64(0x1F) &<< UInt64((end & 7) << 3)
-        state.lanes[(rate - 1) >> 3][lane] ^= UInt64(0x80) &<< 56
+        state.xorWord(end >> 3, state: lane, tail ^ (UInt64(0x1F) &<< UInt64((end & 7) << 3)))
+        state.xorWord((rate - 1) >> 3, state: lane, UInt64(0x80) &<< 56)
     }
 
     /// Writes the next `blocks` output blocks of each state to `first` and `second`.

@@ -75,14 +75,14 @@ struct MLDSAMaskSchedule {
         let lane = job[0] == Self.idle ? 0 : 1
         precondition(job[lane] == Self.idle, "a state is free after fill")
         job[lane] = Self.hashing
-        for i in 0..<25 { state.lanes[i][lane] = 0 }
+        state.clear(state: lane)
         var offset = 0
         var padded = false
         while !padded {
             if message.count &- offset >= Self.rate {
                 for i in 0..<(Self.rate / 8) {
-                    state.lanes[i][lane] ^= UInt64(littleEndian: bytes.loadUnaligned(
-                        fromByteOffset: offset &+ 8 &* i, as: UInt64.self))
+                    state.xorWord(i, state: lane, UInt64(littleEndian: bytes.loadUnaligned(
+                        fromByteOffset: offset &+ 8 &* i, as: UInt64.self)))
                 }
                 offset &+= Self.rate
             } else {
@@ -94,7 +94,7 @@ struct MLDSAMaskSchedule {
             step()
         }
         for i in 0..<(challenge.count / 8) {
-            out.storeBytes(of: state.lanes[i][lane].littleEndian, toByteOffset: 8 &* i, as: UInt64.self)
+            out.storeBytes(of: state.word(i, state: lane).littleEndian, toByteOffset: 8 &* i, as: UInt64.self)
         }
         job[lane] = Self.idle
     }
@@ -118,7 +118,7 @@ struct MLDSAMaskSchedule {
         let lane = job[0] == Self.idle ? 0 : 1
         precondition(job[lane] == Self.idle, "a state is free after the challenge hash")
         job[lane] = Self.hashing
-        for i in 0..<25 { state.lanes[i][lane] = 0 }
+        state.clear(state: lane)
         KeccakSpongeX2.absorbPadded(&state, lane: lane, challenge, rate: Self.rate)
         let block = scratch + 2 &* (Self.seedLength &+ Self.outputBytes)
         let bytes = block.assumingMemoryBound(to: UInt8.self)
@@ -126,7 +126,7 @@ struct MLDSAMaskSchedule {
             startIdleStates(limit: limit)
             step()
             for i in 0..<(Self.rate / 8) {
-                block.storeBytes(of: state.lanes[i][lane].littleEndian, toByteOffset: 8 &* i, as: UInt64.self)
+                block.storeBytes(of: state.word(i, state: lane).littleEndian, toByteOffset: 8 &* i, as: UInt64.self)
             }
         }
         nextBlock()
@@ -163,7 +163,7 @@ struct MLDSAMaskSchedule {
             seed.copyMemory(from: rhoDoublePrime, byteCount: 64)
             seed.storeBytes(of: UInt8(truncatingIfNeeded: counter), toByteOffset: 64, as: UInt8.self)
             seed.storeBytes(of: UInt8(truncatingIfNeeded: counter >> 8), toByteOffset: 65, as: UInt8.self)
-            for i in 0..<25 { state.lanes[i][lane] = 0 }
+            state.clear(state: lane)
             KeccakSpongeX2.absorbPadded(
                 &state, lane: lane, UnsafeRawBufferPointer(start: seed, count: Self.seedLength), rate: Self.rate)
             job[lane] = counter
@@ -179,7 +179,7 @@ struct MLDSAMaskSchedule {
             let output = scratch + 2 &* Self.seedLength + lane &* Self.outputBytes
             let offset = blocks[lane] &* Self.rate
             for i in 0..<(Self.rate / 8) {
-                output.storeBytes(of: state.lanes[i][lane].littleEndian, toByteOffset: offset &+ 8 &* i,
+                output.storeBytes(of: state.word(i, state: lane).littleEndian, toByteOffset: offset &+ 8 &* i,
                                   as: UInt64.self)
             }
             blocks[lane] &+= 1
