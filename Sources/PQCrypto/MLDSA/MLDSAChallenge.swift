@@ -135,16 +135,18 @@ enum MLDSAChallenge {
     }
 
     /// out_p = c·v_p for polynomials `first..<(first + count)` of an aligned extended buffer of
-    /// `V.Scalar` whose products fit `V.Scalar` (|c·s1|, |c·s2| ≤ 196 and |c·(t1 − 512)| ≤ 25088 in
-    /// Int16, |c·t0| ≤ 49·2^12 in Int32), with `aligned` from
-    /// ``alignedOffsets(_:counts:polynomials:of:into:)``. `V` is the 16-byte vector of the scalar.
+    /// Int16 whose products fit Int16 (|c·s1|, |c·s2| ≤ 196 and |c·(t1 − 512)| ≤ 25088), with
+    /// `aligned` from ``alignedOffsets(_:counts:polynomials:of:into:)``. The Int32 overload, for
+    /// |c·t0| ≤ 49·2^12, is the same code on four lanes per register. (Two concrete functions, not
+    /// one generic: unspecialized generic SIMD code makes debug builds' signing several times
+    /// slower.)
     @inline(__always)
-    static func multiply<V: SIMD>(
-        _ ext: UnsafePointer<V.Scalar>, as _: V.Type, first: Int, count: Int, aligned: UnsafePointer<Int>,
-        counts: (plus: Int, minus: Int), into out: UnsafeMutablePointer<V.Scalar>
-    ) where V.Scalar: FixedWidthInteger {
+    static func multiply(
+        _ ext: UnsafePointer<Int16>, first: Int, count: Int, aligned: UnsafePointer<Int>,
+        counts: (plus: Int, minus: Int), into out: UnsafeMutablePointer<Int16>
+    ) {
         let minusList = aligned + counts.plus
-        let size = MemoryLayout<V.Scalar>.size
+        let size = MemoryLayout<Int16>.size
         for p in 0..<count {
             let source = UnsafeRawPointer(ext + (first &+ p) &* extendedCount)
             let target = UnsafeMutableRawPointer(out + p &* n)
@@ -153,69 +155,154 @@ enum MLDSAChallenge {
             // so no register is needed for them.
             var chunk = 0
             while chunk < n &* size {
-                var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
-                var a8 = V(), a9 = V(), a10 = V(), a11 = V(), a12 = V(), a13 = V(), a14 = V(), a15 = V()
+                var a0 = SIMD8<Int16>(), a1 = SIMD8<Int16>(), a2 = SIMD8<Int16>(), a3 = SIMD8<Int16>(), a4 = SIMD8<Int16>(), a5 = SIMD8<Int16>(), a6 = SIMD8<Int16>(), a7 = SIMD8<Int16>()
+                var a8 = SIMD8<Int16>(), a9 = SIMD8<Int16>(), a10 = SIMD8<Int16>(), a11 = SIMD8<Int16>(), a12 = SIMD8<Int16>(), a13 = SIMD8<Int16>(), a14 = SIMD8<Int16>(), a15 = SIMD8<Int16>()
                 let base = source + chunk
                 var k: Int
                 k = 0
                 while k < counts.plus {
                     let s = base + aligned[k]
-                    a0 &+= s.load(fromByteOffset: 0, as: V.self)
-                    a1 &+= s.load(fromByteOffset: 16, as: V.self)
-                    a2 &+= s.load(fromByteOffset: 32, as: V.self)
-                    a3 &+= s.load(fromByteOffset: 48, as: V.self)
-                    a4 &+= s.load(fromByteOffset: 64, as: V.self)
-                    a5 &+= s.load(fromByteOffset: 80, as: V.self)
-                    a6 &+= s.load(fromByteOffset: 96, as: V.self)
-                    a7 &+= s.load(fromByteOffset: 112, as: V.self)
-                    a8 &+= s.load(fromByteOffset: 128, as: V.self)
-                    a9 &+= s.load(fromByteOffset: 144, as: V.self)
-                    a10 &+= s.load(fromByteOffset: 160, as: V.self)
-                    a11 &+= s.load(fromByteOffset: 176, as: V.self)
-                    a12 &+= s.load(fromByteOffset: 192, as: V.self)
-                    a13 &+= s.load(fromByteOffset: 208, as: V.self)
-                    a14 &+= s.load(fromByteOffset: 224, as: V.self)
-                    a15 &+= s.load(fromByteOffset: 240, as: V.self)
+                    a0 &+= s.load(fromByteOffset: 0, as: SIMD8<Int16>.self)
+                    a1 &+= s.load(fromByteOffset: 16, as: SIMD8<Int16>.self)
+                    a2 &+= s.load(fromByteOffset: 32, as: SIMD8<Int16>.self)
+                    a3 &+= s.load(fromByteOffset: 48, as: SIMD8<Int16>.self)
+                    a4 &+= s.load(fromByteOffset: 64, as: SIMD8<Int16>.self)
+                    a5 &+= s.load(fromByteOffset: 80, as: SIMD8<Int16>.self)
+                    a6 &+= s.load(fromByteOffset: 96, as: SIMD8<Int16>.self)
+                    a7 &+= s.load(fromByteOffset: 112, as: SIMD8<Int16>.self)
+                    a8 &+= s.load(fromByteOffset: 128, as: SIMD8<Int16>.self)
+                    a9 &+= s.load(fromByteOffset: 144, as: SIMD8<Int16>.self)
+                    a10 &+= s.load(fromByteOffset: 160, as: SIMD8<Int16>.self)
+                    a11 &+= s.load(fromByteOffset: 176, as: SIMD8<Int16>.self)
+                    a12 &+= s.load(fromByteOffset: 192, as: SIMD8<Int16>.self)
+                    a13 &+= s.load(fromByteOffset: 208, as: SIMD8<Int16>.self)
+                    a14 &+= s.load(fromByteOffset: 224, as: SIMD8<Int16>.self)
+                    a15 &+= s.load(fromByteOffset: 240, as: SIMD8<Int16>.self)
                     k &+= 1
                 }
                 k = 0
                 while k < counts.minus {
                     let s = base + minusList[k]
-                    a0 &-= s.load(fromByteOffset: 0, as: V.self)
-                    a1 &-= s.load(fromByteOffset: 16, as: V.self)
-                    a2 &-= s.load(fromByteOffset: 32, as: V.self)
-                    a3 &-= s.load(fromByteOffset: 48, as: V.self)
-                    a4 &-= s.load(fromByteOffset: 64, as: V.self)
-                    a5 &-= s.load(fromByteOffset: 80, as: V.self)
-                    a6 &-= s.load(fromByteOffset: 96, as: V.self)
-                    a7 &-= s.load(fromByteOffset: 112, as: V.self)
-                    a8 &-= s.load(fromByteOffset: 128, as: V.self)
-                    a9 &-= s.load(fromByteOffset: 144, as: V.self)
-                    a10 &-= s.load(fromByteOffset: 160, as: V.self)
-                    a11 &-= s.load(fromByteOffset: 176, as: V.self)
-                    a12 &-= s.load(fromByteOffset: 192, as: V.self)
-                    a13 &-= s.load(fromByteOffset: 208, as: V.self)
-                    a14 &-= s.load(fromByteOffset: 224, as: V.self)
-                    a15 &-= s.load(fromByteOffset: 240, as: V.self)
+                    a0 &-= s.load(fromByteOffset: 0, as: SIMD8<Int16>.self)
+                    a1 &-= s.load(fromByteOffset: 16, as: SIMD8<Int16>.self)
+                    a2 &-= s.load(fromByteOffset: 32, as: SIMD8<Int16>.self)
+                    a3 &-= s.load(fromByteOffset: 48, as: SIMD8<Int16>.self)
+                    a4 &-= s.load(fromByteOffset: 64, as: SIMD8<Int16>.self)
+                    a5 &-= s.load(fromByteOffset: 80, as: SIMD8<Int16>.self)
+                    a6 &-= s.load(fromByteOffset: 96, as: SIMD8<Int16>.self)
+                    a7 &-= s.load(fromByteOffset: 112, as: SIMD8<Int16>.self)
+                    a8 &-= s.load(fromByteOffset: 128, as: SIMD8<Int16>.self)
+                    a9 &-= s.load(fromByteOffset: 144, as: SIMD8<Int16>.self)
+                    a10 &-= s.load(fromByteOffset: 160, as: SIMD8<Int16>.self)
+                    a11 &-= s.load(fromByteOffset: 176, as: SIMD8<Int16>.self)
+                    a12 &-= s.load(fromByteOffset: 192, as: SIMD8<Int16>.self)
+                    a13 &-= s.load(fromByteOffset: 208, as: SIMD8<Int16>.self)
+                    a14 &-= s.load(fromByteOffset: 224, as: SIMD8<Int16>.self)
+                    a15 &-= s.load(fromByteOffset: 240, as: SIMD8<Int16>.self)
                     k &+= 1
                 }
                 let t = target + chunk
-                t.storeBytes(of: a0, toByteOffset: 0, as: V.self)
-                t.storeBytes(of: a1, toByteOffset: 16, as: V.self)
-                t.storeBytes(of: a2, toByteOffset: 32, as: V.self)
-                t.storeBytes(of: a3, toByteOffset: 48, as: V.self)
-                t.storeBytes(of: a4, toByteOffset: 64, as: V.self)
-                t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
-                t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
-                t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
-                t.storeBytes(of: a8, toByteOffset: 128, as: V.self)
-                t.storeBytes(of: a9, toByteOffset: 144, as: V.self)
-                t.storeBytes(of: a10, toByteOffset: 160, as: V.self)
-                t.storeBytes(of: a11, toByteOffset: 176, as: V.self)
-                t.storeBytes(of: a12, toByteOffset: 192, as: V.self)
-                t.storeBytes(of: a13, toByteOffset: 208, as: V.self)
-                t.storeBytes(of: a14, toByteOffset: 224, as: V.self)
-                t.storeBytes(of: a15, toByteOffset: 240, as: V.self)
+                t.storeBytes(of: a0, toByteOffset: 0, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a1, toByteOffset: 16, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a2, toByteOffset: 32, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a3, toByteOffset: 48, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a4, toByteOffset: 64, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a5, toByteOffset: 80, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a6, toByteOffset: 96, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a7, toByteOffset: 112, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a8, toByteOffset: 128, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a9, toByteOffset: 144, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a10, toByteOffset: 160, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a11, toByteOffset: 176, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a12, toByteOffset: 192, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a13, toByteOffset: 208, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a14, toByteOffset: 224, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a15, toByteOffset: 240, as: SIMD8<Int16>.self)
+                chunk &+= 256
+            }
+        }
+    }
+
+
+    /// The Int32 form of ``multiply(_:first:count:aligned:counts:into:)`` (|c·t0| ≤ 49·2^12).
+    @inline(__always)
+    static func multiply(
+        _ ext: UnsafePointer<Int32>, first: Int, count: Int, aligned: UnsafePointer<Int>,
+        counts: (plus: Int, minus: Int), into out: UnsafeMutablePointer<Int32>
+    ) {
+        let minusList = aligned + counts.plus
+        let size = MemoryLayout<Int32>.size
+        for p in 0..<count {
+            let source = UnsafeRawPointer(ext + (first &+ p) &* extendedCount)
+            let target = UnsafeMutableRawPointer(out + p &* n)
+            // 256 bytes of coefficients (sixteen registers, all of SSE2's) at a time, each summed
+            // over all of c's positions: the window reads are memory operands of the additions,
+            // so no register is needed for them.
+            var chunk = 0
+            while chunk < n &* size {
+                var a0 = SIMD4<Int32>(), a1 = SIMD4<Int32>(), a2 = SIMD4<Int32>(), a3 = SIMD4<Int32>(), a4 = SIMD4<Int32>(), a5 = SIMD4<Int32>(), a6 = SIMD4<Int32>(), a7 = SIMD4<Int32>()
+                var a8 = SIMD4<Int32>(), a9 = SIMD4<Int32>(), a10 = SIMD4<Int32>(), a11 = SIMD4<Int32>(), a12 = SIMD4<Int32>(), a13 = SIMD4<Int32>(), a14 = SIMD4<Int32>(), a15 = SIMD4<Int32>()
+                let base = source + chunk
+                var k: Int
+                k = 0
+                while k < counts.plus {
+                    let s = base + aligned[k]
+                    a0 &+= s.load(fromByteOffset: 0, as: SIMD4<Int32>.self)
+                    a1 &+= s.load(fromByteOffset: 16, as: SIMD4<Int32>.self)
+                    a2 &+= s.load(fromByteOffset: 32, as: SIMD4<Int32>.self)
+                    a3 &+= s.load(fromByteOffset: 48, as: SIMD4<Int32>.self)
+                    a4 &+= s.load(fromByteOffset: 64, as: SIMD4<Int32>.self)
+                    a5 &+= s.load(fromByteOffset: 80, as: SIMD4<Int32>.self)
+                    a6 &+= s.load(fromByteOffset: 96, as: SIMD4<Int32>.self)
+                    a7 &+= s.load(fromByteOffset: 112, as: SIMD4<Int32>.self)
+                    a8 &+= s.load(fromByteOffset: 128, as: SIMD4<Int32>.self)
+                    a9 &+= s.load(fromByteOffset: 144, as: SIMD4<Int32>.self)
+                    a10 &+= s.load(fromByteOffset: 160, as: SIMD4<Int32>.self)
+                    a11 &+= s.load(fromByteOffset: 176, as: SIMD4<Int32>.self)
+                    a12 &+= s.load(fromByteOffset: 192, as: SIMD4<Int32>.self)
+                    a13 &+= s.load(fromByteOffset: 208, as: SIMD4<Int32>.self)
+                    a14 &+= s.load(fromByteOffset: 224, as: SIMD4<Int32>.self)
+                    a15 &+= s.load(fromByteOffset: 240, as: SIMD4<Int32>.self)
+                    k &+= 1
+                }
+                k = 0
+                while k < counts.minus {
+                    let s = base + minusList[k]
+                    a0 &-= s.load(fromByteOffset: 0, as: SIMD4<Int32>.self)
+                    a1 &-= s.load(fromByteOffset: 16, as: SIMD4<Int32>.self)
+                    a2 &-= s.load(fromByteOffset: 32, as: SIMD4<Int32>.self)
+                    a3 &-= s.load(fromByteOffset: 48, as: SIMD4<Int32>.self)
+                    a4 &-= s.load(fromByteOffset: 64, as: SIMD4<Int32>.self)
+                    a5 &-= s.load(fromByteOffset: 80, as: SIMD4<Int32>.self)
+                    a6 &-= s.load(fromByteOffset: 96, as: SIMD4<Int32>.self)
+                    a7 &-= s.load(fromByteOffset: 112, as: SIMD4<Int32>.self)
+                    a8 &-= s.load(fromByteOffset: 128, as: SIMD4<Int32>.self)
+                    a9 &-= s.load(fromByteOffset: 144, as: SIMD4<Int32>.self)
+                    a10 &-= s.load(fromByteOffset: 160, as: SIMD4<Int32>.self)
+                    a11 &-= s.load(fromByteOffset: 176, as: SIMD4<Int32>.self)
+                    a12 &-= s.load(fromByteOffset: 192, as: SIMD4<Int32>.self)
+                    a13 &-= s.load(fromByteOffset: 208, as: SIMD4<Int32>.self)
+                    a14 &-= s.load(fromByteOffset: 224, as: SIMD4<Int32>.self)
+                    a15 &-= s.load(fromByteOffset: 240, as: SIMD4<Int32>.self)
+                    k &+= 1
+                }
+                let t = target + chunk
+                t.storeBytes(of: a0, toByteOffset: 0, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a1, toByteOffset: 16, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a2, toByteOffset: 32, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a3, toByteOffset: 48, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a4, toByteOffset: 64, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a5, toByteOffset: 80, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a6, toByteOffset: 96, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a7, toByteOffset: 112, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a8, toByteOffset: 128, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a9, toByteOffset: 144, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a10, toByteOffset: 160, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a11, toByteOffset: 176, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a12, toByteOffset: 192, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a13, toByteOffset: 208, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a14, toByteOffset: 224, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a15, toByteOffset: 240, as: SIMD4<Int32>.self)
                 chunk &+= 256
             }
         }

@@ -90,20 +90,20 @@ extension MLDSA65PrivateKeyStorage {
             // |w0| ≤ γ2 and |c·s2| ≤ β. Checked before z: it rejects about 68% of attempts, the z
             // bound about 38%, and every check must pass.
             MLDSAChallenge.multiply(
-                shortExtended, as: SIMD8<Int16>.self, first: l, count: k, aligned: shortOffsets, counts: counts, into: cs)
+                shortExtended, first: l, count: k, aligned: shortOffsets, counts: counts, into: cs)
             for i in 0..<(k * n) { w0[i] &-= Int32(cs[i]) }
             if MLDSAPolynomial.exceedsMask(w0, count: k, bound: P.gamma2 - P.beta) != 0 { continue }
 
             // z = y + c·s1, exact (|y| ≤ γ1)
             MLDSAChallenge.multiply(
-                shortExtended, as: SIMD8<Int16>.self, first: 0, count: l, aligned: shortOffsets, counts: counts, into: cs)
+                shortExtended, first: 0, count: l, aligned: shortOffsets, counts: counts, into: cs)
             for i in 0..<(l * n) { z[i] = y[i] &+ Int32(cs[i]) }
             if MLDSAPolynomial.exceedsMask(z, count: l, bound: P.gamma1 - P.beta) != 0 { continue }
 
             // c·t0, exact (|c·t0| ≤ τ·2^12)
             MLDSAChallenge.alignedOffsets(offsets, counts: counts, polynomials: k, of: Int32.self, into: t0Offsets)
             MLDSAChallenge.multiply(
-                t0Extended.base, as: SIMD4<Int32>.self, first: 0, count: k, aligned: t0Offsets, counts: counts,
+                t0Extended.base, first: 0, count: k, aligned: t0Offsets, counts: counts,
                 into: temp)
             if MLDSAPolynomial.exceedsMask(temp, count: k, bound: P.gamma2) != 0 { continue }
 

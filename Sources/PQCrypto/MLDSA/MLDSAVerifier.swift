@@ -42,7 +42,7 @@ extension MLDSA65PublicKeyStorage {
         MLDSAPolynomial.inverseNTT(wHat, into: w, count: k)
         let counts = MLDSAChallenge.offsets(of: c, into: offsets.base)
         MLDSAChallenge.alignedOffsets(offsets.base, counts: counts, polynomials: k, of: Int16.self, into: t1Offsets)
-        MLDSAChallenge.multiply(t1Extended.base, as: SIMD8<Int16>.self, first: 0, count: k, aligned: t1Offsets,
+        MLDSAChallenge.multiply(t1Extended.base, first: 0, count: k, aligned: t1Offsets,
                                 counts: counts, into: shortProduct.base)
         MLDSAChallenge.allOnesProduct(c, into: cTimesOnes)
 

@@ -107,12 +107,12 @@ struct MLDSAArithmeticTests {
 
     /// c·v for each of `polynomials` consecutive polynomials of `v` through the aligned extended
     /// form the keys hold, one `multiply` call per polynomial (so that `first` is exercised).
-    static func alignedProduct<V: SIMD>(
-        _ v: [Int32], polynomials: Int, of _: V.Scalar.Type, as _: V.Type, offsets: [Int],
-        counts: (plus: Int, minus: Int)
-    ) -> [V.Scalar] where V.Scalar: FixedWidthInteger & SignedInteger & BitwiseCopyable {
+    static func alignedProduct<T: FixedWidthInteger & SignedInteger & BitwiseCopyable>(
+        _ v: [Int32], polynomials: Int, of _: T.Type, offsets: [Int], counts: (plus: Int, minus: Int),
+        multiply: (_ ext: UnsafePointer<T>, _ first: Int, _ aligned: UnsafePointer<Int>, _ out: UnsafeMutablePointer<T>) -> Void
+    ) -> [T] {
         let n = 256
-        let ext = MLDSABuffer<V.Scalar>(count: MLDSAChallenge.alignedCount(polynomials: polynomials, of: V.Scalar.self))
+        let ext = MLDSABuffer<T>(count: MLDSAChallenge.alignedCount(polynomials: polynomials, of: T.self))
         v.withUnsafeBufferPointer { source in
             guard let base = source.baseAddress else { return }
             MLDSAChallenge.extendAligned(base, count: polynomials, into: ext.base)
@@ -120,14 +120,10 @@ struct MLDSAArithmeticTests {
         let aligned = MLDSABuffer<Int>(count: MLDSAChallenge.offsetCapacity)
         offsets.withUnsafeBufferPointer { list in
             guard let base = list.baseAddress else { return }
-            MLDSAChallenge.alignedOffsets(base, counts: counts, polynomials: polynomials, of: V.Scalar.self,
-                                          into: aligned.base)
+            MLDSAChallenge.alignedOffsets(base, counts: counts, polynomials: polynomials, of: T.self, into: aligned.base)
         }
-        let out = MLDSABuffer<V.Scalar>(count: polynomials * n)
-        for p in 0..<polynomials {
-            MLDSAChallenge.multiply(ext.base, as: V.self, first: p, count: 1, aligned: aligned.base, counts: counts,
-                                    into: out.base + p * n)
-        }
+        let out = MLDSABuffer<T>(count: polynomials * n)
+        for p in 0..<polynomials { multiply(ext.base, p, aligned.base, out.base + p * n) }
         return (0..<(polynomials * n)).map { out.base[$0] }
     }
 
@@ -205,15 +201,19 @@ struct MLDSAArithmeticTests {
                 if round == 0 { v = v.map { _ in bound == 512 ? -512 : 4 } }       // the largest sums
                 // Two polynomials (v, −v), so that the polynomial stride and `first` count too.
                 let out = Self.alignedProduct(v + v.map { 0 - $0 }, polynomials: 2, of: Int16.self,
-                                              as: SIMD8<Int16>.self, offsets: offsets, counts: counts)
+                                              offsets: offsets, counts: counts) { ext, first, aligned, out in
+                    MLDSAChallenge.multiply(ext, first: first, count: 1, aligned: aligned, counts: counts, into: out)
+                }
                 let exact = Self.exactNegacyclicProduct(c, v)
                 #expect(out[0..<n].map(Int64.init) == exact, "Int16, bound \(bound), round \(round)")
                 #expect(out[n...].map(Int64.init) == exact.map { 0 - $0 }, "Int16, negated, bound \(bound), round \(round)")
             }
             var t0 = (0..<n).map { _ in Int32(Int64(rng.next() % 8192) - 4095) }
             if round == 0 { t0 = t0.map { _ in 4096 } }
-            let out32 = Self.alignedProduct(t0, polynomials: 1, of: Int32.self, as: SIMD4<Int32>.self,
-                                            offsets: offsets, counts: counts)
+            let out32 = Self.alignedProduct(t0, polynomials: 1, of: Int32.self,
+                                            offsets: offsets, counts: counts) { ext, first, aligned, out in
+                MLDSAChallenge.multiply(ext, first: first, count: 1, aligned: aligned, counts: counts, into: out)
+            }
             #expect(out32.map(Int64.init) == Self.exactNegacyclicProduct(c, t0), "Int32, round \(round)")
 
             var ones = [Int32](repeating: 0, count: n)
