@@ -14,125 +14,120 @@ struct KeccakState: Sendable {
         for i in 0..<25 { lanes[i] = 0 }
     }
 
-    /// Applies Keccak-f[1600]: 24 rounds of θ, ρ, π, χ, ι. The lanes live in locals for the whole
-    /// permutation so that the optimizer keeps them in registers; the round body is straight-line code
-    /// generated from the ρ offsets and π mapping, so there are no table lookups and no branches.
+    /// Applies Keccak-f[1600]: 24 rounds of θ, ρ, π, χ, ι.
+    ///
+    /// Each round reads one copy of the state from memory and writes the next into another (the
+    /// lanes and a scratch copy, alternately; 24 is even, so the result ends in `lanes`), as the
+    /// Keccak team's XKCP does: the 25 lanes and θ's column sums do not fit x86-64's 16 registers,
+    /// and streaming them through memory costs fewer loads and stores than the spills an
+    /// all-register formulation gets. The lanes are held complemented at positions 1, 2, 8, 12,
+    /// 17 and 20 during the rounds ("lane complementing"), so χ needs 5 NOTs per round instead of
+    /// 25. Straight-line rounds, no secret-dependent branches or indices.
     @inlinable mutating func permute() {
-        var a00 = lanes[0]
-        var a10 = lanes[1]
-        var a20 = lanes[2]
-        var a30 = lanes[3]
-        var a40 = lanes[4]
-        var a01 = lanes[5]
-        var a11 = lanes[6]
-        var a21 = lanes[7]
-        var a31 = lanes[8]
-        var a41 = lanes[9]
-        var a02 = lanes[10]
-        var a12 = lanes[11]
-        var a22 = lanes[12]
-        var a32 = lanes[13]
-        var a42 = lanes[14]
-        var a03 = lanes[15]
-        var a13 = lanes[16]
-        var a23 = lanes[17]
-        var a33 = lanes[18]
-        var a43 = lanes[19]
-        var a04 = lanes[20]
-        var a14 = lanes[21]
-        var a24 = lanes[22]
-        var a34 = lanes[23]
-        var a44 = lanes[24]
-        for round in 0..<24 {
-            let rc = keccakRoundConstant(round)
-            let c0 = a00 ^ a01 ^ a02 ^ a03 ^ a04
-            let c1 = a10 ^ a11 ^ a12 ^ a13 ^ a14
-            let c2 = a20 ^ a21 ^ a22 ^ a23 ^ a24
-            let c3 = a30 ^ a31 ^ a32 ^ a33 ^ a34
-            let c4 = a40 ^ a41 ^ a42 ^ a43 ^ a44
-            let d0 = c4 ^ rotl(c1, 1)
-            let d1 = c0 ^ rotl(c2, 1)
-            let d2 = c1 ^ rotl(c3, 1)
-            let d3 = c2 ^ rotl(c4, 1)
-            let d4 = c3 ^ rotl(c0, 1)
-            let b00 = (a00 ^ d0)
-            let b13 = rotl(a01 ^ d0, 36)
-            let b21 = rotl(a02 ^ d0, 3)
-            let b34 = rotl(a03 ^ d0, 41)
-            let b42 = rotl(a04 ^ d0, 18)
-            let b02 = rotl(a10 ^ d1, 1)
-            let b10 = rotl(a11 ^ d1, 44)
-            let b23 = rotl(a12 ^ d1, 10)
-            let b31 = rotl(a13 ^ d1, 45)
-            let b44 = rotl(a14 ^ d1, 2)
-            let b04 = rotl(a20 ^ d2, 62)
-            let b12 = rotl(a21 ^ d2, 6)
-            let b20 = rotl(a22 ^ d2, 43)
-            let b33 = rotl(a23 ^ d2, 15)
-            let b41 = rotl(a24 ^ d2, 61)
-            let b01 = rotl(a30 ^ d3, 28)
-            let b14 = rotl(a31 ^ d3, 55)
-            let b22 = rotl(a32 ^ d3, 25)
-            let b30 = rotl(a33 ^ d3, 21)
-            let b43 = rotl(a34 ^ d3, 56)
-            let b03 = rotl(a40 ^ d4, 27)
-            let b11 = rotl(a41 ^ d4, 20)
-            let b24 = rotl(a42 ^ d4, 39)
-            let b32 = rotl(a43 ^ d4, 8)
-            let b40 = rotl(a44 ^ d4, 14)
-            a00 = b00 ^ (~b10 & b20)
-            a10 = b10 ^ (~b20 & b30)
-            a20 = b20 ^ (~b30 & b40)
-            a30 = b30 ^ (~b40 & b00)
-            a40 = b40 ^ (~b00 & b10)
-            a01 = b01 ^ (~b11 & b21)
-            a11 = b11 ^ (~b21 & b31)
-            a21 = b21 ^ (~b31 & b41)
-            a31 = b31 ^ (~b41 & b01)
-            a41 = b41 ^ (~b01 & b11)
-            a02 = b02 ^ (~b12 & b22)
-            a12 = b12 ^ (~b22 & b32)
-            a22 = b22 ^ (~b32 & b42)
-            a32 = b32 ^ (~b42 & b02)
-            a42 = b42 ^ (~b02 & b12)
-            a03 = b03 ^ (~b13 & b23)
-            a13 = b13 ^ (~b23 & b33)
-            a23 = b23 ^ (~b33 & b43)
-            a33 = b33 ^ (~b43 & b03)
-            a43 = b43 ^ (~b03 & b13)
-            a04 = b04 ^ (~b14 & b24)
-            a14 = b14 ^ (~b24 & b34)
-            a24 = b24 ^ (~b34 & b44)
-            a34 = b34 ^ (~b44 & b04)
-            a44 = b44 ^ (~b04 & b14)
-            a00 ^= rc
-
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 25) { scratch in
+            guard let other = scratch.baseAddress else { return }
+            withUnsafeMutableBytes(of: &lanes) { raw in
+                guard let base = raw.baseAddress else { return }
+                let state = base.assumingMemoryBound(to: UInt64.self)
+                Self.complementLanes(state)
+                var input = state, output = other
+                for round in 0..<24 {
+                    Self.round(input, output, roundConstant: keccakRoundConstant(round))
+                    swap(&input, &output)
+                }
+                Self.complementLanes(state)
+            }
         }
-        lanes[0] = a00
-        lanes[1] = a10
-        lanes[2] = a20
-        lanes[3] = a30
-        lanes[4] = a40
-        lanes[5] = a01
-        lanes[6] = a11
-        lanes[7] = a21
-        lanes[8] = a31
-        lanes[9] = a41
-        lanes[10] = a02
-        lanes[11] = a12
-        lanes[12] = a22
-        lanes[13] = a32
-        lanes[14] = a42
-        lanes[15] = a03
-        lanes[16] = a13
-        lanes[17] = a23
-        lanes[18] = a33
-        lanes[19] = a43
-        lanes[20] = a04
-        lanes[21] = a14
-        lanes[22] = a24
-        lanes[23] = a34
-        lanes[24] = a44
+    }
+
+    /// Complements the lanes that lane complementing keeps inverted (an involution).
+    @inlinable @inline(__always)
+    static func complementLanes(_ state: UnsafeMutablePointer<UInt64>) {
+        state[1] = ~state[1]
+        state[2] = ~state[2]
+        state[8] = ~state[8]
+        state[12] = ~state[12]
+        state[17] = ~state[17]
+        state[20] = ~state[20]
+    }
+
+    /// One round on a lane-complemented state, from `input` to `output` (distinct buffers), with
+    /// χ in XKCP's lane-complementing form, one output plane at a time.
+    @inlinable @inline(__always)
+    static func round(_ input: UnsafeMutablePointer<UInt64>, _ output: UnsafeMutablePointer<UInt64>, roundConstant: UInt64) {
+        let c0 = input[0] ^ input[5] ^ input[10] ^ input[15] ^ input[20]
+        let c1 = input[1] ^ input[6] ^ input[11] ^ input[16] ^ input[21]
+        let c2 = input[2] ^ input[7] ^ input[12] ^ input[17] ^ input[22]
+        let c3 = input[3] ^ input[8] ^ input[13] ^ input[18] ^ input[23]
+        let c4 = input[4] ^ input[9] ^ input[14] ^ input[19] ^ input[24]
+        let d0 = c4 ^ rotl(c1, 1)
+        let d1 = c0 ^ rotl(c2, 1)
+        let d2 = c1 ^ rotl(c3, 1)
+        let d3 = c2 ^ rotl(c4, 1)
+        let d4 = c3 ^ rotl(c0, 1)
+        do {
+            let b0 = input[0] ^ d0
+            let b1 = rotl(input[6] ^ d1, 44)
+            let b2 = rotl(input[12] ^ d2, 43)
+            let b3 = rotl(input[18] ^ d3, 21)
+            let b4 = rotl(input[24] ^ d4, 14)
+            output[0] = b0 ^ (b1 | b2) ^ roundConstant
+            output[1] = b1 ^ (~b2 | b3)
+            output[2] = b2 ^ (b3 & b4)
+            output[3] = b3 ^ (b4 | b0)
+            output[4] = b4 ^ (b0 & b1)
+        }
+        do {
+            let b0 = rotl(input[3] ^ d3, 28)
+            let b1 = rotl(input[9] ^ d4, 20)
+            let b2 = rotl(input[10] ^ d0, 3)
+            let b3 = rotl(input[16] ^ d1, 45)
+            let b4 = rotl(input[22] ^ d2, 61)
+            output[5] = b0 ^ (b1 | b2)
+            output[6] = b1 ^ (b2 & b3)
+            output[7] = b2 ^ (b3 | ~b4)
+            output[8] = b3 ^ (b4 | b0)
+            output[9] = b4 ^ (b0 & b1)
+        }
+        do {
+            let b0 = rotl(input[1] ^ d1, 1)
+            let b1 = rotl(input[7] ^ d2, 6)
+            let b2 = rotl(input[13] ^ d3, 25)
+            let b3 = rotl(input[19] ^ d4, 8)
+            let b4 = rotl(input[20] ^ d0, 18)
+            let nb3 = ~b3
+            output[10] = b0 ^ (b1 | b2)
+            output[11] = b1 ^ (b2 & b3)
+            output[12] = b2 ^ (nb3 & b4)
+            output[13] = nb3 ^ (b4 | b0)
+            output[14] = b4 ^ (b0 & b1)
+        }
+        do {
+            let b0 = rotl(input[4] ^ d4, 27)
+            let b1 = rotl(input[5] ^ d0, 36)
+            let b2 = rotl(input[11] ^ d1, 10)
+            let b3 = rotl(input[17] ^ d2, 15)
+            let b4 = rotl(input[23] ^ d3, 56)
+            let nb3 = ~b3
+            output[15] = b0 ^ (b1 & b2)
+            output[16] = b1 ^ (b2 | b3)
+            output[17] = b2 ^ (nb3 | b4)
+            output[18] = nb3 ^ (b4 & b0)
+            output[19] = b4 ^ (b0 | b1)
+        }
+        do {
+            let b0 = rotl(input[2] ^ d2, 62)
+            let b1 = rotl(input[8] ^ d3, 55)
+            let b2 = rotl(input[14] ^ d4, 39)
+            let b3 = rotl(input[15] ^ d0, 41)
+            let b4 = rotl(input[21] ^ d1, 2)
+            let nb1 = ~b1
+            output[20] = b0 ^ (nb1 & b2)
+            output[21] = nb1 ^ (b2 | b3)
+            output[22] = b2 ^ (b3 & b4)
+            output[23] = b3 ^ (b4 | b0)
+            output[24] = b4 ^ (b0 & b1)
+        }
     }
 }
 

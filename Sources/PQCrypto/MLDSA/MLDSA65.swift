@@ -158,7 +158,8 @@ public enum MLDSA65 {
                 throw .invalidLength(what: "ML-DSA-65 public key", expected: P.publicKeyBytes,
                                      actual: rawRepresentation.count)
             }
-            let encoded = MLDSABytes(count: P.publicKeyBytes, secret: false)
+            // Not zeroed first: copyBytes fills all of it (the count was checked).
+            let encoded = MLDSABytes(count: P.publicKeyBytes, secret: false, zeroed: false)
             _ = rawRepresentation.copyBytes(to: UnsafeMutableRawBufferPointer(start: encoded.base, count: encoded.count))
             storage = MLDSA65PublicKeyStorage(encoded: encoded)
         }

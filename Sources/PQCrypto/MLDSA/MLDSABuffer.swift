@@ -43,6 +43,9 @@ final class MLDSABuffer<Element: BitwiseCopyable>: @unchecked Sendable {
 typealias MLDSAPolynomials = MLDSABuffer<Int32>
 /// Polynomials in the NTT domain: UInt32 residues (see MLDSANTT.swift).
 typealias MLDSANTTPolynomials = MLDSABuffer<UInt32>
+/// Â in the layout that ``MLDSAPolynomial/matrixTimesVector(_:matrix:_:)`` reads: UInt64 per
+/// coefficient.
+typealias MLDSAMatrix = MLDSABuffer<UInt64>
 /// Bytes.
 typealias MLDSABytes = MLDSABuffer<UInt8>
 

@@ -7,6 +7,8 @@
 // contiguous coefficients, added or subtracted lane by lane, with no multiplication and no
 // reduction: |c·s1|, |c·s2| ≤ τ·η = 196 fit Int16 (eight lanes per SSE2/NEON register) and
 // |c·t0| ≤ τ·2^12 fits Int32. The signer's checks and hints use these exact values directly.
+// The keys hold the extended forms in several shifted copies so that every read is aligned
+// (see extendAligned), which x86-64 folds into the additions.
 //
 // The positions of c steer which addresses are read, as they do in the reference
 // implementations' SampleInBall (see MLDSASampling.sampleInBall); the secret values only flow
@@ -39,138 +41,269 @@ enum MLDSAChallenge {
         return (plus, minus)
     }
 
-    /// Writes the extended form of `count` polynomials with coefficients in Int16 range.
+    /// ``offsets(of:into:)`` from the list of c's `count` nonzero positions (which the signer's
+    /// SampleInBall keeps), reading only those coefficients.
     @inline(__always)
-    static func extend(_ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<Int16>) {
+    static func offsets(
+        of c: UnsafePointer<Int32>, positions: UnsafePointer<Int>, count: Int, into offsets: UnsafeMutablePointer<Int>
+    ) -> (plus: Int, minus: Int) {
+        let minusList = offsets + (n + 1)
+        var plus = 0
+        var minus = 0
+        for k in 0..<count {
+            let j = positions[k]
+            let value = c[j]  // −1 or 1
+            offsets[plus] = n &- j
+            minusList[minus] = n &- j
+            plus &+= Int((0 &- value) &>> 31) & 1
+            minus &+= Int(value &>> 31) & 1
+        }
+        return (plus, minus)
+    }
+
+    /// Writes the extended form of `count` polynomials, whose coefficients fit `T`.
+    @inline(__always)
+    static func extend<T: FixedWidthInteger & SignedInteger>(
+        _ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<T>
+    ) {
         for p in 0..<count {
             let source = v + p &* n, target = ext + p &* extendedCount
             for i in 0..<n {
-                let value = Int16(truncatingIfNeeded: source[i])
+                let value = T(truncatingIfNeeded: source[i])
                 target[i] = 0 &- value
                 target[i &+ n] = value
             }
         }
     }
 
-    /// Writes the extended form of `count` polynomials (Int32).
+    // MARK: Aligned windows
+
+    /// Copies of each extended polynomial in the aligned form: one per window offset modulo the
+    /// coefficients in 16 bytes (eight Int16, four Int32).
     @inline(__always)
-    static func extend(_ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<Int32>) {
-        for p in 0..<count {
-            let source = v + p &* n, target = ext + p &* extendedCount
-            for i in 0..<n {
-                target[i] = 0 &- source[i]
-                target[i &+ n] = source[i]
+    static func alignedCopies<T>(of _: T.Type) -> Int { 16 / MemoryLayout<T>.size }
+
+    /// Entries of a list that ``alignedOffsets(_:counts:polynomials:of:into:)`` fills.
+    static let alignedOffsetCapacity = MLDSA65Parameters.n
+
+    /// Elements of the aligned extended form of `polynomials` polynomials of `T`.
+    @inline(__always)
+    static func alignedCount<T>(polynomials: Int, of type: T.Type) -> Int {
+        alignedCopies(of: type) &* polynomials &* extendedCount
+    }
+
+    /// Writes the aligned extended form of `count` polynomials, whose coefficients fit `T`:
+    /// copy r (r below ``alignedCopies(of:)``, m) of polynomial p, at
+    /// `ext + (r·count + p)·extendedCount`, holds the extended form shifted down by r (entry i is
+    /// ext_p[i + r], the last r entries zero). A window at offset w then starts at entry
+    /// w − (w mod m) of copy w mod m, on a 16-byte boundary, so every read of the product is an
+    /// aligned 16-byte load, which x86-64 folds into the addition (an unaligned one takes an
+    /// instruction of its own).
+    @inline(__always)
+    static func extendAligned<T: FixedWidthInteger & SignedInteger>(
+        _ v: UnsafePointer<Int32>, count: Int, into ext: UnsafeMutablePointer<T>
+    ) {
+        extend(v, count: count, into: ext)
+        for r in 1..<alignedCopies(of: T.self) {
+            let copy = ext + r &* count &* extendedCount
+            for p in 0..<count {
+                let source = ext + p &* extendedCount, target = copy + p &* extendedCount
+                target.update(from: source + r, count: extendedCount &- r)
+                (target + (extendedCount &- r)).update(repeating: 0, count: r)
             }
         }
     }
 
-    /// out_p = c·v_p for `count` polynomials given in extended Int16 form, whose products fit
-    /// Int16 (|v| ≤ η here). `offsets` and `counts` come from ``offsets(of:into:)``.
+    /// The byte offsets, from the start of an aligned extended buffer of `polynomials`
+    /// polynomials of `T` (see ``extendAligned(_:count:into:)``), of the windows that
+    /// ``offsets(of:into:)`` listed: the +1 list, then the −1 list right after it (at most
+    /// ``alignedOffsetCapacity`` entries in all).
+    @inline(__always)
+    static func alignedOffsets<T>(
+        _ offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int), polynomials: Int, of _: T.Type,
+        into aligned: UnsafeMutablePointer<Int>
+    ) {
+        let size = MemoryLayout<T>.size
+        let copies = alignedCopies(of: T.self)
+        let copyBytes = polynomials &* extendedCount &* size
+        @inline(__always) func byteOffset(_ w: Int) -> Int {
+            let r = w & (copies &- 1)
+            return r &* copyBytes &+ (w &- r) &* size
+        }
+        for k in 0..<counts.plus { aligned[k] = byteOffset(offsets[k]) }
+        for k in 0..<counts.minus { aligned[counts.plus &+ k] = byteOffset(offsets[n &+ 1 &+ k]) }
+    }
+
+    /// out_p = c·v_p for polynomials `first..<(first + count)` of an aligned extended buffer of
+    /// Int16 whose products fit Int16 (|c·s1|, |c·s2| ≤ 196 and |c·(t1 − 512)| ≤ 25088), with
+    /// `aligned` from ``alignedOffsets(_:counts:polynomials:of:into:)``. The Int32 overload, for
+    /// |c·t0| ≤ 49·2^12, is the same code on four lanes per register. (Two concrete functions, not
+    /// one generic: unspecialized generic SIMD code makes debug builds' signing several times
+    /// slower.)
     @inline(__always)
     static func multiply(
-        _ ext: UnsafePointer<Int16>, count: Int, offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int),
-        into out: UnsafeMutablePointer<Int16>
+        _ ext: UnsafePointer<Int16>, first: Int, count: Int, aligned: UnsafePointer<Int>,
+        counts: (plus: Int, minus: Int), into out: UnsafeMutablePointer<Int16>
     ) {
-        typealias V = SIMD8<Int16>
-        let minusList = offsets + (n + 1)
+        let minusList = aligned + counts.plus
+        let size = MemoryLayout<Int16>.size
         for p in 0..<count {
-            let source = UnsafeRawPointer(ext + p &* extendedCount)
+            let source = UnsafeRawPointer(ext + (first &+ p) &* extendedCount)
             let target = UnsafeMutableRawPointer(out + p &* n)
-            // 64 coefficients (eight registers) at a time, each summed over all of c's positions.
+            // 256 bytes of coefficients (sixteen registers, all of SSE2's) at a time, each summed
+            // over all of c's positions: the window reads are memory operands of the additions,
+            // so no register is needed for them.
             var chunk = 0
-            while chunk < 2 &* n {  // byte offset of the chunk
-                var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
-                var k = 0
+            while chunk < n &* size {
+                var a0 = SIMD8<Int16>(), a1 = SIMD8<Int16>(), a2 = SIMD8<Int16>(), a3 = SIMD8<Int16>(), a4 = SIMD8<Int16>(), a5 = SIMD8<Int16>(), a6 = SIMD8<Int16>(), a7 = SIMD8<Int16>()
+                var a8 = SIMD8<Int16>(), a9 = SIMD8<Int16>(), a10 = SIMD8<Int16>(), a11 = SIMD8<Int16>(), a12 = SIMD8<Int16>(), a13 = SIMD8<Int16>(), a14 = SIMD8<Int16>(), a15 = SIMD8<Int16>()
+                let base = source + chunk
+                var k: Int
+                k = 0
                 while k < counts.plus {
-                    let s = source + (2 &* offsets[k] &+ chunk)
-                    a0 &+= s.loadUnaligned(fromByteOffset: 0, as: V.self)
-                    a1 &+= s.loadUnaligned(fromByteOffset: 16, as: V.self)
-                    a2 &+= s.loadUnaligned(fromByteOffset: 32, as: V.self)
-                    a3 &+= s.loadUnaligned(fromByteOffset: 48, as: V.self)
-                    a4 &+= s.loadUnaligned(fromByteOffset: 64, as: V.self)
-                    a5 &+= s.loadUnaligned(fromByteOffset: 80, as: V.self)
-                    a6 &+= s.loadUnaligned(fromByteOffset: 96, as: V.self)
-                    a7 &+= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    let s = base + aligned[k]
+                    a0 &+= s.load(fromByteOffset: 0, as: SIMD8<Int16>.self)
+                    a1 &+= s.load(fromByteOffset: 16, as: SIMD8<Int16>.self)
+                    a2 &+= s.load(fromByteOffset: 32, as: SIMD8<Int16>.self)
+                    a3 &+= s.load(fromByteOffset: 48, as: SIMD8<Int16>.self)
+                    a4 &+= s.load(fromByteOffset: 64, as: SIMD8<Int16>.self)
+                    a5 &+= s.load(fromByteOffset: 80, as: SIMD8<Int16>.self)
+                    a6 &+= s.load(fromByteOffset: 96, as: SIMD8<Int16>.self)
+                    a7 &+= s.load(fromByteOffset: 112, as: SIMD8<Int16>.self)
+                    a8 &+= s.load(fromByteOffset: 128, as: SIMD8<Int16>.self)
+                    a9 &+= s.load(fromByteOffset: 144, as: SIMD8<Int16>.self)
+                    a10 &+= s.load(fromByteOffset: 160, as: SIMD8<Int16>.self)
+                    a11 &+= s.load(fromByteOffset: 176, as: SIMD8<Int16>.self)
+                    a12 &+= s.load(fromByteOffset: 192, as: SIMD8<Int16>.self)
+                    a13 &+= s.load(fromByteOffset: 208, as: SIMD8<Int16>.self)
+                    a14 &+= s.load(fromByteOffset: 224, as: SIMD8<Int16>.self)
+                    a15 &+= s.load(fromByteOffset: 240, as: SIMD8<Int16>.self)
                     k &+= 1
                 }
                 k = 0
                 while k < counts.minus {
-                    let s = source + (2 &* minusList[k] &+ chunk)
-                    a0 &-= s.loadUnaligned(fromByteOffset: 0, as: V.self)
-                    a1 &-= s.loadUnaligned(fromByteOffset: 16, as: V.self)
-                    a2 &-= s.loadUnaligned(fromByteOffset: 32, as: V.self)
-                    a3 &-= s.loadUnaligned(fromByteOffset: 48, as: V.self)
-                    a4 &-= s.loadUnaligned(fromByteOffset: 64, as: V.self)
-                    a5 &-= s.loadUnaligned(fromByteOffset: 80, as: V.self)
-                    a6 &-= s.loadUnaligned(fromByteOffset: 96, as: V.self)
-                    a7 &-= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    let s = base + minusList[k]
+                    a0 &-= s.load(fromByteOffset: 0, as: SIMD8<Int16>.self)
+                    a1 &-= s.load(fromByteOffset: 16, as: SIMD8<Int16>.self)
+                    a2 &-= s.load(fromByteOffset: 32, as: SIMD8<Int16>.self)
+                    a3 &-= s.load(fromByteOffset: 48, as: SIMD8<Int16>.self)
+                    a4 &-= s.load(fromByteOffset: 64, as: SIMD8<Int16>.self)
+                    a5 &-= s.load(fromByteOffset: 80, as: SIMD8<Int16>.self)
+                    a6 &-= s.load(fromByteOffset: 96, as: SIMD8<Int16>.self)
+                    a7 &-= s.load(fromByteOffset: 112, as: SIMD8<Int16>.self)
+                    a8 &-= s.load(fromByteOffset: 128, as: SIMD8<Int16>.self)
+                    a9 &-= s.load(fromByteOffset: 144, as: SIMD8<Int16>.self)
+                    a10 &-= s.load(fromByteOffset: 160, as: SIMD8<Int16>.self)
+                    a11 &-= s.load(fromByteOffset: 176, as: SIMD8<Int16>.self)
+                    a12 &-= s.load(fromByteOffset: 192, as: SIMD8<Int16>.self)
+                    a13 &-= s.load(fromByteOffset: 208, as: SIMD8<Int16>.self)
+                    a14 &-= s.load(fromByteOffset: 224, as: SIMD8<Int16>.self)
+                    a15 &-= s.load(fromByteOffset: 240, as: SIMD8<Int16>.self)
                     k &+= 1
                 }
                 let t = target + chunk
-                t.storeBytes(of: a0, toByteOffset: 0, as: V.self)
-                t.storeBytes(of: a1, toByteOffset: 16, as: V.self)
-                t.storeBytes(of: a2, toByteOffset: 32, as: V.self)
-                t.storeBytes(of: a3, toByteOffset: 48, as: V.self)
-                t.storeBytes(of: a4, toByteOffset: 64, as: V.self)
-                t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
-                t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
-                t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
-                chunk &+= 128
+                t.storeBytes(of: a0, toByteOffset: 0, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a1, toByteOffset: 16, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a2, toByteOffset: 32, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a3, toByteOffset: 48, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a4, toByteOffset: 64, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a5, toByteOffset: 80, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a6, toByteOffset: 96, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a7, toByteOffset: 112, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a8, toByteOffset: 128, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a9, toByteOffset: 144, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a10, toByteOffset: 160, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a11, toByteOffset: 176, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a12, toByteOffset: 192, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a13, toByteOffset: 208, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a14, toByteOffset: 224, as: SIMD8<Int16>.self)
+                t.storeBytes(of: a15, toByteOffset: 240, as: SIMD8<Int16>.self)
+                chunk &+= 256
             }
         }
     }
 
-    /// out_p = c·v_p for `count` polynomials given in extended Int32 form (|c·v| < 2^31).
+
+    /// The Int32 form of ``multiply(_:first:count:aligned:counts:into:)`` (|c·t0| ≤ 49·2^12).
     @inline(__always)
     static func multiply(
-        _ ext: UnsafePointer<Int32>, count: Int, offsets: UnsafePointer<Int>, counts: (plus: Int, minus: Int),
-        into out: UnsafeMutablePointer<Int32>
+        _ ext: UnsafePointer<Int32>, first: Int, count: Int, aligned: UnsafePointer<Int>,
+        counts: (plus: Int, minus: Int), into out: UnsafeMutablePointer<Int32>
     ) {
-        typealias V = SIMD4<Int32>
-        let minusList = offsets + (n + 1)
+        let minusList = aligned + counts.plus
+        let size = MemoryLayout<Int32>.size
         for p in 0..<count {
-            let source = UnsafeRawPointer(ext + p &* extendedCount)
+            let source = UnsafeRawPointer(ext + (first &+ p) &* extendedCount)
             let target = UnsafeMutableRawPointer(out + p &* n)
-            // 32 coefficients (eight registers) at a time.
+            // 256 bytes of coefficients (sixteen registers, all of SSE2's) at a time, each summed
+            // over all of c's positions: the window reads are memory operands of the additions,
+            // so no register is needed for them.
             var chunk = 0
-            while chunk < 4 &* n {
-                var a0 = V(), a1 = V(), a2 = V(), a3 = V(), a4 = V(), a5 = V(), a6 = V(), a7 = V()
-                var k = 0
+            while chunk < n &* size {
+                var a0 = SIMD4<Int32>(), a1 = SIMD4<Int32>(), a2 = SIMD4<Int32>(), a3 = SIMD4<Int32>(), a4 = SIMD4<Int32>(), a5 = SIMD4<Int32>(), a6 = SIMD4<Int32>(), a7 = SIMD4<Int32>()
+                var a8 = SIMD4<Int32>(), a9 = SIMD4<Int32>(), a10 = SIMD4<Int32>(), a11 = SIMD4<Int32>(), a12 = SIMD4<Int32>(), a13 = SIMD4<Int32>(), a14 = SIMD4<Int32>(), a15 = SIMD4<Int32>()
+                let base = source + chunk
+                var k: Int
+                k = 0
                 while k < counts.plus {
-                    let s = source + (4 &* offsets[k] &+ chunk)
-                    a0 &+= s.loadUnaligned(fromByteOffset: 0, as: V.self)
-                    a1 &+= s.loadUnaligned(fromByteOffset: 16, as: V.self)
-                    a2 &+= s.loadUnaligned(fromByteOffset: 32, as: V.self)
-                    a3 &+= s.loadUnaligned(fromByteOffset: 48, as: V.self)
-                    a4 &+= s.loadUnaligned(fromByteOffset: 64, as: V.self)
-                    a5 &+= s.loadUnaligned(fromByteOffset: 80, as: V.self)
-                    a6 &+= s.loadUnaligned(fromByteOffset: 96, as: V.self)
-                    a7 &+= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    let s = base + aligned[k]
+                    a0 &+= s.load(fromByteOffset: 0, as: SIMD4<Int32>.self)
+                    a1 &+= s.load(fromByteOffset: 16, as: SIMD4<Int32>.self)
+                    a2 &+= s.load(fromByteOffset: 32, as: SIMD4<Int32>.self)
+                    a3 &+= s.load(fromByteOffset: 48, as: SIMD4<Int32>.self)
+                    a4 &+= s.load(fromByteOffset: 64, as: SIMD4<Int32>.self)
+                    a5 &+= s.load(fromByteOffset: 80, as: SIMD4<Int32>.self)
+                    a6 &+= s.load(fromByteOffset: 96, as: SIMD4<Int32>.self)
+                    a7 &+= s.load(fromByteOffset: 112, as: SIMD4<Int32>.self)
+                    a8 &+= s.load(fromByteOffset: 128, as: SIMD4<Int32>.self)
+                    a9 &+= s.load(fromByteOffset: 144, as: SIMD4<Int32>.self)
+                    a10 &+= s.load(fromByteOffset: 160, as: SIMD4<Int32>.self)
+                    a11 &+= s.load(fromByteOffset: 176, as: SIMD4<Int32>.self)
+                    a12 &+= s.load(fromByteOffset: 192, as: SIMD4<Int32>.self)
+                    a13 &+= s.load(fromByteOffset: 208, as: SIMD4<Int32>.self)
+                    a14 &+= s.load(fromByteOffset: 224, as: SIMD4<Int32>.self)
+                    a15 &+= s.load(fromByteOffset: 240, as: SIMD4<Int32>.self)
                     k &+= 1
                 }
                 k = 0
                 while k < counts.minus {
-                    let s = source + (4 &* minusList[k] &+ chunk)
-                    a0 &-= s.loadUnaligned(fromByteOffset: 0, as: V.self)
-                    a1 &-= s.loadUnaligned(fromByteOffset: 16, as: V.self)
-                    a2 &-= s.loadUnaligned(fromByteOffset: 32, as: V.self)
-                    a3 &-= s.loadUnaligned(fromByteOffset: 48, as: V.self)
-                    a4 &-= s.loadUnaligned(fromByteOffset: 64, as: V.self)
-                    a5 &-= s.loadUnaligned(fromByteOffset: 80, as: V.self)
-                    a6 &-= s.loadUnaligned(fromByteOffset: 96, as: V.self)
-                    a7 &-= s.loadUnaligned(fromByteOffset: 112, as: V.self)
+                    let s = base + minusList[k]
+                    a0 &-= s.load(fromByteOffset: 0, as: SIMD4<Int32>.self)
+                    a1 &-= s.load(fromByteOffset: 16, as: SIMD4<Int32>.self)
+                    a2 &-= s.load(fromByteOffset: 32, as: SIMD4<Int32>.self)
+                    a3 &-= s.load(fromByteOffset: 48, as: SIMD4<Int32>.self)
+                    a4 &-= s.load(fromByteOffset: 64, as: SIMD4<Int32>.self)
+                    a5 &-= s.load(fromByteOffset: 80, as: SIMD4<Int32>.self)
+                    a6 &-= s.load(fromByteOffset: 96, as: SIMD4<Int32>.self)
+                    a7 &-= s.load(fromByteOffset: 112, as: SIMD4<Int32>.self)
+                    a8 &-= s.load(fromByteOffset: 128, as: SIMD4<Int32>.self)
+                    a9 &-= s.load(fromByteOffset: 144, as: SIMD4<Int32>.self)
+                    a10 &-= s.load(fromByteOffset: 160, as: SIMD4<Int32>.self)
+                    a11 &-= s.load(fromByteOffset: 176, as: SIMD4<Int32>.self)
+                    a12 &-= s.load(fromByteOffset: 192, as: SIMD4<Int32>.self)
+                    a13 &-= s.load(fromByteOffset: 208, as: SIMD4<Int32>.self)
+                    a14 &-= s.load(fromByteOffset: 224, as: SIMD4<Int32>.self)
+                    a15 &-= s.load(fromByteOffset: 240, as: SIMD4<Int32>.self)
                     k &+= 1
                 }
                 let t = target + chunk
-                t.storeBytes(of: a0, toByteOffset: 0, as: V.self)
-                t.storeBytes(of: a1, toByteOffset: 16, as: V.self)
-                t.storeBytes(of: a2, toByteOffset: 32, as: V.self)
-                t.storeBytes(of: a3, toByteOffset: 48, as: V.self)
-                t.storeBytes(of: a4, toByteOffset: 64, as: V.self)
-                t.storeBytes(of: a5, toByteOffset: 80, as: V.self)
-                t.storeBytes(of: a6, toByteOffset: 96, as: V.self)
-                t.storeBytes(of: a7, toByteOffset: 112, as: V.self)
-                chunk &+= 128
+                t.storeBytes(of: a0, toByteOffset: 0, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a1, toByteOffset: 16, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a2, toByteOffset: 32, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a3, toByteOffset: 48, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a4, toByteOffset: 64, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a5, toByteOffset: 80, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a6, toByteOffset: 96, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a7, toByteOffset: 112, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a8, toByteOffset: 128, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a9, toByteOffset: 144, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a10, toByteOffset: 160, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a11, toByteOffset: 176, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a12, toByteOffset: 192, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a13, toByteOffset: 208, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a14, toByteOffset: 224, as: SIMD4<Int32>.self)
+                t.storeBytes(of: a15, toByteOffset: 240, as: SIMD4<Int32>.self)
+                chunk &+= 256
             }
         }
     }

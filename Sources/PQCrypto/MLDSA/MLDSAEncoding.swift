@@ -154,9 +154,12 @@ enum MLDSAEncoding {
             let low = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 10 &* g, as: UInt64.self))
             let high = UInt64(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 10 &* g &+ 8, as: UInt16.self)))
             let v = z + 4 &* g
-            v[0] = gamma1 &- Int32(truncatingIfNeeded: low & 0xF_FFFF)
-            v[1] = gamma1 &- Int32(truncatingIfNeeded: (low &>> 20) & 0xF_FFFF)
-            v[2] = gamma1 &- Int32(truncatingIfNeeded: (low &>> 40) & 0xF_FFFF)
+            // γ1 − x = (x XOR (2^20 − 1)) − (γ1 − 1) for 20-bit x: one XOR for the three fields of
+            // `low`, then a subtraction of a constant (a single three-operand instruction).
+            let inverted = low ^ 0x0FFF_FFFF_FFFF_FFFF
+            v[0] = Int32(truncatingIfNeeded: inverted & 0xF_FFFF) &- (gamma1 &- 1)
+            v[1] = Int32(truncatingIfNeeded: (inverted &>> 20) & 0xF_FFFF) &- (gamma1 &- 1)
+            v[2] = Int32(truncatingIfNeeded: (inverted &>> 40) & 0xF_FFFF) &- (gamma1 &- 1)
             v[3] = gamma1 &- Int32(truncatingIfNeeded: low &>> 60 | high &<< 4)
         }
     }

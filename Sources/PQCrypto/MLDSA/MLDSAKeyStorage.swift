@@ -11,15 +11,16 @@ final class MLDSA65PublicKeyStorage: Sendable {
     let encoded: MLDSABytes
     /// tr = H(pk, 64), the prefix of every message representative μ.
     let tr: MLDSABytes
-    /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, in [0, q).
-    let matrix: MLDSANTTPolynomials
-    /// t1 − 512 (k polynomials, in [−512, 511]), extended (512 Int16 each): c·(t1 − 512) fits
-    /// Int16, and c·t1 = c·(t1 − 512) + 512·c·(1 + X + … + X^255).
+    /// Â = ExpandA(ρ), k×l polynomials in the NTT domain, in [0, q), in the matrix layout (see
+    /// ``MLDSAPolynomial/matrixTimesVector(_:matrix:_:)``).
+    let matrix: MLDSAMatrix
+    /// t1 − 512 (k polynomials, in [−512, 511]), in the aligned extended form (Int16): c·(t1 − 512)
+    /// fits Int16, and c·t1 = c·(t1 − 512) + 512·c·(1 + X + … + X^255).
     let t1Extended: MLDSABuffer<Int16>
 
     /// Expands a 1952-byte encoding (pkDecode, Algorithm 23; every bit pattern is a valid key).
     init(encoded: MLDSABytes) {
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
+        let matrix = MLDSAMatrix(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: encoded.bytes(0..<32), into: matrix.base)
         let t1 = MLDSAPolynomials(polynomials: P.k, secret: false, zeroed: false)
         for row in 0..<P.k {
@@ -32,7 +33,7 @@ final class MLDSA65PublicKeyStorage: Sendable {
     }
 
     /// Assembles a key computed by key generation, sharing Â with the private key.
-    init(encoded: MLDSABytes, tr: MLDSABytes, matrix: MLDSANTTPolynomials, t1: MLDSAPolynomials) {
+    init(encoded: MLDSABytes, tr: MLDSABytes, matrix: MLDSAMatrix, t1: MLDSAPolynomials) {
         self.encoded = encoded
         self.tr = tr
         self.matrix = matrix
@@ -51,8 +52,9 @@ final class MLDSA65PublicKeyStorage: Sendable {
     /// The extended form of t1 − 512 (t1 is shifted in place).
     private static func extendT1(_ t1: MLDSAPolynomials) -> MLDSABuffer<Int16> {
         for i in 0..<t1.count { t1.base[i] &-= 512 }
-        let extended = MLDSABuffer<Int16>(count: P.k * MLDSAChallenge.extendedCount, secret: false, zeroed: false)
-        MLDSAChallenge.extend(t1.base, count: P.k, into: extended.base)
+        let extended = MLDSABuffer<Int16>(
+            count: MLDSAChallenge.alignedCount(polynomials: P.k, of: Int16.self), secret: false, zeroed: false)
+        MLDSAChallenge.extendAligned(t1.base, count: P.k, into: extended.base)
         return extended
     }
 }
@@ -68,15 +70,15 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     let seed: MLDSABytes?
     /// The 4032-byte encoding ρ ‖ K ‖ tr ‖ s1 ‖ s2 ‖ t0; K and tr are read from here.
     let encoded: MLDSABytes
-    /// s1 (l polynomials) then s2 (k), extended (512 Int16 each).
+    /// s1 (l polynomials) then s2 (k), in the aligned extended form (eight copies of 512 Int16
+    /// each; see MLDSAChallenge.extendAligned).
     let shortSecrets: MLDSABuffer<Int16>
-    /// t0 (k polynomials), extended (512 Int32 each).
+    /// t0 (k polynomials), in the aligned extended form (Int32).
     let t0Extended: MLDSABuffer<Int32>
     let publicKey: MLDSA65PublicKeyStorage
 
-    var matrix: MLDSANTTPolynomials { publicKey.matrix }
-    var s1Extended: UnsafeMutablePointer<Int16> { shortSecrets.base }
-    var s2Extended: UnsafeMutablePointer<Int16> { shortSecrets.base + P.l * MLDSAChallenge.extendedCount }
+    var matrix: MLDSAMatrix { publicKey.matrix }
+    var shortExtended: UnsafeMutablePointer<Int16> { shortSecrets.base }
     /// K, the signer's private seed for ρ''.
     var signingSeed: UnsafeRawBufferPointer { encoded.bytes(P.skKeyOffset..<(P.skKeyOffset + 32)) }
     var tr: UnsafeRawBufferPointer { encoded.bytes(P.skTrOffset..<(P.skTrOffset + P.hashBytes)) }
@@ -85,10 +87,12 @@ final class MLDSA65PrivateKeyStorage: Sendable {
                  publicKey: MLDSA65PublicKeyStorage) {
         self.seed = seed
         self.encoded = encoded
-        let shortSecrets = MLDSABuffer<Int16>(count: (P.l + P.k) * MLDSAChallenge.extendedCount, zeroed: false)
-        MLDSAChallenge.extend(s.base, count: P.l + P.k, into: shortSecrets.base)
-        let t0Extended = MLDSABuffer<Int32>(count: P.k * MLDSAChallenge.extendedCount, zeroed: false)
-        MLDSAChallenge.extend(t0.base, count: P.k, into: t0Extended.base)
+        let shortSecrets = MLDSABuffer<Int16>(
+            count: MLDSAChallenge.alignedCount(polynomials: P.l + P.k, of: Int16.self), zeroed: false)
+        MLDSAChallenge.extendAligned(s.base, count: P.l + P.k, into: shortSecrets.base)
+        let t0Extended = MLDSABuffer<Int32>(
+            count: MLDSAChallenge.alignedCount(polynomials: P.k, of: Int32.self), zeroed: false)
+        MLDSAChallenge.extendAligned(t0.base, count: P.k, into: t0Extended.base)
         self.shortSecrets = shortSecrets
         self.t0Extended = t0Extended
         self.publicKey = publicKey
@@ -105,7 +109,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         hash.finalize(into: UnsafeMutableRawBufferPointer(start: expanded.base, count: 128))
         let rho = expanded.bytes(0..<32)
 
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
+        let matrix = MLDSAMatrix(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         // s = (s1, s2): small coefficients in the normal domain.
         let s = MLDSAPolynomials(polynomials: P.l + P.k, zeroed: false)
@@ -156,7 +160,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
         }
 
         let rho = encoded.bytes(0..<32)
-        let matrix = MLDSANTTPolynomials(polynomials: P.k * P.l, secret: false, zeroed: false)
+        let matrix = MLDSAMatrix(polynomials: P.k * P.l, secret: false, zeroed: false)
         MLDSASampling.expandA(rho: rho, into: matrix.base)
         let parts = computeT(matrix: matrix, s: s)
         var difference: Int32 = 0
@@ -184,7 +188,7 @@ final class MLDSA65PrivateKeyStorage: Sendable {
     }
 
     /// t = NTT^-1(Â·NTT(s1)) + s2, (t1, t0) = Power2Round(t).
-    private static func computeT(matrix: MLDSANTTPolynomials, s: MLDSAPolynomials) -> (
+    private static func computeT(matrix: MLDSAMatrix, s: MLDSAPolynomials) -> (
         t1: MLDSAPolynomials, t0: MLDSAPolynomials
     ) {
         let s1Hat = MLDSANTTPolynomials(polynomials: P.l, zeroed: false)

@@ -105,9 +105,9 @@ enum MLDSANTT {
                 (a[j], a[j &+ 64]) = butterfly(y0, y1, z2)
                 (a[j &+ 128], a[j &+ 192]) = butterfly(y2, y3, z3)
             }
-            // Layers of length 2h and h for h = 16 and 4, in blocks of 4h coefficients.
-            var h = 16
-            while h >= 4 {
+            // Layers of length 2h and h for h = 16 and 4, in blocks of 4h coefficients (one call
+            // per h, so that h is a constant in each).
+            @inline(__always) func radix4Pass(_ h: Int) {
                 var start = 0
                 while start < n {
                     let outer = zeta[64 / h &+ start / (4 &* h)]
@@ -121,8 +121,9 @@ enum MLDSANTT {
                     }
                     start &+= 4 &* h
                 }
-                h &>>= 2
             }
+            radix4Pass(16)
+            radix4Pass(4)
             // Layers of length 2 and 1 on two blocks of four at a time, regrouped into vectors
             // (the vectorizer leaves these short butterflies scalar): halves for distance 2,
             // even and odd lanes for distance 1.
@@ -166,9 +167,8 @@ enum MLDSANTT {
             }
             // Layers of length h and 2h for h = 4 and 16, in blocks of 4h coefficients: each pass
             // multiplies the bound on the sums by 4 (to 32q, then 128q).
-            var h = 4
-            var offset = 4 &* twoQ  // the bound on this pass's input
-            while h <= 16 {
+            // (One call per h, so that h and the bound are constants in each.)
+            @inline(__always) func radix4Pass(_ h: Int, offset: UInt32) {
                 var start = 0
                 while start < n {
                     let innerIndex = 256 / h &- 1 &- start / (2 &* h)
@@ -183,9 +183,10 @@ enum MLDSANTT {
                     }
                     start &+= 4 &* h
                 }
-                h &<<= 2
-                offset &<<= 2
             }
+            radix4Pass(4, offset: 4 &* twoQ)   // the bound on this pass's input
+            radix4Pass(16, offset: 16 &* twoQ)
+            let offset = 64 &* twoQ
             // Layers of length 64 and 128 with the final factor folded into the last products
             // (sums below 256q, then 512q), writing Int32 output.
             let (innerLow, innerHigh) = (zeta[3], zeta[2])

@@ -28,23 +28,43 @@ enum MLDSAPolynomial {
     /// w = Â·v·2^-32 mod q in the NTT domain, in [0, 2q), for Â in [0, q) in row-major order (k rows
     /// of l polynomials) and v in [0, 18q). Each output coefficient is one reduction of the exact
     /// sum of its l products (below 90q² < 2^32·q).
+    ///
+    /// Â is in the matrix layout: a UInt64 per coefficient, each group of four coefficients in the
+    /// order 0, 2, 1, 3. A group of v loaded as four UInt32 is, as two UInt64, coefficients 0 and
+    /// 2 in the low halves and 1 and 3 in the high ones, which is what the zero-extended 32×32→64
+    /// products (SSE2 `pmuludq`, NEON `umull`) take; the matching halves of Â are the two aligned
+    /// 16-byte words of the group, read straight from memory. No shuffles, except one shift.
     @inline(__always)
     static func matrixTimesVector(
-        _ w: UnsafeMutablePointer<UInt32>, matrix: UnsafeMutablePointer<UInt32>, _ v: UnsafeMutablePointer<UInt32>
+        _ w: UnsafeMutablePointer<UInt32>, matrix: UnsafeMutablePointer<UInt64>, _ v: UnsafeMutablePointer<UInt32>
     ) {
+        typealias W = SIMD2<UInt64>
         let l = MLDSA65Parameters.l
+        let low = W(repeating: 0xFFFF_FFFF)
+        let qInverse = W(repeating: UInt64(MLDSAField.negativeQInverse))
+        let q = W(repeating: UInt64(MLDSAField.qUnsigned))
+        let vBytes = UnsafeRawPointer(v)
         for row in 0..<MLDSA65Parameters.k {
-            let a = matrix + row &* l &* n
-            let out = w + row &* n
-            let (a1, a2, a3, a4) = (a + n, a + 2 &* n, a + 3 &* n, a + 4 &* n)
-            let (v1, v2, v3, v4) = (v + n, v + 2 &* n, v + 3 &* n, v + 4 &* n)
-            for i in 0..<n {
-                var sum = UInt64(a[i]) &* UInt64(v[i])
-                sum &+= UInt64(a1[i]) &* UInt64(v1[i])
-                sum &+= UInt64(a2[i]) &* UInt64(v2[i])
-                sum &+= UInt64(a3[i]) &* UInt64(v3[i])
-                sum &+= UInt64(a4[i]) &* UInt64(v4[i])
-                out[i] = MLDSAField.montgomeryReduce(sum)
+            let a = UnsafeRawPointer(matrix + row &* l &* n)
+            let out = UnsafeMutableRawPointer(w + row &* n)
+            var g = 0
+            while g < n {
+                var even = W(), odd = W()
+                for s in 0..<l {
+                    let x = unsafeBitCast(
+                        vBytes.loadUnaligned(fromByteOffset: (s &* n &+ g) &* 4, as: SIMD4<UInt32>.self), to: W.self)
+                    let aEven = a.load(fromByteOffset: (s &* n &+ g) &* 8, as: W.self)
+                    let aOdd = a.load(fromByteOffset: (s &* n &+ g) &* 8 &+ 16, as: W.self)
+                    even &+= (x & low) &* (aEven & low)
+                    odd &+= (x &>> 32) &* (aOdd & low)
+                }
+                // Montgomery reduction of the four sums (MLDSAField.montgomeryReduce).
+                let mEven = ((even & low) &* qInverse) & low
+                let mOdd = ((odd & low) &* qInverse) & low
+                let result = ((even &+ mEven &* q) &>> 32) | ((odd &+ mOdd &* q) & ~low)
+                out.storeBytes(of: unsafeBitCast(result, to: SIMD4<UInt32>.self), toByteOffset: g &* 4,
+                               as: SIMD4<UInt32>.self)
+                g &+= 4
             }
         }
     }

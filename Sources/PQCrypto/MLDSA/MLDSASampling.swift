@@ -59,10 +59,11 @@ enum MLDSASampling {
     // MARK: ExpandA
 
     /// Â = ExpandA(ρ) (Algorithm 32): entry (r, s), stored at polynomial r·l + s, is
-    /// RejNTTPoly(ρ ‖ s ‖ r), with coefficients in [0, q).
+    /// RejNTTPoly(ρ ‖ s ‖ r), with coefficients in [0, q), in the matrix layout (see
+    /// ``MLDSAPolynomial/matrixTimesVector(_:matrix:_:)``).
     ///
     /// All matrix sampling goes through this one function, two entries at a time.
-    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<UInt32>) {
+    static func expandA(rho: UnsafeRawBufferPointer, into matrix: UnsafeMutablePointer<UInt64>) {
         guard let rhoBase = rho.baseAddress, rho.count == 32 else { preconditionFailure("ρ is 32 bytes") }
         // Five blocks (280 candidates) almost always yield the 256 coefficients; more are read one
         // block (56 candidates) at a time. Each stream's candidates go to its own buffer, which has
@@ -86,16 +87,63 @@ enum MLDSASampling {
                     if lane == 0 { filled.0 = 0 } else { filled.1 = 0 }
                 },
                 consume: { entry, lane, bytes, count in
+                    let previouslyFilled = lane == 0 ? filled.0 : filled.1
+                    // Usually (78%) none of the first 256 candidates is rejected.
+                    if previouslyFilled == 0 && count / 3 >= n
+                        && uniformWithoutRejections(bytes, into: matrix + entry &* n) {
+                        return true
+                    }
                     let sampled = candidates + lane * candidateCapacity
                     let laneFilled = rejectUniform(
-                        bytes, candidates: count / 3, into: sampled, filled: lane == 0 ? filled.0 : filled.1)
+                        bytes, candidates: count / 3, into: sampled, filled: previouslyFilled)
                     if lane == 0 { filled.0 = laneFilled } else { filled.1 = laneFilled }
                     guard laneFilled >= n else { return false }
-                    let poly = matrix + entry &* n
-                    for i in 0..<n { poly[i] = UInt32(bitPattern: sampled[i]) }
+                    // The matrix layout: each group of four as a0, a2, a1, a3, zero-extended
+                    // (the low and high halves of the group read as two UInt64).
+                    let poly = UnsafeMutableRawPointer(matrix + entry &* n)
+                    let source = UnsafeRawPointer(sampled)
+                    let low = SIMD2<UInt64>(repeating: 0xFFFF_FFFF)
+                    var g = 0
+                    while g < n {
+                        let x = source.loadUnaligned(fromByteOffset: g &* 4, as: SIMD2<UInt64>.self)
+                        poly.storeBytes(of: x & low, toByteOffset: g &* 8, as: SIMD2<UInt64>.self)
+                        poly.storeBytes(of: x &>> 32, toByteOffset: g &* 8 &+ 16, as: SIMD2<UInt64>.self)
+                        g &+= 4
+                    }
                     return true
                 })
         }
+    }
+
+    /// RejNTTPoly's common case: writes the first 256 candidates of `bytes` (770 bytes readable)
+    /// to `poly` in the matrix layout and returns whether all of them are below q, in which case
+    /// they are the polynomial (78% of polynomials). ρ is public, so the outcome may steer the
+    /// caller.
+    ///
+    /// Candidates 4g … 4g + 3 are the 3-byte values at 12g, 12g + 3, 12g + 6 and 12g + 9. The
+    /// 8-byte words at 12g and 12g + 6, as two 64-bit lanes, hold candidates 4g and 4g + 2 in their
+    /// low 23 bits and 4g + 1 and 4g + 3 from bit 24: masked, they are the group's two 16-byte
+    /// words of the matrix layout, with no shuffling. A candidate is q or more exactly when adding
+    /// 2^32 − q carries into bit 32.
+    @inline(__always)
+    static func uniformWithoutRejections(_ bytes: UnsafeRawPointer, into poly: UnsafeMutablePointer<UInt64>) -> Bool {
+        typealias W = SIMD2<UInt64>
+        let mask = W(repeating: 0x7F_FFFF)
+        let carry = W(repeating: (1 << 32) &- UInt64(MLDSA65Parameters.q))
+        let target = UnsafeMutableRawPointer(poly)
+        var overflow = W()
+        var g = 0
+        while g < n {
+            let source = bytes + 3 &* g
+            let words = W(UInt64(littleEndian: source.loadUnaligned(as: UInt64.self)),
+                          UInt64(littleEndian: source.loadUnaligned(fromByteOffset: 6, as: UInt64.self)))
+            let even = words & mask, odd = (words &>> 24) & mask
+            target.storeBytes(of: even, toByteOffset: g &* 8, as: W.self)
+            target.storeBytes(of: odd, toByteOffset: g &* 8 &+ 16, as: W.self)
+            overflow |= (even &+ carry) | (odd &+ carry)
+            g &+= 4
+        }
+        return (overflow[0] | overflow[1]) &>> 32 == 0
     }
 
     /// The inner loop of RejNTTPoly (Algorithm 30 with CoeffFromThreeBytes): reads `candidates`
@@ -173,42 +221,6 @@ enum MLDSASampling {
         }
         return filled
     }
-
-    // MARK: ExpandMask
-
-    /// y = ExpandMask(ρ'', κ) (Algorithm 34) for γ1 = 2^19: polynomial r is the 20-bit unpacking of
-    /// 640 bytes of SHAKE256(ρ'' ‖ (κ + r) as two bytes). Writes l polynomials in (−γ1, γ1].
-    /// `scratch` holds ``maskScratchBytes`` bytes; the caller zeroes it, and `spare`.
-    ///
-    /// Signing attempts use κ = 0, 5, 10, …, so the streams pair up across attempts: an attempt
-    /// with even κ also draws the polynomial for κ + 5 (into `spare`), which the next attempt,
-    /// with odd κ, starts from. No state runs idle.
-    static func expandMask(
-        rhoDoublePrime: UnsafeRawPointer, kappa: Int, into y: UnsafeMutablePointer<Int32>,
-        spare: UnsafeMutablePointer<Int32>, scratch: UnsafeMutableRawPointer
-    ) {
-        let l = MLDSA65Parameters.l
-        let first = kappa & 1  // polynomials of y already drawn by the previous attempt
-        if first == 1 { y.update(from: spare, count: n) }
-        forEachStreamPair(
-            count: l + 1 - 2 * first, rate: shake256Rate, seedLength: 66, initialBlocks: maskBlocks, scratch: scratch,
-            start: { r, _, seed in
-                let counter = kappa &+ first &+ r
-                seed.copyMemory(from: rhoDoublePrime, byteCount: 64)
-                seed.storeBytes(of: UInt8(truncatingIfNeeded: counter), toByteOffset: 64, as: UInt8.self)
-                seed.storeBytes(of: UInt8(truncatingIfNeeded: counter >> 8), toByteOffset: 65, as: UInt8.self)
-            },
-            consume: { r, _, bytes, _ in
-                let index = first &+ r
-                MLDSAEncoding.unpackZ(bytes.assumingMemoryBound(to: UInt8.self), into: index < l ? y + index &* n : spare)
-                return true
-            })
-    }
-
-    /// Blocks per ExpandMask stream: 680 bytes ≥ 640.
-    static let maskBlocks = 5
-    /// Scratch bytes for ``expandMask(rhoDoublePrime:kappa:into:spare:scratch:)``.
-    static let maskScratchBytes = pairScratchBytes(seedLength: 66, rate: shake256Rate, initialBlocks: maskBlocks)
 
     // MARK: SampleInBall
 

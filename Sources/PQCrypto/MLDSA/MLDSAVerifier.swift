@@ -22,7 +22,8 @@ extension MLDSA65PublicKeyStorage {
         let zHat = transformed.polynomial(0)
         let wHat = transformed.polynomial(l)
         let shortProduct = MLDSABuffer<Int16>(polynomials: k, secret: false, zeroed: false)
-        let offsets = MLDSABuffer<Int>(count: MLDSAChallenge.offsetCapacity, secret: false, zeroed: false)
+        let offsets = MLDSABuffer<Int>(count: 2 * MLDSAChallenge.offsetCapacity, secret: false, zeroed: false)
+        let t1Offsets = offsets.base + MLDSAChallenge.offsetCapacity
 
         // sigDecode (Algorithm 27) and the bound on z
         let zOffset = P.challengeHashBytes
@@ -40,8 +41,9 @@ extension MLDSA65PublicKeyStorage {
         MLDSAPolynomial.matrixTimesVector(wHat, matrix: matrix.base, zHat)
         MLDSAPolynomial.inverseNTT(wHat, into: w, count: k)
         let counts = MLDSAChallenge.offsets(of: c, into: offsets.base)
-        MLDSAChallenge.multiply(t1Extended.base, count: k, offsets: offsets.base, counts: counts,
-                                into: shortProduct.base)
+        MLDSAChallenge.alignedOffsets(offsets.base, counts: counts, polynomials: k, of: Int16.self, into: t1Offsets)
+        MLDSAChallenge.multiply(t1Extended.base, first: 0, count: k, aligned: t1Offsets,
+                                counts: counts, into: shortProduct.base)
         MLDSAChallenge.allOnesProduct(c, into: cTimesOnes)
 
         // w1' = UseHint(h, w'Approx); c̃' = H(μ ‖ w1Encode(w1'), 48)

@@ -105,6 +105,76 @@ struct MLDSAArithmeticTests {
         return c
     }
 
+    /// c·v for each of `polynomials` consecutive polynomials of `v` through the aligned extended
+    /// form the keys hold, one `multiply` call per polynomial (so that `first` is exercised).
+    static func alignedProduct<T: FixedWidthInteger & SignedInteger & BitwiseCopyable>(
+        _ v: [Int32], polynomials: Int, of _: T.Type, offsets: [Int], counts: (plus: Int, minus: Int),
+        multiply: (_ ext: UnsafePointer<T>, _ first: Int, _ aligned: UnsafePointer<Int>, _ out: UnsafeMutablePointer<T>) -> Void
+    ) -> [T] {
+        let n = 256
+        let ext = MLDSABuffer<T>(count: MLDSAChallenge.alignedCount(polynomials: polynomials, of: T.self))
+        v.withUnsafeBufferPointer { source in
+            guard let base = source.baseAddress else { return }
+            MLDSAChallenge.extendAligned(base, count: polynomials, into: ext.base)
+        }
+        let aligned = MLDSABuffer<Int>(count: MLDSAChallenge.offsetCapacity)
+        offsets.withUnsafeBufferPointer { list in
+            guard let base = list.baseAddress else { return }
+            MLDSAChallenge.alignedOffsets(base, counts: counts, polynomials: polynomials, of: T.self, into: aligned.base)
+        }
+        let out = MLDSABuffer<T>(count: polynomials * n)
+        for p in 0..<polynomials { multiply(ext.base, p, aligned.base, out.base + p * n) }
+        return (0..<(polynomials * n)).map { out.base[$0] }
+    }
+
+    /// The signer's two-state schedule against FIPS 204's definitions, one stream at a time: y of
+    /// each attempt is ExpandMask(ρ'', 5·attempt) (Algorithm 34), the challenge hash is
+    /// H(μ ‖ w1Encode(w1), 48), and c is SampleInBall(c̃) (Algorithm 29, as the verifier computes
+    /// it) with its nonzero positions listed.
+    @Test func signingScheduleMatchesDefinitions() {
+        var rng = SplitMix64(seed: 11)
+        let n = 256, l = MLDSA65Parameters.l, tau = MLDSA65Parameters.tau
+        let rho = MLDSABytes(count: 64)
+        for i in 0..<64 { rho.base[i] = UInt8(truncatingIfNeeded: rng.next()) }
+        let masks = MLDSAPolynomials(polynomials: MLDSAMaskSchedule.maskPolynomials)
+        let scratch = MLDSABytes(count: MLDSAMaskSchedule.scratchBytes)
+        var schedule = MLDSAMaskSchedule(
+            rhoDoublePrime: rho.base, masks: masks.base, scratch: UnsafeMutableRawPointer(scratch.base))
+        let positions = MLDSABuffer<Int>(count: tau)
+        let c = MLDSAPolynomials(polynomials: 1)
+        for attempt in 0..<7 {
+            schedule.fill(attempt: attempt)
+            let y = schedule.mask(attempt: attempt)
+            for r in 0..<l {
+                var sponge = KeccakSponge(rate: MLDSASampling.shake256Rate)
+                sponge.absorb((0..<64).map { rho.base[$0] } + [UInt8((5 * attempt + r) & 255), UInt8((5 * attempt + r) >> 8)])
+                sponge.finishAbsorbing(domainSuffix: MLDSASampling.shakeDomain)
+                var stream = [UInt8](repeating: 0, count: 640)
+                stream.withUnsafeMutableBytes { sponge.squeeze(into: $0) }
+                var expected = [Int32](repeating: 0, count: n)
+                MLDSAEncoding.unpackZ(stream, into: &expected)
+                #expect((0..<n).map { y[r * n + $0] } == expected, "y, attempt \(attempt), polynomial \(r)")
+            }
+            let message = (0..<832).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            var challenge = [UInt8](repeating: 0, count: 48)
+            message.withUnsafeBytes { input in
+                challenge.withUnsafeMutableBytes { schedule.challengeHash(attempt: attempt, message: input, into: $0) }
+            }
+            var hash = MLDSAHash()
+            message.withUnsafeBytes { hash.absorb($0) }
+            #expect(challenge == hash.finalize(count: 48), "c̃, attempt \(attempt)")
+            var expected = [Int32](repeating: 0, count: n)
+            challenge.withUnsafeBytes { MLDSASampling.sampleInBall($0, into: &expected) }
+            challenge.withUnsafeBytes {
+                schedule.sampleInBall(attempt: attempt, challenge: $0, into: c.base, positions: positions.base)
+            }
+            #expect((0..<n).map { c.base[$0] } == expected, "c, attempt \(attempt)")
+            #expect(Set((0..<tau).map { positions.base[$0] }) == Set((0..<n).filter { expected[$0] != 0 }),
+                    "positions, attempt \(attempt)")
+        }
+        schedule.clear()
+    }
+
     /// The signer's and verifier's challenge products (49 shifted windows of an extended
     /// polynomial) against schoolbook multiplication, at the extremes of each operand's range:
     /// s1, s2 in [−4, 4] (Int16), t1 − 512 in [−512, 511] (Int16), t0 in (−2^12, 2^12] (Int32),
@@ -129,18 +199,21 @@ struct MLDSAArithmeticTests {
                 v[0] = -bound
                 v[n - 1] = bound - (bound == 512 ? 1 : 0)
                 if round == 0 { v = v.map { _ in bound == 512 ? -512 : 4 } }       // the largest sums
-                var ext = [Int16](repeating: 0, count: 2 * n)
-                MLDSAChallenge.extend(v, count: 1, into: &ext)
-                var out = [Int16](repeating: 0, count: n)
-                MLDSAChallenge.multiply(ext, count: 1, offsets: offsets, counts: counts, into: &out)
-                #expect(out.map(Int64.init) == Self.exactNegacyclicProduct(c, v), "Int16, bound \(bound), round \(round)")
+                // Two polynomials (v, −v), so that the polynomial stride and `first` count too.
+                let out = Self.alignedProduct(v + v.map { 0 - $0 }, polynomials: 2, of: Int16.self,
+                                              offsets: offsets, counts: counts) { ext, first, aligned, out in
+                    MLDSAChallenge.multiply(ext, first: first, count: 1, aligned: aligned, counts: counts, into: out)
+                }
+                let exact = Self.exactNegacyclicProduct(c, v)
+                #expect(out[0..<n].map(Int64.init) == exact, "Int16, bound \(bound), round \(round)")
+                #expect(out[n...].map(Int64.init) == exact.map { 0 - $0 }, "Int16, negated, bound \(bound), round \(round)")
             }
             var t0 = (0..<n).map { _ in Int32(Int64(rng.next() % 8192) - 4095) }
             if round == 0 { t0 = t0.map { _ in 4096 } }
-            var ext32 = [Int32](repeating: 0, count: 2 * n)
-            MLDSAChallenge.extend(t0, count: 1, into: &ext32)
-            var out32 = [Int32](repeating: 0, count: n)
-            MLDSAChallenge.multiply(ext32, count: 1, offsets: offsets, counts: counts, into: &out32)
+            let out32 = Self.alignedProduct(t0, polynomials: 1, of: Int32.self,
+                                            offsets: offsets, counts: counts) { ext, first, aligned, out in
+                MLDSAChallenge.multiply(ext, first: first, count: 1, aligned: aligned, counts: counts, into: out)
+            }
             #expect(out32.map(Int64.init) == Self.exactNegacyclicProduct(c, t0), "Int32, round \(round)")
 
             var ones = [Int32](repeating: 0, count: n)

@@ -2,6 +2,9 @@ import Foundation
 import PQCrypto
 
 // mldsa-callgrind keygen|sign|verify|verify-kept|verify-setup N
+// mldsa-callgrind mlkem-keygen|mlkem-encaps|mlkem-decaps N: ML-KEM-768 keys from fixed seeds, N
+// encapsulations to one key (the system's randomness: counts vary by a few instructions), and N
+// decapsulations of fixed ciphertexts (run with N = 0 for the setup to subtract).
 // keygen: N keys from fixed seeds. sign: N deterministic signatures of fixed messages with one
 // key. verify: N × (parse the public key + verify), after signing the N messages (the setup,
 // which verify-setup runs alone so that it can be subtracted). verify-kept: the same N
@@ -46,6 +49,27 @@ case "verify", "verify-kept", "verify-setup":
                   publicKey.isValidSignature(signatures[i], for: message(i))
             else { fail("verify") }
             sink &+= 1
+        }
+    }
+case "mlkem-keygen":
+    for i in 0..<count {
+        let kemSeed = (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ i &* 5 &+ 3) }
+        guard let k = try? MLKEM768.PrivateKey(seedRepresentation: kemSeed) else { fail("mlkem keygen") }
+        sink &+= Int(k.publicKey.rawRepresentation[5])
+    }
+case "mlkem-encaps", "mlkem-decaps":
+    let kemSeed = (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 3) }
+    guard let kemKey = try? MLKEM768.PrivateKey(seedRepresentation: kemSeed) else { fail("mlkem key") }
+    let kemPublic = kemKey.publicKey
+    if arguments[1] == "mlkem-encaps" {
+        for _ in 0..<count { sink &+= Int(kemPublic.encapsulate().encapsulated[3]) }
+    } else {
+        // Fixed ciphertexts (bytes that need not come from encapsulate: decapsulation implicitly
+        // rejects them, which runs the same code).
+        for i in 0..<count {
+            let ciphertext = (0..<MLKEM768.ciphertextByteCount).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ i) }
+            guard let secret = try? kemKey.decapsulate(ciphertext) else { fail("mlkem decaps") }
+            sink &+= secret.withUnsafeBytes { Int($0[0]) }
         }
     }
 default:
