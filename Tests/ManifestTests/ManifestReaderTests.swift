@@ -179,6 +179,46 @@ struct JSONStringFastPathTests {
         #expect(throws: WireFormatError.self) { try WireJSON.parse(key) }
     }
 
+    /// The eight-byte scan flags exactly the words with a quote, a backslash, a control or a non-ASCII byte.
+    @Test func wordScanFlagsWhatTheByteLoopWouldStopAt() {
+        func plain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x80 && byte != 0x22 && byte != 0x5C }
+        func word(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } }
+        for position in 0..<8 {
+            for value in 0...255 {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 8)
+                bytes[position] = UInt8(value)
+                #expect(JSONParser.isPlainASCII(word(bytes)) == plain(UInt8(value)), "byte \(value) at \(position)")
+            }
+        }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<20_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            // Mostly printable bytes, so that words without any flagged byte are common.
+            let bytes = (0..<8).map { i -> UInt8 in
+                let r = UInt8(truncatingIfNeeded: state >> (i * 8))
+                return r % 5 == 0 ? r : 0x20 + r % 0x5F
+            }
+            #expect(JSONParser.isPlainASCII(word(bytes)) == bytes.allSatisfy(plain))
+        }
+    }
+
+    /// Long strings with escapes, controls and non-ASCII bytes at every offset read as the byte loop reads them.
+    @Test func longStringsReadAlikeAtEveryOffset() throws {
+        for offset in 0..<24 {
+            for inner in ["\\\"", "\\\\", "\\u00e9", "é", "€"] {
+                let text = String(repeating: "0123456789abcdef", count: 2)
+                let index = text.index(text.startIndex, offsetBy: offset)
+                let raw = String(text[..<index]) + inner + String(text[index...])
+                let value = try WireJSON.parse(Array("\"\(raw)\"".utf8))
+                let expected = String(text[..<index]) + ["\\\"": "\"", "\\\\": "\\", "\\u00e9": "é"][inner, default: inner]
+                    + String(text[index...])
+                #expect(value == .string(expected))
+            }
+            let control = Array("\"\(String(repeating: "x", count: offset))".utf8) + [0x0A] + Array("yyyyyyyyyy\"".utf8)
+            #expect(throws: WireFormatError.self) { try WireJSON.parse(control) }
+        }
+    }
+
     /// `Data` is parsed in place, with the same result and errors as its bytes.
     @Test func dataParsesAsItsBytes() throws {
         let text = #"{"filename":"a.txt","n":[1,2.5,"x"]}"#

@@ -194,6 +194,13 @@ struct JSONParser {
         // and keys; `String(validating:)` costs a generic metadata lookup per string).
         var nonASCII: UInt8 = 0
         while index < bytes.count {
+            // Eight bytes at a time while none is a quote, a backslash, a control character or
+            // non-ASCII (metadata hex is hundreds of bytes a post); any such byte is read below.
+            if bytes.count - index >= 8, let base = bytes.baseAddress,
+               Self.isPlainASCII(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+                continue
+            }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<index])
@@ -249,6 +256,22 @@ struct JSONParser {
             }
         }
         throw .invalidJSON(offset: open, reason: "unterminated string")
+    }
+
+    /// Whether none of the eight bytes of `word` is `"`, `\\`, below 0x20 or above 0x7F (each
+    /// test is the exact "has a zero byte" word trick, on the word XORed or offset to make the
+    /// byte sought zero).
+    @inline(__always)
+    static func isPlainASCII(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let flagged = (word & highs)
+            | ((quote &- ones) & ~quote & highs)
+            | ((backslash &- ones) & ~backslash & highs)
+            | ((word &- ones &* 0x20) & ~word & highs)
+        return flagged == 0
     }
 
     /// Reads the four hex digits after `\u` (and a second escape for a surrogate pair).
