@@ -39,6 +39,9 @@ struct ManifestReaderTests {
         #expect(actual.issues.map(\.description) == expected.issues.map(\.description))
         #expect(actual.wasLegacyFlat == expected.wasLegacyFlat)
         #expect(try WireJSON.encode(actual) == WireJSON.encode(expected))
+        // Read in place from Data: the same manifest.
+        let fromData = try Manifest.read(Data(bytes))
+        #expect(fromData == actual && fromData.issues == actual.issues)
     }
 
     /// Documents that are not manifests fail with the same error either way.
@@ -49,6 +52,7 @@ struct ManifestReaderTests {
         let actual = Result { () throws(WireFormatError) in try Manifest.read(bytes) }
         #expect(throws: WireFormatError.self) { try actual.get() }
         #expect(actual == expected)
+        #expect(Result { () throws(WireFormatError) in try Manifest.read(Data(bytes)) } == expected)
     }
 
     /// Documents in the form a station writes take the direct path (no JSON tree), whatever

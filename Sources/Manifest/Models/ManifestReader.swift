@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 // A manifest read straight from its parsed JSON, with the rules of the `Decodable` path
 // (`Manifest.init(from:)`, `ClientNamespace.init(from:)`, `PostEntry.init(from:)`): a listing of
 // a large namespace reads every entry on every manifest change, and the generic path (a decoder,
@@ -13,16 +19,29 @@ extension Manifest {
         return try read(WireJSON.parse(bytes))
     }
 
+    /// Reads a manifest from `Data` in place, as ``read(_:)-([UInt8])`` reads an array: a
+    /// 10,000-post manifest is several megabytes, better not copied to be read.
+    ///
+    /// - Throws: as ``read(_:)-([UInt8])``.
+    package static func read(_ data: Data) throws(WireFormatError) -> Manifest {
+        let direct = data.withUnsafeBytes { raw in readStationForm(raw.bindMemory(to: UInt8.self)) }
+        if let direct { return direct }
+        return try read(WireJSON.parse(data))
+    }
+
     /// The manifest in `bytes` read without building its JSON tree, when the document is in the
     /// form a station writes (a `clients` object of namespace objects whose `posts` are arrays of
     /// entry objects that each read without an issue); `nil` for any other document, which
     /// ``read(_:)-([UInt8])`` then reads through the JSON tree. Whenever it returns a manifest, it
     /// is the one the tree gives.
     static func readStationForm(_ bytes: [UInt8]) -> Manifest? {
-        bytes.withUnsafeBufferPointer { buffer in
-            var parser = JSONParser(bytes: buffer, maximumDepth: WireJSON.maximumDepth)
-            return try? parser.readStationManifest()
-        }
+        bytes.withUnsafeBufferPointer { readStationForm($0) }
+    }
+
+    /// ``readStationForm(_:)-([UInt8])`` over bytes in place.
+    static func readStationForm(_ bytes: UnsafeBufferPointer<UInt8>) -> Manifest? {
+        var parser = JSONParser(bytes: bytes, maximumDepth: WireJSON.maximumDepth)
+        return try? parser.readStationManifest()
     }
 
     /// Reads a manifest from a parsed document (see ``read(_:)-([UInt8])``).

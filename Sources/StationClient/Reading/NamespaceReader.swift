@@ -425,12 +425,13 @@ extension StationClient {
         let operation = "reading manifest \(cid)"
         let parsed = try IPFSGateway.parse(cid, operation: operation)
         let manifestLimit = ResponseLimit.manifest(maximumPosts: configuration.maximumManifestPosts)
-        var bytes: [UInt8]?
+        // Read in place, not copied to an array: a 10,000-post manifest is several megabytes.
+        var bytes: Data?
         var firstError: (any Error)?
         do {
             let response = try await signed(.get, "/content/\(cid)", limit: manifestLimit, operation: operation)
             if response.isSuccess {
-                let data = [UInt8](response.body.data ?? Data())
+                let data = response.body.data ?? Data()
                 if parsed.matches(fileBytes: data) {
                     bytes = data
                 } else {
@@ -445,11 +446,11 @@ extension StationClient {
         if bytes == nil {
             guard let gateway = configuration.gateway else { throw firstError ?? StationClientError(.unreachable, operation: operation, message: "no source") }
             log(.info, "\(operation): falling back to the gateway (\(firstError.map { "\($0)" } ?? ""))")
-            bytes = try await gateway.fetch(cid: cid, limit: manifestLimit)
+            bytes = Data(try await gateway.fetch(cid: cid, limit: manifestLimit))
         }
         do {
             // The direct reader: the same manifest as the `Decodable` path, several times faster.
-            let manifest = try Manifest.read(bytes ?? [])
+            let manifest = try Manifest.read(bytes ?? Data())
             manifestCache = (cid, manifest)
             return manifest
         } catch {
