@@ -32,10 +32,11 @@ enum CLIProcess {
     /// Runs `cipher arguments…` with `environment` added to a clean one, in `directory` (by
     /// default the test's). `input` is asked for each line of standard input in turn (it may
     /// wait, e.g. for the station's PIN); `nil` closes it.
-    static func run(
-        _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil,
-        input: @escaping @Sendable () async -> [String] = { [] }
-    ) async throws -> CLIResult {
+    /// Starts the built `cipher` with `arguments`, `environment` added to a clean one (PATH and a
+    /// temporary HOME), in `directory` if given, and its three standard streams on pipes.
+    static func launch(
+        _ arguments: [String], environment: [String: String], directory: URL? = nil
+    ) throws -> (process: Process, stdin: Pipe, stdout: Pipe, stderr: Pipe) {
         let process = Process()
         process.executableURL = productsDirectory.appendingPathComponent("cipher")
         process.arguments = arguments
@@ -49,6 +50,14 @@ enum CLIProcess {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
+        return (process, stdin, stdout, stderr)
+    }
+
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil,
+        input: @escaping @Sendable () async -> [String] = { [] }
+    ) async throws -> CLIResult {
+        let (process, stdin, stdout, stderr) = try launch(arguments, environment: environment, directory: directory)
         // Blocking reads get their own threads: the cooperative pool may have only two.
         let out = PipeReader(stdout), err = PipeReader(stderr)
         for line in await input() {

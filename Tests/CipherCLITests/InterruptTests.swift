@@ -11,18 +11,7 @@ struct RunningCLI {
 
     /// Starts `cipher arguments…` with `environment` added to a clean one.
     static func start(_ arguments: [String], environment: [String: String]) throws -> RunningCLI {
-        let process = Process()
-        process.executableURL = CLIProcess.productsDirectory.appendingPathComponent("cipher")
-        process.arguments = arguments
-        var base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-                    "HOME": FileManager.default.temporaryDirectory.path]
-        base.merge(environment) { $1 }
-        process.environment = base
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
+        let (process, stdin, stdout, stderr) = try CLIProcess.launch(arguments, environment: environment)
         try? stdin.fileHandleForWriting.close()
         return RunningCLI(process: process, stdout: PipeReader(stdout), stderr: PipeReader(stderr))
     }
