@@ -47,6 +47,16 @@ func manifestBenchmarks() -> [Benchmark] {
             // The listing's reader: the station's form straight from the bytes.
             for _ in 0..<n { blackHole(try? Manifest.read(large)) }
         },
+        Benchmark(name: "manifest.10kposts.metadata", iterations: 2) { n in
+            // What a listing read as drive metadata does per entry: hex decode, SecretBox open,
+            // and the direct drive-metadata reader (no JSON tree).
+            for _ in 0..<n {
+                for _ in 0..<10_000 {
+                    guard let bytes = try? Hex.decode(sealedHex), let plain = try? SecretBox.open(bytes, using: key) else { continue }
+                    blackHole(try? DriveFileMetadata.read(jsonBytes: [UInt8](plain)))
+                }
+            }
+        },
         Benchmark(name: "manifest.10kposts.open", iterations: 2) { n in
             // Each entry's sealed metadata: hex decode, SecretBox open, JSON parse, drive metadata.
             for _ in 0..<n {

@@ -622,6 +622,9 @@ guard options.largeFile else {
 // a memory warning, so the peaks below are the transfers' (plus what the process holds anyway).
 await client.clearManifestCache()
 await client.clearPostKeyCache()
+// The reference station is stopped; its client's caches go too.
+await reference?.client.clearManifestCache()
+await reference?.client.clearPostKeyCache()
 releaseFreeHeap()
 say(String(format: "resident before the transfers: %.1f MiB", Double(currentRSS()) / 1_048_576))
 // The metadata names the file's size, so the size is found with metadata of the same length.

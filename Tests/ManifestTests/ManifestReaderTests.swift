@@ -6,6 +6,11 @@ import Testing
 /// the same namespaces, entries, profiles, issues (with their texts) and errors.
 @Suite("Manifest.read: the direct reader agrees with the Decodable path")
 struct ManifestReaderTests {
+    /// Keys with escapes or non-ASCII (read through the String path), integers at the edges of the
+    /// plain-integer shortcut, and members the reader ignores between known ones: in the
+    /// station's form, so the direct reader takes it.
+    static let edgeCases = #"{"clients":{"x":{"posts":[{"post\u005fcid":"QmEsc","cr\u0065ated_at":12,"envelopes_count":-7,"é":1,"created_at":999999999999999999},{"post_cid":"Qm2","created_at":1000000000000000000,"envelopes_count":-999999999999999999},{"post_cid":"Qm3","created_at":-1000000000000000000,"envelopes_count":0,"unknown":[{"created_at":1}]},{"post_cid":"Qm4","created_at":-0.0,"envelopes_count":true}]}}}"#
+
     static let documents: [String] = [
         WireNotes.manifest,
         // A public entry and a profile namespace.
@@ -14,6 +19,7 @@ struct ManifestReaderTests {
         #"{"future_top":true,"clients":{"app":{"posts":[{"post_cid":"Qm1","audience_mode":"followers_of_followers","envelopes_cid":"Qm2","envelopes_count":"many","created_at":"yesterday","audience_uids":["a",7,null,"b"],"metadata":{"k":1},"future":1},{"audience_mode":"all"},"not an entry",{"post_cid":""},{"post_cid":"Qm3","cid":"QmIgnored"},null,[1],{"post_cid":7},{"post_cid":"","cid":"QmLegacy"}],"profile":"oops","future_bucket_key":{}},"broken":42,"nulled":null,"nullposts":{"posts":null},"badposts":{"posts":{"a":1}},"5":{"posts":[3]}}}"#,
         // Lenient fields: other types, nulls, numbers the integer reader accepts or not.
         #"{"clients":{"x":{"posts":[{"post_cid":"Qm1","audience_mode":null,"encrypted":"yes","envelopes_cid":5,"envelopes_count":3.0,"created_at":-0,"audience_uids":null,"metadata":null},{"post_cid":"Qm2","audience_mode":{"a":[1,2]},"encrypted":true,"envelopes_count":1.5,"created_at":1e3,"audience_uids":"a","metadata":[1]},{"post_cid":"Qm3","audience_mode":"public","created_at":-9223372036854775809,"envelopes_count":9223372036854775808,"metadata":"00ff"},{"post_cid":"Qm4","audience_mode":"public","encrypted":true,"created_at":NaN,"envelopes_count":Infinity},{"cid":"QmOld","audience_mode":"all_followers","created_at":1795956595.0,"envelopes_count":-1E2}],"profile":null}}}"#,
+        edgeCases,
         // Duplicate keys: the last value wins at the first position.
         #"{"clients":{"a":{"posts":[{"post_cid":"Qm1","post_cid":"Qm9"}]},"b":{"posts":[]},"a":{"posts":[{"post_cid":"Qm2"}]}}}"#,
         // Legacy flat forms.
@@ -60,6 +66,7 @@ struct ManifestReaderTests {
     @Test(arguments: [
         WireNotes.manifest,
         documents[1],
+        edgeCases,
         #"{"clients":{}}"#,
         #"{"clients":{"a":{},"b":{"posts":[]},"c":{"posts":[{}]}}}"#.replacingOccurrences(of: "[{}]", with: #"[{"cid":"QmOld"}]"#),
         "\u{FEFF}" + #" { "future" : [1, {"x": null}] , "clients" : { "drive" : { "profile" : {"bio":"b"} , "posts" : [ { "post_cid" : "Qm1" , "metadata" : {"k":[1,2.50,-0,1e3,"ü"]} } , {"post_cid":"Qm2","post_cid":"Qm3","audience_mode":"self","audience_mode":7,"created_at":12,"extra":{"deep":[[]]}} ] , "profile" : {"bio":"c"} , "other" : "x" } , "b\u00e9" : {"posts":[{"post_cid":"Qm\u0041","audience_uids":["u",1]}]} } } "#,
@@ -150,6 +157,9 @@ struct DriveFileMetadataReaderTests {
         #"{"filename":"ü.txt","mime_type":7,"size_bytes":"3","created_at":1.5,"modified_at":1e3,"path":["/"]}"#,
         #"{"filename":"a","size_bytes":3.0,"created_at":-0,"modified_at":9223372036854775808,"future":{"x":[1,{"y":null}]}}"#,
         #"{"filename":"a","filename":"b","size_bytes":1,"size_bytes":"x"}"#,
+        #"{"filename":"a","size_bytes":"x","size_bytes":5,"created_at":999999999999999999,"modified_at":-1000000000000000000}"#,
+        #"{"filename":"a","size_bytes":01}"#, #"{"filename":"a","size_bytes":-}"#, #"{"filename":"a","size_bytes":1.}"#,
+        #"{"size\u005fbytes":4,"filename":"n","pa\u0074h":"/x","mime_type":"t","é":2}"#,
         #" { "file\u006eame" : "x\"y" , "path" : "/" } "#, "\u{FEFF}{\"filename\":\"bom\"}",
         #"{"path":"/"}"#, #"{"filename":null}"#, #"{}"#, "[]", "null", "\"a.txt\"", "3", "",
         #"{"filename":"a"} x"#, #"{"filename":"a""#, #"{"filename":"a",}"#, #"{"filename" "a"}"#, #"{"filename":"a\x"}"#,
@@ -206,11 +216,28 @@ struct JSONStringFastPathTests {
         }
     }
 
+    /// The sixteen-byte scan flags a pair of words exactly when either word is flagged alone.
+    @Test func pairScanFlagsWhatEitherWordWould() {
+        func plain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x80 && byte != 0x22 && byte != 0x5C }
+        func words(_ bytes: [UInt8]) -> (UInt64, UInt64) {
+            bytes.withUnsafeBytes { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        }
+        for position in 0..<16 {
+            for value in 0...255 {
+                var bytes = [UInt8](repeating: UInt8(ascii: "Q"), count: 16)
+                bytes[position] = UInt8(value)
+                let (first, second) = words(bytes)
+                #expect(JSONParser.isPlainASCII(first, second) == plain(UInt8(value)), "byte \(value) at \(position)")
+            }
+        }
+    }
+
     /// Long strings with escapes, controls and non-ASCII bytes at every offset read as the byte loop reads them.
     @Test func longStringsReadAlikeAtEveryOffset() throws {
-        for offset in 0..<24 {
+        // Past two 16-byte steps and an 8-byte one, so every stage of the scan meets each byte.
+        for offset in 0..<44 {
             for inner in ["\\\"", "\\\\", "\\u00e9", "é", "€"] {
-                let text = String(repeating: "0123456789abcdef", count: 2)
+                let text = String(repeating: "0123456789abcdef", count: 3)
                 let index = text.index(text.startIndex, offsetBy: offset)
                 let raw = String(text[..<index]) + inner + String(text[index...])
                 let value = try WireJSON.parse(Array("\"\(raw)\"".utf8))

@@ -107,7 +107,7 @@ struct KeyHeapScanTests {
     /// Counts the needles in every readable and writable mapping of this process.
     static func scan(_ needles: Needles) throws -> Counts {
         #if os(Linux)
-        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        let maps = try readWhole("/proc/self/maps")
         let memory = open("/proc/self/mem", O_RDONLY)
         try #require(memory >= 0)
         defer { close(memory) }
@@ -129,20 +129,31 @@ struct KeyHeapScanTests {
             if fields.count >= 6, fields[5].hasPrefix("[v") { continue }  // [vvar], [vsyscall]
             let bounds = fields[0].split(separator: "-")
             guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16) else { continue }
-            if start <= bufferStart, bufferStart < end { continue }
-            var address = start
-            while address < end {
-                // Overlap by 31 bytes so a pattern across two reads is still found.
-                let count = Int(min(UInt(chunk), end - address))
-                let read = pread(memory, buffer, count, off_t(Int64(bitPattern: UInt64(address))))
-                if read <= 0 { break }
-                let region = UnsafeRawBufferPointer(start: buffer, count: read)
-                counts.kemHex += occurrences(needles.kemHex, in: region)
-                counts.kemRaw += occurrences(needles.kemRaw, in: region)
-                counts.signingHex += occurrences(needles.signingHex, in: region)
-                counts.signingRaw += occurrences(needles.signingRaw, in: region)
-                if read < count { break }
-                address += UInt(read) > 31 && address + UInt(read) < end ? UInt(read) - 31 : UInt(read)
+            // The kernel may merge the buffer's mapping with a neighbouring one: leave out the
+            // buffer's own bytes only, not the region around it.
+            let bufferEnd = bufferStart + UInt(chunk + 64)
+            let ranges = bufferStart < end && start < bufferEnd
+                ? [start..<max(start, bufferStart), min(end, bufferEnd)..<end] : [start..<end]
+            for range in ranges where !range.isEmpty {
+                let end = range.upperBound
+                var address = range.lowerBound
+                while address < end {
+                    // Overlap by 31 bytes so a pattern across two reads is still found.
+                    let count = Int(min(UInt(chunk), end - address))
+                    let read = pread(memory, buffer, count, off_t(Int64(bitPattern: UInt64(address))))
+                    // Another test's thread may unmap or protect pages of this region while it is
+                    // read (tests run in parallel): skip the page that fails, not the rest of the region.
+                    if read <= 0 {
+                        address += 4096
+                        continue
+                    }
+                    let region = UnsafeRawBufferPointer(start: buffer, count: read)
+                    counts.kemHex += occurrences(needles.kemHex, in: region)
+                    counts.kemRaw += occurrences(needles.kemRaw, in: region)
+                    counts.signingHex += occurrences(needles.signingHex, in: region)
+                    counts.signingRaw += occurrences(needles.signingRaw, in: region)
+                    address += UInt(read) > 31 && address + UInt(read) < end ? UInt(read) - 31 : UInt(read)
+                }
             }
         }
         return counts
@@ -150,6 +161,27 @@ struct KeyHeapScanTests {
         return Counts()
         #endif
     }
+
+    #if os(Linux)
+    /// The whole text of a `/proc` file. `String(contentsOfFile:)` trusts the size the file
+    /// reports (0) and keeps what one read returns (a page): with the many mappings of a full
+    /// test run, the regions after the first 4 KiB of `maps` went unscanned.
+    static func readWhole(_ path: String) throws -> String {
+        let descriptor = open(path, O_RDONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        var text: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            try #require(count >= 0)
+            if count == 0 { break }
+            text.append(contentsOf: chunk[0..<count])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+    #endif
 
     /// How often the unmasked `needle` occurs in `haystack` (candidates found with `memchr`).
     static func occurrences(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Int {

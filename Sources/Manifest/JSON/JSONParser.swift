@@ -164,6 +164,53 @@ struct JSONParser {
         return key
     }
 
+    /// Reads `"key":` when the key is plain printable ASCII (no escape) and returns its bytes,
+    /// so a reader can match it without making a `String`; returns `nil`, having read nothing,
+    /// for any other key, which ``parseMemberKey()`` then reads (decoding escapes, checking UTF-8).
+    mutating func parsePlainMemberKey() throws(WireFormatError) -> UnsafeBufferPointer<UInt8>? {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        var end = index + 1
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
+              bytes[end] >= 0x20, bytes[end] < 0x80 {
+            end += 1
+        }
+        guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { return nil }
+        let key = UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end])
+        index = end + 1
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expecting ':' delimiter") }
+        index += 1
+        return key
+    }
+
+    /// Whether `key` (from ``parsePlainMemberKey()``) is `name`.
+    static func key(_ key: UnsafeBufferPointer<UInt8>, is name: StaticString) -> Bool {
+        guard name.utf8CodeUnitCount == key.count else { return false }
+        let expected = UnsafeBufferPointer(start: name.utf8Start, count: key.count)
+        for offset in 0..<key.count where key[offset] != expected[offset] { return false }
+        return true
+    }
+
+    /// The value of a member that is read as a lenient integer (``LenientInteger``): a plain
+    /// integer of up to 18 digits straight from its bytes (no `String`, no ``JSONNumber``), and
+    /// anything else (a fraction, an exponent, more digits, another type) as a JSON value, inside
+    /// `depth` open containers.
+    mutating func parseLenientInteger(depth: Int) throws(WireFormatError) -> LenientInteger {
+        let start = index
+        var end = index
+        if JSONNumber.scan(bytes, from: &end) {
+            let negative = bytes[start] == UInt8(ascii: "-")
+            let digits = (negative ? start + 1 : start)..<end
+            if digits.count <= 18, bytes[digits].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+                var value = 0
+                for digit in bytes[digits] { value = value &* 10 &+ Int(digit &- UInt8(ascii: "0")) }
+                index = end
+                return .exact(negative ? -value : value)
+            }
+        }
+        return .value(try parseValue(depth: depth))
+    }
+
     private mutating func expectLiteral(_ literal: StaticString) throws(WireFormatError) {
         let count = literal.utf8CodeUnitCount
         guard bytes.count - index >= count else { throw fail("unexpected end of input in a literal") }
@@ -193,14 +240,24 @@ struct JSONParser {
         // Fast path: no escapes. ASCII needs no UTF-8 validation (most wire strings are CIDs, hex
         // and keys; `String(validating:)` costs a generic metadata lookup per string).
         var nonASCII: UInt8 = 0
-        while index < bytes.count {
-            // Eight bytes at a time while none is a quote, a backslash, a control character or
-            // non-ASCII (metadata hex is hundreds of bytes a post); any such byte is read below.
-            if bytes.count - index >= 8, let base = bytes.baseAddress,
-               Self.isPlainASCII(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
-                index += 8
-                continue
+        // Sixteen, then eight bytes at a time while none is a quote, a backslash, a control
+        // character or non-ASCII (metadata hex is hundreds of bytes a post); any such byte is read
+        // below. The index is local so the loop keeps it in a register.
+        if let base = bytes.baseAddress {
+            var position = index
+            let end = bytes.count
+            while end &- position >= 16 {
+                let raw = UnsafeRawPointer(base + position)
+                let first = raw.loadUnaligned(as: UInt64.self), second = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                guard Self.isPlainASCII(first, second) else { break }
+                position &+= 16
             }
+            if end &- position >= 8, Self.isPlainASCII(UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)) {
+                position &+= 8
+            }
+            index = position
+        }
+        while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<index])
@@ -263,15 +320,26 @@ struct JSONParser {
     /// byte sought zero).
     @inline(__always)
     static func isPlainASCII(_ word: UInt64) -> Bool {
+        flags(word) == 0
+    }
+
+    /// ``isPlainASCII(_:)`` of two words, with one test.
+    @inline(__always)
+    static func isPlainASCII(_ first: UInt64, _ second: UInt64) -> Bool {
+        flags(first) | flags(second) == 0
+    }
+
+    /// The high bit of each byte of `word` that is `"`, `\\`, below 0x20 or above 0x7F may be set
+    /// (and is, for the first such byte); zero when there is none.
+    @inline(__always)
+    private static func flags(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* 0x22)
         let backslash = word ^ (ones &* 0x5C)
-        let flagged = (word & highs)
-            | ((quote &- ones) & ~quote & highs)
-            | ((backslash &- ones) & ~backslash & highs)
-            | ((word &- ones &* 0x20) & ~word & highs)
-        return flagged == 0
+        // A byte is flagged when it is high, or its XOR/offset is zero (the "has a zero byte"
+        // trick; ~word over all three drops bytes that were high, already flagged by `word`).
+        return (word | ((quote &- ones) | (backslash &- ones) | (word &- ones &* 0x20)) & ~word) & highs
     }
 
     /// Reads the four hex digits after `\u` (and a second escape for a surrogate pair).

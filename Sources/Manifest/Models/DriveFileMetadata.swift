@@ -60,8 +60,9 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
             throw .typeMismatch(path: "", expected: "an object", found: value.kindName)
         }
         return try make(
-            filename: members["filename"], mimeType: members["mime_type"], sizeBytes: members["size_bytes"],
-            createdAt: members["created_at"], modifiedAt: members["modified_at"], path: members["path"])
+            filename: members["filename"], mimeType: members["mime_type"], sizeBytes: LenientInteger(members["size_bytes"]),
+            createdAt: LenientInteger(members["created_at"]), modifiedAt: LenientInteger(members["modified_at"]),
+            path: members["path"])
     }
 
     /// Reads the metadata straight from its JSON text: the same result and errors as
@@ -80,8 +81,8 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     /// The metadata from the values of its members (the last of a repeated key), by the rules of
     /// ``init(from:)``: a string `filename` is required, other fields of the wrong type are absent.
     static func make(
-        filename: JSONValue?, mimeType: JSONValue?, sizeBytes: JSONValue?, createdAt: JSONValue?, modifiedAt: JSONValue?,
-        path: JSONValue?
+        filename: JSONValue?, mimeType: JSONValue?, sizeBytes: LenientInteger, createdAt: LenientInteger,
+        modifiedAt: LenientInteger, path: JSONValue?
     ) throws(WireFormatError) -> DriveFileMetadata {
         guard let filename else { throw .missingField(path: "filename") }
         guard case let .string(name) = filename else {
@@ -92,8 +93,8 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
             return nil
         }
         return DriveFileMetadata(
-            filename: name, mimeType: string(mimeType), sizeBytes: WireInteger.lenient(sizeBytes),
-            createdAt: WireInteger.lenient(createdAt), modifiedAt: WireInteger.lenient(modifiedAt), path: string(path))
+            filename: name, mimeType: string(mimeType), sizeBytes: sizeBytes.integer,
+            createdAt: createdAt.integer, modifiedAt: modifiedAt.integer, path: string(path))
     }
 
     /// Writes the fields in the §16.4 order, leaving out absent ones.
@@ -123,22 +124,29 @@ extension JSONParser {
         }
         index += 1
         try checkDepth(1)
-        var filename, mimeType, sizeBytes, createdAt, modifiedAt, path: JSONValue?
+        var filename, mimeType, path: JSONValue?
+        var sizeBytes = LenientInteger.absent, createdAt = LenientInteger.absent, modifiedAt = LenientInteger.absent
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
         } else {
             members: while true {
-                let key = try parseMemberKey()
-                let value = try parseValue(depth: 1)
-                switch key {
-                case "filename": filename = value
-                case "mime_type": mimeType = value
-                case "size_bytes": sizeBytes = value
-                case "created_at": createdAt = value
-                case "modified_at": modifiedAt = value
-                case "path": path = value
-                default: break
+                // Keys are matched on their bytes when plain (they always are in practice).
+                let field: Field?
+                if let key = try parsePlainMemberKey() {
+                    field = Field(utf8: key)
+                } else {
+                    field = Field(rawValue: try parseMemberKey())
+                }
+                skipWhitespace()
+                switch field {
+                case .filename?: filename = try parseMemberValue()
+                case .mimeType?: mimeType = try parseMemberValue()
+                case .path?: path = try parseMemberValue()
+                case .sizeBytes?: sizeBytes = try parseLenientInteger(depth: 1)
+                case .createdAt?: createdAt = try parseLenientInteger(depth: 1)
+                case .modifiedAt?: modifiedAt = try parseLenientInteger(depth: 1)
+                case nil: _ = try parseValue(depth: 1)
                 }
                 skipWhitespace()
                 guard index < bytes.count else { throw fail("unexpected end of input in an object") }
@@ -159,5 +167,28 @@ extension JSONParser {
         return try DriveFileMetadata.make(
             filename: filename, mimeType: mimeType, sizeBytes: sizeBytes, createdAt: createdAt, modifiedAt: modifiedAt,
             path: path)
+    }
+
+    /// A member's value inside the metadata object: a string read directly, anything else parsed.
+    private mutating func parseMemberValue() throws(WireFormatError) -> JSONValue {
+        index < bytes.count && bytes[index] == UInt8(ascii: "\"") ? .string(try parseString()) : try parseValue(depth: 1)
+    }
+
+    /// The members drive metadata has.
+    private enum Field: String {
+        case filename, mimeType = "mime_type", sizeBytes = "size_bytes", createdAt = "created_at"
+        case modifiedAt = "modified_at", path
+
+        init?(utf8 key: UnsafeBufferPointer<UInt8>) {
+            switch key.count {
+            case 4 where JSONParser.key(key, is: "path"): self = .path
+            case 8 where JSONParser.key(key, is: "filename"): self = .filename
+            case 9 where JSONParser.key(key, is: "mime_type"): self = .mimeType
+            case 10 where JSONParser.key(key, is: "size_bytes"): self = .sizeBytes
+            case 10 where JSONParser.key(key, is: "created_at"): self = .createdAt
+            case 11 where JSONParser.key(key, is: "modified_at"): self = .modifiedAt
+            default: return nil
+            }
+        }
     }
 }

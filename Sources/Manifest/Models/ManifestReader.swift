@@ -161,7 +161,7 @@ extension PostEntry {
         if let value = members.metadata, !value.isNull { metadata = PostMetadata(jsonValue: value) }
         return PostEntry(
             postCID: cid, audienceMode: audienceMode, isEncrypted: isEncrypted, envelopesCID: string(members.envelopesCID),
-            envelopesCount: WireInteger.lenient(members.envelopesCount), createdAt: WireInteger.lenient(members.createdAt),
+            envelopesCount: members.envelopesCount.integer, createdAt: members.createdAt.integer,
             audienceUIDs: audienceUIDs, metadata: metadata)
     }
 
@@ -173,23 +173,64 @@ extension PostEntry {
         var audienceMode: JSONValue?
         var encrypted: JSONValue?
         var envelopesCID: JSONValue?
-        var envelopesCount: JSONValue?
-        var createdAt: JSONValue?
+        var envelopesCount = LenientInteger.absent
+        var createdAt = LenientInteger.absent
         var audienceUIDs: JSONValue?
         var metadata: JSONValue?
 
+        /// The keys an entry's reading looks at.
+        enum Key {
+            case postCID, cid, audienceMode, encrypted, envelopesCID, envelopesCount, createdAt, audienceUIDs, metadata
+
+            init?(_ name: String) {
+                switch name {
+                case "post_cid": self = .postCID
+                case "cid": self = .cid
+                case "audience_mode": self = .audienceMode
+                case "encrypted": self = .encrypted
+                case "envelopes_cid": self = .envelopesCID
+                case "envelopes_count": self = .envelopesCount
+                case "created_at": self = .createdAt
+                case "audience_uids": self = .audienceUIDs
+                case "metadata": self = .metadata
+                default: return nil
+                }
+            }
+
+            /// The key whose UTF-8 is `bytes`, compared without making a `String` (the reader
+            /// meets six keys per post).
+            init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+                func matches(_ name: StaticString) -> Bool { JSONParser.key(bytes, is: name) }
+                switch bytes.count {
+                case 3 where matches("cid"): self = .cid
+                case 8 where matches("post_cid"): self = .postCID
+                case 8 where matches("metadata"): self = .metadata
+                case 9 where matches("encrypted"): self = .encrypted
+                case 10 where matches("created_at"): self = .createdAt
+                case 13 where matches("audience_mode"): self = .audienceMode
+                case 13 where matches("envelopes_cid"): self = .envelopesCID
+                case 13 where matches("audience_uids"): self = .audienceUIDs
+                case 15 where matches("envelopes_count"): self = .envelopesCount
+                default: return nil
+                }
+            }
+        }
+
         mutating func set(_ key: String, _ value: JSONValue) {
+            if let known = Key(key) { set(known, value) }
+        }
+
+        mutating func set(_ key: Key, _ value: JSONValue) {
             switch key {
-            case "post_cid": postCID = value
-            case "cid": cid = value
-            case "audience_mode": audienceMode = value
-            case "encrypted": encrypted = value
-            case "envelopes_cid": envelopesCID = value
-            case "envelopes_count": envelopesCount = value
-            case "created_at": createdAt = value
-            case "audience_uids": audienceUIDs = value
-            case "metadata": metadata = value
-            default: break
+            case .postCID: postCID = value
+            case .cid: cid = value
+            case .audienceMode: audienceMode = value
+            case .encrypted: encrypted = value
+            case .envelopesCID: envelopesCID = value
+            case .envelopesCount: envelopesCount = .value(value)
+            case .createdAt: createdAt = .value(value)
+            case .audienceUIDs: audienceUIDs = value
+            case .metadata: metadata = value
             }
         }
     }
@@ -298,15 +339,29 @@ extension JSONParser {
             var members = PostEntry.EntryMembers()
             if try open(UInt8(ascii: "{"), depth: 5) {
                 repeat {
-                    let key = try parseMemberKey()
+                    let key = try readEntryKey()
                     skipWhitespace()
-                    let value: JSONValue = next == UInt8(ascii: "\"") ? .string(try parseString()) : try parseValue(depth: 5)
-                    members.set(key, value)
+                    switch key {
+                    case nil:
+                        _ = try parseValue(depth: 5)
+                    case .envelopesCount?:
+                        members.envelopesCount = try parseLenientInteger(depth: 5)
+                    case .createdAt?:
+                        members.createdAt = try parseLenientInteger(depth: 5)
+                    case let key?:
+                        members.set(key, next == UInt8(ascii: "\"") ? .string(try parseString()) : try parseValue(depth: 5))
+                    }
                 } while try continues(closingWith: UInt8(ascii: "}"))
             }
             posts.append(try PostEntry.read(members, path: { "" }))
         } while try continues(closingWith: UInt8(ascii: "]"))
         return posts
+    }
+
+    /// An entry's key and the `:` after it, as the member it names (`nil` for one reading ignores).
+    private mutating func readEntryKey() throws(WireFormatError) -> PostEntry.EntryMembers.Key? {
+        if let plain = try parsePlainMemberKey() { return PostEntry.EntryMembers.Key(utf8: plain) }
+        return try PostEntry.EntryMembers.Key(parseMemberKey())
     }
 }
 
@@ -323,4 +378,25 @@ enum WireInteger {
         guard double.isFinite, double.rounded(.towardZero) == double else { return nil }
         return Int(exactly: double)
     }
+}
+
+/// An integer member as the direct readers keep it: absent, read as a plain integer straight from
+/// the bytes, or any other value, read leniently (``WireInteger/lenient(_:)``) as the `Decodable`
+/// path reads it.
+enum LenientInteger {
+    case absent
+    case exact(Int)
+    case value(JSONValue)
+
+    /// The member as the `Decodable` path's lenient read gives it.
+    var integer: Int? {
+        switch self {
+        case .absent: nil
+        case .exact(let value): value
+        case .value(let value): WireInteger.lenient(value)
+        }
+    }
+
+    /// A member from the JSON tree (`nil` when absent).
+    init(_ value: JSONValue?) { self = value.map { .value($0) } ?? .absent }
 }

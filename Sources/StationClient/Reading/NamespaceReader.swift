@@ -78,11 +78,12 @@ extension StationClient {
         var typed: [ListedPost<Metadata>] = []
         typed.reserveCapacity(posts.count)
         var skipped: [SkippedPost] = []
-        for post in posts {
+        // By index, so each post is lent to `convert` rather than copied out of the array.
+        for index in posts.indices {
             do {
-                typed.append(try convert(post))
+                typed.append(try convert(posts[index]))
             } catch {
-                skipped.append(unreadable(post, as: Metadata.self, error: error, operation: operation))
+                skipped.append(unreadable(posts[index], as: Metadata.self, error: error, operation: operation))
             }
         }
         return (typed, skipped)
@@ -201,8 +202,15 @@ extension StationClient {
             for _ in 0..<width {
                 group.addTask {
                     while let index = queue.next() {
-                        slots.put(try await self.readEntry(entries[index], cachedKey: cachedKeys[index], context: context),
-                                  at: index)
+                        // A post whose key is at hand (or needs none) is read without suspending,
+                        // its entry lent rather than copied into an async frame.
+                        if let key = cachedKeys[index] {
+                            slots.put(Self.readResult(entries[index], key: key, isNew: false), at: index)
+                        } else if !Self.needsKey(entries[index]) {
+                            slots.put(Self.readResult(entries[index], key: nil, isNew: false), at: index)
+                        } else {
+                            slots.put(try await self.readEntry(entries[index], cachedKey: nil, context: context), at: index)
+                        }
                     }
                 }
             }
@@ -277,18 +285,30 @@ extension StationClient {
     nonisolated func readEntry(
         _ entry: PostEntry, cachedKey: SymmetricKey?, context: ReadContext
     ) async throws -> Result<ReadPost, SkippedPost> {
+        guard cachedKey == nil, Self.needsKey(entry) else { return Self.readResult(entry, key: cachedKey, isNew: false) }
+        let key: SymmetricKey
         do {
-            if cachedKey == nil, Self.needsKey(entry) {
-                let key = try await rewrappedPostKey(for: entry.postCID, envelopesCID: entry.envelopesCID, context: context)
-                return .success(try Self.read(entry, key: key, isNew: true))
-            }
-            return .success(try Self.read(entry, key: cachedKey, isNew: false))
+            key = try await rewrappedPostKey(for: entry.postCID, envelopesCID: entry.envelopesCID, context: context)
         } catch let error as StationClientError where error.kind == .cancelled {
             throw error
         } catch {
-            return .failure(SkippedPost(
-                postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)")))
+            return .failure(Self.skip(entry, error))
         }
+        return Self.readResult(entry, key: key, isNew: true)
+    }
+
+    /// Reads one entry with `key` (or without, when it needs none); a failure becomes a skipped post.
+    static func readResult(_ entry: PostEntry, key: SymmetricKey?, isNew: Bool) -> Result<ReadPost, SkippedPost> {
+        do {
+            return .success(try read(entry, key: key, isNew: isNew))
+        } catch {
+            return .failure(skip(entry, error))
+        }
+    }
+
+    /// The skip of an entry that could not be read.
+    private static func skip(_ entry: PostEntry, _ error: any Error) -> SkippedPost {
+        SkippedPost(postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)"))
     }
 
     /// Whether reading the entry needs its post key: encrypted, with metadata.
