@@ -366,6 +366,11 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
                                          message: "the response body exceeds \(limit) bytes")
                 return 0
             }
+            // The announced length (within the limit) is reserved once: a 5 MB manifest grown by
+            // doubling is copied several times and leaves the freed copies scattered in the heap.
+            if collected.isEmpty, let announced = announcedLength(), announced <= Int64(limit) {
+                collected.reserveCapacity(Int(announced))
+            }
             collected.append(contentsOf: bytes)
         case .file(let fileURL, let descriptor):
             var offset = 0

@@ -40,7 +40,15 @@ enum FailureCases {
             try response.writeHead(status: 200, headers: [("Content-Length", "\(Int64(1) << 40)")])
             let chunk = [UInt8](repeating: 0x44, count: 64 * 1024)
             do {
-                while true { try response.write(chunk) }
+                // Full speed for the first 8 MiB, then about 64 MiB/s: a transport that cannot
+                // hold the server back (FoundationNetworking spills to disk) must not reach its
+                // spill limit before a reader starved on a busy machine gets to cancel.
+                var sent = 0
+                while true {
+                    try response.write(chunk)
+                    sent += chunk.count
+                    if sent > 8 << 20 { Thread.sleep(forTimeInterval: 0.001) }
+                }
             } catch {
                 closed.withLock { $0 = true }
             }

@@ -91,7 +91,11 @@ public final class BlockStore: Sendable {
         if let directory {
             let blocksDirectory = directory.appendingPathComponent("blocks")
             for block in written {
-                try? Data(block.bytes).write(to: blocksDirectory.appendingPathComponent(block.cid.description), options: .atomic)
+                // Written in place, not through a temporary file and a rename: a block is named by
+                // its hash and checked against it when the store is loaded, so a write cut short
+                // is dropped then (as if never written), and a station of 10,000 posts writes
+                // tens of thousands of blocks.
+                try? Data(block.bytes).write(to: blocksDirectory.appendingPathComponent(block.cid.description))
             }
         }
         return rootText

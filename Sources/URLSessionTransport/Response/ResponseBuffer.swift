@@ -146,7 +146,14 @@ final class ResponseBuffer: @unchecked Sendable {
 
     /// The next chunk, `nil` at the end of the body. Cancelling the reading task cancels the transfer.
     func next() async throws -> Data? {
-        try await withTaskCancellationHandler {
+        // A cancelled reader stops at once, even with chunks waiting: on FoundationNetworking one
+        // far behind can have a gigabyte spilled, and the transfer keeps arriving until the
+        // session acts on the cancel, so draining first could end in the spill limit instead.
+        if Task.isCancelled {
+            abandon()
+            throw TransportError(.cancelled, method: request.method, url: request.url, message: "the reading task was cancelled")
+        }
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
                 lock.lock()
                 if let chunk = takeLocked() {
