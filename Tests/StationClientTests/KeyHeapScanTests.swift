@@ -107,7 +107,10 @@ struct KeyHeapScanTests {
     /// Counts the needles in every readable and writable mapping of this process.
     static func scan(_ needles: Needles) throws -> Counts {
         #if os(Linux)
-        let maps = try readWhole("/proc/self/maps")
+        // Read to the end: `String(contentsOfFile:)` trusts the size the file reports (0) and
+        // keeps one read (a page), which left the mappings past the first 4 KiB unscanned.
+        let maps = String(decoding: try BoundedFileRead.bytes(of: URL(fileURLWithPath: "/proc/self/maps"), limit: 16 << 20),
+                          as: UTF8.self)
         let memory = open("/proc/self/mem", O_RDONLY)
         try #require(memory >= 0)
         defer { close(memory) }
@@ -161,27 +164,6 @@ struct KeyHeapScanTests {
         return Counts()
         #endif
     }
-
-    #if os(Linux)
-    /// The whole text of a `/proc` file. `String(contentsOfFile:)` trusts the size the file
-    /// reports (0) and keeps what one read returns (a page): with the many mappings of a full
-    /// test run, the regions after the first 4 KiB of `maps` went unscanned.
-    static func readWhole(_ path: String) throws -> String {
-        let descriptor = open(path, O_RDONLY)
-        try #require(descriptor >= 0)
-        defer { close(descriptor) }
-        var text: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            try #require(count >= 0)
-            if count == 0 { break }
-            text.append(contentsOf: chunk[0..<count])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-    #endif
 
     /// How often the unmasked `needle` occurs in `haystack` (candidates found with `memchr`).
     static func occurrences(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Int {

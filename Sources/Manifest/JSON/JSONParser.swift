@@ -183,11 +183,11 @@ struct JSONParser {
         return key
     }
 
-    /// Whether `key` (from ``parsePlainMemberKey()``) is `name`.
-    static func key(_ key: UnsafeBufferPointer<UInt8>, is name: StaticString) -> Bool {
-        guard name.utf8CodeUnitCount == key.count else { return false }
-        let expected = UnsafeBufferPointer(start: name.utf8Start, count: key.count)
-        for offset in 0..<key.count where key[offset] != expected[offset] { return false }
+    /// Whether `bytes` (a literal's place, a key from ``parsePlainMemberKey()``) are `text`'s UTF-8.
+    static func bytes(_ bytes: UnsafeBufferPointer<UInt8>, are text: StaticString) -> Bool {
+        guard text.utf8CodeUnitCount == bytes.count else { return false }
+        let expected = UnsafeBufferPointer(start: text.utf8Start, count: bytes.count)
+        for offset in 0..<bytes.count where bytes[offset] != expected[offset] { return false }
         return true
     }
 
@@ -214,8 +214,7 @@ struct JSONParser {
     private mutating func expectLiteral(_ literal: StaticString) throws(WireFormatError) {
         let count = literal.utf8CodeUnitCount
         guard bytes.count - index >= count else { throw fail("unexpected end of input in a literal") }
-        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
-        for offset in 0..<count where bytes[index + offset] != expected[offset] {
+        guard Self.bytes(UnsafeBufferPointer(rebasing: bytes[index..<(index + count)]), are: literal) else {
             throw fail("invalid literal")
         }
         index += count

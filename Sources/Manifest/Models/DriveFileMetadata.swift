@@ -136,7 +136,7 @@ extension JSONParser {
                 if let key = try parsePlainMemberKey() {
                     field = Field(utf8: key)
                 } else {
-                    field = Field(rawValue: try parseMemberKey())
+                    field = Field(try parseMemberKey())
                 }
                 skipWhitespace()
                 switch field {
@@ -175,20 +175,27 @@ extension JSONParser {
     }
 
     /// The members drive metadata has.
-    private enum Field: String {
-        case filename, mimeType = "mime_type", sizeBytes = "size_bytes", createdAt = "created_at"
-        case modifiedAt = "modified_at", path
+    private enum Field {
+        case filename, mimeType, sizeBytes, createdAt, modifiedAt, path
 
         init?(utf8 key: UnsafeBufferPointer<UInt8>) {
+            func matches(_ name: StaticString) -> Bool { JSONParser.bytes(key, are: name) }
             switch key.count {
-            case 4 where JSONParser.key(key, is: "path"): self = .path
-            case 8 where JSONParser.key(key, is: "filename"): self = .filename
-            case 9 where JSONParser.key(key, is: "mime_type"): self = .mimeType
-            case 10 where JSONParser.key(key, is: "size_bytes"): self = .sizeBytes
-            case 10 where JSONParser.key(key, is: "created_at"): self = .createdAt
-            case 11 where JSONParser.key(key, is: "modified_at"): self = .modifiedAt
+            case 4 where matches("path"): self = .path
+            case 8 where matches("filename"): self = .filename
+            case 9 where matches("mime_type"): self = .mimeType
+            case 10 where matches("size_bytes"): self = .sizeBytes
+            case 10 where matches("created_at"): self = .createdAt
+            case 11 where matches("modified_at"): self = .modifiedAt
             default: return nil
             }
+        }
+
+        /// The field named `name` (a key with escapes, decoded), matched as its UTF-8.
+        init?(_ name: String) {
+            var name = name
+            guard let field = name.withUTF8({ Field(utf8: $0) }) else { return nil }
+            self = field
         }
     }
 }

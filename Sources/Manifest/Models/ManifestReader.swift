@@ -182,25 +182,17 @@ extension PostEntry {
         enum Key {
             case postCID, cid, audienceMode, encrypted, envelopesCID, envelopesCount, createdAt, audienceUIDs, metadata
 
+            /// The key named `name` (a key with escapes, decoded), matched as its UTF-8.
             init?(_ name: String) {
-                switch name {
-                case "post_cid": self = .postCID
-                case "cid": self = .cid
-                case "audience_mode": self = .audienceMode
-                case "encrypted": self = .encrypted
-                case "envelopes_cid": self = .envelopesCID
-                case "envelopes_count": self = .envelopesCount
-                case "created_at": self = .createdAt
-                case "audience_uids": self = .audienceUIDs
-                case "metadata": self = .metadata
-                default: return nil
-                }
+                var name = name
+                guard let key = name.withUTF8({ Key(utf8: $0) }) else { return nil }
+                self = key
             }
 
             /// The key whose UTF-8 is `bytes`, compared without making a `String` (the reader
             /// meets six keys per post).
             init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
-                func matches(_ name: StaticString) -> Bool { JSONParser.key(bytes, is: name) }
+                func matches(_ name: StaticString) -> Bool { JSONParser.bytes(bytes, are: name) }
                 switch bytes.count {
                 case 3 where matches("cid"): self = .cid
                 case 8 where matches("post_cid"): self = .postCID

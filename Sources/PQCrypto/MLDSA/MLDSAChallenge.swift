@@ -28,17 +28,9 @@ enum MLDSAChallenge {
     /// lists and only the counts advance, so no mispredicted branch per coefficient.
     @inline(__always)
     static func offsets(of c: UnsafePointer<Int32>, into offsets: UnsafeMutablePointer<Int>) -> (plus: Int, minus: Int) {
-        let minusList = offsets + (n + 1)
-        var plus = 0
-        var minus = 0
-        for j in 0..<n {
-            let value = c[j]  // −1, 0 or 1
-            offsets[plus] = n &- j
-            minusList[minus] = n &- j
-            plus &+= Int((0 &- value) &>> 31) & 1
-            minus &+= Int(value &>> 31) & 1
-        }
-        return (plus, minus)
+        var counts = (plus: 0, minus: 0)
+        for j in 0..<n { record(j, c[j], into: offsets, counts: &counts) }  // c[j] is −1, 0 or 1
+        return counts
     }
 
     /// ``offsets(of:into:)`` from the list of c's `count` nonzero positions (which the signer's
@@ -47,18 +39,22 @@ enum MLDSAChallenge {
     static func offsets(
         of c: UnsafePointer<Int32>, positions: UnsafePointer<Int>, count: Int, into offsets: UnsafeMutablePointer<Int>
     ) -> (plus: Int, minus: Int) {
-        let minusList = offsets + (n + 1)
-        var plus = 0
-        var minus = 0
+        var counts = (plus: 0, minus: 0)
         for k in 0..<count {
             let j = positions[k]
-            let value = c[j]  // −1 or 1
-            offsets[plus] = n &- j
-            minusList[minus] = n &- j
-            plus &+= Int((0 &- value) &>> 31) & 1
-            minus &+= Int(value &>> 31) & 1
+            record(j, c[j], into: offsets, counts: &counts)  // c[j] is −1 or 1
         }
-        return (plus, minus)
+        return counts
+    }
+
+    /// Writes position `j`'s offset at the end of both lists and advances the count of the list
+    /// its coefficient `value` (−1, 0 or 1) belongs to, without branching on `value`.
+    @inline(__always)
+    private static func record(_ j: Int, _ value: Int32, into offsets: UnsafeMutablePointer<Int>, counts: inout (plus: Int, minus: Int)) {
+        offsets[counts.plus] = n &- j
+        offsets[n &+ 1 &+ counts.minus] = n &- j
+        counts.plus &+= Int((0 &- value) &>> 31) & 1
+        counts.minus &+= Int(value &>> 31) & 1
     }
 
     /// Writes the extended form of `count` polynomials, whose coefficients fit `T`.

@@ -204,12 +204,10 @@ extension StationClient {
                     while let index = queue.next() {
                         // A post whose key is at hand (or needs none) is read without suspending,
                         // its entry lent rather than copied into an async frame.
-                        if let key = cachedKeys[index] {
-                            slots.put(Self.readResult(entries[index], key: key, isNew: false), at: index)
-                        } else if !Self.needsKey(entries[index]) {
-                            slots.put(Self.readResult(entries[index], key: nil, isNew: false), at: index)
-                        } else {
+                        if Self.needsRewrap(entries[index], cachedKey: cachedKeys[index]) {
                             slots.put(try await self.readEntry(entries[index], cachedKey: nil, context: context), at: index)
+                        } else {
+                            slots.put(Self.readResult(entries[index], key: cachedKeys[index], isNew: false), at: index)
                         }
                     }
                 }
@@ -285,7 +283,7 @@ extension StationClient {
     nonisolated func readEntry(
         _ entry: PostEntry, cachedKey: SymmetricKey?, context: ReadContext
     ) async throws -> Result<ReadPost, SkippedPost> {
-        guard cachedKey == nil, Self.needsKey(entry) else { return Self.readResult(entry, key: cachedKey, isNew: false) }
+        guard Self.needsRewrap(entry, cachedKey: cachedKey) else { return Self.readResult(entry, key: cachedKey, isNew: false) }
         let key: SymmetricKey
         do {
             key = try await rewrappedPostKey(for: entry.postCID, envelopesCID: entry.envelopesCID, context: context)
@@ -311,8 +309,11 @@ extension StationClient {
         SkippedPost(postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)"))
     }
 
-    /// Whether reading the entry needs its post key: encrypted, with metadata.
-    private static func needsKey(_ entry: PostEntry) -> Bool { entry.isEncrypted && entry.metadata != nil }
+    /// Whether reading the entry needs a post key from `/rewrap`: it is encrypted, has metadata,
+    /// and its key is not cached.
+    private static func needsRewrap(_ entry: PostEntry, cachedKey: SymmetricKey?) -> Bool {
+        cachedKey == nil && entry.isEncrypted && entry.metadata != nil
+    }
 
     /// Reads one entry: plaintext metadata for public posts, otherwise opens the metadata with
     /// `key` (which `isNew` when it came from `/rewrap` rather than the cache).
