@@ -25,6 +25,21 @@ struct ConfigurationTests {
         #expect(CurlTransport.noProxyList(environment: ["no_proxy": "*"]) == "*")
     }
 
+    /// A small body gets libcurl's smallest upload buffer (below glibc's mmap threshold); a large
+    /// or unknown-length one keeps the configured buffer, capped at 2 MiB.
+    @Test func uploadBufferSize() {
+        let size = CurlHTTPTransfer.uploadBufferSize
+        #expect(size(0, 128 * 1024) == 16 * 1024)
+        #expect(size(300, 128 * 1024) == 16 * 1024)
+        #expect(size(40_000, 128 * 1024) == 40_000)
+        #expect(size(128 * 1024 - 1, 128 * 1024) == 128 * 1024 - 1)
+        #expect(size(128 * 1024, 128 * 1024) == 128 * 1024)
+        #expect(size(100 * 1024 * 1024, 128 * 1024) == 128 * 1024)
+        #expect(size(nil, 128 * 1024) == 128 * 1024)
+        #expect(size(nil, 8 * 1024 * 1024) == 2 * 1024 * 1024)
+        #expect(size(3 * 1024 * 1024, 8 * 1024 * 1024) == 2 * 1024 * 1024)
+    }
+
     @Test func userAgent() async throws {
         let seen = TransportTestSupport.Locked<[String?]>([])
         let server = try LoopbackHTTPServer { request, response in

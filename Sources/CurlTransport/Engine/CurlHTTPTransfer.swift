@@ -168,7 +168,8 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
         // reused after an HTTP/2 transfer does; it then keeps reading into that buffer at libcurl's
         // default size, so the refusal is not a failure of the transfer.
         _ = ccurl_easy_setopt_long(options.handle, CURLOPT_BUFFERSIZE, setup.bufferSize)
-        options.set(CURLOPT_UPLOAD_BUFFERSIZE, min(setup.bufferSize, 2 * 1024 * 1024), "CURLOPT_UPLOAD_BUFFERSIZE")
+        options.set(CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferSize(bodyLength: setup.body.length, bufferSize: setup.bufferSize),
+                    "CURLOPT_UPLOAD_BUFFERSIZE")
         if let userAgent = setup.userAgent { options.set(CURLOPT_USERAGENT, string: userAgent, "CURLOPT_USERAGENT") }
 
         // Time limits: idle = fewer than 1 byte/s for N whole seconds; total in milliseconds.
@@ -266,6 +267,17 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             }, "CURLOPT_XFERINFOFUNCTION")
             options.set(CURLOPT_XFERINFODATA, pointer: me, "CURLOPT_XFERINFODATA")
         }
+    }
+
+    /// libcurl allocates the upload buffer for every transfer and frees it when the transfer ends.
+    /// A small body (a signed call's JSON) gets the smallest buffer libcurl takes (16 KiB), since
+    /// 128 KiB crosses glibc's mmap threshold, and freeing a chunk that large makes malloc
+    /// consolidate and trim its heap on each request; big and unknown-length bodies keep the large
+    /// buffer, which their throughput needs.
+    static func uploadBufferSize(bodyLength: Int64?, bufferSize: Int) -> Int {
+        let large = min(bufferSize, 2 * 1024 * 1024)
+        guard let bodyLength, bodyLength < Int64(large) else { return large }
+        return max(Int(bodyLength), 16 * 1024)
     }
 
     // MARK: Callbacks (curl thread)
