@@ -141,6 +141,36 @@ struct ResilienceTests {
         #expect(error?.kind == .unreachable)
     }
 
+    @Test("clearOfflineListingCache drops the in-memory offline view; a persisted copy still serves it")
+    func clearedOfflineListing() async throws {
+        let rig = try StationRig.served()
+        let cache = InMemoryCacheStore()
+        let client = try await rig.pair(cacheStore: cache)
+        _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("kept.txt", size: 1))
+        let online = try await client.listPosts(as: DriveFileMetadata.self)
+        let item = CacheItem.offlineListing(namespace: "drive")
+        let persisted = try #require(await cache.load(item))
+        await cache.delete(item)
+        rig.emulator.stop()
+
+        // With the store's copy gone, the in-memory copy alone serves the offline view.
+        let fromMemory = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(fromMemory.isOffline)
+        #expect(fromMemory.posts.map(\.metadata?.filename) == ["kept.txt"])
+
+        // Cleared, nothing is left to show.
+        await client.clearOfflineListingCache()
+        let error = await #expect(throws: StationClientError.self) { try await client.listPosts(as: DriveFileMetadata.self) }
+        #expect(error?.kind == .unreachable)
+
+        // A persisted copy (as `persistsOfflineListing` keeps) still serves it after the clear.
+        await cache.save(persisted, as: item)
+        let fromStore = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(fromStore.isOffline)
+        #expect(fromStore.posts.map(\.metadata?.filename) == ["kept.txt"])
+        #expect(fromStore.manifestCID == online.manifestCID)
+    }
+
     @Test("Post keys persist in the cache store (not the key store) and spare the rewraps after a restart")
     func persistedKeys() async throws {
         let rig = try StationRig.inProcess()

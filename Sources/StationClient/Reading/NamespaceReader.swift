@@ -435,6 +435,17 @@ extension StationClient {
     /// listing stay.
     public func clearManifestCache() { manifestCache = nil }
 
+    /// Drops the in-memory copy of the offline listing of every namespace, zeroing it first: it
+    /// holds every listed post's decrypted metadata (file names and the like). With
+    /// ``StationClientConfiguration/persistsOfflineListing`` (the default) the sealed copy in the
+    /// cache store stays, and the offline view is read from there; without it, a listing that
+    /// cannot reach the station fails until a listing has reached it again.
+    public func clearOfflineListingCache() {
+        for namespace in Array(offlineListings.keys) {
+            if var bytes = offlineListings.removeValue(forKey: namespace) { SecureMemory.zero(&bytes) }
+        }
+    }
+
     /// The manifest with this CID: from the station's `/content`, or from the gateway when that
     /// fails; either way verified against the CID, and at most as long as a manifest of
     /// ``StationClientConfiguration/maximumManifestPosts`` posts can be.
