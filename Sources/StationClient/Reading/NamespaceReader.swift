@@ -437,9 +437,10 @@ extension StationClient {
 
     /// Drops the in-memory copy of the offline listing of every namespace, zeroing it first: it
     /// holds every listed post's decrypted metadata (file names and the like). With
-    /// ``StationClientConfiguration/persistsOfflineListing`` (the default) the sealed copy in the
-    /// cache store stays, and the offline view is read from there; without it, a listing that
-    /// cannot reach the station fails until a listing has reached it again.
+    /// ``StationClientConfiguration/persistsOfflineListing`` (the default) the copy in the cache
+    /// store stays (sealed, in the default ``EncryptedFileCacheStore``), and the offline view is
+    /// read from there; without it, a listing that cannot reach the station fails until a listing
+    /// has reached it again.
     public func clearOfflineListingCache() {
         for namespace in Array(offlineListings.keys) {
             if var bytes = offlineListings.removeValue(forKey: namespace) { SecureMemory.zero(&bytes) }
