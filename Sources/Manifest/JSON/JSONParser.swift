@@ -183,6 +183,19 @@ struct JSONParser {
         return key
     }
 
+    /// A member's key and the `:` after it, as the name it is among `Name`'s (`nil` for a member
+    /// the reader ignores): a plain key matched on its bytes, any other decoded first (escapes
+    /// resolved, UTF-8 checked) and then matched the same way.
+    mutating func parseMemberName<Name: JSONMemberName>(_: Name.Type) throws(WireFormatError) -> Name? {
+        if let plain = try parsePlainMemberKey() { return Name(utf8: plain) }
+        return Name(try parseMemberKey())
+    }
+
+    /// A member's value inside `depth` open containers, with a string read directly.
+    mutating func parseMemberValue(depth: Int) throws(WireFormatError) -> JSONValue {
+        index < bytes.count && bytes[index] == UInt8(ascii: "\"") ? .string(try parseString()) : try parseValue(depth: depth)
+    }
+
     /// Whether `bytes` (a literal's place, a key from ``parsePlainMemberKey()``) are `text`'s UTF-8.
     static func bytes(_ bytes: UnsafeBufferPointer<UInt8>, are text: StaticString) -> Bool {
         guard text.utf8CodeUnitCount == bytes.count else { return false }
@@ -375,5 +388,20 @@ struct JSONParser {
             index += 1
         }
         return value
+    }
+}
+
+/// The member names a direct reader looks for, matched on a key's UTF-8 without making a `String`.
+protocol JSONMemberName {
+    /// The name whose UTF-8 is `bytes`, or `nil` for a member the reader ignores.
+    init?(utf8 bytes: UnsafeBufferPointer<UInt8>)
+}
+
+extension JSONMemberName {
+    /// The name `name` (a decoded key, or one from a JSON tree), matched as its UTF-8.
+    init?(_ name: String) {
+        var name = name
+        guard let known = name.withUTF8({ Self(utf8: $0) }) else { return nil }
+        self = known
     }
 }

@@ -131,18 +131,12 @@ extension JSONParser {
             index += 1
         } else {
             members: while true {
-                // Keys are matched on their bytes when plain (they always are in practice).
-                let field: Field?
-                if let key = try parsePlainMemberKey() {
-                    field = Field(utf8: key)
-                } else {
-                    field = Field(try parseMemberKey())
-                }
+                let field = try parseMemberName(Field.self)
                 skipWhitespace()
                 switch field {
-                case .filename?: filename = try parseMemberValue()
-                case .mimeType?: mimeType = try parseMemberValue()
-                case .path?: path = try parseMemberValue()
+                case .filename?: filename = try parseMemberValue(depth: 1)
+                case .mimeType?: mimeType = try parseMemberValue(depth: 1)
+                case .path?: path = try parseMemberValue(depth: 1)
                 case .sizeBytes?: sizeBytes = try parseLenientInteger(depth: 1)
                 case .createdAt?: createdAt = try parseLenientInteger(depth: 1)
                 case .modifiedAt?: modifiedAt = try parseLenientInteger(depth: 1)
@@ -169,13 +163,8 @@ extension JSONParser {
             path: path)
     }
 
-    /// A member's value inside the metadata object: a string read directly, anything else parsed.
-    private mutating func parseMemberValue() throws(WireFormatError) -> JSONValue {
-        index < bytes.count && bytes[index] == UInt8(ascii: "\"") ? .string(try parseString()) : try parseValue(depth: 1)
-    }
-
     /// The members drive metadata has.
-    private enum Field {
+    private enum Field: JSONMemberName {
         case filename, mimeType, sizeBytes, createdAt, modifiedAt, path
 
         init?(utf8 key: UnsafeBufferPointer<UInt8>) {
@@ -189,13 +178,6 @@ extension JSONParser {
             case 11 where matches("modified_at"): self = .modifiedAt
             default: return nil
             }
-        }
-
-        /// The field named `name` (a key with escapes, decoded), matched as its UTF-8.
-        init?(_ name: String) {
-            var name = name
-            guard let field = name.withUTF8({ Field(utf8: $0) }) else { return nil }
-            self = field
         }
     }
 }

@@ -179,15 +179,8 @@ extension PostEntry {
         var metadata: JSONValue?
 
         /// The keys an entry's reading looks at.
-        enum Key {
+        enum Key: JSONMemberName {
             case postCID, cid, audienceMode, encrypted, envelopesCID, envelopesCount, createdAt, audienceUIDs, metadata
-
-            /// The key named `name` (a key with escapes, decoded), matched as its UTF-8.
-            init?(_ name: String) {
-                var name = name
-                guard let key = name.withUTF8({ Key(utf8: $0) }) else { return nil }
-                self = key
-            }
 
             /// The key whose UTF-8 is `bytes`, compared without making a `String` (the reader
             /// meets six keys per post).
@@ -331,7 +324,7 @@ extension JSONParser {
             var members = PostEntry.EntryMembers()
             if try open(UInt8(ascii: "{"), depth: 5) {
                 repeat {
-                    let key = try readEntryKey()
+                    let key = try parseMemberName(PostEntry.EntryMembers.Key.self)
                     skipWhitespace()
                     switch key {
                     case nil:
@@ -341,19 +334,13 @@ extension JSONParser {
                     case .createdAt?:
                         members.createdAt = try parseLenientInteger(depth: 5)
                     case let key?:
-                        members.set(key, next == UInt8(ascii: "\"") ? .string(try parseString()) : try parseValue(depth: 5))
+                        members.set(key, try parseMemberValue(depth: 5))
                     }
                 } while try continues(closingWith: UInt8(ascii: "}"))
             }
             posts.append(try PostEntry.read(members, path: { "" }))
         } while try continues(closingWith: UInt8(ascii: "]"))
         return posts
-    }
-
-    /// An entry's key and the `:` after it, as the member it names (`nil` for one reading ignores).
-    private mutating func readEntryKey() throws(WireFormatError) -> PostEntry.EntryMembers.Key? {
-        if let plain = try parsePlainMemberKey() { return PostEntry.EntryMembers.Key(utf8: plain) }
-        return try PostEntry.EntryMembers.Key(parseMemberKey())
     }
 }
 
