@@ -5,12 +5,12 @@ import PackageDescription
 
 let package = Package(
     name: "swift-cipher-station",
-    // The floor is set by the Swift 6.2 runtime: PQCrypto's Keccak state is an `InlineArray`.
-    // (async/await and actors alone would need macOS 10.15 / iOS 13; task executors, macOS 15.)
-    platforms: [.macOS(.v26), .iOS(.v26), .tvOS(.v26), .watchOS(.v26), .visionOS(.v26)],
+    // The floor: iOS 16 / macOS 13, where apps still need a pure-Swift ML-KEM and ML-DSA (CryptoKit
+    // has them from OS 26). scripts/check_availability.py holds the sources to it.
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "PQCrypto", targets: ["PQCrypto"]),
-        .library(name: "Sodium", targets: ["Sodium"]),
+        .library(name: "ClassicalCrypto", targets: ["ClassicalCrypto"]),
         .library(name: "Envelope", targets: ["Envelope"]),
         .library(name: "Signing", targets: ["Signing"]),
         .library(name: "Manifest", targets: ["Manifest"]),
@@ -33,6 +33,17 @@ let package = Package(
         .executable(name: "two-clients", targets: ["TwoClients"]),
         .executable(name: "read-followed", targets: ["ReadFollowed"]),
     ],
+    traits: [
+        // On by default. On Linux (and Android) the classical primitives then run in the system's
+        // libsodium and libcrypto, and the default transport is libcurl's. Without it
+        // (`--disable-default-traits`) the package builds as Apple platforms always get it: the
+        // pure-Swift primitives and `URLSessionTransport`, linking no system library.
+        .trait(
+            name: "SystemLibraries",
+            description: "On Linux and Android: libsodium and libcrypto for the classical primitives, libcurl as the default transport."
+        ),
+        .default(enabledTraits: ["SystemLibraries"]),
+    ],
     targets: [
         // Layer 0: the getrandom(2) declaration (a header only; nothing is linked).
         .systemLibrary(name: "CSystemRandom", path: "Sources/CSystemRandom"),
@@ -53,16 +64,18 @@ let package = Package(
         // Layer 2: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
         .target(name: "URLSessionTransport", dependencies: ["Transport"]),
 
-        // Layer 0: the system libsodium. Layer 1: `Sodium`, the only Swift code that calls it
-        // (it takes `PQCrypto.SymmetricKey` for secret keys, so keys are zeroed on drop).
+        // Layer 0, Linux/Android with the SystemLibraries trait: the system libsodium. Layer 1:
+        // `ClassicalCrypto`, pure-Swift SecretBox, BLAKE2b, Argon2, Ed25519 and SHA-256, which runs
+        // them in libsodium and libcrypto where those are linked (it takes `PQCrypto.SymmetricKey`
+        // for secret keys, so keys are zeroed on drop).
         .systemLibrary(
             name: "CSodium",
             path: "Sources/CSodium",
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
-        // Layer 0, Linux only: OpenSSL's libcrypto, for SHA-256 with the CPU's SHA extensions
-        // (Apple platforms take SHA-256 from CommonCrypto).
+        // Layer 0, Linux/Android with the SystemLibraries trait: OpenSSL's libcrypto, for SHA-256
+        // with the CPU's SHA extensions (Apple platforms take SHA-256 from CommonCrypto).
         .systemLibrary(
             name: "CLibCrypto",
             path: "Sources/CLibCrypto",
@@ -70,52 +83,56 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .target(
-            name: "Sodium",
-            dependencies: ["CSodium", "PQCrypto", .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android]))]),
+            name: "ClassicalCrypto",
+            dependencies: [
+                "PQCrypto",
+                .target(name: "CSodium", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
+                .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
+            ]),
 
         // Layer 2: the KEM-DEM key envelope; signed requests (signer and station-side verifier).
-        .target(name: "Envelope", dependencies: ["PQCrypto", "Sodium"]),
-        .target(name: "Signing", dependencies: ["PQCrypto", "Sodium"]),
+        .target(name: "Envelope", dependencies: ["PQCrypto", "ClassicalCrypto"]),
+        .target(name: "Signing", dependencies: ["PQCrypto", "ClassicalCrypto"]),
 
         // Layer 2: wire models (profile, public.json, manifest, envelope sets, responses, errors),
-        // the ordered JSON reader/writer, and Kubo-exact CIDs (SHA-256 from Sodium).
-        .target(name: "Manifest", dependencies: ["Sodium"]),
+        // the ordered JSON reader/writer, and Kubo-exact CIDs (SHA-256 from ClassicalCrypto).
+        .target(name: "Manifest", dependencies: ["ClassicalCrypto", "PQCrypto"]),
 
         // Layer 3: the high-level client (pairing, signed calls, listing, publishing, following,
         // endpoint mobility, offline cache). CurlTransport is only its default transport.
         .target(
             name: "StationClient",
             dependencies: [
-                "PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport", "URLSessionTransport",
+                "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport", "URLSessionTransport",
                 // The default transport on Linux; Apple platforms default to URLSessionTransport.
-                .target(name: "CurlTransport", condition: .when(platforms: [.linux])),
+                .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
         ),
 
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
         .target(
             name: "StationEmulator",
-            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport"]
+            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport"]
         ),
         // Layer 4: the behaviour every HTTPTransport promises, as cases any test runner can run
         // against a transport (served by the emulator's loopback HTTP server; no test framework).
         .target(name: "HTTPTransportConformance", dependencies: ["Transport", "StationEmulator"]),
         .executableTarget(
             name: "CipherStationEmulator",
-            dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "Sodium", "Manifest"]
+            dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest"]
         ),
 
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "CurlTransport", "StationEmulator"],
+            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "CurlTransport", "StationEmulator"],
             path: "Benchmarks/CipherBench"
         ),
 
         // The client against `cipher-station-emulator` in its own process (see its main.swift).
         .executableTarget(
             name: "StationClientBench",
-            dependencies: ["StationClient", "CurlTransport", "URLSessionTransport", "Transport", "Envelope", "Signing", "Sodium",
+            dependencies: ["StationClient", "CurlTransport", "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto",
                            "PQCrypto", "Manifest"],
             path: "Benchmarks/StationClientBench"
         ),
@@ -123,7 +140,10 @@ let package = Package(
         // The `cipher` command-line drive (the `drive` namespace), on StationClient's public API.
         .executableTarget(
             name: "CipherCLI",
-            dependencies: ["StationClient", "StationEmulator", "Manifest", "Transport", "CurlTransport"]
+            dependencies: [
+                "StationClient", "StationEmulator", "Manifest", "Transport",
+                .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
+            ]
         ),
 
         // Examples: one runnable program per step (see Examples/).
@@ -151,7 +171,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "OpenEnvelope",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest", "Signing", "Envelope", "Sodium", "Transport"],
+            dependencies: ["ExampleSupport", "StationClient", "Manifest", "Signing", "Envelope", "ClassicalCrypto", "Transport"],
             path: "Examples/OpenEnvelope"
         ),
         .executableTarget(
@@ -178,17 +198,17 @@ let package = Package(
             resources: [.copy("Resources")]
         ),
         .testTarget(
-            name: "SodiumTests",
-            dependencies: ["Sodium", "PQCrypto", "TestSupport"],
+            name: "ClassicalCryptoTests",
+            dependencies: ["ClassicalCrypto", "PQCrypto", "TestSupport"],
             resources: [.copy("Resources")]
         ),
         .testTarget(
             name: "ManifestTests",
-            dependencies: ["Manifest", "Sodium", "TestSupport"],
+            dependencies: ["Manifest", "ClassicalCrypto", "TestSupport"],
             resources: [.copy("Resources")]
         ),
-        .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "Sodium", "PQCrypto", "TestSupport"]),
-        .testTarget(name: "SigningTests", dependencies: ["Signing", "Sodium", "PQCrypto", "TestSupport"]),
+        .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
         .testTarget(
             name: "CipherCLITests",
             dependencies: ["CipherCLI", "StationEmulator", "StationClient", "Manifest", "Transport", "TransportTestSupport", "TestSupport"]
@@ -208,12 +228,12 @@ let package = Package(
         ),
         .testTarget(
             name: "StationClientTests",
-            dependencies: ["StationClient", "PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport",
+            dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport",
                            "CurlTransport", "URLSessionTransport", "StationEmulator", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",
-            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "Sodium", "Manifest",
+            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "ClassicalCrypto", "Manifest",
                            "Transport", "TestSupport"]
         ),
         .testTarget(
@@ -225,7 +245,7 @@ let package = Package(
         // tests; the snippets' own `@Test`s run with the others.
         .testTarget(
             name: "SnippetTests",
-            dependencies: ["PQCrypto", "Sodium", "Envelope", "Signing", "Manifest", "Transport", "CurlTransport",
+            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport", "CurlTransport",
                            "URLSessionTransport", "StationClient", "StationEmulator", "HTTPTransportConformance"],
             path: "Tests/SnippetTests"
         ),

@@ -4,7 +4,7 @@
 // Build and run with Fuzz/run.sh (see Fuzz/README.md).
 import Envelope
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 
 private func violated(_ property: String) -> Never {
     fatalError("property violated: \(property)")

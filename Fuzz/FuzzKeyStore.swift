@@ -6,7 +6,7 @@
 import Dispatch
 import Foundation
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 import StationClient
 
 private func violated(_ property: String) -> Never {

@@ -23,6 +23,12 @@ echo "==> platform guards (scripts/check_platform_guards.py)"
 python3 scripts/check_platform_guards.py --self-test
 python3 scripts/check_platform_guards.py
 
+# The deployment floor (iOS 16 / macOS 13): no standard-library API from a newer Apple OS outside an
+# availability guard, checked against the toolchain's own interface files.
+echo "==> availability (scripts/check_availability.py)"
+python3 scripts/check_availability.py --self-test
+python3 scripts/check_availability.py
+
 # Every Swift snippet of the README and the documentation becomes a file of the SnippetTests
 # target, which the `swift test` below compiles (package snippets are loaded against this package).
 echo "==> documentation snippets (scripts/check_snippets.py)"
@@ -34,6 +40,20 @@ echo "==> swift test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 swift test --no-parallel "$@" 2>&1 | tee "$log"
+
+# The Apple configuration, built and run here: without the default SystemLibraries trait the package
+# links no system library (pure-Swift SecretBox, BLAKE2b, Argon2, Ed25519, SHA-256; URLSessionTransport
+# as the default transport), exactly as iOS and macOS get it. Its own scratch path keeps the default
+# build intact. Skipped only when tests were filtered to a subset.
+apple_summary=""
+if [ $# -eq 0 ]; then
+    echo "==> swift test, Apple configuration (--disable-default-traits)"
+    apple_log=$(mktemp)
+    trap 'rm -f "$log" "$apple_log"' EXIT
+    swift test --no-parallel --disable-default-traits --scratch-path .build/apple-configuration \
+        --filter 'ClassicalCryptoTests|EnvelopeTests|SigningTests|ManifestTests|StationClientTests' 2>&1 | tee "$apple_log"
+    apple_summary=$(grep -E "Test run with [0-9]+ tests? .* passed" "$apple_log" | tail -n 1 || true)
+fi
 
 # A short libFuzzer smoke run of every harness (its seed corpus plus 10 s of new inputs each);
 # Fuzz/README.md has the long run. Skipped only when tests were filtered to a subset.
@@ -50,6 +70,9 @@ fi
 
 # Repeat the test runner's verdict last, so it is the closing line of the run.
 summary=$(grep -E "Test run with [0-9]+ tests? .* passed" "$log" | tail -n 1 || true)
+if [ -n "$apple_summary" ]; then
+    echo "Apple configuration: $(echo "$apple_summary" | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/') tests passed"
+fi
 if [ -n "$summary" ]; then
     count=$(echo "$summary" | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/')
     echo "swift test: $count passed, 0 failed"

@@ -7,5 +7,5 @@ let options = BenchmarkOptions(arguments: CommandLine.arguments)
 for benchmark in keccakBenchmarks() + mlkemBenchmarks() + mldsaBenchmarks() + manifestBenchmarks() {
     measure(benchmark, options: options)
 }
-runSodiumBenchmarks(options: options)
+runClassicalCryptoBenchmarks(options: options)
 runTransportBenchmarks(options: options)

@@ -4,7 +4,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import Signing
-import Sodium
+import ClassicalCrypto
 import StationClient
 import Transport
 import URLSessionTransport

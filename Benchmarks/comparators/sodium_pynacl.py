@@ -1,4 +1,4 @@
-"""The Sodium, Envelope and Signing operations of cipher-bench as a Python station or client does
+"""The ClassicalCrypto, Envelope and Signing operations of cipher-bench as a Python station or client does
 them: PyNaCl (libsodium) for SecretBox, hashlib for BLAKE2b and SHA-256, kyber-py and
 dilithium-py for ML-KEM-768 and ML-DSA-65. Streamed SecretBox has no PyNaCl counterpart (PyNaCl
 seals only whole messages in memory), so those ops have no comparator."""

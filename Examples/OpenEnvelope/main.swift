@@ -3,7 +3,8 @@ import ExampleSupport
 import Foundation
 import Manifest
 import Signing
-import Sodium
+import ClassicalCrypto
+import PQCrypto
 import StationClient
 import Transport
 

@@ -1,5 +1,5 @@
 // CSodium: the system libsodium (Debian `libsodium-dev`, Homebrew `libsodium`), found with
-// pkg-config. Only the `Sodium` target imports this module.
+// pkg-config. Only the `ClassicalCrypto` target imports this module.
 #ifndef CSODIUM_SHIM_H
 #define CSODIUM_SHIM_H
 

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 
 /// The station's KEM-DEM key envelope: a post's 32-byte symmetric key wrapped to one recipient's
 /// ML-KEM-768 public key.
@@ -115,7 +115,7 @@ public enum Envelope {
         envelope.append(contentsOf: kemCiphertext)
         let wrapKey = wrapKey(sharedSecret: sharedSecret)
         let sealed = postKey.withUnsafeBytes { keyBytes in
-            Result { () throws(SodiumError) in try SecretBox.seal(keyBytes, using: wrapKey, nonce: nonce) }
+            Result { () throws(ClassicalCryptoError) in try SecretBox.seal(keyBytes, using: wrapKey, nonce: nonce) }
         }
         switch sealed {
         case let .success(box): envelope.append(contentsOf: box)
@@ -137,7 +137,7 @@ public enum EnvelopeError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongCiphertextLength(expected: Int, actual: Int)
     /// The sealed post key did not open: the envelope was sealed to another key or altered (or,
     /// when sealing, the wrap could not be made).
-    case sealedKeyFailed(SodiumError)
+    case sealedKeyFailed(ClassicalCryptoError)
     /// The post key is not 32 bytes.
     case invalidPostKeyLength(expected: Int, actual: Int)
 

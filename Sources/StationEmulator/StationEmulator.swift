@@ -1,6 +1,6 @@
 import Foundation
 import Manifest
-import Sodium
+import ClassicalCrypto
 
 /// A Cipher Station on loopback, for tests, examples and apps' own test suites.
 ///

@@ -1,4 +1,4 @@
-"""Python half of the Sodium interop tests: PyNaCl's SecretBox and Argon2, hashlib's BLAKE2b and
+"""Python half of the ClassicalCrypto interop tests: PyNaCl's SecretBox and Argon2, hashlib's BLAKE2b and
 SHA-256, for every case in the JSON request on stdin (see SodiumInteropRequest in SecretBoxTests)."""
 import hashlib
 import json

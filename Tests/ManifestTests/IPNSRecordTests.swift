@@ -1,6 +1,6 @@
 import Foundation
 @testable import Manifest
-import Sodium
+import ClassicalCrypto
 import Testing
 
 /// A record from `Resources/gateway-conformance` (ipfs/gateway-conformance's Kubo- and

@@ -1,6 +1,6 @@
 import Foundation
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 import TestSupport
 import Testing
 

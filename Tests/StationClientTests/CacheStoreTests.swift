@@ -1,7 +1,7 @@
 import Foundation
 import Manifest
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 @testable import StationClient
 import StationEmulator
 import Testing

@@ -4,7 +4,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import Signing
-import Sodium
+import ClassicalCrypto
 @testable import StationClient
 import StationEmulator
 import Testing

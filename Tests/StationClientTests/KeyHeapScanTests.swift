@@ -2,7 +2,7 @@ import Foundation
 import Manifest
 import PQCrypto
 @testable import StationClient
-import Sodium
+import ClassicalCrypto
 import StationEmulator
 import Testing
 #if canImport(Glibc)

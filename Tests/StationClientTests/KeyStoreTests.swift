@@ -2,7 +2,7 @@ import Foundation
 import Manifest
 import PQCrypto
 @testable import StationClient
-import Sodium
+import ClassicalCrypto
 import Testing
 
 @Suite("Key stores and credentials")

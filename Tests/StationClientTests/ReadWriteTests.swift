@@ -1,6 +1,7 @@
 import Foundation
 import Manifest
-import Sodium
+import ClassicalCrypto
+import PQCrypto
 @testable import StationClient
 import StationEmulator
 import Testing

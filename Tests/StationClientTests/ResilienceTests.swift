@@ -1,7 +1,8 @@
 import Foundation
 import Manifest
 import Signing
-import Sodium
+import ClassicalCrypto
+import PQCrypto
 @testable import StationClient
 import StationEmulator
 import Testing

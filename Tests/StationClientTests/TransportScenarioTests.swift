@@ -1,7 +1,7 @@
 import CurlTransport
 import Foundation
 import Manifest
-import Sodium
+import ClassicalCrypto
 @testable import StationClient
 import StationEmulator
 import Testing

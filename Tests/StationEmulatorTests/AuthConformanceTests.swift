@@ -2,7 +2,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import Signing
-import Sodium
+import ClassicalCrypto
 import StationEmulator
 import Testing
 

@@ -1,7 +1,7 @@
 import Envelope
 import Foundation
 import Manifest
-import Sodium
+import ClassicalCrypto
 import StationEmulator
 import Testing
 

@@ -2,7 +2,7 @@ import Envelope
 import Foundation
 import Manifest
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 import StationEmulator
 import Testing
 

@@ -1,7 +1,7 @@
 @testable import CipherStationEmulator
 import Foundation
 import Manifest
-import Sodium
+import ClassicalCrypto
 @testable import StationEmulator
 import Testing
 import Transport

@@ -1,4 +1,3 @@
-import CurlTransport
 import Foundation
 import Manifest
 import StationClient
@@ -63,7 +62,7 @@ enum DemoCommand: Command {
             return ((emulator, url, gateway), "station \(url.absoluteString), gateway \(gateway.absoluteString), uid \(emulator.uid)")
         }
         defer { emulator.stop() }
-        let transport = CurlTransport()
+        let transport = StationClientConfiguration.defaultTransport()
         let gateway = IPFSGateway(baseURL: gatewayURL, transport: transport)
 
         let client = try await runner.step("pair this device (new ML-KEM-768 + ML-DSA-65 keys, PIN from the station's log)") {

@@ -1,4 +1,3 @@
-import CurlTransport
 import Foundation
 import Manifest
 import StationClient

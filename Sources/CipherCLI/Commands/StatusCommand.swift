@@ -1,6 +1,6 @@
-import CurlTransport
 import Foundation
 import StationClient
+import Transport
 
 /// `cipher status`: what this device is paired with and how the station is.
 enum StatusCommand: Command {
@@ -56,7 +56,7 @@ enum StatusCommand: Command {
     /// The public-key fingerprint the server presents; `nil` over plain http.
     static func tlsFingerprint(of endpoint: URL, transport: any Sendable) async throws -> String? {
         guard endpoint.scheme == "https", endpoint.host != nil else { return nil }
-        guard let curl = transport as? CurlTransport else { return nil }
-        return "\(try await curl.probeServerCertificate(at: endpoint).publicKeyFingerprint)"
+        guard let prober = transport as? any ServerKeyProbing else { return nil }
+        return "\(try await prober.presentedPublicKey(at: endpoint))"
     }
 }

@@ -1,4 +1,3 @@
-import CurlTransport
 import Foundation
 import Manifest
 import StationClient
@@ -143,10 +142,11 @@ struct Home: Sendable {
         }
     }
 
-    /// The client configuration for the `drive` namespace (or `namespace`), with a libcurl transport.
+    /// The client configuration for the `drive` namespace (or `namespace`), with the platform's
+    /// default transport (libcurl on Linux).
     func configuration(keyStore: any KeyStore, namespace: String = DriveFiles.namespace) throws(CLIError) -> StationClientConfiguration {
         let settings = try loadSettings()
-        let transport = CurlTransport()
+        let transport = StationClientConfiguration.defaultTransport()
         let gateway = settings.gateway.flatMap(URL.init(string:)).map { IPFSGateway(baseURL: $0, transport: transport) }
         return StationClientConfiguration(namespace: namespace, keyStore: keyStore, transport: transport, gateway: gateway,
                                           persistsPostKeys: true)

@@ -1,4 +1,4 @@
-import Sodium
+import ClassicalCrypto
 
 /// Multicodec codes this package names.
 package enum Multicodec {

@@ -1,5 +1,5 @@
 import Foundation
-import Sodium
+import ClassicalCrypto
 
 /// A signed IPNS record (the protobuf `IpnsEntry` a gateway serves for
 /// `/ipns/<name>?format=ipns-record`), read and verified as the IPNS record specification has it.

@@ -244,13 +244,22 @@ struct JSONParser {
         return JSONNumber(validatedText: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
     }
 
+    /// The text of `bytes` when they are valid UTF-8, else `nil`. Decoding replaces every invalid
+    /// sequence with U+FFFD, which is itself valid UTF-8 that no invalid input byte can equal, so
+    /// the text is exact if and only if its bytes are the input (`String(validating:as:)` would
+    /// need macOS 15 / iOS 18).
+    static func validUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.utf8.elementsEqual(bytes) ? text : nil
+    }
+
     /// Reads a string starting at its opening quote.
     mutating func parseString() throws(WireFormatError) -> String {
         let open = index
         index += 1
         let contentStart = index
         // Fast path: no escapes. ASCII needs no UTF-8 validation (most wire strings are CIDs, hex
-        // and keys; `String(validating:)` costs a generic metadata lookup per string).
+        // and keys).
         var nonASCII: UInt8 = 0
         // Sixteen, then eight bytes at a time while none is a quote, a backslash, a control
         // character or non-ASCII (metadata hex is hundreds of bytes a post); any such byte is read
@@ -275,7 +284,7 @@ struct JSONParser {
                 let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<index])
                 index += 1
                 if nonASCII & 0x80 == 0 { return String(decoding: slice, as: UTF8.self) }
-                guard let text = String(validating: slice, as: UTF8.self) else {
+                guard let text = Self.validUTF8(slice) else {
                     throw .invalidJSON(offset: open, reason: "string is not valid UTF-8")
                 }
                 return text
@@ -293,7 +302,7 @@ struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let text = String(validating: buffer, as: UTF8.self) else {
+                guard let text = buffer.withUnsafeBufferPointer(Self.validUTF8) else {
                     throw .invalidJSON(offset: open, reason: "string is not valid UTF-8")
                 }
                 return text

@@ -1,4 +1,5 @@
-import Sodium
+import ClassicalCrypto
+import PQCrypto
 
 /// A post's envelopes document (`GET /content/<envelopes_cid>`):
 /// `{"v":1,"post_cid":"…","envelopes":{"<uid>":"<hex>"}}`, keyed by **uid**, the station's own

@@ -1,4 +1,5 @@
-import Sodium
+import ClassicalCrypto
+import PQCrypto
 
 /// A post's `metadata` as the manifest carries it.
 public enum PostMetadata: Sendable, Hashable, Codable {

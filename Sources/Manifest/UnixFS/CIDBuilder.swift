@@ -1,4 +1,4 @@
-import Sodium
+import ClassicalCrypto
 
 /// One serialized IPFS block and its CID.
 package struct DAGBlock: Sendable, Hashable {

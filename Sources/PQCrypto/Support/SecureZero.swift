@@ -9,7 +9,7 @@ import Darwin
 /// Overwrites `count` bytes at `pointer` with zeros in a way the optimizer may not remove, even when
 /// the memory is freed right after (plain stores before `free` are dead stores to the compiler).
 @usableFromInline
-func secureZero(_ pointer: UnsafeMutableRawPointer, count: Int) {
+package func secureZero(_ pointer: UnsafeMutableRawPointer, count: Int) {
     guard count > 0 else { return }
     #if canImport(Darwin)
     _ = memset_s(pointer, count, 0, count)

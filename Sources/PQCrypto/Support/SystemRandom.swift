@@ -13,7 +13,7 @@ struct SystemRandomError: Error, Equatable {
 /// Key-generation seeds and signing randomness straight from the operating system's secure random
 /// source, one call per operation: `SystemRandomNumberGenerator` costs a `getrandom` per 8-byte
 /// draw, which for a 64-byte ML-KEM seed was a large part of key generation.
-enum SystemRandom {
+package enum SystemRandom {
     /// Fills `buffer` with secure random bytes: `getrandom` on Linux (looping on short reads and
     /// EINTR), `arc4random_buf` on Apple platforms.
     static func fill(throwing buffer: UnsafeMutableRawBufferPointer) throws(SystemRandomError) {
@@ -50,7 +50,7 @@ enum SystemRandom {
     /// Fills `buffer` with secure random bytes, or stops the process when the system cannot
     /// deliver them, as `SystemRandomNumberGenerator` (which the non-throwing key-generation and
     /// signing APIs used before) does: no key or signature may come from anything weaker.
-    static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    package static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         do {
             try fill(throwing: buffer)
         } catch {

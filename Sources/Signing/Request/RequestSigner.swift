@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 
 /// Signs requests for a ``SigningIdentity``: returns the six `x-cipher-*` headers for a method,
 /// path and body.
@@ -59,7 +59,7 @@ public struct RequestSigner: Sendable {
     }
 
     /// Signs a request whose body's SHA-256 was computed separately, for bodies streamed from disk
-    /// (hash them with `Sodium.SHA256` while producing the exact bytes to send).
+    /// (hash them with `ClassicalCrypto.SHA256` while producing the exact bytes to send).
     ///
     /// - Throws: ``SigningError/invalidBodyDigestLength(_:)`` unless the digest is 32 bytes, and
     ///   the other ``SigningError`` cases as ``sign(method:path:body:)``.

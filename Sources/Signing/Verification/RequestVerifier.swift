@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 
 /// A device a verified request came from.
 package struct AuthenticatedDevice: Sendable, Equatable {

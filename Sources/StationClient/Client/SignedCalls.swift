@@ -2,7 +2,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import Signing
-import Sodium
+import ClassicalCrypto
 import Transport
 
 /// The body of a signed call, fixed before signing so the signature covers the exact bytes sent.

@@ -2,7 +2,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import Signing
-import Sodium
+import ClassicalCrypto
 import Transport
 
 /// A paired device's client for its Cipher Station: signed calls, reading and decrypting its own

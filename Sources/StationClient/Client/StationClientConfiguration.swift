@@ -1,8 +1,7 @@
-#if os(Linux)
+#if canImport(CurlTransport)
 import CurlTransport
-#else
-import URLSessionTransport
 #endif
+import URLSessionTransport
 import Foundation
 import Manifest
 import Transport
@@ -135,9 +134,9 @@ public struct StationClientConfiguration: Sendable {
 
     /// The platform's default transport: `CurlTransport` on Linux (it enforces public-key pins
     /// with libcurl), `URLSessionTransport` elsewhere (Apple platforms, where it enforces them in
-    /// the server-trust challenge).
+    /// the server-trust challenge, and Linux builds without the `SystemLibraries` trait).
     public static func defaultTransport() -> any HTTPTransport {
-        #if os(Linux)
+        #if canImport(CurlTransport)
         CurlTransport()
         #else
         URLSessionTransport()

@@ -1,7 +1,7 @@
 import Foundation
 import Manifest
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 import Transport
 #if canImport(Glibc)
 import Glibc

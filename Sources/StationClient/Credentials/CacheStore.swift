@@ -1,6 +1,6 @@
 import Foundation
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

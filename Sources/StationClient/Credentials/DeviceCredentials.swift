@@ -1,7 +1,7 @@
 import Foundation
 import Manifest
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 import Transport
 
 /// How the TLS certificate of a station's current `https` endpoint is trusted.

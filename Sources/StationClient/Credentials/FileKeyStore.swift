@@ -1,6 +1,6 @@
 import Foundation
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -222,7 +222,7 @@ public final class FileKeyStore: KeyStore {
         let sealed: Data
         do {
             let key = self.key
-            sealed = try secret.withUnsafeBytes { bytes throws(SodiumError) in try SecretBox.seal(bytes, using: key) }
+            sealed = try secret.withUnsafeBytes { bytes throws(ClassicalCryptoError) in try SecretBox.seal(bytes, using: key) }
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "cannot seal the item", underlying: error)
         }

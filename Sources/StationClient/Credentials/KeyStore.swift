@@ -1,6 +1,6 @@
 import Foundation
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 
 /// Where the client keeps its secrets: device credentials, a follower identity and the cache key
 /// of an ``EncryptedFileCacheStore``. Each item is an opaque byte string under a name.

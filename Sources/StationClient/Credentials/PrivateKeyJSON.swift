@@ -1,7 +1,7 @@
 import Foundation
 import Manifest
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 
 /// The stored form of a key pair holder (``DeviceCredentials``, ``FollowerIdentity``): a flat
 /// JSON object whose `kem_private_key` and `signing_private_key` members are hex, built and read

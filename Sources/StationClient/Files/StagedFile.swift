@@ -1,5 +1,6 @@
 import Foundation
-import Sodium
+import ClassicalCrypto
+import PQCrypto
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,7 +1,7 @@
 import Foundation
 import Manifest
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 import Transport
 
 /// An identity for following other stations: a uid (which is also its device uid) and its own

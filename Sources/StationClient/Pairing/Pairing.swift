@@ -1,7 +1,7 @@
 import Foundation
 import Manifest
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 import Transport
 
 /// What the app's PIN closure is told each time it is asked for the pairing PIN.

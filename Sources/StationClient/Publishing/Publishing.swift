@@ -2,7 +2,7 @@ import Envelope
 import Foundation
 import Manifest
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 import Transport
 
 /// Who may read an encrypted post. (Public posts have their own, explicitly named call:

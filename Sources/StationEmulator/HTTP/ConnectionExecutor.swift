@@ -7,6 +7,7 @@ import Foundation
 /// calling a blocking socket from an `async` test function, say) could starve it and deadlock
 /// against the server. With this executor as the task's preference, every job of the handling
 /// task (actor hops included) runs here instead.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class ConnectionExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []

@@ -70,9 +70,22 @@ struct StationHTTPServer: Sendable {
 
     func stop() { server.stop() }
 
-    /// Runs async work on the connection thread (see ``ConnectionExecutor``).
+    /// Runs async work on the connection thread (see ``ConnectionExecutor``). Before task
+    /// executors (macOS 15 / iOS 18) the work runs on the shared pool while this thread waits, which
+    /// is enough unless the client itself blocks pool threads.
     private static func wait(_ work: @escaping @Sendable () async -> StationResponse) -> StationResponse {
-        ConnectionExecutor().run(work)
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            return ConnectionExecutor().run(work)
+        }
+        let done = DispatchSemaphore(value: 0)
+        let box = Locked<StationResponse?>(nil)
+        Task {
+            let value = await work()
+            box.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return box.value ?? .detail(500, "the handler finished without an answer")
     }
 
     private static func write(_ answer: StationResponse, to response: HTTPServerResponse, clock: any StationClock,

@@ -1,7 +1,7 @@
 import Foundation
 import Manifest
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 
 extension StationCore {
     /// `rewrap_all_posts`: every `all` post gets fresh envelopes for the current Allowed

@@ -1,6 +1,6 @@
 import Foundation
 import Manifest
-import Sodium
+import ClassicalCrypto
 
 extension StationCore {
     static let pairingTTL: Int64 = 300

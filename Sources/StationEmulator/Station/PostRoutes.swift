@@ -2,7 +2,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import Signing
-import Sodium
+import ClassicalCrypto
 
 extension StationCore {
     /// The audience modes `/post` and `/post/share` accept, with the legacy alias.

@@ -1,7 +1,7 @@
 import Foundation
 import Manifest
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 
 extension StationCore {
     /// `POST /privacy/flip`: moves every post of a client namespace between public (plaintext)

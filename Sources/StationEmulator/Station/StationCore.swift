@@ -3,7 +3,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import Signing
-import Sodium
+import ClassicalCrypto
 
 /// The station itself: identity, tables, manifest, IPFS repository, and the handlers of every
 /// route. Thread-safe: state lives behind one lock, and a mutation (post, share, approve, …)

@@ -1,6 +1,6 @@
 import Foundation
 import PQCrypto
-import Sodium
+import ClassicalCrypto
 
 /// The station's keys: ML-KEM-768 (content envelopes), ML-DSA-65 (its own auth key), and the
 /// IPFS node's Ed25519 key.

@@ -2,7 +2,7 @@
 ///
 /// `Transport` sits below the crypto modules and must not depend on them, and a fingerprint hashes
 /// a few hundred public bytes, so a small portable implementation is enough here. Everything else
-/// in the SDK hashes with the `Sodium` module.
+/// in the SDK hashes with the `ClassicalCrypto` module.
 enum SHA256Digest {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,

@@ -3,7 +3,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import Signing
-import Sodium
+import ClassicalCrypto
 @testable import StationClient
 import Transport
 

@@ -1,0 +1,257 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import PQCrypto
+
+/// Seals a file with SecretBox in constant memory, giving exactly the bytes of
+/// ``SecretBox/seal(_:using:nonce:)`` over the whole file: `nonce ‖ tag ‖ ciphertext`.
+///
+/// Because the tag comes *before* the ciphertext, sealing takes two passes over the file.
+/// Creating the sealer runs the first pass (encrypt and authenticate, keeping only the tag);
+/// ``writeSealedBytes(to:)`` runs the second (encrypt again and hand out the bytes). Use it to
+/// stream a large upload to a sink that cannot seek, such as an HTTP body; to seal into another
+/// file use ``SecretBox/sealFile(at:to:using:nonce:chunkByteCount:)``.
+///
+/// If the file changes between or during the passes, the second pass throws
+/// ``ClassicalCryptoError/fileChanged(path:)`` (the bytes already written are then unusable).
+public struct SecretBoxFileSealer: Sendable {
+    /// The default size of the one buffer each pass uses.
+    public static let defaultChunkByteCount = 256 * 1024
+
+    /// The file being sealed.
+    public let source: URL
+    /// The nonce the sealed bytes start with.
+    public let nonce: [UInt8]
+    /// The Poly1305 tag, found by the first pass.
+    public let tag: [UInt8]
+    /// The size of the file when it was sealed.
+    public let plaintextByteCount: Int
+
+    private let key: SymmetricKey
+    private let identity: FileIdentity
+    private let chunkByteCount: Int
+
+    /// The length of the sealed bytes: the file's size plus 40.
+    public var sealedByteCount: Int { plaintextByteCount + SecretBox.overheadByteCount }
+
+    /// The first 40 sealed bytes: `nonce ‖ tag`.
+    public var prefix: [UInt8] { nonce + tag }
+
+    /// Runs the first pass over the file at `source`: encrypts it chunk by chunk with `key` and
+    /// computes the tag.
+    ///
+    /// - Parameters:
+    ///   - source: the plaintext file.
+    ///   - key: the 32-byte SecretBox key.
+    ///   - nonce: 24 bytes; a fresh random nonce when `nil` (pass one only to reproduce known bytes).
+    ///   - chunkByteCount: the buffer size (at least 64 bytes).
+    /// - Throws: ``ClassicalCryptoError/invalidKeyLength(expected:actual:)``,
+    ///   ``ClassicalCryptoError/invalidNonceLength(expected:actual:)``,
+    ///   ``ClassicalCryptoError/invalidParameter(name:reason:)`` for a chunk size under 64,
+    ///   ``ClassicalCryptoError/fileSystem(operation:path:errno:)`` when the file cannot be read, or
+    ///   ``ClassicalCryptoError/fileChanged(path:)`` when it changes during the pass.
+    public init(
+        plaintextAt source: URL, using key: SymmetricKey, nonce: [UInt8]? = nil,
+        chunkByteCount: Int = defaultChunkByteCount
+    ) throws(ClassicalCryptoError) {
+        try SecretBox.checkKey(key)
+        let nonce = nonce ?? SecureRandom.bytes(count: SecretBox.nonceByteCount)
+        guard nonce.count == SecretBox.nonceByteCount else {
+            throw .invalidNonceLength(expected: SecretBox.nonceByteCount, actual: nonce.count)
+        }
+        guard chunkByteCount >= 64 else {
+            throw .invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got \(chunkByteCount)")
+        }
+        let path = source.path
+        let file = try FileDescriptor.openForReading(path)
+        let identity = try file.identity()
+        let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
+        let total = try Self.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+            stream.xor(chunk)
+            stream.authenticate(UnsafeRawBufferPointer(chunk))
+        }
+        guard try file.identity() == identity, Int64(total) == identity.size else {
+            throw .fileChanged(path: path)
+        }
+        self.source = source
+        self.nonce = nonce
+        self.tag = stream.finalizeTag()
+        self.plaintextByteCount = total
+        self.key = key
+        self.identity = identity
+        self.chunkByteCount = chunkByteCount
+    }
+
+    /// Runs the second pass: calls `sink` with the sealed bytes in order, first `nonce ‖ tag`, then
+    /// the ciphertext chunk by chunk. Each buffer is valid only during its call. Can be called more
+    /// than once (each call reads the file again).
+    ///
+    /// - Throws: ``ClassicalCryptoError/fileSystem(operation:path:errno:)`` or
+    ///   ``ClassicalCryptoError/fileChanged(path:)`` (checked before and after the pass), or whatever
+    ///   `sink` throws.
+    public func writeSealedBytes(to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let path = source.path
+        let file = try FileDescriptor.openForReading(path)
+        guard try file.identity() == identity else { throw ClassicalCryptoError.fileChanged(path: path) }
+        try prefix.withUnsafeBytes { try sink($0) }
+        let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
+        var sinkError: (any Error)?
+        let total = try Self.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+            guard sinkError == nil else { return }
+            stream.xor(chunk)
+            do { try sink(UnsafeRawBufferPointer(chunk)) } catch { sinkError = error }
+        }
+        if let sinkError { throw sinkError }
+        guard total == plaintextByteCount, try file.identity() == identity else {
+            throw ClassicalCryptoError.fileChanged(path: path)
+        }
+    }
+
+    /// Reads the whole file through one reused buffer (zeroed afterwards, since it held plaintext)
+    /// and returns the byte count.
+    static func forEachChunk(
+        of file: FileDescriptor, chunkByteCount: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws(ClassicalCryptoError) -> Int {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkByteCount, alignment: 64)
+        defer {
+            SecureMemory.zero(buffer)
+            buffer.deallocate()
+        }
+        var total = 0
+        while true {
+            let count = try file.readFully(into: buffer)
+            if count == 0 { break }
+            body(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
+            total += count
+            if count < chunkByteCount { break }
+        }
+        return total
+    }
+}
+
+extension SecretBox {
+    /// Seals the file at `source` into a new file at `destination` in constant memory; the result
+    /// is byte for byte what ``seal(_:using:nonce:)`` gives for the whole file.
+    ///
+    /// A seekable destination needs only one pass over the data: the ciphertext is written as it
+    /// is made, after a 16-byte placeholder, and the tag is written into its place at the end.
+    /// (To stream to a sink that cannot seek, use ``SecretBoxFileSealer``, which makes two passes.)
+    /// Writes under a temporary name beside `destination` and renames it into place when done, so
+    /// `destination` never holds partial output; an existing `destination` is replaced.
+    /// - Throws: ``ClassicalCryptoError/invalidKeyLength(expected:actual:)``,
+    ///   ``ClassicalCryptoError/invalidNonceLength(expected:actual:)``,
+    ///   ``ClassicalCryptoError/invalidParameter(name:reason:)`` for a chunk size under 64,
+    ///   ``ClassicalCryptoError/fileSystem(operation:path:errno:)``, or ``ClassicalCryptoError/fileChanged(path:)``
+    ///   when the source changes while it is read.
+    public static func sealFile(
+        at source: URL, to destination: URL, using key: SymmetricKey, nonce: [UInt8]? = nil,
+        chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount
+    ) throws(ClassicalCryptoError) {
+        try checkKey(key)
+        let nonce = nonce ?? SecureRandom.bytes(count: nonceByteCount)
+        guard nonce.count == nonceByteCount else {
+            throw .invalidNonceLength(expected: nonceByteCount, actual: nonce.count)
+        }
+        guard chunkByteCount >= 64 else {
+            throw .invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got \(chunkByteCount)")
+        }
+        let path = source.path
+        let file = try FileDescriptor.openForReading(path)
+        let identity = try file.identity()
+        let output = try AtomicOutputFile(
+            destination: destination.path, expectedByteCount: Int(identity.size) + overheadByteCount)
+        let placeholder = nonce + [UInt8](repeating: 0, count: tagByteCount)
+        try placeholder.withUnsafeBytes { buffer in
+            Result { () throws(ClassicalCryptoError) in try output.file.writeAll(buffer) }
+        }.get()
+        let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
+        var writeError: ClassicalCryptoError?
+        let total = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+            guard writeError == nil else { return }
+            stream.xor(chunk)
+            stream.authenticate(UnsafeRawBufferPointer(chunk))
+            do throws(ClassicalCryptoError) { try output.file.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
+        }
+        if let writeError { throw writeError }
+        guard Int64(total) == identity.size, try file.identity() == identity else { throw .fileChanged(path: path) }
+        let tag = stream.finalizeTag()
+        try tag.withUnsafeBytes { buffer in
+            Result { () throws(ClassicalCryptoError) in try output.file.writeAll(buffer, at: Int64(nonceByteCount)) }
+        }.get()
+        try output.commit()
+    }
+
+    /// Opens the sealed file at `source` into a new plaintext file at `destination` in constant
+    /// memory.
+    ///
+    /// Two passes: the first only verifies the tag, and no plaintext is written unless it passes;
+    /// the second decrypts into a temporary file beside `destination` (readable only by its owner)
+    /// while authenticating the ciphertext again, and renames it into place only if the tag
+    /// verifies again and the sealed file is unchanged (same inode, size, modification and change
+    /// times). So what reaches `destination` is exactly what was verified, even if the file was
+    /// rewritten between the passes. A failure leaves `destination` untouched.
+    /// - Throws: ``ClassicalCryptoError/sealedBoxTooShort(minimum:actual:)``,
+    ///   ``ClassicalCryptoError/authenticationFailed``, ``ClassicalCryptoError/invalidKeyLength(expected:actual:)``,
+    ///   ``ClassicalCryptoError/fileChanged(path:)``, ``ClassicalCryptoError/fileSystem(operation:path:errno:)``.
+    public static func openFile(
+        at source: URL, to destination: URL, using key: SymmetricKey,
+        chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount
+    ) throws(ClassicalCryptoError) {
+        try openFile(at: source, to: destination, using: key, chunkByteCount: chunkByteCount, betweenPasses: {})
+    }
+
+    /// ``openFile(at:to:using:chunkByteCount:)`` with a hook that runs after the tag verified and
+    /// before decryption starts, so tests can change the file between the passes.
+    static func openFile(
+        at source: URL, to destination: URL, using key: SymmetricKey, chunkByteCount: Int,
+        betweenPasses: () -> Void
+    ) throws(ClassicalCryptoError) {
+        try checkKey(key)
+        guard chunkByteCount >= 64 else {
+            throw .invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got \(chunkByteCount)")
+        }
+        let path = source.path
+        let file = try FileDescriptor.openForReading(path)
+        let identity = try file.identity()
+        guard identity.size >= Int64(overheadByteCount) else {
+            throw .sealedBoxTooShort(minimum: overheadByteCount, actual: Int(identity.size))
+        }
+        var prefix = [UInt8](repeating: 0, count: overheadByteCount)
+        let prefixCount = try prefix.withUnsafeMutableBytes { buffer in
+            Result { () throws(ClassicalCryptoError) in try file.readFully(into: buffer) }
+        }.get()
+        guard prefixCount == overheadByteCount else { throw .fileChanged(path: path) }
+        let nonce = Array(prefix[0..<nonceByteCount])
+        let expectedTag = Array(prefix[nonceByteCount...])
+        let messageCount = Int(identity.size) - overheadByteCount
+
+        // Pass 1: authenticate only.
+        let verifier = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
+        let verifiedCount = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+            verifier.authenticate(UnsafeRawBufferPointer(chunk))
+        }
+        guard verifiedCount == messageCount, try file.identity() == identity else { throw .fileChanged(path: path) }
+        guard SecureMemory.constantTimeEquals(verifier.finalizeTag(), expectedTag) else { throw .authenticationFailed }
+        betweenPasses()
+
+        // Pass 2: decrypt, authenticating the same ciphertext again.
+        try file.seek(to: Int64(overheadByteCount))
+        let output = try AtomicOutputFile(destination: destination.path, expectedByteCount: messageCount)
+        let decryptor = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
+        var writeError: ClassicalCryptoError?
+        let decryptedCount = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+            guard writeError == nil else { return }
+            decryptor.authenticate(UnsafeRawBufferPointer(chunk))
+            decryptor.xor(chunk)
+            do throws(ClassicalCryptoError) { try output.file.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
+        }
+        if let writeError { throw writeError }
+        guard decryptedCount == messageCount, try file.identity() == identity,
+              SecureMemory.constantTimeEquals(decryptor.finalizeTag(), expectedTag) else {
+            throw .fileChanged(path: path)
+        }
+        try output.commit()
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import PQCrypto
+import TestSupport
+import Testing
+
+@testable import ClassicalCrypto
+
+@Suite("SecretBox streamed through files")
+struct SecretBoxStreamingTests {
+    /// Sizes around the 32-byte offset of the message in the keystream, Salsa20's 64-byte
+    /// blocks and the chunk size, for several chunk sizes (64 and 100 make every chunk boundary
+    /// fall mid-block).
+    @Test(arguments: [64, 100, 4096, SecretBoxFileSealer.defaultChunkByteCount])
+    func streamedSealEqualsOneShot(chunkByteCount: Int) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        var rng = SplitMix64(seed: UInt64(chunkByteCount))
+        let key = SymmetricKey(data: rng.bytes(32))
+        var sizes = [0, 1, 31, 32, 33, 63, 64, 65, 95, 96, 97, 127, 128, 129, 1000]
+        sizes += [chunkByteCount - 1, chunkByteCount, chunkByteCount + 1, 3 * chunkByteCount + 17]
+        for size in sizes {
+            let message = rng.bytes(size)
+            let nonce = rng.bytes(24)
+            let plain = directory.file("plain-\(size)")
+            let sealedFile = directory.file("sealed-\(size)")
+            let opened = directory.file("opened-\(size)")
+            try Data(message).write(to: plain)
+            let expected = [UInt8](try SecretBox.seal(message, using: key, nonce: nonce))
+
+            let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key, nonce: nonce, chunkByteCount: chunkByteCount)
+            #expect(sealer.plaintextByteCount == size)
+            #expect(sealer.sealedByteCount == size + 40)
+            #expect(sealer.prefix == Array(expected.prefix(40)))
+            #expect(sealer.tag == Array(expected[24..<40]))
+            var streamed = [UInt8]()
+            try sealer.writeSealedBytes { streamed.append(contentsOf: $0) }
+            #expect(streamed == expected, "size \(size) chunk \(chunkByteCount)")
+
+            try SecretBox.sealFile(at: plain, to: sealedFile, using: key, nonce: nonce, chunkByteCount: chunkByteCount)
+            #expect([UInt8](try Data(contentsOf: sealedFile)) == expected, "size \(size) chunk \(chunkByteCount)")
+
+            try SecretBox.openFile(at: sealedFile, to: opened, using: key, chunkByteCount: chunkByteCount)
+            #expect([UInt8](try Data(contentsOf: opened)) == message, "size \(size) chunk \(chunkByteCount)")
+        }
+        // Only the files written above: no temporary files left behind.
+        #expect(try directory.contents().allSatisfy { !$0.contains(".partial") })
+    }
+
+    @Test func randomNonceByDefault() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let plain = directory.file("plain")
+        try Data(repeating: 1, count: 500).write(to: plain)
+        let key = SecureRandom.symmetricKey()
+        let first = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+        let second = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+        #expect(first.nonce != second.nonce)
+        var sealed = [UInt8]()
+        try first.writeSealedBytes { sealed.append(contentsOf: $0) }
+        #expect([UInt8](try SecretBox.open(sealed, using: key)) == [UInt8](repeating: 1, count: 500))
+    }
+
+    /// A tampered file is rejected in the first pass: nothing is written, and an existing
+    /// destination keeps its contents.
+    @Test func tamperedFileWritesNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let key = SecureRandom.symmetricKey()
+        let sealed = [UInt8](try SecretBox.seal([UInt8](repeating: 0x33, count: 10_000), using: key))
+        let destination = directory.file("out")
+        try Data("previous".utf8).write(to: destination)
+        for index in [0, 23, 24, 39, 40, 5000, sealed.count - 1] {
+            var tampered = sealed
+            tampered[index] ^= 0x80
+            let source = directory.file("tampered-\(index)")
+            try Data(tampered).write(to: source)
+            #expect(throws: ClassicalCryptoError.authenticationFailed) {
+                try SecretBox.openFile(at: source, to: destination, using: key, chunkByteCount: 4096)
+            }
+        }
+        let truncated = directory.file("truncated")
+        try Data(sealed.dropLast()).write(to: truncated)
+        #expect(throws: ClassicalCryptoError.authenticationFailed) { try SecretBox.openFile(at: truncated, to: destination, using: key) }
+        let wrongKey = directory.file("good")
+        try Data(sealed).write(to: wrongKey)
+        #expect(throws: ClassicalCryptoError.authenticationFailed) {
+            try SecretBox.openFile(at: wrongKey, to: destination, using: SecureRandom.symmetricKey())
+        }
+        #expect(String(decoding: try Data(contentsOf: destination), as: UTF8.self) == "previous")
+        #expect(try directory.contents().allSatisfy { !$0.contains(".partial") })
+    }
+
+    @Test func shortFileIsRejected() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        for count in [0, 1, 39] {
+            let source = directory.file("short-\(count)")
+            try Data(repeating: 0, count: count).write(to: source)
+            #expect(throws: ClassicalCryptoError.sealedBoxTooShort(minimum: 40, actual: count)) {
+                try SecretBox.openFile(at: source, to: directory.file("out"), using: SecureRandom.symmetricKey())
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.file("out").path))
+    }
+
+    @Test func badArgumentsAreRejected() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let plain = directory.file("plain")
+        try Data([1, 2, 3]).write(to: plain)
+        let key = SecureRandom.symmetricKey()
+        #expect(throws: ClassicalCryptoError.invalidKeyLength(expected: 32, actual: 16)) {
+            try SecretBoxFileSealer(plaintextAt: plain, using: SymmetricKey(data: [UInt8](repeating: 0, count: 16)))
+        }
+        #expect(throws: ClassicalCryptoError.invalidNonceLength(expected: 24, actual: 12)) {
+            try SecretBoxFileSealer(plaintextAt: plain, using: key, nonce: [UInt8](repeating: 0, count: 12))
+        }
+        #expect(throws: ClassicalCryptoError.invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got 63")) {
+            try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: 63)
+        }
+        #expect(throws: ClassicalCryptoError.invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got 0")) {
+            try SecretBox.openFile(at: plain, to: directory.file("x"), using: key, chunkByteCount: 0)
+        }
+        let missing = directory.file("missing")
+        #expect(throws: ClassicalCryptoError.fileSystem(operation: "open", path: missing.path, errno: ENOENT)) {
+            try SecretBoxFileSealer(plaintextAt: missing, using: key)
+        }
+        #expect(throws: ClassicalCryptoError.fileSystem(operation: "open", path: missing.path, errno: ENOENT)) {
+            try SecretBox.openFile(at: missing, to: directory.file("x"), using: key)
+        }
+        // The destination's directory does not exist: the temporary file cannot be created.
+        let sealed = directory.file("sealed")
+        try SecretBox.sealFile(at: plain, to: sealed, using: key)
+        let nowhere = directory.file("no-such-dir/out")
+        #expect {
+            try SecretBox.openFile(at: sealed, to: nowhere, using: key)
+        } throws: { error in
+            guard case let ClassicalCryptoError.fileSystem(operation, _, code) = error else { return false }
+            return operation == "open" && code == ENOENT
+        }
+    }
+
+    /// A file rewritten after the first pass makes the second pass fail instead of producing
+    /// bytes whose tag does not match.
+    @Test func fileChangedBetweenPasses() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let plain = directory.file("plain")
+        try Data(repeating: 5, count: 1000).write(to: plain)
+        let key = SecureRandom.symmetricKey()
+        let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+        // Same size, different content (a new inode, or at least a new ctime).
+        try Data(repeating: 6, count: 1000).write(to: plain)
+        #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) { try sealer.writeSealedBytes { _ in } }
+        // The sealer still works for an unchanged file.
+        let fresh = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+        var sealed = [UInt8]()
+        try fresh.writeSealedBytes { sealed.append(contentsOf: $0) }
+        #expect([UInt8](try SecretBox.open(sealed, using: key)) == [UInt8](repeating: 6, count: 1000))
+    }
+
+    /// A sealed file rewritten after the tag verified (same size, even with the original times
+    /// put back) is caught in the second pass: nothing reaches the destination.
+    @Test func openNoticesAFileRewrittenBetweenPasses() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let key = SecureRandom.symmetricKey()
+        let sealed = directory.file("sealed")
+        let destination = directory.file("out")
+        let original = [UInt8](try SecretBox.seal([UInt8](repeating: 0x61, count: 50_000), using: key))
+        for rewrite in ["content", "content and times"] {
+            try Data(original).write(to: sealed)
+            let attributes = try FileManager.default.attributesOfItem(atPath: sealed.path)
+            #expect(throws: ClassicalCryptoError.fileChanged(path: sealed.path), "\(rewrite)") {
+                try SecretBox.openFile(at: sealed, to: destination, using: key, chunkByteCount: 4096) {
+                    // Overwrite in place (same inode and size) with different ciphertext.
+                    var altered = original
+                    altered[1000] ^= 0xFF
+                    guard let handle = try? FileHandle(forWritingTo: sealed) else { return }
+                    handle.write(Data(altered))
+                    try? handle.close()
+                    if rewrite == "content and times" {
+                        try? FileManager.default.setAttributes(
+                            [.modificationDate: attributes[.modificationDate] as Any], ofItemAtPath: sealed.path)
+                    }
+                }
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        #expect(try directory.contents() == ["sealed"])
+    }
+
+    @Test func sinkErrorsPropagate() throws {
+        struct Stop: Error, Equatable {}
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let plain = directory.file("plain")
+        try Data(repeating: 5, count: 300_000).write(to: plain)
+        let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: SecureRandom.symmetricKey(), chunkByteCount: 1024)
+        var calls = 0
+        #expect(throws: Stop()) {
+            try sealer.writeSealedBytes { _ in
+                calls += 1
+                if calls == 3 { throw Stop() }
+            }
+        }
+        #expect(calls == 3)
+    }
+
+    /// A file sealed by PyNaCl opens through the streamed opener, and a streamed seal opens in
+    /// PyNaCl.
+    @Test func pynaclInteropThroughFiles() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        var rng = SplitMix64(seed: 0xF11E)
+        let message = rng.bytes(1_234_567)
+        let key = rng.bytes(32)
+        let plain = directory.file("plain")
+        try Data(message).write(to: plain)
+        let sealedBySwift = directory.file("sealed")
+        try SecretBox.sealFile(at: plain, to: sealedBySwift, using: SymmetricKey(data: key))
+        let swiftHex = try Data(contentsOf: sealedBySwift).hex
+        var request = SodiumInteropRequest()
+        request.secretboxOpen = [SecretBoxCase(key: key.hex, message: "", sealed: swiftHex)]
+        request.secretboxSeal = [SecretBoxCase(key: key.hex, message: message.hex, sealed: nil)]
+        let response = try InteropPython.call("sodium_interop.py", request, as: SodiumInteropResponse.self)
+        #expect(response.secretboxOpened == [message.hex])
+        let sealedByPython = directory.file("python-sealed")
+        try Data(hex: try #require(response.secretboxSealed.first)).write(to: sealedByPython)
+        let opened = directory.file("opened")
+        try SecretBox.openFile(at: sealedByPython, to: opened, using: SymmetricKey(data: key), chunkByteCount: 1000)
+        #expect([UInt8](try Data(contentsOf: opened)) == message)
+    }
+}
