@@ -8,4 +8,5 @@ for benchmark in keccakBenchmarks() + mlkemBenchmarks() + mldsaBenchmarks() + ma
     measure(benchmark, options: options)
 }
 runClassicalCryptoBenchmarks(options: options)
+runPortableBenchmarks(options: options)
 runTransportBenchmarks(options: options)

@@ -3,7 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(CSodium)
 import CSodium
+#endif
 import PQCrypto
 
 /// BLAKE2b (RFC 7693) with libsodium's full parameter block: digest length, key, salt and
@@ -99,6 +101,20 @@ public enum BLAKE2b {
         }
 
         func hash(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
+            #if !canImport(CSodium)
+            let emptyKey = UnsafeRawBufferPointer(start: nil, count: 0)
+            salt.withUnsafeBytes { saltBuffer in
+                personalization.withUnsafeBytes { personBuffer in
+                    func run(_ keyBuffer: UnsafeRawBufferPointer) {
+                        let hasher = BLAKE2bHasher(
+                            digestByteCount: digestByteCount, key: keyBuffer, salt: saltBuffer, personalization: personBuffer)
+                        hasher.update(input)
+                        _ = hasher.finalize(into: output)
+                    }
+                    if let key { key.withUnsafeBytes(run) } else { run(emptyKey) }
+                }
+            }
+            #else
             SodiumLibrary.ensureInitialized()
             let out = output.baseAddress!.assumingMemoryBound(to: UInt8.self)
             withBase(input) { inputPointer in
@@ -119,6 +135,7 @@ public enum BLAKE2b {
                     }
                 }
             }
+            #endif
         }
     }
 }

@@ -5,7 +5,8 @@ import CommonCrypto
 #endif
 
 /// One SHA-256 computation in the platform's crypto library: OpenSSL's libcrypto on Linux,
-/// CommonCrypto on Apple platforms. Both use the CPU's SHA instructions where it has them.
+/// CommonCrypto on Apple platforms (both use the CPU's SHA instructions where it has them), and the
+/// pure-Swift ``SHA256State`` in Linux builds without the `SystemLibraries` trait.
 /// ``SHA256`` keeps it copy-on-write, so a copied hasher goes on independently.
 final class SHA256Engine: @unchecked Sendable {
     // @unchecked: the context is only touched through a uniquely referenced engine (SHA256 copies
@@ -53,6 +54,19 @@ final class SHA256Engine: @unchecked Sendable {
     }
 
     func finalize(into digest: UnsafeMutablePointer<UInt8>) { _ = CC_SHA256_Final(digest, &context) }
+    #else
+    // Linux without the SystemLibraries trait: the pure-Swift SHA-256.
+    private var state = SHA256State()
+
+    init() {}
+
+    private init(copying other: SHA256Engine) { state = other.state }
+
+    func update(_ bytes: UnsafeRawPointer, count: Int) {
+        state.update(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+
+    func finalize(into digest: UnsafeMutablePointer<UInt8>) { state.finalize(into: digest) }
     #endif
 
     /// An independent engine in the same state.

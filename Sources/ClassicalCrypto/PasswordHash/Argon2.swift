@@ -10,11 +10,14 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(CSodium)
 import CSodium
+#endif
 import PQCrypto
 
-/// Password-based key derivation with Argon2 (RFC 9106) through libsodium's `crypto_pwhash`,
-/// for keys that protect key files at rest.
+/// Password-based key derivation with Argon2 (RFC 9106), byte for byte libsodium's `crypto_pwhash`
+/// (in libsodium on Linux by default, in pure Swift elsewhere), for keys that protect key files at
+/// rest.
 ///
 /// Argon2id is the default and the right choice for new files. Argon2i is here because the
 /// station protects its own key files with it (PyNaCl `argon2i.kdf`).
@@ -76,9 +79,30 @@ public enum Argon2 {
         guard limits.memoryBytes >= 8192, UInt64(limits.memoryBytes) <= 4_398_046_510_080 else {
             throw .invalidParameter(name: "Argon2 memory", reason: "must be at least 8192 bytes, got \(limits.memoryBytes)")
         }
+        let saltBytes = [UInt8](salt)
+        #if !canImport(CSodium)
+        // libsodium's crypto_pwhash: one lane, memory in KiB, no secret and no associated data.
+        return try SymmetricKey.makeSecure(byteCount: byteCount) { output throws(ClassicalCryptoError) in
+            let succeeded = withContiguousBytes(of: password) { passwordBuffer in
+                saltBytes.withUnsafeBytes { saltBuffer in
+                    let none = UnsafeRawBufferPointer(start: nil, count: 0)
+                    do {
+                        try Argon2Core.deriveKey(
+                            into: output, password: passwordBuffer, salt: saltBuffer, passes: limits.operations,
+                            memoryKiB: limits.memoryBytes / 1024, lanes: 1, secret: none, associatedData: none,
+                            variant: variant == .argon2id ? .argon2id : .argon2i)
+                        return true
+                    } catch {
+                        return false
+                    }
+                }
+            }
+            // The limits were checked above, so the only failure left is memory that cannot be had.
+            guard succeeded else { throw .passwordHashingFailed(errno: ENOMEM) }
+        }
+        #else
         SodiumLibrary.ensureInitialized()
         let algorithm = variant == .argon2id ? crypto_pwhash_ALG_ARGON2ID13 : crypto_pwhash_ALG_ARGON2I13
-        let saltBytes = [UInt8](salt)
         return try SymmetricKey.makeSecure(byteCount: byteCount) { output throws(ClassicalCryptoError) in
             let status = withContiguousBytes(of: password) { passwordBuffer in
                 withBase(passwordBuffer) { passwordPointer in
@@ -92,6 +116,7 @@ public enum Argon2 {
             }
             guard status == 0 else { throw .passwordHashingFailed(errno: errno) }
         }
+        #endif
     }
 
     /// Derives a key from the UTF-8 bytes of `password` (see

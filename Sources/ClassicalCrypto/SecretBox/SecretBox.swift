@@ -3,11 +3,16 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(CSodium)
 import CSodium
+#endif
 import PQCrypto
 
 /// XSalsa20-Poly1305 authenticated encryption in the byte layout PyNaCl and every Cipher Station
 /// use: `nonce(24) ‖ tag(16) ‖ ciphertext`.
+///
+/// On Apple platforms (and Linux builds without the `SystemLibraries` trait) it runs in pure Swift;
+/// on Linux by default in libsodium. Both give the same bytes.
 ///
 /// Post blobs, encrypted metadata, graph blobs and the sealed part of a key envelope all use this
 /// layout (PyNaCl's `SecretBox.encrypt`, libsodium's "easy" combined form with the nonce in front).
@@ -73,18 +78,25 @@ public enum SecretBox {
         guard output.count == message.count + overheadByteCount, let target = output.baseAddress else {
             throw .invalidParameter(name: "output buffer", reason: "must be \(message.count + overheadByteCount) bytes, got \(output.count)")
         }
-        SodiumLibrary.ensureInitialized()
         let out = target.assumingMemoryBound(to: UInt8.self)
         withBase(nonce) { noncePointer in
             out.update(from: noncePointer, count: nonceByteCount)
-            withBase(message) { messagePointer in
-                key.withUnsafeBytes { keyBuffer in
+            key.withUnsafeBytes { keyBuffer in
+                #if canImport(CSodium)
+                SodiumLibrary.ensureInitialized()
+                withBase(message) { messagePointer in
                     withBase(keyBuffer) { keyPointer in
                         // crypto_secretbox_easy writes tag ‖ ciphertext, the layout after our nonce.
                         _ = crypto_secretbox_easy(
                             out + nonceByteCount, messagePointer, UInt64(message.count), noncePointer, keyPointer)
                     }
                 }
+                #else
+                // The same tag ‖ ciphertext layout, from the pure-Swift XSalsa20-Poly1305.
+                _ = XSalsa20Poly1305.seal(
+                    message, into: UnsafeMutableRawBufferPointer(rebasing: output[nonceByteCount...]), key: keyBuffer,
+                    nonce: nonce)
+                #endif
             }
         }
     }
@@ -165,6 +177,13 @@ public enum SecretBox {
     private static func openRaw(
         _ source: UnsafeRawBufferPointer, into target: UnsafeMutableRawBufferPointer, using key: SymmetricKey
     ) -> Bool {
+        #if !canImport(CSodium)
+        return key.withUnsafeBytes { keyBuffer in
+            XSalsa20Poly1305.open(
+                UnsafeRawBufferPointer(rebasing: source[nonceByteCount...]), into: target, key: keyBuffer,
+                nonce: UnsafeRawBufferPointer(rebasing: source[0..<nonceByteCount]))
+        }
+        #else
         SodiumLibrary.ensureInitialized()
         let zero: UInt8 = 0
         return withUnsafePointer(to: zero) { dummy in
@@ -178,5 +197,6 @@ public enum SecretBox {
                 }
             }
         }
+        #endif
     }
 }

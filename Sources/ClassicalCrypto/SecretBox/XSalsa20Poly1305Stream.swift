@@ -1,4 +1,6 @@
+#if canImport(CSodium)
 import CSodium
+#endif
 import PQCrypto
 
 /// The XSalsa20-Poly1305 state behind streamed SecretBox: the keystream at any byte position and
@@ -7,72 +9,114 @@ import PQCrypto
 ///
 /// SecretBox derives `subkey = HSalsa20(key, nonce[0..<16])` and runs Salsa20 with `subkey` and
 /// `nonce[16..<24]`. The first 32 keystream bytes are the one-time Poly1305 key; the message is
-/// XORed with the keystream from byte 32 on, and the tag authenticates the ciphertext. Secret
-/// state lives in its own allocations and is zeroed on deinit.
-final class XSalsa20Poly1305Stream {
+/// XORed with the keystream from byte 32 on, and the tag authenticates the ciphertext. The three
+/// primitive steps run in libsodium where it is linked (unless a test asks for pure Swift, to
+/// compare the two) and in pure Swift elsewhere; the chunking is the same for both. Secret state
+/// lives in its own allocations and is zeroed on deinit.
+package final class XSalsa20Poly1305Stream {
     /// Salsa20 produces the keystream in 64-byte blocks.
     private static let blockByteCount = 64
 
     private let subkey: UnsafeMutableRawBufferPointer
     private let nonceTail: UnsafeMutableRawBufferPointer
-    private let macState: UnsafeMutablePointer<crypto_onetimeauth_poly1305_state>
+    /// Whether the steps run in libsodium (`false`: in pure Swift).
+    private let usesSystemLibrary: Bool
+    #if canImport(CSodium)
+    /// libsodium's Poly1305 state, when ``usesSystemLibrary``.
+    private let macState: UnsafeMutablePointer<crypto_onetimeauth_poly1305_state>?
     private let macStateByteCount: Int
+    #endif
+    /// The pure-Swift Poly1305, when not ``usesSystemLibrary``.
+    private var mac: Poly1305?
     /// Keystream bytes used so far, the Poly1305 key included.
     private var position: UInt64 = 32
 
     /// Starts a stream for `key` (32 bytes) and `nonce` (24 bytes); the caller has checked both.
-    init(key: SymmetricKey, nonce: UnsafeRawBufferPointer) {
-        SodiumLibrary.ensureInitialized()
+    /// `usesSystemLibrary` is ignored (pure Swift) where libsodium is not linked.
+    package init(key: SymmetricKey, nonce: UnsafeRawBufferPointer, usesSystemLibrary: Bool = ClassicalCryptoBuild.usesSystemLibraries) {
+        self.usesSystemLibrary = usesSystemLibrary && ClassicalCryptoBuild.usesSystemLibraries
         subkey = .allocate(byteCount: 32, alignment: 16)
         nonceTail = .allocate(byteCount: 8, alignment: 8)
-        macStateByteCount = max(crypto_onetimeauth_poly1305_statebytes(), MemoryLayout<crypto_onetimeauth_poly1305_state>.size)
-        macState = UnsafeMutableRawPointer.allocate(byteCount: macStateByteCount, alignment: 64)
-            .bindMemory(to: crypto_onetimeauth_poly1305_state.self, capacity: 1)
-        let noncePointer = nonce.baseAddress!.assumingMemoryBound(to: UInt8.self)
         nonceTail.copyMemory(from: UnsafeRawBufferPointer(rebasing: nonce[16..<24]))
+        let subkey = self.subkey, system = self.usesSystemLibrary
         key.withUnsafeBytes { keyBuffer in
-            _ = crypto_core_hsalsa20(
-                subkey.baseAddress!.assumingMemoryBound(to: UInt8.self), noncePointer,
-                keyBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self), nil)
+            withBase(keyBuffer) { keyPointer in
+                withBase(nonce) { noncePointer in
+                    #if canImport(CSodium)
+                    if system {
+                        SodiumLibrary.ensureInitialized()
+                        _ = crypto_core_hsalsa20(
+                            subkey.baseAddress!.assumingMemoryBound(to: UInt8.self), noncePointer, keyPointer, nil)
+                        return
+                    }
+                    #endif
+                    Salsa20.hsalsa20(key: keyPointer, input: noncePointer, output: subkey.baseAddress!)
+                }
+            }
         }
-        var macKey = [UInt8](repeating: 0, count: 32)
-        macKey.withUnsafeMutableBytes { buffer in
-            _ = crypto_stream_salsa20(
-                buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), 32, nonceTailPointer, subkeyPointer)
-            _ = crypto_onetimeauth_poly1305_init(macState, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        // The Poly1305 key: the first 32 bytes of keystream block 0.
+        let macKey = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.blockByteCount, alignment: 16)
+        defer {
+            SecureMemory.zero(macKey)
+            macKey.deallocate()
         }
-        SecureMemory.zero(&macKey)
+        macKey.initializeMemory(as: UInt8.self, repeating: 0)
+        #if canImport(CSodium)
+        if system {
+            macStateByteCount = max(
+                crypto_onetimeauth_poly1305_statebytes(), MemoryLayout<crypto_onetimeauth_poly1305_state>.size)
+            let state = UnsafeMutableRawPointer.allocate(byteCount: macStateByteCount, alignment: 64)
+                .bindMemory(to: crypto_onetimeauth_poly1305_state.self, capacity: 1)
+            macState = state
+            keystreamXOR(macKey, block: 0)
+            _ = crypto_onetimeauth_poly1305_init(state, macKey.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            return
+        }
+        macState = nil
+        macStateByteCount = 0
+        #endif
+        keystreamXOR(macKey, block: 0)
+        mac = Poly1305(key: macKey.baseAddress!)
     }
 
     deinit {
         SecureMemory.zero(subkey)
-        SecureMemory.zero(UnsafeMutableRawBufferPointer(start: macState, count: macStateByteCount))
         subkey.deallocate()
         nonceTail.deallocate()
-        UnsafeMutableRawPointer(macState).deallocate()
+        #if canImport(CSodium)
+        if let macState {
+            SecureMemory.zero(UnsafeMutableRawBufferPointer(start: macState, count: macStateByteCount))
+            UnsafeMutableRawPointer(macState).deallocate()
+        }
+        #endif
     }
 
-    private var subkeyPointer: UnsafePointer<UInt8> {
-        UnsafePointer(subkey.baseAddress!.assumingMemoryBound(to: UInt8.self))
-    }
-
-    private var nonceTailPointer: UnsafePointer<UInt8> {
-        UnsafePointer(nonceTail.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    /// XORs `buffer` with the keystream from the start of 64-byte block `block` on.
+    private func keystreamXOR(_ buffer: UnsafeMutableRawBufferPointer, block: UInt64) {
+        #if canImport(CSodium)
+        if usesSystemLibrary {
+            guard let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+            _ = crypto_stream_salsa20_xor_ic(
+                base, base, UInt64(buffer.count), nonceTail.baseAddress!.assumingMemoryBound(to: UInt8.self), block,
+                subkey.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            return
+        }
+        #endif
+        Salsa20.xor(buffer, key: subkey.baseAddress!, nonce: nonceTail.baseAddress!, initialCounter: block)
     }
 
     /// XORs `buffer` in place with the next `buffer.count` keystream bytes: encrypts plaintext or
     /// decrypts ciphertext.
-    func xor(_ buffer: UnsafeMutableRawBufferPointer) {
+    package func xor(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         var offset = 0
         while offset < buffer.count {
             let within = Int(position % UInt64(Self.blockByteCount))
             let block = position / UInt64(Self.blockByteCount)
             if within == 0 {
-                // Block-aligned: libsodium continues from block `block` for the whole remainder.
+                // Block-aligned: the keystream continues from block `block` for the whole remainder.
                 let length = buffer.count - offset
-                _ = crypto_stream_salsa20_xor_ic(
-                    base + offset, base + offset, UInt64(length), nonceTailPointer, block, subkeyPointer)
+                keystreamXOR(UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]), block: block)
                 position += UInt64(length)
                 offset = buffer.count
             } else {
@@ -80,11 +124,9 @@ final class XSalsa20Poly1305Stream {
                 // rest of this block's keystream.
                 let length = min(Self.blockByteCount - within, buffer.count - offset)
                 withUnsafeTemporaryAllocation(byteCount: Self.blockByteCount, alignment: 16) { keystream in
-                    let stream = keystream.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                    stream.initialize(repeating: 0, count: Self.blockByteCount)
-                    _ = crypto_stream_salsa20_xor_ic(
-                        stream, stream, UInt64(Self.blockByteCount), nonceTailPointer, block, subkeyPointer)
-                    for index in 0..<length { base[offset + index] ^= stream[within + index] }
+                    keystream.initializeMemory(as: UInt8.self, repeating: 0)
+                    keystreamXOR(keystream, block: block)
+                    for index in 0..<length { base[offset + index] ^= keystream[within + index] }
                     SecureMemory.zero(keystream)
                 }
                 position += UInt64(length)
@@ -94,17 +136,29 @@ final class XSalsa20Poly1305Stream {
     }
 
     /// Feeds ciphertext to the Poly1305 tag.
-    func authenticate(_ ciphertext: UnsafeRawBufferPointer) {
+    package func authenticate(_ ciphertext: UnsafeRawBufferPointer) {
         guard let base = ciphertext.baseAddress, !ciphertext.isEmpty else { return }
-        _ = crypto_onetimeauth_poly1305_update(
-            macState, base.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count))
+        #if canImport(CSodium)
+        if let macState {
+            _ = crypto_onetimeauth_poly1305_update(macState, base.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count))
+            return
+        }
+        #endif
+        _ = base
+        mac?.update(ciphertext)
     }
 
     /// Finishes the tag over everything passed to ``authenticate(_:)``. Call it once.
-    func finalizeTag() -> [UInt8] {
+    package func finalizeTag() -> [UInt8] {
         var tag = [UInt8](repeating: 0, count: 16)
         tag.withUnsafeMutableBytes { buffer in
-            _ = crypto_onetimeauth_poly1305_final(macState, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            #if canImport(CSodium)
+            if let macState {
+                _ = crypto_onetimeauth_poly1305_final(macState, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                return
+            }
+            #endif
+            mac?.finalize(into: buffer.baseAddress!)
         }
         return tag
     }

@@ -3,10 +3,14 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(CSodium)
 import CSodium
+#endif
 import PQCrypto
 
-/// Ed25519 (RFC 8032) key pairs through libsodium, as an IPFS node's identity key.
+/// Ed25519 (RFC 8032) key pairs and signatures (in libsodium on Linux by default, in pure Swift
+/// elsewhere; verification accepts exactly what libsodium 1.0.18 accepts), as an IPFS node's
+/// identity key and to verify IPNS records.
 ///
 /// A libp2p peer id (`12D3KooW…`) and an IPNS name (`k51…`) are derived from an Ed25519 public key;
 /// the station emulator uses this to give its IPFS node a real identity. The 32-byte seed is the
@@ -43,11 +47,19 @@ public enum Ed25519 {
         }
 
         private init(validSeed seed: SymmetricKey) {
+            #if canImport(CSodium)
             var (publicKey, secretKey) = Self.expand(seed)
             SecureMemory.zero(&secretKey)
+            #else
+            var publicKey = [UInt8](repeating: 0, count: Ed25519.publicKeyByteCount)
+            publicKey.withUnsafeMutableBytes { output in
+                seed.withUnsafeBytes { seedBytes in _ = Ed25519Core.publicKey(seed: seedBytes, into: output) }
+            }
+            #endif
             self.seed = seed
             self.publicKey = publicKey
         }
+        #if canImport(CSodium)
 
         /// libsodium's 32-byte public key and 64-byte secret key (seed ‖ public key) for `seed`.
         private static func expand(_ seed: SymmetricKey) -> (publicKey: [UInt8], secretKey: [UInt8]) {
@@ -62,25 +74,51 @@ public enum Ed25519 {
             return (publicKey, secretKey)
         }
 
+        #endif
+
         /// Signs `message` (pure Ed25519, deterministic).
         ///
         /// - Returns: the 64-byte signature.
         public func signature(for message: some DataProtocol) -> [UInt8] {
+            #if !canImport(CSodium)
+            var signature = [UInt8](repeating: 0, count: Ed25519.signatureByteCount)
+            signature.withUnsafeMutableBytes { output in
+                withContiguousBytes(of: message) { messageBytes in
+                    seed.withUnsafeBytes { seedBytes in
+                        publicKey.withUnsafeBytes { publicKeyBytes in
+                            _ = Ed25519Core.sign(message: messageBytes, seed: seedBytes, publicKey: publicKeyBytes, into: output)
+                        }
+                    }
+                }
+            }
+            return signature
+            #else
             var (_, secretKey) = Self.expand(seed)
             defer { SecureMemory.zero(&secretKey) }
             var signature = [UInt8](repeating: 0, count: Ed25519.signatureByteCount)
             let bytes = [UInt8](message)
             _ = crypto_sign_detached(&signature, nil, bytes, UInt64(bytes.count), secretKey)
             return signature
+            #endif
         }
     }
 
     /// Whether `signature` is a valid Ed25519 signature of `message` under `publicKey`.
     public static func isValidSignature(_ signature: some DataProtocol, for message: some DataProtocol,
                                         publicKey: some DataProtocol) -> Bool {
-        SodiumLibrary.ensureInitialized()
         let signature = [UInt8](signature), publicKey = [UInt8](publicKey), message = [UInt8](message)
         guard signature.count == signatureByteCount, publicKey.count == publicKeyByteCount else { return false }
+        #if canImport(CSodium)
+        SodiumLibrary.ensureInitialized()
         return crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
+        #else
+        return signature.withUnsafeBytes { signatureBytes in
+            message.withUnsafeBytes { messageBytes in
+                publicKey.withUnsafeBytes { publicKeyBytes in
+                    Ed25519Core.verify(signature: signatureBytes, message: messageBytes, publicKey: publicKeyBytes)
+                }
+            }
+        }
+        #endif
     }
 }
