@@ -3,10 +3,10 @@
 /// The 1600-bit Keccak state: 25 little-endian 64-bit lanes, lane `x + 5y` at index `x + 5*y`.
 @usableFromInline
 struct KeccakState: Sendable {
-    @usableFromInline var lanes: InlineArray<25, UInt64>
+    @usableFromInline var lanes: KeccakLanes<UInt64>
 
     @inlinable init() {
-        lanes = InlineArray(repeating: 0)
+        lanes = KeccakLanes(repeating: 0)
     }
 
     /// Zeroes every lane (used when a sponge holding secret input is dropped or reset).
@@ -127,6 +127,47 @@ struct KeccakState: Sendable {
             output[22] = b2 ^ (b3 & b4)
             output[23] = b3 ^ (b4 | b0)
             output[24] = b4 ^ (b0 & b1)
+        }
+    }
+}
+
+/// 25 lanes stored in place, one after another: the layout of `InlineArray<25, Lane>` (which needs
+/// macOS 26 / iOS 26), as a homogeneous tuple. A homogeneous tuple's memory is bound to its element
+/// type, so a pointer to the tuple is a pointer to its first lane.
+@usableFromInline
+struct KeccakLanes<Lane: Sendable>: Sendable {
+    @usableFromInline var storage: (
+        Lane, Lane, Lane, Lane, Lane,
+        Lane, Lane, Lane, Lane, Lane,
+        Lane, Lane, Lane, Lane, Lane,
+        Lane, Lane, Lane, Lane, Lane,
+        Lane, Lane, Lane, Lane, Lane
+    )
+
+    @inlinable init(repeating value: Lane) {
+        storage = (
+            value, value, value, value, value,
+            value, value, value, value, value,
+            value, value, value, value, value,
+            value, value, value, value, value,
+            value, value, value, value, value
+        )
+    }
+
+    /// Lane `i`, bounds-checked as an `InlineArray` element is. (The getter is `mutating` so that
+    /// the lane is read in place, not from a copy of all 25.)
+    @inlinable subscript(i: Int) -> Lane {
+        @inline(__always) mutating get {
+            precondition(i >= 0 && i < 25, "Index out of bounds")
+            return withUnsafeMutablePointer(to: &storage) {
+                UnsafeMutableRawPointer($0).assumingMemoryBound(to: Lane.self)[i]
+            }
+        }
+        @inline(__always) set {
+            precondition(i >= 0 && i < 25, "Index out of bounds")
+            withUnsafeMutablePointer(to: &storage) {
+                UnsafeMutableRawPointer($0).assumingMemoryBound(to: Lane.self)[i] = newValue
+            }
         }
     }
 }

@@ -5,10 +5,10 @@
 /// Two Keccak states in lock step: lane `i` of state `s` is `lanes[i][s]`.
 @usableFromInline
 struct KeccakStateX2: Sendable {
-    @usableFromInline var lanes: InlineArray<25, SIMD2<UInt64>>
+    @usableFromInline var lanes: KeccakLanes<SIMD2<UInt64>>
 
     @inlinable init() {
-        lanes = InlineArray(repeating: SIMD2(repeating: 0))
+        lanes = KeccakLanes(repeating: SIMD2(repeating: 0))
     }
 
     /// Lane `index` of state `state` (0 or 1), read from memory as a scalar: an element of a
@@ -146,15 +146,19 @@ func rotl2(_ x: SIMD2<UInt64>, _ n: UInt64) -> SIMD2<UInt64> {
 @usableFromInline
 struct KeccakSpongeX2: Sendable {
     @usableFromInline var state = KeccakStateX2()
+    /// Rate in bytes, at most 200 (136 for SHAKE256, 168 for SHAKE128).
     @usableFromInline let rate: Int
-    @usableFromInline var squeezedFirstBlock = false
 
     /// Absorbs one input per state (each shorter than the rate) and applies the SHAKE padding.
+    ///
+    /// The permutation that ends absorbing runs in the first ``squeezeBlocks(first:second:blocks:)``:
+    /// with no call in here, the state (a tuple, not an `InlineArray`) is built where the caller
+    /// keeps the sponge, not in a temporary that is copied afterwards and hides the caller's
+    /// constant `rate` from the squeeze loop.
     @inlinable init(rate: Int, first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer) {
         self.rate = rate
         Self.absorbPadded(&state, lane: 0, first, rate: rate)
         Self.absorbPadded(&state, lane: 1, second, rate: rate)
-        state.permute()
     }
 
     @inlinable static func absorbPadded(_ state: inout KeccakStateX2, lane: Int, _ input: UnsafeRawBufferPointer, rate: Int) {
@@ -175,16 +179,19 @@ struct KeccakSpongeX2: Sendable {
         state.xorWord((rate - 1) >> 3, state: lane, UInt64(0x80) &<< 56)
     }
 
-    /// Writes the next `blocks` output blocks of each state to `first` and `second`.
+    /// Writes the next `blocks` output blocks of each state to `first` and `second`, permuting
+    /// before each block. The lanes are read in place without a bounds check (`rate` ≤ 200 keeps
+    /// them in the state), so the loop has no check left to stop its unrolling for a constant rate.
     @inlinable mutating func squeezeBlocks(first: UnsafeMutableRawPointer, second: UnsafeMutableRawPointer, blocks: Int) {
         for block in 0..<blocks {
-            if squeezedFirstBlock { state.permute() }
-            squeezedFirstBlock = true
-            let offset = block * rate
-            for lane in 0..<(rate >> 3) {
-                let value = state.lanes[lane]
-                first.storeBytes(of: value[0].littleEndian, toByteOffset: offset + (lane << 3), as: UInt64.self)
-                second.storeBytes(of: value[1].littleEndian, toByteOffset: offset + (lane << 3), as: UInt64.self)
+            state.permute()
+            let offset = block &* rate
+            withUnsafeMutableBytes(of: &state.lanes) { raw in
+                for lane in 0..<(rate >> 3) {
+                    let value = raw.load(fromByteOffset: lane << 4, as: SIMD2<UInt64>.self)
+                    first.storeBytes(of: value[0].littleEndian, toByteOffset: offset &+ (lane << 3), as: UInt64.self)
+                    second.storeBytes(of: value[1].littleEndian, toByteOffset: offset &+ (lane << 3), as: UInt64.self)
+                }
             }
         }
     }

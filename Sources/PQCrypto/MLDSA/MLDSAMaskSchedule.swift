@@ -28,11 +28,11 @@ struct MLDSAMaskSchedule {
 
     var state = KeccakStateX2()
     /// Per state: the mask counter it runs, `idle`, or `hashing`.
-    var job: InlineArray<2, Int> = [idle, idle]
+    var job = MLDSAIntPair(idle, idle)
     /// Per state: output blocks of its mask stream so far.
-    var blocks: InlineArray<2, Int> = [0, 0]
+    var blocks = MLDSAIntPair(0, 0)
     /// Per slot of `masks`: finished polynomials of that slot's attempt.
-    var finished: InlineArray<2, Int> = [0, 0]
+    var finished = MLDSAIntPair(0, 0)
     /// The next mask counter no state has started.
     var nextCounter = 0
     let rhoDoublePrime: UnsafeRawPointer
@@ -196,5 +196,32 @@ struct MLDSAMaskSchedule {
     /// Zeroes both states.
     mutating func clear() {
         for i in 0..<25 { state.lanes[i] = SIMD2(repeating: 0) }
+    }
+}
+
+/// Two `Int`s stored in place and indexed like an `InlineArray<2, Int>` (which needs macOS 26 /
+/// iOS 26): a homogeneous tuple, whose memory is bound to `Int`.
+struct MLDSAIntPair {
+    var storage: (Int, Int)
+
+    init(_ first: Int, _ second: Int) {
+        storage = (first, second)
+    }
+
+    /// Element `i`, bounds-checked. (The getter is `mutating` so that the element is read in
+    /// place, not from a copy of the pair.)
+    subscript(i: Int) -> Int {
+        @inline(__always) mutating get {
+            precondition(i >= 0 && i < 2, "Index out of bounds")
+            return withUnsafeMutablePointer(to: &storage) {
+                UnsafeMutableRawPointer($0).assumingMemoryBound(to: Int.self)[i]
+            }
+        }
+        @inline(__always) set {
+            precondition(i >= 0 && i < 2, "Index out of bounds")
+            withUnsafeMutablePointer(to: &storage) {
+                UnsafeMutableRawPointer($0).assumingMemoryBound(to: Int.self)[i] = newValue
+            }
+        }
     }
 }
