@@ -162,10 +162,11 @@ enum PatternFile {
 
 @Suite("The default transport")
 struct DefaultTransportTests {
-    /// Linux defaults to libcurl (which pins); Apple platforms to URLSession (which pins there).
+    /// Linux defaults to libcurl (which pins); Apple platforms, and Linux builds without the
+    /// `SystemLibraries` trait, to URLSession (which pins on Apple platforms).
     @Test func platformDefault() {
         let transport = StationClientConfiguration.defaultTransport()
-        #if os(Linux)
+        #if SystemLibraries && os(Linux)
         #expect(transport is CurlTransport)
         #else
         #expect(transport is URLSessionTransport)

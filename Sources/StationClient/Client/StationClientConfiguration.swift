@@ -1,4 +1,5 @@
-#if canImport(CurlTransport)
+// `SystemLibraries` is the package trait that links libcurl on Linux (see Package.swift).
+#if SystemLibraries && os(Linux)
 import CurlTransport
 #endif
 import URLSessionTransport
@@ -136,7 +137,7 @@ public struct StationClientConfiguration: Sendable {
     /// with libcurl), `URLSessionTransport` elsewhere (Apple platforms, where it enforces them in
     /// the server-trust challenge, and Linux builds without the `SystemLibraries` trait).
     public static func defaultTransport() -> any HTTPTransport {
-        #if canImport(CurlTransport)
+        #if SystemLibraries && os(Linux)
         CurlTransport()
         #else
         URLSessionTransport()
