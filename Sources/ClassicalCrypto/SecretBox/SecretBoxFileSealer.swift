@@ -69,8 +69,7 @@ public struct SecretBoxFileSealer: Sendable {
         let identity = try file.identity()
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
         let total = try Self.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
-            stream.xor(chunk)
-            stream.authenticate(UnsafeRawBufferPointer(chunk))
+            stream.sealChunk(chunk)
         }
         guard try file.identity() == identity, Int64(total) == identity.size else {
             throw .fileChanged(path: path)
@@ -170,8 +169,7 @@ extension SecretBox {
         var writeError: ClassicalCryptoError?
         let total = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
             guard writeError == nil else { return }
-            stream.xor(chunk)
-            stream.authenticate(UnsafeRawBufferPointer(chunk))
+            stream.sealChunk(chunk)
             do throws(ClassicalCryptoError) { try output.file.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
         }
         if let writeError { throw writeError }
@@ -243,8 +241,7 @@ extension SecretBox {
         var writeError: ClassicalCryptoError?
         let decryptedCount = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
             guard writeError == nil else { return }
-            decryptor.authenticate(UnsafeRawBufferPointer(chunk))
-            decryptor.xor(chunk)
+            decryptor.openChunk(chunk)
             do throws(ClassicalCryptoError) { try output.file.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
         }
         if let writeError { throw writeError }

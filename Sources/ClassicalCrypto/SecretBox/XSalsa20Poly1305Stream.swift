@@ -135,6 +135,48 @@ package final class XSalsa20Poly1305Stream {
         }
     }
 
+    /// Encrypts `chunk` in place and feeds the ciphertext to the tag: one step of sealing.
+    package func sealChunk(_ chunk: UnsafeMutableRawBufferPointer) {
+        process(chunk, sealing: true)
+    }
+
+    /// Feeds the ciphertext `chunk` to the tag and decrypts it in place: one step of opening.
+    package func openChunk(_ chunk: UnsafeMutableRawBufferPointer) {
+        process(chunk, sealing: false)
+    }
+
+    /// XOR and authentication of one chunk, in the order its direction needs. In pure Swift the
+    /// block-aligned part runs both in one pass over the bytes (Poly1305 on one block while the
+    /// next is encrypted), which is what makes streaming as fast as the one-shot seal.
+    private func process(_ chunk: UnsafeMutableRawBufferPointer, sealing: Bool) {
+        func stepwise(_ piece: UnsafeMutableRawBufferPointer) {
+            if sealing {
+                xor(piece)
+                authenticate(UnsafeRawBufferPointer(piece))
+            } else {
+                authenticate(UnsafeRawBufferPointer(piece))
+                xor(piece)
+            }
+        }
+        guard let mac, !usesSystemLibrary else {
+            stepwise(chunk)
+            return
+        }
+        // Up to the next block boundary (the first 32 message bytes, or after an unaligned chunk).
+        let within = Int(position % UInt64(Self.blockByteCount))
+        let head = within == 0 ? 0 : min(Self.blockByteCount - within, chunk.count)
+        if head > 0 { stepwise(UnsafeMutableRawBufferPointer(rebasing: chunk[0..<head])) }
+        let rest = UnsafeMutableRawBufferPointer(rebasing: chunk[head...])
+        guard !rest.isEmpty else { return }
+        let block = position / UInt64(Self.blockByteCount)
+        if sealing {
+            Salsa20.xorThenAuthenticate(rest, key: subkey.baseAddress!, nonce: nonceTail.baseAddress!, initialCounter: block, mac: mac)
+        } else {
+            Salsa20.authenticateThenXor(rest, key: subkey.baseAddress!, nonce: nonceTail.baseAddress!, initialCounter: block, mac: mac)
+        }
+        position += UInt64(rest.count)
+    }
+
     /// Feeds ciphertext to the Poly1305 tag.
     package func authenticate(_ ciphertext: UnsafeRawBufferPointer) {
         guard let base = ciphertext.baseAddress, !ciphertext.isEmpty else { return }

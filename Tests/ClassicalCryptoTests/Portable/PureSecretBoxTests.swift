@@ -40,29 +40,39 @@ struct PureSecretBoxTests {
             var offset = 0
             while offset < buffer.count {
                 let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<min(offset + chunk, buffer.count)])
-                stream.xor(piece)
-                stream.authenticate(UnsafeRawBufferPointer(piece))
+                stream.sealChunk(piece)
                 offset += chunk
             }
         }
         return stream.finalizeTag() + ciphertext
     }
 
-    struct VectorFile: Decodable {
-        struct Vector: Decodable { let tcId: Int; let key: String; let nonce: String; let msg: String; let box: String }
-        let tests: [Vector]
+    /// Opens `tag ‖ ciphertext` through the streaming state in `chunk`-byte pieces, in pure Swift:
+    /// the message, or `nil` when the tag does not verify.
+    static func streamOpen(_ box: [UInt8], key: SymmetricKey, nonce: [UInt8], chunk: Int) -> [UInt8]? {
+        let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0, usesSystemLibrary: false) }
+        var message = Array(box.dropFirst(16))
+        message.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                stream.openChunk(UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<min(offset + chunk, buffer.count)]))
+                offset += chunk
+            }
+        }
+        return SecureMemory.constantTimeEquals(stream.finalizeTag(), box.prefix(16)) ? message : nil
     }
 
     /// The 769 NaCl and TweetNaCl vectors, one-shot and streamed in 64-byte chunks.
     @Test(arguments: ["secretbox/nacl-secretbox.json", "secretbox/tweetnacl-secretbox-random.json"])
     func knownAnswers(file: String) throws {
-        let vectors = try loadResource(file, as: VectorFile.self).tests
+        let vectors = try loadResource(file, as: SecretBoxTests.VectorFile.self).tests
         for vector in vectors {
             let key = try [UInt8](hex: vector.key), nonce = try [UInt8](hex: vector.nonce)
             let message = try [UInt8](hex: vector.msg), box = try [UInt8](hex: vector.box)
             #expect(Self.seal(message, key: key, nonce: nonce) == box, "tcId \(vector.tcId)")
             #expect(Self.open(box, key: key, nonce: nonce) == message, "tcId \(vector.tcId)")
             #expect(Self.streamSeal(message, key: SymmetricKey(data: key), nonce: nonce, chunk: 64) == box, "tcId \(vector.tcId)")
+            #expect(Self.streamOpen(box, key: SymmetricKey(data: key), nonce: nonce, chunk: 100) == message, "tcId \(vector.tcId)")
         }
     }
 
@@ -87,6 +97,9 @@ struct PureSecretBoxTests {
             #expect(Self.open(tampered, key: key, nonce: nonce) == nil, "byte \(index)")
         }
         #expect(Self.open(box, key: [UInt8](repeating: 8, count: 32), nonce: nonce) == nil)
+        var tamperedTail = box
+        tamperedTail[tamperedTail.count - 1] ^= 0x80
+        #expect(Self.streamOpen(tamperedTail, key: SymmetricKey(data: key), nonce: nonce, chunk: 5) == nil)
         // The empty message seals to a bare tag that opens to nothing.
         #expect(Self.open(Self.seal([], key: key, nonce: nonce) ?? [], key: key, nonce: nonce) == [])
     }
@@ -130,6 +143,7 @@ struct PureSecretBoxTests {
             #expect(Self.seal(message, key: key, nonce: nonce) == expected, "input \(index), seed \(DifferentialInputs.seed)")
             #expect(Self.open(expected, key: key, nonce: nonce) == message, "input \(index)")
             #expect(Self.streamSeal(message, key: SymmetricKey(data: key), nonce: nonce, chunk: 64) == expected, "input \(index)")
+            #expect(Self.streamOpen(expected, key: SymmetricKey(data: key), nonce: nonce, chunk: 64) == message, "input \(index)")
         }
         let chunk = SecretBoxFileSealer.defaultChunkByteCount
         for length in [chunk - 1, chunk, chunk + 1, 2 * chunk - 33, 2 * chunk, 2 * chunk + 31, 64 - 32, 64, 96] {
@@ -138,6 +152,7 @@ struct PureSecretBoxTests {
             let expected = [UInt8](try SecretBox.seal(message, using: key, nonce: nonce).dropFirst(24))
             #expect(Self.streamSeal(message, key: key, nonce: nonce, chunk: chunk) == expected, "length \(length)")
             #expect(Self.streamSeal(message, key: key, nonce: nonce, chunk: 64) == expected, "length \(length)")
+            #expect(Self.streamOpen(expected, key: key, nonce: nonce, chunk: chunk) == message, "length \(length)")
         }
     }
 
