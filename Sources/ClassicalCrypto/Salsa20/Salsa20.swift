@@ -309,29 +309,19 @@ private func xor4BlocksAbsorbing(_ src: UnsafeRawPointer, _ dst: UnsafeMutableRa
 }
 
 extension Salsa20 {
-    /// Same result as `xor(buffer, key:nonce:initialCounter:)` followed by `mac.update(buffer)` (the sealing
-    /// direction: the MAC sees the XORed bytes), but with the two interleaved so they run in parallel.
-    package static func xorThenAuthenticate(_ buffer: UnsafeMutableRawBufferPointer, key: UnsafeRawPointer, nonce: UnsafeRawPointer,
-                                            initialCounter: UInt64, mac: Poly1305) {
+    /// Sealing (`sealing: true`): the same result as `xor(buffer, key:nonce:initialCounter:)`
+    /// followed by `mac.update(buffer)` (the MAC sees the XORed bytes). Opening: `mac.update(buffer)`
+    /// then the XOR (the MAC sees the bytes before it). Either way the two are interleaved so they
+    /// run in parallel.
+    package static func xorAndAuthenticate(_ buffer: UnsafeMutableRawBufferPointer, key: UnsafeRawPointer, nonce: UnsafeRawPointer,
+                                           initialCounter: UInt64, mac: Poly1305, sealing: Bool) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         var k = SalsaKey(key: key, nonce: nonce)
         if mac.isFinished {
             xor(source: UnsafeRawPointer(base), destination: base, count: buffer.count, key: k, counter: initialCounter)
-        } else {
+        } else if sealing {
             xorThenAuthenticate(source: UnsafeRawPointer(base), destination: base, count: buffer.count,
                                 key: k, counter: initialCounter, mac: &mac.core)
-        }
-        k.wipe()
-    }
-
-    /// Same result as `mac.update(buffer)` followed by `xor(buffer, key:nonce:initialCounter:)` (the opening
-    /// direction: the MAC sees the bytes before XOR), but with the two interleaved so they run in parallel.
-    package static func authenticateThenXor(_ buffer: UnsafeMutableRawBufferPointer, key: UnsafeRawPointer, nonce: UnsafeRawPointer,
-                                            initialCounter: UInt64, mac: Poly1305) {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        var k = SalsaKey(key: key, nonce: nonce)
-        if mac.isFinished {
-            xor(source: UnsafeRawPointer(base), destination: base, count: buffer.count, key: k, counter: initialCounter)
         } else {
             authenticateThenXor(source: UnsafeRawPointer(base), destination: base, count: buffer.count,
                                 key: k, counter: initialCounter, mac: &mac.core)

@@ -169,11 +169,8 @@ package final class XSalsa20Poly1305Stream {
         let rest = UnsafeMutableRawBufferPointer(rebasing: chunk[head...])
         guard !rest.isEmpty else { return }
         let block = position / UInt64(Self.blockByteCount)
-        if sealing {
-            Salsa20.xorThenAuthenticate(rest, key: subkey.baseAddress!, nonce: nonceTail.baseAddress!, initialCounter: block, mac: mac)
-        } else {
-            Salsa20.authenticateThenXor(rest, key: subkey.baseAddress!, nonce: nonceTail.baseAddress!, initialCounter: block, mac: mac)
-        }
+        Salsa20.xorAndAuthenticate(
+            rest, key: subkey.baseAddress!, nonce: nonceTail.baseAddress!, initialCounter: block, mac: mac, sealing: sealing)
         position += UInt64(rest.count)
     }
 
