@@ -102,16 +102,12 @@ public enum BLAKE2b {
 
         func hash(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
             #if !canImport(CSodium)
-            let emptyKey = UnsafeRawBufferPointer(start: nil, count: 0)
             salt.withUnsafeBytes { saltBuffer in
                 personalization.withUnsafeBytes { personBuffer in
                     func run(_ keyBuffer: UnsafeRawBufferPointer) {
-                        let hasher = BLAKE2bHasher(
-                            digestByteCount: digestByteCount, key: keyBuffer, salt: saltBuffer, personalization: personBuffer)
-                        hasher.update(input)
-                        _ = hasher.finalize(into: output)
+                        BLAKE2bHasher.hash(into: output, message: input, key: keyBuffer, salt: saltBuffer, personalization: personBuffer)
                     }
-                    if let key { key.withUnsafeBytes(run) } else { run(emptyKey) }
+                    if let key { key.withUnsafeBytes(run) } else { run(UnsafeRawBufferPointer(start: nil, count: 0)) }
                 }
             }
             #else

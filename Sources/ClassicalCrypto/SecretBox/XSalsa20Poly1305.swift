@@ -70,7 +70,7 @@ package enum XSalsa20Poly1305 {
         let ok = withUnsafeMutableBytes(of: &tag) { t -> Bool in
             guard let tp = t.baseAddress else { return false }
             mac.finish(into: tp)
-            let equal = constantTimeEqual16(UnsafeRawPointer(tp), boxBase)
+            let equal = constantTimeEquals(UnsafeRawBufferPointer(t), UnsafeRawBufferPointer(start: boxBase, count: tagByteCount))
             secureZero(tp, count: 16)
             return equal
         }
@@ -141,16 +141,5 @@ package enum XSalsa20Poly1305 {
                 if let bp = b.baseAddress { secureZero(bp, count: b.count) }
             }
         }
-    }
-
-    /// Compares two 16-byte values without data-dependent branches.
-    @inline(never)
-    private static func constantTimeEqual16(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer) -> Bool {
-        let d0 = a.loadUnaligned(fromByteOffset: 0, as: UInt64.self) ^ b.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
-        let d1 = a.loadUnaligned(fromByteOffset: 8, as: UInt64.self) ^ b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-        let d = d0 | d1
-        // 1 iff d == 0, computed arithmetically: (d | -d) has its top bit set iff d != 0.
-        let nonzero = (d | (0 &- d)) &>> 63
-        return nonzero == 0
     }
 }

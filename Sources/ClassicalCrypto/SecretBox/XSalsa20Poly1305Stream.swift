@@ -19,14 +19,12 @@ package final class XSalsa20Poly1305Stream {
 
     private let subkey: UnsafeMutableRawBufferPointer
     private let nonceTail: UnsafeMutableRawBufferPointer
-    /// Whether the steps run in libsodium (`false`: in pure Swift).
-    private let usesSystemLibrary: Bool
     #if canImport(CSodium)
-    /// libsodium's Poly1305 state, when ``usesSystemLibrary``.
+    /// libsodium's Poly1305 state, when the steps run in libsodium.
     private let macState: UnsafeMutablePointer<crypto_onetimeauth_poly1305_state>?
     private let macStateByteCount: Int
     #endif
-    /// The pure-Swift Poly1305, when not ``usesSystemLibrary``.
+    /// The pure-Swift Poly1305, when the steps run in pure Swift.
     private var mac: Poly1305?
     /// Keystream bytes used so far, the Poly1305 key included.
     private var position: UInt64 = 32
@@ -34,11 +32,10 @@ package final class XSalsa20Poly1305Stream {
     /// Starts a stream for `key` (32 bytes) and `nonce` (24 bytes); the caller has checked both.
     /// `usesSystemLibrary` is ignored (pure Swift) where libsodium is not linked.
     package init(key: SymmetricKey, nonce: UnsafeRawBufferPointer, usesSystemLibrary: Bool = ClassicalCryptoBuild.usesSystemLibraries) {
-        self.usesSystemLibrary = usesSystemLibrary && ClassicalCryptoBuild.usesSystemLibraries
         subkey = .allocate(byteCount: 32, alignment: 16)
         nonceTail = .allocate(byteCount: 8, alignment: 8)
         nonceTail.copyMemory(from: UnsafeRawBufferPointer(rebasing: nonce[16..<24]))
-        let subkey = self.subkey, system = self.usesSystemLibrary
+        let subkey = self.subkey, system = usesSystemLibrary && ClassicalCryptoBuild.usesSystemLibraries
         key.withUnsafeBytes { keyBuffer in
             withBase(keyBuffer) { keyPointer in
                 withBase(nonce) { noncePointer in
@@ -88,6 +85,15 @@ package final class XSalsa20Poly1305Stream {
             SecureMemory.zero(UnsafeMutableRawBufferPointer(start: macState, count: macStateByteCount))
             UnsafeMutableRawPointer(macState).deallocate()
         }
+        #endif
+    }
+
+    /// Whether the steps run in libsodium: it holds the Poly1305 state then.
+    private var usesSystemLibrary: Bool {
+        #if canImport(CSodium)
+        macState != nil
+        #else
+        false
         #endif
     }
 
@@ -158,7 +164,7 @@ package final class XSalsa20Poly1305Stream {
                 xor(piece)
             }
         }
-        guard let mac, !usesSystemLibrary else {
+        guard let mac else {
             stepwise(chunk)
             return
         }
@@ -176,14 +182,13 @@ package final class XSalsa20Poly1305Stream {
 
     /// Feeds ciphertext to the Poly1305 tag.
     package func authenticate(_ ciphertext: UnsafeRawBufferPointer) {
-        guard let base = ciphertext.baseAddress, !ciphertext.isEmpty else { return }
+        guard !ciphertext.isEmpty else { return }
         #if canImport(CSodium)
-        if let macState {
+        if let macState, let base = ciphertext.baseAddress {
             _ = crypto_onetimeauth_poly1305_update(macState, base.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count))
             return
         }
         #endif
-        _ = base
         mac?.update(ciphertext)
     }
 

@@ -5,17 +5,6 @@ import Foundation
 #endif
 import PQCrypto
 
-/// Calls `body` with the bytes of `data` in one contiguous buffer, copying only when `data` is not
-/// contiguous already (for example `DispatchData` with several regions).
-@inlinable
-func withContiguousBytes<R>(of data: some DataProtocol, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-    if let result = data.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
-        return result
-    }
-    let copy = [UInt8](data)
-    return copy.withUnsafeBytes(body)
-}
-
 /// A typed, never-null base pointer for a possibly empty buffer: libsodium declares its pointer
 /// parameters non-null even when the length is zero.
 @inlinable

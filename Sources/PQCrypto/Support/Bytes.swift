@@ -21,3 +21,14 @@ extension DataProtocol {
         return array
     }
 }
+
+/// Calls `body` with the bytes of `data` in one contiguous buffer, copying only when `data` is not
+/// contiguous already (for example `DispatchData` with several regions).
+@inlinable
+package func withContiguousBytes<R>(of data: some DataProtocol, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    if let result = data.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
+        return result
+    }
+    let copy = [UInt8](data)
+    return copy.withUnsafeBytes(body)
+}

@@ -12,10 +12,7 @@ import Foundation
 public enum Hex {
     /// Returns the lowercase hex of `bytes`.
     public static func encode(_ bytes: some DataProtocol) -> String {
-        if let result = bytes.withContiguousStorageIfAvailable({ encode(UnsafeRawBufferPointer($0)) }) {
-            return result
-        }
-        return [UInt8](bytes).withUnsafeBytes { encode($0) }
+        withContiguousBytes(of: bytes) { encode($0) }
     }
 
     /// Returns the lowercase hex of the bytes in `buffer`.
