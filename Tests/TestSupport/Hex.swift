@@ -80,8 +80,18 @@ public struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 
-    /// `count` pseudo-random bytes.
+    /// `count` pseudo-random bytes, eight per draw (so large random inputs stay cheap in debug builds).
     public mutating func bytes(_ count: Int) -> [UInt8] {
-        (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
+        var bytes = [UInt8](repeating: 0, count: max(count, 0))
+        var index = 0
+        while index < bytes.count {
+            var word = next()
+            for _ in 0..<min(8, bytes.count - index) {
+                bytes[index] = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+                index += 1
+            }
+        }
+        return bytes
     }
 }

@@ -32,29 +32,9 @@ enum DifferentialInputs {
 }
 
 extension SplitMix64 {
-    /// `count` pseudo-random bytes, eight per draw.
-    mutating func fill(_ count: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var index = 0
-        while index < count {
-            var word = next()
-            for _ in 0..<min(8, count - index) {
-                bytes[index] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                index += 1
-            }
-        }
-        return bytes
-    }
-
-    /// A random number in `range`.
-    mutating func int(in range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(next() % UInt64(range.upperBound - range.lowerBound + 1))
-    }
-
     /// Random split points of `count` bytes into pieces (some empty), ascending, ending at `count`.
     mutating func splits(of count: Int) -> [Int] {
-        var points = (0..<int(in: 0...4)).map { _ in count == 0 ? 0 : int(in: 0...count) }
+        var points = (0..<Int.random(in: 0...4, using: &self)).map { _ in count == 0 ? 0 : Int.random(in: 0...count, using: &self) }
         points.append(count)
         return points.sorted()
     }

@@ -103,10 +103,10 @@ struct PureArgon2Tests {
         var generator = SplitMix64(seed: DifferentialInputs.seed)
         for index in 0..<DifferentialInputs.count {
             let isID = index % 2 == 0
-            let passes = isID ? generator.int(in: 1...4) : generator.int(in: 3...4)
-            let memoryBytes = generator.int(in: 8192...(index % 16 == 0 ? 1 << 20 : 256 << 10))
-            let password = generator.fill(generator.int(in: 0...100)), salt = generator.fill(16)
-            let outputByteCount = generator.int(in: 16...100)
+            let passes = isID ? Int.random(in: 1...4, using: &generator) : Int.random(in: 3...4, using: &generator)
+            let memoryBytes = Int.random(in: 8192...(index % 16 == 0 ? 1 << 20 : 256 << 10), using: &generator)
+            let password = generator.bytes(Int.random(in: 0...100, using: &generator)), salt = generator.bytes(16)
+            let outputByteCount = Int.random(in: 16...100, using: &generator)
             let expected = try Argon2.deriveKey(
                 byteCount: outputByteCount, password: password, salt: salt,
                 limits: .init(operations: passes, memoryBytes: memoryBytes), variant: isID ? .argon2id : .argon2i)

@@ -56,10 +56,10 @@ struct PureBLAKE2bTests {
         for index in 0..<max(DifferentialInputs.count, 64) {
             let digestByteCount = index % 64 + 1
             lengths.insert(digestByteCount)
-            let message = generator.fill(DifferentialInputs.length(index, using: &generator))
-            let key = generator.next() % 2 == 0 ? [] : generator.fill(generator.int(in: 1...64))
-            let salt = generator.next() % 3 == 0 ? [] : generator.fill(generator.int(in: 0...16))
-            let personalization = generator.next() % 3 == 0 ? [] : generator.fill(generator.int(in: 0...16))
+            let message = generator.bytes(DifferentialInputs.length(index, using: &generator))
+            let key = generator.next() % 2 == 0 ? [] : generator.bytes(Int.random(in: 1...64, using: &generator))
+            let salt = generator.next() % 3 == 0 ? [] : generator.bytes(Int.random(in: 0...16, using: &generator))
+            let personalization = generator.next() % 3 == 0 ? [] : generator.bytes(Int.random(in: 0...16, using: &generator))
             let expected = try BLAKE2b.hash(
                 data: message, digestByteCount: digestByteCount, key: key.isEmpty ? nil : SymmetricKey(data: key), salt: salt,
                 personalization: personalization)

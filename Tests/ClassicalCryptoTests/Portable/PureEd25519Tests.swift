@@ -135,8 +135,8 @@ struct PureEd25519Tests {
         }
         var verdicts = 0
         for index in 0..<DifferentialInputs.count {
-            let seed = generator.fill(32)
-            let message = generator.fill(DifferentialInputs.length(index, using: &generator))
+            let seed = generator.bytes(32)
+            let message = generator.bytes(DifferentialInputs.length(index, using: &generator))
             let key = try Ed25519.PrivateKey(seed: SymmetricKey(data: seed))
             let publicKey = try #require(Self.publicKey(seed: seed))
             #expect(publicKey == key.publicKey, "seed \(seed.hex)")
@@ -145,10 +145,10 @@ struct PureEd25519Tests {
 
             var variants: [(signature: [UInt8], message: [UInt8], publicKey: [UInt8])] = [(signature, message, publicKey)]
             var flipped = signature
-            flipped[generator.int(in: 0...63)] ^= UInt8(1) << UInt8(generator.int(in: 0...7))
+            flipped[Int.random(in: 0...63, using: &generator)] ^= UInt8(1) << UInt8(Int.random(in: 0...7, using: &generator))
             variants.append((flipped, message, publicKey))
             var otherKey = publicKey
-            otherKey[generator.int(in: 0...31)] ^= UInt8(1) << UInt8(generator.int(in: 0...7))
+            otherKey[Int.random(in: 0...31, using: &generator)] ^= UInt8(1) << UInt8(Int.random(in: 0...7, using: &generator))
             variants.append((signature, message, otherKey))
             variants.append((signature, message + [0x01], publicKey))
             variants.append((Array(signature[0..<32]) + addOrder(signature[32...]), message, publicKey))
@@ -158,7 +158,7 @@ struct PureEd25519Tests {
             let point = Self.smallOrderAndNonCanonical[index % Self.smallOrderAndNonCanonical.count]
             variants.append((point + signature[32...], message, publicKey))
             variants.append((signature, message, point))
-            variants.append((generator.fill(64), message, generator.fill(32)))
+            variants.append((generator.bytes(64), message, generator.bytes(32)))
             for variant in variants {
                 let system = Ed25519.isValidSignature(variant.signature, for: variant.message, publicKey: variant.publicKey)
                 #expect(Self.verify(variant.signature, variant.message, variant.publicKey) == system,

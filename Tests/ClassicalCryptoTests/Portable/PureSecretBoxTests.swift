@@ -137,8 +137,8 @@ struct PureSecretBoxTests {
     @Test(.enabled(if: DifferentialInputs.comparable)) func differentialAgainstLibsodium() throws {
         var generator = SplitMix64(seed: DifferentialInputs.seed)
         for index in 0..<DifferentialInputs.count {
-            let key = generator.fill(32), nonce = generator.fill(24)
-            let message = generator.fill(DifferentialInputs.length(index, using: &generator))
+            let key = generator.bytes(32), nonce = generator.bytes(24)
+            let message = generator.bytes(DifferentialInputs.length(index, using: &generator))
             let expected = [UInt8](try SecretBox.seal(message, using: SymmetricKey(data: key), nonce: nonce).dropFirst(24))
             #expect(Self.seal(message, key: key, nonce: nonce) == expected, "input \(index), seed \(DifferentialInputs.seed)")
             #expect(Self.open(expected, key: key, nonce: nonce) == message, "input \(index)")
@@ -147,8 +147,8 @@ struct PureSecretBoxTests {
         }
         let chunk = SecretBoxFileSealer.defaultChunkByteCount
         for length in [chunk - 1, chunk, chunk + 1, 2 * chunk - 33, 2 * chunk, 2 * chunk + 31, 64 - 32, 64, 96] {
-            let key = SymmetricKey(data: generator.fill(32)), nonce = generator.fill(24)
-            let message = generator.fill(length)
+            let key = SymmetricKey(data: generator.bytes(32)), nonce = generator.bytes(24)
+            let message = generator.bytes(length)
             let expected = [UInt8](try SecretBox.seal(message, using: key, nonce: nonce).dropFirst(24))
             #expect(Self.streamSeal(message, key: key, nonce: nonce, chunk: chunk) == expected, "length \(length)")
             #expect(Self.streamSeal(message, key: key, nonce: nonce, chunk: 64) == expected, "length \(length)")
@@ -176,7 +176,7 @@ struct PureSecretBoxTests {
     @Test(.enabled(if: DifferentialInputs.comparable)) func sha256DifferentialAgainstLibcrypto() {
         var generator = SplitMix64(seed: DifferentialInputs.seed ^ 0x256)
         for index in 0..<DifferentialInputs.count {
-            let message = generator.fill(DifferentialInputs.length(index, using: &generator))
+            let message = generator.bytes(DifferentialInputs.length(index, using: &generator))
             var state = SHA256State()
             feed(message, splits: generator.splits(of: message.count)) { state.update($0) }
             var copy = state
