@@ -29,7 +29,7 @@ struct BasicExchangeTests {
     /// libcurl would add `Expect: 100-continue` (a round trip before a large body goes out); the
     /// transport switches it off for every body.
     @Test func bodiesGoOutWithoutExpectContinue() async throws {
-        let seen = TransportTestSupport.Locked<[String?]>([])
+        let seen = Locked<[String?]>([])
         let server = try LoopbackHTTPServer { request, response in
             seen.withLock { $0.append(request.header("Expect")) }
             try request.consumeBody()

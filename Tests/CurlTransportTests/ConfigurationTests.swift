@@ -41,7 +41,7 @@ struct ConfigurationTests {
     }
 
     @Test func userAgent() async throws {
-        let seen = TransportTestSupport.Locked<[String?]>([])
+        let seen = Locked<[String?]>([])
         let server = try LoopbackHTTPServer { request, response in
             seen.withLock { $0.append(request.header("User-Agent")) }
             try response.send(status: 200)

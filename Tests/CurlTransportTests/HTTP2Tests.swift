@@ -12,7 +12,7 @@ struct HTTP2Tests {
     /// `h2`), the backend (nghttpx's `Via: 2 nghttpx`) and the response's `httpVersion`; and they
     /// all share one connection (one client port in the front's log).
     @Test func sequentialRequestsShareOneHTTP2Connection() async throws {
-        let via = TransportTestSupport.Locked<[String?]>([])
+        let via = Locked<[String?]>([])
         let backend = try LoopbackHTTPServer { request, response in
             via.withLock { $0.append(request.header("Via")) }
             let body = try request.readBody()

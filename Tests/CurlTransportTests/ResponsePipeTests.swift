@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 import Testing
 import TransportTestSupport
 @testable import CurlTransport
@@ -19,8 +20,8 @@ struct ResponsePipeTests {
         let total = 100 * 1024 * 1024
         let pattern = PatternBytes(seed: 0x5EED)
         let pipe = ResponsePipe(highWater: highWater)
-        let paused = TransportTestSupport.Locked(false)
-        let resumes = TransportTestSupport.Locked(0)
+        let paused = Locked(false)
+        let resumes = Locked(0)
         pipe.attach(resume: {
             paused.withLock { $0 = false }
             resumes.withLock { $0 += 1 }

@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 import Manifest
 import PQCrypto
 @testable import StationClient

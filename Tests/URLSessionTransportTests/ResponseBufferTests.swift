@@ -71,7 +71,7 @@ struct ResponseBufferTests {
     @Test func spillIsCapped() {
         let buffer = ResponseBuffer(highWater: 16 * 1024, backpressure: .spillToDisk, request: Self.request,
                                     maximumSpill: 1024 * 1024)
-        let failures = TransportTestSupport.Locked<[String]>([])
+        let failures = Locked<[String]>([])
         buffer.attach(pause: {}, resume: {}, abandon: {}, fail: { reason in failures.withLock { $0.append(reason) } })
         for _ in 0..<40 { buffer.offer(Data(count: 64 * 1024)) }
         #expect(buffer.spilledBytes <= 1024 * 1024)
@@ -81,7 +81,7 @@ struct ResponseBufferTests {
     /// Apple platforms: a full buffer pauses delivery (suspends the task); draining to half resumes it.
     @Test func suspendsWhenFullAndResumesAtHalf() async throws {
         let buffer = ResponseBuffer(highWater: 64 * 1024, backpressure: .suspendTask, request: Self.request)
-        let events = TransportTestSupport.Locked<[String]>([])
+        let events = Locked<[String]>([])
         buffer.attach(pause: { events.withLock { $0.append("pause") } }, resume: { events.withLock { $0.append("resume") } },
                       abandon: {}, fail: { _ in })
         for _ in 0..<4 { buffer.offer(Data(count: 16 * 1024)) }  // 64 KiB: full

@@ -8,7 +8,7 @@ import TransportTestSupport
 /// platform-neutral, so its promises are checked here on every platform.
 @Suite("URLSessionTransport: request body pipe")
 struct StreamBodyPipeTests {
-    typealias Failures = TransportTestSupport.Locked<[TransportError.Kind]>
+    typealias Failures = Locked<[TransportError.Kind]>
 
     /// Reads the pipe to its end on a thread of its own, as the pump does.
     static func drain(_ pipe: StreamBodyPipe) async -> (bytes: [UInt8], last: BodyRead) {

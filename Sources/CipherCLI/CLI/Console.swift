@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 import StationClient
 #if canImport(Glibc)
 import Glibc
@@ -73,7 +74,7 @@ struct Console: Sendable {
 /// A one-line progress bar on standard error, redrawn at most every 1 % of progress.
 final class ProgressBar: Sendable {
     private let label: String
-    private let lastPermille = Mutex(-1)
+    private let lastPermille = Locked(-1)
 
     init(label: TerminalText) { self.label = label.rendered }
 
@@ -94,20 +95,6 @@ final class ProgressBar: Sendable {
         let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
         let line = "\r\(label) [\(bar)] \(permille / 10)% \(Format.bytes(progress.completed))/\(Format.bytes(total))"
         FileHandle.standardError.write(Data(line.utf8))
-    }
-}
-
-/// A small lock around a value (Foundation's `NSLock`; the `Synchronization` module needs newer Apple OSes).
-final class Mutex<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
     }
 }
 

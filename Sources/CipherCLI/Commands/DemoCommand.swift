@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 import Manifest
 import StationClient
 import StationEmulator
@@ -26,7 +27,7 @@ enum DemoCommand: Command {
     final class Runner: Sendable {
         let console: Console
         let total: Int
-        private let steps = Mutex<[Step]>([])
+        private let steps = Locked<[Step]>([])
 
         init(console: Console, total: Int) {
             self.console = console

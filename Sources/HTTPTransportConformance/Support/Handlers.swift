@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 import StationEmulator
 
 /// Server behaviours several cases share.

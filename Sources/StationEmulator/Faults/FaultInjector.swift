@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 
 /// Fault injection for client tests: failing requests, broken connections, latency, an IPFS
 /// outage and damaged content, switched on and off through the Swift API while the emulator runs.

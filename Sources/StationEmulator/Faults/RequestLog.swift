@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 
 /// Every request the emulator answered, station and gateway alike, in arrival order: for tests
 /// that check what a client sent (one rewrap per post, no second `POST /post`, one IPNS

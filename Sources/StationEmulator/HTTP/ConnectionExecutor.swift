@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 
 /// Runs a request's async handling on the connection's own thread.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 
 /// Serves a request handler (the station's or the gateway's) over a ``LoopbackHTTPServer``:
 /// stamps the receipt time before the body is read, answers 413 from the declared length alone,

@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 import Manifest
 
 /// The emulator's IPFS repository: dag-pb blocks keyed by CID, built exactly as Kubo's

@@ -1,5 +1,6 @@
 import Envelope
 import Foundation
+import Transport
 import Manifest
 import PQCrypto
 import Signing

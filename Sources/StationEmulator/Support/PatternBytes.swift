@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 
 /// Deterministic test content of any length: byte `i` is `pattern[i % period]` for a pseudo-random
 /// pattern whose period (a prime) shares no factor with the power-of-two buffer sizes transports

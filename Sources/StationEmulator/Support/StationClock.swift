@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 
 /// The emulator's source of "now", in seconds since 1970 (fractional).
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 
 /// The emulator's log: lines formatted like a station's Python log, kept in memory, and
 /// optionally appended to a file and echoed to standard error.

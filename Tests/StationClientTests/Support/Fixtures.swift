@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 import Manifest
 @testable import StationClient
 @_exported import TransportTestSupport
