@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Keeps the module graph as the README draws it: data flows downward and nothing points up.
+
+The README's "Architecture" table is the declaration: one row per library or system target with its
+layer and the targets it depends on. Against `swift package dump-package` this script checks that
+  1. every library and system target of the package has a row, and no row names a missing target;
+  2. each row's "depends on" column is exactly the target's declared dependencies (so the README
+     shows the graph as built, not as once planned);
+  3. every dependency sits on a lower layer than its dependent (nothing points up);
+  4. no client module (what an app links) depends on a testing module (the emulator, the loopback
+     server, the conformance suite), and the conformance suite needs only `Transport` and
+     `LoopbackHTTP`;
+  5. every `import` of a package module in any target's Swift sources (examples, benchmarks and
+     tests included) names one of that target's declared dependencies: a transitive dependency
+     compiles, but it is a shortcut the graph does not show.
+
+Usage: check_module_graph.py [--package-json FILE] [--readme FILE]
+       check_module_graph.py --print-rows   (rows for a new target: each layer one above its highest dependency)
+       check_module_graph.py --self-test
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+# What an app links: none of these may depend on a testing module.
+CLIENT_MODULES = {
+    "PQCrypto", "SHA2", "ClassicalCrypto", "Envelope", "Signing", "OrderedJSON", "ContentAddressing",
+    "Manifest", "Transport", "CurlTransport", "URLSessionTransport", "StationClient",
+}
+TESTING_MODULES = {"StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"}
+CONFORMANCE_MAY_USE = {"Transport", "LoopbackHTTP"}
+
+ROW = re.compile(r"^\|\s*`(?P<name>[A-Za-z0-9_]+)`\s*\|\s*(?P<layer>\d+)\s*\|(?P<deps>[^|]*)\|")
+IMPORT = re.compile(r"^\s*(?:@testable\s+|@_exported\s+|(?:public|package|internal)\s+)?import\s+(?:struct\s+|class\s+|enum\s+|func\s+)?([A-Za-z0-9_]+)")
+
+
+def dependency_names(target):
+    names = []
+    for dependency in target.get("dependencies", []):
+        for kind in ("byName", "target", "product"):
+            if kind in dependency:
+                names.append(dependency[kind][0])
+    return names
+
+
+def readme_rows(text):
+    """The Architecture section's rows: name -> (layer, set of dependencies)."""
+    rows = {}
+    section = re.search(r"^## Architecture\n(.*?)(?=^## )", text, re.S | re.M)
+    if not section:
+        return None
+    for line in section.group(1).splitlines():
+        match = ROW.match(line)
+        if match:
+            deps = set(re.findall(r"`([A-Za-z0-9_]+)`", match.group("deps")))
+            rows[match.group("name")] = (int(match.group("layer")), deps)
+    return rows
+
+
+def source_directory(package_root, target):
+    if target.get("path"):
+        return os.path.join(package_root, target["path"])
+    folder = "Tests" if target["type"] == "test" else "Sources"
+    return os.path.join(package_root, folder, target["name"])
+
+
+def check(package, readme_text, package_root):
+    problems = []
+    targets = {t["name"]: t for t in package["targets"]}
+    declared = {name: set(dependency_names(t)) for name, t in targets.items()}
+    rows = readme_rows(readme_text)
+    if rows is None:
+        return ["README.md has no '## Architecture' section"]
+
+    libraries = {n for n, t in targets.items() if t["type"] in ("regular", "system") and not source_directory("", t).startswith(("Tests/", "Examples/", "Benchmarks/"))}
+    for name in sorted(libraries - rows.keys()):
+        problems.append(f"{name}: no row in the README's Architecture table")
+    for name in sorted(rows.keys() - targets.keys()):
+        problems.append(f"{name}: a README row names a target the package does not have")
+
+    for name, (layer, deps) in sorted(rows.items()):
+        if name not in targets:
+            continue
+        if deps != declared[name]:
+            problems.append(f"{name}: README says it depends on {sorted(deps)}, Package.swift on {sorted(declared[name])}")
+        for dependency in sorted(declared[name]):
+            if dependency in rows and rows[dependency][0] >= layer:
+                problems.append(f"{name} (layer {layer}) depends on {dependency} (layer {rows[dependency][0]}): it points up or sideways")
+
+    for name in sorted(CLIENT_MODULES & targets.keys()):
+        for dependency in sorted(declared[name] & TESTING_MODULES):
+            problems.append(f"{name} is a client module but depends on the testing module {dependency}")
+    if "HTTPTransportConformance" in targets:
+        extra = declared["HTTPTransportConformance"] - CONFORMANCE_MAY_USE
+        if extra:
+            problems.append(f"HTTPTransportConformance depends on {sorted(extra)}: it may use only {sorted(CONFORMANCE_MAY_USE)}")
+
+    for name, target in sorted(targets.items()):
+        if target["type"] == "system":
+            continue
+        directory = source_directory(package_root, target)
+        for folder, _, files in os.walk(directory):
+            for file in sorted(files):
+                if not file.endswith(".swift"):
+                    continue
+                path = os.path.join(folder, file)
+                with open(path, encoding="utf-8") as handle:
+                    for number, line in enumerate(handle, 1):
+                        match = IMPORT.match(line)
+                        if not match:
+                            continue
+                        module = match.group(1)
+                        if module in targets and module != name and module not in declared[name]:
+                            relative = os.path.relpath(path, package_root)
+                            problems.append(f"{relative}:{number}: imports {module}, which {name} does not declare as a dependency")
+    return problems
+
+
+def dump_package():
+    output = subprocess.run(["swift", "package", "dump-package"], cwd=root, check=True, capture_output=True, text=True).stdout
+    return json.loads(output)
+
+
+def self_test():
+    """Plants each kind of violation in a made-up package and checks that each is caught."""
+    def package(deps):
+        return {"targets": [
+            {"name": "Low", "type": "regular", "dependencies": []},
+            {"name": "High", "type": "regular", "dependencies": [{"byName": [d, None]} for d in deps]},
+            {"name": "StationEmulator", "type": "regular", "dependencies": [{"byName": ["Low", None]}]},
+            {"name": "HighTests", "type": "test", "dependencies": [{"byName": ["High", None]}]},
+        ]}
+    readme = ("## Architecture\n| target | layer | depends on | holds |\n|---|---|---|---|\n"
+              "| `Low` | 1 | — | x |\n| `High` | 2 | `Low` | y |\n| `StationEmulator` | 3 | `Low` | z |\n## Next\n")
+    with tempfile.TemporaryDirectory() as directory:
+        for name in ("Sources/Low", "Sources/High", "Sources/StationEmulator", "Tests/HighTests"):
+            os.makedirs(os.path.join(directory, name))
+        def write(path, text):
+            with open(os.path.join(directory, path), "w", encoding="utf-8") as handle:
+                handle.write(text)
+        write("Sources/Low/A.swift", "import Foundation\n")
+        write("Sources/High/B.swift", "import Foundation\nimport Low\n")
+        write("Sources/StationEmulator/C.swift", "import Low\n")
+        write("Tests/HighTests/T.swift", "import Testing\n@testable import High\n")
+
+        failures = []
+        def expect(label, problems, fragment):
+            if fragment is None and problems:
+                failures.append(f"{label}: expected no findings, got {problems}")
+            if fragment is not None and not any(fragment in p for p in problems):
+                failures.append(f"{label}: expected a finding with {fragment!r}, got {problems}")
+
+        expect("clean", check(package(["Low"]), readme, directory), None)
+        expect("README out of date", check(package(["Low", "StationEmulator"]), readme, directory), "README says")
+        expect("points up", check(package(["Low"]), readme.replace("| `Low` | 1 |", "| `Low` | 2 |"), directory), "points up")
+        expect("missing row", check(package(["Low"]), readme.replace("| `Low` | 1 | — | x |\n", ""), directory), "no row")
+        client = package(["Low", "StationEmulator"])
+        client["targets"][1]["name"] = "StationClient"
+        expect("client on emulator", check(client, readme.replace("`High`", "`StationClient`").replace("| `Low` | y |", "| `Low`, `StationEmulator` | y |"), directory), "testing module")
+        write("Tests/HighTests/T.swift", "import Testing\nimport Low\n")
+        expect("undeclared import", check(package(["Low"]), readme, directory), "does not declare")
+        expect("no section", check(package(["Low"]), "# nothing\n", directory), "no '## Architecture'")
+        if failures:
+            print("\n".join(failures))
+            return 1
+    print("check_module_graph self-test: every planted violation found, the clean package passes")
+    return 0
+
+
+def print_rows(package):
+    """Rows for the README table, each target one layer above its highest dependency."""
+    targets = {t["name"]: t for t in package["targets"]}
+    layers = {}
+    def layer(name):
+        if name not in layers:
+            deps = [d for d in dependency_names(targets[name]) if d in targets]
+            layers[name] = 0 if targets[name]["type"] == "system" else 1 + max([layer(d) for d in deps], default=0)
+        return layers[name]
+    for name, target in targets.items():
+        if target["type"] in ("regular", "system") and not source_directory("", target).startswith(("Tests/", "Examples/", "Benchmarks/")):
+            deps = ", ".join(f"`{d}`" for d in dependency_names(target)) or "—"
+            print(f"| `{name}` | {layer(name)} | {deps} |  |")
+
+
+def main(arguments):
+    if "--self-test" in arguments:
+        return self_test()
+    package_json = arguments[arguments.index("--package-json") + 1] if "--package-json" in arguments else None
+    readme_path = arguments[arguments.index("--readme") + 1] if "--readme" in arguments else os.path.join(root, "README.md")
+    package = json.load(open(package_json)) if package_json else dump_package()
+    if "--print-rows" in arguments:
+        print_rows(package)
+        return 0
+    with open(readme_path, encoding="utf-8") as handle:
+        problems = check(package, handle.read(), root)
+    for problem in problems:
+        print(problem)
+    count = len([t for t in package["targets"]])
+    if problems:
+        print(f"check_module_graph: {len(problems)} problem(s) in {count} targets")
+        return 1
+    print(f"check_module_graph: {count} targets, every dependency points down, the README's table is the graph as built")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
