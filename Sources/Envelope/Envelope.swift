@@ -126,32 +126,128 @@ public enum Envelope {
 }
 
 /// Why an envelope could not be sealed or opened.
-public enum EnvelopeError: Error, Equatable, Sendable, CustomStringConvertible {
+///
+/// A struct with static members rather than an enum, so a new kind in a later release does not
+/// break an app's `switch`: switch over ``kind`` (`case .sealedKeyFailed:`, ending with `default:`) and
+/// read the details from the properties. Two errors are equal when their kind and details are
+/// equal.
+public struct EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, without the details. Kinds compare equal when they are the same kind;
+    /// ``description`` is the kind's name (`"sealedKeyFailed"`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        fileprivate enum Code: String, Sendable, Hashable {
+            case invalidHex, missingLengthPrefix, lengthPrefixPastEnd, wrongCiphertextLength, sealedKeyFailed
+            case invalidPostKeyLength
+        }
+
+        fileprivate let code: Code
+
+        fileprivate init(_ code: Code) { self.code = code }
+
+        /// The kind's name, as written after the dot (`"sealedKeyFailed"`).
+        public var description: String { code.rawValue }
+
+        /// The envelope text has an odd length or a character that is not a hex digit.
+        public static let invalidHex = Kind(.invalidHex)
+
+        /// The envelope is shorter than its 2-byte length prefix.
+        public static let missingLengthPrefix = Kind(.missingLengthPrefix)
+
+        /// The length prefix claims more KEM-ciphertext bytes than the envelope holds.
+        public static let lengthPrefixPastEnd = Kind(.lengthPrefixPastEnd)
+
+        /// The KEM ciphertext is not the 1088 bytes of ML-KEM-768.
+        public static let wrongCiphertextLength = Kind(.wrongCiphertextLength)
+
+        /// The sealed post key did not open: the envelope was sealed to another key or altered (or,
+        /// when sealing, the wrap could not be made).
+        public static let sealedKeyFailed = Kind(.sealedKeyFailed)
+
+        /// The post key is not 32 bytes.
+        public static let invalidPostKeyLength = Kind(.invalidPostKeyLength)
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// The hex decoder's refusal, for ``Kind/invalidHex``.
+    public let hexError: HexDecodingError?
+    /// The envelope's byte count, for ``Kind/missingLengthPrefix``.
+    public let byteCount: Int?
+    /// The ciphertext length the prefix claims, for ``Kind/lengthPrefixPastEnd``.
+    public let declared: Int?
+    /// The bytes that follow the prefix, for ``Kind/lengthPrefixPastEnd``.
+    public let available: Int?
+    /// The length required, for ``Kind/wrongCiphertextLength`` and ``Kind/invalidPostKeyLength``.
+    public let expected: Int?
+    /// The length found, for ``Kind/wrongCiphertextLength`` and ``Kind/invalidPostKeyLength``.
+    public let actual: Int?
+    /// The SecretBox's refusal, for ``Kind/sealedKeyFailed``.
+    public let cryptoError: ClassicalCryptoError?
+
+    private init(
+        _ kind: Kind,
+        hexError: HexDecodingError? = nil, byteCount: Int? = nil, declared: Int? = nil, available: Int? = nil,
+        expected: Int? = nil, actual: Int? = nil, cryptoError: ClassicalCryptoError? = nil
+    ) {
+        self.kind = kind
+        self.hexError = hexError
+        self.byteCount = byteCount
+        self.declared = declared
+        self.available = available
+        self.expected = expected
+        self.actual = actual
+        self.cryptoError = cryptoError
+    }
+
     /// The envelope text has an odd length or a character that is not a hex digit.
-    case invalidHex(HexDecodingError)
+    public static func invalidHex(_ hexError: HexDecodingError) -> EnvelopeError {
+        EnvelopeError(.invalidHex, hexError: hexError)
+    }
+
     /// The envelope is shorter than its 2-byte length prefix.
-    case missingLengthPrefix(byteCount: Int)
+    public static func missingLengthPrefix(byteCount: Int) -> EnvelopeError {
+        EnvelopeError(.missingLengthPrefix, byteCount: byteCount)
+    }
+
     /// The length prefix claims more KEM-ciphertext bytes than the envelope holds.
-    case lengthPrefixPastEnd(declared: Int, available: Int)
+    public static func lengthPrefixPastEnd(declared: Int, available: Int) -> EnvelopeError {
+        EnvelopeError(.lengthPrefixPastEnd, declared: declared, available: available)
+    }
+
     /// The KEM ciphertext is not the 1088 bytes of ML-KEM-768.
-    case wrongCiphertextLength(expected: Int, actual: Int)
+    public static func wrongCiphertextLength(expected: Int, actual: Int) -> EnvelopeError {
+        EnvelopeError(.wrongCiphertextLength, expected: expected, actual: actual)
+    }
+
     /// The sealed post key did not open: the envelope was sealed to another key or altered (or,
     /// when sealing, the wrap could not be made).
-    case sealedKeyFailed(ClassicalCryptoError)
+    public static func sealedKeyFailed(_ cryptoError: ClassicalCryptoError) -> EnvelopeError {
+        EnvelopeError(.sealedKeyFailed, cryptoError: cryptoError)
+    }
+
     /// The post key is not 32 bytes.
-    case invalidPostKeyLength(expected: Int, actual: Int)
+    public static func invalidPostKeyLength(expected: Int, actual: Int) -> EnvelopeError {
+        EnvelopeError(.invalidPostKeyLength, expected: expected, actual: actual)
+    }
+
+    /// Matches a thrown error equal to `pattern`, so `catch EnvelopeError.x` keeps working as it did when
+    /// this type was an enum.
+    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {
-        switch self {
-        case let .invalidHex(error): "envelope is not hex: \(error)"
-        case let .missingLengthPrefix(count): "envelope of \(count) bytes has no 2-byte length prefix"
-        case let .lengthPrefixPastEnd(declared, available):
-            "envelope length prefix says \(declared) ciphertext bytes, only \(available) follow"
-        case let .wrongCiphertextLength(expected, actual):
-            "envelope KEM ciphertext must be \(expected) bytes, got \(actual)"
-        case let .sealedKeyFailed(error): "envelope's sealed post key did not open: \(error)"
-        case let .invalidPostKeyLength(expected, actual): "post key must be \(expected) bytes, got \(actual)"
+        let byteCount = self.byteCount ?? 0
+        let declared = self.declared ?? 0
+        let available = self.available ?? 0
+        let expected = self.expected ?? 0
+        let actual = self.actual ?? 0
+        switch kind.code {
+        case .invalidHex: return "envelope is not hex: \(hexError.map { "\($0)" } ?? "")"
+        case .missingLengthPrefix: return "envelope of \(byteCount) bytes has no 2-byte length prefix"
+        case .lengthPrefixPastEnd: return "envelope length prefix says \(declared) ciphertext bytes, only \(available) follow"
+        case .wrongCiphertextLength: return "envelope KEM ciphertext must be \(expected) bytes, got \(actual)"
+        case .sealedKeyFailed: return "envelope's sealed post key did not open: \(cryptoError.map { "\($0)" } ?? "")"
+        case .invalidPostKeyLength: return "post key must be \(expected) bytes, got \(actual)"
         }
     }
 }

@@ -135,8 +135,8 @@ struct SecretBoxStreamingTests {
         #expect {
             try SecretBox.openFile(at: sealed, to: nowhere, using: key)
         } throws: { error in
-            guard case let ClassicalCryptoError.fileSystem(operation, _, code) = error else { return false }
-            return operation == "open" && code == ENOENT
+            guard let error = error as? ClassicalCryptoError, error.kind == .fileSystem else { return false }
+            return error.operation == "open" && error.errno == ENOENT
         }
     }
 

@@ -129,14 +129,14 @@ struct EndToEndTests {
         error = await #expect(throws: StationClientError.self) {
             try await StationClient.pair(endpoint: rig.station, deviceName: "l", configuration: rig.configuration()) { _ in "000001" }
         }
-        if case .sessionGone? = error?.pairingFailure {} else { Issue.record("expected sessionGone, got \(String(describing: error))") }
+        #expect(error?.pairingFailure?.kind == .sessionGone, "expected sessionGone, got \(String(describing: error))")
         // Throttled: enough failures across sessions trip the global lockout (429).
         var throttled = false
         for _ in 0..<6 where !throttled {
             do {
                 _ = try await StationClient.pair(endpoint: rig.station, deviceName: "t", configuration: rig.configuration()) { _ in "000002" }
             } catch let failure as StationClientError {
-                if case .throttled? = failure.pairingFailure { throttled = true }
+                if failure.pairingFailure?.kind == .throttled { throttled = true }
             }
         }
         #expect(throttled)

@@ -140,17 +140,65 @@ public enum Hex {
 }
 
 /// Why a hex string could not be decoded.
-public enum HexDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+///
+/// A struct with static members rather than an enum, so a new kind in a later release does not
+/// break an app's `switch`: switch over ``kind`` (`case .oddLength:`, ending with `default:`) and
+/// read the details from the properties. Two errors are equal when their kind and details are
+/// equal.
+public struct HexDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, without the details. Kinds compare equal when they are the same kind;
+    /// ``description`` is the kind's name (`"oddLength"`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        fileprivate enum Code: String, Sendable, Hashable {
+            case oddLength, invalidCharacter
+        }
+
+        fileprivate let code: Code
+
+        fileprivate init(_ code: Code) { self.code = code }
+
+        /// The kind's name, as written after the dot (`"oddLength"`).
+        public var description: String { code.rawValue }
+
+        /// The text has an odd number of characters.
+        public static let oddLength = Kind(.oddLength)
+
+        /// The character at this UTF-8 offset is not a hex digit.
+        public static let invalidCharacter = Kind(.invalidCharacter)
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// The text's length, for ``Kind/oddLength``.
+    public let count: Int?
+    /// The UTF-8 offset of the first non-hex character, for ``Kind/invalidCharacter``.
+    public let offset: Int?
+
+    private init(_ kind: Kind, count: Int? = nil, offset: Int? = nil) {
+        self.kind = kind
+        self.count = count
+        self.offset = offset
+    }
+
     /// The text has an odd number of characters.
-    case oddLength(Int)
+    public static func oddLength(_ count: Int) -> HexDecodingError { HexDecodingError(.oddLength, count: count) }
+
     /// The character at this UTF-8 offset is not a hex digit.
-    case invalidCharacter(offset: Int)
+    public static func invalidCharacter(offset: Int) -> HexDecodingError {
+        HexDecodingError(.invalidCharacter, offset: offset)
+    }
+
+    /// Matches a thrown error equal to `pattern`, so `catch HexDecodingError.x` keeps working as it did when
+    /// this type was an enum.
+    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {
-        switch self {
-        case let .oddLength(count): "hex text has an odd length (\(count))"
-        case let .invalidCharacter(offset): "hex text has a non-hex character at offset \(offset)"
+        let count = self.count ?? 0
+        let offset = self.offset ?? 0
+        switch kind.code {
+        case .oddLength: return "hex text has an odd length (\(count))"
+        case .invalidCharacter: return "hex text has a non-hex character at offset \(offset)"
         }
     }
 }

@@ -76,14 +76,52 @@ public struct HTTPBodyStream: AsyncSequence, Sendable {
 }
 
 /// Why reading an `HTTPBodyStream` into memory failed.
-public enum HTTPBodyStreamError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The stream held more than `limit` bytes.
-    case tooLarge(limit: Int)
+///
+/// A struct with static members rather than an enum, so a new kind in a later release does not
+/// break an app's `switch`: switch over ``kind`` (`case .tooLarge:`, ending with `default:`) and
+/// read the details from the properties. Two errors are equal when their kind and details are
+/// equal.
+public struct HTTPBodyStreamError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, without the details. Kinds compare equal when they are the same kind;
+    /// ``description`` is the kind's name (`"tooLarge"`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        fileprivate enum Code: String, Sendable, Hashable {
+            case tooLarge
+        }
 
-    /// A readable explanation.
+        fileprivate let code: Code
+
+        fileprivate init(_ code: Code) { self.code = code }
+
+        /// The kind's name, as written after the dot (`"tooLarge"`).
+        public var description: String { code.rawValue }
+
+        /// The stream held more than `limit` bytes.
+        public static let tooLarge = Kind(.tooLarge)
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// The limit the stream passed, for ``Kind/tooLarge``.
+    public let limit: Int?
+
+    private init(_ kind: Kind, limit: Int? = nil) {
+        self.kind = kind
+        self.limit = limit
+    }
+
+    /// The stream held more than `limit` bytes.
+    public static func tooLarge(limit: Int) -> HTTPBodyStreamError { HTTPBodyStreamError(.tooLarge, limit: limit) }
+
+    /// Matches a thrown error equal to `pattern`, so `catch HTTPBodyStreamError.x` keeps working as it did when
+    /// this type was an enum.
+    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
+
+    /// A readable explanation, for logs and error messages.
     public var description: String {
-        switch self {
-        case .tooLarge(let limit): "the body is larger than \(limit) bytes"
+        let limit = self.limit ?? 0
+        switch kind.code {
+        case .tooLarge: return "the body is larger than \(limit) bytes"
         }
     }
 }

@@ -147,27 +147,104 @@ public struct MultipartForm: Sendable {
     }
 
     /// Why a form could not be built or read.
-    public enum Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+    ///
+    /// A struct with static members rather than an enum, so a new kind in a later release does not
+    /// break an app's `switch`: switch over ``kind`` (`case .fileChanged:`, ending with `default:`) and
+    /// read the details from the properties. Two errors are equal when their kind and details are
+    /// equal.
+    public struct Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+        /// What went wrong, without the details. Kinds compare equal when they are the same kind;
+        /// ``description`` is the kind's name (`"fileChanged"`).
+        public struct Kind: Sendable, Hashable, CustomStringConvertible {
+            fileprivate enum Code: String, Sendable, Hashable {
+                case invalidBoundary, invalidName, boundaryInContent, fileUnreadable, fileChanged
+            }
+
+            fileprivate let code: Code
+
+            fileprivate init(_ code: Code) { self.code = code }
+
+            /// The kind's name, as written after the dot (`"fileChanged"`).
+            public var description: String { code.rawValue }
+
+            /// The boundary breaks RFC 2046's rules.
+            public static let invalidBoundary = Kind(.invalidBoundary)
+
+            /// A name, filename or content type holds CR, LF or NUL.
+            public static let invalidName = Kind(.invalidName)
+
+            /// Content of the named part contains the caller's boundary.
+            public static let boundaryInContent = Kind(.boundaryInContent)
+
+            /// A file part's file could not be opened, examined or read (path, reason).
+            public static let fileUnreadable = Kind(.fileUnreadable)
+
+            /// A file part's file changed after it was added (path): its size, modification time or
+            /// the number of bytes read differs from what was recorded.
+            public static let fileChanged = Kind(.fileChanged)
+        }
+
+        /// What went wrong.
+        public let kind: Kind
+        /// The boundary, for ``Kind/invalidBoundary``.
+        public let boundary: String?
+        /// The name, filename or content type, for ``Kind/invalidName``.
+        public let name: String?
+        /// The part's name, for ``Kind/boundaryInContent``.
+        public let part: String?
+        /// The file's path, for ``Kind/fileUnreadable`` and ``Kind/fileChanged``.
+        public let path: String?
+        /// Why the file could not be read, for ``Kind/fileUnreadable``.
+        public let reason: String?
+
+        private init(
+            _ kind: Kind,
+            boundary: String? = nil, name: String? = nil, part: String? = nil, path: String? = nil,
+            reason: String? = nil
+        ) {
+            self.kind = kind
+            self.boundary = boundary
+            self.name = name
+            self.part = part
+            self.path = path
+            self.reason = reason
+        }
+
         /// The boundary breaks RFC 2046's rules.
-        case invalidBoundary(String)
+        public static func invalidBoundary(_ boundary: String) -> Error { Error(.invalidBoundary, boundary: boundary) }
+
         /// A name, filename or content type holds CR, LF or NUL.
-        case invalidName(String)
+        public static func invalidName(_ name: String) -> Error { Error(.invalidName, name: name) }
+
         /// Content of the named part contains the caller's boundary.
-        case boundaryInContent(part: String)
+        public static func boundaryInContent(part: String) -> Error { Error(.boundaryInContent, part: part) }
+
         /// A file part's file could not be opened, examined or read (path, reason).
-        case fileUnreadable(path: String, reason: String)
+        public static func fileUnreadable(path: String, reason: String) -> Error {
+            Error(.fileUnreadable, path: path, reason: reason)
+        }
+
         /// A file part's file changed after it was added (path): its size, modification time or
         /// the number of bytes read differs from what was recorded.
-        case fileChanged(path: String)
+        public static func fileChanged(path: String) -> Error { Error(.fileChanged, path: path) }
 
-        /// A readable explanation.
+        /// Matches a thrown error equal to `pattern`, so `catch MultipartForm.Error.x` keeps working
+        /// as it did when this type was an enum.
+        public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
+
+        /// A readable explanation, for logs and error messages.
         public var description: String {
-            switch self {
-            case .invalidBoundary(let boundary): "invalid multipart boundary \(boundary.debugDescription)"
-            case .invalidName(let name): "multipart name \(name.debugDescription) contains CR, LF or NUL"
-            case .boundaryInContent(let part): "the content of part \(part.debugDescription) contains the boundary"
-            case .fileUnreadable(let path, let reason): "cannot read \(path): \(reason)"
-            case .fileChanged(let path): "\(path) changed after it was added to the form"
+            let boundary = self.boundary ?? ""
+            let name = self.name ?? ""
+            let part = self.part ?? ""
+            let path = self.path ?? ""
+            let reason = self.reason ?? ""
+            switch kind.code {
+            case .invalidBoundary: return "invalid multipart boundary \(boundary.debugDescription)"
+            case .invalidName: return "multipart name \(name.debugDescription) contains CR, LF or NUL"
+            case .boundaryInContent: return "the content of part \(part.debugDescription) contains the boundary"
+            case .fileUnreadable: return "cannot read \(path): \(reason)"
+            case .fileChanged: return "\(path) changed after it was added to the form"
             }
         }
     }

@@ -52,12 +52,67 @@ public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible 
     public var description: String { pinString }
 
     /// Why a fingerprint could not be read.
-    public enum ParseError: Error, Sendable, Hashable {
+    ///
+    /// A struct with static members rather than an enum, so a new kind in a later release does not
+    /// break an app's `switch`: switch over ``kind`` (`case .wrongLength:`, ending with `default:`) and
+    /// read the details from the properties. Two errors are equal when their kind and details are
+    /// equal.
+    public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// What went wrong, without the details. Kinds compare equal when they are the same kind;
+        /// ``description`` is the kind's name (`"wrongLength"`).
+        public struct Kind: Sendable, Hashable, CustomStringConvertible {
+            fileprivate enum Code: String, Sendable, Hashable {
+                case wrongLength, notBase64, malformedCertificate
+            }
+
+            fileprivate let code: Code
+
+            fileprivate init(_ code: Code) { self.code = code }
+
+            /// The kind's name, as written after the dot (`"wrongLength"`).
+            public var description: String { code.rawValue }
+
+            /// The digest is not 32 bytes (the count found).
+            public static let wrongLength = Kind(.wrongLength)
+
+            /// The text is not base64.
+            public static let notBase64 = Kind(.notBase64)
+
+            /// The certificate is not DER this reader can walk to its public key.
+            public static let malformedCertificate = Kind(.malformedCertificate)
+        }
+
+        /// What went wrong.
+        public let kind: Kind
+        /// The byte count found, for ``Kind/wrongLength``.
+        public let count: Int?
+
+        private init(_ kind: Kind, count: Int? = nil) {
+            self.kind = kind
+            self.count = count
+        }
+
         /// The digest is not 32 bytes (the count found).
-        case wrongLength(Int)
+        public static func wrongLength(_ count: Int) -> ParseError { ParseError(.wrongLength, count: count) }
+
         /// The text is not base64.
-        case notBase64
+        public static let notBase64 = ParseError(.notBase64)
+
         /// The certificate is not DER this reader can walk to its public key.
-        case malformedCertificate
+        public static let malformedCertificate = ParseError(.malformedCertificate)
+
+        /// Matches a thrown error equal to `pattern`, so `catch ParseError.x` keeps working as it did when
+        /// this type was an enum.
+        public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
+
+        /// A readable explanation, for logs and error messages.
+        public var description: String {
+            let count = self.count ?? 0
+            switch kind.code {
+            case .wrongLength: return "wrongLength(\(count))"
+            case .notBase64: return "notBase64"
+            case .malformedCertificate: return "malformedCertificate"
+            }
+        }
     }
 }
