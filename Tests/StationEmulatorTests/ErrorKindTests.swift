@@ -23,7 +23,7 @@ struct EmulatorErrorKindTests {
         let system = ServerSocketError.system("bind", EADDRINUSE)
         #expect(system.kind == .system && system.call == "bind" && system.code == EADDRINUSE)
         #expect(system != .system("bind", EACCES) && system.kind != ServerSocketError.closedEarly.kind)
-        #expect(ServerSocketError.malformed("no host").detail == "no host")
+        #expect(ServerSocketError.malformed("no host").reason == "no host")
         #expect(ServerSocketError.deadlinePassed("head").part == "head")
         #expect(system.description == "bind failed: \(String(cString: strerror(EADDRINUSE)))")
         #expect(ServerSocketError.deadlinePassed("body").description == "the request body did not arrive in time")

@@ -141,64 +141,54 @@ public enum Hex {
 
 /// Why a hex string could not be decoded.
 ///
-/// A struct with static members rather than an enum, so a new kind in a later release does not
-/// break an app's `switch`: switch over ``kind`` (`case .oddLength:`, ending with `default:`) and
-/// read the details from the properties. Two errors are equal when their kind and details are
-/// equal.
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .oddLength:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
 public struct HexDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What went wrong, without the details. Kinds compare equal when they are the same kind;
-    /// ``description`` is the kind's name (`"oddLength"`).
-    public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        fileprivate enum Code: String, Sendable, Hashable {
-            case oddLength, invalidCharacter
-        }
+    /// What went wrong, without the details: compare it or `switch` over it (`case .oddLength:`).
+    public typealias Kind = ErrorKind<HexDecodingError>
 
-        fileprivate let code: Code
-
-        fileprivate init(_ code: Code) { self.code = code }
-
-        /// The kind's name, as written after the dot (`"oddLength"`).
-        public var description: String { code.rawValue }
-
-        /// The text has an odd number of characters.
-        public static let oddLength = Kind(.oddLength)
-
-        /// The character at this UTF-8 offset is not a hex digit.
-        public static let invalidCharacter = Kind(.invalidCharacter)
+    private enum Detail: Hashable, Sendable {
+        case oddLength(Int)
+        case invalidCharacter(offset: Int)
     }
 
     /// What went wrong.
     public let kind: Kind
-    /// The text's length, for ``Kind/oddLength``.
-    public let count: Int?
-    /// The UTF-8 offset of the first non-hex character, for ``Kind/invalidCharacter``.
-    public let offset: Int?
+    private let detail: Detail
 
-    private init(_ kind: Kind, count: Int? = nil, offset: Int? = nil) {
-        self.kind = kind
-        self.count = count
-        self.offset = offset
-    }
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
 
     /// The text has an odd number of characters.
-    public static func oddLength(_ count: Int) -> HexDecodingError { HexDecodingError(.oddLength, count: count) }
+    public static func oddLength(_ count: Int) -> HexDecodingError { HexDecodingError(.oddLength(count), .oddLength) }
 
     /// The character at this UTF-8 offset is not a hex digit.
     public static func invalidCharacter(offset: Int) -> HexDecodingError {
-        HexDecodingError(.invalidCharacter, offset: offset)
+        HexDecodingError(.invalidCharacter(offset: offset), .invalidCharacter)
     }
 
-    /// Matches a thrown error equal to `pattern`, so `catch HexDecodingError.x` keeps working as it did when
-    /// this type was an enum.
+    /// The text's length, for ``Kind/oddLength``.
+    public var count: Int? { if case .oddLength(let value) = detail { value } else { nil } }
+
+    /// The UTF-8 offset of the first non-hex character, for ``Kind/invalidCharacter``.
+    public var offset: Int? { if case .invalidCharacter(let value) = detail { value } else { nil } }
+
+    /// Matches a thrown error equal to `pattern`, so `catch HexDecodingError.x` keeps working as when it
+    /// was an enum.
     public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {
-        let count = self.count ?? 0
-        let offset = self.offset ?? 0
-        switch kind.code {
-        case .oddLength: return "hex text has an odd length (\(count))"
-        case .invalidCharacter: return "hex text has a non-hex character at offset \(offset)"
+        switch detail {
+        case let .oddLength(count): "hex text has an odd length (\(count))"
+        case let .invalidCharacter(offset): "hex text has a non-hex character at offset \(offset)"
         }
     }
+}
+
+extension ErrorKind where Failure == HexDecodingError {
+    /// The text has an odd number of characters.
+    public static var oddLength: Self { Self() }
+    /// The character at this UTF-8 offset is not a hex digit.
+    public static var invalidCharacter: Self { Self() }
 }

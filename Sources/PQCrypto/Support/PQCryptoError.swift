@@ -3,103 +3,94 @@
 /// Every malformed input from the network, disk or user maps to one of these; nothing in
 /// `PQCrypto` traps on bad input.
 ///
-/// A struct with static members rather than an enum, so a new kind in a later release does not
-/// break an app's `switch`: switch over ``kind`` (`case .invalidLength:`, ending with `default:`) and
-/// read the details from the properties. Two errors are equal when their kind and details are
-/// equal.
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .invalidLength:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
 public struct PQCryptoError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What went wrong, without the details. Kinds compare equal when they are the same kind;
-    /// ``description`` is the kind's name (`"invalidLength"`).
-    public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        fileprivate enum Code: String, Sendable, Hashable {
-            case invalidLength, encapsulationKeyNotReduced, decapsulationKeyHashMismatch, contextTooLong
-            case invalidPrivateKey
-        }
+    /// What went wrong, without the details: compare it or `switch` over it (`case .invalidLength:`).
+    public typealias Kind = ErrorKind<PQCryptoError>
 
-        fileprivate let code: Code
-
-        fileprivate init(_ code: Code) { self.code = code }
-
-        /// The kind's name, as written after the dot (`"invalidLength"`).
-        public var description: String { code.rawValue }
-
-        /// An encoded key, seed or ciphertext had the wrong length.
-        public static let invalidLength = Kind(.invalidLength)
-
-        /// An ML-KEM encapsulation key holds a coefficient that is not reduced modulo q (FIPS 203 §7.2).
-        public static let encapsulationKeyNotReduced = Kind(.encapsulationKeyNotReduced)
-
-        /// An ML-KEM decapsulation key's embedded hash H(ek) does not match its ek (FIPS 203 §7.3).
-        public static let decapsulationKeyHashMismatch = Kind(.decapsulationKeyHashMismatch)
-
-        /// An ML-DSA context string was longer than 255 bytes (FIPS 204 §5.2).
-        public static let contextTooLong = Kind(.contextTooLong)
-
-        /// An ML-DSA expanded private key failed its consistency checks (coefficient ranges).
-        public static let invalidPrivateKey = Kind(.invalidPrivateKey)
+    private enum Detail: Hashable, Sendable {
+        case invalidLength(what: String, expected: Int, actual: Int)
+        case encapsulationKeyNotReduced
+        case decapsulationKeyHashMismatch
+        case contextTooLong(length: Int)
+        case invalidPrivateKey(reason: String)
     }
 
     /// What went wrong.
     public let kind: Kind
-    /// What had the wrong length, for ``Kind/invalidLength``.
-    public let what: String?
-    /// The length required, for ``Kind/invalidLength``.
-    public let expected: Int?
-    /// The length found, for ``Kind/invalidLength``.
-    public let actual: Int?
-    /// The context's length, for ``Kind/contextTooLong``.
-    public let length: Int?
-    /// Which check failed, for ``Kind/invalidPrivateKey``.
-    public let reason: String?
+    private let detail: Detail
 
-    private init(
-        _ kind: Kind,
-        what: String? = nil, expected: Int? = nil, actual: Int? = nil, length: Int? = nil, reason: String? = nil
-    ) {
-        self.kind = kind
-        self.what = what
-        self.expected = expected
-        self.actual = actual
-        self.length = length
-        self.reason = reason
-    }
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
 
     /// An encoded key, seed or ciphertext had the wrong length.
     public static func invalidLength(what: String, expected: Int, actual: Int) -> PQCryptoError {
-        PQCryptoError(.invalidLength, what: what, expected: expected, actual: actual)
+        PQCryptoError(.invalidLength(what: what, expected: expected, actual: actual), .invalidLength)
     }
 
     /// An ML-KEM encapsulation key holds a coefficient that is not reduced modulo q (FIPS 203 §7.2).
-    public static let encapsulationKeyNotReduced = PQCryptoError(.encapsulationKeyNotReduced)
+    public static let encapsulationKeyNotReduced =
+        PQCryptoError(.encapsulationKeyNotReduced, .encapsulationKeyNotReduced)
 
     /// An ML-KEM decapsulation key's embedded hash H(ek) does not match its ek (FIPS 203 §7.3).
-    public static let decapsulationKeyHashMismatch = PQCryptoError(.decapsulationKeyHashMismatch)
+    public static let decapsulationKeyHashMismatch =
+        PQCryptoError(.decapsulationKeyHashMismatch, .decapsulationKeyHashMismatch)
 
     /// An ML-DSA context string was longer than 255 bytes (FIPS 204 §5.2).
-    public static func contextTooLong(length: Int) -> PQCryptoError { PQCryptoError(.contextTooLong, length: length) }
+    public static func contextTooLong(length: Int) -> PQCryptoError {
+        PQCryptoError(.contextTooLong(length: length), .contextTooLong)
+    }
 
     /// An ML-DSA expanded private key failed its consistency checks (coefficient ranges).
     public static func invalidPrivateKey(reason: String) -> PQCryptoError {
-        PQCryptoError(.invalidPrivateKey, reason: reason)
+        PQCryptoError(.invalidPrivateKey(reason: reason), .invalidPrivateKey)
     }
 
-    /// Matches a thrown error equal to `pattern`, so `catch PQCryptoError.x` keeps working as it did when
-    /// this type was an enum.
+    /// What had the wrong length, for ``Kind/invalidLength``.
+    public var what: String? { if case .invalidLength(let value, _, _) = detail { value } else { nil } }
+
+    /// The length required, for ``Kind/invalidLength``.
+    public var expected: Int? { if case .invalidLength(_, let value, _) = detail { value } else { nil } }
+
+    /// The length found, for ``Kind/invalidLength``.
+    public var actual: Int? { if case .invalidLength(_, _, let value) = detail { value } else { nil } }
+
+    /// The context's length, for ``Kind/contextTooLong``.
+    public var length: Int? { if case .contextTooLong(let value) = detail { value } else { nil } }
+
+    /// Which check failed, for ``Kind/invalidPrivateKey``.
+    public var reason: String? { if case .invalidPrivateKey(let value) = detail { value } else { nil } }
+
+    /// Matches a thrown error equal to `pattern`, so `catch PQCryptoError.x` keeps working as when it
+    /// was an enum.
     public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
-    /// A readable explanation, for logs and error messages.
     public var description: String {
-        let what = self.what ?? ""
-        let expected = self.expected ?? 0
-        let actual = self.actual ?? 0
-        let length = self.length ?? 0
-        let reason = self.reason ?? ""
-        switch kind.code {
-        case .invalidLength: return "\(what) must be \(expected) bytes, got \(actual)"
-        case .encapsulationKeyNotReduced: return "ML-KEM encapsulation key is not reduced modulo q"
-        case .decapsulationKeyHashMismatch: return "ML-KEM decapsulation key hash check failed"
-        case .contextTooLong: return "ML-DSA context must be at most 255 bytes, got \(length)"
-        case .invalidPrivateKey: return "ML-DSA private key is invalid: \(reason)"
+        switch detail {
+        case let .invalidLength(what, expected, actual):
+            "\(what) must be \(expected) bytes, got \(actual)"
+        case .encapsulationKeyNotReduced:
+            "ML-KEM encapsulation key is not reduced modulo q"
+        case .decapsulationKeyHashMismatch:
+            "ML-KEM decapsulation key hash check failed"
+        case let .contextTooLong(length):
+            "ML-DSA context must be at most 255 bytes, got \(length)"
+        case let .invalidPrivateKey(reason):
+            "ML-DSA private key is invalid: \(reason)"
         }
     }
+}
+
+extension ErrorKind where Failure == PQCryptoError {
+    /// An encoded key, seed or ciphertext had the wrong length.
+    public static var invalidLength: Self { Self() }
+    /// An ML-KEM encapsulation key holds a coefficient that is not reduced modulo q (FIPS 203 §7.2).
+    public static var encapsulationKeyNotReduced: Self { Self() }
+    /// An ML-KEM decapsulation key's embedded hash H(ek) does not match its ek (FIPS 203 §7.3).
+    public static var decapsulationKeyHashMismatch: Self { Self() }
+    /// An ML-DSA context string was longer than 255 bytes (FIPS 204 §5.2).
+    public static var contextTooLong: Self { Self() }
+    /// An ML-DSA expanded private key failed its consistency checks (coefficient ranges).
+    public static var invalidPrivateKey: Self { Self() }
 }

@@ -1,114 +1,99 @@
 import PQCrypto
 
-/// Why a request could not be signed. Each kind names the value that would have made the station
+/// Why a request could not be signed. Each case names the value that would have made the station
 /// reject the request (or that could not travel in an HTTP header).
 ///
-/// A struct with static members rather than an enum, so a new kind in a later release does not
-/// break an app's `switch`: switch over ``kind`` (`case .invalidPath:`, ending with `default:`) and
-/// read the details from the properties. Two errors are equal when their kind and details are
-/// equal.
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .invalidPath:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
 public struct SigningError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What went wrong, without the details. Kinds compare equal when they are the same kind;
-    /// ``description`` is the kind's name (`"invalidPath"`).
-    public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        fileprivate enum Code: String, Sendable, Hashable {
-            case invalidMethod, invalidPath, invalidHeaderValue, invalidBodyDigestLength, signingFailed
-        }
+    /// What went wrong, without the details: compare it or `switch` over it (`case .invalidPath:`).
+    public typealias Kind = ErrorKind<SigningError>
 
-        fileprivate let code: Code
-
-        fileprivate init(_ code: Code) { self.code = code }
-
-        /// The kind's name, as written after the dot (`"invalidPath"`).
-        public var description: String { code.rawValue }
-
-        /// The method is empty or not an HTTP token.
-        public static let invalidMethod = Kind(.invalidMethod)
-
-        /// The path does not start with `/`, or holds a space, control, `#` or non-ASCII character
-        /// (percent-encode those).
-        public static let invalidPath = Kind(.invalidPath)
-
-        /// A header value is empty, holds a character outside printable ASCII, or starts or ends with
-        /// a space (HTTP servers strip those, so the station would sign a different string).
-        public static let invalidHeaderValue = Kind(.invalidHeaderValue)
-
-        /// A precomputed body digest was not 32 bytes.
-        public static let invalidBodyDigestLength = Kind(.invalidBodyDigestLength)
-
-        /// ML-DSA signing refused its input.
-        public static let signingFailed = Kind(.signingFailed)
+    private enum Detail: Hashable, Sendable {
+        case invalidMethod(String)
+        case invalidPath(String)
+        case invalidHeaderValue(name: String, value: String)
+        case invalidBodyDigestLength(Int)
+        case signingFailed(PQCryptoError)
     }
 
     /// What went wrong.
     public let kind: Kind
-    /// The method, for ``Kind/invalidMethod``.
-    public let method: String?
-    /// The path, for ``Kind/invalidPath``.
-    public let path: String?
-    /// The header's name, for ``Kind/invalidHeaderValue``.
-    public let name: String?
-    /// The header's value, for ``Kind/invalidHeaderValue``.
-    public let value: String?
-    /// The digest's byte count, for ``Kind/invalidBodyDigestLength``.
-    public let count: Int?
-    /// ML-DSA's refusal, for ``Kind/signingFailed``.
-    public let underlying: PQCryptoError?
+    private let detail: Detail
 
-    private init(
-        _ kind: Kind,
-        method: String? = nil, path: String? = nil, name: String? = nil, value: String? = nil, count: Int? = nil,
-        underlying: PQCryptoError? = nil
-    ) {
-        self.kind = kind
-        self.method = method
-        self.path = path
-        self.name = name
-        self.value = value
-        self.count = count
-        self.underlying = underlying
-    }
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
 
     /// The method is empty or not an HTTP token.
-    public static func invalidMethod(_ method: String) -> SigningError { SigningError(.invalidMethod, method: method) }
+    public static func invalidMethod(_ method: String) -> SigningError {
+        SigningError(.invalidMethod(method), .invalidMethod)
+    }
 
     /// The path does not start with `/`, or holds a space, control, `#` or non-ASCII character
     /// (percent-encode those).
-    public static func invalidPath(_ path: String) -> SigningError { SigningError(.invalidPath, path: path) }
+    public static func invalidPath(_ path: String) -> SigningError { SigningError(.invalidPath(path), .invalidPath) }
 
     /// A header value is empty, holds a character outside printable ASCII, or starts or ends with
     /// a space (HTTP servers strip those, so the station would sign a different string).
     public static func invalidHeaderValue(name: String, value: String) -> SigningError {
-        SigningError(.invalidHeaderValue, name: name, value: value)
+        SigningError(.invalidHeaderValue(name: name, value: value), .invalidHeaderValue)
     }
 
     /// A precomputed body digest was not 32 bytes.
     public static func invalidBodyDigestLength(_ count: Int) -> SigningError {
-        SigningError(.invalidBodyDigestLength, count: count)
+        SigningError(.invalidBodyDigestLength(count), .invalidBodyDigestLength)
     }
 
     /// ML-DSA signing refused its input.
     public static func signingFailed(_ underlying: PQCryptoError) -> SigningError {
-        SigningError(.signingFailed, underlying: underlying)
+        SigningError(.signingFailed(underlying), .signingFailed)
     }
 
-    /// Matches a thrown error equal to `pattern`, so `catch SigningError.x` keeps working as it did when
-    /// this type was an enum.
+    /// The method, for ``Kind/invalidMethod``.
+    public var method: String? { if case .invalidMethod(let value) = detail { value } else { nil } }
+
+    /// The path, for ``Kind/invalidPath``.
+    public var path: String? { if case .invalidPath(let value) = detail { value } else { nil } }
+
+    /// The header's name, for ``Kind/invalidHeaderValue``.
+    public var name: String? { if case .invalidHeaderValue(let value, _) = detail { value } else { nil } }
+
+    /// The header's value, for ``Kind/invalidHeaderValue``.
+    public var value: String? { if case .invalidHeaderValue(_, let value) = detail { value } else { nil } }
+
+    /// The digest's byte count, for ``Kind/invalidBodyDigestLength``.
+    public var count: Int? { if case .invalidBodyDigestLength(let value) = detail { value } else { nil } }
+
+    /// ML-DSA's refusal, for ``Kind/signingFailed``.
+    public var underlying: PQCryptoError? { if case .signingFailed(let value) = detail { value } else { nil } }
+
+    /// Matches a thrown error equal to `pattern`, so `catch SigningError.x` keeps working as when it
+    /// was an enum.
     public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {
-        let method = self.method ?? ""
-        let path = self.path ?? ""
-        let name = self.name ?? ""
-        let value = self.value ?? ""
-        let count = self.count ?? 0
-        switch kind.code {
-        case .invalidMethod: return "invalid HTTP method \"\(method)\""
-        case .invalidPath: return "invalid request path \"\(path)\" (must start with / and be printable ASCII without #)"
-        case .invalidHeaderValue: return "invalid value for \(name): \"\(value)\""
-        case .invalidBodyDigestLength: return "body SHA-256 must be 32 bytes, got \(count)"
-        case .signingFailed: return "ML-DSA signing failed: \(underlying.map { "\($0)" } ?? "")"
+        switch detail {
+        case let .invalidMethod(method): "invalid HTTP method \"\(method)\""
+        case let .invalidPath(path): "invalid request path \"\(path)\" (must start with / and be printable ASCII without #)"
+        case let .invalidHeaderValue(name, value): "invalid value for \(name): \"\(value)\""
+        case let .invalidBodyDigestLength(count): "body SHA-256 must be 32 bytes, got \(count)"
+        case let .signingFailed(error): "ML-DSA signing failed: \(error)"
         }
     }
+}
+
+extension ErrorKind where Failure == SigningError {
+    /// The method is empty or not an HTTP token.
+    public static var invalidMethod: Self { Self() }
+    /// The path does not start with `/`, or holds a space, control, `#` or non-ASCII character
+    /// (percent-encode those).
+    public static var invalidPath: Self { Self() }
+    /// A header value is empty, holds a character outside printable ASCII, or starts or ends with
+    /// a space (HTTP servers strip those, so the station would sign a different string).
+    public static var invalidHeaderValue: Self { Self() }
+    /// A precomputed body digest was not 32 bytes.
+    public static var invalidBodyDigestLength: Self { Self() }
+    /// ML-DSA signing refused its input.
+    public static var signingFailed: Self { Self() }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,92 +8,80 @@ import Darwin
 
 /// Errors of the loopback server's socket layer.
 ///
-/// A struct with static members rather than an enum, so a new kind in a later release does not
-/// break an app's `switch`: switch over ``kind`` (`case .closedEarly:`, ending with `default:`) and
-/// read the details from the properties. Two errors are equal when their kind and details are
-/// equal.
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .closedEarly:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
 public struct ServerSocketError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What went wrong, without the details. Kinds compare equal when they are the same kind;
-    /// ``description`` is the kind's name (`"closedEarly"`).
-    public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        fileprivate enum Code: String, Sendable, Hashable {
-            case system, closedEarly, malformed, deadlinePassed
-        }
+    /// What went wrong, without the details: compare it or `switch` over it (`case .closedEarly:`).
+    public typealias Kind = Transport.ErrorKind<ServerSocketError>
 
-        fileprivate let code: Code
-
-        fileprivate init(_ code: Code) { self.code = code }
-
-        /// The kind's name, as written after the dot (`"closedEarly"`).
-        public var description: String { code.rawValue }
-
-        /// A system call failed (its name, errno).
-        public static let system = Kind(.system)
-
-        /// The peer closed the connection before a complete message arrived.
-        public static let closedEarly = Kind(.closedEarly)
-
-        /// The request is not HTTP/1.1 the server understands (what is wrong).
-        public static let malformed = Kind(.malformed)
-
-        /// The request head or body did not arrive within its deadline (which part).
-        public static let deadlinePassed = Kind(.deadlinePassed)
+    private enum Detail: Hashable, Sendable {
+        case system(String, Int32)
+        case closedEarly
+        case malformed(String)
+        case deadlinePassed(String)
     }
 
     /// What went wrong.
     public let kind: Kind
-    /// The system call, for ``Kind/system``.
-    public let call: String?
-    /// The call's errno, for ``Kind/system``.
-    public let code: Int32?
-    /// What is wrong, for ``Kind/malformed``.
-    public let detail: String?
-    /// Which part was late, for ``Kind/deadlinePassed``.
-    public let part: String?
+    private let detail: Detail
 
-    private init(_ kind: Kind, call: String? = nil, code: Int32? = nil, detail: String? = nil, part: String? = nil) {
-        self.kind = kind
-        self.call = call
-        self.code = code
-        self.detail = detail
-        self.part = part
-    }
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
 
     /// A system call failed (its name, errno).
     public static func system(_ call: String, _ code: Int32) -> ServerSocketError {
-        ServerSocketError(.system, call: call, code: code)
+        ServerSocketError(.system(call, code), .system)
     }
 
     /// The peer closed the connection before a complete message arrived.
-    public static let closedEarly = ServerSocketError(.closedEarly)
+    public static let closedEarly = ServerSocketError(.closedEarly, .closedEarly)
 
     /// The request is not HTTP/1.1 the server understands (what is wrong).
     public static func malformed(_ detail: String) -> ServerSocketError {
-        ServerSocketError(.malformed, detail: detail)
+        ServerSocketError(.malformed(detail), .malformed)
     }
 
     /// The request head or body did not arrive within its deadline (which part).
     public static func deadlinePassed(_ part: String) -> ServerSocketError {
-        ServerSocketError(.deadlinePassed, part: part)
+        ServerSocketError(.deadlinePassed(part), .deadlinePassed)
     }
 
-    /// Matches a thrown error equal to `pattern`, so `catch ServerSocketError.x` keeps working as it did when
-    /// this type was an enum.
+    /// The system call, for ``Kind/system``.
+    public var call: String? { if case .system(let value, _) = detail { value } else { nil } }
+
+    /// The call's errno, for ``Kind/system``.
+    public var code: Int32? { if case .system(_, let value) = detail { value } else { nil } }
+
+    /// What is wrong, for ``Kind/malformed``.
+    public var reason: String? { if case .malformed(let value) = detail { value } else { nil } }
+
+    /// Which part was late, for ``Kind/deadlinePassed``.
+    public var part: String? { if case .deadlinePassed(let value) = detail { value } else { nil } }
+
+    /// Matches a thrown error equal to `pattern`, so `catch ServerSocketError.x` keeps working as when it
+    /// was an enum.
     public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
-    /// A readable explanation, for logs and error messages.
+    /// A readable explanation.
     public var description: String {
-        let call = self.call ?? ""
-        let code = self.code ?? 0
-        let detail = self.detail ?? ""
-        let part = self.part ?? ""
-        switch kind.code {
-        case .system: return "\(call) failed: \(String(cString: strerror(code)))"
-        case .closedEarly: return "the peer closed the connection early"
-        case .malformed: return "malformed request: \(detail)"
-        case .deadlinePassed: return "the request \(part) did not arrive in time"
+        switch detail {
+        case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
+        case .closedEarly: "the peer closed the connection early"
+        case .malformed(let what): "malformed request: \(what)"
+        case .deadlinePassed(let what): "the request \(what) did not arrive in time"
         }
     }
+}
+
+extension Transport.ErrorKind where Failure == ServerSocketError {
+    /// A system call failed (its name, errno).
+    public static var system: Self { Self() }
+    /// The peer closed the connection before a complete message arrived.
+    public static var closedEarly: Self { Self() }
+    /// The request is not HTTP/1.1 the server understands (what is wrong).
+    public static var malformed: Self { Self() }
+    /// The request head or body did not arrive within its deadline (which part).
+    public static var deadlinePassed: Self { Self() }
 }
 
 /// A connected TCP socket with a read buffer. One connection thread reads and writes it; other

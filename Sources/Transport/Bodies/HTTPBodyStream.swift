@@ -77,53 +77,46 @@ public struct HTTPBodyStream: AsyncSequence, Sendable {
 
 /// Why reading an `HTTPBodyStream` into memory failed.
 ///
-/// A struct with static members rather than an enum, so a new kind in a later release does not
-/// break an app's `switch`: switch over ``kind`` (`case .tooLarge:`, ending with `default:`) and
-/// read the details from the properties. Two errors are equal when their kind and details are
-/// equal.
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .tooLarge:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
 public struct HTTPBodyStreamError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What went wrong, without the details. Kinds compare equal when they are the same kind;
-    /// ``description`` is the kind's name (`"tooLarge"`).
-    public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        fileprivate enum Code: String, Sendable, Hashable {
-            case tooLarge
-        }
+    /// What went wrong, without the details: compare it or `switch` over it (`case .tooLarge:`).
+    public typealias Kind = ErrorKind<HTTPBodyStreamError>
 
-        fileprivate let code: Code
-
-        fileprivate init(_ code: Code) { self.code = code }
-
-        /// The kind's name, as written after the dot (`"tooLarge"`).
-        public var description: String { code.rawValue }
-
-        /// The stream held more than `limit` bytes.
-        public static let tooLarge = Kind(.tooLarge)
+    private enum Detail: Hashable, Sendable {
+        case tooLarge(limit: Int)
     }
 
     /// What went wrong.
     public let kind: Kind
-    /// The limit the stream passed, for ``Kind/tooLarge``.
-    public let limit: Int?
+    private let detail: Detail
 
-    private init(_ kind: Kind, limit: Int? = nil) {
-        self.kind = kind
-        self.limit = limit
-    }
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
 
     /// The stream held more than `limit` bytes.
-    public static func tooLarge(limit: Int) -> HTTPBodyStreamError { HTTPBodyStreamError(.tooLarge, limit: limit) }
+    public static func tooLarge(limit: Int) -> HTTPBodyStreamError {
+        HTTPBodyStreamError(.tooLarge(limit: limit), .tooLarge)
+    }
 
-    /// Matches a thrown error equal to `pattern`, so `catch HTTPBodyStreamError.x` keeps working as it did when
-    /// this type was an enum.
+    /// The limit the stream passed, for ``Kind/tooLarge``.
+    public var limit: Int? { switch detail { case .tooLarge(let value): value } }
+
+    /// Matches a thrown error equal to `pattern`, so `catch HTTPBodyStreamError.x` keeps working as when it
+    /// was an enum.
     public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
-    /// A readable explanation, for logs and error messages.
+    /// A readable explanation.
     public var description: String {
-        let limit = self.limit ?? 0
-        switch kind.code {
-        case .tooLarge: return "the body is larger than \(limit) bytes"
+        switch detail {
+        case .tooLarge(let limit): "the body is larger than \(limit) bytes"
         }
     }
+}
+
+extension ErrorKind where Failure == HTTPBodyStreamError {
+    /// The stream held more than `limit` bytes.
+    public static var tooLarge: Self { Self() }
 }
 
 /// Holds the iterator of a wrapped sequence. `HTTPBodyStream` promises its `next` closure is never

@@ -53,66 +53,51 @@ public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible 
 
     /// Why a fingerprint could not be read.
     ///
-    /// A struct with static members rather than an enum, so a new kind in a later release does not
-    /// break an app's `switch`: switch over ``kind`` (`case .wrongLength:`, ending with `default:`) and
-    /// read the details from the properties. Two errors are equal when their kind and details are
-    /// equal.
+    /// A struct rather than an enum, so a kind added in a later release does not break an app's
+    /// `switch`: switch over ``kind`` (`case .wrongLength:`, ending with `default:`) and read the details
+    /// from the properties. Two errors are equal when their kind and details are equal.
     public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
-        /// What went wrong, without the details. Kinds compare equal when they are the same kind;
-        /// ``description`` is the kind's name (`"wrongLength"`).
-        public struct Kind: Sendable, Hashable, CustomStringConvertible {
-            fileprivate enum Code: String, Sendable, Hashable {
-                case wrongLength, notBase64, malformedCertificate
-            }
+        /// What went wrong, without the details: compare it or `switch` over it (`case .wrongLength:`).
+        public typealias Kind = ErrorKind<PublicKeyFingerprint.ParseError>
 
-            fileprivate let code: Code
-
-            fileprivate init(_ code: Code) { self.code = code }
-
-            /// The kind's name, as written after the dot (`"wrongLength"`).
-            public var description: String { code.rawValue }
-
-            /// The digest is not 32 bytes (the count found).
-            public static let wrongLength = Kind(.wrongLength)
-
-            /// The text is not base64.
-            public static let notBase64 = Kind(.notBase64)
-
-            /// The certificate is not DER this reader can walk to its public key.
-            public static let malformedCertificate = Kind(.malformedCertificate)
+        private enum Detail: Hashable, Sendable {
+            case wrongLength(Int)
+            case notBase64
+            case malformedCertificate
         }
 
         /// What went wrong.
         public let kind: Kind
-        /// The byte count found, for ``Kind/wrongLength``.
-        public let count: Int?
+        private let detail: Detail
 
-        private init(_ kind: Kind, count: Int? = nil) {
-            self.kind = kind
-            self.count = count
-        }
+        private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
 
         /// The digest is not 32 bytes (the count found).
-        public static func wrongLength(_ count: Int) -> ParseError { ParseError(.wrongLength, count: count) }
+        public static func wrongLength(_ count: Int) -> ParseError { ParseError(.wrongLength(count), .wrongLength) }
 
         /// The text is not base64.
-        public static let notBase64 = ParseError(.notBase64)
+        public static let notBase64 = ParseError(.notBase64, .notBase64)
 
         /// The certificate is not DER this reader can walk to its public key.
-        public static let malformedCertificate = ParseError(.malformedCertificate)
+        public static let malformedCertificate = ParseError(.malformedCertificate, .malformedCertificate)
 
-        /// Matches a thrown error equal to `pattern`, so `catch ParseError.x` keeps working as it did when
-        /// this type was an enum.
+        /// The byte count found, for ``Kind/wrongLength``.
+        public var count: Int? { if case .wrongLength(let value) = detail { value } else { nil } }
+
+        /// Matches a thrown error equal to `pattern`, so `catch PublicKeyFingerprint.ParseError.x`
+        /// keeps working as when it was an enum.
         public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
-        /// A readable explanation, for logs and error messages.
-        public var description: String {
-            let count = self.count ?? 0
-            switch kind.code {
-            case .wrongLength: return "wrongLength(\(count))"
-            case .notBase64: return "notBase64"
-            case .malformedCertificate: return "malformedCertificate"
-            }
-        }
+        /// The kind and its detail, as printed when this type was an enum: `"wrongLength(31)"`.
+        public var description: String { count.map { "\(kind)(\($0))" } ?? "\(kind)" }
     }
+}
+
+extension ErrorKind where Failure == PublicKeyFingerprint.ParseError {
+    /// The digest is not 32 bytes (the count found).
+    public static var wrongLength: Self { Self() }
+    /// The text is not base64.
+    public static var notBase64: Self { Self() }
+    /// The certificate is not DER this reader can walk to its public key.
+    public static var malformedCertificate: Self { Self() }
 }
