@@ -173,10 +173,7 @@ struct EndToEndTests {
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let huge = directory.appendingPathComponent("huge.bin")
-        #expect(FileManager.default.createFile(atPath: huge.path, contents: nil))
-        let handle = try FileHandle(forWritingTo: huge)
-        try handle.truncate(atOffset: UInt64(largest + 1))
-        try handle.close()
+        try Fixture.sparseFile(at: huge, byteCount: largest + 1)
         let before = recorder.requests.withLock { $0.count }
         let error = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: huge, metadata: Fixture.drive("huge", size: 0)) }
         #expect(error?.kind == .tooLarge)

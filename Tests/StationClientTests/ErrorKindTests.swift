@@ -91,10 +91,7 @@ struct ErrorKindTests {
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let big = directory.appendingPathComponent("big.bin")
-        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
-        let handle = try FileHandle(forWritingTo: big)
-        try handle.truncate(atOffset: UInt64(largest + 1))
-        try handle.close()
+        try Fixture.sparseFile(at: big, byteCount: largest + 1)
         let posts = rig.count("POST", "/post")
         let local = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: big, metadata: metadata) }
         #expect(local?.kind == .tooLarge)
