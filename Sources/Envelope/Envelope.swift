@@ -126,24 +126,103 @@ public enum Envelope {
 }
 
 /// Why an envelope could not be sealed or opened.
-public enum EnvelopeError: Error, Equatable, Sendable, CustomStringConvertible {
+///
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .sealedKeyFailed:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
+public struct EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, without the details: compare it or `switch` over it (`case .sealedKeyFailed:`).
+    public typealias Kind = ErrorKind<EnvelopeError>
+
+    private enum Detail: Hashable, Sendable {
+        case invalidHex(HexDecodingError)
+        case missingLengthPrefix(byteCount: Int)
+        case lengthPrefixPastEnd(declared: Int, available: Int)
+        case wrongCiphertextLength(expected: Int, actual: Int)
+        case sealedKeyFailed(ClassicalCryptoError)
+        case invalidPostKeyLength(expected: Int, actual: Int)
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    private let detail: Detail
+
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
+
     /// The envelope text has an odd length or a character that is not a hex digit.
-    case invalidHex(HexDecodingError)
+    public static func invalidHex(_ hexError: HexDecodingError) -> EnvelopeError {
+        EnvelopeError(.invalidHex(hexError), .invalidHex)
+    }
+
     /// The envelope is shorter than its 2-byte length prefix.
-    case missingLengthPrefix(byteCount: Int)
+    public static func missingLengthPrefix(byteCount: Int) -> EnvelopeError {
+        EnvelopeError(.missingLengthPrefix(byteCount: byteCount), .missingLengthPrefix)
+    }
+
     /// The length prefix claims more KEM-ciphertext bytes than the envelope holds.
-    case lengthPrefixPastEnd(declared: Int, available: Int)
+    public static func lengthPrefixPastEnd(declared: Int, available: Int) -> EnvelopeError {
+        EnvelopeError(.lengthPrefixPastEnd(declared: declared, available: available), .lengthPrefixPastEnd)
+    }
+
     /// The KEM ciphertext is not the 1088 bytes of ML-KEM-768.
-    case wrongCiphertextLength(expected: Int, actual: Int)
+    public static func wrongCiphertextLength(expected: Int, actual: Int) -> EnvelopeError {
+        EnvelopeError(.wrongCiphertextLength(expected: expected, actual: actual), .wrongCiphertextLength)
+    }
+
     /// The sealed post key did not open: the envelope was sealed to another key or altered (or,
     /// when sealing, the wrap could not be made).
-    case sealedKeyFailed(ClassicalCryptoError)
+    public static func sealedKeyFailed(_ cryptoError: ClassicalCryptoError) -> EnvelopeError {
+        EnvelopeError(.sealedKeyFailed(cryptoError), .sealedKeyFailed)
+    }
+
     /// The post key is not 32 bytes.
-    case invalidPostKeyLength(expected: Int, actual: Int)
+    public static func invalidPostKeyLength(expected: Int, actual: Int) -> EnvelopeError {
+        EnvelopeError(.invalidPostKeyLength(expected: expected, actual: actual), .invalidPostKeyLength)
+    }
+
+    /// The hex decoder's refusal, for ``Kind/invalidHex``.
+    public var hexError: HexDecodingError? { if case .invalidHex(let value) = detail { value } else { nil } }
+
+    /// The envelope's byte count, for ``Kind/missingLengthPrefix``.
+    public var byteCount: Int? { if case .missingLengthPrefix(let value) = detail { value } else { nil } }
+
+    /// The ciphertext length the prefix claims, for ``Kind/lengthPrefixPastEnd``.
+    public var declared: Int? { if case .lengthPrefixPastEnd(let value, _) = detail { value } else { nil } }
+
+    /// The bytes that follow the prefix, for ``Kind/lengthPrefixPastEnd``.
+    public var available: Int? { if case .lengthPrefixPastEnd(_, let value) = detail { value } else { nil } }
+
+    /// The length required, for ``Kind/wrongCiphertextLength`` and ``Kind/invalidPostKeyLength``.
+    public var expected: Int? {
+        switch detail {
+        case .wrongCiphertextLength(let value, _), .invalidPostKeyLength(let value, _): value
+        default: nil
+        }
+    }
+
+    /// The length found, for ``Kind/wrongCiphertextLength`` and ``Kind/invalidPostKeyLength``.
+    public var actual: Int? {
+        switch detail {
+        case .wrongCiphertextLength(_, let value), .invalidPostKeyLength(_, let value): value
+        default: nil
+        }
+    }
+
+    /// The SecretBox's refusal, for ``Kind/sealedKeyFailed``.
+    public var cryptoError: ClassicalCryptoError? {
+        switch detail {
+        case .sealedKeyFailed(let value): value
+        default: nil
+        }
+    }
+
+    /// Matches a thrown error equal to `pattern`, so `catch EnvelopeError.x` keeps working as when it
+    /// was an enum.
+    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {
-        switch self {
+        switch detail {
         case let .invalidHex(error): "envelope is not hex: \(error)"
         case let .missingLengthPrefix(count): "envelope of \(count) bytes has no 2-byte length prefix"
         case let .lengthPrefixPastEnd(declared, available):
@@ -154,4 +233,20 @@ public enum EnvelopeError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .invalidPostKeyLength(expected, actual): "post key must be \(expected) bytes, got \(actual)"
         }
     }
+}
+
+extension ErrorKind where Failure == EnvelopeError {
+    /// The envelope text has an odd length or a character that is not a hex digit.
+    public static var invalidHex: Self { Self() }
+    /// The envelope is shorter than its 2-byte length prefix.
+    public static var missingLengthPrefix: Self { Self() }
+    /// The length prefix claims more KEM-ciphertext bytes than the envelope holds.
+    public static var lengthPrefixPastEnd: Self { Self() }
+    /// The KEM ciphertext is not the 1088 bytes of ML-KEM-768.
+    public static var wrongCiphertextLength: Self { Self() }
+    /// The sealed post key did not open: the envelope was sealed to another key or altered (or,
+    /// when sealing, the wrap could not be made).
+    public static var sealedKeyFailed: Self { Self() }
+    /// The post key is not 32 bytes.
+    public static var invalidPostKeyLength: Self { Self() }
 }

@@ -32,9 +32,7 @@ struct SecretBoxStreamingTests {
             #expect(sealer.sealedByteCount == size + 40)
             #expect(sealer.prefix == Array(expected.prefix(40)))
             #expect(sealer.tag == Array(expected[24..<40]))
-            var streamed = [UInt8]()
-            try sealer.writeSealedBytes { streamed.append(contentsOf: $0) }
-            #expect(streamed == expected, "size \(size) chunk \(chunkByteCount)")
+            #expect(try sealer.sealedBytes() == expected, "size \(size) chunk \(chunkByteCount)")
 
             try SecretBox.sealFile(at: plain, to: sealedFile, using: key, nonce: nonce, chunkByteCount: chunkByteCount)
             #expect([UInt8](try Data(contentsOf: sealedFile)) == expected, "size \(size) chunk \(chunkByteCount)")
@@ -55,9 +53,7 @@ struct SecretBoxStreamingTests {
         let first = try SecretBoxFileSealer(plaintextAt: plain, using: key)
         let second = try SecretBoxFileSealer(plaintextAt: plain, using: key)
         #expect(first.nonce != second.nonce)
-        var sealed = [UInt8]()
-        try first.writeSealedBytes { sealed.append(contentsOf: $0) }
-        #expect([UInt8](try SecretBox.open(sealed, using: key)) == [UInt8](repeating: 1, count: 500))
+        #expect([UInt8](try SecretBox.open(try first.sealedBytes(), using: key)) == [UInt8](repeating: 1, count: 500))
     }
 
     /// A tampered file is rejected in the first pass: nothing is written, and an existing
@@ -135,8 +131,8 @@ struct SecretBoxStreamingTests {
         #expect {
             try SecretBox.openFile(at: sealed, to: nowhere, using: key)
         } throws: { error in
-            guard case let ClassicalCryptoError.fileSystem(operation, _, code) = error else { return false }
-            return operation == "open" && code == ENOENT
+            guard let error = error as? ClassicalCryptoError, error.kind == .fileSystem else { return false }
+            return error.operation == "open" && error.errno == ENOENT
         }
     }
 
@@ -154,9 +150,7 @@ struct SecretBoxStreamingTests {
         #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) { try sealer.writeSealedBytes { _ in } }
         // The sealer still works for an unchanged file.
         let fresh = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-        var sealed = [UInt8]()
-        try fresh.writeSealedBytes { sealed.append(contentsOf: $0) }
-        #expect([UInt8](try SecretBox.open(sealed, using: key)) == [UInt8](repeating: 6, count: 1000))
+        #expect([UInt8](try SecretBox.open(try fresh.sealedBytes(), using: key)) == [UInt8](repeating: 6, count: 1000))
     }
 
     /// A sealed file rewritten after the tag verified (same size, even with the original times
@@ -230,5 +224,14 @@ struct SecretBoxStreamingTests {
         let opened = directory.file("opened")
         try SecretBox.openFile(at: sealedByPython, to: opened, using: SymmetricKey(data: key), chunkByteCount: 1000)
         #expect([UInt8](try Data(contentsOf: opened)) == message)
+    }
+}
+
+extension SecretBoxFileSealer {
+    /// The whole sealed box, collected from ``writeSealedBytes(to:)`` (the files here are small).
+    func sealedBytes() throws -> [UInt8] {
+        var bytes = [UInt8]()
+        try writeSealedBytes { bytes.append(contentsOf: $0) }
+        return bytes
     }
 }

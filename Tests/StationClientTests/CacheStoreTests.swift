@@ -80,9 +80,7 @@ struct CacheStoreTests {
         // An empty file, and one past the size limit (sparse: nothing is written), read as missing too.
         try Data().write(to: file)
         #expect(try await store.load("item") == nil)
-        let handle = try FileHandle(forWritingTo: file)
-        try handle.truncate(atOffset: UInt64(EncryptedFileCacheStore.maximumItemByteCount + 1))
-        try handle.close()
+        try Fixture.sparseFile(at: file, byteCount: EncryptedFileCacheStore.maximumItemByteCount + 1)
         #expect(try await store.load("item") == nil)
     }
 

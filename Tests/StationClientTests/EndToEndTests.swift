@@ -129,14 +129,14 @@ struct EndToEndTests {
         error = await #expect(throws: StationClientError.self) {
             try await StationClient.pair(endpoint: rig.station, deviceName: "l", configuration: rig.configuration()) { _ in "000001" }
         }
-        if case .sessionGone? = error?.pairingFailure {} else { Issue.record("expected sessionGone, got \(String(describing: error))") }
+        #expect(error?.pairingFailure?.kind == .sessionGone, "expected sessionGone, got \(String(describing: error))")
         // Throttled: enough failures across sessions trip the global lockout (429).
         var throttled = false
         for _ in 0..<6 where !throttled {
             do {
                 _ = try await StationClient.pair(endpoint: rig.station, deviceName: "t", configuration: rig.configuration()) { _ in "000002" }
             } catch let failure as StationClientError {
-                if case .throttled? = failure.pairingFailure { throttled = true }
+                if failure.pairingFailure?.kind == .throttled { throttled = true }
             }
         }
         #expect(throttled)
@@ -173,10 +173,7 @@ struct EndToEndTests {
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let huge = directory.appendingPathComponent("huge.bin")
-        #expect(FileManager.default.createFile(atPath: huge.path, contents: nil))
-        let handle = try FileHandle(forWritingTo: huge)
-        try handle.truncate(atOffset: UInt64(largest + 1))
-        try handle.close()
+        try Fixture.sparseFile(at: huge, byteCount: largest + 1)
         let before = recorder.requests.withLock { $0.count }
         let error = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: huge, metadata: Fixture.drive("huge", size: 0)) }
         #expect(error?.kind == .tooLarge)

@@ -91,10 +91,7 @@ struct ErrorKindTests {
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let big = directory.appendingPathComponent("big.bin")
-        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
-        let handle = try FileHandle(forWritingTo: big)
-        try handle.truncate(atOffset: UInt64(largest + 1))
-        try handle.close()
+        try Fixture.sparseFile(at: big, byteCount: largest + 1)
         let posts = rig.count("POST", "/post")
         let local = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: big, metadata: metadata) }
         #expect(local?.kind == .tooLarge)
@@ -192,5 +189,65 @@ struct ErrorKindTests {
             try await client.download(postCID: post.postCID, to: nowhere)
         }
         #expect(unwritable?.kind == .localFile)
+    }
+}
+
+@Suite("Error kinds are values that can grow")
+struct ErrorKindValueTests {
+    /// What an app writes: a `switch` over the kind with `default:`.
+    static func decision(_ kind: StationClientError.Kind) -> String {
+        switch kind {
+        case .throttled: "wait"
+        case .unauthorized, .notPaired: "pair again"
+        case .notFound, .contentLost: "gone"
+        default: "tell the user"
+        }
+    }
+
+    @Test("A kind equals itself, not another, matches in a switch and prints its name")
+    func stationClientErrorKind() {
+        #expect(StationClientError.Kind.notFound == .notFound)
+        #expect(StationClientError.Kind.notFound != .contentLost)
+        #expect(Set<StationClientError.Kind>([.station, .station, .keyChanged]).count == 2)
+        #expect(Self.decision(.throttled) == "wait")
+        #expect(Self.decision(.notPaired) == "pair again")
+        #expect(Self.decision(.contentLost) == "gone")
+        #expect(Self.decision(.integrity) == "tell the user")
+        #expect("\(StationClientError.Kind.invalidNamespace)" == "invalidNamespace")
+        let error = StationClientError(.tooLarge, operation: "POST /post", message: "too big", limit: 10)
+        #expect(error.description == "POST /post: too big (limit 10 bytes)")
+    }
+
+    @Test("A pairing failure carries its details; its kind compares without them")
+    func pairingFailure() {
+        let wrong = PairingFailure.wrongPIN(attemptsLeft: 3)
+        #expect(wrong.kind == .wrongPIN && wrong.attemptsLeft == 3 && wrong.stationMessage == nil)
+        #expect(wrong == .wrongPIN(attemptsLeft: 3))
+        #expect(wrong != .wrongPIN(attemptsLeft: 2))
+        #expect(wrong.kind == PairingFailure.wrongPIN(attemptsLeft: 2).kind)
+        let gone = PairingFailure.sessionGone("expired")
+        #expect(gone.kind == .sessionGone && gone.stationMessage == "expired" && gone.attemptsLeft == nil)
+        #expect(gone != .sessionGone("locked") && gone != .throttled("expired"))
+        #expect(PairingFailure.invalidKeys("bad").kind != PairingFailure.throttled("bad").kind)
+        #expect(PairingFailure.cancelledByUser == .cancelledByUser && PairingFailure.cancelledByUser != .invalidPINFormat)
+        #expect("\(PairingFailure.throttled("slow"))" == "the station is throttling pairing (slow); wait and retry")
+        #expect("\(PairingFailure.invalidKeys("no"))" == "the station rejected the device's keys (no)")
+        #expect("\(PairingFailure.cancelledByUser)" == "cancelled" && "\(gone.kind)" == "sessionGone")
+        let kind: String = switch gone.kind {
+        case .wrongPIN: "retry"
+        case .sessionGone: "start again"
+        default: "other"
+        }
+        #expect(kind == "start again")
+    }
+
+    @Test("An answer past the response limit is .invalidResponse naming the limit")
+    func responseTooLargeWraps() throws {
+        let url = try #require(URL(string: "https://station.test/followers"))
+        let transport = TransportError(.responseTooLarge(limit: 64), method: .get, url: url, message: "too long")
+        let error = StationClientError.wrap(transport, operation: "GET /followers")
+        #expect(error.kind == .invalidResponse)
+        #expect(error.message == "the answer is longer than the 64 bytes this call allows")
+        #expect(error.transportError?.kind.limit == 64)
     }
 }

@@ -57,7 +57,7 @@ struct PairingTests {
         }
         #expect(count.withLock { $0 } == 5)
         #expect(rig.count("POST", "/delegate/confirm") == 5)
-        guard case .sessionGone(let text)? = error?.pairingFailure else {
+        guard let failure = error?.pairingFailure, failure.kind == .sessionGone, let text = failure.stationMessage else {
             Issue.record("expected sessionGone, got \(String(describing: error))")
             return
         }
@@ -88,7 +88,7 @@ struct PairingTests {
             }
         }
         #expect(error?.status == 429)
-        if case .throttled? = error?.pairingFailure {} else { Issue.record("expected throttled") }
+        #expect(error?.pairingFailure?.kind == .throttled, "expected throttled")
         #expect(rig.emulator.faults.pendingFaultCount == 0)
 
         error = await #expect(throws: StationClientError.self) {

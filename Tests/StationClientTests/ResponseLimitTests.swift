@@ -94,7 +94,8 @@ struct ResponseLimitTests {
         let skipped = try #require(listing.skipped.first)
         #expect(listing.skipped.count == 1)
         #expect(skipped.error.kind == .invalidResponse)
-        #expect(skipped.error.transportError?.kind == .responseTooLarge(limit: ResponseLimit.rewrap), "\(skipped.error)")
+        #expect(skipped.error.transportError?.kind == .responseTooLarge, "\(skipped.error)")
+        #expect(skipped.error.transportError?.kind.limit == ResponseLimit.rewrap)
 
         // The limits the listing's calls were made with: a /rewrap answer holds one 2,324-hex
         // envelope, so a few KB; the profile and the manifest their own sizes.
@@ -123,7 +124,8 @@ struct ResponseLimitTests {
         rig.emulator.faults.failNextRequests(1, status: 200, body: String(repeating: " ", count: ResponseLimit.followers + 1),
                                              route: RequestRoute("GET", path: "/followers"))
         let error = await #expect(throws: StationClientError.self) { try await client.followers() }
-        #expect(error?.kind == .invalidResponse && error?.transportError?.kind == .responseTooLarge(limit: ResponseLimit.followers))
+        #expect(error?.kind == .invalidResponse && error?.transportError?.kind == .responseTooLarge)
+        #expect(error?.transportError?.kind.limit == ResponseLimit.followers)
     }
 
     /// A station content download streamed with only an idle limit. Knowing the file's size (its

@@ -97,7 +97,11 @@ struct HTTPMessageTests {
         let url = try #require(URL(string: "https://station.example/profile"))
         let error = TransportError(.timedOut, method: .get, url: url, message: "no bytes for 120 s", code: 28)
         #expect(error.description == "timedOut for GET https://station.example/profile: no bytes for 120 s (code 28)")
-        #expect(TransportError.Kind.responseTooLarge(limit: 5) != .responseTooLarge(limit: 6))
+        // The limit is a detail of the kind: it does not take part in equality, and it prints.
+        let tooLarge = TransportError.Kind.responseTooLarge(limit: 5)
+        #expect(tooLarge == .responseTooLarge && tooLarge == .responseTooLarge(limit: 6) && tooLarge != .timedOut)
+        #expect(tooLarge.limit == 5 && TransportError.Kind.responseTooLarge.limit == nil)
+        #expect("\(tooLarge)" == "responseTooLarge(limit: 5)" && "\(TransportError.Kind.pinMismatch)" == "pinMismatch")
     }
 
     @Test func requestBodyLengths() {

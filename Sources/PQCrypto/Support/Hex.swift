@@ -140,17 +140,55 @@ public enum Hex {
 }
 
 /// Why a hex string could not be decoded.
-public enum HexDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+///
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .oddLength:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
+public struct HexDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, without the details: compare it or `switch` over it (`case .oddLength:`).
+    public typealias Kind = ErrorKind<HexDecodingError>
+
+    private enum Detail: Hashable, Sendable {
+        case oddLength(Int)
+        case invalidCharacter(offset: Int)
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    private let detail: Detail
+
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
+
     /// The text has an odd number of characters.
-    case oddLength(Int)
+    public static func oddLength(_ count: Int) -> HexDecodingError { HexDecodingError(.oddLength(count), .oddLength) }
+
     /// The character at this UTF-8 offset is not a hex digit.
-    case invalidCharacter(offset: Int)
+    public static func invalidCharacter(offset: Int) -> HexDecodingError {
+        HexDecodingError(.invalidCharacter(offset: offset), .invalidCharacter)
+    }
+
+    /// The text's length, for ``Kind/oddLength``.
+    public var count: Int? { if case .oddLength(let value) = detail { value } else { nil } }
+
+    /// The UTF-8 offset of the first non-hex character, for ``Kind/invalidCharacter``.
+    public var offset: Int? { if case .invalidCharacter(let value) = detail { value } else { nil } }
+
+    /// Matches a thrown error equal to `pattern`, so `catch HexDecodingError.x` keeps working as when it
+    /// was an enum.
+    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {
-        switch self {
+        switch detail {
         case let .oddLength(count): "hex text has an odd length (\(count))"
         case let .invalidCharacter(offset): "hex text has a non-hex character at offset \(offset)"
         }
     }
+}
+
+extension ErrorKind where Failure == HexDecodingError {
+    /// The text has an odd number of characters.
+    public static var oddLength: Self { Self() }
+    /// The character at this UTF-8 offset is not a hex digit.
+    public static var invalidCharacter: Self { Self() }
 }

@@ -2,23 +2,78 @@ import PQCrypto
 
 /// Why a request could not be signed. Each case names the value that would have made the station
 /// reject the request (or that could not travel in an HTTP header).
-public enum SigningError: Error, Equatable, Sendable, CustomStringConvertible {
+///
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .invalidPath:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
+public struct SigningError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, without the details: compare it or `switch` over it (`case .invalidPath:`).
+    public typealias Kind = ErrorKind<SigningError>
+
+    private enum Detail: Hashable, Sendable {
+        case invalidMethod(String)
+        case invalidPath(String)
+        case invalidHeaderValue(name: String, value: String)
+        case invalidBodyDigestLength(Int)
+        case signingFailed(PQCryptoError)
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    private let detail: Detail
+
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
+
     /// The method is empty or not an HTTP token.
-    case invalidMethod(String)
+    public static func invalidMethod(_ method: String) -> SigningError {
+        SigningError(.invalidMethod(method), .invalidMethod)
+    }
+
     /// The path does not start with `/`, or holds a space, control, `#` or non-ASCII character
     /// (percent-encode those).
-    case invalidPath(String)
+    public static func invalidPath(_ path: String) -> SigningError { SigningError(.invalidPath(path), .invalidPath) }
+
     /// A header value is empty, holds a character outside printable ASCII, or starts or ends with
     /// a space (HTTP servers strip those, so the station would sign a different string).
-    case invalidHeaderValue(name: String, value: String)
+    public static func invalidHeaderValue(name: String, value: String) -> SigningError {
+        SigningError(.invalidHeaderValue(name: name, value: value), .invalidHeaderValue)
+    }
+
     /// A precomputed body digest was not 32 bytes.
-    case invalidBodyDigestLength(Int)
+    public static func invalidBodyDigestLength(_ count: Int) -> SigningError {
+        SigningError(.invalidBodyDigestLength(count), .invalidBodyDigestLength)
+    }
+
     /// ML-DSA signing refused its input.
-    case signingFailed(PQCryptoError)
+    public static func signingFailed(_ underlying: PQCryptoError) -> SigningError {
+        SigningError(.signingFailed(underlying), .signingFailed)
+    }
+
+    /// The method, for ``Kind/invalidMethod``.
+    public var method: String? { if case .invalidMethod(let value) = detail { value } else { nil } }
+
+    /// The path, for ``Kind/invalidPath``.
+    public var path: String? { if case .invalidPath(let value) = detail { value } else { nil } }
+
+    /// The header's name, for ``Kind/invalidHeaderValue``.
+    public var name: String? { if case .invalidHeaderValue(let value, _) = detail { value } else { nil } }
+
+    /// The header's value, for ``Kind/invalidHeaderValue``.
+    public var value: String? { if case .invalidHeaderValue(_, let value) = detail { value } else { nil } }
+
+    /// The digest's byte count, for ``Kind/invalidBodyDigestLength``.
+    public var count: Int? { if case .invalidBodyDigestLength(let value) = detail { value } else { nil } }
+
+    /// ML-DSA's refusal, for ``Kind/signingFailed``.
+    public var underlying: PQCryptoError? { if case .signingFailed(let value) = detail { value } else { nil } }
+
+    /// Matches a thrown error equal to `pattern`, so `catch SigningError.x` keeps working as when it
+    /// was an enum.
+    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {
-        switch self {
+        switch detail {
         case let .invalidMethod(method): "invalid HTTP method \"\(method)\""
         case let .invalidPath(path): "invalid request path \"\(path)\" (must start with / and be printable ASCII without #)"
         case let .invalidHeaderValue(name, value): "invalid value for \(name): \"\(value)\""
@@ -26,4 +81,19 @@ public enum SigningError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .signingFailed(error): "ML-DSA signing failed: \(error)"
         }
     }
+}
+
+extension ErrorKind where Failure == SigningError {
+    /// The method is empty or not an HTTP token.
+    public static var invalidMethod: Self { Self() }
+    /// The path does not start with `/`, or holds a space, control, `#` or non-ASCII character
+    /// (percent-encode those).
+    public static var invalidPath: Self { Self() }
+    /// A header value is empty, holds a character outside printable ASCII, or starts or ends with
+    /// a space (HTTP servers strip those, so the station would sign a different string).
+    public static var invalidHeaderValue: Self { Self() }
+    /// A precomputed body digest was not 32 bytes.
+    public static var invalidBodyDigestLength: Self { Self() }
+    /// ML-DSA signing refused its input.
+    public static var signingFailed: Self { Self() }
 }

@@ -8,73 +8,91 @@ import Transport
 /// Match on ``kind`` to decide what to do; show ``description`` in logs (it never contains secrets).
 public struct StationClientError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public enum Kind: Sendable, Equatable {
+    ///
+    /// A struct with static members rather than an enum, so a new kind in a later release does not
+    /// break an app's `switch`: match with `case .notFound:` as before, and end the `switch` with
+    /// `default:`. Kinds compare equal when they are the same kind; ``description`` is the kind's
+    /// name (`"notFound"`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private enum Code: String, Sendable, Hashable {
+            case station, notFound, throttled, tooLarge, unauthorized, notShared, contentLost, localFile
+            case pinningUnsupported, unreachable, gateway, invalidResponse, integrity, refused, invalidNamespace
+            case notPaired, keyStore, cancelled, pairing, untrustedKey, keyChanged
+        }
+
+        private let code: Code
+
+        private init(_ code: Code) { self.code = code }
+
+        /// The kind's name, as written after the dot (`"notFound"`).
+        public var description: String { code.rawValue }
+
         /// The station answered with an error status that no other kind covers (a 400 for an
         /// argument it rejects, a 5xx, or a 200 carrying `result.error`): see ``status`` and
         /// ``stationMessage``.
-        case station
+        public static let station = Kind(.station)
         /// The station has no such thing (HTTP 404): an unknown post, follower, pending follower
         /// or CID. Content a listed post should have is ``contentLost`` instead.
-        case notFound
+        public static let notFound = Kind(.notFound)
         /// The station is rate-limiting this client (HTTP 429): wait ``retryAfter`` (when the
         /// station said, from its `Retry-After` header) and retry.
-        case throttled
+        public static let throttled = Kind(.throttled)
         /// Too large: the station refused the request's size (HTTP 413), or the SDK refused
         /// before sending because the request or file would pass the station's limit; ``limit``
         /// is that limit in bytes when known.
-        case tooLarge
+        public static let tooLarge = Kind(.tooLarge)
         /// The station refused this device's authentication (HTTP 401 or 403, after the SDK's
         /// one retry for a stale clock): the device was revoked or its keys are not the station's.
-        case unauthorized
+        public static let unauthorized = Kind(.unauthorized)
         /// A followed station's post that was not shared with this follower: its envelope set
         /// holds no envelope for this identity.
-        case notShared
+        public static let notShared = Kind(.notShared)
         /// The manifest lists the post but neither the station's `/content` nor the gateway has
         /// its bytes (HTTP 404 from both), e.g. after the station's in-place share
         /// (``StationClient/unsafeReshareInPlace(postCID:audience:namespace:)``) destroyed them.
-        case contentLost
+        public static let contentLost = Kind(.contentLost)
         /// A local file cannot be read, created, written or moved into place; the path is in
         /// ``message`` and the system error in ``underlying`` when there is one.
-        case localFile
+        public static let localFile = Kind(.localFile)
         /// The transport cannot enforce the TLS key pin this request needs (e.g. `URLSession` on
         /// Linux); nothing was sent. Use a transport that pins (`CurlTransport`).
-        case pinningUnsupported
+        public static let pinningUnsupported = Kind(.pinningUnsupported)
         /// No answer from the station: the network failed (see ``transportError``).
-        case unreachable
+        public static let unreachable = Kind(.unreachable)
         /// An IPFS gateway failed: it answered with an error status (see ``status``), or it could
         /// not be reached (``transportError`` is set). Bytes it served that fail verification are
         /// ``integrity``; an invalid CID or IPNS name is ``refused`` before anything is sent.
-        case gateway
+        public static let gateway = Kind(.gateway)
         /// The answer could not be read as the expected shape, or was longer than any answer of
         /// that call can be (then ``transportError`` has kind `.responseTooLarge`).
-        case invalidResponse
+        public static let invalidResponse = Kind(.invalidResponse)
         /// Content or keys failed verification: a CID mismatch, an envelope or SecretBox that does not open.
-        case integrity
+        public static let integrity = Kind(.integrity)
         /// The request was refused locally before anything was sent: an invalid argument (a
         /// malformed CID or IPNS name, a public post given a new audience, a post that is not
         /// in the namespace). Size refusals are ``tooLarge``, file errors ``localFile``.
-        case refused
+        public static let refused = Kind(.refused)
         /// The namespace is blank or holds a control character; nothing was sent (see
         /// ``StationClient/StationClient/normalizedNamespace(_:)``).
-        case invalidNamespace
+        public static let invalidNamespace = Kind(.invalidNamespace)
         /// No credentials: the device is not paired, or the key store holds nothing under that name.
-        case notPaired
+        public static let notPaired = Kind(.notPaired)
         /// The key store failed (wrong passphrase, unreadable or corrupt file, disk error).
-        case keyStore
+        public static let keyStore = Kind(.keyStore)
         /// The task was cancelled.
-        case cancelled
+        public static let cancelled = Kind(.cancelled)
         /// A pairing step failed; see ``pairingFailure``.
-        case pairing
+        public static let pairing = Kind(.pairing)
         /// The station presented a TLS key nobody accepted: a certificate no trusted authority
         /// signed, with neither an expected fingerprint that matches nor a confirmation. The key
         /// it presented, when it could be read, is ``presentedFingerprint``; an expected one that
         /// did not match is ``expectedFingerprint``. Nothing was sent to the station.
-        case untrustedKey
+        public static let untrustedKey = Kind(.untrustedKey)
         /// The station presents another TLS key than the one pinned at pairing (or re-trusted):
         /// ``expectedFingerprint`` is the pin, ``presentedFingerprint`` the key now presented (when
         /// it could be read). Nothing was sent; re-trust only on purpose, with
         /// ``StationClient/trust(fingerprint:)``.
-        case keyChanged
+        public static let keyChanged = Kind(.keyChanged)
     }
 
     /// What went wrong.
@@ -224,10 +242,11 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
             if error.kind == .cancelled {
                 return StationClientError(.cancelled, operation: operation, message: "cancelled", transportError: error)
             }
-            if case let .responseTooLarge(limit) = error.kind {
+            if error.kind == .responseTooLarge {
                 // An answer, just longer than this call's can be: not a network failure.
+                let limit = error.kind.limit.map { " the \($0) bytes" } ?? ""
                 return StationClientError(.invalidResponse, operation: operation,
-                                          message: "the answer is longer than the \(limit) bytes this call allows",
+                                          message: "the answer is longer than\(limit) this call allows",
                                           transportError: error, underlying: error)
             }
             if error.kind == .pinningUnsupported {
@@ -252,30 +271,82 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
 }
 
 /// How pairing failed, read from the station's answer to `/delegate/start` or `/delegate/confirm`.
-public enum PairingFailure: Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct rather than an enum, so a new kind of failure in a later release does not break an
+/// app's `switch`: switch over ``kind`` (`case .wrongPIN:`, ending with `default:`) and read the
+/// details from ``attemptsLeft`` and ``stationMessage``. Two failures are equal when their kind and
+/// details are equal; compare ``kind`` to ask only what happened.
+public struct PairingFailure: Sendable, Hashable, CustomStringConvertible {
+    /// What happened, without the details. Kinds compare equal when they are the same kind;
+    /// ``description`` is the kind's name (`"wrongPIN"`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        fileprivate enum Code: String, Sendable, Hashable {
+            case wrongPIN, sessionGone, throttled, invalidKeys, invalidPINFormat, cancelledByUser
+        }
+
+        fileprivate let code: Code
+
+        fileprivate init(_ code: Code) { self.code = code }
+
+        /// The kind's name, as written after the dot (`"wrongPIN"`).
+        public var description: String { code.rawValue }
+
+        /// `invalid PIN`: try again; ``PairingFailure/attemptsLeft`` counts the station's five
+        /// attempts per session locally.
+        public static let wrongPIN = Kind(.wrongPIN)
+        /// The session cannot be confirmed any more (expired, locked after five wrong PINs, not
+        /// pending, unknown pairing id): start again. ``PairingFailure/stationMessage`` is the
+        /// station's text.
+        public static let sessionGone = Kind(.sessionGone)
+        /// HTTP 429: too many pending sessions or too many failed attempts; wait and retry.
+        public static let throttled = Kind(.throttled)
+        /// The station rejected the device's public keys.
+        public static let invalidKeys = Kind(.invalidKeys)
+        /// The app's PIN closure returned something that is not 4–8 digits.
+        public static let invalidPINFormat = Kind(.invalidPINFormat)
+        /// The app cancelled by returning `nil` from the PIN closure.
+        public static let cancelledByUser = Kind(.cancelledByUser)
+    }
+
+    /// What happened.
+    public let kind: Kind
+    /// The attempts left in this session, for ``Kind/wrongPIN``.
+    public let attemptsLeft: Int?
+    /// The station's text, for ``Kind/sessionGone``, ``Kind/throttled`` and ``Kind/invalidKeys``.
+    public let stationMessage: String?
+
+    private init(_ kind: Kind, attemptsLeft: Int? = nil, stationMessage: String? = nil) {
+        self.kind = kind
+        self.attemptsLeft = attemptsLeft
+        self.stationMessage = stationMessage
+    }
+
     /// `invalid PIN`: try again; `attemptsLeft` counts the station's five attempts per session locally.
-    case wrongPIN(attemptsLeft: Int)
+    public static func wrongPIN(attemptsLeft: Int) -> PairingFailure { PairingFailure(.wrongPIN, attemptsLeft: attemptsLeft) }
     /// The session cannot be confirmed any more (expired, locked after five wrong PINs, not
     /// pending, unknown pairing id): start again. The text is the station's.
-    case sessionGone(String)
+    public static func sessionGone(_ text: String) -> PairingFailure { PairingFailure(.sessionGone, stationMessage: text) }
     /// HTTP 429: too many pending sessions or too many failed attempts; wait and retry.
-    case throttled(String)
+    public static func throttled(_ text: String) -> PairingFailure { PairingFailure(.throttled, stationMessage: text) }
     /// The station rejected the device's public keys.
-    case invalidKeys(String)
+    public static func invalidKeys(_ text: String) -> PairingFailure { PairingFailure(.invalidKeys, stationMessage: text) }
     /// The app's PIN closure returned something that is not 4–8 digits.
-    case invalidPINFormat
+    public static let invalidPINFormat = PairingFailure(.invalidPINFormat)
     /// The app cancelled by returning `nil` from the PIN closure.
-    case cancelledByUser
+    public static let cancelledByUser = PairingFailure(.cancelledByUser)
 
     /// What happened and what to do, in words for people ("wrong PIN (4 attempts left)").
     public var description: String {
-        switch self {
-        case let .wrongPIN(attemptsLeft): "wrong PIN (\(attemptsLeft) \(attemptsLeft == 1 ? "attempt" : "attempts") left)"
-        case let .sessionGone(text): "the pairing session is gone (\(text)); start again"
-        case let .throttled(text): "the station is throttling pairing (\(text)); wait and retry"
-        case let .invalidKeys(text): "the station rejected the device's keys (\(text))"
-        case .invalidPINFormat: "a PIN is 4 to 8 digits"
-        case .cancelledByUser: "cancelled"
+        let text = stationMessage ?? ""
+        switch kind.code {
+        case .wrongPIN:
+            let left = attemptsLeft ?? 0
+            return "wrong PIN (\(left) \(left == 1 ? "attempt" : "attempts") left)"
+        case .sessionGone: return "the pairing session is gone (\(text)); start again"
+        case .throttled: return "the station is throttling pairing (\(text)); wait and retry"
+        case .invalidKeys: return "the station rejected the device's keys (\(text))"
+        case .invalidPINFormat: return "a PIN is 4 to 8 digits"
+        case .cancelledByUser: return "cancelled"
         }
     }
 }

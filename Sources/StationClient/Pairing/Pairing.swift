@@ -161,7 +161,7 @@ extension StationClient {
                 return try await StationClient(credentials: credentials, configuration: configuration)
             }
             let failure = pairingFailure(for: response)
-            if case .wrongPIN = failure {
+            if failure.kind == .wrongPIN {
                 attemptsLeft -= 1
                 previous = .wrongPIN(attemptsLeft: attemptsLeft)
                 configuration.log?(LogEvent(level: .info, message: "pairing: wrong PIN, \(attemptsLeft) attempts left"))

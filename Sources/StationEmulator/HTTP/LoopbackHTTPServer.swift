@@ -215,7 +215,7 @@ public final class LoopbackHTTPServer: Sendable {
                 do {
                     try handler(request, response)
                 } catch {
-                    if case ServerSocketError.deadlinePassed = error { state.withLock { $0.statistics.deadlinesMissed += 1 } }
+                    if (error as? ServerSocketError)?.kind == .deadlinePassed { state.withLock { $0.statistics.deadlinesMissed += 1 } }
                     if !response.headSent {
                         try? response.send(status: 500, reason: "Handler Error", body: Array("\(error)".utf8))
                     }
@@ -234,7 +234,7 @@ public final class LoopbackHTTPServer: Sendable {
                 // Drain what the handler left of the body so the next request starts cleanly.
                 try request.consumeBody()
             }
-        } catch ServerSocketError.deadlinePassed {
+        } catch let error as ServerSocketError where error.kind == .deadlinePassed {
             state.withLock { $0.statistics.deadlinesMissed += 1 }
             return
         } catch {

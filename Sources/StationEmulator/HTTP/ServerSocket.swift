@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -6,25 +7,81 @@ import Darwin
 #endif
 
 /// Errors of the loopback server's socket layer.
-public enum ServerSocketError: Error, CustomStringConvertible {
+///
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .closedEarly:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
+public struct ServerSocketError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, without the details: compare it or `switch` over it (`case .closedEarly:`).
+    public typealias Kind = Transport.ErrorKind<ServerSocketError>
+
+    private enum Detail: Hashable, Sendable {
+        case system(String, Int32)
+        case closedEarly
+        case malformed(String)
+        case deadlinePassed(String)
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    private let detail: Detail
+
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
+
     /// A system call failed (its name, errno).
-    case system(String, Int32)
+    public static func system(_ call: String, _ code: Int32) -> ServerSocketError {
+        ServerSocketError(.system(call, code), .system)
+    }
+
     /// The peer closed the connection before a complete message arrived.
-    case closedEarly
+    public static let closedEarly = ServerSocketError(.closedEarly, .closedEarly)
+
     /// The request is not HTTP/1.1 the server understands (what is wrong).
-    case malformed(String)
+    public static func malformed(_ detail: String) -> ServerSocketError {
+        ServerSocketError(.malformed(detail), .malformed)
+    }
+
     /// The request head or body did not arrive within its deadline (which part).
-    case deadlinePassed(String)
+    public static func deadlinePassed(_ part: String) -> ServerSocketError {
+        ServerSocketError(.deadlinePassed(part), .deadlinePassed)
+    }
+
+    /// The system call, for ``Kind/system``.
+    public var call: String? { if case .system(let value, _) = detail { value } else { nil } }
+
+    /// The call's errno, for ``Kind/system``.
+    public var code: Int32? { if case .system(_, let value) = detail { value } else { nil } }
+
+    /// What is wrong, for ``Kind/malformed``.
+    public var reason: String? { if case .malformed(let value) = detail { value } else { nil } }
+
+    /// Which part was late, for ``Kind/deadlinePassed``.
+    public var part: String? { if case .deadlinePassed(let value) = detail { value } else { nil } }
+
+    /// Matches a thrown error equal to `pattern`, so `catch ServerSocketError.x` keeps working as when it
+    /// was an enum.
+    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation.
     public var description: String {
-        switch self {
+        switch detail {
         case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
         case .closedEarly: "the peer closed the connection early"
         case .malformed(let what): "malformed request: \(what)"
         case .deadlinePassed(let what): "the request \(what) did not arrive in time"
         }
     }
+}
+
+extension Transport.ErrorKind where Failure == ServerSocketError {
+    /// A system call failed (its name, errno).
+    public static var system: Self { Self() }
+    /// The peer closed the connection before a complete message arrived.
+    public static var closedEarly: Self { Self() }
+    /// The request is not HTTP/1.1 the server understands (what is wrong).
+    public static var malformed: Self { Self() }
+    /// The request head or body did not arrive within its deadline (which part).
+    public static var deadlinePassed: Self { Self() }
 }
 
 /// A connected TCP socket with a read buffer. One connection thread reads and writes it; other

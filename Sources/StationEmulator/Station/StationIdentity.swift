@@ -1,5 +1,6 @@
 import Foundation
 import PQCrypto
+import Transport
 import ClassicalCrypto
 
 /// The station's keys: ML-KEM-768 (content envelopes), ML-DSA-65 (its own auth key), and the
@@ -54,20 +55,69 @@ struct StationIdentity: Sendable {
 }
 
 /// Errors the emulator throws through its Swift API (HTTP errors are responses, not throws).
-public enum StationEmulatorError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .corruptState:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
+public struct StationEmulatorError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, without the details: compare it or `switch` over it (`case .corruptState:`).
+    public typealias Kind = Transport.ErrorKind<StationEmulatorError>
+
+    private enum Detail: Hashable, Sendable {
+        case corruptState(path: String, reason: String)
+        case cannotListen(String)
+        case notServing
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    private let detail: Detail
+
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
+
     /// A file in the data directory exists but cannot be used (its path, what is wrong).
-    case corruptState(path: String, reason: String)
+    public static func corruptState(path: String, reason: String) -> StationEmulatorError {
+        StationEmulatorError(.corruptState(path: path, reason: reason), .corruptState)
+    }
+
     /// A listening socket could not be set up (what failed).
-    case cannotListen(String)
+    public static func cannotListen(_ reason: String) -> StationEmulatorError {
+        StationEmulatorError(.cannotListen(reason), .cannotListen)
+    }
+
     /// The operation needs the emulator to be serving over HTTP.
-    case notServing
+    public static let notServing = StationEmulatorError(.notServing, .notServing)
+
+    /// The unusable file, for ``Kind/corruptState``.
+    public var path: String? { if case .corruptState(let value, _) = detail { value } else { nil } }
+
+    /// What is wrong, for ``Kind/corruptState`` and ``Kind/cannotListen``.
+    public var reason: String? {
+        switch detail {
+        case .corruptState(_, let value), .cannotListen(let value): value
+        default: nil
+        }
+    }
+
+    /// Matches a thrown error equal to `pattern`, so `catch StationEmulatorError.x` keeps working as when it
+    /// was an enum.
+    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation.
     public var description: String {
-        switch self {
+        switch detail {
         case let .corruptState(path, reason): "the emulator state at \(path) is unusable: \(reason)"
         case let .cannotListen(reason): "cannot listen: \(reason)"
         case .notServing: "the emulator is not serving over HTTP (call start first)"
         }
     }
+}
+
+extension Transport.ErrorKind where Failure == StationEmulatorError {
+    /// A file in the data directory exists but cannot be used (its path, what is wrong).
+    public static var corruptState: Self { Self() }
+    /// A listening socket could not be set up (what failed).
+    public static var cannotListen: Self { Self() }
+    /// The operation needs the emulator to be serving over HTTP.
+    public static var notServing: Self { Self() }
 }

@@ -76,16 +76,47 @@ public struct HTTPBodyStream: AsyncSequence, Sendable {
 }
 
 /// Why reading an `HTTPBodyStream` into memory failed.
-public enum HTTPBodyStreamError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct rather than an enum, so a kind added in a later release does not break an app's
+/// `switch`: switch over ``kind`` (`case .tooLarge:`, ending with `default:`) and read the details
+/// from the properties. Two errors are equal when their kind and details are equal.
+public struct HTTPBodyStreamError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, without the details: compare it or `switch` over it (`case .tooLarge:`).
+    public typealias Kind = ErrorKind<HTTPBodyStreamError>
+
+    private enum Detail: Hashable, Sendable {
+        case tooLarge(limit: Int)
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    private let detail: Detail
+
+    private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
+
     /// The stream held more than `limit` bytes.
-    case tooLarge(limit: Int)
+    public static func tooLarge(limit: Int) -> HTTPBodyStreamError {
+        HTTPBodyStreamError(.tooLarge(limit: limit), .tooLarge)
+    }
+
+    /// The limit the stream passed, for ``Kind/tooLarge``.
+    public var limit: Int? { switch detail { case .tooLarge(let value): value } }
+
+    /// Matches a thrown error equal to `pattern`, so `catch HTTPBodyStreamError.x` keeps working as when it
+    /// was an enum.
+    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation.
     public var description: String {
-        switch self {
+        switch detail {
         case .tooLarge(let limit): "the body is larger than \(limit) bytes"
         }
     }
+}
+
+extension ErrorKind where Failure == HTTPBodyStreamError {
+    /// The stream held more than `limit` bytes.
+    public static var tooLarge: Self { Self() }
 }
 
 /// Holds the iterator of a wrapped sequence. `HTTPBodyStream` promises its `next` closure is never

@@ -8,38 +8,77 @@ import Foundation
 /// `.timedOut` are worth a retry or an endpoint change, `.pinMismatch` never is.
 public struct TransportError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public enum Kind: Sendable, Hashable {
+    ///
+    /// A struct with static members rather than an enum, so a new kind in a later release does not
+    /// break an app's `switch`: match with `case .timedOut:` as before, and end the `switch` with
+    /// `default:`. Kinds compare equal when they are the same kind: the limit of
+    /// ``responseTooLarge(limit:)`` does not take part (`.responseTooLarge(limit: 5) ==
+    /// .responseTooLarge`); read it from ``limit``. ``description`` is the kind as written after
+    /// the dot (`"timedOut"`, `"responseTooLarge(limit: 5)"`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private enum Code: String, Sendable, Hashable {
+            case dnsFailure, cannotConnect, timedOut, tlsFailure, pinMismatch, pinningUnsupported, cancelled
+            case connectionLost, protocolError, responseTooLarge, invalidRequest, requestBodyFailed
+            case responseBodyFailed, other
+        }
+
+        private let code: Code
+        /// The in-memory limit (bytes) the response body passed, for ``responseTooLarge(limit:)``;
+        /// `nil` for every other kind (and for the bare ``responseTooLarge``).
+        public let limit: Int?
+
+        private init(_ code: Code, limit: Int? = nil) {
+            self.code = code
+            self.limit = limit
+        }
+
+        /// Whether both are the same kind; ``limit`` does not take part.
+        public static func == (lhs: Kind, rhs: Kind) -> Bool { lhs.code == rhs.code }
+
+        /// Hashes the kind (not ``limit``), matching `==`.
+        public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+        /// The kind as written after the dot: `"timedOut"`, `"responseTooLarge(limit: 5)"`.
+        public var description: String {
+            guard let limit else { return code.rawValue }
+            return "\(code.rawValue)(limit: \(limit))"
+        }
+
         /// The host name did not resolve.
-        case dnsFailure
+        public static let dnsFailure = Kind(.dnsFailure)
         /// No connection could be made (refused, unreachable, connect timeout).
-        case cannotConnect
+        public static let cannotConnect = Kind(.cannotConnect)
         /// A time limit passed: no bytes moved for the idle limit, or the total limit ran out.
-        case timedOut
+        public static let timedOut = Kind(.timedOut)
         /// The TLS handshake failed or the certificate did not verify against the trusted CAs.
-        case tlsFailure
+        public static let tlsFailure = Kind(.tlsFailure)
         /// The server's public key does not match the pinned fingerprint.
-        case pinMismatch
+        public static let pinMismatch = Kind(.pinMismatch)
         /// The request carries public-key pins (`TransferOptions.pinnedPublicKeys`) and this
         /// transport cannot enforce them on this platform, so it sent nothing.
-        case pinningUnsupported
+        public static let pinningUnsupported = Kind(.pinningUnsupported)
         /// The task was cancelled, or a streamed response was dropped before its end.
-        case cancelled
+        public static let cancelled = Kind(.cancelled)
         /// The connection broke mid-exchange: the server closed it early, sent nothing, or a
         /// send or receive failed.
-        case connectionLost
+        public static let connectionLost = Kind(.connectionLost)
         /// The server's reply is not valid HTTP.
-        case protocolError
+        public static let protocolError = Kind(.protocolError)
         /// The response body exceeded the in-memory limit (bytes) the caller set.
-        case responseTooLarge(limit: Int)
+        public static func responseTooLarge(limit: Int) -> Kind { Kind(.responseTooLarge, limit: limit) }
+        /// The response body exceeded the in-memory limit the caller set: the kind to match
+        /// (`case .responseTooLarge:`) or compare with; a thrown error carries
+        /// ``responseTooLarge(limit:)``, whose ``limit`` is set.
+        public static let responseTooLarge = Kind(.responseTooLarge)
         /// The request cannot be sent as given (bad URL, header or body description).
-        case invalidRequest
+        public static let invalidRequest = Kind(.invalidRequest)
         /// The request body could not be read: a file is missing or shrank, or a stream threw or
         /// yielded a different number of bytes than its declared length.
-        case requestBodyFailed
+        public static let requestBodyFailed = Kind(.requestBodyFailed)
         /// The response body could not be stored: writing its file failed.
-        case responseBodyFailed
+        public static let responseBodyFailed = Kind(.responseBodyFailed)
         /// Anything else the underlying HTTP library reported; `message` has its text.
-        case other
+        public static let other = Kind(.other)
     }
 
     /// What went wrong.

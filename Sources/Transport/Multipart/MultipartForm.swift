@@ -147,22 +147,77 @@ public struct MultipartForm: Sendable {
     }
 
     /// Why a form could not be built or read.
-    public enum Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+    ///
+    /// A struct rather than an enum, so a kind added in a later release does not break an app's
+    /// `switch`: switch over ``kind`` (`case .fileChanged:`, ending with `default:`) and read the details
+    /// from the properties. Two errors are equal when their kind and details are equal.
+    public struct Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+        /// What went wrong, without the details: compare it or `switch` over it (`case .fileChanged:`).
+        public typealias Kind = ErrorKind<MultipartForm.Error>
+
+        private enum Detail: Hashable, Sendable {
+            case invalidBoundary(String)
+            case invalidName(String)
+            case boundaryInContent(part: String)
+            case fileUnreadable(path: String, reason: String)
+            case fileChanged(path: String)
+        }
+
+        /// What went wrong.
+        public let kind: Kind
+        private let detail: Detail
+
+        private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
+
         /// The boundary breaks RFC 2046's rules.
-        case invalidBoundary(String)
+        public static func invalidBoundary(_ boundary: String) -> Error {
+            Error(.invalidBoundary(boundary), .invalidBoundary)
+        }
+
         /// A name, filename or content type holds CR, LF or NUL.
-        case invalidName(String)
+        public static func invalidName(_ name: String) -> Error { Error(.invalidName(name), .invalidName) }
+
         /// Content of the named part contains the caller's boundary.
-        case boundaryInContent(part: String)
+        public static func boundaryInContent(part: String) -> Error {
+            Error(.boundaryInContent(part: part), .boundaryInContent)
+        }
+
         /// A file part's file could not be opened, examined or read (path, reason).
-        case fileUnreadable(path: String, reason: String)
+        public static func fileUnreadable(path: String, reason: String) -> Error {
+            Error(.fileUnreadable(path: path, reason: reason), .fileUnreadable)
+        }
+
         /// A file part's file changed after it was added (path): its size, modification time or
         /// the number of bytes read differs from what was recorded.
-        case fileChanged(path: String)
+        public static func fileChanged(path: String) -> Error { Error(.fileChanged(path: path), .fileChanged) }
+
+        /// The boundary, for ``Kind/invalidBoundary``.
+        public var boundary: String? { if case .invalidBoundary(let value) = detail { value } else { nil } }
+
+        /// The name, filename or content type, for ``Kind/invalidName``.
+        public var name: String? { if case .invalidName(let value) = detail { value } else { nil } }
+
+        /// The part's name, for ``Kind/boundaryInContent``.
+        public var part: String? { if case .boundaryInContent(let value) = detail { value } else { nil } }
+
+        /// The file's path, for ``Kind/fileUnreadable`` and ``Kind/fileChanged``.
+        public var path: String? {
+            switch detail {
+            case .fileUnreadable(let value, _), .fileChanged(let value): value
+            default: nil
+            }
+        }
+
+        /// Why the file could not be read, for ``Kind/fileUnreadable``.
+        public var reason: String? { if case .fileUnreadable(_, let value) = detail { value } else { nil } }
+
+        /// Matches a thrown error equal to `pattern`, so `catch MultipartForm.Error.x` keeps working as when it
+        /// was an enum.
+        public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
         /// A readable explanation.
         public var description: String {
-            switch self {
+            switch detail {
             case .invalidBoundary(let boundary): "invalid multipart boundary \(boundary.debugDescription)"
             case .invalidName(let name): "multipart name \(name.debugDescription) contains CR, LF or NUL"
             case .boundaryInContent(let part): "the content of part \(part.debugDescription) contains the boundary"
@@ -314,4 +369,18 @@ extension MultipartForm {
             }
         }
     }
+}
+
+extension ErrorKind where Failure == MultipartForm.Error {
+    /// The boundary breaks RFC 2046's rules.
+    public static var invalidBoundary: Self { Self() }
+    /// A name, filename or content type holds CR, LF or NUL.
+    public static var invalidName: Self { Self() }
+    /// Content of the named part contains the caller's boundary.
+    public static var boundaryInContent: Self { Self() }
+    /// A file part's file could not be opened, examined or read (path, reason).
+    public static var fileUnreadable: Self { Self() }
+    /// A file part's file changed after it was added (path): its size, modification time or
+    /// the number of bytes read differs from what was recorded.
+    public static var fileChanged: Self { Self() }
 }

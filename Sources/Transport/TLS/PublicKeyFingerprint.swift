@@ -52,12 +52,52 @@ public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible 
     public var description: String { pinString }
 
     /// Why a fingerprint could not be read.
-    public enum ParseError: Error, Sendable, Hashable {
+    ///
+    /// A struct rather than an enum, so a kind added in a later release does not break an app's
+    /// `switch`: switch over ``kind`` (`case .wrongLength:`, ending with `default:`) and read the details
+    /// from the properties. Two errors are equal when their kind and details are equal.
+    public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// What went wrong, without the details: compare it or `switch` over it (`case .wrongLength:`).
+        public typealias Kind = ErrorKind<PublicKeyFingerprint.ParseError>
+
+        private enum Detail: Hashable, Sendable {
+            case wrongLength(Int)
+            case notBase64
+            case malformedCertificate
+        }
+
+        /// What went wrong.
+        public let kind: Kind
+        private let detail: Detail
+
+        private init(_ detail: Detail, _ kind: Kind) { (self.detail, self.kind) = (detail, kind) }
+
         /// The digest is not 32 bytes (the count found).
-        case wrongLength(Int)
+        public static func wrongLength(_ count: Int) -> ParseError { ParseError(.wrongLength(count), .wrongLength) }
+
         /// The text is not base64.
-        case notBase64
+        public static let notBase64 = ParseError(.notBase64, .notBase64)
+
         /// The certificate is not DER this reader can walk to its public key.
-        case malformedCertificate
+        public static let malformedCertificate = ParseError(.malformedCertificate, .malformedCertificate)
+
+        /// The byte count found, for ``Kind/wrongLength``.
+        public var count: Int? { if case .wrongLength(let value) = detail { value } else { nil } }
+
+        /// Matches a thrown error equal to `pattern`, so `catch PublicKeyFingerprint.ParseError.x`
+        /// keeps working as when it was an enum.
+        public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
+
+        /// The kind and its detail, as printed when this type was an enum: `"wrongLength(31)"`.
+        public var description: String { count.map { "\(kind)(\($0))" } ?? "\(kind)" }
     }
+}
+
+extension ErrorKind where Failure == PublicKeyFingerprint.ParseError {
+    /// The digest is not 32 bytes (the count found).
+    public static var wrongLength: Self { Self() }
+    /// The text is not base64.
+    public static var notBase64: Self { Self() }
+    /// The certificate is not DER this reader can walk to its public key.
+    public static var malformedCertificate: Self { Self() }
 }

@@ -22,6 +22,17 @@ enum Fixture {
         DriveFileMetadata(filename: name, mimeType: "application/octet-stream", sizeBytes: size, createdAt: 1_700_000_000,
                           modifiedAt: 1_700_000_000, path: "/")
     }
+
+    /// Makes `url` a file of `byteCount` bytes without writing them (sparse): a file past a size
+    /// limit, cheaply. An existing file is cut or extended to that size.
+    static func sparseFile(at url: URL, byteCount: some BinaryInteger) throws {
+        if !FileManager.default.fileExists(atPath: url.path) {
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        }
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        try handle.truncate(atOffset: UInt64(byteCount))
+    }
 }
 
 /// A social client's own metadata type.
