@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "ClassicalCrypto", targets: ["ClassicalCrypto"]),
         .library(name: "Envelope", targets: ["Envelope"]),
         .library(name: "Signing", targets: ["Signing"]),
+        .library(name: "OrderedJSON", targets: ["OrderedJSON"]),
+        .library(name: "ContentAddressing", targets: ["ContentAddressing"]),
         .library(name: "Manifest", targets: ["Manifest"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
@@ -90,20 +92,25 @@ let package = Package(
                 .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
             ]),
 
-        // Layer 2: the KEM-DEM key envelope; signed requests (signer and station-side verifier).
+        // Layer 2: the KEM-DEM key envelope; signed requests (the station-side verifier is the emulator's).
         .target(name: "Envelope", dependencies: ["PQCrypto", "ClassicalCrypto"]),
         .target(name: "Signing", dependencies: ["PQCrypto", "ClassicalCrypto"]),
 
-        // Layer 2: wire models (profile, public.json, manifest, envelope sets, responses, errors),
-        // the ordered JSON reader/writer, and Kubo-exact CIDs (SHA-256 from ClassicalCrypto).
-        .target(name: "Manifest", dependencies: ["ClassicalCrypto", "PQCrypto"]),
+        // Layer 1: the order-preserving JSON reader and writer (Python's layouts) and the wire coder.
+        .target(name: "OrderedJSON"),
+        // Layer 2: content addresses: CIDs, multibase, peer ids, varints, Kubo-exact UnixFS CIDs,
+        // IPNS records (SHA-256 and Ed25519 from ClassicalCrypto).
+        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto"]),
+        // Layer 3: the station's wire models (profile, public.json, manifest, envelope sets,
+        // responses, errors).
+        .target(name: "Manifest", dependencies: ["OrderedJSON", "ContentAddressing", "ClassicalCrypto", "PQCrypto"]),
 
         // Layer 3: the high-level client (pairing, signed calls, listing, publishing, following,
         // endpoint mobility, offline cache). CurlTransport is only its default transport.
         .target(
             name: "StationClient",
             dependencies: [
-                "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport", "URLSessionTransport",
+                "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "URLSessionTransport",
                 // The default transport on Linux; Apple platforms default to URLSessionTransport.
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
@@ -112,20 +119,20 @@ let package = Package(
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
         .target(
             name: "StationEmulator",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport"]
+            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport"]
         ),
         // Layer 4: the behaviour every HTTPTransport promises, as cases any test runner can run
         // against a transport (served by the emulator's loopback HTTP server; no test framework).
         .target(name: "HTTPTransportConformance", dependencies: ["Transport", "StationEmulator"]),
         .executableTarget(
             name: "CipherStationEmulator",
-            dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest"]
+            dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON"]
         ),
 
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "CurlTransport", "StationEmulator"],
+            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "CurlTransport", "StationEmulator"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -133,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "StationClientBench",
             dependencies: ["StationClient", "CurlTransport", "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto",
-                           "PQCrypto", "Manifest"],
+                           "PQCrypto", "Manifest", "OrderedJSON", "ContentAddressing"],
             path: "Benchmarks/StationClientBench"
         ),
 
@@ -141,7 +148,7 @@ let package = Package(
         .executableTarget(
             name: "CipherCLI",
             dependencies: [
-                "StationClient", "StationEmulator", "Manifest", "Transport",
+                "StationClient", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
         ),
@@ -166,12 +173,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "ReadManifest",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest"],
+            dependencies: ["ExampleSupport", "StationClient", "Manifest", "ContentAddressing"],
             path: "Examples/ReadManifest"
         ),
         .executableTarget(
             name: "OpenEnvelope",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest", "Signing", "Envelope", "ClassicalCrypto", "Transport"],
+            dependencies: ["ExampleSupport", "StationClient", "Manifest", "OrderedJSON", "Signing", "Envelope", "ClassicalCrypto", "Transport"],
             path: "Examples/OpenEnvelope"
         ),
         .executableTarget(
@@ -186,7 +193,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ReadFollowed",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest"],
+            dependencies: ["ExampleSupport", "StationClient", "Manifest", "ContentAddressing"],
             path: "Examples/ReadFollowed"
         ),
 
@@ -202,16 +209,18 @@ let package = Package(
             dependencies: ["ClassicalCrypto", "PQCrypto", "TestSupport"],
             resources: [.copy("Resources")]
         ),
+        .testTarget(name: "ManifestTests", dependencies: ["Manifest", "OrderedJSON", "ContentAddressing", "ClassicalCrypto", "StationEmulator", "TestSupport"]),
+        .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"]),
         .testTarget(
-            name: "ManifestTests",
-            dependencies: ["Manifest", "ClassicalCrypto", "TestSupport"],
+            name: "ContentAddressingTests",
+            dependencies: ["ContentAddressing", "OrderedJSON", "ClassicalCrypto", "StationEmulator", "TestSupport"],
             resources: [.copy("Resources")]
         ),
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
-        .testTarget(name: "SigningTests", dependencies: ["Signing", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "StationEmulator", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
         .testTarget(
             name: "CipherCLITests",
-            dependencies: ["CipherCLI", "StationEmulator", "StationClient", "Manifest", "Transport", "TransportTestSupport", "TestSupport"]
+            dependencies: ["CipherCLI", "StationEmulator", "StationClient", "Manifest", "ContentAddressing", "Transport", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "ExampleTests",
@@ -228,12 +237,12 @@ let package = Package(
         ),
         .testTarget(
             name: "StationClientTests",
-            dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport",
+            dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
                            "CurlTransport", "URLSessionTransport", "StationEmulator", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",
-            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "ClassicalCrypto", "Manifest",
+            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON", "ContentAddressing",
                            "Transport", "TestSupport"]
         ),
         .testTarget(
@@ -245,7 +254,7 @@ let package = Package(
         // tests; the snippets' own `@Test`s run with the others.
         .testTarget(
             name: "SnippetTests",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport", "CurlTransport",
+            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "CurlTransport",
                            "URLSessionTransport", "StationClient", "StationEmulator", "HTTPTransportConformance"],
             path: "Tests/SnippetTests"
         ),

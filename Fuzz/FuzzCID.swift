@@ -3,6 +3,8 @@
 // parses or fails with a typed error; a trap, a sanitizer report or a broken round trip is a finding.
 // Build and run with Fuzz/run.sh (see Fuzz/README.md).
 import Manifest
+import ContentAddressing
+import StationEmulator
 
 private func violated(_ property: String) -> Never {
     fatalError("property violated: \(property)")

@@ -4,6 +4,9 @@
 /// The station writes it with `json.dumps(indent=2)`; encode with
 /// `JSONStyle/pythonIndented` for the same bytes. Keys the SDK does not know (older builds
 /// wrote profile fields here) are ignored on reading.
+import OrderedJSON
+import ContentAddressing
+
 public struct PublicDocument: Sendable, Hashable, Codable {
     /// Human-readable name, if set.
     public var alias: String?

@@ -1,8 +1,11 @@
+import OrderedJSON
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ContentAddressing
 
 /// `POST /post`: the new post's CIDs and counts.
 ///

@@ -1,5 +1,8 @@
 /// The three social-graph CIDs the station republishes after a follow change
 /// (`updated_graph`).
+import OrderedJSON
+import ContentAddressing
+
 package struct GraphCIDs: Sendable, Hashable, Codable {
     /// The encrypted following graph.
     package var followingCID: String?

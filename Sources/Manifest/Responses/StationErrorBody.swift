@@ -1,5 +1,7 @@
 /// One entry of a 422 validation error (`{"detail": [{type, loc, msg, input}, …]}`), as FastAPI
 /// reports a missing `x-cipher-*` header or body field.
+import OrderedJSON
+
 package struct ValidationIssue: Sendable, Hashable, Codable {
     /// The error type, e.g. `missing`.
     package var type: String?

@@ -4,6 +4,8 @@ import PQCrypto
 import ClassicalCrypto
 import Envelope
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 extension StationClient {
     /// Reads this app's namespace and decrypts every post's metadata into `Metadata`.
