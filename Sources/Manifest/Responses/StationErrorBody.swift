@@ -2,7 +2,7 @@
 /// reports a missing `x-cipher-*` header or body field.
 import OrderedJSON
 
-package struct ValidationIssue: Sendable, Hashable, Codable {
+package struct ValidationIssue: Sendable, Hashable, Decodable {
     /// The error type, e.g. `missing`.
     package var type: String?
     /// Where: e.g. `["header", "x-cipher-uid"]` (list indices as decimal text).
@@ -33,17 +33,6 @@ package struct ValidationIssue: Sendable, Hashable, Codable {
         location = (container.lenient([JSONValue].self, .location) ?? []).map { $0.stringValue ?? $0.description }
         message = container.lenient(String.self, .message)
         input = container.lenient(JSONValue.self, .input)
-    }
-
-    /// Writes `type, loc, msg, input` (FastAPI's order).
-    ///
-    /// - Throws: whatever the encoder throws.
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(type, forKey: .type)
-        try container.encode(location, forKey: .location)
-        try container.encode(message, forKey: .message)
-        try container.encode(input ?? .null, forKey: .input)
     }
 
     /// `header.x-cipher-uid: Field required`.
