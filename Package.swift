@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "PQCrypto", targets: ["PQCrypto"]),
+        .library(name: "SHA2", targets: ["SHA2"]),
         .library(name: "ClassicalCrypto", targets: ["ClassicalCrypto"]),
         .library(name: "Envelope", targets: ["Envelope"]),
         .library(name: "Signing", targets: ["Signing"]),
@@ -59,16 +60,17 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // Layer 1: the HTTPTransport protocol, request/response types, multipart bodies.
-        .target(name: "Transport"),
+        // Layer 1: the HTTPTransport protocol, request/response types, multipart bodies (TLS key
+        // fingerprints hash with SHA2).
+        .target(name: "Transport", dependencies: ["SHA2"]),
         // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning).
         .target(name: "CurlTransport", dependencies: ["Transport", "CCurl"]),
         // Layer 2: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
         .target(name: "URLSessionTransport", dependencies: ["Transport"]),
 
         // Layer 0, Linux/Android with the SystemLibraries trait: the system libsodium. Layer 1:
-        // `ClassicalCrypto`, pure-Swift SecretBox, BLAKE2b, Argon2, Ed25519 and SHA-256, which runs
-        // them in libsodium and libcrypto where those are linked (it takes `PQCrypto.SymmetricKey`
+        // `ClassicalCrypto`, pure-Swift SecretBox, BLAKE2b, Argon2 and Ed25519 (SHA-256 from SHA2),
+        // which runs them in libsodium where it is linked (it takes `PQCrypto.SymmetricKey`
         // for secret keys, so keys are zeroed on drop).
         .systemLibrary(
             name: "CSodium",
@@ -84,12 +86,18 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // Layer 1: SHA-256, the package's one implementation (libcrypto where linked, CommonCrypto on
+        // Apple platforms, pure Swift otherwise).
+        .target(
+            name: "SHA2",
+            dependencies: [
+                .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
+            ]),
         .target(
             name: "ClassicalCrypto",
             dependencies: [
-                "PQCrypto",
+                "PQCrypto", "SHA2",
                 .target(name: "CSodium", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
-                .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
             ]),
 
         // Layer 2: the KEM-DEM key envelope; signed requests (the station-side verifier is the emulator's).
@@ -132,7 +140,7 @@ let package = Package(
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "CurlTransport", "StationEmulator"],
+            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "CurlTransport", "StationEmulator"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -206,7 +214,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ClassicalCryptoTests",
-            dependencies: ["ClassicalCrypto", "PQCrypto", "TestSupport"],
+            dependencies: ["ClassicalCrypto", "SHA2", "PQCrypto", "TestSupport"],
             resources: [.copy("Resources")]
         ),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "OrderedJSON", "ContentAddressing", "ClassicalCrypto", "StationEmulator", "TestSupport"]),
@@ -232,7 +240,7 @@ let package = Package(
         .target(name: "TransportTestSupport", dependencies: ["StationEmulator", "Transport"], path: "Tests/TransportTestSupport"),
         .testTarget(
             name: "TransportTests",
-            dependencies: ["Transport", "TestSupport"],
+            dependencies: ["Transport", "SHA2", "TestSupport"],
             resources: [.copy("Resources")]
         ),
         .testTarget(

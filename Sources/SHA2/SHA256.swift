@@ -10,8 +10,11 @@ import Foundation
 /// milliseconds rather than tens. A copy of a hasher goes on independently of the original.
 ///
 /// The `x-cipher-body-sha256` header is the lowercase hex SHA-256 of the exact request body:
-/// hash a streamed body with ``update(data:)`` as it is produced, or a file with
-/// ``hash(fileAt:chunkByteCount:)``.
+/// hash a streamed body with ``update(data:)`` as it is produced (`ClassicalCrypto` adds
+/// `hash(fileAt:chunkByteCount:)` for a file).
+///
+/// This is the package's one SHA-256: `Transport` fingerprints TLS keys with it, `ClassicalCrypto`
+/// and everything above it hash with it.
 public struct SHA256: Sendable {
     /// The digest length in bytes.
     public static let byteCount = 32
@@ -53,23 +56,6 @@ public struct SHA256: Sendable {
     public static func hash(data: some DataProtocol) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(data: data)
-        return hasher.finalize()
-    }
-
-    /// Returns the SHA-256 digest of the file at `url`, read in constant memory.
-    ///
-    /// - Throws: ``ClassicalCryptoError/fileSystem(operation:path:errno:)`` when the file cannot be read.
-    public static func hash(fileAt url: URL, chunkByteCount: Int = 256 * 1024) throws(ClassicalCryptoError) -> [UInt8] {
-        let file = try FileDescriptor.openForReading(url.path)
-        var hasher = SHA256()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(chunkByteCount, 64), alignment: 64)
-        defer { buffer.deallocate() }
-        while true {
-            let count = try file.readFully(into: buffer)
-            if count == 0 { break }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            if count < buffer.count { break }
-        }
         return hasher.finalize()
     }
 }
