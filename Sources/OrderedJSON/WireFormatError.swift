@@ -1,24 +1,96 @@
 /// Why bytes could not be read as a wire model, or a model could not be written.
 ///
-/// Every failure of `WireJSON` is one of these; nothing in `Manifest` traps on bad input.
-public enum WireFormatError: Error, Equatable, Sendable, CustomStringConvertible {
+/// Every failure of `WireJSON` is one of these; nothing in `OrderedJSON` or `Manifest` traps on
+/// bad input. A struct with static members rather than an enum, so that a new reason never breaks
+/// an app's `switch`: compare with `==`, or read the properties a reason carries (``offset``,
+/// ``path``, ``reason``…), which are `nil` for the other reasons.
+public struct WireFormatError: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Kind: Hashable, Sendable {
+        case invalidJSON(offset: Int, reason: String)
+        case nestingTooDeep(offset: Int, limit: Int)
+        case missingField(path: String)
+        case typeMismatch(path: String, expected: String, found: String)
+        case invalidValue(path: String, reason: String)
+        case encodingFailed(reason: String)
+    }
+
+    private let kind: Kind
+
+    private init(_ kind: Kind) { self.kind = kind }
+
     /// The bytes are not JSON (as Python's `json.loads` reads it); `offset` is the byte where
     /// reading stopped.
-    case invalidJSON(offset: Int, reason: String)
+    public static func invalidJSON(offset: Int, reason: String) -> WireFormatError {
+        WireFormatError(.invalidJSON(offset: offset, reason: reason))
+    }
     /// Arrays and objects nest deeper than `WireJSON/maximumDepth`.
-    case nestingTooDeep(offset: Int, limit: Int)
+    public static func nestingTooDeep(offset: Int, limit: Int) -> WireFormatError {
+        WireFormatError(.nestingTooDeep(offset: offset, limit: limit))
+    }
     /// A required member is missing; `path` is where (for example `clients.app.posts[0].post_cid`).
-    case missingField(path: String)
+    public static func missingField(path: String) -> WireFormatError { WireFormatError(.missingField(path: path)) }
     /// A value has the wrong JSON type.
-    case typeMismatch(path: String, expected: String, found: String)
+    public static func typeMismatch(path: String, expected: String, found: String) -> WireFormatError {
+        WireFormatError(.typeMismatch(path: path, expected: expected, found: found))
+    }
     /// A value has the right type but cannot be used (bad hex, a number out of range, …).
-    case invalidValue(path: String, reason: String)
+    public static func invalidValue(path: String, reason: String) -> WireFormatError {
+        WireFormatError(.invalidValue(path: path, reason: reason))
+    }
     /// A value could not be written as JSON.
-    case encodingFailed(reason: String)
+    public static func encodingFailed(reason: String) -> WireFormatError { WireFormatError(.encodingFailed(reason: reason)) }
+
+    /// The byte where reading stopped, for ``invalidJSON(offset:reason:)`` and
+    /// ``nestingTooDeep(offset:limit:)``.
+    public var offset: Int? {
+        switch kind {
+        case let .invalidJSON(offset, _), let .nestingTooDeep(offset, _): offset
+        default: nil
+        }
+    }
+
+    /// The nesting limit, for ``nestingTooDeep(offset:limit:)``.
+    public var limit: Int? {
+        if case let .nestingTooDeep(_, limit) = kind { return limit }
+        return nil
+    }
+
+    /// Where in the document (`a.b[2].c`), for ``missingField(path:)``,
+    /// ``typeMismatch(path:expected:found:)`` and ``invalidValue(path:reason:)``.
+    public var path: String? {
+        switch kind {
+        case let .missingField(path), let .typeMismatch(path, _, _), let .invalidValue(path, _): path
+        default: nil
+        }
+    }
+
+    /// What went wrong, for ``invalidJSON(offset:reason:)``, ``invalidValue(path:reason:)`` and
+    /// ``encodingFailed(reason:)``.
+    public var reason: String? {
+        switch kind {
+        case let .invalidJSON(_, reason), let .invalidValue(_, reason), let .encodingFailed(reason): reason
+        default: nil
+        }
+    }
+
+    /// The JSON type expected and the one found, for ``typeMismatch(path:expected:found:)``.
+    public var mismatch: (expected: String, found: String)? {
+        if case let .typeMismatch(_, expected, found) = kind { return (expected, found) }
+        return nil
+    }
+
+    /// Whether the bytes are not JSON at all (``invalidJSON(offset:reason:)`` or
+    /// ``nestingTooDeep(offset:limit:)``), rather than JSON of the wrong shape.
+    public var isSyntaxError: Bool {
+        switch kind {
+        case .invalidJSON, .nestingTooDeep: true
+        default: false
+        }
+    }
 
     /// A one-line explanation naming the byte offset or field path.
     public var description: String {
-        switch self {
+        switch kind {
         case let .invalidJSON(offset, reason): "invalid JSON at byte \(offset): \(reason)"
         case let .nestingTooDeep(offset, limit): "JSON nests deeper than \(limit) levels (at byte \(offset))"
         case let .missingField(path): "missing field \(path)"

@@ -91,7 +91,7 @@ struct WireJSONTests {
     ])
     func rejectsWhatPythonRejects(_ input: String, _ offset: Int) throws {
         let error = #expect(throws: WireFormatError.self) { try parse(input) }
-        guard case let .invalidJSON(at, _) = error else {
+        guard let error, error.isSyntaxError, let at = error.offset, error.limit == nil else {
             Issue.record("unexpected \(String(describing: error))")
             return
         }

@@ -92,7 +92,7 @@ package struct StationErrorBody: Sendable, Hashable, Decodable, CustomStringConv
         guard !body.isEmpty else { return nil }
         do throws(WireFormatError) {
             return try WireJSON.decode(StationErrorBody.self, from: body)
-        } catch .invalidJSON, .nestingTooDeep {
+        } catch where error.isSyntaxError {
             let text = String(decoding: body.prefix(4000), as: UTF8.self)
             let trimmed = pythonStrip(String(text.prefix(1000)))
             return trimmed.isEmpty ? nil : StationErrorBody(shape: .plainText, message: trimmed)
