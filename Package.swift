@@ -108,7 +108,7 @@ let package = Package(
         .target(name: "OrderedJSON"),
         // Layer 2: content addresses: CIDs, multibase, peer ids, varints, Kubo-exact UnixFS CIDs,
         // IPNS records (SHA-256 and Ed25519 from ClassicalCrypto).
-        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto"]),
+        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto"]),
         // Layer 3: the station's wire models (profile, public.json, manifest, envelope sets,
         // responses, errors).
         .target(name: "Manifest", dependencies: ["OrderedJSON", "ContentAddressing", "ClassicalCrypto", "PQCrypto"]),

@@ -1,3 +1,5 @@
+import PQCrypto
+
 /// The text encodings (multibases) CIDs, peer ids and IPNS names use.
 package enum Multibase: Sendable, Hashable, CaseIterable {
     /// Bitcoin base58, prefix `z`; also the bare encoding of CIDv0 (`Qm…`) and peer ids (`12D3KooW…`).
@@ -159,39 +161,18 @@ enum Base32 {
     }
 }
 
-/// Hex (lowercase out, either case in).
+/// Hex (lowercase out, either case in), through PQCrypto's ``Hex`` with this module's errors.
 enum Base16 {
-    private static let digits = Array("0123456789abcdef".utf8)
-
-    static func encode(_ bytes: [UInt8]) -> String {
-        var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    static func encode(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
     static func decode(_ text: Substring) throws(CIDError) -> [UInt8] {
-        let characters = Array(text.utf8)
-        guard characters.count % 2 == 0 else { throw .invalidCharacter(offset: characters.count) }
-        func nibble(_ offset: Int) throws(CIDError) -> UInt8 {
-            let character = characters[offset]
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
-            default: throw .invalidCharacter(offset: offset)
+        do {
+            return try Hex.decode(text)
+        } catch {
+            switch error {
+            case let .oddLength(count): throw .invalidCharacter(offset: count)
+            case let .invalidCharacter(offset): throw .invalidCharacter(offset: offset)
             }
         }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(characters.count / 2)
-        var offset = 0
-        while offset < characters.count {
-            bytes.append(try nibble(offset) << 4 | nibble(offset + 1))
-            offset += 2
-        }
-        return bytes
     }
 }

@@ -1,7 +1,7 @@
-/// Tolerant reading helpers: a value of the wrong type is treated as absent instead of failing
-/// the whole document (the station never sends one, but a listing must survive one bad field).
 import OrderedJSON
 
+/// Tolerant reading helpers: a value of the wrong type is treated as absent instead of failing
+/// the whole document (the station never sends one, but a listing must survive one bad field).
 extension KeyedDecodingContainer {
     /// The value for `key`, or `nil` when it is missing, `null` or of another type.
     func lenient<T: Decodable>(_ type: T.Type, _ key: Key) -> T? {

@@ -1,7 +1,7 @@
-/// Something ``Manifest`` skipped while reading, instead of failing the whole document.
 import OrderedJSON
 import ContentAddressing
 
+/// Something ``Manifest`` skipped while reading, instead of failing the whole document.
 public struct ManifestIssue: Sendable, Hashable, CustomStringConvertible {
     /// The client namespace, or `nil` for the top level.
     public let client: String?

@@ -1,12 +1,12 @@
+import OrderedJSON
+import ContentAddressing
+
 /// The station's `public.json` as it publishes it to IPNS (`GET /ipns/<ipns_name>`): its
 /// protocol identity and the pointers to its manifest and social graph.
 ///
 /// The station writes it with `json.dumps(indent=2)`; encode with
 /// `JSONStyle/pythonIndented` for the same bytes. Keys the SDK does not know (older builds
 /// wrote profile fields here) are ignored on reading.
-import OrderedJSON
-import ContentAddressing
-
 public struct PublicDocument: Sendable, Hashable, Codable {
     /// Human-readable name, if set.
     public var alias: String?

@@ -1,11 +1,11 @@
+import OrderedJSON
+import ContentAddressing
+
 /// `GET /profile` (no auth): the station's identity, current manifest pointer and counts.
 ///
 /// This is *not* `public.json`: it has `manifest_cid` (the docs' `manifest_pointer`, read as a
 /// fallback), no alias or graph CIDs, and adds the count fields. `manifest_cid`, `ipfs_peer_id`
 /// and `ipns_name` are `null` on a fresh station. Written in the station's exact key order.
-import OrderedJSON
-import ContentAddressing
-
 public struct StationProfile: Sendable, Hashable, Codable {
     /// The station uid (use it as `x-cipher-uid`).
     public var uid: String

@@ -1,11 +1,11 @@
+import OrderedJSON
+import ContentAddressing
+
 /// `POST /inbox`: always `{"status":"ok","result":{…}}`, HTTP 200 even when `result` is an error.
 ///
 /// Results seen: `follow_request_pending_multi_device` with `rewrap_triggered`, `devices_added`,
 /// `pending_approval`; legacy `follow_request_pending`; `follow_request_already_registered` with
 /// `uid`; and `{"error": "…"}` for validation failures.
-import OrderedJSON
-import ContentAddressing
-
 public struct InboxResponse: Sendable, Hashable, Decodable {
     /// The result object.
     public struct Result: Sendable, Hashable, Decodable {

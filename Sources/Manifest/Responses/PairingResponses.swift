@@ -1,7 +1,7 @@
-/// `GET /health`: `{"status":"healthy","checks":{"database":true,"ipfs":true,"identity":true}}`
-/// (200), or `"degraded"` with a failed check (503, after about 3 s when IPFS is down).
 import OrderedJSON
 
+/// `GET /health`: `{"status":"healthy","checks":{"database":true,"ipfs":true,"identity":true}}`
+/// (200), or `"degraded"` with a failed check (503, after about 3 s when IPFS is down).
 public struct HealthResponse: Sendable, Hashable, Decodable {
     /// `healthy` or `degraded`.
     public var status: String

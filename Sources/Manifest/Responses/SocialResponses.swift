@@ -1,8 +1,8 @@
-/// The three social-graph CIDs the station republishes after a follow change
-/// (`updated_graph`).
 import OrderedJSON
 import ContentAddressing
 
+/// The three social-graph CIDs the station republishes after a follow change
+/// (`updated_graph`).
 package struct GraphCIDs: Sendable, Hashable, Decodable {
     /// The encrypted following graph.
     package var followingCID: String?

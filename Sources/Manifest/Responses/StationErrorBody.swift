@@ -1,7 +1,7 @@
-/// One entry of a 422 validation error (`{"detail": [{type, loc, msg, input}, …]}`), as FastAPI
-/// reports a missing `x-cipher-*` header or body field.
 import OrderedJSON
 
+/// One entry of a 422 validation error (`{"detail": [{type, loc, msg, input}, …]}`), as FastAPI
+/// reports a missing `x-cipher-*` header or body field.
 package struct ValidationIssue: Sendable, Hashable, Decodable {
     /// The error type, e.g. `missing`.
     package var type: String?

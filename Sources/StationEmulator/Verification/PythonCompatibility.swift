@@ -1,7 +1,8 @@
+import Signing
+import PQCrypto
+
 /// The few Python parsing rules the station's checks depend on, reproduced exactly so that the
 /// verifier accepts and refuses the same header values.
-import Signing
-
 enum PythonCompatibility {
     /// The outcome of Python's `int(text)`.
     enum ParsedInteger: Equatable {
@@ -136,8 +137,8 @@ enum PythonCompatibility {
                 index += 1
                 continue
             }
-            guard index + 1 < characters.count, let high = hexValue(characters[index]),
-                  let low = hexValue(characters[index + 1]) else { return nil }
+            guard index + 1 < characters.count, let high = Hex.value(ofDigit: characters[index]),
+                  let low = Hex.value(ofDigit: characters[index + 1]) else { return nil }
             output.append(high << 4 | low)
             index += 2
         }
@@ -146,14 +147,5 @@ enum PythonCompatibility {
 
     private static func isASCIISpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || (0x09...0x0D).contains(byte)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

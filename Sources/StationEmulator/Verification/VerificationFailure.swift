@@ -1,7 +1,7 @@
-/// Why a Cipher Station refuses a signed request: the station's own failure for each check, with
-/// its exact HTTP status and response body, so an emulator can answer as a real station does.
 import Signing
 
+/// Why a Cipher Station refuses a signed request: the station's own failure for each check, with
+/// its exact HTTP status and response body, so an emulator can answer as a real station does.
 package enum VerificationFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// 422: headers are missing (names in the station's order). FastAPI lists every one.
     case missingHeaders([String])

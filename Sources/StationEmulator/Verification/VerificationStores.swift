@@ -1,6 +1,6 @@
-/// What the station knows about a device when a request names it.
 import Signing
 
+/// What the station knows about a device when a request names it.
 package enum DeviceAuthorization: Sendable, Equatable {
     /// No device with that uid and device uid is Allowed (unknown, pending or removed).
     case notAuthorized
