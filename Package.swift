@@ -10,9 +10,12 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "PQCrypto", targets: ["PQCrypto"]),
+        .library(name: "SHA2", targets: ["SHA2"]),
         .library(name: "ClassicalCrypto", targets: ["ClassicalCrypto"]),
         .library(name: "Envelope", targets: ["Envelope"]),
         .library(name: "Signing", targets: ["Signing"]),
+        .library(name: "OrderedJSON", targets: ["OrderedJSON"]),
+        .library(name: "ContentAddressing", targets: ["ContentAddressing"]),
         .library(name: "Manifest", targets: ["Manifest"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
@@ -57,16 +60,17 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // Layer 1: the HTTPTransport protocol, request/response types, multipart bodies.
-        .target(name: "Transport"),
+        // Layer 1: the HTTPTransport protocol, request/response types, multipart bodies (TLS key
+        // fingerprints hash with SHA2).
+        .target(name: "Transport", dependencies: ["SHA2"]),
         // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning).
         .target(name: "CurlTransport", dependencies: ["Transport", "CCurl"]),
         // Layer 2: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
         .target(name: "URLSessionTransport", dependencies: ["Transport"]),
 
         // Layer 0, Linux/Android with the SystemLibraries trait: the system libsodium. Layer 1:
-        // `ClassicalCrypto`, pure-Swift SecretBox, BLAKE2b, Argon2, Ed25519 and SHA-256, which runs
-        // them in libsodium and libcrypto where those are linked (it takes `PQCrypto.SymmetricKey`
+        // `ClassicalCrypto`, pure-Swift SecretBox, BLAKE2b, Argon2 and Ed25519 (SHA-256 from SHA2),
+        // which runs them in libsodium where it is linked (it takes `PQCrypto.SymmetricKey`
         // for secret keys, so keys are zeroed on drop).
         .systemLibrary(
             name: "CSodium",
@@ -82,28 +86,39 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // Layer 1: SHA-256, the package's one implementation (libcrypto where linked, CommonCrypto on
+        // Apple platforms, pure Swift otherwise).
+        .target(
+            name: "SHA2",
+            dependencies: [
+                .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
+            ]),
         .target(
             name: "ClassicalCrypto",
             dependencies: [
-                "PQCrypto",
+                "PQCrypto", "SHA2",
                 .target(name: "CSodium", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
-                .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
             ]),
 
-        // Layer 2: the KEM-DEM key envelope; signed requests (signer and station-side verifier).
+        // Layer 2: the KEM-DEM key envelope; signed requests (the station-side verifier is the emulator's).
         .target(name: "Envelope", dependencies: ["PQCrypto", "ClassicalCrypto"]),
         .target(name: "Signing", dependencies: ["PQCrypto", "ClassicalCrypto"]),
 
-        // Layer 2: wire models (profile, public.json, manifest, envelope sets, responses, errors),
-        // the ordered JSON reader/writer, and Kubo-exact CIDs (SHA-256 from ClassicalCrypto).
-        .target(name: "Manifest", dependencies: ["ClassicalCrypto", "PQCrypto"]),
+        // Layer 1: the order-preserving JSON reader and writer (Python's layouts) and the wire coder.
+        .target(name: "OrderedJSON"),
+        // Layer 2: content addresses: CIDs, multibase, peer ids, varints, Kubo-exact UnixFS CIDs,
+        // IPNS records (SHA-256 and Ed25519 from ClassicalCrypto).
+        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto"]),
+        // Layer 3: the station's wire models (profile, public.json, manifest, envelope sets,
+        // responses, errors).
+        .target(name: "Manifest", dependencies: ["OrderedJSON", "ContentAddressing", "ClassicalCrypto", "PQCrypto"]),
 
         // Layer 3: the high-level client (pairing, signed calls, listing, publishing, following,
         // endpoint mobility, offline cache). CurlTransport is only its default transport.
         .target(
             name: "StationClient",
             dependencies: [
-                "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport", "URLSessionTransport",
+                "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "URLSessionTransport",
                 // The default transport on Linux; Apple platforms default to URLSessionTransport.
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
@@ -112,20 +127,20 @@ let package = Package(
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
         .target(
             name: "StationEmulator",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport"]
+            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport"]
         ),
         // Layer 4: the behaviour every HTTPTransport promises, as cases any test runner can run
         // against a transport (served by the emulator's loopback HTTP server; no test framework).
         .target(name: "HTTPTransportConformance", dependencies: ["Transport", "StationEmulator"]),
         .executableTarget(
             name: "CipherStationEmulator",
-            dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest"]
+            dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON"]
         ),
 
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "CurlTransport", "StationEmulator"],
+            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "CurlTransport", "StationEmulator"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -133,7 +148,7 @@ let package = Package(
         .executableTarget(
             name: "StationClientBench",
             dependencies: ["StationClient", "CurlTransport", "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto",
-                           "PQCrypto", "Manifest"],
+                           "PQCrypto", "Manifest", "OrderedJSON", "ContentAddressing"],
             path: "Benchmarks/StationClientBench"
         ),
 
@@ -141,7 +156,7 @@ let package = Package(
         .executableTarget(
             name: "CipherCLI",
             dependencies: [
-                "StationClient", "StationEmulator", "Manifest", "Transport",
+                "StationClient", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
         ),
@@ -166,12 +181,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "ReadManifest",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest"],
+            dependencies: ["ExampleSupport", "StationClient", "Manifest", "ContentAddressing"],
             path: "Examples/ReadManifest"
         ),
         .executableTarget(
             name: "OpenEnvelope",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest", "Signing", "Envelope", "ClassicalCrypto", "Transport"],
+            dependencies: ["ExampleSupport", "StationClient", "Manifest", "OrderedJSON", "Signing", "Envelope", "ClassicalCrypto", "Transport"],
             path: "Examples/OpenEnvelope"
         ),
         .executableTarget(
@@ -186,7 +201,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ReadFollowed",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest"],
+            dependencies: ["ExampleSupport", "StationClient", "Manifest", "ContentAddressing"],
             path: "Examples/ReadFollowed"
         ),
 
@@ -199,19 +214,21 @@ let package = Package(
         ),
         .testTarget(
             name: "ClassicalCryptoTests",
-            dependencies: ["ClassicalCrypto", "PQCrypto", "TestSupport"],
+            dependencies: ["ClassicalCrypto", "SHA2", "PQCrypto", "TestSupport"],
             resources: [.copy("Resources")]
         ),
+        .testTarget(name: "ManifestTests", dependencies: ["Manifest", "OrderedJSON", "ContentAddressing", "ClassicalCrypto", "StationEmulator", "TestSupport"]),
+        .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"]),
         .testTarget(
-            name: "ManifestTests",
-            dependencies: ["Manifest", "ClassicalCrypto", "TestSupport"],
+            name: "ContentAddressingTests",
+            dependencies: ["ContentAddressing", "OrderedJSON", "ClassicalCrypto", "StationEmulator", "TestSupport"],
             resources: [.copy("Resources")]
         ),
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
-        .testTarget(name: "SigningTests", dependencies: ["Signing", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "StationEmulator", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
         .testTarget(
             name: "CipherCLITests",
-            dependencies: ["CipherCLI", "StationEmulator", "StationClient", "Manifest", "Transport", "TransportTestSupport", "TestSupport"]
+            dependencies: ["CipherCLI", "StationEmulator", "StationClient", "Manifest", "ContentAddressing", "Transport", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "ExampleTests",
@@ -223,17 +240,17 @@ let package = Package(
         .target(name: "TransportTestSupport", dependencies: ["StationEmulator", "Transport"], path: "Tests/TransportTestSupport"),
         .testTarget(
             name: "TransportTests",
-            dependencies: ["Transport", "TestSupport"],
+            dependencies: ["Transport", "SHA2", "TestSupport"],
             resources: [.copy("Resources")]
         ),
         .testTarget(
             name: "StationClientTests",
-            dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport",
+            dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
                            "CurlTransport", "URLSessionTransport", "StationEmulator", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",
-            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "ClassicalCrypto", "Manifest",
+            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON", "ContentAddressing",
                            "Transport", "TestSupport"]
         ),
         .testTarget(
@@ -245,7 +262,7 @@ let package = Package(
         // tests; the snippets' own `@Test`s run with the others.
         .testTarget(
             name: "SnippetTests",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "Transport", "CurlTransport",
+            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "CurlTransport",
                            "URLSessionTransport", "StationClient", "StationEmulator", "HTTPTransportConformance"],
             path: "Tests/SnippetTests"
         ),

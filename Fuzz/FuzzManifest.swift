@@ -2,6 +2,9 @@
 // with a typed error; a trap, a sanitizer report or a broken round trip is a finding.
 // Build and run with Fuzz/run.sh (see Fuzz/README.md).
 import Manifest
+import OrderedJSON
+import ContentAddressing
+import StationEmulator
 
 /// Stops the run with a message libFuzzer records next to the crashing input.
 private func violated(_ property: String) -> Never {

@@ -26,10 +26,10 @@ case "$configuration" in release | debug) ;; *) echo "FUZZ_CONFIGURATION is rele
 # The modules each harness links (their dependencies included) and its source file.
 modules_for() {
     case "$1" in
-        manifest | cid) echo "Manifest ClassicalCrypto PQCrypto" ;;
+        manifest | cid) echo "StationEmulator Signing Envelope Manifest OrderedJSON ContentAddressing Transport ClassicalCrypto PQCrypto" ;;
         envelope) echo "Envelope ClassicalCrypto PQCrypto" ;;
-        emulator-http) echo "StationEmulator Signing Envelope Manifest Transport ClassicalCrypto PQCrypto" ;;
-        keystore) echo "StationClient CurlTransport URLSessionTransport Signing Envelope Manifest Transport ClassicalCrypto PQCrypto" ;;
+        emulator-http) echo "StationEmulator Signing Envelope Manifest OrderedJSON ContentAddressing Transport ClassicalCrypto PQCrypto" ;;
+        keystore) echo "StationClient CurlTransport URLSessionTransport Signing Envelope Manifest OrderedJSON ContentAddressing Transport ClassicalCrypto PQCrypto" ;;
         *) echo "unknown harness $1 (known: ${all[*]})" >&2; exit 2 ;;
     esac
 }

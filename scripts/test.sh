@@ -54,7 +54,7 @@ if [ $# -eq 0 ]; then
     trap 'rm -f "$log" "$apple_log"' EXIT
     # The transport scenarios (every shipped transport, TLS fronts) ran above and test no primitive.
     swift test --no-parallel --disable-default-traits --scratch-path .build/apple-configuration \
-        --filter 'ClassicalCryptoTests|EnvelopeTests|SigningTests|ManifestTests|StationClientTests' \
+        --filter 'ClassicalCryptoTests|EnvelopeTests|SigningTests|ManifestTests|OrderedJSONTests|ContentAddressingTests|StationClientTests' \
         --skip 'TransportScenarioTests' 2>&1 | tee "$apple_log"
     apple_summary=$(grep -E "Test run with [0-9]+ tests? .* passed" "$apple_log" | tail -n 1 || true)
 fi

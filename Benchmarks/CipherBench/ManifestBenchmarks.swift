@@ -1,6 +1,8 @@
 import Manifest
 import PQCrypto
 import ClassicalCrypto
+import OrderedJSON
+import ContentAddressing
 
 /// A manifest of `count` encrypted entries in one namespace, shaped as the station writes them
 /// for `station-client-bench`'s posts (sealed drive metadata of about 150 bytes, 340 hex digits).

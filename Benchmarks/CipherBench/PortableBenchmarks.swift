@@ -1,6 +1,7 @@
 import ClassicalCrypto
 import Foundation
 import PQCrypto
+import SHA2
 
 /// The pure-Swift classical primitives (what Apple platforms run) against libsodium and libcrypto
 /// (what Linux runs by default), in one process: each pair runs in alternating rounds and the

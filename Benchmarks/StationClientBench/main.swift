@@ -13,6 +13,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import OrderedJSON
+import ContentAddressing
 
 // station-client-bench: the StationClient against `cipher-station-emulator` in its own process on
 // loopback, reached over TLS as a real station is: through `scripts/tls-front.py` with a

@@ -7,6 +7,7 @@ import ClassicalCrypto
 import PQCrypto
 import StationClient
 import Transport
+import OrderedJSON
 
 // Step 4 of the seed guide: rewrap, then open the envelope.
 //

@@ -2,6 +2,7 @@ import ExampleSupport
 import Foundation
 import Manifest
 import StationClient
+import ContentAddressing
 
 // Reading a station you follow.
 //

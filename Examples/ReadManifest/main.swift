@@ -2,6 +2,7 @@ import ExampleSupport
 import Foundation
 import Manifest
 import StationClient
+import ContentAddressing
 
 // Step 3 of the seed guide: read the manifest and your namespace.
 //

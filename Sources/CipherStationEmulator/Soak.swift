@@ -6,6 +6,7 @@ import Signing
 import ClassicalCrypto
 import StationEmulator
 import Transport
+import OrderedJSON
 
 /// The soak: `clients` paired owner devices post (client-side encrypted) and rewrap against an
 /// emulator served on loopback for `seconds`, each on its own thread with its own keep-alive

@@ -2,6 +2,8 @@ import Foundation
 import Transport
 import Manifest
 import ClassicalCrypto
+import OrderedJSON
+import ContentAddressing
 
 /// A Cipher Station on loopback, for tests, examples and apps' own test suites.
 ///

@@ -4,6 +4,7 @@ import StationClient
 import StationEmulator
 import TestSupport
 import Testing
+import ContentAddressing
 
 /// The `cipher` binary as a subprocess against embedded emulators served on loopback: commands,
 /// exit codes and `--json` shapes.

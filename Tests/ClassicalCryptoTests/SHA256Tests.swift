@@ -69,4 +69,15 @@ struct SHA256Tests {
         original.update(data: Array("c".utf8))
         #expect(original.finalize().hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
+
+    /// Every length around the 64-byte block and padding boundaries, against Python's hashlib.
+    @Test func sha256MatchesHashlib() throws {
+        var rng = SplitMix64(seed: 0x5A_256)
+        let inputs = (Array(0...200) + [255, 256, 257, 1000, 4095, 4096, 4097]).map { rng.bytes($0) }
+        let expected = try InteropPython.call("hashlib_sha256.py", inputs.map(\.hex), as: [String].self)
+        #expect(expected.count == inputs.count)
+        for (input, digest) in zip(inputs, expected) {
+            #expect(SHA256.hash(data: input).hex == digest, "length \(input.count)")
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Manifest
 import Testing
+import OrderedJSON
 
 /// `Manifest.read` (the listing's direct reader) gives exactly what the `Decodable` path gives:
 /// the same namespaces, entries, profiles, issues (with their texts) and errors.

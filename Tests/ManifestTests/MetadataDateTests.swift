@@ -2,6 +2,7 @@ import Foundation
 import Manifest
 import Testing
 import TestSupport
+import OrderedJSON
 
 /// Metadata with a `Date`, as an app would declare it.
 private struct Note: Codable, Equatable {

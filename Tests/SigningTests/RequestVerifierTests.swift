@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import Signing
+@testable import StationEmulator
 
 @Suite("RequestVerifier: the station's checks, in order, with its failures")
 struct RequestVerifierTests {

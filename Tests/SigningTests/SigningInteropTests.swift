@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import Signing
+@testable import StationEmulator
 
 @Suite("Signing interop with the station's checks in Python (dilithium-py)")
 struct SigningInteropTests {

@@ -4,6 +4,7 @@ import ClassicalCrypto
 import TestSupport
 
 @testable import Signing
+@testable import StationEmulator
 
 /// A fixed device and station for the tests.
 struct Fixture {

@@ -9,6 +9,7 @@ import ClassicalCrypto
 import StationEmulator
 import Testing
 import Transport
+import OrderedJSON
 
 /// End to end: the client over `CurlTransport` against `StationEmulator` served on loopback.
 @Suite("End to end against StationEmulator over CurlTransport", .serialized)

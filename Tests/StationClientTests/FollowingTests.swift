@@ -4,6 +4,7 @@ import Manifest
 import StationEmulator
 import Testing
 import Transport
+import OrderedJSON
 
 @Suite("Following another station in one call, and downloading what it shares")
 struct FollowingTests {

@@ -5,6 +5,7 @@ import Manifest
 import StationEmulator
 import Testing
 import Transport
+import ContentAddressing
 
 @Suite("A hostile IPFS gateway")
 struct HostileGatewayTests {

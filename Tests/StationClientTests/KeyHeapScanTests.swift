@@ -10,6 +10,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import OrderedJSON
 
 /// Private keys leave no copy in the heap: after pairing, a listing and a reload through a
 /// `FileKeyStore`, with every object dropped, the process's writable memory holds neither the

@@ -5,6 +5,8 @@ import PQCrypto
 @testable import StationClient
 import ClassicalCrypto
 import Testing
+import OrderedJSON
+import ContentAddressing
 
 @Suite("Key stores and credentials")
 struct KeyStoreTests {

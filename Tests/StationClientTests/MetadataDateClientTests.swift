@@ -3,6 +3,7 @@ import Manifest
 @testable import StationClient
 import StationEmulator
 import Testing
+import OrderedJSON
 
 /// An app's metadata with a `Date`.
 private struct Photo: Codable, Sendable, Equatable {

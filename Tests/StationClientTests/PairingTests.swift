@@ -122,3 +122,4 @@ struct PairingTests {
 }
 
 import Transport
+import OrderedJSON

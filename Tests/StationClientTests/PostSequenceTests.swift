@@ -4,6 +4,7 @@ import Manifest
 import StationEmulator
 import Testing
 import Transport
+import OrderedJSON
 
 @Suite("Listing as an asynchronous sequence; progress as one")
 struct PostSequenceTests {

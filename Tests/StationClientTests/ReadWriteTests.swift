@@ -6,6 +6,8 @@ import PQCrypto
 import StationEmulator
 import Testing
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 @Suite("Publishing, listing and downloading")
 struct ReadWriteTests {

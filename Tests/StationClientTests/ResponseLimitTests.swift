@@ -6,6 +6,7 @@ import StationEmulator
 import Testing
 import Transport
 import TransportTestSupport
+import ContentAddressing
 
 /// Forwards to another transport and records, per path, the in-memory limit each request was sent with.
 struct LimitRecordingTransport: HTTPTransport {

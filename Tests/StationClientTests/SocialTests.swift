@@ -4,6 +4,7 @@ import Manifest
 import StationEmulator
 import Testing
 import Transport
+import OrderedJSON
 
 @Suite("Managing posts and followers; following another station")
 struct SocialTests {

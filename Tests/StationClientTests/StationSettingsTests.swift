@@ -4,6 +4,7 @@ import Manifest
 import StationEmulator
 import Testing
 import Transport
+import ContentAddressing
 
 @Suite("Storage, profile, avatar and privacy calls")
 struct StationSettingsTests {

@@ -7,6 +7,8 @@ import StationEmulator
 import Testing
 import Transport
 import TransportTestSupport
+import OrderedJSON
+import ContentAddressing
 
 /// A station served over TLS the way `run.py` serves it (self-signed, `CN=cipherstation`, no SAN),
 /// through `scripts/tls-front.py` before the emulator; `public.json` names the TLS endpoint.

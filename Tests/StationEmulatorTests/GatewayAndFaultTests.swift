@@ -3,6 +3,8 @@ import Foundation
 import Manifest
 import StationEmulator
 import Testing
+import OrderedJSON
+import ContentAddressing
 
 /// The emulated IPFS gateway, fault injection, endpoint mobility and persistence.
 @Suite("Emulator: gateway, faults, endpoint mobility, persistence")

@@ -4,6 +4,7 @@ import Manifest
 import StationEmulator
 import Testing
 import Transport
+import OrderedJSON
 
 /// The HTTP layer: chunked bodies, keep-alive, concurrency, large heads; and the in-process transport.
 @Suite("Emulator: HTTP server and in-process transport")

@@ -8,6 +8,7 @@ import ClassicalCrypto
 import StationEmulator
 import Testing
 import Transport
+import OrderedJSON
 
 /// A paired owner device (or a follower's device) as a test client holds it.
 struct TestDevice: @unchecked Sendable {

@@ -4,6 +4,7 @@ import Manifest
 import ClassicalCrypto
 import StationEmulator
 import Testing
+import ContentAddressing
 
 /// WIRE_NOTES §2.1, §2.2, §2.13: health, profile, storage.
 @Suite("Conformance: health, profile, storage (WIRE_NOTES §2.1, 2.2, 2.13)")

@@ -2,6 +2,8 @@ import Foundation
 import Manifest
 @testable import StationEmulator
 import Testing
+import OrderedJSON
+import ContentAddressing
 
 /// The manifest the emulator assembles from kept per-entry bytes is the document a full
 /// `WireJSON.encode(manifest, style: .compact)` writes, whatever the history.

@@ -5,6 +5,8 @@ import PQCrypto
 import ClassicalCrypto
 import StationEmulator
 import Testing
+import OrderedJSON
+import ContentAddressing
 
 /// WIRE_NOTES §2.4–2.10: posts, the published manifest and envelopes, rewrap, content, share, delete.
 @Suite("Conformance: posts, manifest, envelopes, rewrap, content (WIRE_NOTES §2.4–2.10)")

@@ -5,6 +5,7 @@ import PQCrypto
 import ClassicalCrypto
 import StationEmulator
 import Testing
+import OrderedJSON
 
 /// WIRE_NOTES §2.11–2.12: inbox follow requests, followers, approval with rewrap, follows, and the
 /// encrypted graphs (PROTOCOL §9).

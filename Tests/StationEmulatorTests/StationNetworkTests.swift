@@ -3,6 +3,7 @@ import Manifest
 @testable import StationEmulator
 import Testing
 import Transport
+import OrderedJSON
 
 /// The host-routing in-process network (several stations, each up or down) and the per-route
 /// faults of ``FaultInjector/inject(_:count:route:server:)``, station and gateway.

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 @testable import Transport
+import SHA2
 
 @Suite("Transport: multipart/form-data")
 struct MultipartFormTests {
@@ -209,5 +210,5 @@ struct MultipartFormTests {
 
     /// SHA-256 through the fingerprint digest, itself checked against hashlib in
     /// `PublicKeyFingerprintTests`.
-    func sha256Hex(_ bytes: [UInt8]) -> String { SHA256Digest.hash(bytes).hex }
+    func sha256Hex(_ bytes: [UInt8]) -> String { SHA256.hash(data: bytes).hex }
 }

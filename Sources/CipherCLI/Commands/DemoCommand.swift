@@ -3,6 +3,8 @@ import Transport
 import Manifest
 import StationClient
 import StationEmulator
+import OrderedJSON
+import ContentAddressing
 
 /// `cipher demo`: the whole flow against an embedded emulator, step by step, with timings.
 enum DemoCommand: Command {

@@ -1,6 +1,8 @@
 import Foundation
 import Manifest
 import StationClient
+import OrderedJSON
+import ContentAddressing
 
 /// One file as `ls`, `put`, `get` and `read` print it.
 struct FileRow: Encodable {

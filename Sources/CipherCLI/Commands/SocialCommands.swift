@@ -2,6 +2,8 @@ import Foundation
 import Manifest
 import StationClient
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 /// `cipher followers [pending|approve UID|remove UID]`.
 enum FollowersCommand: Command {

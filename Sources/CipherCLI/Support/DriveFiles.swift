@@ -1,6 +1,7 @@
 import Foundation
 import Manifest
 import StationClient
+import ContentAddressing
 
 /// The `drive` namespace as the CLI uses it: CipherVault's file metadata, name lookup.
 enum DriveFiles {

@@ -1,3 +1,5 @@
+import OrderedJSON
+
 /// The metadata of a file in the `drive` namespace (CipherVault), in the shape of the station's
 /// PROTOCOL.md §16.4 file-storage example. For encrypted posts it is the JSON sealed in the
 /// entry's `metadata`; for public posts the plaintext object.

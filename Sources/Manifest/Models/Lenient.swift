@@ -1,3 +1,5 @@
+import OrderedJSON
+
 /// Tolerant reading helpers: a value of the wrong type is treated as absent instead of failing
 /// the whole document (the station never sends one, but a listing must survive one bad field).
 extension KeyedDecodingContainer {

@@ -1,3 +1,6 @@
+import OrderedJSON
+import ContentAddressing
+
 /// Something ``Manifest`` skipped while reading, instead of failing the whole document.
 public struct ManifestIssue: Sendable, Hashable, CustomStringConvertible {
     /// The client namespace, or `nil` for the top level.

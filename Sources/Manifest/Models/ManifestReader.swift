@@ -1,8 +1,11 @@
+import OrderedJSON
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
+import ContentAddressing
 
 // A manifest read straight from its parsed JSON, with the rules of the `Decodable` path
 // (`Manifest.init(from:)`, `ClientNamespace.init(from:)`, `PostEntry.init(from:)`): a listing of

@@ -1,5 +1,7 @@
 import ClassicalCrypto
 import PQCrypto
+import OrderedJSON
+import ContentAddressing
 
 /// A post's `metadata` as the manifest carries it.
 public enum PostMetadata: Sendable, Hashable, Codable {
@@ -31,7 +33,7 @@ public enum PostMetadata: Sendable, Hashable, Codable {
 
     /// The sealed bytes of encrypted metadata (to open with the post key).
     ///
-    /// - Throws: ``WireFormatError/invalidValue(path:reason:)`` when the hex does not decode, or
+    /// - Throws: `WireFormatError.invalidValue(path:reason:)` when the hex does not decode, or
     ///   when the metadata is plaintext rather than sealed.
     public func sealedBytes() throws(WireFormatError) -> [UInt8] {
         guard case let .sealed(hex) = self else {
@@ -46,7 +48,7 @@ public enum PostMetadata: Sendable, Hashable, Codable {
 
     /// Decodes plaintext (public-post) metadata as an app's own type, e.g. ``DriveFileMetadata``.
     ///
-    /// - Throws: ``WireFormatError`` when the metadata is sealed or does not fit `type`.
+    /// - Throws: `WireFormatError` when the metadata is sealed or does not fit `type`.
     public func decodePlaintext<T: Decodable>(as type: T.Type) throws(WireFormatError) -> T {
         guard case let .plaintext(object) = self else {
             throw .invalidValue(path: "metadata", reason: "metadata is sealed; open it with the post key first")
@@ -189,6 +191,6 @@ public struct PostEntry: Sendable, Hashable, Codable {
 
     /// ``postCID`` parsed as a CID.
     ///
-    /// - Throws: ``CIDError`` when the station stored something that is not a CID.
+    /// - Throws: `CIDError` when the station stored something that is not a CID.
     public func postContentID() throws(CIDError) -> CID { try CID(postCID) }
 }

@@ -1,3 +1,6 @@
+import OrderedJSON
+import ContentAddressing
+
 /// `GET /profile` (no auth): the station's identity, current manifest pointer and counts.
 ///
 /// This is *not* `public.json`: it has `manifest_cid` (the docs' `manifest_pointer`, read as a

@@ -1,11 +1,14 @@
+import OrderedJSON
+import ContentAddressing
+
 /// `POST /inbox`: always `{"status":"ok","result":{…}}`, HTTP 200 even when `result` is an error.
 ///
 /// Results seen: `follow_request_pending_multi_device` with `rewrap_triggered`, `devices_added`,
 /// `pending_approval`; legacy `follow_request_pending`; `follow_request_already_registered` with
 /// `uid`; and `{"error": "…"}` for validation failures.
-public struct InboxResponse: Sendable, Hashable, Codable {
+public struct InboxResponse: Sendable, Hashable, Decodable {
     /// The result object.
-    public struct Result: Sendable, Hashable, Codable {
+    public struct Result: Sendable, Hashable, Decodable {
         /// The outcome, e.g. `follow_request_pending_multi_device`; `nil` for an error.
         public var status: String?
         /// The follower uid (`follow_request_already_registered`).
@@ -53,20 +56,6 @@ public struct InboxResponse: Sendable, Hashable, Codable {
             pendingApproval = container.lenient(Int.self, .pendingApproval)
             rewrap = container.lenient(RewrapManifestSummary.self, .rewrap)
         }
-
-        /// Writes the present fields in the station's order.
-        ///
-        /// - Throws: whatever the encoder throws.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeIfPresent(status, forKey: .status)
-            try container.encodeIfPresent(uid, forKey: .uid)
-            try container.encodeIfPresent(error, forKey: .error)
-            try container.encodeIfPresent(rewrapTriggered, forKey: .rewrapTriggered)
-            try container.encodeIfPresent(devicesAdded, forKey: .devicesAdded)
-            try container.encodeIfPresent(pendingApproval, forKey: .pendingApproval)
-            try container.encodeIfPresent(rewrap, forKey: .rewrap)
-        }
     }
 
     /// `ok` (even for errors).
@@ -83,7 +72,7 @@ public struct InboxResponse: Sendable, Hashable, Codable {
 
 /// A `/storage` section that is either its figures or `{"error": "…"}` (the station reports a
 /// failed probe in place).
-public enum StorageSection<Value: Codable & Sendable & Hashable>: Sendable, Hashable, Codable {
+public enum StorageSection<Value: Decodable & Sendable & Hashable>: Sendable, Hashable, Decodable {
     /// The figures.
     case value(Value)
     /// The probe failed with this text.
@@ -104,18 +93,6 @@ public enum StorageSection<Value: Codable & Sendable & Hashable>: Sendable, Hash
         }
     }
 
-    /// Writes the figures or `{"error": …}`.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        switch self {
-        case let .value(value): try value.encode(to: encoder)
-        case let .error(text):
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(text, forKey: .error)
-        }
-    }
-
     /// The figures, or `nil` when the probe failed.
     public var value: Value? {
         if case let .value(value) = self { return value }
@@ -124,9 +101,9 @@ public enum StorageSection<Value: Codable & Sendable & Hashable>: Sendable, Hash
 }
 
 /// `GET /storage` (no auth): IPFS repository, disk and per-namespace usage.
-public struct StorageResponse: Sendable, Hashable, Codable {
+public struct StorageResponse: Sendable, Hashable, Decodable {
     /// The IPFS repository (`repo/stat`).
-    public struct IPFSUsage: Sendable, Hashable, Codable {
+    public struct IPFSUsage: Sendable, Hashable, Decodable {
         /// Repository size.
         public var repoSizeBytes: Int
         /// Configured maximum.
@@ -151,7 +128,7 @@ public struct StorageResponse: Sendable, Hashable, Codable {
     }
 
     /// The disk the station's data lives on.
-    public struct DeviceUsage: Sendable, Hashable, Codable {
+    public struct DeviceUsage: Sendable, Hashable, Decodable {
         /// Disk size.
         public var totalBytes: Int
         /// Used.
@@ -175,7 +152,7 @@ public struct StorageResponse: Sendable, Hashable, Codable {
     }
 
     /// One namespace's share (sizes are 0 when the node no longer supports `object/stat`).
-    public struct ClientUsage: Sendable, Hashable, Codable {
+    public struct ClientUsage: Sendable, Hashable, Decodable {
         /// Cumulative size of its posts and envelope sets.
         public var sizeBytes: Int
         /// Its posts.
@@ -221,9 +198,9 @@ public struct StorageResponse: Sendable, Hashable, Codable {
 }
 
 /// `POST /privacy/flip`: every post of a namespace migrated between public and encrypted.
-public struct PrivacyFlipResponse: Sendable, Hashable, Codable {
+public struct PrivacyFlipResponse: Sendable, Hashable, Decodable {
     /// One post's migration.
-    public struct Migration: Sendable, Hashable, Codable {
+    public struct Migration: Sendable, Hashable, Decodable {
         /// The post before.
         public var oldCID: String?
         /// The post after (on success).

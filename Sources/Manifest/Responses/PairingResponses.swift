@@ -1,6 +1,8 @@
+import OrderedJSON
+
 /// `GET /health`: `{"status":"healthy","checks":{"database":true,"ipfs":true,"identity":true}}`
 /// (200), or `"degraded"` with a failed check (503, after about 3 s when IPFS is down).
-public struct HealthResponse: Sendable, Hashable, Codable {
+public struct HealthResponse: Sendable, Hashable, Decodable {
     /// `healthy` or `degraded`.
     public var status: String
     /// Each check by name, in the station's order.
@@ -28,19 +30,10 @@ public struct HealthResponse: Sendable, Hashable, Codable {
             if let flag = value.boolValue { checks[name] = flag }
         }
     }
-
-    /// Writes `status`, `checks`.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(status, forKey: .status)
-        try container.encode(checks, forKey: .checks)
-    }
 }
 
 /// `POST /delegate/start`: `{"status":"ok","pairing_id":"…","expires_in_seconds":300}`.
-package struct DelegateStartResponse: Sendable, Hashable, Codable {
+package struct DelegateStartResponse: Sendable, Hashable, Decodable {
     /// `ok`.
     package var status: String
     /// The session id (24 characters of URL-safe base64) to send to `/delegate/confirm`.
@@ -62,7 +55,7 @@ package struct DelegateStartResponse: Sendable, Hashable, Codable {
 
 /// `POST /delegate/confirm`:
 /// `{"status":"ok","action":"delegate_added","uid":"<station uid>","device_uid":"<as sent>"}`.
-package struct DelegateConfirmResponse: Sendable, Hashable, Codable {
+package struct DelegateConfirmResponse: Sendable, Hashable, Decodable {
     /// `ok`.
     package var status: String
     /// `delegate_added`.

@@ -1,15 +1,18 @@
+import OrderedJSON
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ContentAddressing
 
 /// `POST /post`: the new post's CIDs and counts.
 ///
 /// Encrypted: `{"status":"post_ok","cid","envelopes_cid","audience_mode","audience_uids",
 /// "followers_raw","followers_used","manifest_posts"}` (no `encrypted` key). Public: the same
 /// with `"envelopes_cid":null` and `"encrypted":false` after `audience_mode`.
-package struct PostResponse: Sendable, Hashable, Codable {
+package struct PostResponse: Sendable, Hashable, Decodable {
     /// `post_ok`.
     package var status: String
     /// The post's CID (`cid` on the wire; `post_cid` in the manifest).
@@ -66,28 +69,12 @@ package struct PostResponse: Sendable, Hashable, Codable {
         followersUsed = container.lenient(Int.self, .followersUsed) ?? 0
         manifestPosts = container.lenient(Int.self, .manifestPosts) ?? 0
     }
-
-    /// Writes the station's order (see the type's description).
-    ///
-    /// - Throws: whatever the encoder throws.
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(status, forKey: .status)
-        try container.encode(postCID, forKey: .postCID)
-        try container.encode(envelopesCID, forKey: .envelopesCID)
-        try container.encode(audienceMode, forKey: .audienceMode)
-        if !isEncrypted { try container.encode(false, forKey: .encrypted) }
-        try container.encode(audienceUIDs, forKey: .audienceUIDs)
-        try container.encode(followersRaw, forKey: .followersRaw)
-        try container.encode(followersUsed, forKey: .followersUsed)
-        try container.encode(manifestPosts, forKey: .manifestPosts)
-    }
 }
 
 /// `POST /rewrap`: always HTTP 200 with `{"status":"ok","result":{…}}`; the result is either the
 /// envelope sealed to the calling device or `{"error": "…"}` (for example
 /// `post_cid <cid> not found`).
-package struct RewrapResponse: Sendable, Hashable, Codable {
+package struct RewrapResponse: Sendable, Hashable, Decodable {
     /// The outcome.
     package enum Result: Sendable, Hashable {
         /// `{"status":"rewrap_ok","uid","device_uid","post_cid","envelope"}`.
@@ -160,30 +147,11 @@ package struct RewrapResponse: Sendable, Hashable, Codable {
             uid: try required("uid"), deviceUID: try required("device_uid"),
             postCID: try required("post_cid"), envelopeHex: try required("envelope")))
     }
-
-    /// Writes the station's shape.
-    ///
-    /// - Throws: whatever the encoder throws.
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(status, forKey: .status)
-        var inner = container.nestedContainer(keyedBy: ResultKeys.self, forKey: .result)
-        switch result {
-        case let .rewrapped(uid, deviceUID, postCID, envelopeHex):
-            try inner.encode("rewrap_ok", forKey: .status)
-            try inner.encode(uid, forKey: .uid)
-            try inner.encode(deviceUID, forKey: .deviceUID)
-            try inner.encode(postCID, forKey: .postCID)
-            try inner.encode(envelopeHex, forKey: .envelope)
-        case let .failed(message):
-            try inner.encode(message, forKey: .error)
-        }
-    }
 }
 
 /// `POST /post/share`:
 /// `{"status":"shared","post_cid","audience_mode","audience_uids","envelopes_count"}`.
-public struct ShareResponse: Sendable, Hashable, Codable {
+public struct ShareResponse: Sendable, Hashable, Decodable {
     /// `shared`.
     public var status: String
     /// The post.
@@ -208,23 +176,11 @@ public struct ShareResponse: Sendable, Hashable, Codable {
         case status, postCID = "post_cid", audienceMode = "audience_mode", audienceUIDs = "audience_uids"
         case envelopesCount = "envelopes_count"
     }
-
-    /// Writes every key, `null` for no audience list.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(status, forKey: .status)
-        try container.encode(postCID, forKey: .postCID)
-        try container.encode(audienceMode, forKey: .audienceMode)
-        try container.encode(audienceUIDs, forKey: .audienceUIDs)
-        try container.encode(envelopesCount, forKey: .envelopesCount)
-    }
 }
 
 /// `POST /post/delete`: `{"status":"deleted","post_cid","client","manifest_posts","unpinned":[…],
 /// "gc_objects_removed"}`.
-public struct DeleteResponse: Sendable, Hashable, Codable {
+public struct DeleteResponse: Sendable, Hashable, Decodable {
     /// `deleted`.
     public var status: String
     /// The removed post.
@@ -252,23 +208,10 @@ public struct DeleteResponse: Sendable, Hashable, Codable {
         case status, postCID = "post_cid", client, manifestPosts = "manifest_posts", unpinned
         case gcObjectsRemoved = "gc_objects_removed"
     }
-
-    /// Writes every key in the station's order.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(status, forKey: .status)
-        try container.encode(postCID, forKey: .postCID)
-        try container.encode(client, forKey: .client)
-        try container.encode(manifestPosts, forKey: .manifestPosts)
-        try container.encode(unpinned, forKey: .unpinned)
-        try container.encode(gcObjectsRemoved, forKey: .gcObjectsRemoved)
-    }
 }
 
 /// `POST /profile/update`: `{"status":"profile_updated","profile":{…}}`.
-package struct ProfileUpdateResponse: Sendable, Hashable, Codable {
+package struct ProfileUpdateResponse: Sendable, Hashable, Decodable {
     /// `profile_updated`.
     package var status: String
     /// The namespace profile after the update.
@@ -282,7 +225,7 @@ package struct ProfileUpdateResponse: Sendable, Hashable, Codable {
 }
 
 /// `POST /profile/avatar`: `{"status":"avatar_updated","avatar_cid":"…"}`.
-package struct AvatarUpdateResponse: Sendable, Hashable, Codable {
+package struct AvatarUpdateResponse: Sendable, Hashable, Decodable {
     /// `avatar_updated`.
     package var status: String
     /// The CID of the (public, plaintext) avatar image.

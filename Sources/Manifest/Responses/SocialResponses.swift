@@ -1,6 +1,9 @@
+import OrderedJSON
+import ContentAddressing
+
 /// The three social-graph CIDs the station republishes after a follow change
 /// (`updated_graph`).
-package struct GraphCIDs: Sendable, Hashable, Codable {
+package struct GraphCIDs: Sendable, Hashable, Decodable {
     /// The encrypted following graph.
     package var followingCID: String?
     /// The encrypted followers graph.
@@ -19,21 +22,11 @@ package struct GraphCIDs: Sendable, Hashable, Codable {
         case followingCID = "following_cid", followersCID = "followers_cid"
         case followDecoderEnvelopesCID = "follow_decoder_envelopes_cid"
     }
-
-    /// Writes all three keys, `null` for absent ones.
-    ///
-    /// - Throws: whatever the encoder throws.
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(followingCID, forKey: .followingCID)
-        try container.encode(followersCID, forKey: .followersCID)
-        try container.encode(followDecoderEnvelopesCID, forKey: .followDecoderEnvelopesCID)
-    }
 }
 
 /// The summary of re-sealing every `all` post after a follower change (`rewrap` in
 /// `/followers/approve` and `/followers/remove`), or `{"error": "…"}` when it failed.
-public struct RewrapManifestSummary: Sendable, Hashable, Codable {
+public struct RewrapManifestSummary: Sendable, Hashable, Decodable {
     /// `rewrap_manifest_ok`, or `nil` when the summary is an error.
     public var status: String?
     /// Approved followers with a usable key.
@@ -86,25 +79,10 @@ public struct RewrapManifestSummary: Sendable, Hashable, Codable {
         skipCounts = container.lenient(OrderedMap<Int>.self, .skipCounts)
         error = container.lenient(String.self, .error)
     }
-
-    /// Writes the present fields in the station's order.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(status, forKey: .status)
-        try container.encodeIfPresent(followersAllowed, forKey: .followersAllowed)
-        try container.encodeIfPresent(postsTotal, forKey: .postsTotal)
-        try container.encodeIfPresent(postsUpdated, forKey: .postsUpdated)
-        try container.encodeIfPresent(postsSkipped, forKey: .postsSkipped)
-        try container.encodeIfPresent(manifestCID, forKey: .manifestCID)
-        try container.encodeIfPresent(skipCounts, forKey: .skipCounts)
-        try container.encodeIfPresent(error, forKey: .error)
-    }
 }
 
 /// One approved follower in `GET /followers` (one entry per uid).
-public struct FollowerSummary: Sendable, Hashable, Codable {
+public struct FollowerSummary: Sendable, Hashable, Decodable {
     /// The follower's uid.
     public var uid: String
     /// Its alias, if any.
@@ -123,21 +101,10 @@ public struct FollowerSummary: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey { case uid, alias, endpoint, ipnsID = "ipns_id" }
-
-    /// Writes every key, `null` for absent ones.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(uid, forKey: .uid)
-        try container.encode(alias, forKey: .alias)
-        try container.encode(endpoint, forKey: .endpoint)
-        try container.encode(ipnsID, forKey: .ipnsID)
-    }
 }
 
 /// `GET /followers`: `{"status":"ok","followers":[…]}`.
-package struct FollowersResponse: Sendable, Hashable, Codable {
+package struct FollowersResponse: Sendable, Hashable, Decodable {
     /// `ok`.
     package var status: String
     /// Approved followers, sorted by uid, the station excluded.
@@ -151,7 +118,7 @@ package struct FollowersResponse: Sendable, Hashable, Codable {
 }
 
 /// A follower device row (`GET /followers/pending`).
-public struct FollowerDevice: Sendable, Hashable, Codable {
+public struct FollowerDevice: Sendable, Hashable, Decodable {
     /// The follower's uid.
     public var uid: String
     /// The device.
@@ -188,25 +155,10 @@ public struct FollowerDevice: Sendable, Hashable, Codable {
         case uid, deviceUID = "device_uid", mlkemPublicKey = "mlkem_public_key", mldsaPublicKey = "mldsa_public_key"
         case alias, allowed, endpoint, ipnsID = "ipns_id"
     }
-
-    /// Writes every column in the station's order, `null` for absent ones.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(uid, forKey: .uid)
-        try container.encode(deviceUID, forKey: .deviceUID)
-        try container.encode(mlkemPublicKey, forKey: .mlkemPublicKey)
-        try container.encode(mldsaPublicKey, forKey: .mldsaPublicKey)
-        try container.encode(alias, forKey: .alias)
-        try container.encode(allowed, forKey: .allowed)
-        try container.encode(endpoint, forKey: .endpoint)
-        try container.encode(ipnsID, forKey: .ipnsID)
-    }
 }
 
 /// `GET /followers/pending`: `{"status":"ok","pending":[…]}`.
-package struct PendingFollowersResponse: Sendable, Hashable, Codable {
+package struct PendingFollowersResponse: Sendable, Hashable, Decodable {
     /// `ok`.
     package var status: String
     /// Devices awaiting approval.
@@ -220,7 +172,7 @@ package struct PendingFollowersResponse: Sendable, Hashable, Codable {
 }
 
 /// `POST /followers/approve` and `POST /followers/remove`.
-public struct FollowerChangeResponse: Sendable, Hashable, Codable {
+public struct FollowerChangeResponse: Sendable, Hashable, Decodable {
     /// `ok`.
     public var status: String
     /// `approve_follower` or `remove_follower`.
@@ -276,26 +228,10 @@ public struct FollowerChangeResponse: Sendable, Hashable, Codable {
         rewrap = container.lenient(RewrapManifestSummary.self, .rewrap)
         updatedGraph = container.lenient(GraphCIDs.self, .updatedGraph)
     }
-
-    /// Writes the station's order; `rewrap` and `updated_graph` are `null` when absent.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(status, forKey: .status)
-        try container.encode(action, forKey: .action)
-        try container.encode(uid, forKey: .uid)
-        try container.encode(deviceUID, forKey: .deviceUID)
-        try container.encodeIfPresent(devicesApproved, forKey: .devicesApproved)
-        try container.encodeIfPresent(removed, forKey: .removed)
-        try container.encodeIfPresent(removedAllowed, forKey: .removedAllowed)
-        try container.encode(rewrap, forKey: .rewrap)
-        try container.encode(updatedGraph, forKey: .updatedGraph)
-    }
 }
 
 /// The followed station in a `/follow` or `/unfollow` response (`target`).
-public struct FollowTarget: Sendable, Hashable, Codable {
+public struct FollowTarget: Sendable, Hashable, Decodable {
     /// Its uid.
     public var uid: String
     /// Its ML-KEM key, as sent (not validated by the station).
@@ -319,24 +255,11 @@ public struct FollowTarget: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case uid, mlkemPublicKey = "mlkem_public_key", mldsaPublicKey = "mldsa_public_key", endpoint, ipnsID = "ipns_id"
     }
-
-    /// Writes `{"uid"}` for an unfollow target (no key or endpoint), else all five keys.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(uid, forKey: .uid)
-        guard mlkemPublicKey != nil || endpoint != nil || mldsaPublicKey != nil || ipnsID != nil else { return }
-        try container.encode(mlkemPublicKey, forKey: .mlkemPublicKey)
-        try container.encode(mldsaPublicKey, forKey: .mldsaPublicKey)
-        try container.encode(endpoint, forKey: .endpoint)
-        try container.encode(ipnsID, forKey: .ipnsID)
-    }
 }
 
 /// `POST /follow` and `POST /unfollow`: `{"status":"ok","action":"follow"|"unfollow","target",
 /// "updated_graph","updated_profile"}` (`updated_profile` has the shape of `GET /profile`).
-public struct FollowResponse: Sendable, Hashable, Codable {
+public struct FollowResponse: Sendable, Hashable, Decodable {
     /// `ok`.
     public var status: String
     /// `follow` or `unfollow`.
@@ -360,22 +283,10 @@ public struct FollowResponse: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case status, action, target, updatedGraph = "updated_graph", updatedProfile = "updated_profile"
     }
-
-    /// Writes every key in the station's order.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(status, forKey: .status)
-        try container.encode(action, forKey: .action)
-        try container.encode(target, forKey: .target)
-        try container.encode(updatedGraph, forKey: .updatedGraph)
-        try container.encode(updatedProfile, forKey: .updatedProfile)
-    }
 }
 
 /// One station this one follows (`GET /following`).
-public struct FollowedStation: Sendable, Hashable, Codable {
+public struct FollowedStation: Sendable, Hashable, Decodable {
     /// Its uid.
     public var uid: String
     /// Its endpoint.
@@ -399,22 +310,10 @@ public struct FollowedStation: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case uid, endpoint, ipnsID = "ipns_id", mlkemPublicKey = "mlkem_public_key", mldsaPublicKey = "mldsa_public_key"
     }
-
-    /// Writes every key in the station's order, `null` for absent ones.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(uid, forKey: .uid)
-        try container.encode(endpoint, forKey: .endpoint)
-        try container.encode(ipnsID, forKey: .ipnsID)
-        try container.encode(mlkemPublicKey, forKey: .mlkemPublicKey)
-        try container.encode(mldsaPublicKey, forKey: .mldsaPublicKey)
-    }
 }
 
 /// `GET /following`: `{"status":"ok","following":[…]}`.
-package struct FollowingResponse: Sendable, Hashable, Codable {
+package struct FollowingResponse: Sendable, Hashable, Decodable {
     /// `ok`.
     package var status: String
     /// Followed stations, sorted by uid.

@@ -1,6 +1,8 @@
+import OrderedJSON
+
 /// One entry of a 422 validation error (`{"detail": [{type, loc, msg, input}, …]}`), as FastAPI
 /// reports a missing `x-cipher-*` header or body field.
-package struct ValidationIssue: Sendable, Hashable, Codable {
+package struct ValidationIssue: Sendable, Hashable, Decodable {
     /// The error type, e.g. `missing`.
     package var type: String?
     /// Where: e.g. `["header", "x-cipher-uid"]` (list indices as decimal text).
@@ -31,17 +33,6 @@ package struct ValidationIssue: Sendable, Hashable, Codable {
         location = (container.lenient([JSONValue].self, .location) ?? []).map { $0.stringValue ?? $0.description }
         message = container.lenient(String.self, .message)
         input = container.lenient(JSONValue.self, .input)
-    }
-
-    /// Writes `type, loc, msg, input` (FastAPI's order).
-    ///
-    /// - Throws: whatever the encoder throws.
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(type, forKey: .type)
-        try container.encode(location, forKey: .location)
-        try container.encode(message, forKey: .message)
-        try container.encode(input ?? .null, forKey: .input)
     }
 
     /// `header.x-cipher-uid: Field required`.
@@ -101,7 +92,7 @@ package struct StationErrorBody: Sendable, Hashable, Decodable, CustomStringConv
         guard !body.isEmpty else { return nil }
         do throws(WireFormatError) {
             return try WireJSON.decode(StationErrorBody.self, from: body)
-        } catch .invalidJSON, .nestingTooDeep {
+        } catch where error.isSyntaxError {
             let text = String(decoding: body.prefix(4000), as: UTF8.self)
             let trimmed = pythonStrip(String(text.prefix(1000)))
             return trimmed.isEmpty ? nil : StationErrorBody(shape: .plainText, message: trimmed)

@@ -125,6 +125,13 @@ public enum Hex {
         return (UInt32(truncatingIfNeeded: packed), invalid)
     }
 
+    /// The value of one hex digit (either case), or `nil` for any other byte: for readers that
+    /// decode hex inside other text (percent-escapes, Python's `bytes.fromhex`).
+    package static func value(ofDigit character: UInt8) -> UInt8? {
+        let value = nibble(character)
+        return value <= 0xF ? UInt8(truncatingIfNeeded: value) : nil
+    }
+
     /// The value of one hex digit, or a value above 15 for any other byte, computed without
     /// branching on the byte (the same arithmetic libsodium's `sodium_hex2bin` uses).
     @inline(__always)

@@ -4,6 +4,8 @@ import PQCrypto
 import Signing
 import ClassicalCrypto
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 /// A paired device's client for its Cipher Station: signed calls, reading and decrypting its own
 /// namespace, publishing with client-side encryption, downloading, managing posts and followers.

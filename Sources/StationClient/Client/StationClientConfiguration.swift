@@ -6,6 +6,7 @@ import URLSessionTransport
 import Foundation
 import Manifest
 import Transport
+import OrderedJSON
 
 /// How a ``StationClient`` talks to its station and where it keeps its secrets.
 public struct StationClientConfiguration: Sendable {

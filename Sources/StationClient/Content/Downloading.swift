@@ -8,6 +8,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ContentAddressing
 
 extension StationClient {
     /// Downloads and decrypts a post of this station into memory.

@@ -3,6 +3,8 @@ import Manifest
 import PQCrypto
 import ClassicalCrypto
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 /// How the TLS certificate of a station's current `https` endpoint is trusted.
 public enum EndpointTrust: String, Sendable, Hashable {

@@ -2,6 +2,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import ClassicalCrypto
+import OrderedJSON
 
 /// The stored form of a key pair holder (``DeviceCredentials``, ``FollowerIdentity``): a flat
 /// JSON object whose `kem_private_key` and `signing_private_key` members are hex, built and read

@@ -1,6 +1,7 @@
 import Foundation
 import Manifest
 import Transport
+import ContentAddressing
 
 /// Why a ``StationClient`` operation failed, with the context needed to act on it: what the SDK
 /// was doing, the HTTP status and the station's own message when there was an answer.

@@ -4,6 +4,8 @@ import Manifest
 import PQCrypto
 import ClassicalCrypto
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 /// Where to find a followed station.
 public enum FollowedStationAddress: Sendable, Hashable {

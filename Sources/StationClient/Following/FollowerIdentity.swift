@@ -3,6 +3,7 @@ import Manifest
 import PQCrypto
 import ClassicalCrypto
 import Transport
+import OrderedJSON
 
 /// An identity for following other stations: a uid (which is also its device uid) and its own
 /// ML-KEM-768 and ML-DSA-65 key pairs.

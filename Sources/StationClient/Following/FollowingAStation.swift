@@ -1,6 +1,7 @@
 import Foundation
 import Manifest
 import Transport
+import ContentAddressing
 
 /// A station this one follows, as ``StationClient/follow(stationAt:trust:name:)`` returns it:
 /// everything needed to read it later. It is `Codable` (snake_case keys, the pin as its

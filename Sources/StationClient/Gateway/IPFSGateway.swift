@@ -6,6 +6,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import OrderedJSON
+import ContentAddressing
 
 /// An IPNS name resolved through its signed record: the verified record and the `public.json`
 /// it points to, its bytes matched against the record's CID.

@@ -3,6 +3,8 @@ import Manifest
 import PQCrypto
 import ClassicalCrypto
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 /// The outcome of the station's in-place share,
 /// ``StationClient/StationClient/unsafeReshareInPlace(postCID:audience:namespace:)``.

@@ -1,6 +1,8 @@
 import Foundation
 import Manifest
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 /// Changes to the station's public profile (`POST /profile/update`).
 ///

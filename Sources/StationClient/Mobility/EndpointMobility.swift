@@ -1,6 +1,8 @@
 import Foundation
 import Manifest
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 /// Where a request to the station goes: its endpoint and the TLS key pins it carries.
 struct StationOrigin: Sendable, Equatable {

@@ -3,6 +3,8 @@ import Manifest
 import PQCrypto
 import ClassicalCrypto
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 /// What the app's PIN closure is told each time it is asked for the pairing PIN.
 public struct PairingPrompt: Sendable {

@@ -4,6 +4,8 @@ import Manifest
 import PQCrypto
 import ClassicalCrypto
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 /// Who may read an encrypted post. (Public posts have their own, explicitly named call:
 /// ``StationClient/publishPermanentlyPublic(data:metadata:namespace:)``.)

@@ -4,6 +4,8 @@ import PQCrypto
 import ClassicalCrypto
 import Envelope
 import Transport
+import OrderedJSON
+import ContentAddressing
 
 extension StationClient {
     /// Reads this app's namespace and decrypts every post's metadata into `Metadata`.
@@ -113,10 +115,7 @@ extension StationClient {
 
     /// Whether `error` says the text was not JSON at all (rather than JSON of another shape).
     static func isNotJSON(_ error: any Error) -> Bool {
-        switch error as? WireFormatError {
-        case .invalidJSON?, .nestingTooDeep?: true
-        default: false
-        }
+        (error as? WireFormatError)?.isSyntaxError == true
     }
 
     /// Keeps what a listing learned: the new post keys, and the listing for the offline view.

@@ -1,5 +1,7 @@
 import Foundation
 import Manifest
+import OrderedJSON
+import ContentAddressing
 
 /// One post of a namespace, decrypted.
 public struct ListedPost<Metadata: Sendable>: Sendable {

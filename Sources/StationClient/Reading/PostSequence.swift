@@ -1,5 +1,6 @@
 import Foundation
 import Manifest
+import OrderedJSON
 
 extension StationClient {
     /// This app's namespace as an asynchronous sequence: each post is read (its key fetched

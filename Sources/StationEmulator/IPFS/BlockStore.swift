@@ -1,6 +1,7 @@
 import Foundation
 import Transport
 import Manifest
+import ContentAddressing
 
 /// The emulator's IPFS repository: dag-pb blocks keyed by CID, built exactly as Kubo's
 /// `ipfs add` builds them (CIDv0, 256 KiB chunks, balanced DAG), with recursive pins and a

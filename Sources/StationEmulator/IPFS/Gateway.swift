@@ -1,5 +1,6 @@
 import Foundation
 import Manifest
+import ContentAddressing
 
 /// The emulated node's path gateway: `GET /ipfs/<cid>` (with `Range`) serves any local file, or
 /// with `?format=raw` (or `Accept: application/vnd.ipld.raw`) the block itself, as a trustless

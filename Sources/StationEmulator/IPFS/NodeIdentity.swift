@@ -1,5 +1,6 @@
 import Manifest
 import ClassicalCrypto
+import ContentAddressing
 
 /// The emulated IPFS node's identity: an Ed25519 key (libsodium) whose libp2p peer id
 /// (`12D3KooW…`) and IPNS name (`k51…`, base36 CIDv1 `libp2p-key`) are real.

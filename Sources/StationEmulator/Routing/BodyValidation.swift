@@ -1,5 +1,6 @@
 import Foundation
 import Manifest
+import OrderedJSON
 
 /// The JSON body models of the station's routes, validated the way FastAPI and pydantic do:
 /// a 422 with a list-form `detail` naming each bad field.

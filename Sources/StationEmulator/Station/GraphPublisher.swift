@@ -2,6 +2,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import ClassicalCrypto
+import OrderedJSON
 
 extension StationCore {
     /// `rewrap_all_posts`: every `all` post gets fresh envelopes for the current Allowed

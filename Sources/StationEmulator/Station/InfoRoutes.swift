@@ -1,5 +1,7 @@
 import Foundation
 import Manifest
+import OrderedJSON
+import ContentAddressing
 
 extension StationCore {
     /// `GET /health`: 200 healthy, or 503 degraded while IPFS is down.

@@ -1,4 +1,6 @@
 import Manifest
+import OrderedJSON
+import ContentAddressing
 
 /// The station's manifest with each entry's compact JSON kept beside it, so that publishing after
 /// a post encodes only that post: the document is assembled from the kept bytes, which are

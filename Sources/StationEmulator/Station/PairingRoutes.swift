@@ -1,6 +1,7 @@
 import Foundation
 import Manifest
 import ClassicalCrypto
+import OrderedJSON
 
 extension StationCore {
     static let pairingTTL: Int64 = 300

@@ -3,6 +3,8 @@ import Manifest
 import PQCrypto
 import Signing
 import ClassicalCrypto
+import OrderedJSON
+import ContentAddressing
 
 extension StationCore {
     /// The audience modes `/post` and `/post/share` accept, with the legacy alias.

@@ -2,6 +2,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import ClassicalCrypto
+import OrderedJSON
 
 extension StationCore {
     /// `POST /privacy/flip`: moves every post of a client namespace between public (plaintext)

@@ -1,5 +1,7 @@
 import Foundation
 import Manifest
+import OrderedJSON
+import ContentAddressing
 
 extension StationCore {
     /// The namespace the station keeps its social profile in.

@@ -1,5 +1,6 @@
 import Foundation
 import Manifest
+import OrderedJSON
 
 extension StationCore {
     static let maxDevicesPerFollower = 20

@@ -5,6 +5,8 @@ import Manifest
 import PQCrypto
 import Signing
 import ClassicalCrypto
+import OrderedJSON
+import ContentAddressing
 
 /// The station itself: identity, tables, manifest, IPFS repository, and the handlers of every
 /// route. Thread-safe: state lives behind one lock, and a mutation (post, share, approve, …)

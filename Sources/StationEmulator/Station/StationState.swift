@@ -1,5 +1,7 @@
 import Foundation
 import Manifest
+import OrderedJSON
+import ContentAddressing
 
 /// A row of the station's `followers` table: one device of a uid (the station itself, a paired
 /// device of the owner, or a follower's device).

@@ -1,4 +1,5 @@
 import Foundation
+import SHA2
 
 /// The SHA-256 of a server's DER-encoded public key (its X.509 `SubjectPublicKeyInfo`): the value
 /// certificate pinning compares.
@@ -39,7 +40,7 @@ public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible 
         guard let spki = DERReader.subjectPublicKeyInfo(inCertificate: der) else {
             throw ParseError.malformedCertificate
         }
-        try self.init(sha256: SHA256Digest.hash(der[spki]))
+        try self.init(sha256: SHA256.hash(data: der[spki]))
     }
 
     /// The digest in standard base64 (44 characters).

@@ -3,6 +3,7 @@ import Foundation
 import PQCrypto
 import TestSupport
 import Testing
+import SHA2
 
 /// The pure-Swift XSalsa20-Poly1305 (one-shot and streamed) and SHA-256 against the NaCl and
 /// TweetNaCl vectors (in every build) and libsodium / libcrypto (where they are linked).

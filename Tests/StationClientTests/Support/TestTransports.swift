@@ -6,6 +6,7 @@ import Signing
 import ClassicalCrypto
 @testable import StationClient
 import Transport
+import OrderedJSON
 
 /// Forwards to another transport and records each request.
 struct RecordingTransport: HTTPTransport {

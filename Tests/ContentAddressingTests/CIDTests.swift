@@ -1,0 +1,235 @@
+import TestSupport
+import Testing
+import OrderedJSON
+import ContentAddressing
+import StationEmulator
+
+/// Multibase strings of two CIDs as Kubo writes them (`ipfs multibase encode` over the binary
+/// CID, for every base of `ipfs multibase list`), published as test fixtures of a public
+/// gateway project; the IPNS name is the example of the IPFS gateway documentation.
+private enum KuboMultibase {
+    static let dagPB = (
+        base32: "bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi",
+        base32Upper: "BAFYBEIGDYRZT5SFP7UDM7HU76UH7Y26NF3EFUYLQABF3OCLGTQY55FBZDI",
+        base36: "k2jmtxw8rjh1z69c6not3wtdxb0u3urbzhyll1t9jg6ox26dhi5sfi1m",
+        base36Upper: "K2JMTXW8RJH1Z69C6NOT3WTDXB0U3URBZHYLL1T9JG6OX26DHI5SFI1M",
+        base16: "f01701220c3c4733ec8affd06cf9e9ff50ffc6bcd2ec85a6170004bb709669c31de94391a",
+        base58btc: "zdj7Wic6KcJAfWz1c9o4M6kq9Lwd5BfbxkVafnrojaaGiSFxM")
+    static let ipns = (
+        base36: "k51qzi5uqu5dlvj2baxnqndepeb86cbk3ng7n3i46uzyxzyqj2xjonzllnv0v8",
+        base32: "bafzaajaiaejcbzdibmxyzdjbbehgvizh6g5tikvy47mshdy6gwbruvgwvd24seje",
+        base16: "f0172002408011220e4680b2f8c8d21090e6aa327f1bb342ab8e7d9238f1e35831a54d6a8f5c91124",
+        base58btc: "z5AanNVJCxnWCzDzCerCejh6EdigZJnNfHrJGzTp5TT2moo7mRGhZZu")
+}
+
+@Suite("CIDs, multibases, peer ids and IPNS names")
+struct CIDTests {
+    @Test func cidV1InEveryBaseKuboWrites() throws {
+        let fixture = KuboMultibase.dagPB
+        let cid = try CID(fixture.base32)
+        #expect(cid.version == .v1 && cid.codec == Multicodec.dagPB && cid.multihash.code == Multihash.sha2_256)
+        #expect(cid.bytes.hex == String(fixture.base16.dropFirst()))
+        for other in [fixture.base32Upper, fixture.base36, fixture.base36Upper, fixture.base16, fixture.base58btc] {
+            #expect(try CID(other) == cid, "\(other)")
+        }
+        #expect(cid.description == fixture.base32)
+        #expect(cid.string(in: .base36) == fixture.base36)
+        #expect(cid.string(in: .base16) == fixture.base16)
+        #expect(cid.string(in: .base58btc) == fixture.base58btc)
+        // The same multihash as CIDv0, and back.
+        let v0 = try CID(v0: cid.multihash)
+        #expect(v0.description.hasPrefix("Qm") && v0.description.count == 46)
+        #expect(try CID(v0.description) == v0)
+        #expect(v0.v1 == cid && v0.string(in: .base32) == fixture.base32)
+    }
+
+    @Test func ipnsNameFromAnEd25519Key() throws {
+        let fixture = KuboMultibase.ipns
+        let key = try [UInt8](hex: "e4680b2f8c8d21090e6aa327f1bb342ab8e7d9238f1e35831a54d6a8f5c91124")
+        let peer = try PeerID(ed25519PublicKey: key)
+        #expect(peer.ipnsName == fixture.base36)
+        #expect(peer.cid.string(in: .base32) == fixture.base32)
+        #expect(peer.cid.string(in: .base16) == fixture.base16)
+        #expect(peer.cid.string(in: .base58btc) == fixture.base58btc)
+        #expect(peer.description.hasPrefix("12D3KooW"))
+        for form in [fixture.base36, fixture.base32, fixture.base16, fixture.base58btc, peer.description] {
+            let parsed = try PeerID(form)
+            #expect(parsed == peer && parsed.ed25519PublicKey == key, "\(form)")
+        }
+        #expect(try CID(fixture.base36).description == fixture.base36)
+    }
+
+    /// libp2p peer-id specification test vector (Ed25519 public key protobuf → peer id).
+    @Test func peerIDSpecificationVector() throws {
+        let protobuf = try [UInt8](hex: "080112201ed1e8fae2c4a144b8be8fd4b47bf3d3b34b871c3cacf6010f0e42d474fce27e")
+        let peer = try PeerID(ed25519PublicKey: Array(protobuf.dropFirst(4)))
+        #expect(peer.description == "12D3KooWBtg3aaRMjxwedh83aGiUkwSxDwUZkzuJcfaqUmo7R3pq")
+        #expect(peer.multihash.bytes == [0x00, 0x24] + protobuf)
+        #expect(throws: CIDError.notEd25519Key) { try PeerID(ed25519PublicKey: [UInt8](repeating: 1, count: 31)) }
+        // A sha2-256 (RSA-style) peer id has no inline key.
+        let rsa = try PeerID("QmUBWux9DurBcc6HrEz7NwMwcHsWgPLomFJbBWTK1FVmFD")
+        #expect(rsa.ed25519PublicKey == nil && rsa.ipnsName.hasPrefix("k"))
+        #expect(throws: CIDError.unexpectedCodec(Multicodec.dagPB)) { try PeerID(KuboMultibase.dagPB.base32) }
+    }
+
+    @Test(arguments: [
+        ("", CIDError.empty),
+        ("QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff50", CIDError.invalidCharacter(offset: 45)),
+        ("QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5", CIDError.unsupportedMultibase("Q")),
+        ("xbafy", CIDError.unsupportedMultibase("x")),
+        ("b", CIDError.truncated),
+        ("f01701220" + String(repeating: "0", count: 62), CIDError.truncated),
+        ("f017012", CIDError.truncated),
+        ("f0170122", CIDError.invalidCharacter(offset: 7)),
+        ("f02701220", CIDError.unsupportedVersion(2)),
+        ("f122000", CIDError.unsupportedVersion(0x12)),
+        ("f0170121f" + String(repeating: "0", count: 62), CIDError.digestLengthMismatch(code: 0x12, expected: 32, actual: 31)),
+        ("f01701200" + "00", CIDError.digestLengthMismatch(code: 0x12, expected: 32, actual: 0)),
+        ("f017000000000", CIDError.trailingBytes(2)),
+        ("f01f0", CIDError.truncated),
+        ("f0180800000", CIDError.invalidVarint),
+        ("bafy!", CIDError.invalidCharacter(offset: 3)),
+        ("k51q!", CIDError.invalidCharacter(offset: 3)),
+        ("f0g", CIDError.invalidCharacter(offset: 1)),
+        (String(repeating: "b", count: 300), CIDError.tooLong(300)),
+    ])
+    func malformedStringsGiveTypedErrors(_ input: String, _ expected: CIDError) {
+        #expect(throws: expected) { try CID(input) }
+    }
+
+    @Test func binaryFormsAndBlockVerification() throws {
+        let hello = Array("hello world\n".utf8)
+        let (root, blocks) = UnixFS.dag(of: hello)
+        #expect(root.description == "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o")
+        #expect(blocks.count == 1 && blocks[0].cid == root)
+        #expect(root.matches(block: blocks[0].bytes))
+        #expect(root.v1.matches(block: blocks[0].bytes))
+        #expect(!root.matches(block: hello))
+        #expect(try CID(bytes: root.bytes) == root && root.bytes.count == 34)
+        #expect(try CID(bytes: root.v1.bytes) == root.v1)
+        #expect(throws: CIDError.invalidCIDv0) { try CID(bytes: [0x12, 0x20, 0x00]) }
+        #expect(throws: CIDError.truncated) { try CID(bytes: []) }
+        // A raw-codec CIDv1 names the bytes themselves.
+        let raw = CID(v1: Multicodec.raw, multihash: Multihash.sha256(of: hello))
+        #expect(raw.matches(fileBytes: hello) && !raw.matches(fileBytes: hello.dropLast()))
+        #expect(raw.description.hasPrefix("bafkrei"))
+        // Codable as its string.
+        #expect(try WireJSON.encode([root]) == Array(#"["QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o"]"#.utf8))
+        #expect(try WireJSON.decode([CID].self, from: Array(#"["QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o"]"#.utf8)) == [root])
+        #expect(throws: WireFormatError.self) { try WireJSON.decode(CID.self, from: Array(#""Qm0""#.utf8)) }
+    }
+
+    @Test func base58RoundTripsArbitraryBytes() throws {
+        var rng = SplitMix64(seed: 58)
+        for length in [0, 1, 2, 5, 32, 34, 36, 64] {
+            for zeros in [0, 1, 3] {
+                let bytes = [UInt8](repeating: 0, count: min(zeros, length)) + rng.bytes(max(0, length - zeros))
+                for base in Multibase.allCases {
+                    let text = base.encode(bytes)
+                    #expect(try base.decode(Substring(text)) == bytes, "\(base) \(bytes.hex)")
+                }
+            }
+        }
+        #expect(Multibase.base58btc.encode([0, 0, 1]) == "112")
+    }
+}
+
+@Suite("UnixFS blocks and reassembly (the emulator's block store and gateway)")
+struct UnixFSTests {
+    /// A block store over collected blocks, optionally tampered with.
+    struct Store {
+        var blocks: [CID: [UInt8]]
+        init(_ blocks: [DAGBlock]) { self.blocks = Dictionary(blocks.map { ($0.cid, $0.bytes) }, uniquingKeysWith: { first, _ in first }) }
+        /// Finds a block by CID, or by multihash (a CIDv1 of the same block).
+        func lookup(_ cid: CID) -> [UInt8]? { blocks[cid] ?? blocks.first { $0.key.multihash == cid.multihash }?.value }
+    }
+
+    @Test func blocksOfAThreeLeafFileAndReassembly() throws {
+        let data = PatternStream().bytes(702_344)  // the size of the ciphertext WIRE_NOTES saw become 3 leaves
+        let (root, blocks) = UnixFS.dag(of: data)
+        #expect(blocks.count == 4 && blocks.last?.cid == root)
+        #expect(blocks.allSatisfy { $0.cid.matches(block: $0.bytes) })
+        #expect(root == UnixFS.cid(of: data))
+        let store = Store(blocks)
+        #expect(try UnixFS.readAll(root: root, blocks: store.lookup) == data)
+        #expect(try UnixFS.fileSize(root: root, blocks: store.lookup) == 702_344)
+        #expect(try UnixFS.readAll(root: root.v1, blocks: store.lookup) == data)
+        // Ranges: within a leaf, across a chunk boundary, the tail (bytes=-16), clamped.
+        #expect(try UnixFS.readAll(root: root, range: 0..<100, blocks: store.lookup) == Array(data[0..<100]))
+        #expect(try UnixFS.readAll(root: root, range: 262_100..<262_200, blocks: store.lookup) == Array(data[262_100..<262_200]))
+        #expect(try UnixFS.readAll(root: root, range: 702_328..<702_344, blocks: store.lookup) == Array(data.suffix(16)))
+        #expect(try UnixFS.readAll(root: root, range: 700_000..<800_000, blocks: store.lookup) == Array(data[700_000...]))
+        #expect(throws: UnixFSError.rangeNotSatisfiable(fileSize: 702_344)) {
+            try UnixFS.readAll(root: root, range: 702_344..<702_400, blocks: store.lookup)
+        }
+        // A range only fetches the blocks it needs.
+        var fetched = Set<CID>()
+        _ = try UnixFS.readAll(root: root, range: 10..<20) { cid in
+            fetched.insert(cid)
+            return store.lookup(cid)
+        }
+        #expect(fetched.count == 2)
+    }
+
+    @Test func twoLevelDAGReassemblesInOrder() throws {
+        let size = 174 * 262_144 + 1 + 300_000
+        let data = PatternStream().bytes(size)
+        let (root, blocks) = UnixFS.dag(of: data)
+        // 176 leaves, two level-1 parents, one root.
+        #expect(blocks.count == 176 + 2 + 1)
+        var pieces = 0
+        var output = [UInt8]()
+        output.reserveCapacity(size)
+        let store = Store(blocks)
+        let total = try UnixFS.read(root: root, blocks: store.lookup) { piece in
+            pieces += 1
+            output.append(contentsOf: piece)
+        }
+        #expect(total == UInt64(size) && pieces == 176 && output == data)
+        let across = (174 * 262_144 - 5)..<(174 * 262_144 + 5)
+        #expect(try UnixFS.readAll(root: root, range: UInt64(across.lowerBound)..<UInt64(across.upperBound), blocks: store.lookup)
+            == Array(data[across]))
+    }
+
+    @Test func emptyFileAndSmallFiles() throws {
+        let (root, blocks) = UnixFS.dag(of: [UInt8]())
+        #expect(root.description == "QmbFMke1KXqnYyBBWxB74N4c5SBnJMVAiMNRcGu6x1AwQH")
+        #expect(blocks.first?.bytes == [0x0A, 0x04, 0x08, 0x02, 0x18, 0x00])
+        #expect(try UnixFS.readAll(root: root, blocks: Store(blocks).lookup) == [])
+        #expect(try UnixFS.readAll(root: root, range: 0..<10, blocks: Store(blocks).lookup) == [])
+    }
+
+    @Test func missingTamperedAndMalformedBlocksAreTypedErrors() throws {
+        let data = PatternStream().bytes(600_000)
+        let (root, blocks) = UnixFS.dag(of: data)
+        let leaf = blocks[1].cid
+        var store = Store(blocks)
+        store.blocks[leaf] = nil
+        #expect(throws: UnixFSError.missingBlock(leaf)) { try UnixFS.readAll(root: root, blocks: store.lookup) }
+
+        store = Store(blocks)
+        store.blocks[leaf]?[100] ^= 1
+        #expect(throws: UnixFSError.blockHashMismatch(leaf)) { try UnixFS.readAll(root: root, blocks: store.lookup) }
+
+        // Blocks that hash correctly but are not valid nodes.
+        for garbage: [UInt8] in [[0xFF], [0x0A, 0x05, 0x08], [0x12, 0x00], [0x0A, 0x02, 0x18, 0x01], [0x0A, 0x02, 0x08, 0x09]] {
+            let cid = CID.v0(ofBlock: garbage)
+            #expect(throws: UnixFSError.self) { try UnixFS.readAll(root: cid) { $0 == cid ? garbage : nil } }
+        }
+        // A directory node is a valid node this reader does not serve as a file.
+        let directory: [UInt8] = [0x0A, 0x02, 0x08, 0x01]
+        let directoryCID = CID.v0(ofBlock: directory)
+        #expect(throws: UnixFSError.unsupportedNode(directoryCID, reason: "UnixFS type directory is not a file")) {
+            try UnixFS.readAll(root: directoryCID) { _ in directory }
+        }
+        // A parent whose block sizes disagree with its children.
+        var parent = try #require(blocks.last).bytes
+        let sizeIndex = try #require(parent.lastIndex(of: 0x20))  // last blocksizes tag
+        parent[sizeIndex + 1] ^= 0x01
+        let liar = CID.v0(ofBlock: parent)
+        let liarStore = Store(blocks)
+        #expect(throws: UnixFSError.self) {
+            try UnixFS.readAll(root: liar) { $0 == liar ? parent : liarStore.lookup($0) }
+        }
+    }
+}
