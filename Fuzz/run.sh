@@ -28,7 +28,7 @@ modules_for() {
     case "$1" in
         manifest | cid) echo "Manifest ClassicalCrypto PQCrypto" ;;
         envelope) echo "Envelope ClassicalCrypto PQCrypto" ;;
-        emulator-http) echo "StationEmulator Signing Envelope Manifest Transport ClassicalCrypto PQCrypto" ;;
+        emulator-http) echo "StationEmulator LoopbackHTTP Signing Envelope Manifest Transport ClassicalCrypto PQCrypto" ;;
         keystore) echo "StationClient CurlTransport URLSessionTransport Signing Envelope Manifest Transport ClassicalCrypto PQCrypto" ;;
         *) echo "unknown harness $1 (known: ${all[*]})" >&2; exit 2 ;;
     esac

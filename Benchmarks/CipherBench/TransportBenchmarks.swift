@@ -1,7 +1,7 @@
 import CurlTransport
 import Foundation
 import Transport
-import StationEmulator
+import LoopbackHTTP
 
 /// 100 MiB through `CurlTransport` against an in-process loopback server, reporting wall time and
 /// the peak resident memory of the whole process during the transfer (`VmHWM`, reset before each

@@ -1,3 +1,4 @@
+import LoopbackHTTP
 import TestSupport
 import CurlTransport
 import Foundation

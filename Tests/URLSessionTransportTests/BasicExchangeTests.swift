@@ -1,3 +1,4 @@
+import LoopbackHTTP
 import URLSessionTransport
 import Foundation
 import Testing

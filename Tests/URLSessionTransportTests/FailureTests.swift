@@ -1,3 +1,4 @@
+import LoopbackHTTP
 import TestSupport
 import URLSessionTransport
 import Foundation
@@ -87,7 +88,7 @@ struct FailureTests {
         }
         defer { server.stop() }
         let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        defer { directory.cleanup() }
         let total: Int64 = 1 << 40  // never finishes on its own
         #if canImport(FoundationNetworking)
         let file = directory.file("sparse.bin")

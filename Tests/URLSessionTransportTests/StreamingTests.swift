@@ -1,3 +1,4 @@
+import LoopbackHTTP
 import TestSupport
 import URLSessionTransport
 import Foundation
@@ -161,7 +162,7 @@ struct StreamingTests {
         let server = try LoopbackHTTPServer { _, response in try response.send(status: 200, body: Array("x".utf8)) }
         defer { server.stop() }
         let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        defer { directory.cleanup() }
         let transport = URLSessionTransport.forTests()
         let missing = await transportError {
             _ = try await transport.send(HTTPRequest(method: .put, url: server.url("/m")), body: .file(directory.file("absent")))

@@ -1,5 +1,5 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 import Transport
 
 /// Request bodies as the server receives them: framing, lengths, and bodies that break their word.
@@ -155,8 +155,8 @@ enum BodyCases {
             try response.send(status: 200, body: Array("x".utf8))
         }
         defer { server.stop() }
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        defer { directory.cleanup() }
         let put = HTTPRequest(method: .put, url: server.url("/m"))
         try await c.expectError(.requestBodyFailed, sending: put, body: .file(directory.file("absent")), "a missing file")
         try await c.expectError(.requestBodyFailed, sending: put, body: .file(directory.url), "a directory as the body")

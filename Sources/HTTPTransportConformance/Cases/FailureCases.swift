@@ -1,5 +1,5 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 import Transport
 
 /// Cancellation, time limits, broken connections, unreachable hosts. Time limits are short and
@@ -172,8 +172,8 @@ enum FailureCases {
         "fileShrinkingDuringUpload",
         "A request body file that shrinks during the upload fails with .requestBodyFailed instead of sending less."
     ) { c in
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        defer { directory.cleanup() }
         let file = directory.file("shrinking.bin")
         try PatternBytes(seed: 51).writeFile(file, count: 48 * 1024 * 1024)
         let readByServer = Locked<Int64>(0)

@@ -1,5 +1,5 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 import Transport
 
 /// Status codes, redirects, header fields and response framing.

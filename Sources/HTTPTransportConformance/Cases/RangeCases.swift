@@ -1,5 +1,5 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 import Transport
 
 /// `Range` requests: the header goes out as set, and 206 / 416 answers come back as responses.

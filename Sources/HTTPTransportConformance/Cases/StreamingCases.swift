@@ -1,5 +1,5 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 import Transport
 
 /// Large bodies both ways (checked byte for byte against a pattern as they move), memory limits,
@@ -49,8 +49,8 @@ enum StreamingCases {
     static let uploads100MiBFromAFile = ConformanceCase(
         "uploads100MiBFromAFile", "A 100 MiB file uploads byte for byte with its size as Content-Length."
     ) { c in
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        defer { directory.cleanup() }
         let pattern = PatternBytes(seed: 2)
         let file = directory.file("upload.bin")
         try pattern.writeFile(file, count: hundredMiB)
@@ -102,8 +102,8 @@ enum StreamingCases {
         "downloads100MiBToAFile",
         "A 100 MiB response is written byte for byte to the requested file, created with mode 0600."
     ) { c in
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        defer { directory.cleanup() }
         let pattern = PatternBytes(seed: 4)
         let server = try LoopbackHTTPServer(handler: Handlers.patternDownload(pattern, count: hundredMiB))
         defer { server.stop() }
@@ -155,8 +155,8 @@ enum StreamingCases {
             response.abortConnection()
         }
         defer { server.stop() }
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        defer { directory.cleanup() }
         let target = directory.file("partial.bin")
         try await c.expectError(.connectionLost, sending: HTTPRequest(method: .get, url: server.url("/cut")),
                                 options: TransferOptions(response: .file(target)))

@@ -1,6 +1,6 @@
 import Foundation
 import Transport
-import StationEmulator
+import LoopbackHTTP
 
 /// Server behaviours several cases share.
 enum Handlers {
