@@ -15,16 +15,9 @@ struct StreamingTests {
         let pattern = PatternBytes(seed: 5)
         let total: Int64 = 256 * 1024 * 1024
         let written = Locked<Int64>(0)
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "\(total)")])
-            var offset: Int64 = 0
-            while offset < total {
-                let chunk = pattern.bytes(offset: offset, count: 64 * 1024)
-                try response.write(chunk)
-                offset += Int64(chunk.count)
-                written.withLock { $0 = offset }
-            }
-        }
+        let server = try LoopbackHTTPServer(handler: TestHandlers.patternDownload(pattern, count: total) { offset in
+            written.withLock { $0 = offset }
+        })
         defer { server.stop() }
         let response = try await CurlTransport.forTests().send(
             HTTPRequest(method: .get, url: server.url("/big")), body: .none, options: TransferOptions(response: .stream)
@@ -36,14 +29,7 @@ struct StreamingTests {
         var iterator = stream.makeAsyncIterator()
         let first = try await iterator.next()
         #expect(first.map { pattern.matches($0, offset: 0) } == true)
-        // Wait until the server stalls (no progress for half a second), then look how far it got.
-        var last: Int64 = -1
-        for _ in 0..<60 {
-            try await Task.sleep(nanoseconds: 500_000_000)
-            let now = written.value
-            if now == last { break }
-            last = now
-        }
+        await waitUntilSteady(written)
         #expect(written.value < 64 * 1024 * 1024, "the server ran \(written.value) bytes ahead of a stalled reader")
     }
 }

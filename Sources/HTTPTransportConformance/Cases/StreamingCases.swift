@@ -24,7 +24,7 @@ enum StreamingCases {
     ) { c in
         let pattern = PatternBytes(seed: 1)
         let atServer = Locked<Int64>(0)
-        let server = try LoopbackHTTPServer(handler: Handlers.verifyingUpload(pattern) { read in
+        let server = try LoopbackHTTPServer(handler: TestHandlers.verifyingUpload(pattern) { read in
             atServer.withLock { $0 = read }
         })
         defer { server.stop() }
@@ -41,7 +41,7 @@ enum StreamingCases {
         }
         let response = try await c.send(HTTPRequest(method: .post, url: server.url("/upload")), body: .stream(body))
         try c.expectEqual(String(decoding: try await c.bodyBytes(of: response, "POST /upload"), as: UTF8.self),
-                          verifiedUploadReply(hundredMiB), "the server's check of the body")
+                          TestHandlers.verifiedUploadReply(hundredMiB), "the server's check of the body")
         try c.expect(mostAhead.value <= maximumLead, "how far the transport read the stream ahead of the server",
                      expected: "at most \(maximumLead) bytes", got: "\(mostAhead.value) bytes")
     }
@@ -54,11 +54,11 @@ enum StreamingCases {
         let pattern = PatternBytes(seed: 2)
         let file = directory.file("upload.bin")
         try pattern.writeFile(file, count: hundredMiB)
-        let server = try LoopbackHTTPServer(handler: Handlers.verifyingUpload(pattern))
+        let server = try LoopbackHTTPServer(handler: TestHandlers.verifyingUpload(pattern))
         defer { server.stop() }
         let response = try await c.send(HTTPRequest(method: .put, url: server.url("/upload")), body: .file(file))
         try c.expectEqual(String(decoding: try await c.bodyBytes(of: response, "PUT /upload"), as: UTF8.self),
-                          verifiedUploadReply(hundredMiB), "the server's check of the body")
+                          TestHandlers.verifiedUploadReply(hundredMiB), "the server's check of the body")
     }
 
     static let downloads100MiBAsAStream = ConformanceCase(
@@ -68,7 +68,7 @@ enum StreamingCases {
     ) { c in
         let pattern = PatternBytes(seed: 3)
         let written = Locked<Int64>(0)
-        let server = try LoopbackHTTPServer(handler: Handlers.patternDownload(pattern, count: hundredMiB) { offset in
+        let server = try LoopbackHTTPServer(handler: TestHandlers.patternDownload(pattern, count: hundredMiB) { offset in
             written.withLock { $0 = offset }
         })
         defer { server.stop() }
@@ -105,7 +105,7 @@ enum StreamingCases {
         let directory = try TemporaryDirectory(prefix: "transport-conformance")
         defer { directory.cleanup() }
         let pattern = PatternBytes(seed: 4)
-        let server = try LoopbackHTTPServer(handler: Handlers.patternDownload(pattern, count: hundredMiB))
+        let server = try LoopbackHTTPServer(handler: TestHandlers.patternDownload(pattern, count: hundredMiB))
         defer { server.stop() }
         let target = directory.file("download.bin")
         let response = try await c.send(HTTPRequest(method: .get, url: server.url("/download")),
@@ -168,7 +168,7 @@ enum StreamingCases {
         "droppingAStreamCancelsTheTransfer", "Dropping an unfinished streamed response body closes its connection."
     ) { c in
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer(handler: Handlers.stalling(prefix: 5000, closed: closed))
+        let server = try LoopbackHTTPServer(handler: TestHandlers.stalling(prefix: 5000, closed: closed))
         defer { server.stop() }
         do {
             let response = try await c.send(HTTPRequest(method: .get, url: server.url("/drop")),
