@@ -226,7 +226,7 @@ let package = Package(
         .target(name: "TransportTestSupport", dependencies: ["LoopbackHTTP", "Transport"], path: "Tests/TransportTestSupport"),
         .testTarget(
             name: "TransportTests",
-            dependencies: ["Transport", "TestSupport"],
+            dependencies: ["Transport", "LoopbackHTTP", "TransportTestSupport", "TestSupport"],
             resources: [.copy("Resources")]
         ),
         .testTarget(

@@ -139,7 +139,7 @@ public final class CurlTransport: HTTPTransport {
         case .none: return .none
         case .bytes(let data): return .bytes(data)
         case .stream(let stream):
-            return .stream(RequestPipe(declaredLength: stream.length, highWater: streamBuffer), stream)
+            return .stream(RequestBodyPipe(declaredLength: stream.length, highWater: streamBuffer), stream)
         case .file(let fileURL):
             let descriptor = open(fileURL.path, O_RDONLY | O_CLOEXEC)
             var info = stat()

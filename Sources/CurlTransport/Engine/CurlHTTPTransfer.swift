@@ -13,7 +13,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
         case none
         case bytes(Data)
         case file(descriptor: Int32, size: Int64, path: String)
-        case stream(RequestPipe, HTTPBodyStream)
+        case stream(RequestBodyPipe, HTTPBodyStream)
 
         /// The length when known before sending.
         var length: Int64? {
@@ -311,8 +311,9 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             case .bytes(let count): return count
             case .end: return 0
             case .wouldBlock: return CCURL_READFUNC_PAUSE
-            case .failed(let message, let underlying):
-                failure = TransportError(.requestBodyFailed, method: method, url: url, message: message, underlying: underlying)
+            case .failed(let broken):
+                failure = TransportError(.requestBodyFailed, method: method, url: url, message: broken.message,
+                                         underlying: broken.underlying)
                 return CCURL_READFUNC_ABORT
             }
         }
