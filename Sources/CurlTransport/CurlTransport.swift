@@ -158,7 +158,7 @@ public final class CurlTransport: HTTPTransport {
     {
         switch destination {
         case .memory(let limit): return .memory(limit: max(0, limit))
-        case .stream: return .stream(ResponsePipe(highWater: streamBuffer))
+        case .stream: return .stream(ResponseBuffer(highWater: streamBuffer, backpressure: .refuseWhenFull, request: request))
         case .file(let fileURL):
             let descriptor = open(fileURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else {

@@ -30,7 +30,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     enum Destination {
         case memory(limit: Int)
         case file(URL, descriptor: Int32)
-        case stream(ResponsePipe)
+        case stream(ResponseBuffer)
     }
 
     /// Everything decided before the transfer starts.
@@ -100,7 +100,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             if case .stream(let pipe) = setup.destination {
                 pipe.attach(
                     resume: { [engine, self] in engine.post(.resume(self)) },
-                    cancel: { [self] in cancel() }
+                    abandon: { [self] in cancel() }
                 )
             }
             engine.post(.start(self))
@@ -399,7 +399,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             }
             written += Int64(bytes.count)
         case .stream(let pipe):
-            guard pipe.offer(bytes) else { return CCURL_WRITEFUNC_PAUSE }
+            guard pipe.offer(Data(bytes)) else { return CCURL_WRITEFUNC_PAUSE }
             written += Int64(bytes.count)
         }
         return bytes.count
@@ -418,9 +418,9 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
 
     // MARK: Results
 
-    private func deliverStreamHead(_ pipe: ResponsePipe) {
-        let token = ResponseStreamToken(pipe: pipe, lifetime: lifetime)
-        let stream = HTTPBodyStream(length: announcedLength()) { try await token.pipe.next() }
+    private func deliverStreamHead(_ pipe: ResponseBuffer) {
+        let token = ResponseStreamToken(buffer: pipe, keeping: lifetime)
+        let stream = HTTPBodyStream(length: announcedLength()) { try await token.buffer.next() }
         resume(.success(HTTPResponse(status: status ?? 0, headers: headers, body: .stream(stream), httpVersion: httpVersion)))
     }
 
