@@ -18,27 +18,13 @@ import Glibc
 struct FailureTests {
     /// A body that keeps trickling never trips the idle limit, but the total limit still ends it.
     @Test func totalTimeoutForOrdinaryRequests() async throws {
-        let server = try LoopbackHTTPServer(handler: TestHandlers.trickle(0x42, count: 1000, declared: 100_000))
-        defer { server.stop() }
-        let error = await transportError {
-            _ = try await URLSessionTransport.forTests(idle: 60, total: 1.5).send(HTTPRequest(method: .get, url: server.url("/slow")))
-        }
-        #expect(error?.kind == .timedOut)
+        #expect(await errorKindOfATrickle(URLSessionTransport.forTests(idle: 60, total: 1.5)) == .timedOut)
     }
 
     /// Streamed and file transfers keep only the idle limit by default: this one outlives the
     /// 1 s total limit while bytes keep moving.
     @Test func streamingTransfersHaveNoTotalLimitByDefault() async throws {
-        let server = try LoopbackHTTPServer(handler: TestHandlers.trickle(0x43, count: 25, declared: 25))
-        defer { server.stop() }
-        let transport = URLSessionTransport.forTests(idle: 60, total: 1)
-        let response = try await transport.send(HTTPRequest(method: .get, url: server.url("/trickle")), body: .none,
-                                                options: TransferOptions(response: .stream))
-        guard case .stream(let stream) = response.body else {
-            Issue.record("expected a stream")
-            return
-        }
-        #expect(try await stream.collect(upTo: 100) == Data(repeating: 0x43, count: 25))
+        #expect(try await streamedTrickle(URLSessionTransport.forTests(idle: 60, total: 1)) == Data(repeating: 0x43, count: 25))
         // The same request with explicit limits is cut off: the conformance case totalTimeoutOfAStream.
     }
 

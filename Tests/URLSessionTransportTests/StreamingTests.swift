@@ -58,59 +58,25 @@ struct StreamingTests {
         #else
         let total: Int64 = 256 * 1024 * 1024
         #endif
-        let written = Locked<Int64>(0)
-        let server = try LoopbackHTTPServer(handler: TestHandlers.patternDownload(pattern, count: total) { offset in
-            written.withLock { $0 = offset }
-        })
-        defer { server.stop() }
-        let response = try await URLSessionTransport.forTests().send(
-            HTTPRequest(method: .get, url: server.url("/big")), body: .none, options: TransferOptions(response: .stream)
-        )
-        guard case .stream(let stream) = response.body else {
+        guard var download = try await startStreamedDownload(URLSessionTransport.forTests(), pattern: pattern, total: total) else {
             Issue.record("expected a streamed body")
             return
         }
-        var iterator = stream.makeAsyncIterator()
-        let first = try await iterator.next()
-        #expect(first.map { pattern.matches($0, offset: 0) } == true)
-        await waitUntilSteady(written)
+        defer { download.server.stop() }
+        #expect(download.firstChunkMatches)
+        await waitUntilSteady(download.written)
         #if canImport(FoundationNetworking)
-        var received = Int64(first?.count ?? 0)
+        var received = Int64(download.firstChunkCount)
         var matches = true
-        while let chunk = try await iterator.next() {
+        while let chunk = try await download.iterator.next() {
             if matches, !pattern.matches(chunk, offset: received) { matches = false }
             received += Int64(chunk.count)
         }
         #expect(received == total)
         #expect(matches)
         #else
-        #expect(written.value < 64 * 1024 * 1024, "the server ran \(written.value) bytes ahead of a stalled reader")
+        #expect(download.written.value < 64 * 1024 * 1024, "the server ran \(download.written.value) bytes ahead of a stalled reader")
         #endif
-    }
-
-    /// Progress reports both directions, ends at the full sizes and never goes backwards.
-    @Test func progressReportsBothDirections() async throws {
-        let size = 4 * 1024 * 1024
-        let pattern = PatternBytes(seed: 6)
-        let server = try LoopbackHTTPServer { request, response in
-            try request.consumeBody()
-            try response.send(status: 200, body: pattern.bytes(offset: 0, count: size))
-        }
-        defer { server.stop() }
-        let reports = Locked<[TransferProgress]>([])
-        let options = TransferOptions(progress: { progress in reports.withLock { $0.append(progress) } })
-        let response = try await URLSessionTransport.forTests().send(
-            HTTPRequest(method: .post, url: server.url("/p")),
-            body: .stream(HTTPBodyStream(length: Int64(size), pattern.stream(count: Int64(size)))), options: options
-        )
-        #expect(response.body.data?.count == size)
-        let all = reports.value
-        let last = try #require(all.last)
-        #expect(last.bytesSent == Int64(size))
-        #expect(last.expectedBytesToSend == Int64(size))
-        #expect(last.bytesReceived == Int64(size))
-        #expect(last.expectedBytesToReceive == Int64(size))
-        #expect(zip(all, all.dropFirst()).allSatisfy { $0.bytesSent <= $1.bytesSent && $0.bytesReceived <= $1.bytesReceived })
     }
 
     /// Files that cannot be read or written fail before anything is sent.

@@ -185,7 +185,7 @@ enum StreamingCases {
     static let progressIsReported = ConformanceCase(
         "progressIsReported",
         "Progress reaches the full upload and download sizes before send returns, announces both sizes, "
-            + "and never goes backwards."
+            + "ends with a complete report and never goes backwards."
     ) { c in
         let size = 4 * 1024 * 1024
         let pattern = PatternBytes(seed: 6)
@@ -207,6 +207,9 @@ enum StreamingCases {
                      expected: "\(size) in some report", got: "\(Set(all.map(\.expectedBytesToSend)))")
         try c.expect(all.contains { $0.expectedBytesToReceive == Int64(size) }, "expectedBytesToReceive",
                      expected: "\(size) in some report", got: "\(Set(all.map(\.expectedBytesToReceive)))")
+        let full = TransferProgress(bytesSent: Int64(size), expectedBytesToSend: Int64(size), bytesReceived: Int64(size),
+                                    expectedBytesToReceive: Int64(size))
+        try c.expectEqual(all.last, full, "the last report")
         let backwards = zip(all, all.dropFirst()).first { $0.bytesSent > $1.bytesSent || $0.bytesReceived > $1.bytesReceived }
         try c.expect(backwards == nil, "successive reports", expected: "never decreasing",
                      got: backwards.map { "\($0.0) then \($0.1)" } ?? "")
