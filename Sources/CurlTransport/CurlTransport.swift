@@ -86,7 +86,8 @@ public final class CurlTransport: HTTPTransport {
         let preparedBody = try Self.prepare(body, for: request, streamBuffer: configuration.streamBufferSize)
         let destination: CurlHTTPTransfer.Destination
         do {
-            destination = try Self.prepare(options.response, for: request, streamBuffer: configuration.streamBufferSize)
+            destination = try ResponseSink.make(options.response, for: request, bufferSize: configuration.streamBufferSize,
+                                                backpressure: .refuseWhenFull)
         } catch {
             if case .file(let descriptor, _, _) = preparedBody { _ = close(descriptor) }
             throw error
@@ -150,22 +151,6 @@ public final class CurlTransport: HTTPTransport {
                                      message: "cannot read \(fileURL.path): \(descriptor >= 0 ? "not a regular file" : reason)")
             }
             return .file(descriptor: descriptor, size: Int64(info.st_size), path: fileURL.path)
-        }
-    }
-
-    private static func prepare(_ destination: ResponseDestination, for request: HTTPRequest, streamBuffer: Int) throws
-        -> CurlHTTPTransfer.Destination
-    {
-        switch destination {
-        case .memory(let limit): return .memory(limit: max(0, limit))
-        case .stream: return .stream(ResponseBuffer(highWater: streamBuffer, backpressure: .refuseWhenFull, request: request))
-        case .file(let fileURL):
-            let descriptor = open(fileURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                throw TransportError(.responseBodyFailed, method: request.method, url: request.url,
-                                     message: "cannot create \(fileURL.path): \(String(cString: strerror(errno)))")
-            }
-            return .file(fileURL, descriptor: descriptor)
         }
     }
 

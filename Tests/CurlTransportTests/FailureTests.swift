@@ -44,13 +44,7 @@ struct FailureTests {
     /// A listener whose accept queue is full never completes the handshake (Linux drops the SYN),
     /// so the connect limit fires.
     @Test func connectTimeout() async throws {
-        let listener = try FullListener()
-        defer { listener.close() }
-        let url = try #require(URL(string: "http://127.0.0.1:\(listener.port)/"))
-        let error = await transportError {
-            _ = try await CurlTransport.forTests(connect: 1).send(HTTPRequest(method: .get, url: url))
-        }
-        #expect(error?.kind == .timedOut)
+        #expect(try await errorKindConnectingToAFullListener(CurlTransport.forTests(connect: 1)) == .timedOut)
     }
     #endif
 }

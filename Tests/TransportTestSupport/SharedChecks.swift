@@ -56,3 +56,15 @@ package func startStreamedDownload(_ transport: any HTTPTransport, pattern: Patt
                             firstChunkMatches: first.map { pattern.matches($0, offset: 0) } == true,
                             firstChunkCount: first?.count ?? 0)
 }
+
+#if os(Linux)
+/// The kind of error `transport` fails with connecting to a listener whose accept queue is full
+/// (Linux drops the SYN, so the handshake never completes and the configured connect limit must
+/// fire: `.timedOut`).
+package func errorKindConnectingToAFullListener(_ transport: any HTTPTransport) async throws -> TransportError.Kind? {
+    let listener = try FullListener()
+    defer { listener.close() }
+    guard let url = URL(string: "http://127.0.0.1:\(listener.port)/") else { return nil }
+    return await transportError { _ = try await transport.send(HTTPRequest(method: .get, url: url)) }?.kind
+}
+#endif

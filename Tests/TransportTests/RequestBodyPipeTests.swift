@@ -16,9 +16,10 @@ struct RequestBodyPipeTests {
         case end, failed, other
     }
 
-    /// Reads the pipe to its end with blocking reads (`idle` seconds at most each) on a thread of
-    /// its own, as URLSession's body thread does.
-    static func drain(_ pipe: RequestBodyPipe, idle: TimeInterval? = 30) async -> (bytes: [UInt8], last: Last) {
+    /// Reads the pipe to its end with blocking reads (`idle` seconds at most each; no limit by
+    /// default, so a producer task that a loaded test pool starts late is not taken for a stalled
+    /// one) on a thread of its own, as URLSession's body thread does.
+    static func drain(_ pipe: RequestBodyPipe, idle: TimeInterval? = nil) async -> (bytes: [UInt8], last: Last) {
         await withCheckedContinuation { continuation in
             Thread {
                 var bytes: [UInt8] = []

@@ -27,11 +27,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     }
 
     /// Where the response body goes, opened before the job is posted.
-    enum Destination {
-        case memory(limit: Int)
-        case file(URL, descriptor: Int32)
-        case stream(ResponseBuffer)
-    }
+    typealias Destination = ResponseSink
 
     /// Everything decided before the transfer starts.
     struct Setup {
