@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "URLSessionTransport", targets: ["URLSessionTransport"]),
         .library(name: "StationClient", targets: ["StationClient"]),
         .library(name: "StationEmulator", targets: ["StationEmulator"]),
+        .library(name: "LoopbackHTTP", targets: ["LoopbackHTTP"]),
         .library(name: "HTTPTransportConformance", targets: ["HTTPTransportConformance"]),
         .executable(name: "cipher-station-emulator", targets: ["CipherStationEmulator"]),
         .executable(name: "cipher-bench", targets: ["CipherBench"]),
@@ -60,9 +61,12 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // Layer 1: the HTTPTransport protocol, request/response types, multipart bodies (TLS key
+        // Layer 2: the HTTPTransport protocol, request/response types, multipart bodies (TLS key
         // fingerprints hash with SHA2).
         .target(name: "Transport", dependencies: ["SHA2"]),
+        // Layer 3: an HTTP/1.1 server on 127.0.0.1 (POSIX sockets, a thread per connection) with
+        // deterministic test content, for the emulator, the conformance suite, tests and benchmarks.
+        .target(name: "LoopbackHTTP", dependencies: ["Transport"]),
         // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning).
         .target(name: "CurlTransport", dependencies: ["Transport", "CCurl"]),
         // Layer 2: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
@@ -127,11 +131,11 @@ let package = Package(
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
         .target(
             name: "StationEmulator",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport"]
+            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "LoopbackHTTP"]
         ),
-        // Layer 4: the behaviour every HTTPTransport promises, as cases any test runner can run
-        // against a transport (served by the emulator's loopback HTTP server; no test framework).
-        .target(name: "HTTPTransportConformance", dependencies: ["Transport", "StationEmulator"]),
+        // Layer 3: the behaviour every HTTPTransport promises, as cases any test runner can run
+        // against a transport (served by LoopbackHTTP; no test framework, no station).
+        .target(name: "HTTPTransportConformance", dependencies: ["Transport", "LoopbackHTTP"]),
         .executableTarget(
             name: "CipherStationEmulator",
             dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON"]
@@ -140,7 +144,7 @@ let package = Package(
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "CurlTransport", "StationEmulator"],
+            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "CurlTransport", "LoopbackHTTP"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -206,7 +210,7 @@ let package = Package(
         ),
 
         // Tests. TestSupport holds hex helpers and the runner for the Python interop halves.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LoopbackHTTP"], path: "Tests/TestSupport"),
         .testTarget(
             name: "PQCryptoTests",
             dependencies: ["PQCrypto", "TestSupport"],
@@ -235,27 +239,26 @@ let package = Package(
             dependencies: ["PostQuantumTour", "PairDevice", "SignRequest", "ReadManifest", "OpenEnvelope", "PublishPost",
                            "TwoClients", "ReadFollowed", "TestSupport"]
         ),
-        // Openssl helpers, TLS fronts (scripts/tls-front.py, nghttpx) and test patterns for transport tests;
-        // re-exports the emulator's loopback HTTP server.
-        .target(name: "TransportTestSupport", dependencies: ["StationEmulator", "Transport"], path: "Tests/TransportTestSupport"),
+        // Openssl helpers, TLS fronts (scripts/tls-front.py, nghttpx) and waiting helpers for transport tests.
+        .target(name: "TransportTestSupport", dependencies: ["LoopbackHTTP", "Transport"], path: "Tests/TransportTestSupport"),
         .testTarget(
             name: "TransportTests",
-            dependencies: ["Transport", "SHA2", "TestSupport"],
+            dependencies: ["Transport", "SHA2", "LoopbackHTTP", "TransportTestSupport", "TestSupport"],
             resources: [.copy("Resources")]
         ),
         .testTarget(
             name: "StationClientTests",
             dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
-                           "CurlTransport", "URLSessionTransport", "StationEmulator", "TransportTestSupport", "TestSupport"]
+                           "CurlTransport", "URLSessionTransport", "StationEmulator", "LoopbackHTTP", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",
             dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON", "ContentAddressing",
-                           "Transport", "TestSupport"]
+                           "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TestSupport"]
         ),
         .testTarget(
             name: "CurlTransportTests",
-            dependencies: ["CurlTransport", "Transport", "HTTPTransportConformance", "TransportTestSupport", "TestSupport"]
+            dependencies: ["CurlTransport", "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TransportTestSupport", "TestSupport"]
         ),
         // Every Swift snippet of the README and the documentation, written here by
         // scripts/check_snippets.py (Tests/SnippetTests/Generated, not in git) and compiled with the
@@ -263,12 +266,12 @@ let package = Package(
         .testTarget(
             name: "SnippetTests",
             dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "CurlTransport",
-                           "URLSessionTransport", "StationClient", "StationEmulator", "HTTPTransportConformance"],
+                           "URLSessionTransport", "StationClient", "StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"],
             path: "Tests/SnippetTests"
         ),
         .testTarget(
             name: "URLSessionTransportTests",
-            dependencies: ["URLSessionTransport", "Transport", "HTTPTransportConformance", "TransportTestSupport", "TestSupport"]
+            dependencies: ["URLSessionTransport", "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TransportTestSupport", "TestSupport"]
         ),
     ]
 )

@@ -28,8 +28,8 @@ modules_for() {
     case "$1" in
         manifest | cid) echo "StationEmulator Signing Envelope Manifest OrderedJSON ContentAddressing Transport ClassicalCrypto PQCrypto" ;;
         envelope) echo "Envelope ClassicalCrypto PQCrypto" ;;
-        emulator-http) echo "StationEmulator Signing Envelope Manifest OrderedJSON ContentAddressing Transport ClassicalCrypto PQCrypto" ;;
-        keystore) echo "StationClient CurlTransport URLSessionTransport Signing Envelope Manifest OrderedJSON ContentAddressing Transport ClassicalCrypto PQCrypto" ;;
+        emulator-http) echo "StationEmulator LoopbackHTTP Signing Envelope Manifest OrderedJSON ContentAddressing Transport SHA2 ClassicalCrypto PQCrypto" ;;
+        keystore) echo "StationClient CurlTransport URLSessionTransport Signing Envelope Manifest OrderedJSON ContentAddressing Transport SHA2 ClassicalCrypto PQCrypto" ;;
         *) echo "unknown harness $1 (known: ${all[*]})" >&2; exit 2 ;;
     esac
 }

@@ -1,7 +1,7 @@
 import CurlTransport
 import Foundation
 import Transport
-import StationEmulator
+import LoopbackHTTP
 
 /// 100 MiB through `CurlTransport` against an in-process loopback server, reporting wall time and
 /// the peak resident memory of the whole process during the transfer (`VmHWM`, reset before each
@@ -62,20 +62,10 @@ func runTransportBenchmarks(options: BenchmarkOptions) {
     for (name, run) in selected {
         let server: LoopbackHTTPServer
         do {
+            let download = TestHandlers.patternDownload(pattern, count: size)
             server = try LoopbackHTTPServer { request, response in
                 if request.path == "/download" {
-                    try response.writeHead(status: 200, headers: [("Content-Length", "\(size)")])
-                    var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-                    var offset: Int64 = 0
-                    while offset < size {
-                        let piece = Int(min(Int64(buffer.count), size - offset))
-                        try buffer.withUnsafeMutableBytes { raw in
-                            let slice = UnsafeMutableRawBufferPointer(rebasing: raw[0..<piece])
-                            pattern.fill(slice, offset: offset)
-                            try response.write(UnsafeRawBufferPointer(slice))
-                        }
-                        offset += Int64(piece)
-                    }
+                    try download(request, response)
                 } else {
                     var received: Int64 = 0
                     try request.consumeBody { bytes, _ in received += Int64(bytes.count) }

@@ -86,7 +86,8 @@ public final class CurlTransport: HTTPTransport {
         let preparedBody = try Self.prepare(body, for: request, streamBuffer: configuration.streamBufferSize)
         let destination: CurlHTTPTransfer.Destination
         do {
-            destination = try Self.prepare(options.response, for: request, streamBuffer: configuration.streamBufferSize)
+            destination = try ResponseSink.make(options.response, for: request, bufferSize: configuration.streamBufferSize,
+                                                backpressure: .refuseWhenFull)
         } catch {
             if case .file(let descriptor, _, _) = preparedBody { _ = close(descriptor) }
             throw error
@@ -139,7 +140,7 @@ public final class CurlTransport: HTTPTransport {
         case .none: return .none
         case .bytes(let data): return .bytes(data)
         case .stream(let stream):
-            return .stream(RequestPipe(declaredLength: stream.length, highWater: streamBuffer), stream)
+            return .stream(RequestBodyPipe(declaredLength: stream.length, highWater: streamBuffer), stream)
         case .file(let fileURL):
             let descriptor = open(fileURL.path, O_RDONLY | O_CLOEXEC)
             var info = stat()
@@ -150,22 +151,6 @@ public final class CurlTransport: HTTPTransport {
                                      message: "cannot read \(fileURL.path): \(descriptor >= 0 ? "not a regular file" : reason)")
             }
             return .file(descriptor: descriptor, size: Int64(info.st_size), path: fileURL.path)
-        }
-    }
-
-    private static func prepare(_ destination: ResponseDestination, for request: HTTPRequest, streamBuffer: Int) throws
-        -> CurlHTTPTransfer.Destination
-    {
-        switch destination {
-        case .memory(let limit): return .memory(limit: max(0, limit))
-        case .stream: return .stream(ResponsePipe(highWater: streamBuffer))
-        case .file(let fileURL):
-            let descriptor = open(fileURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                throw TransportError(.responseBodyFailed, method: request.method, url: request.url,
-                                     message: "cannot create \(fileURL.path): \(String(cString: strerror(errno)))")
-            }
-            return .file(fileURL, descriptor: descriptor)
         }
     }
 

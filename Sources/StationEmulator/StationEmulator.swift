@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 import Transport
 import Manifest
 import ClassicalCrypto
@@ -48,7 +49,8 @@ public final class StationEmulator: Sendable {
         /// app copes with the real station.
         public var losesResharedContent: Bool
         /// What each HTTP connection may take when serving with ``StationEmulator/start(port:gatewayPort:)``:
-        /// the connection cap and the head and body deadlines (see ``LoopbackHTTPServer/Limits``).
+        /// the connection cap and the head and body deadlines (see `LoopbackHTTPServer.Limits` in
+        /// the `LoopbackHTTP` module).
         /// Bodies are also capped at ``maximumUploadSize``: over HTTP none longer is read into
         /// memory (a chunked one gets 413 once it passes the limit, and the connection closes).
         public var serverLimits: LoopbackHTTPServer.Limits

@@ -137,7 +137,12 @@ public final class URLSessionTransport: HTTPTransport {
         }
         let destination: URLSessionTransfer.Destination
         do {
-            destination = try Self.prepare(options.response, for: request, bufferSize: bufferSize)
+            // FoundationNetworking can neither pause a receiving task nor let a delegate wait: spill.
+            #if canImport(FoundationNetworking)
+            destination = try ResponseSink.make(options.response, for: request, bufferSize: bufferSize, backpressure: .spillToDisk)
+            #else
+            destination = try ResponseSink.make(options.response, for: request, bufferSize: bufferSize, backpressure: .suspendTask)
+            #endif
         } catch {
             source?.close()
             throw error
@@ -166,29 +171,6 @@ public final class URLSessionTransport: HTTPTransport {
             }
             managed.delegate.register(transfer, for: task)
             return task
-        }
-    }
-
-    private static func prepare(_ destination: ResponseDestination, for request: HTTPRequest, bufferSize: Int) throws
-        -> URLSessionTransfer.Destination
-    {
-        switch destination {
-        case .memory(let limit): return .memory(limit: max(0, limit))
-        case .stream:
-            #if canImport(FoundationNetworking)
-            return .stream(ResponseBuffer(highWater: bufferSize, backpressure: .spillToDisk, request: request))
-            #else
-            return .stream(ResponseBuffer(highWater: bufferSize, backpressure: .suspendTask, request: request))
-            #endif
-        case .file(let fileURL):
-            let descriptor = open(fileURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                throw TransportError(.responseBodyFailed, method: request.method, url: request.url,
-                                     message: "cannot create \(fileURL.path): \(String(cString: strerror(errno)))")
-            }
-            // O_CREAT's mode applies only to a new file; an existing one is replaced, so set it too.
-            _ = fchmod(descriptor, 0o600)
-            return .file(fileURL, descriptor: descriptor)
         }
     }
 }

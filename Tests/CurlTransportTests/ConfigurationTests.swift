@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import LoopbackHTTP
 import Testing
 import Transport
 import TransportTestSupport

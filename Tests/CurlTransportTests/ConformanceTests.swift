@@ -1,6 +1,7 @@
 import CurlTransport
 import Foundation
 import HTTPTransportConformance
+import LoopbackHTTP
 import Testing
 import Transport
 import TransportTestSupport

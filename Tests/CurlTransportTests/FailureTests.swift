@@ -1,3 +1,4 @@
+import LoopbackHTTP
 import TestSupport
 import CurlTransport
 import Foundation
@@ -14,20 +15,9 @@ import Glibc
 /// limits. Limits are short (1–2 s) and the assertions only check that the right failure happens.
 @Suite("CurlTransport: failures")
 struct FailureTests {
-    /// A server whose handler sends the head and `prefix` body bytes of a longer body, then waits
-    /// for the client to give up; `closed` turns true when it has.
-    static func stallingServer(prefix: Int = 1, closed: Locked<Bool>) throws -> LoopbackHTTPServer {
-        try LoopbackHTTPServer { request, response in
-            try request.consumeBody()
-            try response.writeHead(status: 200, headers: [("Content-Length", "1000000")])
-            try response.write([UInt8](repeating: 0x41, count: prefix))
-            if response.waitForClientToClose(timeout: 60) { closed.withLock { $0 = true } }
-        }
-    }
-
     @Test func configuredIdleTimeout() async throws {
         let closed = Locked(false)
-        let server = try Self.stallingServer(closed: closed)
+        let server = try LoopbackHTTPServer(handler: TestHandlers.stalling(closed: closed))
         defer { server.stop() }
         let url = server.url("/stall")
         let error = await transportError {
@@ -40,60 +30,21 @@ struct FailureTests {
 
     /// A body that keeps trickling never trips the idle limit, but the total limit still ends it.
     @Test func configuredTotalTimeoutForOrdinaryRequests() async throws {
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "100000")])
-            for _ in 0..<1000 {
-                try response.write([0x42])
-                usleep(100_000)
-            }
-        }
-        defer { server.stop() }
-        let error = await transportError {
-            _ = try await CurlTransport.forTests(idle: 60, total: 1.5).send(HTTPRequest(method: .get, url: server.url("/slow")))
-        }
-        #expect(error?.kind == .timedOut)
+        #expect(await errorKindOfATrickle(CurlTransport.forTests(idle: 60, total: 1.5)) == .timedOut)
     }
 
     /// Streamed and file transfers keep only the idle limit by default: this one outlives the
     /// 1 s total limit while bytes keep moving.
     @Test func streamingTransfersHaveNoTotalLimitByDefault() async throws {
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "25")])
-            for _ in 0..<25 {
-                try response.write([0x43])
-                usleep(100_000)
-            }
-        }
-        defer { server.stop() }
-        let transport = CurlTransport.forTests(idle: 60, total: 1)
-        let response = try await transport.send(HTTPRequest(method: .get, url: server.url("/trickle")), body: .none,
-                                                options: TransferOptions(response: .stream))
-        guard case .stream(let stream) = response.body else {
-            Issue.record("expected a stream")
-            return
-        }
-        #expect(try await stream.collect(upTo: 100) == Data(repeating: 0x43, count: 25))
-        // The same request with explicit limits does get cut off.
-        let error = await transportError {
-            let explicit = TransferOptions(response: .stream, timeouts: TransferTimeouts(idle: 60, total: 1))
-            let cut = try await transport.send(HTTPRequest(method: .get, url: server.url("/trickle")), body: .none,
-                                               options: explicit)
-            if case .stream(let stream) = cut.body { _ = try await stream.collect(upTo: 100) }
-        }
-        #expect(error?.kind == .timedOut)
+        #expect(try await streamedTrickle(CurlTransport.forTests(idle: 60, total: 1)) == Data(repeating: 0x43, count: 25))
+        // The same request with explicit limits is cut off: the conformance case totalTimeoutOfAStream.
     }
 
     #if os(Linux)
     /// A listener whose accept queue is full never completes the handshake (Linux drops the SYN),
     /// so the connect limit fires.
     @Test func connectTimeout() async throws {
-        let listener = try FullListener()
-        defer { listener.close() }
-        let url = try #require(URL(string: "http://127.0.0.1:\(listener.port)/"))
-        let error = await transportError {
-            _ = try await CurlTransport.forTests(connect: 1).send(HTTPRequest(method: .get, url: url))
-        }
-        #expect(error?.kind == .timedOut)
+        #expect(try await errorKindConnectingToAFullListener(CurlTransport.forTests(connect: 1)) == .timedOut)
     }
     #endif
 }

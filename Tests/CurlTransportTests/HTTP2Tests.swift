@@ -1,5 +1,6 @@
 import CurlTransport
 import Foundation
+import LoopbackHTTP
 import Testing
 import Transport
 import TransportTestSupport

@@ -1,5 +1,6 @@
 import CurlTransport
 import Foundation
+import LoopbackHTTP
 import Testing
 import Transport
 import TransportTestSupport
@@ -13,36 +14,13 @@ struct StreamingTests {
     @Test func slowReaderAppliesBackpressure() async throws {
         let pattern = PatternBytes(seed: 5)
         let total: Int64 = 256 * 1024 * 1024
-        let written = Locked<Int64>(0)
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "\(total)")])
-            var offset: Int64 = 0
-            while offset < total {
-                let chunk = pattern.bytes(offset: offset, count: 64 * 1024)
-                try response.write(chunk)
-                offset += Int64(chunk.count)
-                written.withLock { $0 = offset }
-            }
-        }
-        defer { server.stop() }
-        let response = try await CurlTransport.forTests().send(
-            HTTPRequest(method: .get, url: server.url("/big")), body: .none, options: TransferOptions(response: .stream)
-        )
-        guard case .stream(let stream) = response.body else {
+        guard let download = try await startStreamedDownload(CurlTransport.forTests(), pattern: pattern, total: total) else {
             Issue.record("expected a streamed body")
             return
         }
-        var iterator = stream.makeAsyncIterator()
-        let first = try await iterator.next()
-        #expect(first.map { pattern.matches($0, offset: 0) } == true)
-        // Wait until the server stalls (no progress for half a second), then look how far it got.
-        var last: Int64 = -1
-        for _ in 0..<60 {
-            try await Task.sleep(nanoseconds: 500_000_000)
-            let now = written.value
-            if now == last { break }
-            last = now
-        }
-        #expect(written.value < 64 * 1024 * 1024, "the server ran \(written.value) bytes ahead of a stalled reader")
+        defer { download.server.stop() }
+        #expect(download.firstChunkMatches)
+        await waitUntilSteady(download.written)
+        #expect(download.written.value < 64 * 1024 * 1024, "the server ran \(download.written.value) bytes ahead of a stalled reader")
     }
 }

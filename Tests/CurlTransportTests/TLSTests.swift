@@ -1,3 +1,4 @@
+import LoopbackHTTP
 import TestSupport
 import CurlTransport
 import Foundation
@@ -25,7 +26,7 @@ struct TLSTests {
 
         func stop() {
             server.stop()
-            directory.remove()
+            directory.cleanup()
         }
     }
 

@@ -1,5 +1,6 @@
 import CurlTransport
 import Foundation
+import LoopbackHTTP
 import Manifest
 import PQCrypto
 @testable import StationClient

@@ -1,6 +1,7 @@
 @testable import CipherStationEmulator
 import Envelope
 import Foundation
+import LoopbackHTTP
 import Manifest
 import PQCrypto
 import Signing

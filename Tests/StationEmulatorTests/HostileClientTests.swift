@@ -1,5 +1,6 @@
 @testable import CipherStationEmulator
 import Foundation
+import LoopbackHTTP
 import Transport
 @testable import StationEmulator
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 import Manifest
 @testable import StationEmulator
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 import Transport
 
 /// `nghttpx` (Debian's `nghttp2-proxy`) on 127.0.0.1 before a plain-HTTP/1.1 backend: a TLS

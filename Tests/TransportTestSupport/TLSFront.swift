@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 import Transport
 
 /// A TLS front on 127.0.0.1 before a plain-HTTP backend (a `LoopbackHTTPServer`, the emulator):

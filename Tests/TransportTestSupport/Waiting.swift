@@ -23,3 +23,15 @@ public func transportError(_ body: () async throws -> Void) async -> TransportEr
         return nil
     }
 }
+
+/// Waits until `counter` stops moving (no change for half a second; 30 s at most), as when a
+/// server has stalled on a reader that stopped reading.
+package func waitUntilSteady(_ counter: Locked<Int64>) async {
+    var last: Int64 = -1
+    for _ in 0..<60 {
+        try? await Task.sleep(nanoseconds: 500_000_000)
+        let now = counter.value
+        if now == last { return }
+        last = now
+    }
+}

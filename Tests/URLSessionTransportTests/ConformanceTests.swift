@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTransportConformance
+import LoopbackHTTP
 import Testing
 import Transport
 import TransportTestSupport

@@ -80,7 +80,7 @@ struct MappingTests {
     /// Pins are checked against the leaf's key only, like libcurl's `CURLOPT_PINNEDPUBLICKEY`.
     @Test func pinDecisionUsesTheLeafKey() throws {
         let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        defer { directory.cleanup() }
         let leafFiles = try OpenSSLTool.makeSelfSignedCertificate(in: directory.url, name: "leaf")
         let otherFiles = try OpenSSLTool.makeSelfSignedCertificate(in: directory.url, name: "other", keyType: .rsa2048)
         let leaf = [UInt8](try OpenSSLTool.certificateDER(of: leafFiles.certificate))

@@ -1,3 +1,4 @@
+import LoopbackHTTP
 import TestSupport
 import URLSessionTransport
 import Foundation
@@ -12,49 +13,19 @@ import TransportTestSupport
 struct StreamingTests {
     static let hundredMiB: Int64 = 100 * 1024 * 1024
 
-    /// A handler that checks an uploaded body against `pattern` and answers `<bytes> <ok|bad> <framing>`.
-    static func verifyingUpload(_ pattern: PatternBytes) -> LoopbackHTTPServer.Handler {
-        { request, response in
-            var matches = true
-            try request.consumeBody { bytes, offset in
-                if matches, !pattern.matches(bytes, offset: offset) { matches = false }
-            }
-            let framing = request.isChunked ? "chunked" : "length=\(request.header("Content-Length") ?? "none")"
-            try response.send(status: 200, body: Array("\(request.bodyBytesRead) \(matches ? "ok" : "bad") \(framing)".utf8))
-        }
-    }
-
-    /// A handler that sends `count` pattern bytes with a `Content-Length`.
-    static func patternDownload(_ pattern: PatternBytes, count: Int64) -> LoopbackHTTPServer.Handler {
-        { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "\(count)")])
-            var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-            var offset: Int64 = 0
-            while offset < count {
-                let piece = Int(min(Int64(buffer.count), count - offset))
-                try buffer.withUnsafeMutableBytes { raw in
-                    let slice = UnsafeMutableRawBufferPointer(rebasing: raw[0..<piece])
-                    pattern.fill(slice, offset: offset)
-                    try response.write(UnsafeRawBufferPointer(slice))
-                }
-                offset += Int64(piece)
-            }
-        }
-    }
-
     @Test func uploads100MiBFromAStream() async throws {
         let pattern = PatternBytes(seed: 1)
-        let server = try LoopbackHTTPServer(handler: Self.verifyingUpload(pattern))
+        let server = try LoopbackHTTPServer(handler: TestHandlers.verifyingUpload(pattern))
         defer { server.stop() }
         let body = HTTPBodyStream(length: Self.hundredMiB, pattern.stream(count: Self.hundredMiB))
         let response = try await URLSessionTransport.forTests().send(HTTPRequest(method: .post, url: server.url("/upload")),
                                                                body: .stream(body))
-        #expect(response.body.data == Data("\(Self.hundredMiB) ok length=\(Self.hundredMiB)".utf8))
+        #expect(response.body.data == Data(TestHandlers.verifiedUploadReply(Self.hundredMiB).utf8))
     }
 
     @Test func downloads100MiBAsAStream() async throws {
         let pattern = PatternBytes(seed: 3)
-        let server = try LoopbackHTTPServer(handler: Self.patternDownload(pattern, count: Self.hundredMiB))
+        let server = try LoopbackHTTPServer(handler: TestHandlers.patternDownload(pattern, count: Self.hundredMiB))
         defer { server.stop() }
         let response = try await URLSessionTransport.forTests().send(
             HTTPRequest(method: .get, url: server.url("/download")), body: .none,
@@ -87,73 +58,25 @@ struct StreamingTests {
         #else
         let total: Int64 = 256 * 1024 * 1024
         #endif
-        let written = Locked<Int64>(0)
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "\(total)")])
-            var offset: Int64 = 0
-            while offset < total {
-                let chunk = pattern.bytes(offset: offset, count: 64 * 1024)
-                try response.write(chunk)
-                offset += Int64(chunk.count)
-                written.withLock { $0 = offset }
-            }
-        }
-        defer { server.stop() }
-        let response = try await URLSessionTransport.forTests().send(
-            HTTPRequest(method: .get, url: server.url("/big")), body: .none, options: TransferOptions(response: .stream)
-        )
-        guard case .stream(let stream) = response.body else {
+        guard var download = try await startStreamedDownload(URLSessionTransport.forTests(), pattern: pattern, total: total) else {
             Issue.record("expected a streamed body")
             return
         }
-        var iterator = stream.makeAsyncIterator()
-        let first = try await iterator.next()
-        #expect(first.map { pattern.matches($0, offset: 0) } == true)
-        // Wait until the server stalls (no progress for half a second), then look how far it got.
-        var last: Int64 = -1
-        for _ in 0..<60 {
-            try await Task.sleep(nanoseconds: 500_000_000)
-            let now = written.value
-            if now == last { break }
-            last = now
-        }
+        defer { download.server.stop() }
+        #expect(download.firstChunkMatches)
+        await waitUntilSteady(download.written)
         #if canImport(FoundationNetworking)
-        var received = Int64(first?.count ?? 0)
+        var received = Int64(download.firstChunkCount)
         var matches = true
-        while let chunk = try await iterator.next() {
+        while let chunk = try await download.iterator.next() {
             if matches, !pattern.matches(chunk, offset: received) { matches = false }
             received += Int64(chunk.count)
         }
         #expect(received == total)
         #expect(matches)
         #else
-        #expect(written.value < 64 * 1024 * 1024, "the server ran \(written.value) bytes ahead of a stalled reader")
+        #expect(download.written.value < 64 * 1024 * 1024, "the server ran \(download.written.value) bytes ahead of a stalled reader")
         #endif
-    }
-
-    /// Progress reports both directions, ends at the full sizes and never goes backwards.
-    @Test func progressReportsBothDirections() async throws {
-        let size = 4 * 1024 * 1024
-        let pattern = PatternBytes(seed: 6)
-        let server = try LoopbackHTTPServer { request, response in
-            try request.consumeBody()
-            try response.send(status: 200, body: pattern.bytes(offset: 0, count: size))
-        }
-        defer { server.stop() }
-        let reports = Locked<[TransferProgress]>([])
-        let options = TransferOptions(progress: { progress in reports.withLock { $0.append(progress) } })
-        let response = try await URLSessionTransport.forTests().send(
-            HTTPRequest(method: .post, url: server.url("/p")),
-            body: .stream(HTTPBodyStream(length: Int64(size), pattern.stream(count: Int64(size)))), options: options
-        )
-        #expect(response.body.data?.count == size)
-        let all = reports.value
-        let last = try #require(all.last)
-        #expect(last.bytesSent == Int64(size))
-        #expect(last.expectedBytesToSend == Int64(size))
-        #expect(last.bytesReceived == Int64(size))
-        #expect(last.expectedBytesToReceive == Int64(size))
-        #expect(zip(all, all.dropFirst()).allSatisfy { $0.bytesSent <= $1.bytesSent && $0.bytesReceived <= $1.bytesReceived })
     }
 
     /// Files that cannot be read or written fail before anything is sent.
@@ -161,7 +84,7 @@ struct StreamingTests {
         let server = try LoopbackHTTPServer { _, response in try response.send(status: 200, body: Array("x".utf8)) }
         defer { server.stop() }
         let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        defer { directory.cleanup() }
         let transport = URLSessionTransport.forTests()
         let missing = await transportError {
             _ = try await transport.send(HTTPRequest(method: .put, url: server.url("/m")), body: .file(directory.file("absent")))

@@ -1,3 +1,4 @@
+import LoopbackHTTP
 import TestSupport
 import Foundation
 import Testing
@@ -24,7 +25,7 @@ struct TLSTests {
 
         func stop() {
             server.stop()
-            directory.remove()
+            directory.cleanup()
         }
     }
 
@@ -34,7 +35,7 @@ struct TLSTests {
     /// A certificate from a CA the system does not know fails verification.
     @Test func serverSignedByAnUnknownCAIsRejected() async throws {
         let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        defer { directory.cleanup() }
         let authority = try OpenSSLTool.makeCertificateAuthority(in: directory.url)
         let files = try OpenSSLTool.makeServerCertificate(in: directory.url, signedBy: authority)
         let server = try OpenSSLTLSServer(serving: files, logDirectory: directory.url)
@@ -78,7 +79,7 @@ struct TLSTests {
     /// future FoundationNetworking honours it, this known issue stops reproducing.)
     @Test func certificateAuthorityEnvironmentVariableIsIgnoredOnLinux() async throws {
         let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        defer { directory.cleanup() }
         let authority = try OpenSSLTool.makeCertificateAuthority(in: directory.url)
         let files = try OpenSSLTool.makeServerCertificate(in: directory.url, signedBy: authority)
         let server = try OpenSSLTLSServer(serving: files, logDirectory: directory.url)

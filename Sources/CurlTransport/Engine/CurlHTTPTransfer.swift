@@ -13,7 +13,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
         case none
         case bytes(Data)
         case file(descriptor: Int32, size: Int64, path: String)
-        case stream(RequestPipe, HTTPBodyStream)
+        case stream(RequestBodyPipe, HTTPBodyStream)
 
         /// The length when known before sending.
         var length: Int64? {
@@ -27,11 +27,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     }
 
     /// Where the response body goes, opened before the job is posted.
-    enum Destination {
-        case memory(limit: Int)
-        case file(URL, descriptor: Int32)
-        case stream(ResponsePipe)
-    }
+    typealias Destination = ResponseSink
 
     /// Everything decided before the transfer starts.
     struct Setup {
@@ -100,7 +96,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             if case .stream(let pipe) = setup.destination {
                 pipe.attach(
                     resume: { [engine, self] in engine.post(.resume(self)) },
-                    cancel: { [self] in cancel() }
+                    abandon: { [self] in cancel() }
                 )
             }
             engine.post(.start(self))
@@ -311,8 +307,9 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             case .bytes(let count): return count
             case .end: return 0
             case .wouldBlock: return CCURL_READFUNC_PAUSE
-            case .failed(let message, let underlying):
-                failure = TransportError(.requestBodyFailed, method: method, url: url, message: message, underlying: underlying)
+            case .failed(let broken):
+                failure = TransportError(.requestBodyFailed, method: method, url: url, message: broken.message,
+                                         underlying: broken.underlying)
                 return CCURL_READFUNC_ABORT
             }
         }
@@ -398,7 +395,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             }
             written += Int64(bytes.count)
         case .stream(let pipe):
-            guard pipe.offer(bytes) else { return CCURL_WRITEFUNC_PAUSE }
+            guard pipe.offer(Data(bytes)) else { return CCURL_WRITEFUNC_PAUSE }
             written += Int64(bytes.count)
         }
         return bytes.count
@@ -417,9 +414,9 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
 
     // MARK: Results
 
-    private func deliverStreamHead(_ pipe: ResponsePipe) {
-        let token = ResponseStreamToken(pipe: pipe, lifetime: lifetime)
-        let stream = HTTPBodyStream(length: announcedLength()) { try await token.pipe.next() }
+    private func deliverStreamHead(_ pipe: ResponseBuffer) {
+        let token = ResponseStreamToken(buffer: pipe, keeping: lifetime)
+        let stream = HTTPBodyStream(length: announcedLength()) { try await token.buffer.next() }
         resume(.success(HTTPResponse(status: status ?? 0, headers: headers, body: .stream(stream), httpVersion: httpVersion)))
     }
 

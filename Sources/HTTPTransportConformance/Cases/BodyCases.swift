@@ -1,12 +1,12 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 import Transport
 
 /// Request bodies as the server receives them: framing, lengths, and bodies that break their word.
 enum BodyCases {
     static let all: [ConformanceCase] = [
         bodilessRequestsSendNoBody, bodilessPostPutPatchSendContentLengthZero, bodiesAreSentWithContentLength,
-        unsizedStreamIsSentChunked, requestStreamsMustKeepTheirWord, unusableFilesFail,
+        unsizedStreamIsSentChunked, requestStreamsMustKeepTheirWord, unusableFilesFail, bodiesGoOutWithoutExpectContinue,
     ]
 
     /// What the server saw of one request.
@@ -155,13 +155,33 @@ enum BodyCases {
             try response.send(status: 200, body: Array("x".utf8))
         }
         defer { server.stop() }
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        defer { directory.cleanup() }
         let put = HTTPRequest(method: .put, url: server.url("/m"))
         try await c.expectError(.requestBodyFailed, sending: put, body: .file(directory.file("absent")), "a missing file")
         try await c.expectError(.requestBodyFailed, sending: put, body: .file(directory.url), "a directory as the body")
         try await c.expectError(.responseBodyFailed, sending: HTTPRequest(method: .get, url: server.url("/m")),
                                 options: TransferOptions(response: .file(directory.file("no/such/dir/out"))),
                                 "a response file in a missing directory")
+    }
+
+    static let bodiesGoOutWithoutExpectContinue = ConformanceCase(
+        "bodiesGoOutWithoutExpectContinue",
+        "Small and 2 MiB bodies, bytes and streams, go out at once: no `Expect: 100-continue` round trip."
+    ) { c in
+        let seen = Locked<[String?]>([])
+        let server = try LoopbackHTTPServer { request, response in
+            seen.withLock { $0.append(request.header("Expect")) }
+            try request.consumeBody()
+            try response.send(status: 200)
+        }
+        defer { server.stop() }
+        let small = Data((0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        let large = Data(count: 2 * 1024 * 1024)
+        for (method, body) in [(HTTPMethod.post, HTTPRequestBody.bytes(small)), (.put, .bytes(large)),
+                               (.patch, .stream(HTTPBodyStream(small, chunkSize: 1000))), (.put, .stream(HTTPBodyStream(large)))] {
+            _ = try await c.send(HTTPRequest(method: method, url: server.url("/e")), body: body)
+        }
+        try c.expectEqual(seen.value, [nil, nil, nil, nil], "Expect fields the server received")
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 import Transport
 
 /// Cancellation, time limits, broken connections, unreachable hosts. Time limits are short and
@@ -7,7 +7,7 @@ import Transport
 enum FailureCases {
     static let all: [ConformanceCase] = [
         cancellingAWaitingRequest, cancellingMidDownloadStream, cancellingMidUpload, alreadyCancelledTaskSendsNothing,
-        idleTimeoutAfterTheHead, idleTimeoutBeforeAnyResponse, totalTimeout, serverClosingMidBody,
+        idleTimeoutAfterTheHead, idleTimeoutBeforeAnyResponse, totalTimeout, totalTimeoutOfAStream, serverClosingMidBody,
         fileShrinkingDuringUpload, connectionRefused, unresolvableHost, pinsOnPlainHTTPAreRefused,
     ]
 
@@ -111,7 +111,7 @@ enum FailureCases {
         "A body that stops moving fails with .timedOut under a 1 s idle limit, and the connection is closed."
     ) { c in
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer(handler: Handlers.stalling(closed: closed))
+        let server = try LoopbackHTTPServer(handler: TestHandlers.stalling(closed: closed))
         defer { server.stop() }
         try await c.expectError(.timedOut, sending: HTTPRequest(method: .get, url: server.url("/stall")),
                                 options: TransferOptions(timeouts: idleOnly))
@@ -133,16 +133,24 @@ enum FailureCases {
     static let totalTimeout = ConformanceCase(
         "totalTimeout", "A body that keeps trickling fails with .timedOut under a 1.5 s total limit (idle limit 60 s)."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "100000")])
-            for _ in 0..<600 {
-                try response.write([0x42])
-                usleep(100_000)
-            }
-        }
+        let server = try LoopbackHTTPServer(handler: TestHandlers.trickle(0x42, count: 600, declared: 100_000))
         defer { server.stop() }
         try await c.expectError(.timedOut, sending: HTTPRequest(method: .get, url: server.url("/slow")),
                                 options: TransferOptions(timeouts: TransferTimeouts(idle: 60, total: 1.5)))
+    }
+
+    static let totalTimeoutOfAStream = ConformanceCase(
+        "totalTimeoutOfAStream",
+        "A streamed body that keeps trickling fails with .timedOut under an explicit 1 s total limit (idle limit 60 s)."
+    ) { c in
+        let server = try LoopbackHTTPServer(handler: TestHandlers.trickle(0x43, count: 25, declared: 25))
+        defer { server.stop() }
+        let request = HTTPRequest(method: .get, url: server.url("/trickle"))
+        try await c.expectError([.timedOut], "reading the streamed body", request: request) {
+            let options = TransferOptions(response: .stream, timeouts: TransferTimeouts(idle: 60, total: 1))
+            let response = try await c.transport.send(request, body: .none, options: options)
+            if case .stream(let stream) = response.body { _ = try await stream.collect(upTo: 100) }
+        }
     }
 
     static let serverClosingMidBody = ConformanceCase(
@@ -172,8 +180,8 @@ enum FailureCases {
         "fileShrinkingDuringUpload",
         "A request body file that shrinks during the upload fails with .requestBodyFailed instead of sending less."
     ) { c in
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        defer { directory.cleanup() }
         let file = directory.file("shrinking.bin")
         try PatternBytes(seed: 51).writeFile(file, count: 48 * 1024 * 1024)
         let readByServer = Locked<Int64>(0)

@@ -1,5 +1,5 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 import Transport
 
 /// Status codes, redirects, header fields and response framing.
@@ -7,7 +7,7 @@ enum MessageCases {
     static let all: [ConformanceCase] = [
         statusCodesAreResponses, redirectsAreReturnedNotFollowed, largeHeadsBothWays,
         headersKeepOrderSpellingAndRepeats, chunkedAndCloseDelimitedResponses, informationalResponsesAreSkipped,
-        invalidRequestsAreRejected, malformedAndEmptyReplies, concurrentRequests,
+        invalidRequestsAreRejected, malformedAndEmptyReplies, concurrentRequests, connectionsAreReused,
     ]
 
     static let statusCodesAreResponses = ConformanceCase(
@@ -194,5 +194,22 @@ enum MessageCases {
             try await group.waitForAll()
         }
         try c.expectEqual(server.statistics.requestsReceived, 24, "requests the server received")
+    }
+
+    static let connectionsAreReused = ConformanceCase(
+        "connectionsAreReused", "Eight sequential requests to one host, with and without bodies, share one connection."
+    ) { c in
+        let server = try LoopbackHTTPServer { request, response in
+            _ = try request.readBody()
+            try response.send(status: 200, body: Array("r".utf8))
+        }
+        defer { server.stop() }
+        for index in 0..<8 {
+            let body: HTTPRequestBody = index.isMultiple(of: 2) ? .none : .bytes(Data("body \(index)".utf8))
+            let request = HTTPRequest(method: index.isMultiple(of: 2) ? .get : .post, url: server.url("/r\(index)"))
+            try c.expectEqual(try await c.send(request, body: body).status, 200, "status of request \(index)")
+        }
+        try c.expectEqual(server.statistics.requestsReceived, 8, "requests the server received")
+        try c.expectEqual(server.statistics.connectionsAccepted, 1, "connections the server accepted")
     }
 }

@@ -1,38 +1,17 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 import Transport
 
 /// `Range` requests: the header goes out as set, and 206 / 416 answers come back as responses.
 enum RangeCases {
-    static let all: [ConformanceCase] = [rangeRequestsGetPartialContent, unsatisfiableRangeGets416]
+    static let all: [ConformanceCase] = [rangeRequestsGetPartialContent, unsatisfiableRangeGets416, resumingAPartialDownload]
 
     static let size: Int64 = 1_000_000
     static let pattern = PatternBytes(seed: 21)
 
-    /// Serves `size` pattern bytes with single-range support, parsed here independently of
-    /// `ByteRange`.
+    /// Serves `size` pattern bytes with single-range support.
     static func rangeServer() throws -> LoopbackHTTPServer {
-        try LoopbackHTTPServer { request, response in
-            guard let range = request.header("Range") else {
-                try response.send(status: 200, body: pattern.bytes(offset: 0, count: Int(size)))
-                return
-            }
-            let spec = range.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
-            var first = size, last: Int64 = -1
-            if spec.count == 2, spec[0].isEmpty, let suffix = Int64(spec[1]) {
-                first = max(0, size - suffix)
-                last = size - 1
-            } else if spec.count == 2, let start = Int64(spec[0]) {
-                first = start
-                last = spec[1].isEmpty ? size - 1 : min(size - 1, Int64(spec[1]) ?? -1)
-            }
-            guard first < size, first <= last else {
-                try response.send(status: 416, headers: [("Content-Range", "bytes */\(size)")])
-                return
-            }
-            try response.send(status: 206, headers: [("Content-Range", "bytes \(first)-\(last)/\(size)")],
-                              body: pattern.bytes(offset: first, count: Int(last - first + 1)))
-        }
+        try LoopbackHTTPServer(handler: TestHandlers.ranges(pattern, size: size))
     }
 
     static let rangeRequestsGetPartialContent = ConformanceCase(
@@ -43,8 +22,8 @@ enum RangeCases {
         let server = try rangeServer()
         defer { server.stop() }
         let ranges: [(ByteRange, ClosedRange<Int64>)] = [
-            (.closed(0...0), 0...0), (.closed(1000...1999), 1000...1999), (.from(900_000), 900_000...999_999),
-            (.suffix(12_345), 987_655...999_999),
+            (.closed(0...0), 0...0), (.closed(1000...1999), 1000...1999), (.closed(999_000...999_999), 999_000...999_999),
+            (.from(900_000), 900_000...999_999), (.suffix(12_345), 987_655...999_999),
         ]
         for (range, expected) in ranges {
             for destination in [ResponseDestination.memory(), .stream] {
@@ -72,5 +51,28 @@ enum RangeCases {
         let response = try await c.send(request)
         try c.expectEqual(response.status, 416, "status")
         try c.expectEqual(response.contentRange, ContentRange(range: nil, completeLength: size), "Content-Range")
+    }
+
+    static let resumingAPartialDownload = ConformanceCase(
+        "resumingAPartialDownload",
+        "A download resumes where it stopped: the first part in memory, the rest streamed from an open-ended range, "
+            + "whole and in order."
+    ) { c in
+        let server = try rangeServer()
+        defer { server.stop() }
+        var head = HTTPRequest(method: .get, url: server.url("/content"))
+        head.byteRange = .closed(0...399_999)
+        let first = try await c.bodyBytes(of: try await c.send(head), "the first part")
+        var rest = HTTPRequest(method: .get, url: server.url("/content"))
+        rest.byteRange = .from(400_000)
+        let second = try await c.send(rest, options: TransferOptions(response: .stream))
+        guard case .stream(let stream) = second.body else {
+            throw c.failure("the rest", expected: "a streamed body", got: "\(second.body)")
+        }
+        try c.expectEqual(stream.length, 600_000, "length of the streamed rest")
+        var whole = first
+        whole.append(try await c.bodyBytes(of: second, "the rest"))
+        try c.expect(whole.count == Int(size) && pattern.matches(whole, offset: 0), "the resumed body",
+                     expected: "the \(size) bytes in order", got: "\(whole.count) bytes")
     }
 }

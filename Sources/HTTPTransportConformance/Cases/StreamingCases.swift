@@ -1,5 +1,5 @@
 import Foundation
-import StationEmulator
+import LoopbackHTTP
 import Transport
 
 /// Large bodies both ways (checked byte for byte against a pattern as they move), memory limits,
@@ -24,7 +24,7 @@ enum StreamingCases {
     ) { c in
         let pattern = PatternBytes(seed: 1)
         let atServer = Locked<Int64>(0)
-        let server = try LoopbackHTTPServer(handler: Handlers.verifyingUpload(pattern) { read in
+        let server = try LoopbackHTTPServer(handler: TestHandlers.verifyingUpload(pattern) { read in
             atServer.withLock { $0 = read }
         })
         defer { server.stop() }
@@ -41,7 +41,7 @@ enum StreamingCases {
         }
         let response = try await c.send(HTTPRequest(method: .post, url: server.url("/upload")), body: .stream(body))
         try c.expectEqual(String(decoding: try await c.bodyBytes(of: response, "POST /upload"), as: UTF8.self),
-                          verifiedUploadReply(hundredMiB), "the server's check of the body")
+                          TestHandlers.verifiedUploadReply(hundredMiB), "the server's check of the body")
         try c.expect(mostAhead.value <= maximumLead, "how far the transport read the stream ahead of the server",
                      expected: "at most \(maximumLead) bytes", got: "\(mostAhead.value) bytes")
     }
@@ -49,16 +49,16 @@ enum StreamingCases {
     static let uploads100MiBFromAFile = ConformanceCase(
         "uploads100MiBFromAFile", "A 100 MiB file uploads byte for byte with its size as Content-Length."
     ) { c in
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        defer { directory.cleanup() }
         let pattern = PatternBytes(seed: 2)
         let file = directory.file("upload.bin")
         try pattern.writeFile(file, count: hundredMiB)
-        let server = try LoopbackHTTPServer(handler: Handlers.verifyingUpload(pattern))
+        let server = try LoopbackHTTPServer(handler: TestHandlers.verifyingUpload(pattern))
         defer { server.stop() }
         let response = try await c.send(HTTPRequest(method: .put, url: server.url("/upload")), body: .file(file))
         try c.expectEqual(String(decoding: try await c.bodyBytes(of: response, "PUT /upload"), as: UTF8.self),
-                          verifiedUploadReply(hundredMiB), "the server's check of the body")
+                          TestHandlers.verifiedUploadReply(hundredMiB), "the server's check of the body")
     }
 
     static let downloads100MiBAsAStream = ConformanceCase(
@@ -68,7 +68,7 @@ enum StreamingCases {
     ) { c in
         let pattern = PatternBytes(seed: 3)
         let written = Locked<Int64>(0)
-        let server = try LoopbackHTTPServer(handler: Handlers.patternDownload(pattern, count: hundredMiB) { offset in
+        let server = try LoopbackHTTPServer(handler: TestHandlers.patternDownload(pattern, count: hundredMiB) { offset in
             written.withLock { $0 = offset }
         })
         defer { server.stop() }
@@ -102,10 +102,10 @@ enum StreamingCases {
         "downloads100MiBToAFile",
         "A 100 MiB response is written byte for byte to the requested file, created with mode 0600."
     ) { c in
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        defer { directory.cleanup() }
         let pattern = PatternBytes(seed: 4)
-        let server = try LoopbackHTTPServer(handler: Handlers.patternDownload(pattern, count: hundredMiB))
+        let server = try LoopbackHTTPServer(handler: TestHandlers.patternDownload(pattern, count: hundredMiB))
         defer { server.stop() }
         let target = directory.file("download.bin")
         let response = try await c.send(HTTPRequest(method: .get, url: server.url("/download")),
@@ -155,8 +155,8 @@ enum StreamingCases {
             response.abortConnection()
         }
         defer { server.stop() }
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        defer { directory.cleanup() }
         let target = directory.file("partial.bin")
         try await c.expectError(.connectionLost, sending: HTTPRequest(method: .get, url: server.url("/cut")),
                                 options: TransferOptions(response: .file(target)))
@@ -168,7 +168,7 @@ enum StreamingCases {
         "droppingAStreamCancelsTheTransfer", "Dropping an unfinished streamed response body closes its connection."
     ) { c in
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer(handler: Handlers.stalling(prefix: 5000, closed: closed))
+        let server = try LoopbackHTTPServer(handler: TestHandlers.stalling(prefix: 5000, closed: closed))
         defer { server.stop() }
         do {
             let response = try await c.send(HTTPRequest(method: .get, url: server.url("/drop")),
@@ -185,7 +185,7 @@ enum StreamingCases {
     static let progressIsReported = ConformanceCase(
         "progressIsReported",
         "Progress reaches the full upload and download sizes before send returns, announces both sizes, "
-            + "and never goes backwards."
+            + "ends with a complete report and never goes backwards."
     ) { c in
         let size = 4 * 1024 * 1024
         let pattern = PatternBytes(seed: 6)
@@ -207,6 +207,9 @@ enum StreamingCases {
                      expected: "\(size) in some report", got: "\(Set(all.map(\.expectedBytesToSend)))")
         try c.expect(all.contains { $0.expectedBytesToReceive == Int64(size) }, "expectedBytesToReceive",
                      expected: "\(size) in some report", got: "\(Set(all.map(\.expectedBytesToReceive)))")
+        let full = TransferProgress(bytesSent: Int64(size), expectedBytesToSend: Int64(size), bytesReceived: Int64(size),
+                                    expectedBytesToReceive: Int64(size))
+        try c.expectEqual(all.last, full, "the last report")
         let backwards = zip(all, all.dropFirst()).first { $0.bytesSent > $1.bytesSent || $0.bytesReceived > $1.bytesReceived }
         try c.expect(backwards == nil, "successive reports", expected: "never decreasing",
                      got: backwards.map { "\($0.0) then \($0.1)" } ?? "")

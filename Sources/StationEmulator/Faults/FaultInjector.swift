@@ -218,7 +218,7 @@ public enum RequestFault: Sendable, Hashable {
     /// `text/plain`.
     case status(Int, body: Data = Data(#"{"detail":"injected fault"}"#.utf8))
     /// Processes the request, then answers with its status and headers but a body of
-    /// `byteCount` pseudo-random bytes (``PatternBytes``) in place of the real one, with a
+    /// `byteCount` pseudo-random bytes (`PatternBytes`) in place of the real one, with a
     /// matching `Content-Length`: an oversized answer.
     case replaceBody(byteCount: Int)
     /// Processes the request, then answers with its status and a body that never ends (no

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 import Transport
 
 /// Serves a request handler (the station's or the gateway's) over a ``LoopbackHTTPServer``:

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 import Transport
 
 /// An `HTTPTransport` that hands requests straight to an emulator's router, with no sockets:

@@ -17,11 +17,7 @@ import Darwin
 /// URLSession then reports.
 final class URLSessionTransfer: @unchecked Sendable {
     /// Where the response body goes, opened before the task starts.
-    enum Destination {
-        case memory(limit: Int)
-        case file(URL, descriptor: Int32)
-        case stream(ResponseBuffer)
-    }
+    typealias Destination = ResponseSink
 
     /// Everything decided before the transfer starts.
     struct Setup {

@@ -7,8 +7,6 @@ import TransportTestSupport
 extension TemporaryDirectory {
     /// A directory named for this test target.
     init() throws { try self.init(prefix: "curl-transport") }
-
-    func remove() { cleanup() }
 }
 
 extension CurlTransport {

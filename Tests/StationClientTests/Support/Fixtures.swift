@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 import Transport
 import Manifest
 @testable import StationClient
@@ -13,9 +14,7 @@ final class LogCollector: Sendable {
 
 enum Fixture {
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("station-client-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try TemporaryDirectory(prefix: "station-client-tests").url
     }
 
     static func drive(_ name: String, size: Int) -> DriveFileMetadata {

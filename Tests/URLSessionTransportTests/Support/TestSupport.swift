@@ -7,8 +7,6 @@ import URLSessionTransport
 extension TemporaryDirectory {
     /// A directory named for this test target.
     init() throws { try self.init(prefix: "urlsession-transport") }
-
-    func remove() { cleanup() }
 }
 
 extension URLSessionTransport {

@@ -9,12 +9,15 @@ import Transport
 /// against the server. With this executor as the task's preference, every job of the handling
 /// task (actor hops included) runs here instead.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-final class ConnectionExecutor: TaskExecutor, @unchecked Sendable {
+package final class ConnectionExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var finished = false
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    /// An executor with no jobs yet.
+    package init() {}
+
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
@@ -30,7 +33,7 @@ final class ConnectionExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// Runs `work` to completion on the calling thread and returns its result.
-    func run<Result: Sendable>(_ work: @escaping @Sendable () async -> Result) -> Result {
+    package func run<Result: Sendable>(_ work: @escaping @Sendable () async -> Result) -> Result {
         let box = Locked<Result?>(nil)
         Task(executorPreference: self) {
             let value = await work()

@@ -86,8 +86,8 @@ extension Transport.ErrorKind where Failure == ServerSocketError {
 
 /// A connected TCP socket with a read buffer. One connection thread reads and writes it; other
 /// threads only call `shutdownBoth()`, a single system call, hence the unchecked `Sendable`.
-final class ServerSocket: @unchecked Sendable {
-    let descriptor: Int32
+package final class ServerSocket: @unchecked Sendable {
+    package let descriptor: Int32
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     private var start = 0
     private var end = 0
@@ -96,11 +96,11 @@ final class ServerSocket: @unchecked Sendable {
     private var deadline: (at: DispatchTime, part: String)?
 
     /// Sets (or clears, with `nil`) the deadline every later read must meet.
-    func setDeadline(_ seconds: TimeInterval?, for part: String) {
+    package func setDeadline(_ seconds: TimeInterval?, for part: String) {
         deadline = seconds.map { (DispatchTime.now() + $0, part) }
     }
 
-    init(descriptor: Int32) {
+    package init(descriptor: Int32) {
         self.descriptor = descriptor
         // A stuck peer must not hold a server thread forever.
         var timeout = timeval(tv_sec: 60, tv_usec: 0)
@@ -115,10 +115,10 @@ final class ServerSocket: @unchecked Sendable {
     }
 
     /// Buffered bytes not yet consumed.
-    var bufferedCount: Int { end - start }
+    package var bufferedCount: Int { end - start }
 
     /// Reads more bytes into the buffer; `false` at end of stream.
-    func fill() throws -> Bool {
+    package func fill() throws -> Bool {
         if start == end {
             start = 0
             end = 0
@@ -158,7 +158,7 @@ final class ServerSocket: @unchecked Sendable {
     }
 
     /// One line without its CRLF, or `nil` at a clean end of stream before any byte of it.
-    func readLine(limit: Int) throws -> [UInt8]? {
+    package func readLine(limit: Int) throws -> [UInt8]? {
         var line: [UInt8] = []
         while true {
             if let newline = buffer[start..<end].firstIndex(of: 0x0A) {
@@ -178,7 +178,7 @@ final class ServerSocket: @unchecked Sendable {
     }
 
     /// Copies up to `destination.count` bytes; 0 only at end of stream.
-    func read(into destination: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into destination: UnsafeMutableRawBufferPointer) throws -> Int {
         if start == end {
             guard try fill() else { return 0 }
         }
@@ -191,7 +191,7 @@ final class ServerSocket: @unchecked Sendable {
     }
 
     /// Writes every byte.
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < bytes.count {
             #if canImport(Glibc)
@@ -210,7 +210,7 @@ final class ServerSocket: @unchecked Sendable {
 
     /// Waits until the peer closes its side (or resets), up to `timeout` seconds. Data the peer
     /// sends meanwhile is discarded.
-    func waitForPeerClose(timeout: TimeInterval) -> Bool {
+    package func waitForPeerClose(timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
@@ -228,8 +228,8 @@ final class ServerSocket: @unchecked Sendable {
     }
 
     /// Ends the sending direction: the peer reads the end of the stream after what was written.
-    func shutdownWrite() { _ = shutdown(descriptor, Int32(SHUT_WR)) }
+    package func shutdownWrite() { _ = shutdown(descriptor, Int32(SHUT_WR)) }
 
     /// Stops both directions so a blocked reader or writer (on either end) wakes up.
-    func shutdownBoth() { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
+    package func shutdownBoth() { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
 }

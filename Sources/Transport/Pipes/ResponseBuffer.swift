@@ -1,16 +1,19 @@
 import Foundation
-import Transport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// Carries a streamed response body from URLSession's delegate callbacks to the reading task,
-/// holding at most about `highWater` bytes in memory.
+/// Carries a streamed response body from an HTTP library's callbacks to the reading task, holding
+/// at most about `highWater` bytes in memory: the one response collector of `CurlTransport` and
+/// `URLSessionTransport`.
 ///
-/// What happens when the reader falls behind depends on what the platform allows:
-/// - `.suspendTask` (Darwin): `offer` calls `pause` (which suspends the task) once the buffer is
+/// What happens when the reader falls behind depends on what the library allows:
+/// - `.refuseWhenFull` (libcurl): once the buffer is full `offer` refuses the chunk and returns
+///   `false`, the write callback pauses the transfer (libcurl keeps that chunk and offers it again
+///   after resuming), and the reader calls `resume` once it has drained the buffer to half.
+/// - `.suspendTask` (URLSession on Darwin): `offer` calls `pause` (which suspends the task) once the buffer is
 ///   full, and the reader calls `resume` once it has drained it to half: a slow reader slows the
 ///   transfer.
 /// - `.spillToDisk` (FoundationNetworking): further chunks go to an unlinked temporary file and are
@@ -19,14 +22,19 @@ import Darwin
 ///   (every URLSession in the process shares one serial queue), so memory stays bounded but the
 ///   server is not held back: the disk holds what the reader has not taken yet, up to
 ///   `maximumSpill` bytes, past which the transfer fails with `.responseBodyFailed`.
-final class ResponseBuffer: @unchecked Sendable {
-    enum Backpressure {
+package final class ResponseBuffer: @unchecked Sendable {
+    /// How a reader that falls behind holds the transfer back (see the type's description).
+    package enum Backpressure: Sendable {
+        /// Refuse the chunk that finds the buffer full; the caller pauses and offers it again.
+        case refuseWhenFull
+        /// Take the chunk, then call `pause` once the buffer is full.
         case suspendTask
+        /// Take every chunk, spilling past the buffer to an unlinked temporary file.
         case spillToDisk
     }
 
     /// The most bytes read back from the spill file per chunk.
-    static let spillChunkSize = 256 * 1024
+    package static let spillChunkSize = 256 * 1024
 
     private let lock = NSLock()
     private let highWater: Int
@@ -51,7 +59,11 @@ final class ResponseBuffer: @unchecked Sendable {
     private var abandonTransfer: (@Sendable () -> Void)?
     private var failTransfer: (@Sendable (String) -> Void)?
 
-    init(highWater: Int, backpressure: Backpressure, request: HTTPRequest, maximumSpill: Int64 = 1 << 30) {
+    /// - Parameters:
+    ///   - highWater: about how many bytes may wait in memory (at least 16 KiB).
+    ///   - request: the request, named by the errors the reader gets.
+    ///   - maximumSpill: with `.spillToDisk`, the most bytes the file may hold.
+    package init(highWater: Int, backpressure: Backpressure, request: HTTPRequest, maximumSpill: Int64 = 1 << 30) {
         self.maximumSpill = maximumSpill
         self.highWater = max(16 * 1024, highWater)
         self.backpressure = backpressure
@@ -62,10 +74,10 @@ final class ResponseBuffer: @unchecked Sendable {
         if spill >= 0 { _ = close(spill) }
     }
 
-    /// Connects the buffer to its transfer: how to pause and resume delivery (`.suspendTask`), how
+    /// Connects the buffer to its transfer: how to pause (`.suspendTask`) and resume delivery, how
     /// to cancel the transfer when the reader gives up, and how to fail it when spilling fails.
-    func attach(pause: @escaping @Sendable () -> Void, resume: @escaping @Sendable () -> Void,
-                abandon: @escaping @Sendable () -> Void, fail: @escaping @Sendable (String) -> Void) {
+    package func attach(pause: @escaping @Sendable () -> Void = {}, resume: @escaping @Sendable () -> Void,
+                        abandon: @escaping @Sendable () -> Void, fail: @escaping @Sendable (String) -> Void = { _ in }) {
         lock.lock()
         self.pause = pause
         self.resume = resume
@@ -74,24 +86,35 @@ final class ResponseBuffer: @unchecked Sendable {
         lock.unlock()
     }
 
-    // MARK: Delegate side
+    // MARK: Library side
 
-    /// Takes a chunk of the body. A chunk that arrives after the end (or after the reader gave up)
-    /// is dropped.
-    func offer(_ data: Data) {
+    /// Takes a chunk of the body; `false` only with `.refuseWhenFull`, for "full: pause the
+    /// transfer and offer this chunk again after `resume`". A chunk that arrives after the end (or
+    /// after the reader gave up) is dropped.
+    @discardableResult
+    package func offer(_ data: Data) -> Bool {
         lock.lock()
         guard case .none = ending else {
             lock.unlock()
-            return
+            return true
         }
         // A waiting reader has taken everything before this chunk, so it may have this one directly.
         if let waiter, firstChunk == chunks.count, spillWritten == spillRead {
             self.waiter = nil
             lock.unlock()
             waiter.resume(returning: data)
-            return
+            return true
         }
         switch backpressure {
+        case .refuseWhenFull:
+            guard buffered < highWater else {
+                paused = true
+                lock.unlock()
+                return false
+            }
+            chunks.append(data)
+            buffered += data.count
+            lock.unlock()
         case .suspendTask:
             chunks.append(data)
             buffered += data.count
@@ -109,7 +132,7 @@ final class ResponseBuffer: @unchecked Sendable {
                 chunks.append(data)
                 buffered += data.count
                 lock.unlock()
-                return
+                return true
             }
             let failure = spill(data)  // unlocks
             if let failure {
@@ -119,11 +142,12 @@ final class ResponseBuffer: @unchecked Sendable {
                 fail?(failure)
             }
         }
+        return true
     }
 
     /// Ends the body: `nil` for a complete body, or the error that cut it short. What is buffered
     /// is still read before the ending is reported.
-    func finish(_ error: TransportError?) {
+    package func finish(_ error: TransportError?) {
         lock.lock()
         guard case .none = ending else {
             lock.unlock()
@@ -145,7 +169,7 @@ final class ResponseBuffer: @unchecked Sendable {
     // MARK: Reader
 
     /// The next chunk, `nil` at the end of the body. Cancelling the reading task cancels the transfer.
-    func next() async throws -> Data? {
+    package func next() async throws -> Data? {
         // A cancelled reader stops at once, even with chunks waiting: on FoundationNetworking one
         // far behind can have a gigabyte spilled, and the transfer keeps arriving until the
         // session acts on the cancel, so draining first could end in the spill limit instead.
@@ -181,7 +205,7 @@ final class ResponseBuffer: @unchecked Sendable {
     }
 
     /// The reader gave up (task cancelled or stream dropped): cancel the transfer if it still runs.
-    func abandon() {
+    package func abandon() {
         lock.lock()
         let cancel = abandonTransfer
         lock.unlock()
@@ -189,17 +213,25 @@ final class ResponseBuffer: @unchecked Sendable {
     }
 
     /// Bytes waiting in memory for the reader; tests check that it stays bounded.
-    var bufferedBytes: Int {
+    package var bufferedBytes: Int {
         lock.lock()
         defer { lock.unlock() }
         return buffered
     }
 
     /// Bytes waiting in the spill file for the reader.
-    var spilledBytes: Int64 {
+    package var spilledBytes: Int64 {
         lock.lock()
         defer { lock.unlock() }
         return spillWritten - spillRead
+    }
+
+    /// Bytes the buffer's storage still references, taken or not. Equal to the buffered bytes,
+    /// since a taken chunk's slot is emptied at once; tests check that it stays bounded.
+    package var heldBytes: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return chunks.reduce(0) { $0 + $1.count }
     }
 
     // MARK: Storage
@@ -275,13 +307,16 @@ final class ResponseBuffer: @unchecked Sendable {
 
     private func popLocked() -> Data {
         let chunk = chunks[firstChunk]
-        chunks[firstChunk] = Data()  // release it now, not when the queue next runs dry
+        // Empty the slot now. Kept until the queue next ran dry, taken chunks stayed referenced for as
+        // long as the library refilled the queue before the reader emptied it: up to a whole body.
+        chunks[firstChunk] = Data()
         firstChunk += 1
         buffered -= chunk.count
         if firstChunk == chunks.count {
             chunks.removeAll(keepingCapacity: true)
             firstChunk = 0
         } else if firstChunk >= 64, firstChunk * 2 >= chunks.count {
+            // Drop the emptied slots too, amortised: the array stays within twice the live chunks.
             chunks.removeFirst(firstChunk)
             firstChunk = 0
         }
@@ -290,11 +325,18 @@ final class ResponseBuffer: @unchecked Sendable {
 }
 
 /// Held only by the `HTTPBodyStream` handed to the caller: when the caller drops the stream, this
-/// goes away and cancels the transfer (a finished transfer ignores it).
-final class ResponseStreamToken: Sendable {
-    let buffer: ResponseBuffer
+/// goes away and cancels the transfer (a finished transfer ignores it). It also keeps `owner` (the
+/// transport's engine, say) alive for as long as the stream can be read.
+package final class ResponseStreamToken: Sendable {
+    /// The buffer the stream reads.
+    package let buffer: ResponseBuffer
+    private let owner: (any AnyObject & Sendable)?
 
-    init(buffer: ResponseBuffer) { self.buffer = buffer }
+    /// A token for `buffer`, keeping `owner` alive.
+    package init(buffer: ResponseBuffer, keeping owner: (any AnyObject & Sendable)? = nil) {
+        self.buffer = buffer
+        self.owner = owner
+    }
 
     deinit { buffer.abandon() }
 }

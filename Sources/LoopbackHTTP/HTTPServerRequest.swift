@@ -123,7 +123,7 @@ public final class HTTPServerRequest {
     }
 
     /// Whether the body has been read to its end.
-    var bodyFinished: Bool {
+    package var bodyFinished: Bool {
         switch framing {
         case .length(let remaining): remaining == 0
         case .chunked(_, let finished): finished

@@ -259,7 +259,7 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// Reads a request head; `nil` when the client closed the connection between requests. The
     /// head must be complete within `headDeadline` seconds of its first byte.
-    static func readRequest(_ socket: ServerSocket, headDeadline: TimeInterval?) throws -> HTTPServerRequest? {
+    package static func readRequest(_ socket: ServerSocket, headDeadline: TimeInterval?) throws -> HTTPServerRequest? {
         socket.setDeadline(nil, for: "head")
         // Waiting for the next request is bounded by the per-read idle limit; the deadline starts
         // with its first byte.
