@@ -547,7 +547,7 @@ if ProcessInfo.processInfo.environment["BENCH_DIAGNOSE"] != nil {
                            "post_cid": .string("QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"),
                            "envelope": .string(envelopeHex)]),
     ]))
-    let decode = try await perCall(2000) { _ = try WireJSON.decode(RewrapResponse.self, from: rewrapBody) }
+    let decode = try await perCall(2000) { _ = try RewrapResponse.read(rewrapBody) }
     let open = try await perCall(200) { _ = try Envelope.open(envelopeHex, with: credentials.kemPrivateKey) }
     say(String(format: "diagnose: unsigned GET /health %.0f µs sequential, %.0f µs with %d at once", unsigned * 1e6,
                unsignedParallel * 1e6, options.width))
