@@ -16,11 +16,11 @@ public func fuzzManifestReaders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
 
     // The manifest reader: tolerant, and what it writes reads back to the same bytes.
-    if let manifest = try? WireJSON.decode(Manifest.self, from: bytes) {
+    if let manifest = try? Manifest.read(bytes) {
         _ = manifest.issues.count
         _ = manifest.postCountsByClient
         guard let written = try? WireJSON.encode(manifest) else { violated("manifest encodes") }
-        guard let again = try? WireJSON.decode(Manifest.self, from: written) else { violated("written manifest reads") }
+        guard let again = try? Manifest.read(written) else { violated("written manifest reads") }
         guard again.issues.isEmpty else { violated("written manifest reads without issues") }
         guard (try? WireJSON.encode(again)) == written else { violated("manifest writing is stable") }
         for (_, entry) in manifest.allPosts {
@@ -44,7 +44,7 @@ public func fuzzManifestReaders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
         _ = try? envelopes.envelopeBytes(for: envelopes.envelopes.keys.first ?? "")
     }
     _ = StationErrorBody.parse(bytes)
-    _ = try? WireJSON.decode(RewrapResponse.self, from: bytes)
+    _ = try? RewrapResponse.read(bytes)
     _ = try? WireJSON.decode(StorageResponse.self, from: bytes)
 
     // The JSON layer: writing is idempotent in every layout.

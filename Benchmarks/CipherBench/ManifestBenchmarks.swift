@@ -33,8 +33,8 @@ func manifestBenchmarks() -> [Benchmark] {
         Benchmark(name: "manifest.cid.1MiB", iterations: 20) { n in
             for _ in 0..<n { blackHole(UnixFS.cid(of: file)) }
         },
-        Benchmark(name: "manifest.decode.100posts", iterations: 200) { n in
-            for _ in 0..<n { blackHole(try? WireJSON.decode(Manifest.self, from: manifestBody)) }
+        Benchmark(name: "manifest.read.100posts", iterations: 200) { n in
+            for _ in 0..<n { blackHole(try? Manifest.read(manifestBody)) }
         },
         Benchmark(name: "manifest.10kposts.cid", iterations: 2) { n in
             for _ in 0..<n { blackHole(UnixFS.cid(of: large) == largeCID) }
@@ -42,11 +42,8 @@ func manifestBenchmarks() -> [Benchmark] {
         Benchmark(name: "manifest.10kposts.parse", iterations: 2) { n in
             for _ in 0..<n { blackHole(try? WireJSON.parse(large)) }
         },
-        Benchmark(name: "manifest.10kposts.decode", iterations: 2) { n in
-            for _ in 0..<n { blackHole(try? WireJSON.decode(Manifest.self, from: large)) }
-        },
         Benchmark(name: "manifest.10kposts.read", iterations: 2) { n in
-            // The listing's reader: the station's form straight from the bytes.
+            // The one manifest reader: straight from the bytes.
             for _ in 0..<n { blackHole(try? Manifest.read(large)) }
         },
         Benchmark(name: "manifest.10kposts.metadata", iterations: 2) { n in
@@ -56,16 +53,6 @@ func manifestBenchmarks() -> [Benchmark] {
                 for _ in 0..<10_000 {
                     guard let bytes = try? Hex.decode(sealedHex), let plain = try? SecretBox.open(bytes, using: key) else { continue }
                     blackHole(try? DriveFileMetadata.read(jsonBytes: [UInt8](plain)))
-                }
-            }
-        },
-        Benchmark(name: "manifest.10kposts.open", iterations: 2) { n in
-            // Each entry's sealed metadata: hex decode, SecretBox open, JSON parse, drive metadata.
-            for _ in 0..<n {
-                for _ in 0..<10_000 {
-                    guard let bytes = try? Hex.decode(sealedHex), let plain = try? SecretBox.open(bytes, using: key),
-                          let value = try? WireJSON.parse(plain) else { continue }
-                    blackHole(try? DriveFileMetadata.read(value))
                 }
             }
         },

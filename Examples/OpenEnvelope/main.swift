@@ -36,7 +36,7 @@ await runExample { station in
     request.headers.add("content-type", value: "application/json")
     for (name, value) in try signer.sign(method: "POST", path: "/rewrap", body: body).fields { request.headers.add(name, value: value) }
     let response = try await station.transport.send(request, body: .bytes(Data(body)))
-    let rewrap = try WireJSON.decode(RewrapResponse.self, from: response.body.data ?? Data())
+    let rewrap = try RewrapResponse.read([UInt8](response.body.data ?? Data()))
     guard case let .rewrapped(_, _, _, envelopeHex) = rewrap.result else { throw ExampleError("rewrap failed: \(rewrap.result)") }
     let envelope = try Hex.decode(envelopeHex)
     print("envelope: \(envelope.count) B, ML-KEM ciphertext length prefix \(Int(envelope[0]) << 8 | Int(envelope[1]))")

@@ -30,7 +30,7 @@ await runExample { station in
     guard let gateway = station.gateway else { throw ExampleError("reading a followed station needs --gateway URL") }
     let feed = try await me.reader(for: followed, gateway: gateway)
     let listing = try await feed.listPosts(namespace: "drive", as: DriveFileMetadata.self)
-    // Each listed item carries what its download needs.
+    // A followed station's posts are ListedPosts, downloaded as one's own are.
     for post in listing.posts {
         let content = try await feed.download(post)
         print("\(post.metadata?.filename ?? "?"): \(String(decoding: content, as: UTF8.self))")

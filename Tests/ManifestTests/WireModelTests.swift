@@ -8,6 +8,14 @@ import StationEmulator
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 private func decode<T: Decodable>(_ type: T.Type, _ json: String) throws -> T { try WireJSON.decode(type, from: bytes(json)) }
+/// A manifest read by its one reader.
+private func readManifest(_ json: String) throws -> Manifest { try Manifest.read(bytes(json)) }
+/// One entry, read as the only post of a manifest.
+private func readEntry(_ json: String) throws -> PostEntry {
+    let manifest = try readManifest(#"{"clients":{"t":{"posts":["# + json + "]}}}")
+    #expect(manifest.issues.isEmpty)
+    return try #require(manifest.posts(in: "t").first)
+}
 
 @Suite("Station profile, public.json, envelope sets and drive metadata")
 struct DocumentModelTests {
@@ -94,7 +102,7 @@ struct DocumentModelTests {
 @Suite("Manifest: multi-client, legacy forms, tolerant reading, station byte order")
 struct ManifestModelTests {
     @Test func recordedManifestReadsAndWritesBackByteForByte() throws {
-        let manifest = try decode(Manifest.self, WireNotes.manifest)
+        let manifest = try readManifest(WireNotes.manifest)
         #expect(manifest.issues.isEmpty && !manifest.wasLegacyFlat)
         let entry = try #require(manifest.posts(in: "interop").first)
         #expect(entry.postCID == "QmVCrQ…")
@@ -121,14 +129,14 @@ struct ManifestModelTests {
         manifest.append(encrypted, toClient: "  interop ")
         manifest.append(plain, toClient: nil)
         #expect(manifest.clients.keys == ["interop", "default"])
-        let round = try WireJSON.decode(Manifest.self, from: try WireJSON.encode(manifest))
+        let round = try Manifest.read(try WireJSON.encode(manifest))
         #expect(round == manifest)
         #expect(round.posts(in: "default").first?.metadata?.jsonValue["location"]?["lat"] == 37.7749)
     }
 
     @Test func publicEntryAndProfileNamespace() throws {
         let json = #"{"clients":{"cipherframe":{"posts":[{"post_cid":"QmTrYb…","audience_mode":"public","encrypted":false,"envelopes_cid":null,"envelopes_count":0,"created_at":1795956600,"metadata":{"caption":"hi","width":1920}}],"profile":{"display_name":"Ada","bio":"x","updated_at":1795956601,"avatar_cid":"QmAvatar","account_privacy":"public","default_audience_mode":"public"}},"drive":{"posts":[]}}}"#
-        let manifest = try decode(Manifest.self, json)
+        let manifest = try readManifest(json)
         let entry = try #require(manifest.posts(in: "cipherframe").first)
         #expect(!entry.isEncrypted && entry.audienceMode == .public && entry.envelopesCID == nil)
         #expect(entry.metadata == .plaintext(["caption": "hi", "width": 1920]))
@@ -145,7 +153,7 @@ struct ManifestModelTests {
     }
 
     @Test func publicMetadataDecodesAsTheAppsType() throws {
-        let entry = try decode(PostEntry.self, #"{"post_cid":"Qm1","audience_mode":"public","encrypted":false,"envelopes_cid":null,"envelopes_count":0,"created_at":1,"metadata":{"filename":"a.txt","mime_type":"text/plain","size_bytes":3}}"#)
+        let entry = try readEntry(#"{"post_cid":"Qm1","audience_mode":"public","encrypted":false,"envelopes_cid":null,"envelopes_count":0,"created_at":1,"metadata":{"filename":"a.txt","mime_type":"text/plain","size_bytes":3}}"#)
         let metadata = try #require(entry.metadata).decodePlaintext(as: DriveFileMetadata.self)
         #expect(metadata.filename == "a.txt" && metadata.sizeBytes == 3)
         let sealed = PostMetadata.sealed(hex: "00ff10")
@@ -155,7 +163,7 @@ struct ManifestModelTests {
     }
 
     @Test func legacyFlatManifestIsNormalizedIntoClients() throws {
-        let legacy = try decode(Manifest.self, #"{"client":"cipherframe","posts":[{"cid":"QmOld","audience_mode":"all_followers","envelopes_cid":"QmEnv","metadata":"abcd"}]}"#)
+        let legacy = try readManifest(#"{"client":"cipherframe","posts":[{"cid":"QmOld","audience_mode":"all_followers","envelopes_cid":"QmEnv","metadata":"abcd"}]}"#)
         #expect(legacy.wasLegacyFlat)
         #expect(legacy.clients.keys == ["cipherframe"])
         let entry = try #require(legacy.posts(in: "cipherframe").first)
@@ -163,26 +171,26 @@ struct ManifestModelTests {
         // Written back in the multi-client form with post_cid.
         #expect(text(try WireJSON.encode(legacy)) == #"{"clients":{"cipherframe":{"posts":[{"post_cid":"QmOld","audience_mode":"all","envelopes_cid":"QmEnv","metadata":"abcd"}]}}}"#)
 
-        let unnamed = try decode(Manifest.self, #"{"posts":[{"post_cid":"Qm1"}]}"#)
+        let unnamed = try readManifest(#"{"posts":[{"post_cid":"Qm1"}]}"#)
         #expect(unnamed.clients.keys == ["default"])
         #expect(unnamed.posts(in: "default").first?.audienceMode == .all)
-        let blank = try decode(Manifest.self, #"{"client":"  ","posts":[]}"#)
+        let blank = try readManifest(#"{"client":"  ","posts":[]}"#)
         #expect(blank.clients.keys == ["default"])
-        #expect(try decode(Manifest.self, "{}").clients.isEmpty)
+        #expect(try readManifest("{}").clients.isEmpty)
     }
 
     @Test func documentedEncryptedTrueAndMissingKeyBothMeanEncrypted() throws {
         // PROTOCOL §8.1 shows "encrypted": true; the station writes no key.
-        let documented = try decode(PostEntry.self, #"{"post_cid":"Qm1","audience_mode":"all","encrypted":true,"envelopes_cid":"Qm2","envelopes_count":3,"metadata":"aa","audience_uids":["z","a"]}"#)
+        let documented = try readEntry(#"{"post_cid":"Qm1","audience_mode":"all","encrypted":true,"envelopes_cid":"Qm2","envelopes_count":3,"metadata":"aa","audience_uids":["z","a"]}"#)
         #expect(documented.isEncrypted && documented.audienceUIDs == ["z", "a"])
         #expect(!text(try WireJSON.encode(documented)).contains("encrypted"))
-        let measured = try decode(PostEntry.self, #"{"post_cid":"Qm1","audience_mode":"all","envelopes_cid":"Qm2"}"#)
+        let measured = try readEntry(#"{"post_cid":"Qm1","audience_mode":"all","envelopes_cid":"Qm2"}"#)
         #expect(measured.isEncrypted)
     }
 
     @Test func oneBadEntryOrNamespaceNeverSinksTheManifest() throws {
         let json = #"{"future_top":true,"clients":{"app":{"posts":[{"post_cid":"Qm1","audience_mode":"followers_of_followers","envelopes_cid":"Qm2","envelopes_count":"many","created_at":"yesterday","audience_uids":["a",7,null,"b"],"metadata":{"k":1},"future":1},{"audience_mode":"all"},"not an entry",{"post_cid":""},{"post_cid":"Qm3","cid":"QmIgnored"}],"profile":"oops","future_bucket_key":{}},"broken":42,"nullposts":{"posts":null},"badposts":{"posts":{"a":1}}}}"#
-        let manifest = try decode(Manifest.self, json)
+        let manifest = try readManifest(json)
         #expect(manifest.clients.keys == ["app", "broken", "nullposts", "badposts"])
         let posts = manifest.posts(in: "app")
         #expect(posts.map(\.postCID) == ["Qm1", "Qm3"])
@@ -206,14 +214,14 @@ struct ManifestModelTests {
         #expect(AudienceMode(wireValue: "public").wireValue == "public")
         #expect(AudienceMode(wireValue: "Self") == .unknown("Self"))
         #expect(text(try WireJSON.encode([AudienceMode.selfOnly, .specific, .all, .public, .unknown("x")])) == #"["self","specific","all","public","x"]"#)
-        let numeric = try decode(PostEntry.self, #"{"post_cid":"Qm1","audience_mode":3}"#)
+        let numeric = try readEntry(#"{"post_cid":"Qm1","audience_mode":3}"#)
         #expect(numeric.audienceMode == .unknown("3"))
-        let missing = try decode(PostEntry.self, #"{"post_cid":"Qm1","audience_mode":null}"#)
+        let missing = try readEntry(#"{"post_cid":"Qm1","audience_mode":null}"#)
         #expect(missing.audienceMode == .all)
     }
 
     @Test func appendAndRemoveFollowTheStation() throws {
-        var manifest = try decode(Manifest.self, WireNotes.manifest)
+        var manifest = try readManifest(WireNotes.manifest)
         let later = PostEntry.encrypted(postCID: "QmB", audienceMode: .all, envelopesCID: "QmE", envelopesCount: 1, createdAt: 2)
         manifest.append(later, toClient: "")
         manifest.append(later, toClient: "interop")
@@ -253,28 +261,34 @@ struct ResponseModelTests {
     }
 
     @Test func rewrapSuccessAndEveryRecordedError() throws {
-        let ok = try decode(RewrapResponse.self, WireNotes.rewrapOK)
+        let ok = try RewrapResponse.read(bytes(WireNotes.rewrapOK))
         #expect(ok.result == .rewrapped(uid: "…", deviceUID: "…", postCID: "…", envelopeHex: "0440…(2324 hex)"))
         for message in WireNotes.rewrapErrors {
             let body = #"{"status":"ok","result":{"error":"# + "\"\(message)\"}}"
-            #expect(try decode(RewrapResponse.self, body).result == .failed(message))
+            #expect(try RewrapResponse.read(bytes(body)).result == .failed(message))
             let error = try #require(StationErrorBody.parse(bytes(body)))
             #expect(error.shape == .resultError && error.message == message)
         }
     }
 
-    @Test func listingReaderOfRewrapAnswersAgreesWithTheDecoder() throws {
-        var bodies = [WireNotes.rewrapOK, #"{"result":{"error":"post_cid x not found"}}"#,
-                      #"{"status":"ok","result":{"uid":"u","device_uid":"d","post_cid":"p","envelope":"00","extra":1}}"#]
-        bodies += WireNotes.rewrapErrors.map { #"{"status":"ok","result":{"error":"# + "\"\($0)\"}}" }
-        for body in bodies {
-            #expect(try RewrapResponse.read(bytes(body)) == decode(RewrapResponse.self, body), "\(body)")
-        }
-        let malformed = ["[]", #"{"status":"ok"}"#, #"{"result":"x"}"#, #"{"result":{"uid":"u","device_uid":"d","post_cid":"p"}}"#,
-                         #"{"result":{"uid":"u","device_uid":"d","post_cid":"p","envelope":7}}"#, #"{"result":{"error":null}}"#, "{"]
-        for body in malformed {
-            #expect(throws: WireFormatError.self, "\(body)") { try RewrapResponse.read(bytes(body)) }
-            #expect(throws: (any Error).self, "\(body)") { try decode(RewrapResponse.self, body) }
+    @Test func rewrapReaderToleratesWhatTheStationMayAddAndRefusesTheRest() throws {
+        #expect(try RewrapResponse.read(bytes(#"{"result":{"error":"post_cid x not found"}}"#))
+                == RewrapResponse(status: "ok", result: .failed("post_cid x not found")))
+        #expect(try RewrapResponse.read(bytes(#"{"status":"ok","result":{"uid":"u","device_uid":"d","post_cid":"p","envelope":"00","extra":1}}"#))
+                == RewrapResponse(status: "ok", result: .rewrapped(uid: "u", deviceUID: "d", postCID: "p", envelopeHex: "00")))
+        let malformed: [(String, WireFormatError?)] = [
+            ("[]", .typeMismatch(path: "", expected: "an object", found: "an array")),
+            (#"{"status":"ok"}"#, .missingField(path: "result")),
+            (#"{"result":"x"}"#, .typeMismatch(path: "result", expected: "an object", found: "a string")),
+            (#"{"result":{"uid":"u","device_uid":"d","post_cid":"p"}}"#, .missingField(path: "result.envelope")),
+            (#"{"result":{"uid":"u","device_uid":"d","post_cid":"p","envelope":7}}"#,
+             .typeMismatch(path: "result.envelope", expected: "a string", found: "a number")),
+            (#"{"result":{"error":null}}"#, .missingField(path: "result.uid")),
+            ("{", nil),
+        ]
+        for (body, expected) in malformed {
+            let error = #expect(throws: WireFormatError.self, "\(body)") { try RewrapResponse.read(bytes(body)) }
+            if let expected { #expect(error == expected, "\(body)") }
         }
     }
 

@@ -80,8 +80,8 @@ struct FollowingTests {
         #expect(listing.posts.map(\.metadata) == [metadata])
         #expect(listing.skipped.isEmpty)
         let item = try #require(listing.posts.first)
-        #expect(item.entry.postCID == shared.postCID)
-        #expect(item.entry.envelopesCID == shared.envelopesCID)
+        #expect(item.envelopesCID == shared.envelopesCID)
+        #expect(!item.isPublic)
 
         #expect(try await feed.download(item) == content)
 

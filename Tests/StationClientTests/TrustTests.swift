@@ -171,10 +171,14 @@ struct TrustTests {
         #expect(listing.posts.map(\.metadata?.filename) == ["tls.txt"])
         #expect(try await feed.download(try #require(listing.posts.first)) == Data("over tls".utf8))
         // The pin is what lets the reader through: without it the self-signed profile is refused.
+        // The client's offline view still shows what the pinned feed listed, marked offline.
         var unpinned = handle
         unpinned.publicKeyPin = nil
         let unpinnedFeed = try await atBob.reader(for: unpinned, gateway: gateway)
-        let noPin = await stationError { _ = try await unpinnedFeed.listPosts(namespace: "drive", as: DriveFileMetadata.self) }
+        let offline = try await unpinnedFeed.listPosts(namespace: "drive", as: DriveFileMetadata.self)
+        #expect(offline.isOffline && offline.posts.map(\.metadata?.filename) == ["tls.txt"])
+        let fresh = FollowedStationReader(identity: unpinnedFeed.reader.identity, gateway: gateway, transport: atBob.configuration.transport)
+        let noPin = await stationError { _ = try await fresh.listPosts(of: .endpoint(unpinned.endpoint), namespace: "drive", as: DriveFileMetadata.self) }
         #expect(noPin != nil)
     }
 

@@ -109,7 +109,7 @@ import ContentAddressing
         let legacy = #"{"client":"old app","posts":[{"cid":"QmA","audience_mode":"all_followers","envelopes_cid":"QmE"},"#
             + #"{"post_cid":"QmB","envelopes_cid":null,"metadata":7},{"post_cid":"QmC","audience_mode":"public","encrypted":true,"#
             + #""metadata":{"z":1,"a":[true,null]}},{"post_cid":"QmD","audience_mode":{"odd":1},"created_at":5}]}"#
-        let manifest = try WireJSON.decode(Manifest.self, from: Array(legacy.utf8))
+        let manifest = try Manifest.read(Array(legacy.utf8))
         #expect(manifest.wasLegacyFlat && manifest.postCount == 4)
         var ledger = ManifestLedger(manifest)
         try Self.expectConsistent(&ledger, "legacy load")

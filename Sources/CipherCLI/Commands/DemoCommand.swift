@@ -119,7 +119,8 @@ enum DemoCommand: Command {
         }
 
         try await runner.step("read as the follower (its own key, through the IPFS gateway, CID-checked)") {
-            let reader = FollowedStationReader(identity: follower, gateway: gateway, transport: transport)
+            let reader = FollowedStationReader(identity: follower, gateway: gateway, transport: transport,
+                                               configuration: client.configuration)
             let listing = try await reader.listPosts(of: .endpoint(endpoint), namespace: DriveFiles.namespace, as: DriveFileMetadata.self)
             let names = listing.posts.compactMap { $0.metadata?.filename }
             guard names == ["news.txt"] else { throw CLIError.failure("the follower should read news.txt only, read \(names)") }

@@ -184,7 +184,7 @@ enum ReadCommand: Command {
         if let kept = try context.home.followedStation(at: url) {
             reader = try await client.reader(for: kept, gateway: gateway).reader
         } else {
-            reader = FollowedStationReader(identity: identity, gateway: gateway, transport: transport)
+            reader = FollowedStationReader(identity: identity, gateway: gateway, transport: transport, configuration: client.configuration)
         }
         let namespace = context.arguments.value("--namespace") ?? DriveFiles.namespace
         do {
@@ -214,8 +214,8 @@ enum ReadCommand: Command {
     static func get(_ reference: String, from url: URL, reader: FollowedStationReader, namespace: String,
                     context: CommandContext) async throws {
         let console = context.console
-        let listing = try await reader.listFollowedPosts(of: .endpoint(url), namespace: namespace, as: DriveFileMetadata.self)
-        let found = try DriveFiles.find(reference, in: listing.posts.map(\.post))
+        let listing = try await reader.listPosts(of: .endpoint(url), namespace: namespace, as: DriveFileMetadata.self)
+        let found = try DriveFiles.find(reference, in: listing.posts)
         guard let item = listing.posts.first(where: { $0.postCID == found.postCID }) else {
             throw CLIError.failure("no post \(reference) shared with you")
         }
@@ -227,14 +227,13 @@ enum ReadCommand: Command {
         }
         let size: Int64
         if output == "-" {
-            let bytes = try await reader.download(item.entry)
+            let bytes = try await reader.download(item)
             size = Int64(bytes.count)
             FileHandle.standardOutput.write(bytes)
         } else {
             let destination = URL(fileURLWithPath: target)
             let progress = console.progress("downloading \(item.metadata?.filename ?? item.postCID)")
-            try await reader.download(item.entry, to: destination, plaintextSize: item.metadata?.sizeBytes.map { Int64($0) },
-                                      progress: progress)
+            try await reader.download(item, to: destination, progress: progress)
             console.finishProgress()
             size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
             console.say("saved \(item.metadata?.filename ?? item.postCID) (\(Format.bytes(size))) to \(target)")

@@ -39,49 +39,33 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
         case path
     }
 
-    /// Reads the metadata; `filename` is required, other fields of the wrong type read as absent.
-    ///
-    /// - Throws: `DecodingError` when the value is not an object or has no string `filename`.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        filename = try container.decode(String.self, forKey: .filename)
-        mimeType = container.lenient(String.self, .mimeType)
-        sizeBytes = container.lenient(Int.self, .sizeBytes)
-        createdAt = container.lenient(Int.self, .createdAt)
-        modifiedAt = container.lenient(Int.self, .modifiedAt)
-        path = container.lenient(String.self, .path)
-    }
-
-    /// Reads the metadata straight from its parsed JSON, with the rules and errors of
-    /// ``init(from:)`` through `WireJSON` (a listing reads one per post, and the generic
-    /// `Decodable` path costs more than opening the metadata).
+    /// Reads the metadata from any decoder through its one reader, ``read(jsonBytes:)`` (the
+    /// decoder's JSON value is written out and read back): `filename` is required, other fields of
+    /// the wrong type read as absent. Apps' own metadata types decode through `Decodable`; a
+    /// listing reads drive metadata with ``read(jsonBytes:)`` directly.
     ///
     /// - Throws: ``WireFormatError`` when the value is not an object or has no string `filename`.
-    package static func read(_ value: JSONValue) throws(WireFormatError) -> DriveFileMetadata {
-        guard case let .object(members) = value else {
-            throw .typeMismatch(path: "", expected: "an object", found: value.kindName)
-        }
-        return try make(
-            filename: members["filename"], mimeType: members["mime_type"], sizeBytes: LenientInteger(members["size_bytes"]),
-            createdAt: LenientInteger(members["created_at"]), modifiedAt: LenientInteger(members["modified_at"]),
-            path: members["path"])
+    public init(from decoder: any Decoder) throws {
+        self = try Self.read(jsonBytes: WireJSON.serialize(JSONValue(from: decoder)))
     }
 
-    /// Reads the metadata straight from its JSON text: the same result and errors as
-    /// ``WireJSON/parse(_:)-([UInt8])`` followed by ``read(_:)``, without building the JSON tree
-    /// (a listing of 10,000 drive posts spent most of its time on those trees).
+    /// Reads the metadata straight from its JSON text, the one reader of drive metadata: a
+    /// string `filename` is required, other fields of the wrong type read as absent, members it
+    /// does not know are ignored (but checked as JSON), of a repeated key the last value counts.
+    /// No JSON tree is built (a listing of 10,000 drive posts spent most of its time on those trees).
     ///
-    /// - Throws: ``WireFormatError``: the parser's errors for text that is not JSON, and
-    ///   ``read(_:)``'s for JSON that is not drive metadata.
-    package static func read(jsonBytes bytes: [UInt8]) throws(WireFormatError) -> DriveFileMetadata {
+    /// - Throws: ``WireFormatError``: the parser's errors for text that is not JSON,
+    ///   `typeMismatch` for a document that is not an object or a `filename` that is not a
+    ///   string, `missingField` for a missing `filename`.
+    public static func read(jsonBytes bytes: [UInt8]) throws(WireFormatError) -> DriveFileMetadata {
         try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in
             var parser = JSONParser(bytes: buffer, maximumDepth: WireJSON.maximumDepth)
             return try parser.readDriveFileMetadata()
         }
     }
 
-    /// The metadata from the values of its members (the last of a repeated key), by the rules of
-    /// ``init(from:)``: a string `filename` is required, other fields of the wrong type are absent.
+    /// The metadata from the values of its members (the last of a repeated key): a string
+    /// `filename` is required, other fields of the wrong type are absent.
     static func make(
         filename: JSONValue?, mimeType: JSONValue?, sizeBytes: LenientInteger, createdAt: LenientInteger,
         modifiedAt: LenientInteger, path: JSONValue?

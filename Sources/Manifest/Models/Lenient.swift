@@ -19,32 +19,13 @@ extension KeyedDecodingContainer {
 
     /// The Boolean for `key`, or `nil` when it is missing, `null` or not a Boolean.
     func lenient(_ type: Bool.Type, _ key: Key) -> Bool? { (try? decodeIfPresent(type, forKey: key)) ?? nil }
+}
 
-    /// A string for `key` that is present and not empty, else `nil`.
-    func nonEmptyString(_ key: Key) -> String? {
-        guard let text = lenient(String.self, key), !text.isEmpty else { return nil }
-        return text
-    }
 
+extension KeyedDecodingContainer {
     /// The strings of an array for `key`, skipping elements that are not strings; `nil` when the
     /// key is missing, `null` or not an array.
     func lenientStrings(_ key: Key) -> [String]? {
         lenient([JSONValue].self, key).map { $0.compactMap(\.stringValue) }
     }
-}
-
-/// Decodes a `T` and keeps the failure instead of throwing, so that an unkeyed container
-/// advances past a bad element and the other elements still decode.
-struct Attempt<T: Decodable>: Decodable {
-    let result: Result<T, any Error>
-
-    init(from decoder: any Decoder) {
-        result = Result { try T(from: decoder) }
-    }
-}
-
-/// Human text for an error met while reading a document.
-func describeReadError(_ error: any Error) -> String {
-    if let error = error as? DecodingError { return WireFormatError.from(error).description }
-    return String(describing: error)
 }

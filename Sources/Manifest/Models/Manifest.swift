@@ -76,7 +76,7 @@ public struct ClientProfile: Sendable, Hashable, Codable {
 }
 
 /// One client's namespace in the manifest: its posts and optional profile.
-public struct ClientNamespace: Sendable, Hashable, Codable {
+public struct ClientNamespace: Sendable, Hashable, Encodable {
     /// The posts, oldest first (the station appends).
     public var posts: [PostEntry]
     /// The client's profile, if it has one.
@@ -94,42 +94,6 @@ public struct ClientNamespace: Sendable, Hashable, Codable {
         case posts, profile
     }
 
-    /// Reads a namespace; a bad post entry is skipped and reported in ``issues``, a `posts` that
-    /// is not an array reads as empty (as the station treats it).
-    ///
-    /// - Throws: `DecodingError.typeMismatch` when the namespace is not an object.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let client = decoder.codingPath.last?.stringValue
-        (posts, issues) = Self.readPosts(container, key: .posts, client: client)
-        if container.contains(.profile), (try? container.decodeNil(forKey: .profile)) != true {
-            profile = container.lenient(ClientProfile.self, .profile)
-            if profile == nil { issues.append(ManifestIssue(client: client, index: nil, reason: "profile is not an object")) }
-        }
-    }
-
-    /// Reads a `posts` array entry by entry; shared with the legacy flat form.
-    static func readPosts<Key: CodingKey>(
-        _ container: KeyedDecodingContainer<Key>, key: Key, client: String?
-    ) -> ([PostEntry], [ManifestIssue]) {
-        guard container.contains(key), (try? container.decodeNil(forKey: key)) != true else { return ([], []) }
-        guard var array = try? container.nestedUnkeyedContainer(forKey: key) else {
-            return ([], [ManifestIssue(client: client, index: nil, reason: "posts is not an array")])
-        }
-        var posts = [PostEntry]()
-        var issues = [ManifestIssue]()
-        var index = 0
-        while !array.isAtEnd {
-            guard let attempt = try? array.decode(Attempt<PostEntry>.self) else { break }
-            switch attempt.result {
-            case let .success(entry): posts.append(entry)
-            case let .failure(error): issues.append(ManifestIssue(client: client, index: index, reason: describeReadError(error)))
-            }
-            index += 1
-        }
-        return (posts, issues)
-    }
-
     /// Writes `posts`, then `profile` when present (the station's order).
     ///
     /// - Throws: whatever the encoder throws.
@@ -144,10 +108,11 @@ public struct ClientNamespace: Sendable, Hashable, Codable {
 ///
 /// `{"clients": {"<client>": {"posts": [...], "profile": {...}}}}`, compact JSON in insertion
 /// order. The legacy flat form `{"client": "...", "posts": [...]}` reads as one namespace
-/// (``wasLegacyFlat``). Reading never fails on one bad entry or namespace: those are skipped and
-/// listed in ``issues``. Written with `WireJSON/encode(_:style:dates:)` a manifest read through
-/// `WireJSON` gives back the station's exact bytes, hence its CID.
-public struct Manifest: Sendable, Hashable, Codable {
+/// (``wasLegacyFlat``). Read with ``read(_:)-([UInt8])``, the one reader, which never fails on one
+/// bad entry or namespace: those are skipped and listed in ``issues``. Written with
+/// `WireJSON/encode(_:style:dates:)` a manifest read from the station's bytes gives them back
+/// exactly, hence its CID.
+public struct Manifest: Sendable, Hashable, Encodable {
     /// The client namespaces, in the station's order.
     public var clients: OrderedMap<ClientNamespace>
     /// Whether the document was the legacy flat form.
@@ -213,42 +178,6 @@ public struct Manifest: Sendable, Hashable, Codable {
 
     private enum LegacyKeys: String, CodingKey {
         case clients, client, posts
-    }
-
-    /// Reads a manifest tolerantly (see the type's description).
-    ///
-    /// - Throws: `DecodingError.typeMismatch` only when the document is not a JSON object.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: LegacyKeys.self)
-        clients = [:]
-        if let namespaces = try? container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: .clients) {
-            for key in namespaces.allKeys {
-                if let namespace = try? namespaces.decode(ClientNamespace.self, forKey: key) {
-                    clients[key.stringValue] = namespace
-                } else {
-                    // The station replaces a namespace that is not an object with an empty one.
-                    var empty = ClientNamespace()
-                    empty.issues = [ManifestIssue(client: key.stringValue, index: nil, reason: "namespace is not an object")]
-                    clients[key.stringValue] = empty
-                }
-            }
-            return
-        }
-        if container.contains(.clients) {
-            topLevelIssues.append(ManifestIssue(client: nil, index: nil, reason: "clients is not an object"))
-        }
-        guard container.contains(.posts) || container.contains(.client) else { return }
-        // Legacy flat form: the station keeps the client name as written unless it is blank.
-        wasLegacyFlat = true
-        var name = "default"
-        if let client = container.lenient(String.self, .client),
-           !pythonStrip(client).isEmpty {
-            name = client
-        }
-        let (posts, issues) = ClientNamespace.readPosts(container, key: .posts, client: name)
-        var namespace = ClientNamespace(posts: posts)
-        namespace.issues = issues
-        clients[name] = namespace
     }
 
     /// Writes `{"clients": {...}}` (always the multi-client form).

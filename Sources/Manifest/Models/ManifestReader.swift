@@ -7,134 +7,48 @@ import Foundation
 #endif
 import ContentAddressing
 
-// A manifest read straight from its parsed JSON, with the rules of the `Decodable` path
-// (`Manifest.init(from:)`, `ClientNamespace.init(from:)`, `PostEntry.init(from:)`): a listing of
-// a large namespace reads every entry on every manifest change, and the generic path (a decoder,
-// a keyed container and a coding key per field) costs several times the parse.
+// The one reader of a manifest: straight from the bytes, without a JSON tree or a decoder (a
+// listing of a large namespace reads every entry on every manifest change, and a tree or the
+// generic `Decodable` path cost several times the parse).
 
 extension Manifest {
-    /// Reads a manifest from its bytes exactly as `WireJSON.decode(Manifest.self, from:)` does
-    /// (the same namespaces, entries, issues and errors), without the generic `Decodable` path.
+    /// Reads a manifest from its bytes, tolerantly: the station's form
+    /// (`{"clients":{"<client>":{"posts":[…],"profile":{…}}}}`) and the legacy flat form
+    /// (`{"client":"…","posts":[…]}`, read as one namespace, ``wasLegacyFlat``). A bad entry, a
+    /// `posts` that is not an array, a namespace or profile that is not an object is skipped
+    /// and listed in ``issues``; members it does not know are ignored; of a repeated key the last
+    /// value counts (at the first one's place). Reading a document ``WireJSON`` wrote gives back
+    /// the manifest that was written.
     ///
-    /// - Throws: ``WireFormatError`` when the bytes are not JSON, or the document is not an object.
-    package static func read(_ bytes: [UInt8]) throws(WireFormatError) -> Manifest {
-        if let manifest = readStationForm(bytes) { return manifest }
-        return try read(WireJSON.parse(bytes))
+    /// - Throws: ``WireFormatError`` when the bytes are not JSON (or nest deeper than
+    ///   ``WireJSON/maximumDepth``), or the document is not an object.
+    public static func read(_ bytes: [UInt8]) throws(WireFormatError) -> Manifest {
+        try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in try read(buffer) }
     }
 
     /// Reads a manifest from `Data` in place, as ``read(_:)-([UInt8])`` reads an array: a
     /// 10,000-post manifest is several megabytes, better not copied to be read.
     ///
     /// - Throws: as ``read(_:)-([UInt8])``.
-    package static func read(_ data: Data) throws(WireFormatError) -> Manifest {
-        let direct = data.withUnsafeBytes { raw in readStationForm(raw.bindMemory(to: UInt8.self)) }
-        if let direct { return direct }
-        return try read(WireJSON.parse(data))
+    public static func read(_ data: Data) throws(WireFormatError) -> Manifest {
+        let result = data.withUnsafeBytes { raw in
+            Result { () throws(WireFormatError) in try read(raw.bindMemory(to: UInt8.self)) }
+        }
+        return try result.get()
     }
 
-    /// The manifest in `bytes` read without building its JSON tree, when the document is in the
-    /// form a station writes (a `clients` object of namespace objects whose `posts` are arrays of
-    /// entry objects that each read without an issue); `nil` for any other document, which
-    /// ``read(_:)-([UInt8])`` then reads through the JSON tree. Whenever it returns a manifest, it
-    /// is the one the tree gives.
-    static func readStationForm(_ bytes: [UInt8]) -> Manifest? {
-        bytes.withUnsafeBufferPointer { readStationForm($0) }
-    }
-
-    /// ``readStationForm(_:)-([UInt8])`` over bytes in place.
-    static func readStationForm(_ bytes: UnsafeBufferPointer<UInt8>) -> Manifest? {
+    /// ``read(_:)-([UInt8])`` over bytes in place.
+    static func read(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> Manifest {
         var parser = JSONParser(bytes: bytes, maximumDepth: WireJSON.maximumDepth)
-        return try? parser.readStationManifest()
-    }
-
-    /// Reads a manifest from a parsed document (see ``read(_:)-([UInt8])``).
-    ///
-    /// - Throws: ``WireFormatError/typeMismatch(path:expected:found:)`` when the document is not an object.
-    package static func read(_ document: JSONValue) throws(WireFormatError) -> Manifest {
-        guard case let .object(top) = document else {
-            throw .typeMismatch(path: "", expected: "an object", found: document.kindName)
-        }
-        var manifest = Manifest()
-        if case let .object(namespaces)? = top["clients"] {
-            for (name, value) in namespaces {
-                guard case let .object(members) = value else {
-                    // The station replaces a namespace that is not an object with an empty one.
-                    var empty = ClientNamespace()
-                    empty.issues = [ManifestIssue(client: name, index: nil, reason: "namespace is not an object")]
-                    manifest.clients[name] = empty
-                    continue
-                }
-                manifest.clients[name] = ClientNamespace.read(members, client: name, path: "clients." + name)
-            }
-            return manifest
-        }
-        if top.contains(key: "clients") {
-            manifest.topLevelIssues.append(ManifestIssue(client: nil, index: nil, reason: "clients is not an object"))
-        }
-        guard top.contains(key: "posts") || top.contains(key: "client") else { return manifest }
-        // Legacy flat form: the station keeps the client name as written unless it is blank.
-        manifest.wasLegacyFlat = true
-        var name = "default"
-        if case let .string(client)? = top["client"], !pythonStrip(client).isEmpty { name = client }
-        var namespace = ClientNamespace()
-        (namespace.posts, namespace.issues) = ClientNamespace.readPosts(top["posts"], client: name, path: "posts")
-        manifest.clients[name] = namespace
-        return manifest
-    }
-}
-
-extension ClientNamespace {
-    /// Reads a namespace object as ``init(from:)`` does; `path` is where it is (`clients.<name>`).
-    static func read(_ members: JSONObject, client: String, path: String) -> ClientNamespace {
-        var namespace = ClientNamespace()
-        (namespace.posts, namespace.issues) = readPosts(members["posts"], client: client, path: path + ".posts")
-        if let profile = members["profile"], !profile.isNull {
-            if case let .object(fields) = profile {
-                namespace.profile = ClientProfile(fields: fields)
-            } else {
-                namespace.issues.append(ManifestIssue(client: client, index: nil, reason: "profile is not an object"))
-            }
-        }
-        return namespace
-    }
-
-    /// Reads a `posts` value entry by entry: absent or `null` is empty, another non-array is
-    /// empty with an issue, a bad entry is skipped with an issue naming `path[index]`.
-    static func readPosts(_ value: JSONValue?, client: String?, path: String) -> ([PostEntry], [ManifestIssue]) {
-        guard let value, !value.isNull else { return ([], []) }
-        guard case let .array(elements) = value else {
-            return ([], [ManifestIssue(client: client, index: nil, reason: "posts is not an array")])
-        }
-        var posts = [PostEntry]()
-        posts.reserveCapacity(elements.count)
-        var issues = [ManifestIssue]()
-        for (index, element) in elements.enumerated() {
-            do throws(WireFormatError) {
-                posts.append(try PostEntry.read(element, path: { "\(path)[\(index)]" }))
-            } catch {
-                issues.append(ManifestIssue(client: client, index: index, reason: error.description))
-            }
-        }
-        return (posts, issues)
+        return try parser.readManifest()
     }
 }
 
 extension PostEntry {
-    /// Reads one entry as ``init(from:)`` does, from its parsed JSON; `path` names it in errors
-    /// (built only on failure).
+    /// Reads an entry from its known members (see ``Manifest`` for the rules); `path` names it in
+    /// errors (built only on failure).
     ///
-    /// - Throws: ``WireFormatError`` with the messages of the `Decodable` path: the entry is not
-    ///   an object, or has no usable `post_cid` (nor legacy `cid`).
-    package static func read(_ value: JSONValue, path: () -> String) throws(WireFormatError) -> PostEntry {
-        guard case let .object(members) = value else {
-            throw .typeMismatch(path: path(), expected: "an object", found: value.kindName)
-        }
-        var known = EntryMembers()
-        for (key, member) in members { known.set(key, member) }
-        return try read(known, path: path)
-    }
-
-    /// Reads an entry from its known members (see ``read(_:path:)-(JSONValue,_)``).
+    /// - Throws: ``WireFormatError`` when the entry has no usable `post_cid` (nor legacy `cid`).
     static func read(_ members: EntryMembers, path: () -> String) throws(WireFormatError) -> PostEntry {
         func string(_ value: JSONValue?) -> String? {
             if case let .string(text)? = value { return text }
@@ -204,10 +118,6 @@ extension PostEntry {
             }
         }
 
-        mutating func set(_ key: String, _ value: JSONValue) {
-            if let known = Key(key) { set(known, value) }
-        }
-
         mutating func set(_ key: Key, _ value: JSONValue) {
             switch key {
             case .postCID: postCID = value
@@ -224,16 +134,14 @@ extension PostEntry {
     }
 }
 
-/// The station's form read straight from the bytes (see `Manifest.readStationForm`). Anything
-/// else, including every document the JSON tree would refuse or read with an issue, throws, and
-/// the caller reads the document through the tree instead.
+/// The manifest read straight from the bytes (see ``Manifest/read(_:)-([UInt8])``). Syntax
+/// errors (and too deep a nesting) fail the whole document, as for any JSON; what is JSON but not
+/// the expected shape becomes an issue.
 extension JSONParser {
-    private func notStationForm() -> WireFormatError { fail("not the station's manifest form") }
-
     private var next: UInt8? { index < bytes.count ? bytes[index] : nil }
 
-    /// After a member: `,` (then the next key follows) or the closing byte. Returns whether the
-    /// container goes on.
+    /// After a member or element: `,` (then the next one follows) or the closing byte. Returns
+    /// whether the container goes on.
     private mutating func continues(closingWith close: UInt8) throws(WireFormatError) -> Bool {
         skipWhitespace()
         switch next {
@@ -244,106 +152,183 @@ extension JSONParser {
         case close:
             index += 1
             return false
+        case nil:
+            throw fail(close == UInt8(ascii: "}") ? "unexpected end of input in an object" : "unexpected end of input in an array")
         default:
-            throw notStationForm()
+            throw fail(close == UInt8(ascii: "}") ? "expecting ',' or '}'" : "expecting ',' or ']'")
         }
     }
 
-    /// Opens a container at `depth` (the opening byte is next).
-    private mutating func open(_ byte: UInt8, depth: Int) throws(WireFormatError) -> Bool {
-        guard next == byte else { throw notStationForm() }
+    /// Opens the container whose opening byte is next, at `depth`. Returns whether it has members.
+    private mutating func open(depth: Int) throws(WireFormatError) -> Bool {
+        let close = (next ?? 0) + 2  // `}` follows `{`, `]` follows `[` two code points on
         index += 1
         try checkDepth(depth)
         skipWhitespace()
-        let empty = next == byte + 2  // `}` follows `{`, `]` follows `[` two code points on
+        let empty = next == close
         if empty { index += 1 }
         return !empty
     }
 
-    mutating func readStationManifest() throws(WireFormatError) -> Manifest {
+    /// The top-level `clients` member as read: its namespaces, or another value.
+    private enum ClientsMember {
+        case namespaces(OrderedMap<ClientNamespace>)
+        case notAnObject
+    }
+
+    mutating func readManifest() throws(WireFormatError) -> Manifest {
         skipByteOrderMark()
         skipWhitespace()
-        var manifest = Manifest()
-        var sawClients = false
-        if try open(UInt8(ascii: "{"), depth: 1) {
+        guard next == UInt8(ascii: "{") else {
+            // Not an object: whatever it is (or why it is not JSON), as the parser reports it.
+            let value = try parseDocument()
+            throw .typeMismatch(path: "", expected: "an object", found: value.kindName)
+        }
+        var clients: ClientsMember?
+        var legacyClient: JSONValue?
+        var legacyPosts: ([PostEntry], [ManifestIssue])?
+        if try open(depth: 1) {
             repeat {
                 let key = try parseMemberKey()
                 skipWhitespace()
-                if key == "clients" {
-                    guard !sawClients else { throw notStationForm() }
-                    sawClients = true
-                    manifest.clients = try readClients()
-                } else {
-                    _ = try parseValue(depth: 1)
+                switch key {
+                case "clients":
+                    if next == UInt8(ascii: "{") {
+                        clients = .namespaces(try readClients())
+                    } else {
+                        _ = try parseValue(depth: 1)
+                        clients = .notAnObject
+                    }
+                case "client": legacyClient = try parseValue(depth: 1)
+                case "posts": legacyPosts = try readPosts(depth: 1, path: "posts", client: nil)
+                default: _ = try parseValue(depth: 1)
                 }
             } while try continues(closingWith: UInt8(ascii: "}"))
         }
         skipWhitespace()
-        guard sawClients, index == bytes.count else { throw notStationForm() }
+        guard index == bytes.count else { throw fail("extra data after the JSON value") }
+
+        var manifest = Manifest()
+        switch clients {
+        case .namespaces(let namespaces)?:
+            manifest.clients = namespaces
+            return manifest
+        case .notAnObject?:
+            manifest.topLevelIssues.append(ManifestIssue(client: nil, index: nil, reason: "clients is not an object"))
+        case nil:
+            break
+        }
+        guard legacyClient != nil || legacyPosts != nil else { return manifest }
+        // Legacy flat form: the station keeps the client name as written unless it is blank.
+        manifest.wasLegacyFlat = true
+        var name = "default"
+        if case let .string(client)? = legacyClient, !pythonStrip(client).isEmpty { name = client }
+        var namespace = ClientNamespace()
+        if let (posts, issues) = legacyPosts {
+            namespace.posts = posts
+            namespace.issues = issues.map { ManifestIssue(client: name, index: $0.index, reason: $0.reason) }
+        }
+        manifest.clients[name] = namespace
         return manifest
     }
 
     private mutating func readClients() throws(WireFormatError) -> OrderedMap<ClientNamespace> {
         var clients = OrderedMap<ClientNamespace>()
-        guard try open(UInt8(ascii: "{"), depth: 2) else { return clients }
+        guard try open(depth: 2) else { return clients }
         repeat {
             let name = try parseMemberKey()
             skipWhitespace()
-            guard !clients.contains(key: name) else { throw notStationForm() }
-            clients[name] = try readNamespace(name)
+            if next == UInt8(ascii: "{") {
+                clients[name] = try readNamespace(name)
+            } else {
+                // The station replaces a namespace that is not an object with an empty one.
+                _ = try parseValue(depth: 2)
+                var empty = ClientNamespace()
+                empty.issues = [ManifestIssue(client: name, index: nil, reason: "namespace is not an object")]
+                clients[name] = empty
+            }
         } while try continues(closingWith: UInt8(ascii: "}"))
         return clients
     }
 
     private mutating func readNamespace(_ name: String) throws(WireFormatError) -> ClientNamespace {
         var namespace = ClientNamespace()
-        var sawPosts = false
         var profile: JSONValue?
-        if try open(UInt8(ascii: "{"), depth: 3) {
+        if try open(depth: 3) {
             repeat {
                 let key = try parseMemberKey()
                 skipWhitespace()
                 switch key {
-                case "posts":
-                    guard !sawPosts else { throw notStationForm() }
-                    sawPosts = true
-                    namespace.posts = try readEntries()
+                case "posts": (namespace.posts, namespace.issues) = try readPosts(depth: 3, path: "clients.\(name).posts", client: name)
                 case "profile": profile = try parseValue(depth: 3)
                 default: _ = try parseValue(depth: 3)
                 }
             } while try continues(closingWith: UInt8(ascii: "}"))
         }
         if let profile, !profile.isNull {
-            guard case let .object(fields) = profile else { throw notStationForm() }
-            namespace.profile = ClientProfile(fields: fields)
+            if case let .object(fields) = profile {
+                namespace.profile = ClientProfile(fields: fields)
+            } else {
+                namespace.issues.append(ManifestIssue(client: name, index: nil, reason: "profile is not an object"))
+            }
         }
         return namespace
     }
 
-    private mutating func readEntries() throws(WireFormatError) -> [PostEntry] {
+    /// A `posts` value inside `depth` open containers: `null` is empty, another non-array is empty
+    /// with an issue, a bad entry is skipped with an issue naming `path[index]`.
+    private mutating func readPosts(depth: Int, path: String, client: String?) throws(WireFormatError) -> ([PostEntry], [ManifestIssue]) {
+        guard next == UInt8(ascii: "[") else {
+            let value = try parseValue(depth: depth)
+            if value.isNull { return ([], []) }
+            return ([], [ManifestIssue(client: client, index: nil, reason: "posts is not an array")])
+        }
         var posts: [PostEntry] = []
-        guard try open(UInt8(ascii: "["), depth: 4) else { return posts }
+        var issues: [ManifestIssue] = []
+        guard try open(depth: depth + 1) else { return (posts, issues) }
+        var index = 0
         repeat {
-            var members = PostEntry.EntryMembers()
-            if try open(UInt8(ascii: "{"), depth: 5) {
-                repeat {
-                    let key = try parseMemberName(PostEntry.EntryMembers.Key.self)
-                    skipWhitespace()
-                    switch key {
-                    case nil:
-                        _ = try parseValue(depth: 5)
-                    case .envelopesCount?:
-                        members.envelopesCount = try parseLenientInteger(depth: 5)
-                    case .createdAt?:
-                        members.createdAt = try parseLenientInteger(depth: 5)
-                    case let key?:
-                        members.set(key, try parseMemberValue(depth: 5))
-                    }
-                } while try continues(closingWith: UInt8(ascii: "}"))
+            let position = index
+            switch try readEntry(depth: depth + 2, path: { "\(path)[\(position)]" }) {
+            case .success(let entry): posts.append(entry)
+            case .failure(let error): issues.append(ManifestIssue(client: client, index: position, reason: error.description))
             }
-            posts.append(try PostEntry.read(members, path: { "" }))
+            index += 1
         } while try continues(closingWith: UInt8(ascii: "]"))
-        return posts
+        return (posts, issues)
+    }
+
+    /// One entry, whose object opens at `depth`: the entry, or why it is not one (an element
+    /// that is not an object, no usable `post_cid`); `path` names it in that error.
+    ///
+    /// - Throws: ``WireFormatError`` when the document is not JSON there (the whole read fails).
+    private mutating func readEntry(depth: Int, path: () -> String) throws(WireFormatError) -> Result<PostEntry, WireFormatError> {
+        guard next == UInt8(ascii: "{") else {
+            let value = try parseValue(depth: depth - 1)
+            return .failure(.typeMismatch(path: path(), expected: "an object", found: value.kindName))
+        }
+        var members = PostEntry.EntryMembers()
+        if try open(depth: depth) {
+            repeat {
+                let key = try parseMemberName(PostEntry.EntryMembers.Key.self)
+                skipWhitespace()
+                switch key {
+                case nil:
+                    _ = try parseValue(depth: depth)
+                case .envelopesCount?:
+                    members.envelopesCount = try parseLenientInteger(depth: depth)
+                case .createdAt?:
+                    members.createdAt = try parseLenientInteger(depth: depth)
+                case let key?:
+                    members.set(key, try parseMemberValue(depth: depth))
+                }
+            } while try continues(closingWith: UInt8(ascii: "}"))
+        }
+        do throws(WireFormatError) {
+            return .success(try PostEntry.read(members, path: path))
+        } catch {
+            return .failure(error)
+        }
     }
 }
 
@@ -378,7 +363,4 @@ enum LenientInteger {
         case .value(let value): WireInteger.lenient(value)
         }
     }
-
-    /// A member from the JSON tree (`nil` when absent).
-    init(_ value: JSONValue?) { self = value.map { .value($0) } ?? .absent }
 }

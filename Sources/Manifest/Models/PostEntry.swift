@@ -73,11 +73,11 @@ public enum PostMetadata: Sendable, Hashable, Codable {
 
 /// One post in a client namespace of the manifest (`clients.<client>.posts[]`).
 ///
-/// Reading is tolerant: the legacy `cid` reads as `post_cid`; `all_followers` as ``AudienceMode/all``;
+/// Entries are read with their manifest (``Manifest/read(_:)-([UInt8])``), tolerantly: the legacy `cid` reads as `post_cid`; `all_followers` as ``AudienceMode/all``;
 /// a missing `audience_mode` as `all` (the station's default); a missing `encrypted` key means
 /// encrypted, except on a `public` entry; optional fields of the wrong type read as absent.
 /// Writing follows the station: encrypted entries have no `encrypted` key; see ``encode(to:)``.
-public struct PostEntry: Sendable, Hashable, Codable {
+public struct PostEntry: Sendable, Hashable, Encodable {
     /// The CID of the post's bytes (SecretBox ciphertext, or plaintext for public posts).
     public var postCID: String
     /// Who may read it.
@@ -136,36 +136,6 @@ public struct PostEntry: Sendable, Hashable, Codable {
         case createdAt = "created_at"
         case audienceUIDs = "audience_uids"
         case metadata
-    }
-
-    /// Reads an entry tolerantly (see the type's description).
-    ///
-    /// - Throws: `DecodingError` when the entry is not an object or has no usable `post_cid`
-    ///   (nor legacy `cid`).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        guard let cid = container.nonEmptyString(.postCID) ?? container.nonEmptyString(.legacyCID) else {
-            if container.contains(.postCID) {
-                throw DecodingError.dataCorrupted(.init(
-                    codingPath: decoder.codingPath + [CodingKeys.postCID], debugDescription: "post_cid is not a non-empty string"))
-            }
-            throw DecodingError.keyNotFound(CodingKeys.postCID, .init(
-                codingPath: decoder.codingPath, debugDescription: "no post_cid (nor legacy cid)"))
-        }
-        postCID = cid
-        if let text = container.lenient(String.self, .audienceMode) {
-            audienceMode = AudienceMode(wireValue: text)
-        } else if let other = container.lenient(JSONValue.self, .audienceMode), !other.isNull {
-            audienceMode = .unknown(other.description)
-        } else {
-            audienceMode = .all
-        }
-        isEncrypted = container.lenient(Bool.self, .encrypted) ?? (audienceMode != .public)
-        envelopesCID = container.lenient(String.self, .envelopesCID)
-        envelopesCount = container.lenient(Int.self, .envelopesCount)
-        createdAt = container.lenient(Int.self, .createdAt)
-        audienceUIDs = container.lenientStrings(.audienceUIDs)
-        metadata = container.lenient(JSONValue.self, .metadata).flatMap { $0.isNull ? nil : PostMetadata(jsonValue: $0) }
     }
 
     /// Writes the entry in the station's key order. Encrypted: `post_cid, audience_mode,

@@ -74,7 +74,7 @@ package struct PostResponse: Sendable, Hashable, Decodable {
 /// `POST /rewrap`: always HTTP 200 with `{"status":"ok","result":{…}}`; the result is either the
 /// envelope sealed to the calling device or `{"error": "…"}` (for example
 /// `post_cid <cid> not found`).
-package struct RewrapResponse: Sendable, Hashable, Decodable {
+package struct RewrapResponse: Sendable, Hashable {
     /// The outcome.
     package enum Result: Sendable, Hashable {
         /// `{"status":"rewrap_ok","uid","device_uid","post_cid","envelope"}`.
@@ -99,27 +99,9 @@ package struct RewrapResponse: Sendable, Hashable, Decodable {
         case status, uid, deviceUID = "device_uid", postCID = "post_cid", envelope, error
     }
 
-    /// Reads the body: a `result.error` string gives ``Result/failed(_:)``; otherwise the
-    /// envelope fields are required.
-    ///
-    /// - Throws: `DecodingError` when neither form is present.
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        status = container.lenient(String.self, .status) ?? "ok"
-        let inner = try container.nestedContainer(keyedBy: ResultKeys.self, forKey: .result)
-        if let error = inner.lenient(String.self, .error) {
-            result = .failed(error)
-        } else {
-            result = .rewrapped(
-                uid: try inner.decode(String.self, forKey: .uid),
-                deviceUID: try inner.decode(String.self, forKey: .deviceUID),
-                postCID: try inner.decode(String.self, forKey: .postCID),
-                envelopeHex: try inner.decode(String.self, forKey: .envelope))
-        }
-    }
-
-    /// Reads the body straight from its parsed JSON, with the rules of ``init(from:)``: a listing
-    /// reads one answer per post, and the generic `Decodable` path costs more than the parse.
+    /// Reads the body, the one reader of a `/rewrap` answer: a `result.error` string gives
+    /// ``Result/failed(_:)``; otherwise the four envelope strings are required (a missing
+    /// `status` reads as `ok`).
     ///
     /// - Throws: `WireFormatError` when the bytes are not JSON, `result` is not an object, or
     ///   neither an `error` string nor all four envelope strings are there.

@@ -53,6 +53,16 @@ enum ResponseLimit {
         max(1, min(rewrapConcurrency, entryCount, listingInFlight / rewrap))
     }
 
+    /// The most envelope sets a followed station's listing holds in memory at once (with
+    /// ``envelopeSet`` each: two).
+    static let followedInFlight = 32 << 20
+
+    /// How many envelope sets a followed station's listing of `entryCount` posts fetches at once:
+    /// the configured concurrency, bounded so the sets fit ``followedInFlight``.
+    static func followedListingWidth(concurrency: Int, entryCount: Int) -> Int {
+        max(1, min(concurrency, entryCount, followedInFlight / envelopeSet))
+    }
+
     /// Transfer options that collect at most `limit` bytes of the answer in memory.
     static func options(_ limit: Int, timeouts: TransferTimeouts) -> TransferOptions {
         TransferOptions(response: .memory(limit: limit), timeouts: timeouts)

@@ -26,12 +26,11 @@ public actor StationClient {
 
     var postKeys: [String: SymmetricKey] = [:]
     var postKeysLoaded = false
-    var offlineListings: [String: [UInt8]] = [:]
+    /// The offline view of this device's namespace and of the stations it follows.
+    let offline: OfflineListings
     var endpointResolution: Task<StationOrigin, any Error>?
     /// The last manifest read, by CID: content-addressed, so the same CID never needs reading again.
     var manifestCache: (cid: String, manifest: Manifest)?
-    /// The manifest CID the stored offline listing of each namespace was made from.
-    var offlineListingSources: [String: String] = [:]
     /// Whether the caches earlier versions kept in the key store were removed.
     var legacyCachesRemoved = false
 
@@ -41,6 +40,8 @@ public actor StationClient {
     public init(credentials: DeviceCredentials, configuration: StationClientConfiguration) async throws {
         self.credentials = credentials
         self.configuration = configuration
+        offline = OfflineListings(cacheStore: configuration.cacheStore, persists: configuration.persistsOfflineListing,
+                                  log: configuration.log)
         StagedFile.removeStaleUploads(in: configuration.temporaryDirectory)
         try await saveCredentials()
     }
@@ -48,6 +49,8 @@ public actor StationClient {
     private init(loaded credentials: DeviceCredentials, configuration: StationClientConfiguration) {
         self.credentials = credentials
         self.configuration = configuration
+        offline = OfflineListings(cacheStore: configuration.cacheStore, persists: configuration.persistsOfflineListing,
+                                  log: configuration.log)
         StagedFile.removeStaleUploads(in: configuration.temporaryDirectory)
     }
 
@@ -75,7 +78,7 @@ public actor StationClient {
     /// - Throws: ``StationClientError`` (`.keyStore`) when a store cannot be written.
     public func forget() async throws {
         postKeys.removeAll()
-        offlineListings.removeAll()
+        offline.clearMemory()
         let namespace = (try? Self.normalizedNamespace(configuration.namespace)) ?? configuration.namespace
         do {
             try await configuration.keyStore.delete(KeyStoreItem.credentials)

@@ -11,6 +11,31 @@ import Darwin
 import ContentAddressing
 
 extension StationClient {
+    /// Downloads a listed post of this station into memory: decrypted with its key (from the
+    /// cache or `/rewrap`), or as stored for a public post. The same call as
+    /// ``FollowedStationFeed/download(_:)`` for a followed station's post.
+    ///
+    /// - Throws: as ``download(postCID:envelopesCID:)`` and ``downloadPublic(postCID:)``.
+    public func download<Metadata>(_ post: ListedPost<Metadata>) async throws -> Data {
+        if post.isPublic { return try await downloadPublic(postCID: post.postCID) }
+        return try await download(postCID: post.postCID, envelopesCID: post.envelopesCID)
+    }
+
+    /// Downloads a listed post of this station into `destination`, in constant memory; the file
+    /// appears only once it verified. The metadata's `size_bytes`, when it is
+    /// `DriveFileMetadata`, bounds what is fetched. The same call as
+    /// ``FollowedStationFeed/download(_:to:progress:)`` for a followed station's post.
+    ///
+    /// - Throws: as ``download(postCID:envelopesCID:to:plaintextSize:progress:)`` and
+    ///   ``downloadPublic(postCID:to:size:progress:)``.
+    public func download<Metadata>(_ post: ListedPost<Metadata>, to destination: URL, progress: ProgressHandler? = nil) async throws {
+        if post.isPublic {
+            return try await downloadPublic(postCID: post.postCID, to: destination, size: post.plaintextSize, progress: progress)
+        }
+        try await download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination, plaintextSize: post.plaintextSize,
+                           progress: progress)
+    }
+
     /// Downloads and decrypts a post of this station into memory.
     ///
     /// The ciphertext comes from the station's `/content/<post_cid>` or, when that fails, from the

@@ -38,6 +38,13 @@ public enum CacheItem {
     public static let postKeys = "post-keys"
     /// The last decrypted listing of a namespace, for offline use.
     public static func offlineListing(namespace: String) -> String { "offline-listing-\(namespace)" }
+    /// The last decrypted listing of a namespace of a followed station, for offline use.
+    public static func offlineListing(followedStation station: FollowedStationAddress, namespace: String) -> String {
+        switch station {
+        case .endpoint(let url): "offline-listing-followed-\(url.absoluteString)-\(namespace)"
+        case .ipns(let name): "offline-listing-followed-ipns-\(name)-\(namespace)"
+        }
+    }
 }
 
 /// A ``CacheStore`` that keeps items in memory only (tests, ephemeral sessions). Items are zeroed

@@ -27,7 +27,8 @@ public struct SocialGraph: Sendable {
 /// to the follower's uid, the post key, the metadata and content, and its social graph.
 ///
 /// Only posts shared with this follower (or public) are readable; others are left out of
-/// listings. Every byte from the gateway is verified against its CID.
+/// listings. Every byte from the gateway is verified against its CID. Listings run on the same
+/// engine as ``StationClient/listPosts(as:)``, with the same limits and the same offline view.
 public struct FollowedStationReader: Sendable {
     /// The follower identity whose key opens the envelopes.
     public let identity: FollowerIdentity
@@ -38,6 +39,10 @@ public struct FollowedStationReader: Sendable {
     /// The TLS key pins `/profile` requests to the followed station's endpoint carry (empty for
     /// plain `http` or a certificate a trusted authority signed).
     public let pins: [PublicKeyFingerprint]
+    /// The limits listings keep to.
+    let settings: ListingSettings
+    /// The offline view of the listings read.
+    let offline: OfflineListings
 
     /// Creates a reader.
     ///
@@ -46,11 +51,33 @@ public struct FollowedStationReader: Sendable {
     ///   - gateway: the gateway content is read from.
     ///   - transport: the transport for the followed station's public endpoints.
     ///   - pins: the TLS key pins for the followed station's endpoint (see ``FollowedStationHandle/publicKeyPin``).
-    public init(identity: FollowerIdentity, gateway: IPFSGateway, transport: any HTTPTransport, pins: [PublicKeyFingerprint] = []) {
+    ///   - configuration: the limits listings keep to (``StationClientConfiguration/maximumManifestPosts``,
+    ///     ``StationClientConfiguration/rewrapConcurrency`` as the posts read at once,
+    ///     ``StationClientConfiguration/metadataDateDecoding``) and where the offline view is kept
+    ///     (its ``StationClientConfiguration/cacheStore`` when
+    ///     ``StationClientConfiguration/persistsOfflineListing``); `nil` for the defaults and an
+    ///     offline view kept in memory only.
+    public init(
+        identity: FollowerIdentity, gateway: IPFSGateway, transport: any HTTPTransport, pins: [PublicKeyFingerprint] = [],
+        configuration: StationClientConfiguration? = nil
+    ) {
+        let offline = configuration.map {
+            OfflineListings(cacheStore: $0.cacheStore, persists: $0.persistsOfflineListing, log: $0.log)
+        } ?? OfflineListings(cacheStore: InMemoryCacheStore(), persists: false, log: nil)
+        self.init(identity: identity, gateway: gateway, transport: transport, pins: pins,
+                  settings: configuration.map(ListingSettings.init) ?? ListingSettings(), offline: offline)
+    }
+
+    init(
+        identity: FollowerIdentity, gateway: IPFSGateway, transport: any HTTPTransport, pins: [PublicKeyFingerprint],
+        settings: ListingSettings, offline: OfflineListings
+    ) {
         self.identity = identity
         self.gateway = gateway
         self.transport = transport
         self.pins = pins
+        self.settings = settings
+        self.offline = offline
     }
 
     /// The station's current manifest CID and, through IPNS, its `public.json`.
@@ -81,94 +108,72 @@ public struct FollowedStationReader: Sendable {
 
     /// Lists the posts of `namespace` readable by this follower: those whose envelope set holds
     /// an envelope for its uid, plus public posts. A post whose envelope or metadata does not open
-    /// is reported in ``PostListing/skipped``.
+    /// is reported in ``PostListing/skipped``. Each envelope set is fetched once, however many
+    /// posts name it.
     ///
-    /// - Throws: ``StationClientError`` when the manifest cannot be read.
+    /// When the station is unreachable, returns the last listing this reader (or, for a reader
+    /// from ``StationClient/reader(for:gateway:)``, the client) read online, marked
+    /// ``PostListing/isOffline``, instead of failing.
+    ///
+    /// - Throws: ``StationClientError`` when the station is unreachable and there is no offline
+    ///   listing, or when the manifest cannot be read.
     public func listPosts<Metadata: Decodable & Sendable>(
         of address: FollowedStationAddress, namespace: String, as type: Metadata.Type
     ) async throws -> PostListing<Metadata> {
-        try await listEntries(of: address, namespace: namespace, as: type).listing
-    }
-
-    /// Lists the posts of `namespace` readable by this follower as ``listPosts(of:namespace:as:)``
-    /// does, each with the manifest entry ``download(_:)`` needs, so nothing is fetched twice.
-    ///
-    /// - Throws: ``StationClientError`` when the manifest cannot be read.
-    public func listFollowedPosts<Metadata: Decodable & Sendable>(
-        of address: FollowedStationAddress, namespace: String, as type: Metadata.Type
-    ) async throws -> FollowedPostListing<Metadata> {
-        let (listing, entries) = try await listEntries(of: address, namespace: namespace, as: type)
-        return FollowedPostListing(posts: zip(listing.posts, entries).map { FollowedPost(post: $0, entry: $1) },
-                                   skipped: listing.skipped, manifestCID: listing.manifestCID)
-    }
-
-    /// The listing of ``listPosts(of:namespace:as:)`` and, for each listed post in the same
-    /// order, the manifest entry it was read from.
-    func listEntries<Metadata: Decodable & Sendable>(
-        of address: FollowedStationAddress, namespace: String, as type: Metadata.Type
-    ) async throws -> (listing: PostListing<Metadata>, entries: [PostEntry]) {
         let namespace = try StationClient.normalizedNamespace(namespace)
-        let (manifestCID, _) = try await pointers(of: address)
-        guard let manifestCID else { return (PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil), []) }
-        let manifest: Manifest
+        let operation = "listing namespace \(namespace) of a followed station"
+        let item = CacheItem.offlineListing(followedStation: address, namespace: namespace)
+        let manifestCID: String?
         do {
-            let limit = ResponseLimit.manifest(maximumPosts: StationClientConfiguration.defaultMaximumManifestPosts)
-            manifest = try WireJSON.decode(Manifest.self, from: try await gateway.fetch(cid: manifestCID, limit: limit))
-        } catch let error as StationClientError {
+            manifestCID = try await pointers(of: address).manifestCID
+        } catch let error as StationClientError where error.kind == .unreachable {
+            if let listing = await offline.listing(item: item, as: type, dates: settings.dates) {
+                settings.log?(LogEvent(level: .warning, message: "\(operation): station unreachable, showing the offline listing"))
+                return listing
+            }
             throw error
-        } catch {
-            throw StationClientError(.invalidResponse, operation: "reading manifest \(manifestCID)", message: "\(error)", underlying: error)
         }
-        var listing = PostListing<Metadata>(posts: [], skipped: [], isOffline: false, manifestCID: manifestCID)
-        var entries: [PostEntry] = []
-        for entry in manifest.posts(in: namespace) {
-            do {
-                guard let post = try await read(entry, as: type) else { continue }
-                listing.posts.append(post)
-                entries.append(entry)
-            } catch {
-                listing.skipped.append(SkippedPost(postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)")))
-            }
-        }
-        return (listing, entries)
-    }
-
-    /// Reads one entry, or `nil` when it was not shared with this follower.
-    private func read<Metadata: Decodable & Sendable>(_ entry: PostEntry, as type: Metadata.Type) async throws -> ListedPost<Metadata>? {
-        var raw = ListedPost<JSONValue>(postCID: entry.postCID, envelopesCID: entry.envelopesCID, audienceMode: entry.audienceMode,
-                                        createdAt: entry.createdAt, isPublic: !entry.isEncrypted, metadata: nil, rawMetadata: nil)
-        if entry.isEncrypted {
-            guard let key = try await postKey(for: entry) else { return nil }
-            if let metadata = entry.metadata {
-                let plaintext = try SecretBox.open(try metadata.sealedBytes(), using: key)
-                raw.rawMetadata = try WireJSON.parse(plaintext)
-            }
-        } else {
-            raw.rawMetadata = entry.metadata?.jsonValue
-        }
-        return try StationClient.typed(raw, as: type)
+        guard let manifestCID else { return PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil) }
+        let manifest = try await StationClient.fetchManifest(cid: manifestCID, from: gateway, maximumPosts: settings.maximumManifestPosts)
+        let entries = manifest.posts(in: namespace)
+        let width = ResponseLimit.followedListingWidth(concurrency: settings.concurrency, entryCount: entries.count)
+        let engine = ListingEngine(keys: .envelopes(EnvelopeKeys(identity: identity, gateway: gateway)))
+        let read = try await engine.read(entries, cachedKeys: [SymmetricKey?](repeating: nil, count: entries.count), width: width)
+        let typed = ListingEngine.typed(read.posts, as: type, dates: settings.dates, operation: operation)
+        await offline.record(read.posts, item: item, complete: read.skipped.isEmpty && typed.skipped.isEmpty, manifestCID: manifestCID)
+        return PostListing(posts: typed.posts, skipped: read.skipped + typed.skipped, isOffline: false, manifestCID: manifestCID)
     }
 
     /// The post key from `envelopes[uid]`, or `nil` when the post has no envelope for this follower.
     ///
     /// - Throws: ``StationClientError`` when the envelope set cannot be read or the envelope does not open.
     public func postKey(for entry: PostEntry) async throws -> SymmetricKey? {
-        let operation = "opening the envelope of \(entry.postCID)"
-        guard let envelopesCID = entry.envelopesCID else { return nil }
-        let set: EnvelopeSet
-        do {
-            set = try WireJSON.decode(EnvelopeSet.self, from: try await gateway.fetch(cid: envelopesCID, limit: ResponseLimit.envelopeSet))
-        } catch let error as StationClientError {
-            throw error
-        } catch {
-            throw StationClientError(.invalidResponse, operation: operation, message: "not an envelope set", underlying: error)
-        }
-        guard let envelope = set.envelope(for: identity.uid) else { return nil }
-        do {
-            return try Envelope.open(envelope, with: identity.kemPrivateKey)
-        } catch {
-            throw StationClientError(.integrity, operation: operation, message: "the envelope does not open", underlying: error)
-        }
+        try await EnvelopeKeys(identity: identity, gateway: gateway).key(for: entry)
+    }
+
+    /// Downloads and decrypts a listed post shared with this follower (content from the gateway,
+    /// verified), as ``StationClient/download(_:)`` does for one's own posts.
+    ///
+    /// - Throws: ``StationClientError`` `.notShared` when the post was not shared with this follower,
+    ///   `.integrity` when it does not open, `.contentLost` when the gateway has no bytes for the
+    ///   listed post (404 or 410), `.gateway` when it fails otherwise.
+    public func download<Metadata>(_ post: ListedPost<Metadata>) async throws -> Data {
+        try await download(Self.entry(of: post))
+    }
+
+    /// Downloads a listed post shared with this follower into `destination`, in constant memory,
+    /// as ``download(_:to:plaintextSize:progress:)`` does; the metadata's `size_bytes`, when it is
+    /// `DriveFileMetadata`, bounds what is fetched.
+    ///
+    /// - Throws: as ``download(_:to:plaintextSize:progress:)``.
+    public func download<Metadata>(_ post: ListedPost<Metadata>, to destination: URL, progress: ProgressHandler? = nil) async throws {
+        try await download(Self.entry(of: post), to: destination, plaintextSize: post.plaintextSize, progress: progress)
+    }
+
+    /// The manifest entry fields a download of `post` needs.
+    private static func entry<Metadata>(of post: ListedPost<Metadata>) -> PostEntry {
+        PostEntry(postCID: post.postCID, audienceMode: post.audienceMode, isEncrypted: !post.isPublic,
+                  envelopesCID: post.envelopesCID, envelopesCount: nil, createdAt: post.createdAt)
     }
 
     /// Downloads and decrypts a post shared with this follower (content from the gateway, verified).
@@ -208,7 +213,7 @@ public struct FollowedStationReader: Sendable {
     ///   - destination: the file to write (replaced atomically).
     ///   - plaintextSize: the metadata's `size_bytes` when known: no more is fetched than the file can have.
     ///   - progress: told the bytes fetched so far.
-    /// - Throws: as ``download(_:)``, and `.localFile` when `destination` cannot be written.
+    /// - Throws: as ``download(_:)-(PostEntry)``, and `.localFile` when `destination` cannot be written.
     public func download(_ entry: PostEntry, to destination: URL, plaintextSize: Int64? = nil, progress: ProgressHandler? = nil) async throws {
         let operation = "downloading \(entry.postCID) to a file"
         var key: SymmetricKey?
@@ -267,4 +272,30 @@ public struct FollowedStationReader: Sendable {
         }
         return SocialGraph(followers: try await open(document.followersCID), following: try await open(document.followingCID))
     }
+}
+
+/// The limits a listing keeps to, from a ``StationClientConfiguration`` or the defaults.
+struct ListingSettings: Sendable {
+    /// ``StationClientConfiguration/maximumManifestPosts``.
+    var maximumManifestPosts = StationClientConfiguration.defaultMaximumManifestPosts
+    /// ``StationClientConfiguration/rewrapConcurrency``: how many posts are read at once.
+    var concurrency = 8
+    /// ``StationClientConfiguration/metadataDateDecoding``.
+    var dates: WireJSON.DateDecoding = .flexible
+    /// ``StationClientConfiguration/log``.
+    var log: LogHandler?
+
+    init() {}
+
+    init(_ configuration: StationClientConfiguration) {
+        maximumManifestPosts = configuration.maximumManifestPosts
+        concurrency = configuration.rewrapConcurrency
+        dates = configuration.metadataDateDecoding
+        log = configuration.log
+    }
+}
+
+extension ListedPost {
+    /// The plaintext size the metadata gives (`DriveFileMetadata`'s `size_bytes`), which bounds a download.
+    var plaintextSize: Int64? { (metadata as? DriveFileMetadata)?.sizeBytes.map { Int64($0) } }
 }

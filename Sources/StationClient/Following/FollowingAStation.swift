@@ -94,42 +94,14 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
     }
 }
 
-/// A post of a followed station as ``FollowedStationFeed/listPosts(namespace:as:)`` lists it:
-/// the decrypted listing item and the manifest entry ``FollowedStationFeed/download(_:)`` needs.
-public struct FollowedPost<Metadata: Sendable>: Sendable {
-    /// The listed post (CID, audience, metadata).
-    public var post: ListedPost<Metadata>
-    /// The manifest entry it was read from.
-    public var entry: PostEntry
+/// A post of a followed station: since the followed-station listing runs on the engine of one's
+/// own, it is a ``ListedPost`` (its manifest entry is no longer needed to download it).
+@available(*, deprecated, renamed: "ListedPost", message: "followed-station listings return ListedPost; use post.postCID, post.metadata, and feed.download(post)")
+public typealias FollowedPost<Metadata: Sendable> = ListedPost<Metadata>
 
-    /// The CID of the post's bytes.
-    public var postCID: String { post.postCID }
-    /// Its decoded metadata.
-    public var metadata: Metadata? { post.metadata }
-
-    /// Creates an item from a listed post and its entry.
-    public init(post: ListedPost<Metadata>, entry: PostEntry) {
-        self.post = post
-        self.entry = entry
-    }
-}
-
-/// The posts of a followed station readable by this follower.
-public struct FollowedPostListing<Metadata: Sendable>: Sendable {
-    /// The readable posts, in manifest order (oldest first).
-    public var posts: [FollowedPost<Metadata>]
-    /// Posts that could not be read.
-    public var skipped: [SkippedPost]
-    /// The manifest CID the listing was read from (`nil` for an empty station).
-    public var manifestCID: String?
-
-    /// Creates a listing.
-    public init(posts: [FollowedPost<Metadata>], skipped: [SkippedPost], manifestCID: String?) {
-        self.posts = posts
-        self.skipped = skipped
-        self.manifestCID = manifestCID
-    }
-}
+/// The posts of a followed station readable by this follower: a ``PostListing``.
+@available(*, deprecated, renamed: "PostListing", message: "followed-station listings return PostListing, with the offline view")
+public typealias FollowedPostListing<Metadata: Sendable> = PostListing<Metadata>
 
 /// Reads one followed station: lists the posts shared with the follower identity and downloads
 /// them, to memory or to a file. Built by ``StationClient/reader(for:gateway:)``.
@@ -146,33 +118,33 @@ public struct FollowedStationFeed: Sendable {
         self.reader = reader
     }
 
-    /// Lists the posts of `namespace` shared with this follower (or public), each with the
-    /// entry needed to download it. A post whose envelope or metadata does not open is reported
-    /// in ``FollowedPostListing/skipped``.
+    /// Lists the posts of `namespace` shared with this follower (or public), as
+    /// ``FollowedStationReader/listPosts(of:namespace:as:)`` does: with the client's limits, and
+    /// the last listing (marked ``PostListing/isOffline``) when the station is unreachable. A
+    /// post whose envelope or metadata does not open is reported in ``PostListing/skipped``.
     ///
-    /// - Throws: ``StationClientError`` when the station or the manifest cannot be read, or the
-    ///   namespace is invalid.
+    /// - Throws: ``StationClientError`` when the station is unreachable and there is no offline
+    ///   listing, when the manifest cannot be read, or the namespace is invalid.
     public func listPosts<Metadata: Decodable & Sendable>(
         namespace: String, as type: Metadata.Type
-    ) async throws -> FollowedPostListing<Metadata> {
-        try await reader.listFollowedPosts(of: .endpoint(station.endpoint), namespace: namespace, as: type)
+    ) async throws -> PostListing<Metadata> {
+        try await reader.listPosts(of: .endpoint(station.endpoint), namespace: namespace, as: type)
     }
 
     /// Downloads and decrypts a listed post into memory (content from the gateway, verified).
     ///
     /// - Throws: as ``FollowedStationReader/download(_:)``.
-    public func download<Metadata>(_ item: FollowedPost<Metadata>) async throws -> Data {
-        try await reader.download(item.entry)
+    public func download<Metadata>(_ post: ListedPost<Metadata>) async throws -> Data {
+        try await reader.download(post)
     }
 
     /// Downloads and decrypts a listed post into `destination`, in constant memory; the file
     /// appears only once it verified. The metadata's `size_bytes`, when it is
     /// `DriveFileMetadata`, bounds what is fetched.
     ///
-    /// - Throws: as ``FollowedStationReader/download(_:to:plaintextSize:progress:)``.
-    public func download<Metadata>(_ item: FollowedPost<Metadata>, to destination: URL, progress: ProgressHandler? = nil) async throws {
-        let size = (item.metadata as? DriveFileMetadata)?.sizeBytes.map { Int64($0) }
-        try await reader.download(item.entry, to: destination, plaintextSize: size, progress: progress)
+    /// - Throws: as ``FollowedStationReader/download(_:to:progress:)``.
+    public func download<Metadata>(_ post: ListedPost<Metadata>, to destination: URL, progress: ProgressHandler? = nil) async throws {
+        try await reader.download(post, to: destination, progress: progress)
     }
 }
 
@@ -248,7 +220,8 @@ extension StationClient {
                                      message: "the key store holds no follower identity \(station.followerUID)")
         }
         let reader = FollowedStationReader(identity: identity, gateway: gateway, transport: configuration.transport,
-                                           pins: station.publicKeyPin.map { [$0] } ?? [])
+                                           pins: station.publicKeyPin.map { [$0] } ?? [], settings: ListingSettings(configuration),
+                                           offline: offline)
         return FollowedStationFeed(station: station, reader: reader)
     }
 }

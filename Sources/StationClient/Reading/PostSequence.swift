@@ -35,20 +35,21 @@ extension StationClient {
     }
 
     /// The first step of a ``PostSequence``: the namespace's entries and what reading them needs.
-    func sequencePlan() async throws -> (entries: [PostEntry], context: ReadContext, manifestCID: String, namespace: String)? {
+    func sequencePlan() async throws -> (entries: [PostEntry], engine: ListingEngine, manifestCID: String, namespace: String)? {
         let namespace = try self.namespace(nil)
         guard let manifestCID = try await profile().manifestCID else { return nil }
         let manifest = try await fetchManifest(cid: manifestCID)
         try await loadPersistedPostKeys()
-        return (manifest.posts(in: namespace), readContext(), manifestCID, namespace)
+        return (manifest.posts(in: namespace), ListingEngine(keys: ownKeySource()), manifestCID, namespace)
     }
 
     /// Keeps the outcome of one post a ``PostSequence`` read: a new key is cached, a key that
     /// did not open its post is dropped.
-    func recordSequenceRead(_ result: Result<ReadPost, SkippedPost>) {
-        switch result {
-        case .success(let read): if let key = read.newKey { postKeys[read.post.postCID] = key }
-        case .failure(let skipped): postKeys[skipped.postCID] = nil
+    func recordSequenceRead(_ outcome: ListingEngine.Outcome) {
+        switch outcome {
+        case .read(let read): if let key = read.newKey { postKeys[read.post.postCID] = key }
+        case .skipped(let skipped): postKeys[skipped.postCID] = nil
+        case .notShared: break
         }
     }
 }
@@ -78,12 +79,12 @@ public struct PostSequence<Metadata: Decodable & Sendable>: AsyncSequence, Senda
 /// The state of one iteration: the entries, the window of reads in flight, and what was read.
 /// Used by one iterator at a time, never shared.
 final class PostSequenceReader<Metadata: Decodable & Sendable> {
-    private typealias Read = Result<StationClient.ReadPost, SkippedPost>
+    private typealias Read = ListingEngine.Outcome
 
     private let client: StationClient
     private var started = false
     private var entries: [PostEntry] = []
-    private var context: StationClient.ReadContext?
+    private var engine: ListingEngine?
     private var manifestCID: String?
     private var namespace = ""
     private var nextToStart = 0
@@ -103,9 +104,9 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
         if !started {
             started = true
             guard let plan = try await client.sequencePlan() else { return nil }
-            (entries, context, manifestCID, namespace) = (plan.entries, plan.context, plan.manifestCID, plan.namespace)
+            (entries, engine, manifestCID, namespace) = (plan.entries, plan.engine, plan.manifestCID, plan.namespace)
         }
-        guard let context, nextToYield < entries.count else {
+        guard let engine, nextToYield < entries.count else {
             try await recordOnce()
             return nil
         }
@@ -116,7 +117,7 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
             let client = client
             inFlight[nextToStart] = Task {
                 let cached = await client.cachedPostKey(entry.postCID)
-                return try await client.readEntry(entry, cachedKey: cached, context: context)
+                return try await engine.read(entry, cachedKey: cached)
             }
             nextToStart += 1
         }
@@ -125,20 +126,23 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
         let outcome = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
         await client.recordSequenceRead(outcome)
         switch outcome {
-        case .success(let post):
+        case .read(let post):
             read.append(post.post)
             do {
-                return .success(try StationClient.typed(post.post, as: Metadata.self,
+                return .success(try ListingEngine.typed(post.post, as: Metadata.self,
                                                         dates: client.configuration.metadataDateDecoding))
             } catch {
                 // As in a listing: the post was read, but its metadata is not JSON or not a Metadata.
                 complete = false
-                return .failure(StationClient.unreadable(post.post, as: Metadata.self, error: error,
+                return .failure(ListingEngine.unreadable(post.post, as: Metadata.self, error: error,
                                                          operation: "reading post \(post.post.postCID)"))
             }
-        case .failure(let skipped):
+        case .skipped(let skipped):
             complete = false
             return .failure(skipped)
+        case .notShared:
+            // The owner's key source lists every post; a follower's sequence would leave this one out.
+            return try await next()
         }
     }
 

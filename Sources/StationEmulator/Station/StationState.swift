@@ -133,12 +133,12 @@ struct StationSnapshot: Codable {
         state.followers = followers
         state.following = following
         if let manifest {
-            state.ledger = ManifestLedger(try WireJSON.decode(Manifest.self, from: Array(manifest.utf8)))
+            state.ledger = ManifestLedger(try Manifest.read(Array(manifest.utf8)))
         } else if let manifestCID {
             guard let bytes = blocks.read(manifestCID) else {
                 throw StationEmulatorError.corruptState(path: "blocks/\(manifestCID)", reason: "the manifest is missing or damaged")
             }
-            state.ledger = ManifestLedger(try WireJSON.decode(Manifest.self, from: bytes))
+            state.ledger = ManifestLedger(try Manifest.read(bytes))
         }
         state.pairing = pairing
         state.pairingFailures = pairingFailures
