@@ -1,4 +1,5 @@
 import Foundation
+import OrderedJSON
 @testable import Manifest
 @testable import StationClient
 import StationEmulator

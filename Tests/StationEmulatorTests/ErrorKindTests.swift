@@ -1,5 +1,6 @@
 import StationEmulator
 import Testing
+import LoopbackHTTP
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

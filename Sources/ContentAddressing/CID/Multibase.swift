@@ -169,10 +169,8 @@ enum Base16 {
         do {
             return try Hex.decode(text)
         } catch {
-            switch error {
-            case let .oddLength(count): throw .invalidCharacter(offset: count)
-            case let .invalidCharacter(offset): throw .invalidCharacter(offset: offset)
-            }
+            // An odd length fails at the offset past the last whole pair, as the old reader did.
+            throw .invalidCharacter(offset: error.offset ?? error.count ?? text.utf8.count)
         }
     }
 }

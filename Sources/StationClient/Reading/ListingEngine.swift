@@ -1,5 +1,7 @@
 import Foundation
 import Manifest
+import ContentAddressing
+import OrderedJSON
 import PQCrypto
 import ClassicalCrypto
 import Transport

@@ -1,5 +1,7 @@
 import Foundation
 import Manifest
+import ContentAddressing
+import OrderedJSON
 import Transport
 
 // Where a listing's manifest comes from: one's own station (its `/content`, else the gateway)

@@ -1,5 +1,7 @@
 import Foundation
 import Manifest
+import ContentAddressing
+import OrderedJSON
 
 extension StationClient {
     /// Reads this app's namespace and decrypts every post's metadata into `Metadata`.

@@ -1,6 +1,8 @@
 import Envelope
 import Foundation
 import Manifest
+import ContentAddressing
+import OrderedJSON
 import PQCrypto
 import ClassicalCrypto
 import Transport
