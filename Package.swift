@@ -144,7 +144,7 @@ let package = Package(
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "CurlTransport", "LoopbackHTTP"],
+            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "CurlTransport", "LoopbackHTTP"],
             path: "Benchmarks/CipherBench"
         ),
 
@@ -190,7 +190,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "OpenEnvelope",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest", "OrderedJSON", "Signing", "Envelope", "ClassicalCrypto", "Transport"],
+            dependencies: ["ExampleSupport", "StationClient", "Manifest", "OrderedJSON", "Signing", "Envelope", "ClassicalCrypto", "Transport", "PQCrypto"],
             path: "Examples/OpenEnvelope"
         ),
         .executableTarget(
@@ -258,7 +258,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CurlTransportTests",
-            dependencies: ["CurlTransport", "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TransportTestSupport", "TestSupport"]
+            dependencies: ["CurlTransport", "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TransportTestSupport", "TestSupport", "CCurl"]
         ),
         // Every Swift snippet of the README and the documentation, written here by
         // scripts/check_snippets.py (Tests/SnippetTests/Generated, not in git) and compiled with the

@@ -31,6 +31,11 @@ python3 scripts/check_availability.py
 python3 scripts/check_apple_dependencies.py --self-test
 python3 scripts/check_apple_dependencies.py
 
+# The module graph: the README's architecture table is the graph as built, and nothing points up.
+echo "==> module graph (scripts/check_module_graph.py)"
+python3 scripts/check_module_graph.py --self-test
+python3 scripts/check_module_graph.py
+
 # Every Swift snippet of the README and the documentation becomes a file of the SnippetTests
 # target, which the `swift test` below compiles (package snippets are loaded against this package).
 echo "==> documentation snippets (scripts/check_snippets.py)"
