@@ -23,15 +23,36 @@ flags=(-Xswiftc -sanitize=fuzzer,address)
 configuration="${FUZZ_CONFIGURATION:-release}"
 case "$configuration" in release | debug) ;; *) echo "FUZZ_CONFIGURATION is release or debug" >&2; exit 2 ;; esac
 
-# The modules each harness links (their dependencies included) and its source file.
-modules_for() {
+# The target each harness is built from; the modules it links are that target and everything it
+# depends on, read from the package manifest so that a new dependency needs no change here.
+top_target_for() {
     case "$1" in
-        manifest | cid) echo "StationEmulator Signing Envelope Manifest OrderedJSON ContentAddressing Transport ClassicalCrypto PQCrypto" ;;
-        envelope) echo "Envelope ClassicalCrypto PQCrypto" ;;
-        emulator-http) echo "StationEmulator LoopbackHTTP Signing Envelope Manifest OrderedJSON ContentAddressing Transport SHA2 ClassicalCrypto PQCrypto" ;;
-        keystore) echo "StationClient CurlTransport URLSessionTransport Signing Envelope Manifest OrderedJSON ContentAddressing Transport SHA2 ClassicalCrypto PQCrypto" ;;
+        manifest | cid | emulator-http) echo StationEmulator ;;
+        envelope) echo Envelope ;;
+        keystore) echo StationClient ;;
         *) echo "unknown harness $1 (known: ${all[*]})" >&2; exit 2 ;;
     esac
+}
+package_json=$(swift package dump-package)
+modules_for() {
+    top=$(top_target_for "$1")
+    PACKAGE_JSON="$package_json" python3 - "$top" <<'PY'
+import json, os, sys
+targets = {t["name"]: t for t in json.loads(os.environ["PACKAGE_JSON"])["targets"]}
+order, seen = [], set()
+def visit(name):
+    if name in seen or name not in targets:
+        return
+    seen.add(name)
+    for dependency in targets[name].get("dependencies", []):
+        for kind in ("byName", "target"):
+            if kind in dependency:
+                visit(dependency[kind][0])
+    if targets[name].get("type") == "regular":
+        order.append(name)
+visit(sys.argv[1])
+print(" ".join(reversed(order)))
+PY
 }
 source_for() {
     case "$1" in
@@ -46,7 +67,7 @@ source_for() {
 # One build of the top-level targets the chosen harnesses need; shared modules build once.
 targets=()
 for harness in "${harnesses[@]}"; do
-    top=$(modules_for "$harness" | cut -d' ' -f1)
+    top=$(top_target_for "$harness")
     case " ${targets[*]-} " in *" $top "*) ;; *) targets+=("$top") ;; esac
 done
 for target in "${targets[@]}"; do
@@ -71,7 +92,7 @@ for harness in "${harnesses[@]}"; do
         objects+=("$products/$module.build"/*.o)
     done
     libraries=(-lsodium -lcrypto)
-    case "$harness" in keystore) libraries+=(-lcurl) ;; esac
+    case " $(modules_for "$harness") " in *" CurlTransport "*) libraries+=(-lcurl) ;; esac
     binary="$scratch/fuzz-$harness"
     [ "$configuration" = release ] || binary="$scratch/fuzz-$harness-$configuration"
     echo "==> linking fuzz-$harness"
