@@ -180,19 +180,19 @@ public struct EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible 
         EnvelopeError(.invalidPostKeyLength(expected: expected, actual: actual), .invalidPostKeyLength)
     }
 
-    /// The hex decoder's refusal, for ``Kind/invalidHex``.
+    /// The hex decoder's refusal, for `Kind.invalidHex`.
     public var hexError: HexDecodingError? { if case .invalidHex(let value) = detail { value } else { nil } }
 
-    /// The envelope's byte count, for ``Kind/missingLengthPrefix``.
+    /// The envelope's byte count, for `Kind.missingLengthPrefix`.
     public var byteCount: Int? { if case .missingLengthPrefix(let value) = detail { value } else { nil } }
 
-    /// The ciphertext length the prefix claims, for ``Kind/lengthPrefixPastEnd``.
+    /// The ciphertext length the prefix claims, for `Kind.lengthPrefixPastEnd`.
     public var declared: Int? { if case .lengthPrefixPastEnd(let value, _) = detail { value } else { nil } }
 
-    /// The bytes that follow the prefix, for ``Kind/lengthPrefixPastEnd``.
+    /// The bytes that follow the prefix, for `Kind.lengthPrefixPastEnd`.
     public var available: Int? { if case .lengthPrefixPastEnd(_, let value) = detail { value } else { nil } }
 
-    /// The length required, for ``Kind/wrongCiphertextLength`` and ``Kind/invalidPostKeyLength``.
+    /// The length required, for `Kind.wrongCiphertextLength` and `Kind.invalidPostKeyLength`.
     public var expected: Int? {
         switch detail {
         case .wrongCiphertextLength(let value, _), .invalidPostKeyLength(let value, _): value
@@ -200,7 +200,7 @@ public struct EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// The length found, for ``Kind/wrongCiphertextLength`` and ``Kind/invalidPostKeyLength``.
+    /// The length found, for `Kind.wrongCiphertextLength` and `Kind.invalidPostKeyLength`.
     public var actual: Int? {
         switch detail {
         case .wrongCiphertextLength(_, let value), .invalidPostKeyLength(_, let value): value
@@ -208,7 +208,7 @@ public struct EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// The SecretBox's refusal, for ``Kind/sealedKeyFailed``.
+    /// The SecretBox's refusal, for `Kind.sealedKeyFailed`.
     public var cryptoError: ClassicalCryptoError? {
         switch detail {
         case .sealedKeyFailed(let value): value

@@ -69,7 +69,7 @@ public struct ClassicalCryptoError: Error, Sendable, Hashable, CustomStringConve
         ClassicalCryptoError(.fileChanged(path: path), .fileChanged)
     }
 
-    /// The length required, for ``Kind/invalidKeyLength`` and ``Kind/invalidNonceLength``.
+    /// The length required, for `Kind.invalidKeyLength` and `Kind.invalidNonceLength`.
     public var expected: Int? {
         switch detail {
         case .invalidKeyLength(let value, _), .invalidNonceLength(let value, _): value
@@ -85,16 +85,16 @@ public struct ClassicalCryptoError: Error, Sendable, Hashable, CustomStringConve
         }
     }
 
-    /// The shortest sealed box, for ``Kind/sealedBoxTooShort``.
+    /// The shortest sealed box, for `Kind.sealedBoxTooShort`.
     public var minimum: Int? { if case .sealedBoxTooShort(let value, _) = detail { value } else { nil } }
 
-    /// The parameter, for ``Kind/invalidParameter``.
+    /// The parameter, for `Kind.invalidParameter`.
     public var name: String? { if case .invalidParameter(let value, _) = detail { value } else { nil } }
 
-    /// Why the parameter is out of range, for ``Kind/invalidParameter``.
+    /// Why the parameter is out of range, for `Kind.invalidParameter`.
     public var reason: String? { if case .invalidParameter(_, let value) = detail { value } else { nil } }
 
-    /// The system error code, for ``Kind/passwordHashingFailed`` and ``Kind/fileSystem``.
+    /// The system error code, for `Kind.passwordHashingFailed` and `Kind.fileSystem`.
     public var errno: Int32? {
         switch detail {
         case .passwordHashingFailed(let value), .fileSystem(_, _, let value): value
@@ -102,10 +102,10 @@ public struct ClassicalCryptoError: Error, Sendable, Hashable, CustomStringConve
         }
     }
 
-    /// The system call that failed, for ``Kind/fileSystem``.
+    /// The system call that failed, for `Kind.fileSystem`.
     public var operation: String? { if case .fileSystem(let value, _, _) = detail { value } else { nil } }
 
-    /// The file's path, for ``Kind/fileSystem`` and ``Kind/fileChanged``.
+    /// The file's path, for `Kind.fileSystem` and `Kind.fileChanged`.
     public var path: String? {
         switch detail {
         case .fileSystem(_, let value, _), .fileChanged(let value): value

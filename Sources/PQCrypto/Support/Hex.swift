@@ -174,10 +174,10 @@ public struct HexDecodingError: Error, Sendable, Hashable, CustomStringConvertib
         HexDecodingError(.invalidCharacter(offset: offset), .invalidCharacter)
     }
 
-    /// The text's length, for ``Kind/oddLength``.
+    /// The text's length, for `Kind.oddLength`.
     public var count: Int? { if case .oddLength(let value) = detail { value } else { nil } }
 
-    /// The UTF-8 offset of the first non-hex character, for ``Kind/invalidCharacter``.
+    /// The UTF-8 offset of the first non-hex character, for `Kind.invalidCharacter`.
     public var offset: Int? { if case .invalidCharacter(let value) = detail { value } else { nil } }
 
     /// Matches a thrown error equal to `pattern`, so `catch HexDecodingError.x` keeps working as when it

@@ -47,19 +47,19 @@ public struct PQCryptoError: Error, Sendable, Hashable, CustomStringConvertible 
         PQCryptoError(.invalidPrivateKey(reason: reason), .invalidPrivateKey)
     }
 
-    /// What had the wrong length, for ``Kind/invalidLength``.
+    /// What had the wrong length, for `Kind.invalidLength`.
     public var what: String? { if case .invalidLength(let value, _, _) = detail { value } else { nil } }
 
-    /// The length required, for ``Kind/invalidLength``.
+    /// The length required, for `Kind.invalidLength`.
     public var expected: Int? { if case .invalidLength(_, let value, _) = detail { value } else { nil } }
 
-    /// The length found, for ``Kind/invalidLength``.
+    /// The length found, for `Kind.invalidLength`.
     public var actual: Int? { if case .invalidLength(_, _, let value) = detail { value } else { nil } }
 
-    /// The context's length, for ``Kind/contextTooLong``.
+    /// The context's length, for `Kind.contextTooLong`.
     public var length: Int? { if case .contextTooLong(let value) = detail { value } else { nil } }
 
-    /// Which check failed, for ``Kind/invalidPrivateKey``.
+    /// Which check failed, for `Kind.invalidPrivateKey`.
     public var reason: String? { if case .invalidPrivateKey(let value) = detail { value } else { nil } }
 
     /// Matches a thrown error equal to `pattern`, so `catch PQCryptoError.x` keeps working as when it

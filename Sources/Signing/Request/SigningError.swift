@@ -49,22 +49,22 @@ public struct SigningError: Error, Sendable, Hashable, CustomStringConvertible {
         SigningError(.signingFailed(underlying), .signingFailed)
     }
 
-    /// The method, for ``Kind/invalidMethod``.
+    /// The method, for `Kind.invalidMethod`.
     public var method: String? { if case .invalidMethod(let value) = detail { value } else { nil } }
 
-    /// The path, for ``Kind/invalidPath``.
+    /// The path, for `Kind.invalidPath`.
     public var path: String? { if case .invalidPath(let value) = detail { value } else { nil } }
 
-    /// The header's name, for ``Kind/invalidHeaderValue``.
+    /// The header's name, for `Kind.invalidHeaderValue`.
     public var name: String? { if case .invalidHeaderValue(let value, _) = detail { value } else { nil } }
 
-    /// The header's value, for ``Kind/invalidHeaderValue``.
+    /// The header's value, for `Kind.invalidHeaderValue`.
     public var value: String? { if case .invalidHeaderValue(_, let value) = detail { value } else { nil } }
 
-    /// The digest's byte count, for ``Kind/invalidBodyDigestLength``.
+    /// The digest's byte count, for `Kind.invalidBodyDigestLength`.
     public var count: Int? { if case .invalidBodyDigestLength(let value) = detail { value } else { nil } }
 
-    /// ML-DSA's refusal, for ``Kind/signingFailed``.
+    /// ML-DSA's refusal, for `Kind.signingFailed`.
     public var underlying: PQCryptoError? { if case .signingFailed(let value) = detail { value } else { nil } }
 
     /// Matches a thrown error equal to `pattern`, so `catch SigningError.x` keeps working as when it

@@ -99,7 +99,7 @@ public struct HTTPBodyStreamError: Error, Sendable, Hashable, CustomStringConver
         HTTPBodyStreamError(.tooLarge(limit: limit), .tooLarge)
     }
 
-    /// The limit the stream passed, for ``Kind/tooLarge``.
+    /// The limit the stream passed, for `Kind.tooLarge`.
     public var limit: Int? { switch detail { case .tooLarge(let value): value } }
 
     /// Matches a thrown error equal to `pattern`, so `catch HTTPBodyStreamError.x` keeps working as when it

@@ -191,16 +191,16 @@ public struct MultipartForm: Sendable {
         /// the number of bytes read differs from what was recorded.
         public static func fileChanged(path: String) -> Error { Error(.fileChanged(path: path), .fileChanged) }
 
-        /// The boundary, for ``Kind/invalidBoundary``.
+        /// The boundary, for `Kind.invalidBoundary`.
         public var boundary: String? { if case .invalidBoundary(let value) = detail { value } else { nil } }
 
-        /// The name, filename or content type, for ``Kind/invalidName``.
+        /// The name, filename or content type, for `Kind.invalidName`.
         public var name: String? { if case .invalidName(let value) = detail { value } else { nil } }
 
-        /// The part's name, for ``Kind/boundaryInContent``.
+        /// The part's name, for `Kind.boundaryInContent`.
         public var part: String? { if case .boundaryInContent(let value) = detail { value } else { nil } }
 
-        /// The file's path, for ``Kind/fileUnreadable`` and ``Kind/fileChanged``.
+        /// The file's path, for `Kind.fileUnreadable` and `Kind.fileChanged`.
         public var path: String? {
             switch detail {
             case .fileUnreadable(let value, _), .fileChanged(let value): value
@@ -208,7 +208,7 @@ public struct MultipartForm: Sendable {
             }
         }
 
-        /// Why the file could not be read, for ``Kind/fileUnreadable``.
+        /// Why the file could not be read, for `Kind.fileUnreadable`.
         public var reason: String? { if case .fileUnreadable(_, let value) = detail { value } else { nil } }
 
         /// Matches a thrown error equal to `pattern`, so `catch MultipartForm.Error.x` keeps working as when it

@@ -82,7 +82,7 @@ public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible 
         /// The certificate is not DER this reader can walk to its public key.
         public static let malformedCertificate = ParseError(.malformedCertificate, .malformedCertificate)
 
-        /// The byte count found, for ``Kind/wrongLength``.
+        /// The byte count found, for `Kind.wrongLength`.
         public var count: Int? { if case .wrongLength(let value) = detail { value } else { nil } }
 
         /// Matches a thrown error equal to `pattern`, so `catch PublicKeyFingerprint.ParseError.x`
