@@ -108,15 +108,10 @@ extension JSONParser {
             let value = try parseDocument()
             throw .typeMismatch(path: "", expected: "an object", found: value.kindName)
         }
-        index += 1
-        try checkDepth(1)
         var filename, mimeType, path: JSONValue?
         var sizeBytes = LenientInteger.absent, createdAt = LenientInteger.absent, modifiedAt = LenientInteger.absent
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-        } else {
-            members: while true {
+        if try openContainer(depth: 1) {
+            repeat {
                 let field = try parseMemberName(Field.self)
                 skipWhitespace()
                 switch field {
@@ -128,19 +123,7 @@ extension JSONParser {
                 case .modifiedAt?: modifiedAt = try parseLenientInteger(depth: 1)
                 case nil: _ = try parseValue(depth: 1)
                 }
-                skipWhitespace()
-                guard index < bytes.count else { throw fail("unexpected end of input in an object") }
-                switch bytes[index] {
-                case UInt8(ascii: ","):
-                    index += 1
-                    skipWhitespace()
-                case UInt8(ascii: "}"):
-                    index += 1
-                    break members
-                default:
-                    throw fail("expecting ',' or '}'")
-                }
-            }
+            } while try containerContinues(closingWith: UInt8(ascii: "}"))
         }
         skipWhitespace()
         guard index == bytes.count else { throw fail("extra data after the JSON value") }
