@@ -2,7 +2,8 @@ import OrderedJSON
 
 /// The metadata of a file in the `drive` namespace (CipherVault), in the shape of the station's
 /// PROTOCOL.md §16.4 file-storage example. For encrypted posts it is the JSON sealed in the
-/// entry's `metadata`; for public posts the plaintext object.
+/// entry's `metadata`; for public posts the plaintext object. It encodes (the synthesized
+/// `encode(to:)`) in the §16.4 order, leaving out absent fields.
 public struct DriveFileMetadata: Sendable, Hashable, Codable {
     /// The file's name.
     public var filename: String
@@ -81,19 +82,6 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
         return DriveFileMetadata(
             filename: name, mimeType: string(mimeType), sizeBytes: sizeBytes.integer,
             createdAt: createdAt.integer, modifiedAt: modifiedAt.integer, path: string(path))
-    }
-
-    /// Writes the fields in the §16.4 order, leaving out absent ones.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(filename, forKey: .filename)
-        try container.encodeIfPresent(mimeType, forKey: .mimeType)
-        try container.encodeIfPresent(sizeBytes, forKey: .sizeBytes)
-        try container.encodeIfPresent(createdAt, forKey: .createdAt)
-        try container.encodeIfPresent(modifiedAt, forKey: .modifiedAt)
-        try container.encodeIfPresent(path, forKey: .path)
     }
 }
 
