@@ -54,30 +54,20 @@ package struct JSONParser {
             var value: JSONValue
             switch bytes[index] {
             case UInt8(ascii: "{"):
-                index += 1
-                try checkDepth(depth + open.count + 1)
-                skipWhitespace()
-                if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    value = .object(JSONObject())
-                } else {
+                if try openContainer(depth: depth + open.count + 1) {
                     keys.append(try parseMemberKey())
                     objects.append(JSONObject())
                     open.append(.object)
                     continue parsing
                 }
+                value = .object(JSONObject())
             case UInt8(ascii: "["):
-                index += 1
-                try checkDepth(depth + open.count + 1)
-                skipWhitespace()
-                if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-                    index += 1
-                    value = .array([])
-                } else {
+                if try openContainer(depth: depth + open.count + 1) {
                     arrays.append([])
                     open.append(.array)
                     continue parsing
                 }
+                value = .array([])
             case UInt8(ascii: "\""):
                 value = .string(try parseString())
             case UInt8(ascii: "t"):
@@ -104,34 +94,55 @@ package struct JSONParser {
             // Attach the finished value to its container; close every container that ends here.
             while true {
                 guard let top = open.last else { return value }
-                skipWhitespace()
                 switch top {
                 case .array:
                     arrays[arrays.count - 1].append(value)
-                    guard index < bytes.count else { throw fail("unexpected end of input in an array") }
-                    if bytes[index] == UInt8(ascii: ",") {
-                        index += 1
-                        continue parsing
-                    }
-                    guard bytes[index] == UInt8(ascii: "]") else { throw fail("expecting ',' or ']'") }
-                    index += 1
+                    if try containerContinues(closingWith: UInt8(ascii: "]")) { continue parsing }
                     open.removeLast()
                     value = .array(arrays.removeLast())
                 case .object:
                     objects[objects.count - 1][keys.removeLast()] = value
-                    guard index < bytes.count else { throw fail("unexpected end of input in an object") }
-                    if bytes[index] == UInt8(ascii: ",") {
-                        index += 1
-                        skipWhitespace()
+                    if try containerContinues(closingWith: UInt8(ascii: "}")) {
                         keys.append(try parseMemberKey())
                         continue parsing
                     }
-                    guard bytes[index] == UInt8(ascii: "}") else { throw fail("expecting ',' or '}'") }
-                    index += 1
                     open.removeLast()
                     value = .object(objects.removeLast())
                 }
             }
+        }
+    }
+
+    /// Opens the object or array whose `{` or `[` is next, as the `depth`th open container
+    /// (counting towards `maximumDepth`); returns whether it has members or elements, having read
+    /// its closing byte when it has none.
+    package mutating func openContainer(depth: Int) throws(WireFormatError) -> Bool {
+        let close = (index < bytes.count ? bytes[index] : 0) + 2  // `}` follows `{`, `]` follows `[` two code points on
+        index += 1
+        try checkDepth(depth)
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == close else { return true }
+        index += 1
+        return false
+    }
+
+    /// After a member or element: reads `,` (and the blanks after it) or the container's closing
+    /// byte `close`; returns whether another member or element follows.
+    package mutating func containerContinues(closingWith close: UInt8) throws(WireFormatError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else {
+            throw fail(close == UInt8(ascii: "}") ? "unexpected end of input in an object" : "unexpected end of input in an array")
+        }
+        switch bytes[index] {
+        case UInt8(ascii: ","):
+            index += 1
+            skipWhitespace()
+            return true
+        case close:
+            index += 1
+            return false
+        default:
+            throw fail(close == UInt8(ascii: "}") ? "expecting ',' or '}'" : "expecting ',' or ']'")
         }
     }
 

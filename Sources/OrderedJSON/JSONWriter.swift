@@ -44,34 +44,35 @@ struct JSONWriter {
         case let .number(number): output.append(contentsOf: Array(number.pythonText.utf8))
         case let .string(text): writeString(text)
         case let .array(elements):
-            guard !elements.isEmpty else {
-                output.append(contentsOf: [UInt8(ascii: "["), UInt8(ascii: "]")])
-                return
+            writeContainer(elements, open: "[", close: "]", depth: depth) { writer, element in
+                writer.write(element, depth: depth + 1)
             }
-            output.append(UInt8(ascii: "["))
-            for (position, element) in elements.enumerated() {
-                if position > 0 { output.append(contentsOf: itemSeparator) }
-                newline(depth + 1)
-                write(element, depth: depth + 1)
-            }
-            newline(depth)
-            output.append(UInt8(ascii: "]"))
         case let .object(members):
-            guard !members.isEmpty else {
-                output.append(contentsOf: [UInt8(ascii: "{"), UInt8(ascii: "}")])
-                return
+            writeContainer(members, open: "{", close: "}", depth: depth) { writer, member in
+                writer.writeString(member.key)
+                writer.output.append(contentsOf: writer.keySeparator)
+                writer.write(member.value, depth: depth + 1)
             }
-            output.append(UInt8(ascii: "{"))
-            for (position, member) in members.enumerated() {
-                if position > 0 { output.append(contentsOf: itemSeparator) }
-                newline(depth + 1)
-                writeString(member.key)
-                output.append(contentsOf: keySeparator)
-                write(member.value, depth: depth + 1)
-            }
-            newline(depth)
-            output.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// Writes an array or object: `open`, each item on its own line when indenting (separated by
+    /// the style's item separator), then `close` on its own line; `open` and `close` alone when
+    /// there are no items, as Python writes `[]` and `{}`.
+    private mutating func writeContainer<Items: Sequence>(
+        _ items: Items, open: Unicode.Scalar, close: Unicode.Scalar, depth: Int,
+        writeItem: (inout JSONWriter, Items.Element) -> Void
+    ) {
+        output.append(UInt8(ascii: open))
+        var written = 0
+        for item in items {
+            if written > 0 { output.append(contentsOf: itemSeparator) }
+            newline(depth + 1)
+            writeItem(&self, item)
+            written += 1
+        }
+        if written > 0 { newline(depth) }
+        output.append(UInt8(ascii: close))
     }
 
     private mutating func newline(_ depth: Int) {

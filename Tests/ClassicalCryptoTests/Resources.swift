@@ -2,13 +2,11 @@ import Foundation
 import TestSupport
 
 /// Loads a file from this test target's `Resources` folder.
-func resourceData(_ path: String) throws -> Data {
-    try Data(contentsOf: resourceURL(in: .module, "Resources/" + path))
-}
+func resourceData(_ path: String) throws -> Data { try TestSupport.resourceData(in: .module, path) }
 
-/// Decodes a JSON resource.
+/// Decodes a JSON resource of this test target.
 func loadResource<T: Decodable>(_ path: String, as type: T.Type = T.self) throws -> T {
-    try JSONDecoder().decode(T.self, from: resourceData(path))
+    try TestSupport.loadResource(in: .module, path)
 }
 
 extension TemporaryDirectory {

@@ -93,6 +93,7 @@ struct DocumentModelTests {
         #expect(metadata == DriveFileMetadata(filename: "report.pdf", mimeType: "application/pdf", sizeBytes: 1_048_576,
                                               createdAt: 1_704_067_200, modifiedAt: 1_704_070_800, path: "/documents/work/"))
         #expect(text(try WireJSON.encode(metadata)) == example)
+        #expect(text(try WireJSON.encode(DriveFileMetadata(filename: "a", sizeBytes: 9))) == #"{"filename":"a","size_bytes":9}"#)
         let sparse = try decode(DriveFileMetadata.self, #"{"filename":"a","size_bytes":"big","extra":true}"#)
         #expect(sparse.filename == "a" && sparse.sizeBytes == nil)
         #expect(throws: WireFormatError.missingField(path: "filename")) { try decode(DriveFileMetadata.self, "{}") }

@@ -9,5 +9,16 @@ public func resourceURL(in bundle: Bundle, _ path: String) throws -> URL {
     return url
 }
 
+/// The bytes of `path` in a test target's `Resources` folder (`bundle` is the target's `.module`).
+public func resourceData(in bundle: Bundle, _ path: String) throws -> Data {
+    try Data(contentsOf: resourceURL(in: bundle, "Resources/" + path))
+}
+
+/// A JSON file in a test target's `Resources` folder, decoded with Foundation's decoder (test
+/// data, not a wire body).
+public func loadResource<T: Decodable>(in bundle: Bundle, _ path: String, as type: T.Type = T.self) throws -> T {
+    try JSONDecoder().decode(T.self, from: resourceData(in: bundle, path))
+}
+
 /// The package's one temporary-directory helper (LoopbackHTTP's, which the conformance cases use too).
 package typealias TemporaryDirectory = LoopbackHTTP.TemporaryDirectory

@@ -2,7 +2,8 @@ import OrderedJSON
 
 /// The metadata of a file in the `drive` namespace (CipherVault), in the shape of the station's
 /// PROTOCOL.md §16.4 file-storage example. For encrypted posts it is the JSON sealed in the
-/// entry's `metadata`; for public posts the plaintext object.
+/// entry's `metadata`; for public posts the plaintext object. It encodes (the synthesized
+/// `encode(to:)`) in the §16.4 order, leaving out absent fields.
 public struct DriveFileMetadata: Sendable, Hashable, Codable {
     /// The file's name.
     public var filename: String
@@ -82,19 +83,6 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
             filename: name, mimeType: string(mimeType), sizeBytes: sizeBytes.integer,
             createdAt: createdAt.integer, modifiedAt: modifiedAt.integer, path: string(path))
     }
-
-    /// Writes the fields in the §16.4 order, leaving out absent ones.
-    ///
-    /// - Throws: whatever the encoder throws.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(filename, forKey: .filename)
-        try container.encodeIfPresent(mimeType, forKey: .mimeType)
-        try container.encodeIfPresent(sizeBytes, forKey: .sizeBytes)
-        try container.encodeIfPresent(createdAt, forKey: .createdAt)
-        try container.encodeIfPresent(modifiedAt, forKey: .modifiedAt)
-        try container.encodeIfPresent(path, forKey: .path)
-    }
 }
 
 extension JSONParser {
@@ -108,15 +96,10 @@ extension JSONParser {
             let value = try parseDocument()
             throw .typeMismatch(path: "", expected: "an object", found: value.kindName)
         }
-        index += 1
-        try checkDepth(1)
         var filename, mimeType, path: JSONValue?
         var sizeBytes = LenientInteger.absent, createdAt = LenientInteger.absent, modifiedAt = LenientInteger.absent
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-        } else {
-            members: while true {
+        if try openContainer(depth: 1) {
+            repeat {
                 let field = try parseMemberName(Field.self)
                 skipWhitespace()
                 switch field {
@@ -128,19 +111,7 @@ extension JSONParser {
                 case .modifiedAt?: modifiedAt = try parseLenientInteger(depth: 1)
                 case nil: _ = try parseValue(depth: 1)
                 }
-                skipWhitespace()
-                guard index < bytes.count else { throw fail("unexpected end of input in an object") }
-                switch bytes[index] {
-                case UInt8(ascii: ","):
-                    index += 1
-                    skipWhitespace()
-                case UInt8(ascii: "}"):
-                    index += 1
-                    break members
-                default:
-                    throw fail("expecting ',' or '}'")
-                }
-            }
+            } while try containerContinues(closingWith: UInt8(ascii: "}"))
         }
         skipWhitespace()
         guard index == bytes.count else { throw fail("extra data after the JSON value") }

@@ -140,36 +140,6 @@ extension PostEntry {
 extension JSONParser {
     private var next: UInt8? { index < bytes.count ? bytes[index] : nil }
 
-    /// After a member or element: `,` (then the next one follows) or the closing byte. Returns
-    /// whether the container goes on.
-    private mutating func continues(closingWith close: UInt8) throws(WireFormatError) -> Bool {
-        skipWhitespace()
-        switch next {
-        case UInt8(ascii: ","):
-            index += 1
-            skipWhitespace()
-            return true
-        case close:
-            index += 1
-            return false
-        case nil:
-            throw fail(close == UInt8(ascii: "}") ? "unexpected end of input in an object" : "unexpected end of input in an array")
-        default:
-            throw fail(close == UInt8(ascii: "}") ? "expecting ',' or '}'" : "expecting ',' or ']'")
-        }
-    }
-
-    /// Opens the container whose opening byte is next, at `depth`. Returns whether it has members.
-    private mutating func open(depth: Int) throws(WireFormatError) -> Bool {
-        let close = (next ?? 0) + 2  // `}` follows `{`, `]` follows `[` two code points on
-        index += 1
-        try checkDepth(depth)
-        skipWhitespace()
-        let empty = next == close
-        if empty { index += 1 }
-        return !empty
-    }
-
     /// The top-level `clients` member as read: its namespaces, or another value.
     private enum ClientsMember {
         case namespaces(OrderedMap<ClientNamespace>)
@@ -187,7 +157,7 @@ extension JSONParser {
         var clients: ClientsMember?
         var legacyClient: JSONValue?
         var legacyPosts: ([PostEntry], [ManifestIssue])?
-        if try open(depth: 1) {
+        if try openContainer(depth: 1) {
             repeat {
                 let key = try parseMemberKey()
                 skipWhitespace()
@@ -203,7 +173,7 @@ extension JSONParser {
                 case "posts": legacyPosts = try readPosts(depth: 1, path: "posts", client: nil)
                 default: _ = try parseValue(depth: 1)
                 }
-            } while try continues(closingWith: UInt8(ascii: "}"))
+            } while try containerContinues(closingWith: UInt8(ascii: "}"))
         }
         skipWhitespace()
         guard index == bytes.count else { throw fail("extra data after the JSON value") }
@@ -234,7 +204,7 @@ extension JSONParser {
 
     private mutating func readClients() throws(WireFormatError) -> OrderedMap<ClientNamespace> {
         var clients = OrderedMap<ClientNamespace>()
-        guard try open(depth: 2) else { return clients }
+        guard try openContainer(depth: 2) else { return clients }
         repeat {
             let name = try parseMemberKey()
             skipWhitespace()
@@ -247,14 +217,14 @@ extension JSONParser {
                 empty.issues = [ManifestIssue(client: name, index: nil, reason: "namespace is not an object")]
                 clients[name] = empty
             }
-        } while try continues(closingWith: UInt8(ascii: "}"))
+        } while try containerContinues(closingWith: UInt8(ascii: "}"))
         return clients
     }
 
     private mutating func readNamespace(_ name: String) throws(WireFormatError) -> ClientNamespace {
         var namespace = ClientNamespace()
         var profile: JSONValue?
-        if try open(depth: 3) {
+        if try openContainer(depth: 3) {
             repeat {
                 let key = try parseMemberKey()
                 skipWhitespace()
@@ -263,7 +233,7 @@ extension JSONParser {
                 case "profile": profile = try parseValue(depth: 3)
                 default: _ = try parseValue(depth: 3)
                 }
-            } while try continues(closingWith: UInt8(ascii: "}"))
+            } while try containerContinues(closingWith: UInt8(ascii: "}"))
         }
         if let profile, !profile.isNull {
             if case let .object(fields) = profile {
@@ -285,7 +255,7 @@ extension JSONParser {
         }
         var posts: [PostEntry] = []
         var issues: [ManifestIssue] = []
-        guard try open(depth: depth + 1) else { return (posts, issues) }
+        guard try openContainer(depth: depth + 1) else { return (posts, issues) }
         var index = 0
         repeat {
             let position = index
@@ -294,7 +264,7 @@ extension JSONParser {
             case .failure(let error): issues.append(ManifestIssue(client: client, index: position, reason: error.description))
             }
             index += 1
-        } while try continues(closingWith: UInt8(ascii: "]"))
+        } while try containerContinues(closingWith: UInt8(ascii: "]"))
         return (posts, issues)
     }
 
@@ -308,7 +278,7 @@ extension JSONParser {
             return .failure(.typeMismatch(path: path(), expected: "an object", found: value.kindName))
         }
         var members = PostEntry.EntryMembers()
-        if try open(depth: depth) {
+        if try openContainer(depth: depth) {
             repeat {
                 let key = try parseMemberName(PostEntry.EntryMembers.Key.self)
                 skipWhitespace()
@@ -322,7 +292,7 @@ extension JSONParser {
                 case let key?:
                     members.set(key, try parseMemberValue(depth: depth))
                 }
-            } while try continues(closingWith: UInt8(ascii: "}"))
+            } while try containerContinues(closingWith: UInt8(ascii: "}"))
         }
         do throws(WireFormatError) {
             return .success(try PostEntry.read(members, path: path))
