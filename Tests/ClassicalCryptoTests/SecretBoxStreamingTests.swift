@@ -21,10 +21,9 @@ struct SecretBoxStreamingTests {
         for size in sizes {
             let message = rng.bytes(size)
             let nonce = rng.bytes(24)
-            let plain = directory.file("plain-\(size)")
+            let plain = try directory.write(message, to: "plain-\(size)")
             let sealedFile = directory.file("sealed-\(size)")
             let opened = directory.file("opened-\(size)")
-            try Data(message).write(to: plain)
             let expected = [UInt8](try SecretBox.seal(message, using: key, nonce: nonce))
 
             let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key, nonce: nonce, chunkByteCount: chunkByteCount)
@@ -47,8 +46,7 @@ struct SecretBoxStreamingTests {
     @Test func randomNonceByDefault() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
-        let plain = directory.file("plain")
-        try Data(repeating: 1, count: 500).write(to: plain)
+        let plain = try directory.write(Data(repeating: 1, count: 500), to: "plain")
         let key = SecureRandom.symmetricKey()
         let first = try SecretBoxFileSealer(plaintextAt: plain, using: key)
         let second = try SecretBoxFileSealer(plaintextAt: plain, using: key)
@@ -68,17 +66,14 @@ struct SecretBoxStreamingTests {
         for index in [0, 23, 24, 39, 40, 5000, sealed.count - 1] {
             var tampered = sealed
             tampered[index] ^= 0x80
-            let source = directory.file("tampered-\(index)")
-            try Data(tampered).write(to: source)
+            let source = try directory.write(tampered, to: "tampered-\(index)")
             #expect(throws: ClassicalCryptoError.authenticationFailed) {
                 try SecretBox.openFile(at: source, to: destination, using: key, chunkByteCount: 4096)
             }
         }
-        let truncated = directory.file("truncated")
-        try Data(sealed.dropLast()).write(to: truncated)
+        let truncated = try directory.write(sealed.dropLast(), to: "truncated")
         #expect(throws: ClassicalCryptoError.authenticationFailed) { try SecretBox.openFile(at: truncated, to: destination, using: key) }
-        let wrongKey = directory.file("good")
-        try Data(sealed).write(to: wrongKey)
+        let wrongKey = try directory.write(sealed, to: "good")
         #expect(throws: ClassicalCryptoError.authenticationFailed) {
             try SecretBox.openFile(at: wrongKey, to: destination, using: SecureRandom.symmetricKey())
         }
@@ -90,8 +85,7 @@ struct SecretBoxStreamingTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
         for count in [0, 1, 39] {
-            let source = directory.file("short-\(count)")
-            try Data(repeating: 0, count: count).write(to: source)
+            let source = try directory.write(Data(repeating: 0, count: count), to: "short-\(count)")
             #expect(throws: ClassicalCryptoError.sealedBoxTooShort(minimum: 40, actual: count)) {
                 try SecretBox.openFile(at: source, to: directory.file("out"), using: SecureRandom.symmetricKey())
             }
@@ -102,8 +96,7 @@ struct SecretBoxStreamingTests {
     @Test func badArgumentsAreRejected() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
-        let plain = directory.file("plain")
-        try Data([1, 2, 3]).write(to: plain)
+        let plain = try directory.write([1, 2, 3], to: "plain")
         let key = SecureRandom.symmetricKey()
         #expect(throws: ClassicalCryptoError.invalidKeyLength(expected: 32, actual: 16)) {
             try SecretBoxFileSealer(plaintextAt: plain, using: SymmetricKey(data: [UInt8](repeating: 0, count: 16)))
@@ -141,8 +134,7 @@ struct SecretBoxStreamingTests {
     @Test func fileChangedBetweenPasses() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
-        let plain = directory.file("plain")
-        try Data(repeating: 5, count: 1000).write(to: plain)
+        let plain = try directory.write(Data(repeating: 5, count: 1000), to: "plain")
         let key = SecureRandom.symmetricKey()
         let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key)
         // Same size, different content (a new inode, or at least a new ctime).
@@ -188,8 +180,7 @@ struct SecretBoxStreamingTests {
         struct Stop: Error, Equatable {}
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
-        let plain = directory.file("plain")
-        try Data(repeating: 5, count: 300_000).write(to: plain)
+        let plain = try directory.write(Data(repeating: 5, count: 300_000), to: "plain")
         let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: SecureRandom.symmetricKey(), chunkByteCount: 1024)
         var calls = 0
         #expect(throws: Stop()) {
@@ -209,8 +200,7 @@ struct SecretBoxStreamingTests {
         var rng = SplitMix64(seed: 0xF11E)
         let message = rng.bytes(1_234_567)
         let key = rng.bytes(32)
-        let plain = directory.file("plain")
-        try Data(message).write(to: plain)
+        let plain = try directory.write(message, to: "plain")
         let sealedBySwift = directory.file("sealed")
         try SecretBox.sealFile(at: plain, to: sealedBySwift, using: SymmetricKey(data: key))
         let swiftHex = try Data(contentsOf: sealedBySwift).hex
@@ -219,8 +209,7 @@ struct SecretBoxStreamingTests {
         request.secretboxSeal = [SecretBoxCase(key: key.hex, message: message.hex, sealed: nil)]
         let response = try InteropPython.call("sodium_interop.py", request, as: SodiumInteropResponse.self)
         #expect(response.secretboxOpened == [message.hex])
-        let sealedByPython = directory.file("python-sealed")
-        try Data(hex: try #require(response.secretboxSealed.first)).write(to: sealedByPython)
+        let sealedByPython = try directory.write(Data(hex: try #require(response.secretboxSealed.first)), to: "python-sealed")
         let opened = directory.file("opened")
         try SecretBox.openFile(at: sealedByPython, to: opened, using: SymmetricKey(data: key), chunkByteCount: 1000)
         #expect([UInt8](try Data(contentsOf: opened)) == message)
