@@ -43,15 +43,23 @@ struct SecretBoxStreamingTests {
         #expect(try directory.contents().allSatisfy { !$0.contains(".partial") })
     }
 
-    @Test func randomNonceByDefault() throws {
+    /// Runs `body` with a scratch directory holding the file `plain` (`contents`) and a fresh key,
+    /// and removes the directory afterwards.
+    func withPlainFile(
+        _ contents: some DataProtocol, _ body: (TemporaryDirectory, URL, SymmetricKey) throws -> Void
+    ) throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
-        let plain = try directory.write(Data(repeating: 1, count: 500), to: "plain")
-        let key = SecureRandom.symmetricKey()
-        let first = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-        let second = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-        #expect(first.nonce != second.nonce)
-        #expect([UInt8](try SecretBox.open(try first.sealedBytes(), using: key)) == [UInt8](repeating: 1, count: 500))
+        try body(directory, try directory.write(contents, to: "plain"), SecureRandom.symmetricKey())
+    }
+
+    @Test func randomNonceByDefault() throws {
+        try withPlainFile(Data(repeating: 1, count: 500)) { _, plain, key in
+            let first = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+            let second = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+            #expect(first.nonce != second.nonce)
+            #expect([UInt8](try SecretBox.open(try first.sealedBytes(), using: key)) == [UInt8](repeating: 1, count: 500))
+        }
     }
 
     /// A tampered file is rejected in the first pass: nothing is written, and an existing
@@ -94,55 +102,51 @@ struct SecretBoxStreamingTests {
     }
 
     @Test func badArgumentsAreRejected() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanup() }
-        let plain = try directory.write([1, 2, 3], to: "plain")
-        let key = SecureRandom.symmetricKey()
-        #expect(throws: ClassicalCryptoError.invalidKeyLength(expected: 32, actual: 16)) {
-            try SecretBoxFileSealer(plaintextAt: plain, using: SymmetricKey(data: [UInt8](repeating: 0, count: 16)))
-        }
-        #expect(throws: ClassicalCryptoError.invalidNonceLength(expected: 24, actual: 12)) {
-            try SecretBoxFileSealer(plaintextAt: plain, using: key, nonce: [UInt8](repeating: 0, count: 12))
-        }
-        #expect(throws: ClassicalCryptoError.invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got 63")) {
-            try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: 63)
-        }
-        #expect(throws: ClassicalCryptoError.invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got 0")) {
-            try SecretBox.openFile(at: plain, to: directory.file("x"), using: key, chunkByteCount: 0)
-        }
-        let missing = directory.file("missing")
-        #expect(throws: ClassicalCryptoError.fileSystem(operation: "open", path: missing.path, errno: ENOENT)) {
-            try SecretBoxFileSealer(plaintextAt: missing, using: key)
-        }
-        #expect(throws: ClassicalCryptoError.fileSystem(operation: "open", path: missing.path, errno: ENOENT)) {
-            try SecretBox.openFile(at: missing, to: directory.file("x"), using: key)
-        }
-        // The destination's directory does not exist: the temporary file cannot be created.
-        let sealed = directory.file("sealed")
-        try SecretBox.sealFile(at: plain, to: sealed, using: key)
-        let nowhere = directory.file("no-such-dir/out")
-        #expect {
-            try SecretBox.openFile(at: sealed, to: nowhere, using: key)
-        } throws: { error in
-            guard let error = error as? ClassicalCryptoError, error.kind == .fileSystem else { return false }
-            return error.operation == "open" && error.errno == ENOENT
+        try withPlainFile([1, 2, 3]) { directory, plain, key in
+            #expect(throws: ClassicalCryptoError.invalidKeyLength(expected: 32, actual: 16)) {
+                try SecretBoxFileSealer(plaintextAt: plain, using: SymmetricKey(data: [UInt8](repeating: 0, count: 16)))
+            }
+            #expect(throws: ClassicalCryptoError.invalidNonceLength(expected: 24, actual: 12)) {
+                try SecretBoxFileSealer(plaintextAt: plain, using: key, nonce: [UInt8](repeating: 0, count: 12))
+            }
+            #expect(throws: ClassicalCryptoError.invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got 63")) {
+                try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: 63)
+            }
+            #expect(throws: ClassicalCryptoError.invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got 0")) {
+                try SecretBox.openFile(at: plain, to: directory.file("x"), using: key, chunkByteCount: 0)
+            }
+            let missing = directory.file("missing")
+            #expect(throws: ClassicalCryptoError.fileSystem(operation: "open", path: missing.path, errno: ENOENT)) {
+                try SecretBoxFileSealer(plaintextAt: missing, using: key)
+            }
+            #expect(throws: ClassicalCryptoError.fileSystem(operation: "open", path: missing.path, errno: ENOENT)) {
+                try SecretBox.openFile(at: missing, to: directory.file("x"), using: key)
+            }
+            // The destination's directory does not exist: the temporary file cannot be created.
+            let sealed = directory.file("sealed")
+            try SecretBox.sealFile(at: plain, to: sealed, using: key)
+            let nowhere = directory.file("no-such-dir/out")
+            #expect {
+                try SecretBox.openFile(at: sealed, to: nowhere, using: key)
+            } throws: { error in
+                guard let error = error as? ClassicalCryptoError, error.kind == .fileSystem else { return false }
+                return error.operation == "open" && error.errno == ENOENT
+            }
         }
     }
 
     /// A file rewritten after the first pass makes the second pass fail instead of producing
     /// bytes whose tag does not match.
     @Test func fileChangedBetweenPasses() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanup() }
-        let plain = try directory.write(Data(repeating: 5, count: 1000), to: "plain")
-        let key = SecureRandom.symmetricKey()
-        let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-        // Same size, different content (a new inode, or at least a new ctime).
-        try Data(repeating: 6, count: 1000).write(to: plain)
-        #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) { try sealer.writeSealedBytes { _ in } }
-        // The sealer still works for an unchanged file.
-        let fresh = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-        #expect([UInt8](try SecretBox.open(try fresh.sealedBytes(), using: key)) == [UInt8](repeating: 6, count: 1000))
+        try withPlainFile(Data(repeating: 5, count: 1000)) { _, plain, key in
+            let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+            // Same size, different content (a new inode, or at least a new ctime).
+            try Data(repeating: 6, count: 1000).write(to: plain)
+            #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) { try sealer.writeSealedBytes { _ in } }
+            // The sealer still works for an unchanged file.
+            let fresh = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+            #expect([UInt8](try SecretBox.open(try fresh.sealedBytes(), using: key)) == [UInt8](repeating: 6, count: 1000))
+        }
     }
 
     /// A sealed file rewritten after the tag verified (same size, even with the original times
@@ -178,18 +182,17 @@ struct SecretBoxStreamingTests {
 
     @Test func sinkErrorsPropagate() throws {
         struct Stop: Error, Equatable {}
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanup() }
-        let plain = try directory.write(Data(repeating: 5, count: 300_000), to: "plain")
-        let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: SecureRandom.symmetricKey(), chunkByteCount: 1024)
-        var calls = 0
-        #expect(throws: Stop()) {
-            try sealer.writeSealedBytes { _ in
-                calls += 1
-                if calls == 3 { throw Stop() }
+        try withPlainFile(Data(repeating: 5, count: 300_000)) { _, plain, key in
+            let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: 1024)
+            var calls = 0
+            #expect(throws: Stop()) {
+                try sealer.writeSealedBytes { _ in
+                    calls += 1
+                    if calls == 3 { throw Stop() }
+                }
             }
+            #expect(calls == 3)
         }
-        #expect(calls == 3)
     }
 
     /// A file sealed by PyNaCl opens through the streamed opener, and a streamed seal opens in
