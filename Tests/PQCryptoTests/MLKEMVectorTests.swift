@@ -24,7 +24,7 @@ struct MLKEMVectorTests {
         var counts = [String: Int]()
         _ = try file.forEachCase { group, test in
             let function = try #require(group.function)
-            let label = "\(path) tg \(group.tgId ?? 0) tc \(test.tcId)"
+            let label = "\(path) \(group.label) tc \(test.tcId)"
             switch function {
             case "encapsulation":
                 let key = try MLKEM768.PublicKey(rawRepresentation: try #require(test.ek).bytes)

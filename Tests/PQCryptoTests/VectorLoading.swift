@@ -62,6 +62,9 @@ struct VectorGroup: Decodable {
     let privateKey: String?
     let publicKey: String?
     let tests: [VectorCase]
+
+    /// `tgId <n>`, for messages (Wycheproof groups are not numbered).
+    var label: String { "tgId " + (tgId.map(String.init) ?? "?") }
 }
 
 /// One case of a vector file, ACVP (prompt or expected results) or Wycheproof, ML-KEM or ML-DSA:

@@ -68,11 +68,11 @@ struct MLDSAVectorTests {
                     signature = key.signatureInternal(messagePrime: messagePrime, randomness: rnd)
                     verifies = key.publicKey.isValidSignatureInternal(signature, messagePrime: messagePrime)
                 default:
-                    Issue.record("tgId \(group.tgId ?? 0): unknown interface \(group.signatureInterface ?? "nil")")
+                    Issue.record("\(group.label): unknown interface \(group.signatureInterface ?? "nil")")
                     continue
                 }
-                #expect(signature.hex == expected, "\(folder) tgId \(group.tgId ?? 0) tcId \(test.tcId)")
-                #expect(verifies, "\(folder) tgId \(group.tgId ?? 0) tcId \(test.tcId) does not verify")
+                #expect(signature.hex == expected, "\(folder) \(group.label) tcId \(test.tcId)")
+                #expect(verifies, "\(folder) \(group.label) tcId \(test.tcId) does not verify")
                 ran += 1
             }
         }
@@ -104,10 +104,10 @@ struct MLDSAVectorTests {
                 case ("internal", false):
                     valid = key.isValidSignatureInternal(signature, messagePrime: try [UInt8](hex: try #require(test.message)))
                 default:
-                    Issue.record("tgId \(group.tgId ?? 0): unknown interface \(group.signatureInterface ?? "nil")")
+                    Issue.record("\(group.label): unknown interface \(group.signatureInterface ?? "nil")")
                     continue
                 }
-                #expect(valid == expected, "sigVer tgId \(group.tgId ?? 0) tcId \(test.tcId)")
+                #expect(valid == expected, "sigVer \(group.label) tcId \(test.tcId)")
                 ran += 1
                 if valid { accepted += 1 }
             }
