@@ -41,13 +41,8 @@ func runPortableBenchmarks(options: BenchmarkOptions) {
     let chunk = 256 << 10
     func stream(system: Bool) {
         let state = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0, usesSystemLibrary: system) }
-        scratch.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < big.count {
-                let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<min(offset + chunk, big.count)])
-                state.sealChunk(piece)
-                offset += chunk
-            }
+        scratch.withUnsafeMutableBytes {
+            state.process(UnsafeMutableRawBufferPointer(rebasing: $0[..<big.count]), inChunksOf: chunk, sealing: true)
         }
         blackHole(state.finalizeTag())
     }

@@ -12,4 +12,11 @@ func loadResource<T: Decodable>(_ path: String, as type: T.Type = T.self) throws
 extension TemporaryDirectory {
     /// A directory named for this test target.
     init() throws { try self.init(prefix: "sodium-tests") }
+
+    /// Writes `contents` to the file `name` in the directory and returns the file's URL.
+    func write(_ contents: some DataProtocol, to name: String) throws -> URL {
+        let url = file(name)
+        try Data(contents).write(to: url)
+        return url
+    }
 }

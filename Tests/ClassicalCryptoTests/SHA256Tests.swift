@@ -42,8 +42,7 @@ struct SHA256Tests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
         for (index, input) in inputs.enumerated().suffix(6) {
-            let url = directory.file("input-\(index)")
-            try Data(input).write(to: url)
+            let url = try directory.write(input, to: "input-\(index)")
             #expect(try SHA256.hash(fileAt: url, chunkByteCount: 4096).hex == digests[index])
         }
         let missing = directory.file("missing")

@@ -21,10 +21,9 @@ struct SecretBoxStreamingTests {
         for size in sizes {
             let message = rng.bytes(size)
             let nonce = rng.bytes(24)
-            let plain = directory.file("plain-\(size)")
+            let plain = try directory.write(message, to: "plain-\(size)")
             let sealedFile = directory.file("sealed-\(size)")
             let opened = directory.file("opened-\(size)")
-            try Data(message).write(to: plain)
             let expected = [UInt8](try SecretBox.seal(message, using: key, nonce: nonce))
 
             let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key, nonce: nonce, chunkByteCount: chunkByteCount)
@@ -44,16 +43,23 @@ struct SecretBoxStreamingTests {
         #expect(try directory.contents().allSatisfy { !$0.contains(".partial") })
     }
 
-    @Test func randomNonceByDefault() throws {
+    /// Runs `body` with a scratch directory holding the file `plain` (`contents`) and a fresh key,
+    /// and removes the directory afterwards.
+    func withPlainFile(
+        _ contents: some DataProtocol, _ body: (TemporaryDirectory, URL, SymmetricKey) throws -> Void
+    ) throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
-        let plain = directory.file("plain")
-        try Data(repeating: 1, count: 500).write(to: plain)
-        let key = SecureRandom.symmetricKey()
-        let first = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-        let second = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-        #expect(first.nonce != second.nonce)
-        #expect([UInt8](try SecretBox.open(try first.sealedBytes(), using: key)) == [UInt8](repeating: 1, count: 500))
+        try body(directory, try directory.write(contents, to: "plain"), SecureRandom.symmetricKey())
+    }
+
+    @Test func randomNonceByDefault() throws {
+        try withPlainFile(Data(repeating: 1, count: 500)) { _, plain, key in
+            let first = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+            let second = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+            #expect(first.nonce != second.nonce)
+            #expect([UInt8](try SecretBox.open(try first.sealedBytes(), using: key)) == [UInt8](repeating: 1, count: 500))
+        }
     }
 
     /// A tampered file is rejected in the first pass: nothing is written, and an existing
@@ -68,17 +74,14 @@ struct SecretBoxStreamingTests {
         for index in [0, 23, 24, 39, 40, 5000, sealed.count - 1] {
             var tampered = sealed
             tampered[index] ^= 0x80
-            let source = directory.file("tampered-\(index)")
-            try Data(tampered).write(to: source)
+            let source = try directory.write(tampered, to: "tampered-\(index)")
             #expect(throws: ClassicalCryptoError.authenticationFailed) {
                 try SecretBox.openFile(at: source, to: destination, using: key, chunkByteCount: 4096)
             }
         }
-        let truncated = directory.file("truncated")
-        try Data(sealed.dropLast()).write(to: truncated)
+        let truncated = try directory.write(sealed.dropLast(), to: "truncated")
         #expect(throws: ClassicalCryptoError.authenticationFailed) { try SecretBox.openFile(at: truncated, to: destination, using: key) }
-        let wrongKey = directory.file("good")
-        try Data(sealed).write(to: wrongKey)
+        let wrongKey = try directory.write(sealed, to: "good")
         #expect(throws: ClassicalCryptoError.authenticationFailed) {
             try SecretBox.openFile(at: wrongKey, to: destination, using: SecureRandom.symmetricKey())
         }
@@ -90,8 +93,7 @@ struct SecretBoxStreamingTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
         for count in [0, 1, 39] {
-            let source = directory.file("short-\(count)")
-            try Data(repeating: 0, count: count).write(to: source)
+            let source = try directory.write(Data(repeating: 0, count: count), to: "short-\(count)")
             #expect(throws: ClassicalCryptoError.sealedBoxTooShort(minimum: 40, actual: count)) {
                 try SecretBox.openFile(at: source, to: directory.file("out"), using: SecureRandom.symmetricKey())
             }
@@ -100,57 +102,51 @@ struct SecretBoxStreamingTests {
     }
 
     @Test func badArgumentsAreRejected() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanup() }
-        let plain = directory.file("plain")
-        try Data([1, 2, 3]).write(to: plain)
-        let key = SecureRandom.symmetricKey()
-        #expect(throws: ClassicalCryptoError.invalidKeyLength(expected: 32, actual: 16)) {
-            try SecretBoxFileSealer(plaintextAt: plain, using: SymmetricKey(data: [UInt8](repeating: 0, count: 16)))
-        }
-        #expect(throws: ClassicalCryptoError.invalidNonceLength(expected: 24, actual: 12)) {
-            try SecretBoxFileSealer(plaintextAt: plain, using: key, nonce: [UInt8](repeating: 0, count: 12))
-        }
-        #expect(throws: ClassicalCryptoError.invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got 63")) {
-            try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: 63)
-        }
-        #expect(throws: ClassicalCryptoError.invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got 0")) {
-            try SecretBox.openFile(at: plain, to: directory.file("x"), using: key, chunkByteCount: 0)
-        }
-        let missing = directory.file("missing")
-        #expect(throws: ClassicalCryptoError.fileSystem(operation: "open", path: missing.path, errno: ENOENT)) {
-            try SecretBoxFileSealer(plaintextAt: missing, using: key)
-        }
-        #expect(throws: ClassicalCryptoError.fileSystem(operation: "open", path: missing.path, errno: ENOENT)) {
-            try SecretBox.openFile(at: missing, to: directory.file("x"), using: key)
-        }
-        // The destination's directory does not exist: the temporary file cannot be created.
-        let sealed = directory.file("sealed")
-        try SecretBox.sealFile(at: plain, to: sealed, using: key)
-        let nowhere = directory.file("no-such-dir/out")
-        #expect {
-            try SecretBox.openFile(at: sealed, to: nowhere, using: key)
-        } throws: { error in
-            guard let error = error as? ClassicalCryptoError, error.kind == .fileSystem else { return false }
-            return error.operation == "open" && error.errno == ENOENT
+        try withPlainFile([1, 2, 3]) { directory, plain, key in
+            #expect(throws: ClassicalCryptoError.invalidKeyLength(expected: 32, actual: 16)) {
+                try SecretBoxFileSealer(plaintextAt: plain, using: SymmetricKey(data: [UInt8](repeating: 0, count: 16)))
+            }
+            #expect(throws: ClassicalCryptoError.invalidNonceLength(expected: 24, actual: 12)) {
+                try SecretBoxFileSealer(plaintextAt: plain, using: key, nonce: [UInt8](repeating: 0, count: 12))
+            }
+            #expect(throws: ClassicalCryptoError.invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got 63")) {
+                try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: 63)
+            }
+            #expect(throws: ClassicalCryptoError.invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got 0")) {
+                try SecretBox.openFile(at: plain, to: directory.file("x"), using: key, chunkByteCount: 0)
+            }
+            let missing = directory.file("missing")
+            #expect(throws: ClassicalCryptoError.fileSystem(operation: "open", path: missing.path, errno: ENOENT)) {
+                try SecretBoxFileSealer(plaintextAt: missing, using: key)
+            }
+            #expect(throws: ClassicalCryptoError.fileSystem(operation: "open", path: missing.path, errno: ENOENT)) {
+                try SecretBox.openFile(at: missing, to: directory.file("x"), using: key)
+            }
+            // The destination's directory does not exist: the temporary file cannot be created.
+            let sealed = directory.file("sealed")
+            try SecretBox.sealFile(at: plain, to: sealed, using: key)
+            let nowhere = directory.file("no-such-dir/out")
+            #expect {
+                try SecretBox.openFile(at: sealed, to: nowhere, using: key)
+            } throws: { error in
+                guard let error = error as? ClassicalCryptoError, error.kind == .fileSystem else { return false }
+                return error.operation == "open" && error.errno == ENOENT
+            }
         }
     }
 
     /// A file rewritten after the first pass makes the second pass fail instead of producing
     /// bytes whose tag does not match.
     @Test func fileChangedBetweenPasses() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanup() }
-        let plain = directory.file("plain")
-        try Data(repeating: 5, count: 1000).write(to: plain)
-        let key = SecureRandom.symmetricKey()
-        let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-        // Same size, different content (a new inode, or at least a new ctime).
-        try Data(repeating: 6, count: 1000).write(to: plain)
-        #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) { try sealer.writeSealedBytes { _ in } }
-        // The sealer still works for an unchanged file.
-        let fresh = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-        #expect([UInt8](try SecretBox.open(try fresh.sealedBytes(), using: key)) == [UInt8](repeating: 6, count: 1000))
+        try withPlainFile(Data(repeating: 5, count: 1000)) { _, plain, key in
+            let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+            // Same size, different content (a new inode, or at least a new ctime).
+            try Data(repeating: 6, count: 1000).write(to: plain)
+            #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) { try sealer.writeSealedBytes { _ in } }
+            // The sealer still works for an unchanged file.
+            let fresh = try SecretBoxFileSealer(plaintextAt: plain, using: key)
+            #expect([UInt8](try SecretBox.open(try fresh.sealedBytes(), using: key)) == [UInt8](repeating: 6, count: 1000))
+        }
     }
 
     /// A sealed file rewritten after the tag verified (same size, even with the original times
@@ -186,19 +182,17 @@ struct SecretBoxStreamingTests {
 
     @Test func sinkErrorsPropagate() throws {
         struct Stop: Error, Equatable {}
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanup() }
-        let plain = directory.file("plain")
-        try Data(repeating: 5, count: 300_000).write(to: plain)
-        let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: SecureRandom.symmetricKey(), chunkByteCount: 1024)
-        var calls = 0
-        #expect(throws: Stop()) {
-            try sealer.writeSealedBytes { _ in
-                calls += 1
-                if calls == 3 { throw Stop() }
+        try withPlainFile(Data(repeating: 5, count: 300_000)) { _, plain, key in
+            let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: 1024)
+            var calls = 0
+            #expect(throws: Stop()) {
+                try sealer.writeSealedBytes { _ in
+                    calls += 1
+                    if calls == 3 { throw Stop() }
+                }
             }
+            #expect(calls == 3)
         }
-        #expect(calls == 3)
     }
 
     /// A file sealed by PyNaCl opens through the streamed opener, and a streamed seal opens in
@@ -209,8 +203,7 @@ struct SecretBoxStreamingTests {
         var rng = SplitMix64(seed: 0xF11E)
         let message = rng.bytes(1_234_567)
         let key = rng.bytes(32)
-        let plain = directory.file("plain")
-        try Data(message).write(to: plain)
+        let plain = try directory.write(message, to: "plain")
         let sealedBySwift = directory.file("sealed")
         try SecretBox.sealFile(at: plain, to: sealedBySwift, using: SymmetricKey(data: key))
         let swiftHex = try Data(contentsOf: sealedBySwift).hex
@@ -219,8 +212,7 @@ struct SecretBoxStreamingTests {
         request.secretboxSeal = [SecretBoxCase(key: key.hex, message: message.hex, sealed: nil)]
         let response = try InteropPython.call("sodium_interop.py", request, as: SodiumInteropResponse.self)
         #expect(response.secretboxOpened == [message.hex])
-        let sealedByPython = directory.file("python-sealed")
-        try Data(hex: try #require(response.secretboxSealed.first)).write(to: sealedByPython)
+        let sealedByPython = try directory.write(Data(hex: try #require(response.secretboxSealed.first)), to: "python-sealed")
         let opened = directory.file("opened")
         try SecretBox.openFile(at: sealedByPython, to: opened, using: SymmetricKey(data: key), chunkByteCount: 1000)
         #expect([UInt8](try Data(contentsOf: opened)) == message)

@@ -151,6 +151,18 @@ package final class XSalsa20Poly1305Stream {
         process(chunk, sealing: false)
     }
 
+    /// Seals (or, when `sealing` is false, opens) all of `buffer` in place, one
+    /// ``sealChunk(_:)`` or ``openChunk(_:)`` per `chunkByteCount` bytes: an in-memory message
+    /// through the chunking a file gets (for the tests and benchmarks).
+    package func process(_ buffer: UnsafeMutableRawBufferPointer, inChunksOf chunkByteCount: Int, sealing: Bool) {
+        var offset = 0
+        while offset < buffer.count {
+            process(UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<min(offset + chunkByteCount, buffer.count)]),
+                    sealing: sealing)
+            offset += chunkByteCount
+        }
+    }
+
     /// XOR and authentication of one chunk, in the order its direction needs. In pure Swift the
     /// block-aligned part runs both in one pass over the bytes (Poly1305 on one block while the
     /// next is encrypted), which is what makes streaming as fast as the one-shot seal.

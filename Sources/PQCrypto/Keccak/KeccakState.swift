@@ -131,11 +131,11 @@ struct KeccakState: Sendable {
     }
 }
 
-/// 25 lanes stored in place, one after another: the layout of `InlineArray<25, Lane>` (which needs
-/// macOS 26 / iOS 26), as a homogeneous tuple. A homogeneous tuple's memory is bound to its element
-/// type, so a pointer to the tuple is a pointer to its first lane.
+/// 25 lanes stored in place, one after another: the layout of `InlineArray<25, Lane>`.
 @usableFromInline
-struct KeccakLanes<Lane: Sendable>: Sendable {
+struct KeccakLanes<Lane: Sendable>: InlineElements, Sendable {
+    @usableFromInline typealias Element = Lane
+
     @usableFromInline var storage: (
         Lane, Lane, Lane, Lane, Lane,
         Lane, Lane, Lane, Lane, Lane,
@@ -152,23 +152,6 @@ struct KeccakLanes<Lane: Sendable>: Sendable {
             value, value, value, value, value,
             value, value, value, value, value
         )
-    }
-
-    /// Lane `i`, bounds-checked as an `InlineArray` element is. (The getter is `mutating` so that
-    /// the lane is read in place, not from a copy of all 25.)
-    @inlinable subscript(i: Int) -> Lane {
-        @inline(__always) mutating get {
-            precondition(i >= 0 && i < 25, "Index out of bounds")
-            return withUnsafeMutablePointer(to: &storage) {
-                UnsafeMutableRawPointer($0).assumingMemoryBound(to: Lane.self)[i]
-            }
-        }
-        @inline(__always) set {
-            precondition(i >= 0 && i < 25, "Index out of bounds")
-            withUnsafeMutablePointer(to: &storage) {
-                UnsafeMutableRawPointer($0).assumingMemoryBound(to: Lane.self)[i] = newValue
-            }
-        }
     }
 }
 

@@ -199,29 +199,12 @@ struct MLDSAMaskSchedule {
     }
 }
 
-/// Two `Int`s stored in place and indexed like an `InlineArray<2, Int>` (which needs macOS 26 /
-/// iOS 26): a homogeneous tuple, whose memory is bound to `Int`.
-struct MLDSAIntPair {
+/// Two `Int`s stored in place and indexed like an `InlineArray<2, Int>`.
+struct MLDSAIntPair: InlineElements {
+    typealias Element = Int
     var storage: (Int, Int)
 
     init(_ first: Int, _ second: Int) {
         storage = (first, second)
-    }
-
-    /// Element `i`, bounds-checked. (The getter is `mutating` so that the element is read in
-    /// place, not from a copy of the pair.)
-    subscript(i: Int) -> Int {
-        @inline(__always) mutating get {
-            precondition(i >= 0 && i < 2, "Index out of bounds")
-            return withUnsafeMutablePointer(to: &storage) {
-                UnsafeMutableRawPointer($0).assumingMemoryBound(to: Int.self)[i]
-            }
-        }
-        @inline(__always) set {
-            precondition(i >= 0 && i < 2, "Index out of bounds")
-            withUnsafeMutablePointer(to: &storage) {
-                UnsafeMutableRawPointer($0).assumingMemoryBound(to: Int.self)[i] = newValue
-            }
-        }
     }
 }

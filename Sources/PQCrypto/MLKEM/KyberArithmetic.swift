@@ -46,6 +46,31 @@ func kyberCanonical(_ a: Int16) -> Int16 {
     -1185, -1530, -1278, 794, -1510, -854, -870, 478, -108, -308, 996, 991, 958, -1460, 1522, 1628
 ]
 
+/// One NTT or inverse-NTT layer whose butterfly distance (8 or more) spans whole vectors: for each
+/// block of 2·`distance` coefficients, `butterfly` with ζ = `zetas[k]` on the pairs `distance`
+/// apart, eight at a time; `k` moves by `step` per block.
+@inlinable @inline(__always)
+func kyberVectorLayer(
+    _ r: UnsafeMutablePointer<Int16>, distance: Int, zetas: UnsafeBufferPointer<Int16>, k: inout Int, step: Int,
+    _ butterfly: (inout KyberVector, inout KyberVector, KyberVector, KyberVector) -> Void
+) {
+    var start = 0
+    while start < 256 {
+        let zeta = KyberVector(repeating: zetas[k])
+        let zetaQInverse = KyberVector(repeating: kyberQInverseMultiple(zetas[k]))
+        k += step
+        var j = start
+        while j < start + distance {
+            var a = KyberVector.load(r + j), b = KyberVector.load(r + j + distance)
+            butterfly(&a, &b, zeta, zetaQInverse)
+            a.store(r + j)
+            b.store(r + j + distance)
+            j += 8
+        }
+        start += 2 * distance
+    }
+}
+
 /// The number-theoretic transform (FIPS 203 Algorithm 9), in place, eight coefficients at a time.
 /// Input coefficients must be below q in absolute value; output coefficients are Barrett-reduced.
 ///
@@ -57,21 +82,7 @@ func kyberNTT(_ r: UnsafeMutablePointer<Int16>) {
         var k = 1
         var length = 128
         while length >= 8 {
-            var start = 0
-            while start < 256 {
-                let zeta = KyberVector(repeating: zetas[k])
-                let zetaQInverse = KyberVector(repeating: kyberQInverseMultiple(zetas[k]))
-                k += 1
-                var j = start
-                while j < start + length {
-                    var a = KyberVector.load(r + j), b = KyberVector.load(r + j + length)
-                    kyberButterfly(&a, &b, zeta, zetaQInverse)
-                    a.store(r + j)
-                    b.store(r + j + length)
-                    j += 8
-                }
-                start += 2 * length
-            }
+            kyberVectorLayer(r, distance: length, zetas: zetas, k: &k, step: 1, kyberButterfly)
             length >>= 1
         }
         // Distance 4 (ζ_32…ζ_63) and distance 2 (ζ_64…ζ_127) on 16 coefficients at a time.
@@ -133,21 +144,7 @@ func kyberInverseNTT(_ r: UnsafeMutablePointer<Int16>) {
         var k = 31
         var length = 8
         while length <= 128 {
-            var start = 0
-            while start < 256 {
-                let zeta = KyberVector(repeating: zetas[k])
-                let zetaQInverse = KyberVector(repeating: kyberQInverseMultiple(zetas[k]))
-                k -= 1
-                var j = start
-                while j < start + length {
-                    var a = KyberVector.load(r + j), b = KyberVector.load(r + j + length)
-                    kyberInverseButterfly(&a, &b, zeta, zetaQInverse)
-                    a.store(r + j)
-                    b.store(r + j + length)
-                    j += 8
-                }
-                start += 2 * length
-            }
+            kyberVectorLayer(r, distance: length, zetas: zetas, k: &k, step: -1, kyberInverseButterfly)
             length <<= 1
         }
     }

@@ -17,16 +17,7 @@ public struct SecretBytes: Sendable, Equatable, CustomStringConvertible {
     /// Allocates `count` zero bytes and lets `initialize` write them; when `initialize` throws,
     /// the buffer is zeroed and freed and the error is rethrown.
     @inlinable public init<E: Error>(count: Int, initialize: (UnsafeMutableRawBufferPointer) throws(E) -> Void) throws(E) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 0), alignment: 16)
-        buffer.initializeMemory(as: UInt8.self, repeating: 0)
-        do {
-            try initialize(buffer)
-        } catch {
-            if let base = buffer.baseAddress { secureZero(base, count: buffer.count) }
-            buffer.deallocate()
-            throw error
-        }
-        storage = SecureBytes(adopting: buffer)
+        storage = try SecureBytes(count: count, initialize: initialize)
     }
 
     /// A copy of `bytes` (the caller keeps its own copy, and zeroes it if it is secret).

@@ -11,17 +11,20 @@ import Foundation
 final class SecureBytes: @unchecked Sendable {
     @usableFromInline let pointer: UnsafeMutableRawBufferPointer
 
-    /// Allocates `count` bytes and lets `initialize` fill them.
-    @inlinable init(count: Int, initialize: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
-        pointer = .allocate(byteCount: max(count, 0), alignment: 16)
-        pointer.initializeMemory(as: UInt8.self, repeating: 0)
+    /// Allocates `count` zero bytes and lets `initialize` fill them; when `initialize` throws, the
+    /// buffer is zeroed and freed and the error is rethrown. (The buffer is stored only once it is
+    /// filled: a throw after that would run `deinit` too, freeing it twice.)
+    @inlinable init<E: Error>(count: Int, initialize: (UnsafeMutableRawBufferPointer) throws(E) -> Void) throws(E) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 0), alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
         do {
-            try initialize(pointer)
+            try initialize(buffer)
         } catch {
-            if let base = pointer.baseAddress { secureZero(base, count: pointer.count) }
-            pointer.deallocate()
+            if let base = buffer.baseAddress { secureZero(base, count: buffer.count) }
+            buffer.deallocate()
             throw error
         }
+        pointer = buffer
     }
 
     @inlinable convenience init(bytes: some DataProtocol) {
@@ -34,11 +37,6 @@ final class SecureBytes: @unchecked Sendable {
                 offset += region.count
             }
         }
-    }
-
-    /// Takes ownership of an allocated, initialized buffer.
-    @inlinable init(adopting buffer: UnsafeMutableRawBufferPointer) {
-        pointer = buffer
     }
 
     @inlinable var count: Int { pointer.count }

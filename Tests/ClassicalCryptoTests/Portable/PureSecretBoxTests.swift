@@ -37,14 +37,7 @@ struct PureSecretBoxTests {
     static func streamSeal(_ message: [UInt8], key: SymmetricKey, nonce: [UInt8], chunk: Int) -> [UInt8] {
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0, usesSystemLibrary: false) }
         var ciphertext = message
-        ciphertext.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<min(offset + chunk, buffer.count)])
-                stream.sealChunk(piece)
-                offset += chunk
-            }
-        }
+        ciphertext.withUnsafeMutableBytes { stream.process($0, inChunksOf: chunk, sealing: true) }
         return stream.finalizeTag() + ciphertext
     }
 
@@ -53,13 +46,7 @@ struct PureSecretBoxTests {
     static func streamOpen(_ box: [UInt8], key: SymmetricKey, nonce: [UInt8], chunk: Int) -> [UInt8]? {
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0, usesSystemLibrary: false) }
         var message = Array(box.dropFirst(16))
-        message.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                stream.openChunk(UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<min(offset + chunk, buffer.count)]))
-                offset += chunk
-            }
-        }
+        message.withUnsafeMutableBytes { stream.process($0, inChunksOf: chunk, sealing: false) }
         return SecureMemory.constantTimeEquals(stream.finalizeTag(), box.prefix(16)) ? message : nil
     }
 
