@@ -210,7 +210,7 @@ let package = Package(
         ),
 
         // Tests. TestSupport holds hex helpers and the runner for the Python interop halves.
-        .target(name: "TestSupport", dependencies: ["LoopbackHTTP"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LoopbackHTTP", "PQCrypto"], path: "Tests/TestSupport"),
         .testTarget(
             name: "PQCryptoTests",
             dependencies: ["PQCrypto", "TestSupport"],

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The outcome of one `cipher` run.
 struct CLIResult: Sendable {
@@ -22,52 +23,33 @@ struct CLITestError: Error, CustomStringConvertible {
 
 /// Runs the built `cipher` executable as a subprocess.
 enum CLIProcess {
-    /// The directory holding the built executables: the one containing the test bundle.
-    static var productsDirectory: URL {
-        var url = Bundle.main.bundleURL
-        if url.pathExtension == "xctest" { url.deleteLastPathComponent() }
-        return url
+    /// Starts the built `cipher` with `arguments`, `environment` added to a clean one (PATH and a
+    /// temporary HOME), in `directory` if given, and its three standard streams on pipes.
+    static func launch(_ arguments: [String], environment: [String: String], directory: URL? = nil) throws -> PipedProcess {
+        var base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+                    "HOME": FileManager.default.temporaryDirectory.path]
+        base.merge(environment) { $1 }
+        return try PipedProcess(PipedProcess.productsDirectory.appendingPathComponent("cipher"), arguments, environment: base, directory: directory)
     }
 
     /// Runs `cipher arguments…` with `environment` added to a clean one, in `directory` (by
     /// default the test's). `input` is asked for each line of standard input in turn (it may
     /// wait, e.g. for the station's PIN); `nil` closes it.
-    /// Starts the built `cipher` with `arguments`, `environment` added to a clean one (PATH and a
-    /// temporary HOME), in `directory` if given, and its three standard streams on pipes.
-    static func launch(
-        _ arguments: [String], environment: [String: String], directory: URL? = nil
-    ) throws -> (process: Process, stdin: Pipe, stdout: Pipe, stderr: Pipe) {
-        let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent("cipher")
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        var base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-                    "HOME": FileManager.default.temporaryDirectory.path]
-        base.merge(environment) { $1 }
-        process.environment = base
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        return (process, stdin, stdout, stderr)
-    }
-
     static func run(
         _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil,
         input: @escaping @Sendable () async -> [String] = { [] }
     ) async throws -> CLIResult {
-        let (process, stdin, stdout, stderr) = try launch(arguments, environment: environment, directory: directory)
+        let launched = try launch(arguments, environment: environment, directory: directory)
         // Blocking reads get their own threads: the cooperative pool may have only two.
-        let out = PipeReader(stdout), err = PipeReader(stderr)
+        let out = PipeReader(launched.stdout), err = PipeReader(launched.stderr)
         for line in await input() {
-            try? stdin.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+            try? launched.stdin.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
         }
-        try? stdin.fileHandleForWriting.close()
+        try? launched.stdin.fileHandleForWriting.close()
         let outData = await out.result()
         let errData = await err.result()
-        process.waitUntilExit()
-        return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+        launched.process.waitUntilExit()
+        return CLIResult(status: launched.process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self))
     }
 }

@@ -3,6 +3,7 @@ import Manifest
 import StationClient
 import StationEmulator
 import TestSupport
+import TransportTestSupport
 import Testing
 import ContentAddressing
 
@@ -51,11 +52,7 @@ struct CipherCLITests {
 
     /// Waits (up to 60 s) for the emulator's log to show a PIN newer than `after`.
     static func waitForPIN(_ emulator: StationEmulator, after count: Int = 0) async -> String? {
-        for _ in 0..<6000 {
-            if emulator.log.pins.count > count { return emulator.log.pins.last }
-            try? await Task.sleep(nanoseconds: 10_000_000)
-        }
-        return nil
+        await eventually(timeout: 60) { emulator.log.pins.count > count } ? emulator.log.pins.last : nil
     }
 
     static func pairedHome(gateway: Bool = true) async throws -> Paired {

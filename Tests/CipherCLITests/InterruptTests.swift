@@ -1,6 +1,7 @@
 import Foundation
 import StationEmulator
 import TestSupport
+import TransportTestSupport
 import Testing
 
 /// A `cipher` run that the test interrupts: started, signalled while it works, then awaited.
@@ -11,9 +12,9 @@ struct RunningCLI {
 
     /// Starts `cipher arguments…` with `environment` added to a clean one.
     static func start(_ arguments: [String], environment: [String: String]) throws -> RunningCLI {
-        let (process, stdin, stdout, stderr) = try CLIProcess.launch(arguments, environment: environment)
-        try? stdin.fileHandleForWriting.close()
-        return RunningCLI(process: process, stdout: PipeReader(stdout), stderr: PipeReader(stderr))
+        let launched = try CLIProcess.launch(arguments, environment: environment)
+        try? launched.stdin.fileHandleForWriting.close()
+        return RunningCLI(process: launched.process, stdout: PipeReader(launched.stdout), stderr: PipeReader(launched.stderr))
     }
 
     /// Waits for the process to end and returns what it printed.
@@ -34,15 +35,6 @@ struct RunningCLI {
 @Suite("cipher CLI: interrupts", .serialized)
 struct InterruptTests {
     static let sigint: Int32 = 2
-
-    /// Polls (up to 60 s) until `condition` holds.
-    static func eventually(_ condition: () throws -> Bool) async rethrows -> Bool {
-        for _ in 0..<6000 {
-            if try condition() { return true }
-            try? await Task.sleep(nanoseconds: 10_000_000)
-        }
-        return false
-    }
 
     static func names(in directory: URL) -> [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.sorted() ?? []
@@ -73,7 +65,7 @@ struct InterruptTests {
         paired.emulator.faults.inject(.delay(seconds: 4), route: post)
         let running = try RunningCLI.start(["put", file.path, "--home", paired.home.url.path],
                                            environment: paired.environment.merging(["TMPDIR": temporary.url.path]) { $1 })
-        let staged = await Self.eventually { Self.names(in: temporary.url).contains { !fixtures.contains($0) && $0 != stale.lastPathComponent } }
+        let staged = await eventually(timeout: 60) { Self.names(in: temporary.url).contains { !fixtures.contains($0) && $0 != stale.lastPathComponent } }
         #expect(staged, "the upload was never staged")
         try await Task.sleep(nanoseconds: 1_000_000_000)
         running.process.interrupt()
@@ -84,7 +76,7 @@ struct InterruptTests {
         #expect(Set(Self.names(in: temporary.url)) == fixtures)
 
         // The station finishes the request it received; the next listing shows what it holds.
-        #expect(await Self.eventually { paired.emulator.requests.count(post) == 1 })
+        #expect(await eventually(timeout: 60) { paired.emulator.requests.count(post) == 1 })
         let accepted = paired.emulator.requests.entries.filter { $0.path == "/post" && $0.status == 200 }.count
         let (ls, listing) = try await paired.cipherJSON("ls")
         #expect(ls.status == 0, "\(ls.stderr)")
@@ -117,7 +109,7 @@ struct InterruptTests {
         paired.emulator.faults.inject(.delay(seconds: 30), route: RequestRoute("GET", path: "/content/\(cid)"))
         let running = try RunningCLI.start(["get", cid, "-o", target.path, "--home", paired.home.url.path],
                                            environment: paired.environment)
-        let partial = await Self.eventually {
+        let partial = await eventually(timeout: 60) {
             Self.names(in: output.url).contains {
                 $0.hasPrefix(".got.bin.") && $0.hasSuffix(".sealed") && ![recent, stale].map(\.lastPathComponent).contains($0)
             }

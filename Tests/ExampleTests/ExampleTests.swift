@@ -6,26 +6,25 @@ import Testing
 /// like swift-argument-parser's example tests.
 @Suite("Examples")
 struct ExampleTests {
-    /// The directory holding the built executables: the one containing the test bundle.
-    static var productsDirectory: URL {
-        var url = Bundle.main.bundleURL
-        // The test runner's bundle lives in the products directory (xctest bundle or runner binary).
-        if url.pathExtension == "xctest" { url.deleteLastPathComponent() }
-        return url
-    }
-
     static func run(_ product: String, _ arguments: [String] = []) throws -> String {
-        let executable = productsDirectory.appendingPathComponent(product).path
+        let executable = PipedProcess.productsDirectory.appendingPathComponent(product).path
         let output = try InteropPython.run(executable, arguments, input: Data())
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Expects each of `lines` in `output`, each a check of its own.
+    static func expect(_ output: String, toContain lines: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        for line in lines { #expect(output.contains(line), "missing: \(line)", sourceLocation: sourceLocation) }
+    }
+
     @Test func postQuantumTour() throws {
         let output = try Self.run("post-quantum-tour")
-        #expect(output.contains("ML-KEM-768: public key 1184 B, ciphertext 1088 B, shared secrets match: true"))
-        #expect(output.contains("reloaded 2400-byte key decapsulates too: true"))
-        // SHA3-256("cipher station"), computed independently with Python's hashlib.
-        #expect(output.contains("f36dbec02a696b1acdde0b0a9d2fe173c485b396cb0c8e4bba0e11e66abe8a3d"))
+        Self.expect(output, toContain: [
+            "ML-KEM-768: public key 1184 B, ciphertext 1088 B, shared secrets match: true",
+            "reloaded 2400-byte key decapsulates too: true",
+            // SHA3-256("cipher station"), computed independently with Python's hashlib.
+            "f36dbec02a696b1acdde0b0a9d2fe173c485b396cb0c8e4bba0e11e66abe8a3d",
+        ])
     }
 
     // The step examples run against an embedded StationEmulator (no --station argument).
@@ -33,72 +32,82 @@ struct ExampleTests {
     @Test func pairDevice() throws {
         let output = try Self.run("pair-device")
         #expect(output.range(of: #"paired device uid: examplelaptop-[0-9a-f]{8}\n"#, options: .regularExpression) != nil)
-        #expect(output.contains("ML-KEM-768 public key: 1184 B"))
-        #expect(output.contains("ML-DSA-65 public key: 1952 B"))
-        #expect(output.contains("reloaded from the key store: true"))
-        #expect(output.contains("signed call accepted, followers: 0"))
+        Self.expect(output, toContain: [
+            "ML-KEM-768 public key: 1184 B",
+            "ML-DSA-65 public key: 1952 B",
+            "reloaded from the key store: true",
+            "signed call accepted, followers: 0",
+        ])
     }
 
     @Test func signRequest() throws {
         let output = try Self.run("sign-request")
-        #expect(output.contains("canonical string fields: 7"))
-        // SHA-256 of the empty body, the value every GET signs.
-        #expect(output.contains("body sha256 (empty body): e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"))
-        for header in ["x-cipher-uid", "x-cipher-device", "x-cipher-ts", "x-cipher-nonce", "x-cipher-body-sha256", "x-cipher-sig"] {
-            #expect(output.contains("  \(header): "))
-        }
-        #expect(output.contains("GET /followers, signed for /followers: HTTP 200"))
-        #expect(output.contains("GET /followers, signed for /following: HTTP 401"))
+        Self.expect(output, toContain: [
+            "canonical string fields: 7",
+            // SHA-256 of the empty body, the value every GET signs.
+            "body sha256 (empty body): e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "GET /followers, signed for /followers: HTTP 200",
+            "GET /followers, signed for /following: HTTP 401",
+        ] + ["x-cipher-uid", "x-cipher-device", "x-cipher-ts", "x-cipher-nonce", "x-cipher-body-sha256", "x-cipher-sig"].map { "  \($0): " })
     }
 
     @Test func readManifest() throws {
         let output = try Self.run("read-manifest")
         #expect(output.range(of: #"manifest CID: Qm[1-9A-HJ-NP-Za-km-z]{44}"#, options: .regularExpression) != nil)
-        #expect(output.contains("namespaces: drive\n"))
         #expect(output.components(separatedBy: "audience self, envelopes Qm").count == 3)
-        #expect(output.contains("decrypted: report.pdf"))
-        #expect(output.contains("decrypted: holiday.jpg"))
-        #expect(output.contains("posts: 2, skipped: 0"))
-        #expect(output.contains("streamed: report.pdf\nstreamed: holiday.jpg\n"))
-        #expect(output.contains("storage: drive has 2 posts"))
+        Self.expect(output, toContain: [
+            "namespaces: drive\n",
+            "decrypted: report.pdf",
+            "decrypted: holiday.jpg",
+            "posts: 2, skipped: 0",
+            "streamed: report.pdf\nstreamed: holiday.jpg\n",
+            "storage: drive has 2 posts",
+        ])
     }
 
     @Test func openEnvelope() throws {
         let output = try Self.run("open-envelope")
-        // 2 + 1088 + 16 + 32 + 24 (nonce) bytes.
-        #expect(output.contains("envelope: 1162 B, ML-KEM ciphertext length prefix 1088"))
-        #expect(output.contains("post key recovered: 32 B"))
-        #expect(output.contains(#"metadata: {"filename":"secret.txt","mime_type":"text/plain","size_bytes":11}"#))
-        #expect(output.contains("content: hello world"))
+        Self.expect(output, toContain: [
+            // 2 + 1088 + 16 + 32 + 24 (nonce) bytes.
+            "envelope: 1162 B, ML-KEM ciphertext length prefix 1088",
+            "post key recovered: 32 B",
+            #"metadata: {"filename":"secret.txt","mime_type":"text/plain","size_bytes":11}"#,
+            "content: hello world",
+        ])
     }
 
     @Test func publishPost() throws {
         let output = try Self.run("publish-post")
-        for mode in ["self", "specific", "all"] { #expect(output.contains("published \(mode): envelopes yes")) }
-        #expect(output.contains("published public: envelopes none"))
-        #expect(output.contains("large post uploaded: all bytes"))
-        #expect(output.contains("profile: Publisher, posts things"))
-        #expect(output.contains("the follower reads: for-followers.txt, for-friend.txt, hello-world.txt\n"))
-        #expect(output.contains("reshared diary.txt to all as a new post (old entry removed: true)"))
-        #expect(output.contains("the follower now reads: diary.txt, for-followers.txt, for-friend.txt, hello-world.txt\n"))
-        #expect(output.contains("the owner still downloads it: true"))
+        Self.expect(output, toContain: ["self", "specific", "all"].map { "published \($0): envelopes yes" } + [
+            "published public: envelopes none",
+            "large post uploaded: all bytes",
+            "profile: Publisher, posts things",
+            "the follower reads: for-followers.txt, for-friend.txt, hello-world.txt\n",
+            "reshared diary.txt to all as a new post (old entry removed: true)",
+            "the follower now reads: diary.txt, for-followers.txt, for-friend.txt, hello-world.txt\n",
+            "the owner still downloads it: true",
+        ])
     }
 
     @Test func twoClients() throws {
         let output = try Self.run("two-clients")
-        #expect(output.contains("manifest namespace drive: 1 posts"))
-        #expect(output.contains("manifest namespace notes: 2 posts"))
-        #expect(output.contains("file app sees: taxes.pdf\n"))
-        #expect(output.contains("notes app sees: Shopping, Todo\n"))
+        Self.expect(output, toContain: [
+            "manifest namespace drive: 1 posts",
+            "manifest namespace notes: 2 posts",
+            "file app sees: taxes.pdf\n",
+            "notes app sees: Shopping, Todo\n",
+        ])
     }
 
     @Test func readFollowed() throws {
         let output = try Self.run("read-followed")
-        #expect(output.contains("follow request: follow_request_pending_multi_device"))
-        #expect(output.contains("pending: true"))
-        #expect(output.contains("news.txt: shared with followers"))
+        Self.expect(output, toContain: [
+            "follow request: follow_request_pending_multi_device",
+            "pending: true",
+            "news.txt: shared with followers",
+            "saved to a file: 21 bytes",
+            "readable posts: 1 of 2",
+        ])
         #expect(!output.contains("private.txt"))
-        #expect(output.contains("saved to a file: 21 bytes"))
-        #expect(output.contains("readable posts: 1 of 2"))
     }
 }

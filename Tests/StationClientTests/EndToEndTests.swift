@@ -99,9 +99,7 @@ struct EndToEndTests {
         }
         #expect(streamed == ["the metadata is not JSON"])
 
-        rig.emulator.stop()
-        let offline = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(offline.isOffline)
+        let offline = try await rig.offlineListing(of: client)
         #expect(offline.posts.map(\.postCID) == [good])
     }
 
@@ -154,9 +152,7 @@ struct EndToEndTests {
         #expect(try await client.followers().isEmpty)
         #expect((598...602).contains(await client.clockOffset))
         let signed = try #require(recorder.requests.withLock { $0.last })
-        let replayed = try await rig.transport.send(signed, body: .none)
-        #expect(replayed.status == 401)
-        #expect(StationErrorBody.parse([UInt8](replayed.body.data ?? Data()))?.message == "replay")
+        try await rig.expectReplayRefused(signed)
     }
 
     @Test("A publish whose answer is lost is retried without a duplicate; a too-large file is refused before sending")
@@ -200,9 +196,7 @@ struct EndToEndTests {
         let client = try await rig.pair()
         _ = try await client.publish(data: Data("o".utf8), metadata: Fixture.drive("offline.txt", size: 1))
         #expect(try await client.listPosts(as: DriveFileMetadata.self).posts.count == 1)
-        rig.emulator.stop()
-        let listing = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(listing.isOffline)
+        let listing = try await rig.offlineListing(of: client)
         #expect(listing.posts.map(\.metadata?.filename) == ["offline.txt"])
     }
 

@@ -24,8 +24,7 @@ struct ErrorKindTests {
 
     @Test("A 404 is .notFound, with the status and the station's text")
     func notFound() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let client = try await StationRig.pairedInProcess().client
         let error = await #expect(throws: StationClientError.self) { try await client.approveFollower(uid: "nobody-00000000") }
         #expect(error?.kind == .notFound)
         #expect(error?.status == 404)
@@ -35,8 +34,7 @@ struct ErrorKindTests {
 
     @Test("A 429 is .throttled, with Retry-After in seconds when the station sends it")
     func throttled() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let post = try await client.publish(data: Data("t".utf8), metadata: Fixture.drive("t", size: 1))
         await client.clearPostKeyCache()
         let route = RequestRoute("POST", path: "/rewrap")
@@ -75,8 +73,7 @@ struct ErrorKindTests {
 
     @Test("A 413 from the station is .tooLarge; so is a local refusal, with the limit, before anything is sent")
     func tooLarge() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         rig.emulator.faults.failNextRequests(1, status: 413, body: #"{"detail":"Request body too large"}"#,
                                              route: RequestRoute("POST", path: "/post"))
         let station = await #expect(throws: StationClientError.self) {
@@ -102,8 +99,7 @@ struct ErrorKindTests {
 
     @Test("401 and 403 are .unauthorized, after the one retry a stale clock gets")
     func unauthorized() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let route = RequestRoute("POST", path: "/followers/remove")
         rig.emulator.faults.failNextRequests(1, status: 401, body: #"{"detail":"invalid signature"}"#, route: route)
         let invalid = await #expect(throws: StationClientError.self) { try await client.removeFollower(uid: "someone-0000000") }
@@ -171,8 +167,7 @@ struct ErrorKindTests {
 
     @Test("A file that cannot be read or written is .localFile")
     func localFile() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let absent = directory.appendingPathComponent("absent.bin")

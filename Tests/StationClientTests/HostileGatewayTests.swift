@@ -31,8 +31,7 @@ struct HostileGatewayTests {
 
     @Test("Wrong bytes or an error answer leave an existing destination intact and no temporary file")
     func existingFilesSurviveAFailedFetch() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let post = try await client.publish(data: Data("the real content".utf8), metadata: Fixture.drive("real", size: 16))
         let gateway = try #require(client.configuration.gateway)
         let directory = try Fixture.temporaryDirectory()

@@ -28,13 +28,8 @@ struct LoopbackCurlTests {
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(listing.posts.map(\.postCID) == [post.postCID])
 
-        let route = RequestRoute("GET", path: "/content/\(post.postCID)")
-        rig.emulator.faults.closeNextResponsesMidBody(1, route: route, afterBytes: 300_000)
-        let copy = directory.appendingPathComponent("copy.raw")
-        try await client.download(postCID: post.postCID, to: copy)
-        #expect(try Data(contentsOf: copy) == content)
-        #expect(rig.emulator.requests.count(route) == 2)
-        #expect(rig.emulator.faults.pendingFaultCount == 0)
+        try await rig.expectResumedDownload(of: post, by: client, to: directory.appendingPathComponent("copy.raw"),
+                                            content: content, cutAfter: [300_000])
     }
 
     @Test("A station that moved ports is found through IPNS over real HTTP; a stopped one gives the offline listing")
@@ -49,9 +44,7 @@ struct LoopbackCurlTests {
         #expect(!listing.isOffline)
         #expect(await client.credentials.endpoint == moved)
 
-        rig.emulator.stop()
-        let offline = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(offline.isOffline)
+        let offline = try await rig.offlineListing(of: client)
         #expect(offline.posts.map(\.metadata?.filename) == ["m.txt"])
     }
 

@@ -8,8 +8,7 @@ import Testing
 struct NamespaceTests {
     @Test("A client configured with \" notes \" writes and lists `notes`")
     func paddedNamespaceReadsWhatItWrote() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair(namespace: " notes ")
+        let (rig, client) = try await StationRig.pairedInProcess(namespace: " notes ")
         let post = try await client.publish(data: Data("n".utf8), metadata: Fixture.drive("n.txt", size: 1))
         #expect(rig.emulator.manifest.clients.keys == ["notes"])
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
@@ -31,8 +30,7 @@ struct NamespaceTests {
     ])
     func invalidNamespaces(name: String) async throws {
         #expect(throws: StationClientError.self) { try StationClient.normalizedNamespace(name) }
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let requestsBefore = rig.emulator.requests.entries.count
         for attempt in 0..<3 {
             let error = await #expect(throws: StationClientError.self) {

@@ -8,9 +8,8 @@ import Testing
 struct PairingTests {
     @Test("Pairs, keeps the station's device uid, and persists credentials that load again")
     func pairs() async throws {
-        let rig = try StationRig.inProcess()
         let store = InMemoryKeyStore()
-        let client = try await rig.pair(keyStore: store)
+        let (rig, client) = try await StationRig.pairedInProcess(keyStore: store)
         let credentials = await client.credentials
         #expect(credentials.stationUID == rig.emulator.uid)
         #expect(rig.emulator.pairedDeviceUIDs == [credentials.deviceUID])

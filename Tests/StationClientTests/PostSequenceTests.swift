@@ -10,8 +10,7 @@ import OrderedJSON
 struct PostSequenceTests {
     @Test("The sequence gives the listing's posts in manifest order, and keeps the keys at the end")
     func sameAsListing() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         for name in ["a", "b", "c", "d", "e"] {
             _ = try await client.publish(data: Data(name.utf8), metadata: Fixture.drive(name, size: 1))
         }
@@ -29,14 +28,11 @@ struct PostSequenceTests {
 
     @Test("Keys are fetched as items are consumed, at most rewrapConcurrency ahead")
     func readsAheadOnlyTheWindow() async throws {
-        let rig = try StationRig.inProcess()
-        var configuration = rig.configuration()
-        configuration.rewrapConcurrency = 2
-        let paired = try await rig.pair()
+        let (rig, paired) = try await StationRig.pairedInProcess()
         for index in 0..<8 {
             _ = try await paired.publish(data: Data("\(index)".utf8), metadata: Fixture.drive("\(index)", size: 1))
         }
-        let client = try await StationClient(credentials: await paired.credentials, configuration: configuration)
+        let client = try await rig.client(for: paired) { $0.rewrapConcurrency = 2 }
         let before = rig.count("POST", "/rewrap")
         var iterator = client.posts(as: DriveFileMetadata.self).makeAsyncIterator()
         let first = try #require(try await iterator.next())
@@ -47,13 +43,10 @@ struct PostSequenceTests {
 
     @Test("A post that cannot be read is one failure element; the rest follow")
     func badPostIsSkipped() async throws {
-        let rig = try StationRig.inProcess()
-        var configuration = rig.configuration()
-        configuration.rewrapConcurrency = 1
-        let paired = try await rig.pair()
+        let (rig, paired) = try await StationRig.pairedInProcess()
         let first = try await paired.publish(data: Data("1".utf8), metadata: Fixture.drive("one", size: 1))
         _ = try await paired.publish(data: Data("2".utf8), metadata: Fixture.drive("two", size: 1))
-        let client = try await StationClient(credentials: await paired.credentials, configuration: configuration)
+        let client = try await rig.client(for: paired) { $0.rewrapConcurrency = 1 }
         // The first /rewrap answer is a refusal: that post is skipped, the second still read.
         rig.emulator.faults.failNextRequests(1, status: 500, route: RequestRoute("POST", path: "/rewrap"))
         var outcomes: [String] = []
@@ -68,8 +61,7 @@ struct PostSequenceTests {
 
     @Test("An empty station gives an empty sequence; an unreachable one throws at the first step")
     func emptyAndUnreachable() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         var count = 0
         for try await _ in client.posts(as: JSONValue.self) { count += 1 }
         #expect(count == 0)
@@ -80,8 +72,7 @@ struct PostSequenceTests {
 
     @Test("ProgressTask streams a publish's progress to its end and gives its result")
     func progressTask() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let client = try await StationRig.pairedInProcess().client
         let content = Data(repeating: 7, count: 3 << 20)
         let upload = ProgressTask { progress in
             try await client.publish(data: content, metadata: Fixture.drive("big", size: content.count), progress: progress)

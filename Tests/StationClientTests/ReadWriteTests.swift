@@ -38,8 +38,7 @@ struct ReadWriteTests {
 
     @Test("Raw JSON metadata, public posts as plaintext, posts without metadata")
     func rawAndPublic() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("a.txt", size: 1))
         _ = try await client.publish(data: Data("b".utf8), metadata: Optional<DriveFileMetadata>.none)
         let open = try await client.publishPermanentlyPublic(data: Data("hello world".utf8), metadata: Fixture.drive("pub.txt", size: 11))
@@ -116,8 +115,7 @@ struct ReadWriteTests {
 
     @Test("An unchanged manifest CID is not read again; a new one is")
     func manifestCache() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         _ = try await client.publish(data: Data("1".utf8), metadata: Fixture.drive("1", size: 1))
         let first = try await client.listPosts(as: DriveFileMetadata.self)
         let second = try await client.listPosts(as: DriveFileMetadata.self)
@@ -132,8 +130,7 @@ struct ReadWriteTests {
 
     @Test("clearManifestCache drops the manifest: the next listing fetches it again, keeping the post keys")
     func clearingTheManifestCache() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         _ = try await client.publish(data: Data("1".utf8), metadata: Fixture.drive("1", size: 1))
         let first = try await client.listPosts(as: DriveFileMetadata.self)
         let cid = try #require(first.manifestCID)
@@ -148,8 +145,7 @@ struct ReadWriteTests {
 
     @Test("A corrupted blob fails its download with an integrity error and leaves no file")
     func corruptedBlob() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let post = try await client.publish(data: Data(repeating: 7, count: 1000), metadata: Fixture.drive("x", size: 1000))
         var blob = try #require(rig.emulator.block(post.postCID))
         blob[100] ^= 1
@@ -168,9 +164,7 @@ struct ReadWriteTests {
         let rig = try StationRig.inProcess()
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let staging = directory.appendingPathComponent("staging")
-        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        let client = try await rig.pair(temporaryDirectory: staging)
+        let (client, staging) = try await rig.pair(stagingIn: directory)
         let source = directory.appendingPathComponent("big.bin")
         var rng = SystemRandomNumberGenerator()
         let content = Data((0..<700_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
@@ -194,8 +188,7 @@ struct ReadWriteTests {
 
     @Test("A 240-byte file name downloads: temporary names beside it stay within NAME_MAX")
     func longFileNames() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let name = String(repeating: "é", count: 118) + ".bin"  // 240 bytes of UTF-8
@@ -221,26 +214,18 @@ struct ReadWriteTests {
 
     @Test("A download resumes with Range after the connection breaks")
     func resume() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let post = try await client.publish(data: content, metadata: Fixture.drive("r", size: content.count))
-        let route = RequestRoute("GET", path: "/content/\(post.postCID)")
-        rig.emulator.faults.closeNextResponsesMidBody(1, route: route, afterBytes: 50_000)
-        rig.emulator.faults.closeNextResponsesMidBody(1, route: route, afterBytes: 120_000)
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("r.bin")
-        try await client.download(postCID: post.postCID, to: destination)
-        #expect(try Data(contentsOf: destination) == content)
-        #expect(rig.emulator.requests.count(route) == 3)
-        #expect(rig.emulator.faults.pendingFaultCount == 0)
+        try await rig.expectResumedDownload(of: post, by: client, to: directory.appendingPathComponent("r.bin"),
+                                            content: content, cutAfter: [50_000, 120_000])
     }
 
     @Test("A rewrap refused with result.error is a typed station error carrying the text")
     func rewrapError() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let client = try await StationRig.pairedInProcess().client
         let missing = "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"
         let error = await #expect(throws: StationClientError.self) { try await client.download(postCID: missing) }
         #expect(error?.kind == .notFound)
@@ -250,8 +235,7 @@ struct ReadWriteTests {
 
     @Test("Manifest and content fall back to the gateway, verified against the CID")
     func gatewayFallback() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let post = try await client.publish(data: Data("via gateway".utf8), metadata: Fixture.drive("g", size: 11))
         await client.clearPostKeyCache()
         // The station's content store is down for good; the gateway still answers.
@@ -279,8 +263,7 @@ struct ReadWriteTests {
 
     @Test("A too-large file is refused before anything is sent; the largest size fills the request exactly")
     func sizeLimit() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let metadata = Fixture.drive("huge.bin", size: 0)
         let largest = try client.largestPublishableFileSize(metadata: metadata)
         let directory = try Fixture.temporaryDirectory()
@@ -310,9 +293,8 @@ struct ReadWriteTests {
 
     @Test("A publish whose answer is lost is found in the manifest, never posted twice")
     func lostAnswer() async throws {
-        let rig = try StationRig.inProcess()
         let log = LogCollector()
-        let client = try await rig.pair(log: log.handler)
+        let (rig, client) = try await StationRig.pairedInProcess(log: log.handler)
         let post = RequestRoute("POST", path: "/post")
         rig.emulator.faults.closeNextResponsesMidBody(1, route: post)
         let published = try await client.publish(data: Data("once".utf8), metadata: Fixture.drive("once", size: 4))
@@ -330,8 +312,7 @@ struct ReadWriteTests {
 
     @Test("Signing covers the exact multipart bytes: the station verifies every upload")
     func station401sAreTyped() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         // A refused post (unknown audience uid) is a typed station error carrying the detail text.
         let error = await #expect(throws: StationClientError.self) {
             try await client.publish(data: Data("x".utf8), metadata: Fixture.drive("x", size: 1), audience: .specific(["nobody"]))

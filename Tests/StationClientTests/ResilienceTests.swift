@@ -12,9 +12,8 @@ import Transport
 struct ResilienceTests {
     @Test("A stale-request answer is retried once with the clock offset from the Date header")
     func staleClock() async throws {
-        let rig = try StationRig.inProcess()
         let log = LogCollector()
-        let client = try await rig.pair(log: log.handler)
+        let (rig, client) = try await StationRig.pairedInProcess(log: log.handler)
         rig.clock.skew(by: 600)
         #expect(try await client.followers().isEmpty)
         let offset = await client.clockOffset
@@ -28,8 +27,7 @@ struct ResilienceTests {
 
     @Test("signedHeaders signs an app's own request as this device, with the learned clock offset; another path is refused")
     func signedHeadersForAnAppsOwnRequest() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         rig.clock.skew(by: 600)
         _ = try await client.followers()  // learns the offset from the stale-request answer
         func send(_ path: String, signedFor signedPath: String) async throws -> Int {
@@ -57,17 +55,14 @@ struct ResilienceTests {
 
     @Test("A replayed signed request is rejected by the station with a typed 401")
     func replay() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let context = await client.signingContext()
         let recorder = RecordingTransport(base: rig.transport)
         let first = try await StationClient.exchange(.get, "/followers", body: .empty, endpoint: rig.station, context: context,
                                                      transport: recorder, options: TransferOptions(), pins: [], operation: "test")
         #expect(first.status == 200)
         let request = try #require(recorder.requests.withLock { $0.first })
-        let replayed = try await rig.transport.send(request, body: .none)
-        #expect(replayed.status == 401)
-        #expect(StationErrorBody.parse([UInt8](replayed.body.data ?? Data()))?.message == "replay")
+        try await rig.expectReplayRefused(request)
     }
 
     @Test("A station that moved is found again through IPNS, verified, stored and used")
@@ -100,8 +95,7 @@ struct ResilienceTests {
 
     @Test("A tunnel's 502 triggers one resolution and one retry, never a loop")
     func tunnelError() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let followers = RequestRoute("GET", path: "/followers")
         let resolutions = { rig.emulator.requests.count(RequestRoute("GET", pathPrefix: "/ipns/")) }
         rig.emulator.faults.failNextRequests(1, status: 502, body: "Bad Gateway", route: followers)
@@ -126,9 +120,7 @@ struct ResilienceTests {
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("kept.txt", size: 1))
         let online = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(!online.isOffline)
-        rig.emulator.stop()
-        let offline = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(offline.isOffline)
+        let offline = try await rig.offlineListing(of: client)
         #expect(offline.posts.map(\.metadata?.filename) == ["kept.txt"])
         #expect(offline.manifestCID == online.manifestCID)
         // A fresh client on the same stores (app restart) also gets the offline view, from the cache store.
@@ -191,8 +183,7 @@ struct ResilienceTests {
 
     @Test("A cancelled download leaves no partial file")
     func cancelledDownload() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let client = try await StationRig.pairedInProcess().client
         let post = try await client.publish(data: Data(count: 300_000), metadata: Fixture.drive("z", size: 300_000))
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -208,9 +199,7 @@ struct ResilienceTests {
         let rig = try StationRig.inProcess()
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let staging = directory.appendingPathComponent("staging")
-        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        let client = try await rig.pair(temporaryDirectory: staging)
+        let (client, staging) = try await rig.pair(stagingIn: directory)
         let source = directory.appendingPathComponent("c.bin")
         try Data(count: 100_000).write(to: source)
         let task = Task {
@@ -225,9 +214,8 @@ struct ResilienceTests {
 
     @Test("Log lines never carry secret key material")
     func logsHaveNoSecrets() async throws {
-        let rig = try StationRig.inProcess()
         let log = LogCollector()
-        let client = try await rig.pair(log: log.handler)
+        let (rig, client) = try await StationRig.pairedInProcess(log: log.handler)
         rig.clock.skew(by: -300)
         _ = try await client.publish(data: Data("s".utf8), metadata: Fixture.drive("s", size: 1))
         let credentials = await client.credentials

@@ -10,8 +10,7 @@ import OrderedJSON
 struct SocialTests {
     @Test("Delete removes the post; deleting again is a typed 404")
     func delete() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let client = try await StationRig.pairedInProcess().client
         let post = try await client.publish(data: Data("d".utf8), metadata: Fixture.drive("d", size: 1))
         let deleted = try await client.delete(postCID: post.postCID)
         #expect(deleted.postCID == post.postCID)

@@ -40,8 +40,7 @@ struct StagingCleanupTests {
 
     @Test("A download removes its target's day-old partials and leaves younger ones and other files")
     func stalePartials() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let client = try await StationRig.pairedInProcess().client
         let post = try await client.publish(data: Data("content".utf8), metadata: Fixture.drive("t.bin", size: 7))
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

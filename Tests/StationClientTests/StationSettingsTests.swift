@@ -10,8 +10,7 @@ import ContentAddressing
 struct StationSettingsTests {
     @Test("Storage counts the namespace's posts and blocks")
     func storage() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         _ = try await client.publish(data: Data("one".utf8), metadata: Fixture.drive("one", size: 3))
         _ = try await client.publish(data: Data("two".utf8), metadata: Fixture.drive("two", size: 3))
         let report = try await client.storage()
@@ -24,8 +23,7 @@ struct StationSettingsTests {
 
     @Test("A profile update sends only the fields set; an empty value clears; a refusal is typed")
     func profile() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let client = try await StationRig.pairedInProcess().client
         let first = try await client.updateProfile(ProfileChanges(displayName: "  Ada  ", bio: "maths"))
         #expect(first.displayName == "Ada" && first.bio == "maths" && first.username == nil)
         // The bio is left alone (not sent), the display name cleared.
@@ -41,8 +39,7 @@ struct StationSettingsTests {
 
     @Test("An avatar becomes a public block whose CID the profile names")
     func avatar() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let image = Data((0..<2048).map { UInt8($0 % 251) })
         let cid = try await client.updateAvatar(image, contentType: "image/png")
         #expect(cid == UnixFS.cid(of: image).description)
@@ -55,8 +52,7 @@ struct StationSettingsTests {
 
     @Test("A flip to public makes the namespace's posts plaintext, and back to private encrypts them again")
     func privacyFlip() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair(namespace: "cipherframe")
+        let client = try await StationRig.pairedInProcess(namespace: "cipherframe").client
         _ = try await client.publish(data: Data("frame".utf8), metadata: Fixture.drive("frame", size: 5), audience: .allFollowers)
         let toPublic = try await client.flipPrivacy(to: .public)
         #expect(toPublic.accountPrivacy == "public" && toPublic.defaultAudienceMode == .public)

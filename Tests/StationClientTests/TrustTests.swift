@@ -26,6 +26,15 @@ private struct TLSStation {
 
     static func port(_ url: URL) throws -> UInt16 { try #require(url.port.map(UInt16.init)) }
 
+    /// A front with a certificate from the test CA before `rig`'s station (a tunnel with a CA-valid
+    /// certificate), and a transport that trusts that CA.
+    static func caValidFront(before rig: StationRig) throws -> (front: TLSFront, transport: CurlTransport) {
+        let front = try TLSFront.start(backendPort: try port(rig.station), certificate: .testCA)
+        var settings = CurlTransport.Configuration()
+        settings.caBundlePath = try #require(front.caFile).path
+        return (front, CurlTransport(configuration: settings))
+    }
+
     var endpoint: URL { front.url("") }
     var backendPort: UInt16 { (try? Self.port(rig.station)) ?? 0 }
 
@@ -63,16 +72,9 @@ private final class Impostor: Sendable {
     var url: URL { server.url("") }
 }
 
+/// The `StationClientError` `body` throws, or `nil` (see `thrownError`).
 private func stationError(_ body: () async throws -> Void) async -> StationClientError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as StationClientError {
-        return error
-    } catch {
-        Issue.record("not a StationClientError: \(error)")
-        return nil
-    }
+    await thrownError(StationClientError.self, body)
 }
 
 @Suite("Trust: TLS keys pinned from pairing on, endpoint moves verified by signed IPNS records", .serialized)
@@ -185,10 +187,7 @@ struct TrustTests {
     @Test("A CA-valid station needs no pin")
     func caValidStationNeedsNoPin() async throws {
         let rig = try StationRig.served()
-        let front = try TLSFront.start(backendPort: try TLSStation.port(rig.station), certificate: .testCA)
-        var settings = CurlTransport.Configuration()
-        settings.caBundlePath = try #require(front.caFile).path
-        let transport = CurlTransport(configuration: settings)
+        let (front, transport) = try TLSStation.caValidFront(before: rig)
         let log = rig.emulator.log
         let client = try await StationClient.pair(
             endpoint: front.url(""), deviceName: "CA Phone", configuration: rig.configuration(transport: transport),
@@ -251,10 +250,7 @@ struct TrustTests {
     @Test("A move to a tunnel with a CA-valid certificate is recorded as trusted by the authorities")
     func verifiedMoveToCATunnel() async throws {
         let rig = try StationRig.served()
-        let tunnel = try TLSFront.start(backendPort: try TLSStation.port(rig.station), certificate: .testCA)
-        var settings = CurlTransport.Configuration()
-        settings.caBundlePath = try #require(tunnel.caFile).path
-        let transport = CurlTransport(configuration: settings)
+        let (tunnel, transport) = try TLSStation.caValidFront(before: rig)
         let front = try TLSFront.start(backendPort: try TLSStation.port(rig.station), certificate: .runPyStyle)
         rig.emulator.setEndpoint(front.url("").absoluteString)
         let log = rig.emulator.log
@@ -368,8 +364,7 @@ struct TrustTests {
 
     @Test("A later /profile naming another IPNS key is refused and never adopted")
     func anchorNeverReplaced() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let (rig, client) = try await StationRig.pairedInProcess()
         let stored = await client.credentials.ipnsName
         #expect(stored == rig.emulator.ipnsName)
         var profile = try await client.profile()
@@ -382,8 +377,7 @@ struct TrustTests {
 
     @Test("Credentials written before the pin was kept still load, trusted by the authorities")
     func oldCredentialsLoad() async throws {
-        let rig = try StationRig.inProcess()
-        let client = try await rig.pair()
+        let client = try await StationRig.pairedInProcess().client
         var object = try #require(try await client.credentials.encoded().withUnsafeBytes { try WireJSON.parse(Array($0)) }.objectValue)
         for key in ["tls_public_key_pin", "endpoint_trust", "station_mldsa_public_key", "ipns_sequence"] { object[key] = nil }
         let old = try DeviceCredentials(encoded: SecretBytes(copying: WireJSON.serialize(.object(object))))

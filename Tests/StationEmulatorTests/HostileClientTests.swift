@@ -93,11 +93,7 @@ struct HostileClientTests {
             try response.send(status: 200, headers: [("Content-Length", "0")])
         }
         defer { server.stop() }
-        let client = RawHTTPClient(port: server.port)
-        try client.writeRaw(Array("GET / HTTP/1.1\r\nX-Trickle: ".utf8))
-        let sent = Self.trickle(to: client, bytes: 200, every: 0.05)
-        // 200 bytes take 10 s; the server closes after 0.5 s, and writes fail soon after.
-        #expect(sent < 100, "\(sent) bytes trickled in")
+        try Self.expectTrickleCut(after: "GET / HTTP/1.1\r\nX-Trickle: ", by: server)
         #expect(server.statistics.deadlinesMissed == 1 && server.statistics.requestsReceived == 0)
     }
 
@@ -114,20 +110,24 @@ struct HostileClientTests {
             try response.send(status: 200, headers: [("Content-Length", "0")])
         }
         defer { server.stop() }
-        let client = RawHTTPClient(port: server.port)
-        try client.writeRaw(Array("POST / HTTP/1.1\r\nContent-Length: 1000\r\n\r\n".utf8))
-        let sent = Self.trickle(to: client, bytes: 200, every: 0.05)
-        #expect(sent < 100, "\(sent) bytes trickled in")
+        try Self.expectTrickleCut(after: "POST / HTTP/1.1\r\nContent-Length: 1000\r\n\r\n", by: server)
         #expect(failures.withLock { $0 } == ["the request body did not arrive in time"])
         #expect(server.statistics.deadlinesMissed == 1)
     }
 
-    /// Writes one byte at a time until `bytes` are sent or a write fails; returns how many went out.
-    private static func trickle(to client: RawHTTPClient, bytes: Int, every interval: TimeInterval) -> Int {
-        for sent in 0..<bytes {
-            do { try client.writeRaw([UInt8(ascii: "a")]) } catch { return sent }
-            Thread.sleep(forTimeInterval: interval)
+    /// Connects to `server`, sends `opening`, then writes one byte every 50 ms until 200 are sent
+    /// or a write fails, and expects fewer than 100 to go out: 200 bytes take 10 s, a server with a
+    /// 0.5 s deadline closes long before, and writes fail soon after.
+    private static func expectTrickleCut(
+        after opening: String, by server: LoopbackHTTPServer, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let client = RawHTTPClient(port: server.port)
+        try client.writeRaw(Array(opening.utf8))
+        var sent = 0
+        while sent < 200, (try? client.writeRaw([UInt8(ascii: "a")])) != nil {
+            sent += 1
+            Thread.sleep(forTimeInterval: 0.05)
         }
-        return bytes
+        #expect(sent < 100, "\(sent) bytes trickled in", sourceLocation: sourceLocation)
     }
 }

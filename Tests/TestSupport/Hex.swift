@@ -1,68 +1,26 @@
 import Foundation
+import PQCrypto
 
-/// Errors from reading test data.
-public enum TestDataError: Error, CustomStringConvertible {
-    case invalidHex(String)
-    case missingResource(String)
-    case malformed(String)
-
-    public var description: String {
-        switch self {
-        case .invalidHex(let text): "invalid hex: \(text.prefix(40))"
-        case .missingResource(let name): "missing test resource \(name)"
-        case .malformed(let what): "malformed test data: \(what)"
-        }
-    }
-}
-
+// Test vectors are hex; these spell the package's one codec, PQCrypto's `Hex`, as initialisers
+// and properties so that vector tables read naturally.
 extension Array where Element == UInt8 {
-    /// Decodes upper- or lowercase hex; throws on odd length or a non-hex character.
+    /// Decodes upper- or lowercase hex; throws `HexDecodingError` on odd length or a non-hex character.
     public init(hex: String) throws {
-        let utf8 = Array<UInt8>(hex.utf8)
-        guard utf8.count % 2 == 0 else { throw TestDataError.invalidHex(hex) }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(utf8.count / 2)
-        var index = 0
-        while index < utf8.count {
-            guard let high = hexValue(utf8[index]), let low = hexValue(utf8[index + 1]) else {
-                throw TestDataError.invalidHex(hex)
-            }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        self = bytes
+        self = try Hex.decode(hex)
     }
 
     /// Lowercase hex.
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(count * 2)
-        for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public var hex: String { Hex.encode(self) }
 }
 
 extension Data {
     /// Decodes hex (see `[UInt8](hex:)`).
     public init(hex: String) throws {
-        self.init(try [UInt8](hex: hex))
+        self.init(try Hex.decode(hex))
     }
 
     /// Lowercase hex.
-    public var hex: String { [UInt8](self).hex }
-}
-
-private func hexValue(_ c: UInt8) -> UInt8? {
-    switch c {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-    default: nil
-    }
+    public var hex: String { Hex.encode(self) }
 }
 
 /// A seedable, non-cryptographic generator (SplitMix64) so that random-input tests can print and

@@ -69,14 +69,8 @@ public enum InteropPython {
     /// standard error text when it exits non-zero.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], input: Data) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
+        let launched = try PipedProcess(URL(fileURLWithPath: executable), arguments)
+        let stdin = launched.stdin, stderr = launched.stderr
         // Write and read on separate threads so that large payloads cannot deadlock on full pipes.
         let writer = Thread {
             stdin.fileHandleForWriting.write(input)
@@ -86,13 +80,13 @@ public enum InteropPython {
         let errorBox = DataBox()
         let errorReader = Thread { errorBox.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
         errorReader.start()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let output = launched.stdout.fileHandleForReading.readDataToEndOfFile()
+        launched.process.waitUntilExit()
         while !errorBox.isSet { Thread.sleep(forTimeInterval: 0.001) }
-        guard process.terminationStatus == 0 else {
+        guard launched.process.terminationStatus == 0 else {
             throw InteropError.processFailed(
                 command: ([executable] + arguments).joined(separator: " "),
-                status: process.terminationStatus,
+                status: launched.process.terminationStatus,
                 stderr: String(decoding: errorBox.value.suffix(4000), as: UTF8.self))
         }
         return output

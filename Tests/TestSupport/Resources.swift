@@ -22,3 +22,15 @@ public func loadResource<T: Decodable>(in bundle: Bundle, _ path: String, as typ
 
 /// The package's one temporary-directory helper (LoopbackHTTP's, which the conformance cases use too).
 package typealias TemporaryDirectory = LoopbackHTTP.TemporaryDirectory
+
+/// Why test data could not be read.
+public enum TestDataError: Error, CustomStringConvertible {
+    /// A file the test needs is not in its bundle.
+    case missingResource(String)
+
+    public var description: String {
+        switch self {
+        case .missingResource(let name): "missing test resource \(name)"
+        }
+    }
+}

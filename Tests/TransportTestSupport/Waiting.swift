@@ -11,17 +11,20 @@ public func eventually(timeout: TimeInterval = 120, _ condition: () -> Bool) asy
     return condition()
 }
 
-/// Runs `body` and returns the `TransportError` it throws, or `nil` if it throws nothing or
-/// something else (the caller's `#expect` then fails with the value).
-public func transportError(_ body: () async throws -> Void) async -> TransportError? {
+/// Runs `body` and returns the `Failure` it throws, or `nil` if it throws nothing or something
+/// else (the caller's `#expect` then fails with the value).
+public func thrownError<Failure: Error>(_ type: Failure.Type, _ body: () async throws -> Void) async -> Failure? {
     do {
         try await body()
         return nil
-    } catch let error as TransportError {
-        return error
     } catch {
-        return nil
+        return error as? Failure
     }
+}
+
+/// Runs `body` and returns the `TransportError` it throws (see ``thrownError(_:_:)``).
+public func transportError(_ body: () async throws -> Void) async -> TransportError? {
+    await thrownError(TransportError.self, body)
 }
 
 /// Waits until `counter` stops moving (no change for half a second; 30 s at most), as when a

@@ -43,6 +43,16 @@ struct RequestBodyPipeTests {
         }
     }
 
+    /// A pipe fed by a producer that stalls for a minute before ending its stream.
+    static func stalledPipe(failures: Failures) -> RequestBodyPipe {
+        let pipe = Self.pipe(length: nil, failures: failures)
+        pipe.start(HTTPBodyStream(length: nil) {
+            try await Task.sleep(nanoseconds: 60_000_000_000)
+            return nil
+        })
+        return pipe
+    }
+
     @Test func deliversEveryByteInOrder() async {
         let pattern = PatternBytes(seed: 71)
         let failures = Failures([])
@@ -78,11 +88,7 @@ struct RequestBodyPipeTests {
     /// A producer that stalls longer than the idle limit fails the read instead of blocking forever.
     @Test func stalledProducerTimesOut() async {
         let failures = Failures([])
-        let pipe = Self.pipe(length: nil, failures: failures)
-        pipe.start(HTTPBodyStream(length: nil) {
-            try await Task.sleep(nanoseconds: 60_000_000_000)
-            return nil
-        })
+        let pipe = Self.stalledPipe(failures: failures)
         let (_, last) = await Self.drain(pipe, idle: 0.2)
         #expect(last == .failed)
         #expect(failures.value == [.timedOut])
@@ -91,12 +97,7 @@ struct RequestBodyPipeTests {
 
     /// Closing the pipe wakes a blocked read.
     @Test func closeWakesTheReader() async {
-        let failures = Failures([])
-        let pipe = Self.pipe(length: nil, failures: failures)
-        pipe.start(HTTPBodyStream(length: nil) {
-            try await Task.sleep(nanoseconds: 60_000_000_000)
-            return nil
-        })
+        let pipe = Self.stalledPipe(failures: Failures([]))
         async let drained = Self.drain(pipe, idle: nil)
         try? await Task.sleep(nanoseconds: 50_000_000)
         pipe.close()

@@ -29,19 +29,34 @@ struct TLSTests {
         }
     }
 
+    /// A server whose certificate a private CA signed, one the system does not know.
+    struct CASignedServer {
+        let directory: TemporaryDirectory
+        let authority: OpenSSLTool.CertificateFiles
+        let server: OpenSSLTLSServer
+
+        init() throws {
+            directory = try TemporaryDirectory()
+            authority = try OpenSSLTool.makeCertificateAuthority(in: directory.url)
+            let files = try OpenSSLTool.makeServerCertificate(in: directory.url, signedBy: authority)
+            server = try OpenSSLTLSServer(serving: files, logDirectory: directory.url)
+        }
+
+        func stop() {
+            server.stop()
+            directory.cleanup()
+        }
+    }
+
     /// A fingerprint no server has.
     static let otherPin = (try? PublicKeyFingerprint(sha256: [UInt8](repeating: 0xAB, count: 32)))
 
     /// A certificate from a CA the system does not know fails verification.
     @Test func serverSignedByAnUnknownCAIsRejected() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanup() }
-        let authority = try OpenSSLTool.makeCertificateAuthority(in: directory.url)
-        let files = try OpenSSLTool.makeServerCertificate(in: directory.url, signedBy: authority)
-        let server = try OpenSSLTLSServer(serving: files, logDirectory: directory.url)
-        defer { server.stop() }
+        let signed = try CASignedServer()
+        defer { signed.stop() }
         let error = await transportError {
-            _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: server.url))
+            _ = try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: signed.server.url))
         }
         #expect(error?.kind == .tlsFailure, "\(String(describing: error))")
     }
@@ -78,21 +93,17 @@ struct TLSTests {
     /// Linux a private CA cannot be trusted through it: the CA-signed server still fails. (If a
     /// future FoundationNetworking honours it, this known issue stops reproducing.)
     @Test func certificateAuthorityEnvironmentVariableIsIgnoredOnLinux() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanup() }
-        let authority = try OpenSSLTool.makeCertificateAuthority(in: directory.url)
-        let files = try OpenSSLTool.makeServerCertificate(in: directory.url, signedBy: authority)
-        let server = try OpenSSLTLSServer(serving: files, logDirectory: directory.url)
-        defer { server.stop() }
+        let signed = try CASignedServer()
+        defer { signed.stop() }
         let variable = "URLSessionCertificateAuthorityInfoFile"
         let previous = ProcessInfo.processInfo.environment[variable]
-        setenv(variable, authority.certificate.path, 1)
+        setenv(variable, signed.authority.certificate.path, 1)
         defer {
             if let previous { setenv(variable, previous, 1) } else { unsetenv(variable) }
         }
         let outcome: Result<Int, TransportError>
         do {
-            outcome = .success(try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: server.url)).status)
+            outcome = .success(try await URLSessionTransport.forTests().send(HTTPRequest(method: .get, url: signed.server.url)).status)
         } catch let error as TransportError {
             outcome = .failure(error)
         }

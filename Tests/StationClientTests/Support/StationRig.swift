@@ -1,5 +1,6 @@
 import CurlTransport
 import Foundation
+import Manifest
 @testable import StationClient
 import StationEmulator
 import Testing
@@ -40,6 +41,15 @@ struct StationRig {
                           gateway: try #require(URL(string: "http://gateway.test")), transport: emulator.transport)
     }
 
+    /// An in-process station and a device paired with it (namespace `drive`, in-memory keys, the
+    /// rig's transport): where most client tests start.
+    static func pairedInProcess(
+        namespace: String = "drive", keyStore: any KeyStore = InMemoryKeyStore(), log: LogHandler? = nil
+    ) async throws -> (rig: StationRig, client: StationClient) {
+        let rig = try inProcess()
+        return (rig, try await rig.pair(namespace: namespace, keyStore: keyStore, log: log))
+    }
+
     static func served(maximumUploadSize: Int = 104_857_600, transport: any HTTPTransport = CurlTransport()) throws -> StationRig {
         let clock = SkewedClock()
         let emulator = try StationEmulator(configuration: .init(clock: clock, maximumUploadSize: maximumUploadSize,
@@ -74,6 +84,57 @@ struct StationRig {
             configuration: configuration(namespace: namespace, keyStore: keyStore, log: log, persistsPostKeys: persistsPostKeys,
                                          temporaryDirectory: temporaryDirectory, transport: transport, cacheStore: cacheStore)
         ) { _ in stationLog.latestPIN }
+    }
+
+    /// Pairs a device whose temporary files go to a new `staging` folder inside `directory`;
+    /// returns the client and that folder, for checking what the client leaves behind.
+    func pair(stagingIn directory: URL) async throws -> (client: StationClient, staging: URL) {
+        let staging = directory.appendingPathComponent("staging")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        return (try await pair(temporaryDirectory: staging), staging)
+    }
+
+    /// The device `paired` as a second client, with this rig's configuration changed by
+    /// `configure`: the same credentials under other client settings.
+    func client(
+        for paired: StationClient, configuring configure: (inout StationClientConfiguration) -> Void
+    ) async throws -> StationClient {
+        var configuration = configuration()
+        configure(&configuration)
+        return try await StationClient(credentials: await paired.credentials, configuration: configuration)
+    }
+
+    /// Downloads `post` through `client` to `destination` with its content's answer cut off after
+    /// each of `cuts` bytes in turn, and expects the file whole (`content`), from one request per
+    /// cut and one more, each cut used.
+    func expectResumedDownload(
+        of post: PublishedPost, by client: StationClient, to destination: URL, content: Data, cutAfter cuts: [Int],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let route = RequestRoute("GET", path: "/content/\(post.postCID)")
+        for cut in cuts { emulator.faults.closeNextResponsesMidBody(1, route: route, afterBytes: cut) }
+        try await client.download(postCID: post.postCID, to: destination)
+        #expect(try Data(contentsOf: destination) == content, sourceLocation: sourceLocation)
+        #expect(emulator.requests.count(route) == cuts.count + 1, sourceLocation: sourceLocation)
+        #expect(emulator.faults.pendingFaultCount == 0, sourceLocation: sourceLocation)
+    }
+
+    /// Stops the station and lists `client`'s posts, expecting the offline listing (what the
+    /// client kept); returns it.
+    func offlineListing(of client: StationClient, sourceLocation: SourceLocation = #_sourceLocation) async throws
+        -> PostListing<DriveFileMetadata> {
+        emulator.stop()
+        let listing = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(listing.isOffline, sourceLocation: sourceLocation)
+        return listing
+    }
+
+    /// Sends `request`, which the station has already answered, again and expects it refused as a
+    /// replay (a typed 401).
+    func expectReplayRefused(_ request: HTTPRequest, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let replayed = try await transport.send(request, body: .none)
+        #expect(replayed.status == 401, sourceLocation: sourceLocation)
+        #expect(StationErrorBody.parse([UInt8](replayed.body.data ?? Data()))?.message == "replay", sourceLocation: sourceLocation)
     }
 
     /// How many `method` `path` requests (exact path) the station or the gateway has answered.
