@@ -758,21 +758,19 @@ def eval_condition(cond, plat):
             return True
         return None
 
-    def conj():
-        v = atom()
-        while pos[0] < len(toks) and toks[pos[0]] == "&&":
+    def chain(operand, operator, combine):
+        """Folds `operand (operator operand)*` left to right with `combine` (three-valued: True, False, None)."""
+        v = operand()
+        while pos[0] < len(toks) and toks[pos[0]] == operator:
             pos[0] += 1
-            w = atom()
-            v = False if (v is False or w is False) else (True if (v and w) else None)
+            v = combine(v, operand())
         return v
 
+    def conj():
+        return chain(atom, "&&", lambda v, w: False if (v is False or w is False) else (True if (v and w) else None))
+
     def disj():
-        v = conj()
-        while pos[0] < len(toks) and toks[pos[0]] == "||":
-            pos[0] += 1
-            w = conj()
-            v = True if (v is True or w is True) else (False if (v is False and w is False) else None)
-        return v
+        return chain(conj, "||", lambda v, w: True if (v is True or w is True) else (False if (v is False and w is False) else None))
 
     return disj()
 
