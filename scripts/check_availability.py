@@ -839,21 +839,24 @@ def enclosing_block_end(pairs_sorted, pos, n):
     return n if best is None else best
 
 
-def next_block(text, i, pairs):
-    """The `{...}` that starts at depth 0 from i (closures inside parens are skipped)."""
+def outside_brackets(text, i, stops):
+    """Each (index, character) from i on whose character is in `stops` and stands outside
+    (...) and [...] (so closures inside parens are skipped)."""
     depth = 0
-    n = len(text)
-    while i < n:
-        c = text[i]
+    for j in range(i, len(text)):
+        c = text[j]
         if c in "([":
             depth += 1
         elif c in ")]":
             depth -= 1
-        elif c == "{" and depth <= 0:
-            return i, pairs.get(i, n)
-        elif c == "}" and depth <= 0:
-            return None
-        i += 1
+        elif c in stops and depth <= 0:
+            yield j, c
+
+
+def next_block(text, i, pairs):
+    """The `{...}` that starts at depth 0 from i (closures inside parens are skipped)."""
+    for j, c in outside_brackets(text, i, "{}"):
+        return (j, pairs.get(j, len(text))) if c == "{" else None
     return None
 
 
@@ -928,22 +931,11 @@ def declaration_end(text, i, pairs):
             break
         if i < n and text[i] == "(":  # private(set), nonisolated(unsafe)
             i = match_close(text, i) + 1
-    depth = 0
-    while i < n:
-        c = text[i]
-        if c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif c == "{" and depth <= 0:
-            return pairs.get(i, n)
-        elif c == "}" and depth <= 0:
-            return i
-        elif c == "\n" and depth <= 0:
-            k = skip_ws(text, i)
-            if not CONTINUATION.match(text, k):
-                return i
-        i += 1
+    for j, c in outside_brackets(text, i, "{}\n"):
+        if c == "{":
+            return pairs.get(j, n)
+        if c == "}" or not CONTINUATION.match(text, skip_ws(text, j)):
+            return j
     return n
 
 
