@@ -860,17 +860,23 @@ def next_block(text, i, pairs):
     return None
 
 
+def availability_lists(text, pattern):
+    """Each match of `pattern` (which ends at an open paren), the index of its close paren and the
+    availability list between them, parsed; lists that do not parse are skipped."""
+    for m in re.finditer(pattern, text):
+        close = match_close(text, m.end() - 1)
+        got = parse_availability(text[m.end():close])
+        if got:
+            yield m, close, got
+
+
 def guard_regions(text):
     """[(start, end, {platform: version})] protected by #available / @available."""
     regions = []
     pairs = block_pairs(text)
     pairs_sorted = sorted(pairs.items())
     n = len(text)
-    for m in re.finditer(r"#(available|unavailable)\s*\(", text):
-        close = match_close(text, m.end() - 1)
-        got = parse_availability(text[m.end():close])
-        if not got:
-            continue
+    for m, close, got in availability_lists(text, r"#(available|unavailable)\s*\("):
         versions = dict(got[0])
         before = text[max(0, m.start() - 400):m.start()]
         kws = list(re.finditer(r"\b(if|guard|while)\b", before))
@@ -896,11 +902,7 @@ def guard_regions(text):
                     blk2 = next_block(text, k + 4, pairs)
                     if blk2:
                         regions.append((blk2[0], blk2[1], versions))
-    for m in re.finditer(r"@available\s*\(", text):
-        close = match_close(text, m.end() - 1)
-        got = parse_availability(text[m.end():close])
-        if not got:
-            continue
+    for m, close, got in availability_lists(text, r"@available\s*\("):
         versions = dict(got[0])
         for p in got[1]:
             versions[p] = INF
@@ -943,10 +945,8 @@ def package_available_decls(text, floor):
     """[(name, kind, req, pos)] of the file's own types and functions annotated `@available` above
     the floor: the Linux compiler ignores Apple availability, so their unguarded uses are checked too."""
     out = []
-    for m in re.finditer(r"@available\s*\(", text):
-        close = match_close(text, m.end() - 1)
-        got = parse_availability(text[m.end():close])
-        if not got or not got[0]:
+    for m, close, got in availability_lists(text, r"@available\s*\("):
+        if not got[0]:
             continue
         req = infer_vision(dict(got[0]))
         if not above_floor(req, floor):
@@ -1229,6 +1229,15 @@ def scan(root, dirs, index, floor):
     return files, findings
 
 
+def fits_only_newer(olds, news, fits):
+    """The declaration of `news` that `fits` (the one with the lowest requirement) when `fits`
+    accepts none of `olds`, the declarations available at the floor; else None."""
+    if any(fits(d) for d in olds):
+        return None
+    fitting = [d for d in news if fits(d)]
+    return min(fitting, key=lambda d: req_key(d.req)) if fitting else None
+
+
 def scan_file(f, index, floor, own_types, pkg_members, pkg_new=None):
     text = f.text
     n = len(text)
@@ -1312,10 +1321,9 @@ def scan_file(f, index, floor, own_types, pkg_members, pkg_new=None):
                 if j < n and text[j] == "(":
                     labels, trailing, _ = call_labels(text, j)
                     if any(lb != "_" for lb in labels):
-                        fits_old = any(call_fits(d.params, labels, trailing) for d in index.inits_old.get(tok, []))
-                        fits_new = [d for d in index.inits_new[tok] if call_fits(d.params, labels, trailing)]
-                        if fits_new and not fits_old:
-                            d = min(fits_new, key=lambda d: req_key(d.req))
+                        d = fits_only_newer(index.inits_old.get(tok, []), index.inits_new[tok],
+                                            lambda d: call_fits(d.params, labels, trailing))
+                        if d:
                             report(s, f"{d.signature()} ({d.module})", d.req)
                             continue
         # 3. global functions
@@ -1325,10 +1333,9 @@ def scan_file(f, index, floor, own_types, pkg_members, pkg_new=None):
                     labels, trailing, _ = call_labels(text, nxt_i)
                 else:
                     labels, trailing = [], True
-                fits_old = any(call_fits(d.params, labels, trailing) for d in index.globals_old.get(tok, []))
-                fits_new = [d for d in index.globals_new[tok] if call_fits(d.params, labels, trailing)]
-                if fits_new and not fits_old:
-                    d = min(fits_new, key=lambda d: req_key(d.req))
+                d = fits_only_newer(index.globals_old.get(tok, []), index.globals_new[tok],
+                                    lambda d: call_fits(d.params, labels, trailing))
+                if d:
                     report(s, f"{d.signature()} ({d.module})", d.req)
             continue
         # 4. members
@@ -1341,13 +1348,10 @@ def scan_file(f, index, floor, own_types, pkg_members, pkg_new=None):
                     labels, trailing, _ = call_labels(text, nxt_i)
                 else:
                     labels, trailing = [], True
-                fits_old = any(call_fits(d.params, labels, trailing) for d in olds)
-                fits_new = [d for d in news if call_fits(d.params, labels, trailing)]
+                d = fits_only_newer(olds, news, lambda d: call_fits(d.params, labels, trailing))
             else:
-                fits_old = bool(olds)
-                fits_new = news
-            if fits_new and not fits_old:
-                d = min(fits_new, key=lambda d: req_key(d.req))
+                d = fits_only_newer(olds, news, lambda d: True)
+            if d:
                 report(s, f"{d.signature()} ({d.module})", d.req)
     # 5. typed-throws function types
     sites, aliases = typed_throws_sites(text)
