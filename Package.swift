@@ -138,7 +138,8 @@ let package = Package(
         .target(name: "HTTPTransportConformance", dependencies: ["Transport", "LoopbackHTTP"]),
         .executableTarget(
             name: "CipherStationEmulator",
-            dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON"]
+            dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON",
+                           "LoopbackHTTP"]
         ),
 
         // Benchmarks (run with `swift run -c release cipher-bench`).

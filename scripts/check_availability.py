@@ -758,21 +758,19 @@ def eval_condition(cond, plat):
             return True
         return None
 
-    def conj():
-        v = atom()
-        while pos[0] < len(toks) and toks[pos[0]] == "&&":
+    def chain(operand, operator, combine):
+        """Folds `operand (operator operand)*` left to right with `combine` (three-valued: True, False, None)."""
+        v = operand()
+        while pos[0] < len(toks) and toks[pos[0]] == operator:
             pos[0] += 1
-            w = atom()
-            v = False if (v is False or w is False) else (True if (v and w) else None)
+            v = combine(v, operand())
         return v
 
+    def conj():
+        return chain(atom, "&&", lambda v, w: False if (v is False or w is False) else (True if (v and w) else None))
+
     def disj():
-        v = conj()
-        while pos[0] < len(toks) and toks[pos[0]] == "||":
-            pos[0] += 1
-            w = conj()
-            v = True if (v is True or w is True) else (False if (v is False and w is False) else None)
-        return v
+        return chain(conj, "||", lambda v, w: True if (v is True or w is True) else (False if (v is False and w is False) else None))
 
     return disj()
 
@@ -841,22 +839,35 @@ def enclosing_block_end(pairs_sorted, pos, n):
     return n if best is None else best
 
 
-def next_block(text, i, pairs):
-    """The `{...}` that starts at depth 0 from i (closures inside parens are skipped)."""
+def outside_brackets(text, i, stops):
+    """Each (index, character) from i on whose character is in `stops` and stands outside
+    (...) and [...] (so closures inside parens are skipped)."""
     depth = 0
-    n = len(text)
-    while i < n:
-        c = text[i]
+    for j in range(i, len(text)):
+        c = text[j]
         if c in "([":
             depth += 1
         elif c in ")]":
             depth -= 1
-        elif c == "{" and depth <= 0:
-            return i, pairs.get(i, n)
-        elif c == "}" and depth <= 0:
-            return None
-        i += 1
+        elif c in stops and depth <= 0:
+            yield j, c
+
+
+def next_block(text, i, pairs):
+    """The `{...}` that starts at depth 0 from i (closures inside parens are skipped)."""
+    for j, c in outside_brackets(text, i, "{}"):
+        return (j, pairs.get(j, len(text))) if c == "{" else None
     return None
+
+
+def availability_lists(text, pattern):
+    """Each match of `pattern` (which ends at an open paren), the index of its close paren and the
+    availability list between them, parsed; lists that do not parse are skipped."""
+    for m in re.finditer(pattern, text):
+        close = match_close(text, m.end() - 1)
+        got = parse_availability(text[m.end():close])
+        if got:
+            yield m, close, got
 
 
 def guard_regions(text):
@@ -865,11 +876,7 @@ def guard_regions(text):
     pairs = block_pairs(text)
     pairs_sorted = sorted(pairs.items())
     n = len(text)
-    for m in re.finditer(r"#(available|unavailable)\s*\(", text):
-        close = match_close(text, m.end() - 1)
-        got = parse_availability(text[m.end():close])
-        if not got:
-            continue
+    for m, close, got in availability_lists(text, r"#(available|unavailable)\s*\("):
         versions = dict(got[0])
         before = text[max(0, m.start() - 400):m.start()]
         kws = list(re.finditer(r"\b(if|guard|while)\b", before))
@@ -895,11 +902,7 @@ def guard_regions(text):
                     blk2 = next_block(text, k + 4, pairs)
                     if blk2:
                         regions.append((blk2[0], blk2[1], versions))
-    for m in re.finditer(r"@available\s*\(", text):
-        close = match_close(text, m.end() - 1)
-        got = parse_availability(text[m.end():close])
-        if not got:
-            continue
+    for m, close, got in availability_lists(text, r"@available\s*\("):
         versions = dict(got[0])
         for p in got[1]:
             versions[p] = INF
@@ -930,22 +933,11 @@ def declaration_end(text, i, pairs):
             break
         if i < n and text[i] == "(":  # private(set), nonisolated(unsafe)
             i = match_close(text, i) + 1
-    depth = 0
-    while i < n:
-        c = text[i]
-        if c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif c == "{" and depth <= 0:
-            return pairs.get(i, n)
-        elif c == "}" and depth <= 0:
-            return i
-        elif c == "\n" and depth <= 0:
-            k = skip_ws(text, i)
-            if not CONTINUATION.match(text, k):
-                return i
-        i += 1
+    for j, c in outside_brackets(text, i, "{}\n"):
+        if c == "{":
+            return pairs.get(j, n)
+        if c == "}" or not CONTINUATION.match(text, skip_ws(text, j)):
+            return j
     return n
 
 
@@ -953,10 +945,8 @@ def package_available_decls(text, floor):
     """[(name, kind, req, pos)] of the file's own types and functions annotated `@available` above
     the floor: the Linux compiler ignores Apple availability, so their unguarded uses are checked too."""
     out = []
-    for m in re.finditer(r"@available\s*\(", text):
-        close = match_close(text, m.end() - 1)
-        got = parse_availability(text[m.end():close])
-        if not got or not got[0]:
+    for m, close, got in availability_lists(text, r"@available\s*\("):
+        if not got[0]:
             continue
         req = infer_vision(dict(got[0]))
         if not above_floor(req, floor):
@@ -1239,6 +1229,15 @@ def scan(root, dirs, index, floor):
     return files, findings
 
 
+def fits_only_newer(olds, news, fits):
+    """The declaration of `news` that `fits` (the one with the lowest requirement) when `fits`
+    accepts none of `olds`, the declarations available at the floor; else None."""
+    if any(fits(d) for d in olds):
+        return None
+    fitting = [d for d in news if fits(d)]
+    return min(fitting, key=lambda d: req_key(d.req)) if fitting else None
+
+
 def scan_file(f, index, floor, own_types, pkg_members, pkg_new=None):
     text = f.text
     n = len(text)
@@ -1322,10 +1321,9 @@ def scan_file(f, index, floor, own_types, pkg_members, pkg_new=None):
                 if j < n and text[j] == "(":
                     labels, trailing, _ = call_labels(text, j)
                     if any(lb != "_" for lb in labels):
-                        fits_old = any(call_fits(d.params, labels, trailing) for d in index.inits_old.get(tok, []))
-                        fits_new = [d for d in index.inits_new[tok] if call_fits(d.params, labels, trailing)]
-                        if fits_new and not fits_old:
-                            d = min(fits_new, key=lambda d: req_key(d.req))
+                        d = fits_only_newer(index.inits_old.get(tok, []), index.inits_new[tok],
+                                            lambda d: call_fits(d.params, labels, trailing))
+                        if d:
                             report(s, f"{d.signature()} ({d.module})", d.req)
                             continue
         # 3. global functions
@@ -1335,10 +1333,9 @@ def scan_file(f, index, floor, own_types, pkg_members, pkg_new=None):
                     labels, trailing, _ = call_labels(text, nxt_i)
                 else:
                     labels, trailing = [], True
-                fits_old = any(call_fits(d.params, labels, trailing) for d in index.globals_old.get(tok, []))
-                fits_new = [d for d in index.globals_new[tok] if call_fits(d.params, labels, trailing)]
-                if fits_new and not fits_old:
-                    d = min(fits_new, key=lambda d: req_key(d.req))
+                d = fits_only_newer(index.globals_old.get(tok, []), index.globals_new[tok],
+                                    lambda d: call_fits(d.params, labels, trailing))
+                if d:
                     report(s, f"{d.signature()} ({d.module})", d.req)
             continue
         # 4. members
@@ -1351,13 +1348,10 @@ def scan_file(f, index, floor, own_types, pkg_members, pkg_new=None):
                     labels, trailing, _ = call_labels(text, nxt_i)
                 else:
                     labels, trailing = [], True
-                fits_old = any(call_fits(d.params, labels, trailing) for d in olds)
-                fits_new = [d for d in news if call_fits(d.params, labels, trailing)]
+                d = fits_only_newer(olds, news, lambda d: call_fits(d.params, labels, trailing))
             else:
-                fits_old = bool(olds)
-                fits_new = news
-            if fits_new and not fits_old:
-                d = min(fits_new, key=lambda d: req_key(d.req))
+                d = fits_only_newer(olds, news, lambda d: True)
+            if d:
                 report(s, f"{d.signature()} ({d.module})", d.req)
     # 5. typed-throws function types
     sites, aliases = typed_throws_sites(text)

@@ -25,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 
+from _common import report
+
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 # What an app links: none of these may depend on a testing module.
@@ -198,14 +200,9 @@ def main(arguments):
         return 0
     with open(readme_path, encoding="utf-8") as handle:
         problems = check(package, handle.read(), root)
-    for problem in problems:
-        print(problem)
     count = len([t for t in package["targets"]])
-    if problems:
-        print(f"check_module_graph: {len(problems)} problem(s) in {count} targets")
-        return 1
-    print(f"check_module_graph: {count} targets, every dependency points down, the README's table is the graph as built")
-    return 0
+    return report(problems, f"check_module_graph: {len(problems)} problem(s) in {count} targets",
+                  f"check_module_graph: {count} targets, every dependency points down, the README's table is the graph as built")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ import re
 import sys
 from pathlib import Path
 
+from _common import report
+
 LINUX_ONLY = ["MSG_NOSIGNAL", "st_mtim", "getrandom", "SOCK_STREAM.rawValue", "O_TMPFILE", "epoll", "/proc/"]
 LINUX_CONDITION = re.compile(r"canImport\(\s*Glibc\s*\)|os\(\s*Linux\s*\)")
 DARWIN_CONDITION = re.compile(r"canImport\(\s*Darwin\s*\)|os\(\s*(macOS|iOS|tvOS|watchOS|visionOS)\s*\)")
@@ -175,13 +177,8 @@ def main(argv):
         for path in sorted(root.rglob("*.swift")):
             count += 1
             findings += check(path)
-    for line in findings:
-        print(line)
-    if findings:
-        print(f"platform guards: {len(findings)} finding(s) in {count} files")
-        return 1
-    print(f"platform guards: {count} files, every Linux-only call has its Darwin branch")
-    return 0
+    return report(findings, f"platform guards: {len(findings)} finding(s) in {count} files",
+                  f"platform guards: {count} files, every Linux-only call has its Darwin branch")
 
 
 if __name__ == "__main__":

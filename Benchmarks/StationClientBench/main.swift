@@ -54,14 +54,8 @@ func fail(_ message: String, stopping emulator: EmulatorProcess? = nil) -> Never
 
 /// This process's user + system CPU time in seconds.
 func cpuSeconds() -> Double {
-    var usage = rusage()
-    #if os(Linux)
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    #else
-    getrusage(RUSAGE_SELF, &usage)
-    #endif
-    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    let split = cpuSplit()
+    return split.user + split.system
 }
 
 /// This process's user and system CPU time in seconds, separately.

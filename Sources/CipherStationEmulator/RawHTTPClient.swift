@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -31,40 +32,49 @@ final class RawHTTPClient {
     }
 
     private let port: UInt16
-    private var descriptor: Int32 = -1
-    private var buffer: [UInt8] = []
+    /// The open connection, read and written through LoopbackHTTP's buffered socket; `nil` until
+    /// the first request and after a failed one.
+    private var connection: ServerSocket?
 
     init(port: UInt16) { self.port = port }
 
-    deinit { if descriptor >= 0 { close(descriptor) } }
+    deinit { disconnect() }
 
     func send(method: String, path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> Response {
-        if descriptor < 0 { try connect() }
+        let connection = try connected()
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if method != "GET" || !body.isEmpty { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
         do {
-            try write(Array(head.utf8) + body)
-            return try readResponse()
+            try (Array(head.utf8) + body).withUnsafeBytes { try connection.write($0) }
+            return try readResponse(from: connection)
         } catch {
-            close(descriptor)
-            descriptor = -1
-            buffer = []
+            disconnect()
             throw error
         }
     }
 
     /// Writes bytes as they are (connecting first if needed), for hand-made requests.
     func writeRaw(_ bytes: [UInt8]) throws {
-        if descriptor < 0 { try connect() }
-        try write(bytes)
+        let connection = try connected()
+        try bytes.withUnsafeBytes { try connection.write($0) }
     }
 
     /// Reads one response from the connection.
-    func readRawResponse(bodyless: Bool = false) throws -> Response { try readResponse(bodyless: bodyless) }
+    func readRawResponse(bodyless: Bool = false) throws -> Response {
+        guard let connection else { throw Failure.io("not connected") }
+        return try readResponse(from: connection, bodyless: bodyless)
+    }
 
-    private func connect() throws {
+    private func disconnect() {
+        if let connection { close(connection.descriptor) }
+        connection = nil
+    }
+
+    /// The open connection, connecting to 127.0.0.1:`port` first if there is none.
+    private func connected() throws -> ServerSocket {
+        if let connection { return connection }
         #if canImport(Glibc)
         let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -75,99 +85,53 @@ final class RawHTTPClient {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
+        let isConnected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connectSocket(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
-        guard connected else {
+        guard isConnected else {
             let code = errno
             close(socketDescriptor)
             throw Failure.connect(code)
         }
+        // ServerSocket sets TCP_NODELAY, no SIGPIPE on Darwin and 60 s send and receive limits; a
+        // soak request may take longer to answer.
+        let opened = ServerSocket(descriptor: socketDescriptor)
         var timeout = timeval(tv_sec: 120, tv_usec: 0)
         _ = setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var one: Int32 = 1
-        _ = setsockopt(socketDescriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        #if canImport(Darwin)
-        // Darwin has no MSG_NOSIGNAL: a write to a server that left must fail, not raise SIGPIPE.
-        _ = setsockopt(socketDescriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-        #endif
-        descriptor = socketDescriptor
+        connection = opened
+        return opened
     }
 
-    private func write(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { sendWithoutSignal(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Failure.io("send: \(String(cString: strerror(errno)))")
-            }
-            offset += count
+    private func readResponse(from connection: ServerSocket, bodyless: Bool = false) throws -> Response {
+        let limit = 64 * 1024
+        guard let statusLine = try connection.readLine(limit: limit) else {
+            throw Failure.io("the server closed the connection")
         }
-    }
-
-    private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                buffer += chunk[0..<count]
-                return
-            }
-            if count == 0 { throw Failure.io("the server closed the connection") }
-            if errno == EINTR { continue }
-            throw Failure.io("recv: \(String(cString: strerror(errno)))")
-        }
-    }
-
-    private func readResponse(bodyless: Bool = false) throws -> Response {
-        var headEnd: Int?
-        while headEnd == nil {
-            if buffer.count >= 4 {
-                for index in 0...(buffer.count - 4) where buffer[index] == 13 && buffer[index + 1] == 10
-                    && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
-                    headEnd = index
-                    break
-                }
-            }
-            if headEnd == nil { try fill() }
-        }
-        guard let headEnd else { throw Failure.malformed("no head") }
-        let lines = String(decoding: buffer[0..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
-        let statusParts = lines.first?.split(separator: " ") ?? []
+        let statusParts = String(decoding: statusLine, as: UTF8.self).split(separator: " ")
         guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw Failure.malformed("status line") }
         var headers: [(String, String)] = []
         var length = 0
-        for line in lines.dropFirst() {
+        while true {
+            guard let bytes = try connection.readLine(limit: limit) else { throw Failure.malformed("no head") }
+            if bytes.isEmpty { break }
+            let line = String(decoding: bytes, as: UTF8.self)
             guard let colon = line.firstIndex(of: ":") else { continue }
             let name = String(line[..<colon]), value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             headers.append((name, value))
             if name.lowercased() == "content-length" { length = Int(value) ?? 0 }
         }
-        buffer.removeFirst(headEnd + 4)
         if bodyless { length = 0 }
-        while buffer.count < length { try fill() }
-        let body = Array(buffer[0..<length])
-        buffer.removeFirst(length)
+        var body = [UInt8](repeating: 0, count: length)
+        var received = 0
+        while received < length {
+            let count = try body.withUnsafeMutableBytes {
+                try connection.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[received...]))
+            }
+            guard count > 0 else { throw Failure.io("the server closed the connection") }
+            received += count
+        }
         return Response(status: status, headers: headers, body: body)
     }
-}
-
-// The libc calls under names of their own: inside `RawHTTPClient`, `connect` and `send` would name
-// its methods.
-
-/// `connect(2)`.
-private func connectSocket(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
-    connect(descriptor, address, length)
-}
-
-/// `send(2)` that never raises SIGPIPE (MSG_NOSIGNAL on Linux; SO_NOSIGPIPE is set on Darwin sockets).
-private func sendWithoutSignal(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
-    #if canImport(Glibc)
-    send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
-    #else
-    send(descriptor, bytes, count, 0)
-    #endif
 }

@@ -1,5 +1,6 @@
 import Foundation
 import StationClient
+import Transport
 
 /// What every command runs with.
 struct CommandContext: Sendable {
@@ -73,6 +74,29 @@ extension Audience {
         case let other?:
             throw .usage("unknown audience \(other) (self, all or specific; public posts use --public)")
         }
+    }
+}
+
+extension OptionSpec {
+    /// `--fingerprint PIN`, a station's TLS key as read on that station (`pair`, `follow`, `trust`);
+    /// `help` says what giving it does.
+    static func fingerprint(help: String) -> OptionSpec { OptionSpec(names: ["--fingerprint"], help: help, value: "PIN") }
+}
+
+extension ParsedArguments {
+    /// The key given with `--fingerprint`, or `nil` when none is.
+    func fingerprint() throws(CLIError) -> PublicKeyFingerprint? {
+        guard let text = value("--fingerprint") else { return nil }
+        guard let fingerprint = try? PublicKeyFingerprint(pin: text) else {
+            throw .usage("\(text) is not a key fingerprint (sha256//<base64 of 32 bytes>)")
+        }
+        return fingerprint
+    }
+
+    /// `text`, an argument, as a URL with a host (a station to follow or read, a gateway).
+    static func url(_ text: String) throws(CLIError) -> URL {
+        guard let url = URL(string: text), url.host != nil else { throw .usage("\(text) is not a URL") }
+        return url
     }
 }
 

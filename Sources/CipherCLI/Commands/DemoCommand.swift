@@ -25,6 +25,12 @@ enum DemoCommand: Command {
         enum CodingKeys: String, CodingKey { case steps, totalMilliseconds = "total_ms" }
     }
 
+    /// The milliseconds from `start` to now.
+    static func milliseconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    }
+
     /// Runs the steps in order, timing each and printing it as it finishes.
     final class Runner: Sendable {
         let console: Console
@@ -40,8 +46,7 @@ enum DemoCommand: Command {
             let number = steps.withLock { $0.count } + 1
             let start = ContinuousClock.now
             let (value, result) = try await body()
-            let elapsed = ContinuousClock.now - start
-            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            let ms = milliseconds(since: start)
             steps.withLock { $0.append(Step(number: number, title: title, milliseconds: ms, result: result)) }
             console.say("[\(trusted: String(format: "%2d/%d", number, total))] \(title) (\(trusted: String(format: "%.0f ms", ms)))\n        \(result)")
             return value
@@ -144,8 +149,7 @@ enum DemoCommand: Command {
             return ((), "drive now holds \(left.joined(separator: ", "))")
         }
 
-        let elapsed = ContinuousClock.now - started
-        let totalMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let totalMs = milliseconds(since: started)
         console.say("\ndemo complete: \(runner.recorded.count) steps in \(trusted: String(format: "%.0f ms", totalMs))")
         console.emit(Output(steps: runner.recorded, totalMilliseconds: totalMs))
     }

@@ -166,23 +166,10 @@ enum GetCommand: Command {
         let client = try await context.client()
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         let post = try DriveFiles.find(context.arguments.positionals[0], in: listing)
-        let output = context.arguments.value("--output")
-        let target = output ?? post.metadata?.filename ?? post.postCID
-        // A filename from metadata is the station's data: never let it pick a directory (or, being
-        // "-", standard output: only the user's own `-o -` means that).
-        if output == nil, !DriveFiles.isPlainFileName(target) {
-            throw CLIError.failure("the stored filename \(target) is not a plain name; use -o FILE")
-        }
-        let toStandardOutput = output == "-"
-        let size: Int64
-        if toStandardOutput {
-            let bytes = post.isPublic ? try await client.downloadPublic(postCID: post.postCID)
+        let (target, size) = try await DriveFiles.save(post, output: context.arguments.value("--output"), console: console) {
+            post.isPublic ? try await client.downloadPublic(postCID: post.postCID)
                 : try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
-            size = Int64(bytes.count)
-            FileHandle.standardOutput.write(bytes)
-        } else {
-            let destination = URL(fileURLWithPath: target)
-            let progress = console.progress("downloading \(post.metadata?.filename ?? post.postCID)")
+        } toFile: { destination, progress in
             // The metadata's size bounds what the station or gateway may write to disk.
             let known = post.metadata?.sizeBytes.map { Int64($0) }
             if post.isPublic {
@@ -191,10 +178,7 @@ enum GetCommand: Command {
                 try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination,
                                           plaintextSize: known, progress: progress)
             }
-            console.finishProgress()
-            size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
         }
-        if !toStandardOutput { console.say("saved \(post.metadata?.filename ?? post.postCID) (\(Format.bytes(size))) to \(target)") }
         console.emit(Output(postCID: post.postCID, filename: post.metadata?.filename, output: target, sizeBytes: size))
     }
 }

@@ -10,9 +10,7 @@ enum PairCommand: Command {
         options: [
             OptionSpec(names: ["--name"], help: "this device's name (default: the host name)", value: "NAME"),
             OptionSpec(names: ["--gateway"], help: "an IPFS gateway for fallback reads and IPNS", value: "URL"),
-            OptionSpec(names: ["--fingerprint"],
-                       help: "the station's TLS key, read on the station (pins it without asking; see `cipher trust --help`)",
-                       value: "PIN"),
+            .fingerprint(help: "the station's TLS key, read on the station (pins it without asking; see `cipher trust --help`)"),
         ],
         positionals: 1...1)
 
@@ -30,12 +28,7 @@ enum PairCommand: Command {
     /// How a self-signed station's TLS key is trusted: `--fingerprint`, else `kept` (a key trusted
     /// before, so a changed one is refused), else asked on a terminal, else not at all.
     static func trust(_ arguments: ParsedArguments, console: Console, kept: PublicKeyFingerprint? = nil) throws(CLIError) -> StationKeyTrust {
-        if let text = arguments.value("--fingerprint") {
-            guard let expected = try? PublicKeyFingerprint(pin: text) else {
-                throw .usage("\(text) is not a key fingerprint (sha256//<base64 of 32 bytes>)")
-            }
-            return .expected(expected)
-        }
+        if let expected = try arguments.fingerprint() { return .expected(expected) }
         if let kept { return .expected(kept) }
         guard console.stdinIsTerminal else { return .certificateAuthorityOnly }
         return .confirm { prompt in

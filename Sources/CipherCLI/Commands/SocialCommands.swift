@@ -67,9 +67,7 @@ enum FollowCommand: Command {
         name: "follow", usage: "follow URL [--fingerprint sha256//BASE64]",
         summary: "ask the station at URL to let you follow it and record the follow on your station",
         options: [
-            OptionSpec(names: ["--fingerprint"],
-                       help: "its TLS key, read on that station (pins it without asking; the key kept from an earlier follow otherwise)",
-                       value: "PIN"),
+            .fingerprint(help: "its TLS key, read on that station (pins it without asking; the key kept from an earlier follow otherwise)"),
         ],
         positionals: 1...1)
 
@@ -83,9 +81,7 @@ enum FollowCommand: Command {
     }
 
     static func run(_ context: CommandContext) async throws {
-        guard let url = URL(string: context.arguments.positionals[0]), url.host != nil else {
-            throw CLIError.usage("\(context.arguments.positionals[0]) is not a URL")
-        }
+        let url = try ParsedArguments.url(context.arguments.positionals[0])
         // A key trusted before is expected again: a changed one is refused until given on purpose.
         let kept = try context.home.followedStation(at: url)
         let trust = try PairCommand.trust(context.arguments, console: context.console, kept: kept?.publicKeyPin)
@@ -160,17 +156,14 @@ enum ReadCommand: Command {
     }
 
     static func run(_ context: CommandContext) async throws {
-        guard let url = URL(string: context.arguments.positionals[0]), url.host != nil else {
-            throw CLIError.usage("\(context.arguments.positionals[0]) is not a URL")
-        }
+        let url = try ParsedArguments.url(context.arguments.positionals[0])
         let reference = context.arguments.value("--get")
         if reference == nil, context.arguments.value("--output") != nil { throw CLIError.usage("-o FILE needs --get NAME|CID") }
         let client = try await context.client()
         let transport = client.configuration.transport
         let gateway: IPFSGateway
         if let given = context.arguments.value("--gateway") {
-            guard let gatewayURL = URL(string: given), gatewayURL.host != nil else { throw CLIError.usage("\(given) is not a URL") }
-            gateway = IPFSGateway(baseURL: gatewayURL, transport: transport)
+            gateway = IPFSGateway(baseURL: try ParsedArguments.url(given), transport: transport)
         } else if let configured = client.configuration.gateway {
             gateway = configured
         } else {
@@ -219,24 +212,10 @@ enum ReadCommand: Command {
         guard let item = listing.posts.first(where: { $0.postCID == found.postCID }) else {
             throw CLIError.failure("no post \(reference) shared with you")
         }
-        let output = context.arguments.value("--output")
-        let target = output ?? item.metadata?.filename ?? item.postCID
-        // The stored filename is the other station's data: it never picks a directory or standard output.
-        if output == nil, !DriveFiles.isPlainFileName(target) {
-            throw CLIError.failure("the stored filename \(target) is not a plain name; use -o FILE")
-        }
-        let size: Int64
-        if output == "-" {
-            let bytes = try await reader.download(item)
-            size = Int64(bytes.count)
-            FileHandle.standardOutput.write(bytes)
-        } else {
-            let destination = URL(fileURLWithPath: target)
-            let progress = console.progress("downloading \(item.metadata?.filename ?? item.postCID)")
+        let (target, size) = try await DriveFiles.save(item, output: context.arguments.value("--output"), console: console) {
+            try await reader.download(item)
+        } toFile: { destination, progress in
             try await reader.download(item, to: destination, progress: progress)
-            console.finishProgress()
-            size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
-            console.say("saved \(item.metadata?.filename ?? item.postCID) (\(Format.bytes(size))) to \(target)")
         }
         console.emit(GetOutput(station: url.absoluteString, postCID: item.postCID, filename: item.metadata?.filename, output: target,
                                sizeBytes: size))

@@ -7,9 +7,7 @@ enum TrustCommand: Command {
     static let spec = CommandSpec(
         name: "trust", usage: "trust --fingerprint sha256//BASE64",
         summary: "pin the station's TLS key anew after it changed (read the fingerprint on the station)",
-        options: [
-            OptionSpec(names: ["--fingerprint"], help: "the key the station presents now, as read on the station", value: "PIN"),
-        ],
+        options: [.fingerprint(help: "the key the station presents now, as read on the station")],
         positionals: 0...0)
 
     /// The command that prints a station's fingerprint, run where `run.py` keeps `cert.pem`.
@@ -24,11 +22,8 @@ enum TrustCommand: Command {
     }
 
     static func run(_ context: CommandContext) async throws {
-        guard let text = context.arguments.value("--fingerprint") else {
+        guard let fingerprint = try context.arguments.fingerprint() else {
             throw CLIError.usage("--fingerprint is required: read it on the station with `\(fingerprintCommand)`")
-        }
-        guard let fingerprint = try? PublicKeyFingerprint(pin: text) else {
-            throw CLIError.usage("\(text) is not a key fingerprint (sha256//<base64 of 32 bytes>)")
         }
         let client = try await context.client()
         let previous = await client.credentials.stationPublicKeyPin

@@ -41,6 +41,35 @@ enum DriveFiles {
         !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
     }
 
+    /// Downloads `post` where `-o` says (`get`, `read --get`): `-` writes the bytes `toMemory`
+    /// fetches to standard output; otherwise `toFile` writes the file (by default its stored
+    /// filename in the current directory) with a progress bar. Returns where it went and its size.
+    ///
+    /// - Throws: a failure when the stored filename, with no `-o`, is not a plain name.
+    static func save(
+        _ post: ListedPost<DriveFileMetadata>, output: String?, console: Console, toMemory: () async throws -> Data,
+        toFile: (URL, ProgressHandler?) async throws -> Void
+    ) async throws -> (target: String, size: Int64) {
+        let name = post.metadata?.filename ?? post.postCID
+        let target = output ?? name
+        // The stored filename is the station's data: it never picks a directory or (being "-")
+        // standard output; only the user's own `-o -` means that.
+        if output == nil, !isPlainFileName(target) {
+            throw CLIError.failure("the stored filename \(target) is not a plain name; use -o FILE")
+        }
+        if output == "-" {
+            let bytes = try await toMemory()
+            FileHandle.standardOutput.write(bytes)
+            return (target, Int64(bytes.count))
+        }
+        let destination = URL(fileURLWithPath: target)
+        try await toFile(destination, console.progress("downloading \(name)"))
+        console.finishProgress()
+        let size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
+        console.say("saved \(name) (\(Format.bytes(size))) to \(target)")
+        return (target, size)
+    }
+
     /// The one post whose CID is `reference` or whose metadata `filename` is exactly `reference`.
     ///
     /// - Throws: a failure naming every CID when several posts have that filename, or when none matches.

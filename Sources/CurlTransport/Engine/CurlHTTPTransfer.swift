@@ -144,6 +144,12 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
 
     // MARK: Configuration
 
+    /// The transfer behind the data pointer libcurl passes a callback: `self`, set unretained by
+    /// ``configure(_:)`` for every callback it installs.
+    private static func from(_ data: UnsafeMutableRawPointer) -> CurlHTTPTransfer {
+        Unmanaged<CurlHTTPTransfer>.fromOpaque(data).takeUnretainedValue()
+    }
+
     private func configure(_ options: inout CurlOptions) {
         let request = setup.request
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -203,13 +209,12 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             options.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: bodyLength ?? -1, "CURLOPT_POSTFIELDSIZE_LARGE")
             options.check(ccurl_easy_setopt_read_function(options.handle, CURLOPT_READFUNCTION) { buffer, size, count, me in
                 guard let buffer, let me else { return CCURL_READFUNC_ABORT }
-                let transfer = Unmanaged<CurlHTTPTransfer>.fromOpaque(me).takeUnretainedValue()
-                return transfer.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+                return CurlHTTPTransfer.from(me).readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
             }, "CURLOPT_READFUNCTION")
             options.set(CURLOPT_READDATA, pointer: me, "CURLOPT_READDATA")
             options.check(ccurl_easy_setopt_seek_function(options.handle, CURLOPT_SEEKFUNCTION) { me, offset, origin in
                 guard let me else { return CURL_SEEKFUNC_FAIL }
-                return Unmanaged<CurlHTTPTransfer>.fromOpaque(me).takeUnretainedValue().seekBody(Int64(offset), origin: origin)
+                return CurlHTTPTransfer.from(me).seekBody(Int64(offset), origin: origin)
             }, "CURLOPT_SEEKFUNCTION")
             options.set(CURLOPT_SEEKDATA, pointer: me, "CURLOPT_SEEKDATA")
             if request.method != .post {
@@ -243,22 +248,20 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
         // Response callbacks.
         options.check(ccurl_easy_setopt_write_function(options.handle, CURLOPT_HEADERFUNCTION) { buffer, size, count, me in
             guard let buffer, let me else { return 0 }
-            let transfer = Unmanaged<CurlHTTPTransfer>.fromOpaque(me).takeUnretainedValue()
-            return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count))
+            return CurlHTTPTransfer.from(me).receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count))
         }, "CURLOPT_HEADERFUNCTION")
         options.set(CURLOPT_HEADERDATA, pointer: me, "CURLOPT_HEADERDATA")
         options.check(ccurl_easy_setopt_write_function(options.handle, CURLOPT_WRITEFUNCTION) { buffer, size, count, me in
             guard let buffer, let me else { return 0 }
-            let transfer = Unmanaged<CurlHTTPTransfer>.fromOpaque(me).takeUnretainedValue()
-            return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
+            return CurlHTTPTransfer.from(me).receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
         }, "CURLOPT_WRITEFUNCTION")
         options.set(CURLOPT_WRITEDATA, pointer: me, "CURLOPT_WRITEDATA")
         if setup.progress != nil {
             options.set(CURLOPT_NOPROGRESS, 0, "CURLOPT_NOPROGRESS")
             options.check(ccurl_easy_setopt_xferinfo_function(options.handle, CURLOPT_XFERINFOFUNCTION) { me, dlTotal, dlNow, ulTotal, ulNow in
                 guard let me else { return 0 }
-                let transfer = Unmanaged<CurlHTTPTransfer>.fromOpaque(me).takeUnretainedValue()
-                transfer.reportProgress(downloadTotal: Int64(dlTotal), downloaded: Int64(dlNow), uploadTotal: Int64(ulTotal), uploaded: Int64(ulNow))
+                CurlHTTPTransfer.from(me).reportProgress(downloadTotal: Int64(dlTotal), downloaded: Int64(dlNow),
+                                                         uploadTotal: Int64(ulTotal), uploaded: Int64(ulNow))
                 return 0
             }, "CURLOPT_XFERINFOFUNCTION")
             options.set(CURLOPT_XFERINFODATA, pointer: me, "CURLOPT_XFERINFODATA")

@@ -60,13 +60,7 @@ public actor StationClient {
     ///   `.keyStore` when they cannot be read.
     public static func load(configuration: StationClientConfiguration) async throws -> StationClient {
         let operation = "loading credentials"
-        let stored: SecretBytes?
-        do {
-            stored = try await configuration.keyStore.loadSecret(KeyStoreItem.credentials)
-        } catch {
-            throw StationClientError(.keyStore, operation: operation, message: "\(error)", underlying: error)
-        }
-        guard let stored else {
+        guard let stored = try await configuration.keyStore.loadSecret(KeyStoreItem.credentials, operation: operation) else {
             throw StationClientError(.notPaired, operation: operation, message: "no credentials in the key store")
         }
         return StationClient(loaded: try DeviceCredentials(encoded: stored), configuration: configuration)
@@ -92,11 +86,7 @@ public actor StationClient {
     }
 
     func saveCredentials() async throws {
-        do {
-            try await configuration.keyStore.saveSecret(credentials.encoded(), as: KeyStoreItem.credentials)
-        } catch {
-            throw StationClientError(.keyStore, operation: "saving credentials", message: "\(error)", underlying: error)
-        }
+        try await configuration.keyStore.saveSecret(credentials.encoded(), as: KeyStoreItem.credentials, operation: "saving credentials")
     }
 
     nonisolated func log(_ level: LogEvent.Level, _ message: @autoclosure () -> String) {
@@ -120,14 +110,9 @@ public actor StationClient {
     static func health(
         at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts, pins: [PublicKeyFingerprint]
     ) async throws -> HealthResponse {
-        let operation = "GET /health"
-        let response = try await unsignedExchange(
-            endpoint: endpoint, method: .get, path: "/health", body: nil, transport: transport, timeouts: timeouts,
-            pins: pins, limit: ResponseLimit.small, operation: operation)
-        // A tunnel's 5xx means the station is not there (as for signed calls), not that it refused.
-        if let failure = StationClientError.tunnel(response, operation: operation) { throw failure }
-        guard response.isSuccess || response.status == 503 else { throw StationClientError.station(response, operation: operation) }
-        return try decode(HealthResponse.self, from: response, operation: operation)
+        // A degraded station answers 503 with its health: that is an answer, not a refusal.
+        try await unsignedGet(HealthResponse.self, "/health", at: endpoint, transport: transport, timeouts: timeouts, pins: pins,
+                              limit: ResponseLimit.small, alsoAccepting: 503)
     }
 
     /// `GET /profile`: the station's identity, manifest CID and counts.
@@ -240,16 +225,29 @@ public actor StationClient {
         at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = StationClientConfiguration.defaultRequestTimeouts,
         pins: [PublicKeyFingerprint] = []
     ) async throws -> StationProfile {
-        let operation = "GET /profile"
-        let response = try await unsignedExchange(
-            endpoint: endpoint, method: .get, path: "/profile", body: nil, transport: transport, timeouts: timeouts,
-            pins: pins, limit: ResponseLimit.profile, operation: operation)
-        if let failure = StationClientError.tunnel(response, operation: operation) { throw failure }
-        guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
-        return try decode(StationProfile.self, from: response, operation: operation)
+        try await unsignedGet(StationProfile.self, "/profile", at: endpoint, transport: transport, timeouts: timeouts, pins: pins,
+                              limit: ResponseLimit.profile)
     }
 
     // MARK: Exchanges
+
+    /// An unsigned `GET path`, its answer decoded as `T`. A tunnel's 5xx throws `.unreachable` (the
+    /// station is not there, as for signed calls, rather than refusing); a status other than 2xx
+    /// or `alsoAccepting` throws `.station`.
+    static func unsignedGet<T: Decodable>(
+        _ type: T.Type, _ path: String, at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts,
+        pins: [PublicKeyFingerprint], limit: Int, alsoAccepting acceptedStatus: Int? = nil
+    ) async throws -> T {
+        let operation = "GET \(path)"
+        let response = try await unsignedExchange(
+            endpoint: endpoint, method: .get, path: path, body: nil, transport: transport, timeouts: timeouts,
+            pins: pins, limit: limit, operation: operation)
+        if let failure = StationClientError.tunnel(response, operation: operation) { throw failure }
+        guard response.isSuccess || response.status == acceptedStatus else {
+            throw StationClientError.station(response, operation: operation)
+        }
+        return try decode(T.self, from: response, operation: operation)
+    }
 
     /// An unsigned call; at most `limit` bytes of the answer are collected (see ``ResponseLimit``).
     static func unsignedExchange(

@@ -243,15 +243,7 @@ extension StationClient {
             }
         }
         _ = fsync(descriptor)
-        let actual: CID
-        do {
-            actual = try UnixFS.cid(ofFileAt: file)
-        } catch {
-            throw StationClientError(.integrity, operation: operation, message: "cannot hash the download", underlying: error)
-        }
-        guard actual.multihash == parsed.multihash else {
-            throw StationClientError(.integrity, operation: operation, message: "the station's bytes do not match the CID")
-        }
+        try StagedFile.verify(file, is: parsed, source: "the station", operation: operation)
     }
 
     /// The error for a source that announced or sent more than a download's `limit`.

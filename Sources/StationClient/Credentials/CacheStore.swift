@@ -140,23 +140,12 @@ public actor EncryptedFileCacheStore: CacheStore {
     }
 
     private static func loadOrMakeKey(in keyStore: any KeyStore) async throws -> SymmetricKey {
-        let operation = "loading the cache key"
-        let stored: SecretBytes?
-        do {
-            stored = try await keyStore.loadSecret(KeyStoreItem.cacheKey)
-        } catch {
-            throw StationClientError(.keyStore, operation: operation, message: "\(error)", underlying: error)
-        }
-        if let stored, stored.count == 32 {
+        if let stored = try await keyStore.loadSecret(KeyStoreItem.cacheKey, operation: "loading the cache key"), stored.count == 32 {
             return stored.withUnsafeBytes { SymmetricKey(data: $0) }
         }
         let made = SymmetricKey(randomByteCount: 32)
         let secret = made.withUnsafeBytes { SecretBytes(copying: $0) }
-        do {
-            try await keyStore.saveSecret(secret, as: KeyStoreItem.cacheKey)
-        } catch {
-            throw StationClientError(.keyStore, operation: "saving the cache key", message: "\(error)", underlying: error)
-        }
+        try await keyStore.saveSecret(secret, as: KeyStoreItem.cacheKey, operation: "saving the cache key")
         return made
     }
 

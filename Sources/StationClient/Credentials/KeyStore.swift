@@ -59,6 +59,28 @@ extension KeyStore {
     }
 }
 
+extension KeyStore {
+    /// ``loadSecret(_:)`` for the client's own items: a failing store throws
+    /// ``StationClientError`` `.keyStore` for `operation`.
+    func loadSecret(_ name: String, operation: String) async throws -> SecretBytes? {
+        do {
+            return try await loadSecret(name)
+        } catch {
+            throw StationClientError(.keyStore, operation: operation, message: "\(error)", underlying: error)
+        }
+    }
+
+    /// ``saveSecret(_:as:)`` for the client's own items: a failing store throws
+    /// ``StationClientError`` `.keyStore` for `operation`.
+    func saveSecret(_ secret: SecretBytes, as name: String, operation: String) async throws {
+        do {
+            try await saveSecret(secret, as: name)
+        } catch {
+            throw StationClientError(.keyStore, operation: operation, message: "\(error)", underlying: error)
+        }
+    }
+}
+
 /// Names the client uses in its ``KeyStore``.
 public enum KeyStoreItem {
     /// The device credentials of a paired device.

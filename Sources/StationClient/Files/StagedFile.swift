@@ -1,6 +1,7 @@
 import Foundation
 import ClassicalCrypto
 import PQCrypto
+import ContentAddressing
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -59,6 +60,23 @@ enum StagedFile {
 
     private static func isHex16(_ text: Substring) -> Bool {
         text.utf8.count == 16 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// Checks that the staged `file` is the content `expected` names: its UnixFS CID (chunked as
+    /// the station adds it) has the same multihash. `source` ("the station", "the gateway") says
+    /// whose bytes they are in the error.
+    ///
+    /// - Throws: ``StationClientError`` `.integrity` when the file cannot be hashed or is other bytes.
+    static func verify(_ file: URL, is expected: CID, source: String, operation: String) throws {
+        let actual: CID
+        do {
+            actual = try UnixFS.cid(ofFileAt: file)
+        } catch {
+            throw StationClientError(.integrity, operation: operation, message: "cannot hash the download", underlying: error)
+        }
+        guard actual.multihash == expected.multihash else {
+            throw StationClientError(.integrity, operation: operation, message: "\(source)'s bytes do not match the CID")
+        }
     }
 
     /// Renames `temporary` onto `destination` in one step (rename(2) replaces an existing file).

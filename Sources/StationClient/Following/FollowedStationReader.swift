@@ -43,7 +43,12 @@ public struct FollowedStationReader: Sendable {
     let settings: ListingSettings
     /// The offline view of the listings read.
     let offline: OfflineListings
+}
 
+// The initializer and methods are declared in an extension, so the struct keeps its memberwise
+// `init(identity:gateway:transport:pins:settings:offline:)`, the one the public initializer and
+// `StationClient.reader(for:gateway:)` build a reader with.
+extension FollowedStationReader {
     /// Creates a reader.
     ///
     /// - Parameters:
@@ -66,18 +71,6 @@ public struct FollowedStationReader: Sendable {
         } ?? OfflineListings(cacheStore: InMemoryCacheStore(), persists: false, log: nil)
         self.init(identity: identity, gateway: gateway, transport: transport, pins: pins,
                   settings: configuration.map(ListingSettings.init) ?? ListingSettings(), offline: offline)
-    }
-
-    init(
-        identity: FollowerIdentity, gateway: IPFSGateway, transport: any HTTPTransport, pins: [PublicKeyFingerprint],
-        settings: ListingSettings, offline: OfflineListings
-    ) {
-        self.identity = identity
-        self.gateway = gateway
-        self.transport = transport
-        self.pins = pins
-        self.settings = settings
-        self.offline = offline
     }
 
     /// The station's current manifest CID and, through IPNS, its `public.json`.

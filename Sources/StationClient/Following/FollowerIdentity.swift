@@ -36,11 +36,7 @@ public struct FollowerIdentity: Sendable {
     /// - Throws: ``StationClientError`` (`.keyStore`) when the store fails.
     public func save(to store: any KeyStore) async throws {
         let secret = PrivateKeyJSON.encode(kem: kemPrivateKey, signing: signingPrivateKey, others: ["uid": .string(uid)])
-        do {
-            try await store.saveSecret(secret, as: KeyStoreItem.followerIdentity)
-        } catch {
-            throw StationClientError(.keyStore, operation: "saving the follower identity", message: "\(error)", underlying: error)
-        }
+        try await store.saveSecret(secret, as: KeyStoreItem.followerIdentity, operation: "saving the follower identity")
     }
 
     /// Loads the identity saved by ``save(to:)``, or `nil` when there is none.
@@ -48,13 +44,7 @@ public struct FollowerIdentity: Sendable {
     /// - Throws: ``StationClientError`` (`.keyStore`) when the store fails or the item is damaged.
     public static func load(from store: any KeyStore) async throws -> FollowerIdentity? {
         let operation = "loading the follower identity"
-        let loaded: SecretBytes?
-        do {
-            loaded = try await store.loadSecret(KeyStoreItem.followerIdentity)
-        } catch {
-            throw StationClientError(.keyStore, operation: operation, message: "\(error)", underlying: error)
-        }
-        guard let loaded else { return nil }
+        guard let loaded = try await store.loadSecret(KeyStoreItem.followerIdentity, operation: operation) else { return nil }
         guard let decoded = try? PrivateKeyJSON.decode(loaded), let uid = decoded.others["uid"]?.stringValue else {
             throw StationClientError(.keyStore, operation: operation, message: "the stored identity is damaged")
         }

@@ -91,15 +91,7 @@ public struct IPFSGateway: Sendable {
         let response = try await get("/ipfs/\(parsed)", options: TransferOptions(response: .stream, timeouts: timeouts),
                                      operation: operation)
         try await Self.write(response, to: temporary, limit: limit, progress: progress, operation: operation)
-        let actual: CID
-        do {
-            actual = try UnixFS.cid(ofFileAt: temporary)
-        } catch {
-            throw StationClientError(.integrity, operation: operation, message: "cannot hash the download", underlying: error)
-        }
-        guard actual.multihash == parsed.multihash else {
-            throw StationClientError(.integrity, operation: operation, message: "the gateway's bytes do not match the CID")
-        }
+        try StagedFile.verify(temporary, is: parsed, source: "the gateway", operation: operation)
         try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)
     }
 

@@ -16,7 +16,12 @@ import Transport
 /// bytes or an endless one, a delay, a close mid-body) at a route of the station or of the
 /// gateway, and ``forgeIPNSAnswer(_:)`` replaces the gateway's `/ipns` answer.
 public final class FaultInjector: Sendable {
-    private struct Failure {
+    /// A queued fault: used up by `remaining` requests (`Int.max`: standing until ``reset()``).
+    private protocol Queued {
+        var remaining: Int { get set }
+    }
+
+    private struct Failure: Queued {
         var remaining: Int
         let status: Int
         let body: String
@@ -24,13 +29,13 @@ public final class FaultInjector: Sendable {
         let route: RequestRoute
     }
 
-    private struct Cut {
+    private struct Cut: Queued {
         var remaining: Int
         let route: RequestRoute
         let afterBytes: Int?
     }
 
-    private struct Injected {
+    private struct Injected: Queued {
         var remaining: Int
         let fault: RequestFault
         let route: RequestRoute
@@ -89,6 +94,7 @@ public final class FaultInjector: Sendable {
     /// part-way through the body: the head and the first `afterBytes` body bytes (by default half
     /// the body) are sent, then the connection is closed. The request itself is processed, so this
     /// is also a lost answer. A body no longer than `afterBytes` is sent whole before the close.
+    /// A `count` of `Int.max` keeps cutting the route until ``reset()``.
     ///
     /// In process, a streamed response (`TransferOptions.response == .stream`) yields those bytes
     /// and then throws `TransportError` with kind `.connectionLost`; any other response throws it
@@ -176,37 +182,34 @@ public final class FaultInjector: Sendable {
     /// Consumes the fault (if any) that applies to the next request, `method` `path`, to
     /// `server`. A queued failure comes before a queued cut, and both before an injected fault.
     func nextAction(method: String, path: String, server: RequestLog.Server = .station) -> Action? {
-        state.withLock { state in
-            if server == .station,
-               let index = state.failures.firstIndex(where: { $0.route.matches(method: method, path: path) }) {
-                let failure = state.failures[index]
-                if failure.remaining == Int.max {
-                    // A standing failure: never used up.
-                } else if failure.remaining <= 1 {
-                    state.failures.remove(at: index)
-                } else {
-                    state.failures[index].remaining -= 1
-                }
+        let onRoute = { (route: RequestRoute) in route.matches(method: method, path: path) }
+        return state.withLock { state in
+            if server == .station, let failure = Self.useFirst(of: &state.failures, where: { onRoute($0.route) }) {
                 return .fail(status: failure.status, body: failure.body, headers: failure.headers)
             }
-            if server == .station, let index = state.cuts.firstIndex(where: { $0.route.matches(method: method, path: path) }) {
-                let cut = state.cuts[index]
-                if cut.remaining <= 1 { state.cuts.remove(at: index) } else { state.cuts[index].remaining -= 1 }
+            if server == .station, let cut = Self.useFirst(of: &state.cuts, where: { onRoute($0.route) }) {
                 return .closeMidBody(afterBytes: cut.afterBytes)
             }
-            if let index = state.injected.firstIndex(where: { $0.server == server && $0.route.matches(method: method, path: path) }) {
-                let injected = state.injected[index]
-                if injected.remaining == Int.max {
-                    // Standing until reset.
-                } else if injected.remaining <= 1 {
-                    state.injected.remove(at: index)
-                } else {
-                    state.injected[index].remaining -= 1
-                }
+            if let injected = Self.useFirst(of: &state.injected, where: { $0.server == server && onRoute($0.route) }) {
                 return .injected(injected.fault)
             }
             return nil
         }
+    }
+
+    /// The first fault in `queue` that `applies` to the request, with one of its requests used
+    /// up: it leaves the queue with its last one, and a standing fault (`Int.max`) never does.
+    private static func useFirst<Fault: Queued>(of queue: inout [Fault], where applies: (Fault) -> Bool) -> Fault? {
+        guard let index = queue.firstIndex(where: applies) else { return nil }
+        let fault = queue[index]
+        if fault.remaining == Int.max {
+            // Standing until reset.
+        } else if fault.remaining <= 1 {
+            queue.remove(at: index)
+        } else {
+            queue[index].remaining -= 1
+        }
+        return fault
     }
 }
 

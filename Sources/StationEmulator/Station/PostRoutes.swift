@@ -231,49 +231,46 @@ extension StationCore {
     func share(_ request: StationRequest) async -> StationResponse {
         let model = BodyModel(fields: [.required("post_cid"), .optional("audience_mode"), .optional("audience_uids", .stringList),
                                        .optional("client")])
-        let body: JSONObject
-        switch await authorize(request, owner: true, body: model) {
-        case let .denied(response): return response
-        case let .granted(_, object): body = object ?? [:]
-        }
-        let postCID = body["post_cid"]?.stringValue ?? ""
-        let requested = body["audience_mode"]?.stringValue ?? "specific"
-        let audienceUIDs = body["audience_uids"]?.arrayValue?.compactMap(\.stringValue)
-        guard let mode = Self.normalizeAudienceMode(requested) else { return .detail(400, "Invalid audience_mode: \(requested)") }
-        guard mode != "public" else {
-            return .detail(400, "Resharing to/from 'public' is not supported; create a new public post instead")
-        }
-        let now = Int(self.now)
-        return state.withLock { state -> StationResponse in
-            guard let (client, old) = state.ledger.entry(forPostCID: postCID) else {
-                return .detail(404, "Post \(postCID) not found")
+        return await ownerRoute(request, body: model) { body in
+            let postCID = body["post_cid"]?.stringValue ?? ""
+            let requested = body["audience_mode"]?.stringValue ?? "specific"
+            let audienceUIDs = body["audience_uids"]?.arrayValue?.compactMap(\.stringValue)
+            guard let mode = Self.normalizeAudienceMode(requested) else { return .detail(400, "Invalid audience_mode: \(requested)") }
+            guard mode != "public" else {
+                return .detail(400, "Resharing to/from 'public' is not supported; create a new public post instead")
             }
-            guard let oldEnvelopes = old.envelopesCID, !oldEnvelopes.isEmpty else { return .detail(500, "Post has no envelopes_cid") }
-            guard let selfEnvelope = envelopesMap(oldEnvelopes)?[state.uid], !selfEnvelope.isEmpty else {
-                return .detail(500, "No self envelope found; cannot recover key")
-            }
-            guard let key = openWithStationKey(selfEnvelope) else { return .detail(500, "Failed to recover symmetric key") }
-            do throws(AudienceError) {
-                let chosen = try recipients(state, mode: mode, uids: audienceUIDs)
-                state.ledger.removeEntry(postCID: postCID, client: client)
-                // Deliberate exception (WIRE_NOTES §0.4): the station unpins and garbage-collects the
-                // post's bytes here; the emulator keeps them and drops only the old envelopes,
-                // unless told to reproduce the station.
-                if configuration.losesResharedContent { blocks.unpin(postCID) }
-                if !isReferenced(oldEnvelopes, state) { blocks.unpin(oldEnvelopes) }
-                blocks.collectGarbage()
-                let sealedMetadata: String? = if case let .sealed(hex) = old.metadata { hex } else { nil }
-                let (_, count) = try appendEncryptedPost(
-                    &state, postCID: postCID, key: key, recipients: chosen, mode: mode, audienceUIDs: audienceUIDs,
-                    metadataHex: sealedMetadata, client: client, createdAt: now)
-                return .json(200, JSONOut.compact([
-                    "status": "shared", "post_cid": .string(postCID), "audience_mode": .string(mode),
-                    "audience_uids": mode == "specific" ? .array((audienceUIDs ?? []).map { .string($0) }) : .null,
-                    "envelopes_count": JSONOut.int(count),
-                ]))
-            } catch {
-                guard case let .invalid(message) = error else { return .detail(400, "\(error)") }
-                return .detail(400, message)
+            let now = Int(self.now)
+            return state.withLock { state -> StationResponse in
+                guard let (client, old) = state.ledger.entry(forPostCID: postCID) else {
+                    return .detail(404, "Post \(postCID) not found")
+                }
+                guard let oldEnvelopes = old.envelopesCID, !oldEnvelopes.isEmpty else { return .detail(500, "Post has no envelopes_cid") }
+                guard let selfEnvelope = envelopesMap(oldEnvelopes)?[state.uid], !selfEnvelope.isEmpty else {
+                    return .detail(500, "No self envelope found; cannot recover key")
+                }
+                guard let key = openWithStationKey(selfEnvelope) else { return .detail(500, "Failed to recover symmetric key") }
+                do throws(AudienceError) {
+                    let chosen = try recipients(state, mode: mode, uids: audienceUIDs)
+                    state.ledger.removeEntry(postCID: postCID, client: client)
+                    // Deliberate exception (WIRE_NOTES §0.4): the station unpins and garbage-collects the
+                    // post's bytes here; the emulator keeps them and drops only the old envelopes,
+                    // unless told to reproduce the station.
+                    if configuration.losesResharedContent { blocks.unpin(postCID) }
+                    if !isReferenced(oldEnvelopes, state) { blocks.unpin(oldEnvelopes) }
+                    blocks.collectGarbage()
+                    let sealedMetadata: String? = if case let .sealed(hex) = old.metadata { hex } else { nil }
+                    let (_, count) = try appendEncryptedPost(
+                        &state, postCID: postCID, key: key, recipients: chosen, mode: mode, audienceUIDs: audienceUIDs,
+                        metadataHex: sealedMetadata, client: client, createdAt: now)
+                    return .json(200, JSONOut.compact([
+                        "status": "shared", "post_cid": .string(postCID), "audience_mode": .string(mode),
+                        "audience_uids": mode == "specific" ? .array((audienceUIDs ?? []).map { .string($0) }) : .null,
+                        "envelopes_count": JSONOut.int(count),
+                    ]))
+                } catch {
+                    guard case let .invalid(message) = error else { return .detail(400, "\(error)") }
+                    return .detail(400, message)
+                }
             }
         }
     }
@@ -282,23 +279,20 @@ extension StationCore {
 
     func deletePost(_ request: StationRequest) async -> StationResponse {
         let model = BodyModel(fields: [.required("post_cid"), .optional("client")])
-        let body: JSONObject
-        switch await authorize(request, owner: true, body: model) {
-        case let .denied(response): return response
-        case let .granted(_, object): body = object ?? [:]
-        }
-        let postCID = body["post_cid"]?.stringValue ?? ""
-        let client = body["client"]?.stringValue
-        return state.withLock { state -> StationResponse in
-            let requestedClient = (client?.isEmpty ?? true) ? nil : client
-            guard let (name, unpinned, collected) = removePost(&state, postCID: postCID, client: requestedClient) else {
-                return .detail(404, "Post \(postCID) not found in manifest")
+        return await ownerRoute(request, body: model) { body in
+            let postCID = body["post_cid"]?.stringValue ?? ""
+            let client = body["client"]?.stringValue
+            return state.withLock { state -> StationResponse in
+                let requestedClient = (client?.isEmpty ?? true) ? nil : client
+                guard let (name, unpinned, collected) = removePost(&state, postCID: postCID, client: requestedClient) else {
+                    return .detail(404, "Post \(postCID) not found in manifest")
+                }
+                return .json(200, JSONOut.compact([
+                    "status": "deleted", "post_cid": .string(postCID), "client": .string(name),
+                    "manifest_posts": JSONOut.int(state.manifest.postCount), "unpinned": .array(unpinned.map { .string($0) }),
+                    "gc_objects_removed": JSONOut.int(collected),
+                ]))
             }
-            return .json(200, JSONOut.compact([
-                "status": "deleted", "post_cid": .string(postCID), "client": .string(name),
-                "manifest_posts": JSONOut.int(state.manifest.postCount), "unpinned": .array(unpinned.map { .string($0) }),
-                "gc_objects_removed": JSONOut.int(collected),
-            ]))
         }
     }
 

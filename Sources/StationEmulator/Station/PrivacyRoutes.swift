@@ -11,30 +11,27 @@ extension StationCore {
     func flipPrivacy(_ request: StationRequest) async -> StationResponse {
         let model = BodyModel(fields: [.required("mode"), .optional("audience_mode"), .optional("audience_uids", .stringList),
                                        .optional("client")])
-        let body: JSONObject
-        switch await authorize(request, owner: true, body: model) {
-        case let .denied(response): return response
-        case let .granted(_, object): body = object ?? [:]
-        }
-        let mode = body["mode"]?.stringValue ?? ""
-        guard mode == "private" || mode == "public" else { return .detail(400, "mode must be 'private' or 'public'") }
-        let audienceMode = body["audience_mode"]?.stringValue ?? "all"
-        let audienceUIDs = body["audience_uids"]?.arrayValue?.compactMap(\.stringValue)
-        let client = body["client"]?.stringValue ?? Self.profileClient
-        let now = Int(self.now)
-        return state.withLock { state -> StationResponse in
-            let migrated = mode == "private"
-                ? flipToPrivate(&state, client: client, audienceMode: audienceMode, audienceUIDs: audienceUIDs, now: now)
-                : flipToPublic(&state, client: client, now: now)
-            let privacy = mode, defaultAudience = mode == "private" ? "all" : "public"
-            _ = setClientProfile(&state, ["account_privacy": .string(privacy), "default_audience_mode": .string(defaultAudience)])
-            let count = migrated.filter { $0["status"] == "ok" }.count
-            log.info("Account privacy flipped to \(privacy) (client=\(client), migrated=\(count))", logger: "cipher_station.privacy")
-            return .json(200, JSONOut.compact([
-                "status": "privacy_flipped", "account_privacy": .string(privacy), "default_audience_mode": .string(defaultAudience),
-                "migrated": .array(migrated), "migrated_count": JSONOut.int(count),
-                "manifest_cid": JSONOut.string(state.publicDocument.manifestPointer),
-            ]))
+        return await ownerRoute(request, body: model) { body in
+            let mode = body["mode"]?.stringValue ?? ""
+            guard mode == "private" || mode == "public" else { return .detail(400, "mode must be 'private' or 'public'") }
+            let audienceMode = body["audience_mode"]?.stringValue ?? "all"
+            let audienceUIDs = body["audience_uids"]?.arrayValue?.compactMap(\.stringValue)
+            let client = body["client"]?.stringValue ?? Self.profileClient
+            let now = Int(self.now)
+            return state.withLock { state -> StationResponse in
+                let migrated = mode == "private"
+                    ? flipToPrivate(&state, client: client, audienceMode: audienceMode, audienceUIDs: audienceUIDs, now: now)
+                    : flipToPublic(&state, client: client, now: now)
+                let privacy = mode, defaultAudience = mode == "private" ? "all" : "public"
+                _ = setClientProfile(&state, ["account_privacy": .string(privacy), "default_audience_mode": .string(defaultAudience)])
+                let count = migrated.filter { $0["status"] == "ok" }.count
+                log.info("Account privacy flipped to \(privacy) (client=\(client), migrated=\(count))", logger: "cipher_station.privacy")
+                return .json(200, JSONOut.compact([
+                    "status": "privacy_flipped", "account_privacy": .string(privacy), "default_audience_mode": .string(defaultAudience),
+                    "migrated": .array(migrated), "migrated_count": JSONOut.int(count),
+                    "manifest_cid": JSONOut.string(state.publicDocument.manifestPointer),
+                ]))
+            }
         }
     }
 

@@ -23,31 +23,28 @@ extension StationCore {
     func updateProfile(_ request: StationRequest) async -> StationResponse {
         let editable = ["display_name", "username", "bio", "link"]
         let model = BodyModel(fields: editable.map { .optional($0) })
-        let body: JSONObject
-        switch await authorize(request, owner: true, body: model) {
-        case let .denied(response): return response
-        case let .granted(_, object): body = object ?? [:]
-        }
-        var fields = JSONObject()
-        for field in editable {
-            guard let raw = body[field] else { continue }
-            guard let text = raw.stringValue else {
-                fields[field] = .null
-                continue
+        return await ownerRoute(request, body: model) { body in
+            var fields = JSONObject()
+            for field in editable {
+                guard let raw = body[field] else { continue }
+                guard let text = raw.stringValue else {
+                    fields[field] = .null
+                    continue
+                }
+                let value = text.pythonStripped
+                if value.isEmpty {
+                    fields[field] = .null
+                    continue
+                }
+                if let problem = Self.profileProblem(field, value) { return .detail(400, problem) }
+                fields[field] = .string(value)
             }
-            let value = text.pythonStripped
-            if value.isEmpty {
-                fields[field] = .null
-                continue
+            let profile: JSONObject = state.withLock { state in
+                guard !fields.isEmpty else { return state.manifest.clients[Self.profileClient]?.profile?.fields ?? [:] }
+                return setClientProfile(&state, fields)
             }
-            if let problem = Self.profileProblem(field, value) { return .detail(400, problem) }
-            fields[field] = .string(value)
+            return .json(200, JSONOut.compact(["status": "profile_updated", "profile": .object(profile)]))
         }
-        let profile: JSONObject = state.withLock { state in
-            guard !fields.isEmpty else { return state.manifest.clients[Self.profileClient]?.profile?.fields ?? [:] }
-            return setClientProfile(&state, fields)
-        }
-        return .json(200, JSONOut.compact(["status": "profile_updated", "profile": .object(profile)]))
     }
 
     /// The station's validation message for a profile field, or `nil` when the value is fine.

@@ -128,58 +128,49 @@ extension StationCore {
     }
 
     func approveFollower(_ request: StationRequest) async -> StationResponse {
-        let model = BodyModel(fields: [.required("uid"), .optional("device_uid")])
-        let body: JSONObject
-        switch await authorize(request, owner: true, body: model) {
-        case let .denied(response): return response
-        case let .granted(_, object): body = object ?? [:]
-        }
-        let uid = body["uid"]?.stringValue ?? ""
-        let deviceUID = body["device_uid"]?.stringValue
-        return state.withLock { state -> StationResponse in
-            guard uid != state.uid else { return .detail(400, "cannot approve the station's own uid") }
-            var updated = 0
-            for index in state.followers.indices where state.followers[index].uid == uid
-                && (deviceUID == nil || state.followers[index].deviceUID == deviceUID) {
-                state.followers[index].allowed = "Allowed"
-                updated += 1
+        await ownerRoute(request, body: FollowerSelection.model) { body in
+            let selection = FollowerSelection(body)
+            return state.withLock { state -> StationResponse in
+                guard selection.uid != state.uid else { return .detail(400, "cannot approve the station's own uid") }
+                var updated = 0
+                for index in state.followers.indices where selection.matches(state.followers[index]) {
+                    state.followers[index].allowed = "Allowed"
+                    updated += 1
+                }
+                guard updated > 0 else { return .detail(404, "no matching follower to approve") }
+                let rewrap = rewrapAllPosts(&state)
+                let graph = rebuildGraphs(&state)
+                return .json(200, JSONOut.compact([
+                    "status": "ok", "action": "approve_follower", "uid": .string(selection.uid),
+                    "device_uid": JSONOut.string(selection.deviceUID),
+                    "devices_approved": JSONOut.int(updated), "rewrap": .object(rewrap), "updated_graph": .object(graph),
+                ]))
             }
-            guard updated > 0 else { return .detail(404, "no matching follower to approve") }
-            let rewrap = rewrapAllPosts(&state)
-            let graph = rebuildGraphs(&state)
-            return .json(200, JSONOut.compact([
-                "status": "ok", "action": "approve_follower", "uid": .string(uid), "device_uid": JSONOut.string(deviceUID),
-                "devices_approved": JSONOut.int(updated), "rewrap": .object(rewrap), "updated_graph": .object(graph),
-            ]))
         }
     }
 
     func removeFollower(_ request: StationRequest) async -> StationResponse {
-        let model = BodyModel(fields: [.required("uid"), .optional("device_uid")])
-        let body: JSONObject
-        switch await authorize(request, owner: true, body: model) {
-        case let .denied(response): return response
-        case let .granted(_, object): body = object ?? [:]
-        }
-        let uid = body["uid"]?.stringValue ?? ""
-        let deviceUID = body["device_uid"]?.stringValue
-        return state.withLock { state -> StationResponse in
-            guard uid != state.uid else { return .detail(400, "cannot remove the station's own identity") }
-            let matching = state.followers.filter { $0.uid == uid && (deviceUID == nil || $0.deviceUID == deviceUID) }
-            guard !matching.isEmpty else { return .detail(404, "no matching follower to remove") }
-            let removedAllowed = matching.contains { $0.allowed == "Allowed" }
-            state.followers.removeAll { $0.uid == uid && (deviceUID == nil || $0.deviceUID == deviceUID) }
-            var rewrap: JSONValue = .null, graph: JSONValue = .null
-            if removedAllowed {
-                rewrap = .object(rewrapAllPosts(&state))
-                graph = .object(rebuildGraphs(&state))
+        await ownerRoute(request, body: FollowerSelection.model) { body in
+            let selection = FollowerSelection(body)
+            return state.withLock { state -> StationResponse in
+                guard selection.uid != state.uid else { return .detail(400, "cannot remove the station's own identity") }
+                let matching = state.followers.filter(selection.matches)
+                guard !matching.isEmpty else { return .detail(404, "no matching follower to remove") }
+                let removedAllowed = matching.contains { $0.allowed == "Allowed" }
+                state.followers.removeAll(where: selection.matches)
+                var rewrap: JSONValue = .null, graph: JSONValue = .null
+                if removedAllowed {
+                    rewrap = .object(rewrapAllPosts(&state))
+                    graph = .object(rebuildGraphs(&state))
+                }
+                persist(state)
+                return .json(200, JSONOut.compact([
+                    "status": "ok", "action": "remove_follower", "uid": .string(selection.uid),
+                    "device_uid": JSONOut.string(selection.deviceUID),
+                    "removed": JSONOut.int(matching.count), "removed_allowed": .bool(removedAllowed), "rewrap": rewrap,
+                    "updated_graph": graph,
+                ]))
             }
-            persist(state)
-            return .json(200, JSONOut.compact([
-                "status": "ok", "action": "remove_follower", "uid": .string(uid), "device_uid": JSONOut.string(deviceUID),
-                "removed": JSONOut.int(matching.count), "removed_allowed": .bool(removedAllowed), "rewrap": rewrap,
-                "updated_graph": graph,
-            ]))
         }
     }
 
@@ -188,44 +179,36 @@ extension StationCore {
     func follow(_ request: StationRequest) async -> StationResponse {
         let model = BodyModel(fields: [.required("uid"), .required("endpoint"), .required("mlkem_public_key"),
                                        .optional("mldsa_public_key"), .optional("ipns_id")])
-        let body: JSONObject
-        switch await authorize(request, owner: true, body: model) {
-        case let .denied(response): return response
-        case let .granted(_, object): body = object ?? [:]
-        }
-        let row = FollowingRow(uid: body["uid"]?.stringValue ?? "", mlkemPublicKey: body["mlkem_public_key"]?.stringValue ?? "",
-                               mldsaPublicKey: body["mldsa_public_key"]?.stringValue, endpoint: body["endpoint"]?.stringValue ?? "",
-                               ipnsID: body["ipns_id"]?.stringValue)
-        return state.withLock { state -> StationResponse in
-            if let index = state.following.firstIndex(where: { $0.uid == row.uid }) { state.following[index] = row } else {
-                state.following.append(row)
+        return await ownerRoute(request, body: model) { body in
+            let row = FollowingRow(uid: body["uid"]?.stringValue ?? "", mlkemPublicKey: body["mlkem_public_key"]?.stringValue ?? "",
+                                   mldsaPublicKey: body["mldsa_public_key"]?.stringValue, endpoint: body["endpoint"]?.stringValue ?? "",
+                                   ipnsID: body["ipns_id"]?.stringValue)
+            return state.withLock { state -> StationResponse in
+                if let index = state.following.firstIndex(where: { $0.uid == row.uid }) { state.following[index] = row } else {
+                    state.following.append(row)
+                }
+                let graph = rebuildGraphs(&state)
+                return .json(200, JSONOut.compact([
+                    "status": "ok", "action": "follow",
+                    "target": row.json,
+                    "updated_graph": .object(graph), "updated_profile": .object(profileObject(state)),
+                ]))
             }
-            let graph = rebuildGraphs(&state)
-            return .json(200, JSONOut.compact([
-                "status": "ok", "action": "follow",
-                "target": .object(["uid": .string(row.uid), "mlkem_public_key": .string(row.mlkemPublicKey),
-                                   "mldsa_public_key": JSONOut.string(row.mldsaPublicKey), "endpoint": .string(row.endpoint),
-                                   "ipns_id": JSONOut.string(row.ipnsID)]),
-                "updated_graph": .object(graph), "updated_profile": .object(profileObject(state)),
-            ]))
         }
     }
 
     func unfollow(_ request: StationRequest) async -> StationResponse {
         let model = BodyModel(fields: [.required("uid")])
-        let body: JSONObject
-        switch await authorize(request, owner: true, body: model) {
-        case let .denied(response): return response
-        case let .granted(_, object): body = object ?? [:]
-        }
-        let uid = body["uid"]?.stringValue ?? ""
-        return state.withLock { state -> StationResponse in
-            state.following.removeAll { $0.uid == uid }
-            let graph = rebuildGraphs(&state)
-            return .json(200, JSONOut.compact([
-                "status": "ok", "action": "unfollow", "target": .object(["uid": .string(uid)]),
-                "updated_graph": .object(graph), "updated_profile": .object(profileObject(state)),
-            ]))
+        return await ownerRoute(request, body: model) { body in
+            let uid = body["uid"]?.stringValue ?? ""
+            return state.withLock { state -> StationResponse in
+                state.following.removeAll { $0.uid == uid }
+                let graph = rebuildGraphs(&state)
+                return .json(200, JSONOut.compact([
+                    "status": "ok", "action": "unfollow", "target": .object(["uid": .string(uid)]),
+                    "updated_graph": .object(graph), "updated_profile": .object(profileObject(state)),
+                ]))
+            }
         }
     }
 
@@ -239,4 +222,20 @@ extension StationCore {
         }
         return .json(200, JSONOut.compact(["status": "ok", "following": .array(list)]))
     }
+}
+
+/// The follower devices `/followers/approve` and `/followers/remove` act on: every device of
+/// `uid`, or only `device_uid` when the body names one.
+private struct FollowerSelection {
+    static let model = BodyModel(fields: [.required("uid"), .optional("device_uid")])
+
+    let uid: String
+    let deviceUID: String?
+
+    init(_ body: JSONObject) {
+        uid = body["uid"]?.stringValue ?? ""
+        deviceUID = body["device_uid"]?.stringValue
+    }
+
+    func matches(_ row: FollowerRow) -> Bool { row.uid == uid && (deviceUID == nil || row.deviceUID == deviceUID) }
 }

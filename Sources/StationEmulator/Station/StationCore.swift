@@ -211,6 +211,17 @@ final class StationCore: Sendable {
         case let .failure(errors): return .denied(BodyModel.unprocessable(errors.items))
         }
     }
+
+    /// Answers an owner-only route with a JSON body: the denial of ``authorize(_:owner:body:)``
+    /// (401, 403, or one 422 for missing headers and what `model` rejects in the body), else
+    /// `handle`'s answer to the validated body.
+    func ownerRoute(_ request: StationRequest, body model: BodyModel,
+                    _ handle: (JSONObject) async -> StationResponse) async -> StationResponse {
+        switch await authorize(request, owner: true, body: model) {
+        case let .denied(response): return response
+        case let .granted(_, object): return await handle(object ?? [:])
+        }
+    }
 }
 
 extension JSONValue {
