@@ -39,7 +39,7 @@ final class InProcessExchange: @unchecked Sendable {
         self.buffer = buffer
         buffer.attach(pause: { [weak self] in self?.setWriterPaused(true) },
                       resume: { [weak self] in self?.setWriterPaused(false) },
-                      abandon: { [weak self] in self?.closeByClient() })
+                      abandon: { [weak self] in self?.abandon() })
     }
 
     /// A `TransportError` of `kind` naming the request.
@@ -82,14 +82,10 @@ final class InProcessExchange: @unchecked Sendable {
         body.close()
     }
 
-    /// The reader is done with the body (it dropped the stream, or took all it wanted): the
-    /// handler sees the client close.
-    func closeByClient() {
-        condition.lock()
-        clientClosed = true
-        condition.broadcast()
-        condition.unlock()
-        body.close()
+    /// The reader gave up (its task was cancelled, or it dropped the stream): the exchange ends
+    /// with `.cancelled` and the handler sees the client close.
+    private func abandon() {
+        fail(error(.cancelled, "the reader of the response gave up"))
     }
 
     /// Seconds since the handler last moved bytes or wrote a head; `nil` while its writes wait

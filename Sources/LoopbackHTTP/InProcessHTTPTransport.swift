@@ -60,7 +60,6 @@ package struct InProcessHTTPTransport: HTTPTransport {
             throw failure(.invalidRequest, "public-key pins need an https URL")
         }
         guard !Task.isCancelled else { throw failure(.cancelled, "cancelled before sending") }
-        let handler = try resolve(request)
         let stream = try Self.bodyStream(body, for: request)
         let sink = try ResponseSink.make(options.response, for: request, bufferSize: Self.responseBufferSize,
                                          backpressure: .suspendTask)
@@ -74,6 +73,7 @@ package struct InProcessHTTPTransport: HTTPTransport {
         let exchange = InProcessExchange(request: request, body: pipe, buffer: buffer)
         let head: InProcessExchange.Head
         do {
+            let handler = try resolve(request)
             let serverRequest = try HTTPServerRequest(method: request.method.rawValue, target: Self.target(of: request.url),
                                                       headers: Self.fields(of: request, bodyLength: stream.length),
                                                       headBytes: 0, source: .inProcess(exchange))

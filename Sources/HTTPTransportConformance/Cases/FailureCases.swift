@@ -26,10 +26,8 @@ enum FailureCases {
         defer { server.stop() }
         let request = HTTPRequest(method: .get, url: server.url("/wait"))
         let task = Task { try await c.transport.send(request, body: .none, options: TransferOptions()) }
-        try await c.eventually("the request reaching the server") { server.statistics.requestsReceived == 1 }
-        task.cancel()
-        try await c.expectError([.cancelled], "the cancelled send", request: request) { _ = try await task.value }
-        try await c.eventually("the server seeing the connection close") { closed.value }
+        try await c.expectCancellation(of: task, once: "the request reaching the server", { server.statistics.requestsReceived == 1 },
+                                       "the cancelled send", request: request, closed: closed)
     }
 
     static let cancellingMidDownloadStream = ConformanceCase(
@@ -61,10 +59,8 @@ enum FailureCases {
             guard case .stream(let stream) = response.body else { return }
             for try await chunk in stream { received.withLock { $0 += Int64(chunk.count) } }
         }
-        try await c.eventually("4 MiB arriving") { received.value > 4 * 1024 * 1024 }
-        task.cancel()
-        try await c.expectError([.cancelled], "reading the cancelled stream") { try await task.value }
-        try await c.eventually("the server seeing the connection close") { closed.value }
+        try await c.expectCancellation(of: task, once: "4 MiB arriving", { received.value > 4 * 1024 * 1024 },
+                                       "reading the cancelled stream", closed: closed)
     }
 
     static let cancellingMidUpload = ConformanceCase(
@@ -72,38 +68,26 @@ enum FailureCases {
     ) { c in
         let bytesAtServer = Locked<Int64>(0)
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer { request, response in
-            do {
-                try request.consumeBody { bytes, _ in bytesAtServer.withLock { $0 += Int64(bytes.count) } }
-                try response.send(status: 200)
-            } catch {
-                closed.withLock { $0 = true }
-                throw error
-            }
-        }
+        let server = try LoopbackHTTPServer(handler: TestHandlers.countingUpload(into: bytesAtServer, closed: closed))
         defer { server.stop() }
         let endless: Int64 = 1 << 40
         let body = HTTPBodyStream(length: endless, PatternBytes(seed: 31).stream(count: endless))
         let request = HTTPRequest(method: .post, url: server.url("/up"))
         let task = Task { try await c.transport.send(request, body: .stream(body), options: TransferOptions()) }
-        try await c.eventually("4 MiB reaching the server") { bytesAtServer.value > 4 * 1024 * 1024 }
-        task.cancel()
-        try await c.expectError([.cancelled], "the cancelled upload", request: request) { _ = try await task.value }
-        try await c.eventually("the server seeing the connection close") { closed.value }
+        try await c.expectCancellation(of: task, once: "4 MiB reaching the server", { bytesAtServer.value > 4 * 1024 * 1024 },
+                                       "the cancelled upload", request: request, closed: closed)
     }
 
     static let alreadyCancelledTaskSendsNothing = ConformanceCase(
         "alreadyCancelledTaskSendsNothing", "A send from an already cancelled task throws .cancelled and sends nothing."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
-        defer { server.stop() }
-        let request = HTTPRequest(method: .get, url: server.url("/never"))
-        let task = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return try await c.transport.send(request, body: .none, options: TransferOptions())
+        try await c.expectRefusedUnsent([.cancelled], "the send", requests: { [HTTPRequest(method: .get, url: $0.url("/never"))] }) { request in
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await c.transport.send(request, body: .none, options: TransferOptions())
+            }
+            _ = try await task.value
         }
-        try await c.expectError([.cancelled], "the send", request: request) { _ = try await task.value }
-        try c.expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
     }
 
     static let idleTimeoutAfterTheHead = ConformanceCase(
@@ -157,11 +141,7 @@ enum FailureCases {
         "serverClosingMidBody",
         "A connection closed mid-body fails with .connectionLost, in memory and while streaming (after the bytes sent)."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
-            try response.write([UInt8](repeating: 0x45, count: 100_000))
-            response.abortConnection()
-        }
+        let server = try LoopbackHTTPServer(handler: TestHandlers.cutMidBody(0x45))
         defer { server.stop() }
         let request = HTTPRequest(method: .get, url: server.url("/cut"))
         try await c.expectError(.connectionLost, sending: request, "collected in memory")
@@ -211,7 +191,7 @@ enum FailureCases {
     static let connectionRefused = ConformanceCase(
         "connectionRefused", "A port nobody listens on fails with .cannotConnect naming the request."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
+        let server = try LoopbackHTTPServer(handler: TestHandlers.ok())
         let url = server.url("/nobody")
         server.stop()
         try await c.expectError(.cannotConnect, sending: HTTPRequest(method: .delete, url: url))
@@ -230,13 +210,10 @@ enum FailureCases {
         "pinsOnPlainHTTPAreRefused",
         "A pinned request to an http URL fails with .invalidRequest (or .pinningUnsupported) and is not sent."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
-        defer { server.stop() }
         let pin = try PublicKeyFingerprint(sha256: [UInt8](repeating: 0xAB, count: 32))
-        let request = HTTPRequest(method: .get, url: server.url("/pinned"))
-        try await c.expectError([.invalidRequest, .pinningUnsupported], "a pinned http request", request: request) {
+        try await c.expectRefusedUnsent([.invalidRequest, .pinningUnsupported], "a pinned http request",
+                                        requests: { [HTTPRequest(method: .get, url: $0.url("/pinned"))] }) { request in
             _ = try await c.transport.send(request, body: .none, options: TransferOptions(pinnedPublicKeys: [pin]))
         }
-        try c.expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
     }
 }

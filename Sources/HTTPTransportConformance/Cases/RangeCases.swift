@@ -14,6 +14,14 @@ enum RangeCases {
         try LoopbackHTTPServer(handler: TestHandlers.ranges(pattern, size: size))
     }
 
+    /// Sends a GET of the range server's content for `range`.
+    static func get(_ range: ByteRange, from server: LoopbackHTTPServer, _ c: ConformanceContext,
+                    options: TransferOptions = TransferOptions()) async throws -> HTTPResponse {
+        var request = HTTPRequest(method: .get, url: server.url("/content"))
+        request.byteRange = range
+        return try await c.send(request, options: options)
+    }
+
     static let rangeRequestsGetPartialContent = ConformanceCase(
         "rangeRequestsGetPartialContent",
         "Closed, open-ended and suffix ranges get 206 with their Content-Range and exactly those bytes, "
@@ -27,9 +35,7 @@ enum RangeCases {
         ]
         for (range, expected) in ranges {
             for destination in [ResponseDestination.memory(), .stream] {
-                var request = HTTPRequest(method: .get, url: server.url("/content"))
-                request.byteRange = range
-                let response = try await c.send(request, options: TransferOptions(response: destination))
+                let response = try await get(range, from: server, c, options: TransferOptions(response: destination))
                 let check = "\(range.headerValue) (\(destination))"
                 try c.expectEqual(response.status, 206, "status of \(check)")
                 try c.expectEqual(response.contentRange, ContentRange(range: expected, completeLength: size),
@@ -46,9 +52,7 @@ enum RangeCases {
     ) { c in
         let server = try rangeServer()
         defer { server.stop() }
-        var request = HTTPRequest(method: .get, url: server.url("/content"))
-        request.byteRange = .from(size)
-        let response = try await c.send(request)
+        let response = try await get(.from(size), from: server, c)
         try c.expectEqual(response.status, 416, "status")
         try c.expectEqual(response.contentRange, ContentRange(range: nil, completeLength: size), "Content-Range")
     }
@@ -60,12 +64,8 @@ enum RangeCases {
     ) { c in
         let server = try rangeServer()
         defer { server.stop() }
-        var head = HTTPRequest(method: .get, url: server.url("/content"))
-        head.byteRange = .closed(0...399_999)
-        let first = try await c.bodyBytes(of: try await c.send(head), "the first part")
-        var rest = HTTPRequest(method: .get, url: server.url("/content"))
-        rest.byteRange = .from(400_000)
-        let second = try await c.send(rest, options: TransferOptions(response: .stream))
+        let first = try await c.bodyBytes(of: try await get(.closed(0...399_999), from: server, c), "the first part")
+        let second = try await get(.from(400_000), from: server, c, options: TransferOptions(response: .stream))
         guard case .stream(let stream) = second.body else {
             throw c.failure("the rest", expected: "a streamed body", got: "\(second.body)")
         }

@@ -149,11 +149,7 @@ enum StreamingCases {
         "failedDownloadRemovesThePartialFile",
         "A download to a file that breaks off fails with .connectionLost and leaves no partial file."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
-            try response.write([UInt8](repeating: 1, count: 100_000))
-            response.abortConnection()
-        }
+        let server = try LoopbackHTTPServer(handler: TestHandlers.cutMidBody(1))
         defer { server.stop() }
         let directory = try TemporaryDirectory(prefix: "transport-conformance")
         defer { directory.cleanup() }
@@ -189,10 +185,7 @@ enum StreamingCases {
     ) { c in
         let size = 4 * 1024 * 1024
         let pattern = PatternBytes(seed: 6)
-        let server = try LoopbackHTTPServer { request, response in
-            try request.consumeBody()
-            try response.send(status: 200, body: pattern.bytes(offset: 0, count: size))
-        }
+        let server = try LoopbackHTTPServer(handler: TestHandlers.ok(body: pattern.bytes(offset: 0, count: size)))
         defer { server.stop() }
         let reports = Locked<[TransferProgress]>([])
         let options = TransferOptions(progress: { progress in reports.withLock { $0.append(progress) } })

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 import Transport
 
 /// What a case works with: the transport under test, and checks that fail with the case's name,
@@ -75,6 +76,33 @@ struct ConformanceContext: Sendable {
         try await expectError([kind], check ?? "\(request.method) \(request.url.path)", request: request) {
             _ = try await transport.send(request, body: body, options: options)
         }
+    }
+
+    /// Waits until `started` holds (`what` says what that is), cancels `task`, and expects
+    /// `.cancelled` (naming `request`, when given) and the server to see the connection close
+    /// (`closed`).
+    func expectCancellation<Success: Sendable>(of task: Task<Success, any Error>, once what: String,
+                                               _ started: @Sendable () -> Bool, _ check: String,
+                                               request: HTTPRequest? = nil, closed: Locked<Bool>) async throws {
+        try await eventually(what, started)
+        task.cancel()
+        try await expectError([.cancelled], check, request: request) { _ = try await task.value }
+        try await eventually("the server seeing the connection close") { closed.value }
+    }
+
+    /// Sends each of `requests` (made for a server that answers 200) with `send`, expecting a
+    /// `TransportError` of one of `kinds` naming it; then checks that none reached the server.
+    func expectRefusedUnsent(_ kinds: Set<TransportError.Kind>, _ check: String,
+                             requests: (LoopbackHTTPServer) -> [HTTPRequest],
+                             send: @escaping @Sendable (HTTPRequest) async throws -> Void) async throws {
+        let server = try LoopbackHTTPServer(handler: TestHandlers.ok())
+        defer { server.stop() }
+        for request in requests(server) {
+            try await expectError(kinds, "\(check): \(request.method) \(request.url) \(request.headers)", request: request) {
+                try await send(request)
+            }
+        }
+        try expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
     }
 
     /// Collects a response body delivered in any form (at most `limit` bytes).
