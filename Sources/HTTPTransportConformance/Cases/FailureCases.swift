@@ -19,11 +19,10 @@ enum FailureCases {
         "Cancelling the task while it waits for the response throws .cancelled and closes the connection."
     ) { c in
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             try request.consumeBody()
             if response.waitForClientToClose(timeout: 60) { closed.withLock { $0 = true } }
         }
-        defer { server.stop() }
         let request = HTTPRequest(method: .get, url: server.url("/wait"))
         let task = Task { try await c.transport.send(request, body: .none, options: TransferOptions()) }
         try await c.expectCancellation(of: task, once: "the request reaching the server", { server.statistics.requestsReceived == 1 },
@@ -34,7 +33,7 @@ enum FailureCases {
         "cancellingMidDownloadStream", "Cancelling the task reading a streamed body throws .cancelled and ends the transfer."
     ) { c in
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer { _, response in
+        let server = try c.serve { _, response in
             try response.writeHead(status: 200, headers: [("Content-Length", "\(Int64(1) << 40)")])
             let chunk = [UInt8](repeating: 0x44, count: 64 * 1024)
             do {
@@ -51,7 +50,6 @@ enum FailureCases {
                 closed.withLock { $0 = true }
             }
         }
-        defer { server.stop() }
         let received = Locked<Int64>(0)
         let request = HTTPRequest(method: .get, url: server.url("/endless"))
         let task = Task {
@@ -68,8 +66,7 @@ enum FailureCases {
     ) { c in
         let bytesAtServer = Locked<Int64>(0)
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer(handler: TestHandlers.countingUpload(into: bytesAtServer, closed: closed))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.countingUpload(into: bytesAtServer, closed: closed))
         let endless: Int64 = 1 << 40
         let body = HTTPBodyStream(length: endless, PatternBytes(seed: 31).stream(count: endless))
         let request = HTTPRequest(method: .post, url: server.url("/up"))
@@ -95,8 +92,7 @@ enum FailureCases {
         "A body that stops moving fails with .timedOut under a 1 s idle limit, and the connection is closed."
     ) { c in
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer(handler: TestHandlers.stalling(closed: closed))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.stalling(closed: closed))
         try await c.expectError(.timedOut, sending: HTTPRequest(method: .get, url: server.url("/stall")),
                                 options: TransferOptions(timeouts: idleOnly))
         try await c.eventually("the server seeing the connection close") { closed.value }
@@ -105,11 +101,10 @@ enum FailureCases {
     static let idleTimeoutBeforeAnyResponse = ConformanceCase(
         "idleTimeoutBeforeAnyResponse", "A server that never answers fails the request with .timedOut under a 1 s idle limit."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             try request.consumeBody()
             _ = response.waitForClientToClose(timeout: 60)
         }
-        defer { server.stop() }
         try await c.expectError(.timedOut, sending: HTTPRequest(method: .post, url: server.url("/silent")),
                                 body: .bytes(Data("x".utf8)), options: TransferOptions(timeouts: idleOnly))
     }
@@ -117,8 +112,7 @@ enum FailureCases {
     static let totalTimeout = ConformanceCase(
         "totalTimeout", "A body that keeps trickling fails with .timedOut under a 1.5 s total limit (idle limit 60 s)."
     ) { c in
-        let server = try LoopbackHTTPServer(handler: TestHandlers.trickle(0x42, count: 600, declared: 100_000))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.trickle(0x42, count: 600, declared: 100_000))
         try await c.expectError(.timedOut, sending: HTTPRequest(method: .get, url: server.url("/slow")),
                                 options: TransferOptions(timeouts: TransferTimeouts(idle: 60, total: 1.5)))
     }
@@ -127,8 +121,7 @@ enum FailureCases {
         "totalTimeoutOfAStream",
         "A streamed body that keeps trickling fails with .timedOut under an explicit 1 s total limit (idle limit 60 s)."
     ) { c in
-        let server = try LoopbackHTTPServer(handler: TestHandlers.trickle(0x43, count: 25, declared: 25))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.trickle(0x43, count: 25, declared: 25))
         let request = HTTPRequest(method: .get, url: server.url("/trickle"))
         try await c.expectError([.timedOut], "reading the streamed body", request: request) {
             let options = TransferOptions(response: .stream, timeouts: TransferTimeouts(idle: 60, total: 1))
@@ -141,8 +134,7 @@ enum FailureCases {
         "serverClosingMidBody",
         "A connection closed mid-body fails with .connectionLost, in memory and while streaming (after the bytes sent)."
     ) { c in
-        let server = try LoopbackHTTPServer(handler: TestHandlers.cutMidBody(0x45))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.cutMidBody(0x45))
         let request = HTTPRequest(method: .get, url: server.url("/cut"))
         try await c.expectError(.connectionLost, sending: request, "collected in memory")
         let response = try await c.send(request, options: TransferOptions(response: .stream))
@@ -160,13 +152,12 @@ enum FailureCases {
         "fileShrinkingDuringUpload",
         "A request body file that shrinks during the upload fails with .requestBodyFailed instead of sending less."
     ) { c in
-        let directory = try TemporaryDirectory(prefix: "transport-conformance")
-        defer { directory.cleanup() }
+        let directory = try c.scratchDirectory()
         let file = directory.file("shrinking.bin")
         try PatternBytes(seed: 51).writeFile(file, count: 48 * 1024 * 1024)
         let readByServer = Locked<Int64>(0)
         let mayContinue = Locked(false)
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             try request.consumeBody { bytes, _ in
                 let total = readByServer.withLock { count -> Int64 in
                     count += Int64(bytes.count)
@@ -177,7 +168,6 @@ enum FailureCases {
             }
             try response.send(status: 200)
         }
-        defer { server.stop() }
         let request = HTTPRequest(method: .put, url: server.url("/up"))
         let task = Task { try await c.transport.send(request, body: .file(file), options: TransferOptions()) }
         try await c.eventually("1 MiB reaching the server") { readByServer.value >= 1 << 20 }
@@ -191,7 +181,7 @@ enum FailureCases {
     static let connectionRefused = ConformanceCase(
         "connectionRefused", "A port nobody listens on fails with .cannotConnect naming the request."
     ) { c in
-        let server = try LoopbackHTTPServer(handler: TestHandlers.ok())
+        let server = try c.serve(TestHandlers.ok())
         let url = server.url("/nobody")
         server.stop()
         try await c.expectError(.cannotConnect, sending: HTTPRequest(method: .delete, url: url))

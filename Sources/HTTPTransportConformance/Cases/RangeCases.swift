@@ -10,9 +10,7 @@ enum RangeCases {
     static let pattern = PatternBytes(seed: 21)
 
     /// Serves `size` pattern bytes with single-range support.
-    static func rangeServer() throws -> LoopbackHTTPServer {
-        try LoopbackHTTPServer(handler: TestHandlers.ranges(pattern, size: size))
-    }
+    static let content = TestHandlers.ranges(pattern, size: size)
 
     /// Sends a GET of the range server's content for `range`.
     static func get(_ range: ByteRange, from server: LoopbackHTTPServer, _ c: ConformanceContext,
@@ -27,8 +25,7 @@ enum RangeCases {
         "Closed, open-ended and suffix ranges get 206 with their Content-Range and exactly those bytes, "
             + "in memory and streamed."
     ) { c in
-        let server = try rangeServer()
-        defer { server.stop() }
+        let server = try c.serve(content)
         let ranges: [(ByteRange, ClosedRange<Int64>)] = [
             (.closed(0...0), 0...0), (.closed(1000...1999), 1000...1999), (.closed(999_000...999_999), 999_000...999_999),
             (.from(900_000), 900_000...999_999), (.suffix(12_345), 987_655...999_999),
@@ -50,8 +47,7 @@ enum RangeCases {
     static let unsatisfiableRangeGets416 = ConformanceCase(
         "unsatisfiableRangeGets416", "A range past the end gets 416 with `Content-Range: bytes */<length>`."
     ) { c in
-        let server = try rangeServer()
-        defer { server.stop() }
+        let server = try c.serve(content)
         let response = try await get(.from(size), from: server, c)
         try c.expectEqual(response.status, 416, "status")
         try c.expectEqual(response.contentRange, ContentRange(range: nil, completeLength: size), "Content-Range")
@@ -62,8 +58,7 @@ enum RangeCases {
         "A download resumes where it stopped: the first part in memory, the rest streamed from an open-ended range, "
             + "whole and in order."
     ) { c in
-        let server = try rangeServer()
-        defer { server.stop() }
+        let server = try c.serve(content)
         let first = try await c.bodyBytes(of: try await get(.closed(0...399_999), from: server, c), "the first part")
         let second = try await get(.from(400_000), from: server, c, options: TransferOptions(response: .stream))
         guard case .stream(let stream) = second.body else {

@@ -7,11 +7,15 @@ import Transport
 struct ConformanceContext: Sendable {
     let caseName: String
     let transport: any HTTPTransport
+    /// What ends with the case: stopping the servers of ``serve(_:)``, removing the directories of
+    /// ``scratchDirectory()``.
+    private let cleanups = Locked<[@Sendable () -> Void]>([])
 
     /// Runs a case body; anything it throws other than a ``ConformanceFailure`` becomes one.
     static func run(caseName: String, transport: any HTTPTransport,
                     _ body: @Sendable (ConformanceContext) async throws -> Void) async throws {
         let context = ConformanceContext(caseName: caseName, transport: transport)
+        defer { for cleanup in context.cleanups.value.reversed() { cleanup() } }
         do {
             try await body(context)
         } catch let failure as ConformanceFailure {
@@ -19,6 +23,21 @@ struct ConformanceContext: Sendable {
         } catch {
             throw context.failure("running the case", expected: "no error", got: "\(error)")
         }
+    }
+
+    /// Starts a loopback server running `handler` for the rest of the case: it is stopped when
+    /// the case ends, however it ends.
+    func serve(_ handler: @escaping LoopbackHTTPServer.Handler) throws -> LoopbackHTTPServer {
+        let server = try LoopbackHTTPServer(handler: handler)
+        cleanups.withLock { $0.append(server.stop) }
+        return server
+    }
+
+    /// A fresh empty directory for the rest of the case: it is removed when the case ends.
+    func scratchDirectory() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        cleanups.withLock { $0.append(directory.cleanup) }
+        return directory
     }
 
     func failure(_ check: String, expected: String, got: String) -> ConformanceFailure {
@@ -95,8 +114,7 @@ struct ConformanceContext: Sendable {
     func expectRefusedUnsent(_ kinds: Set<TransportError.Kind>, _ check: String,
                              requests: (LoopbackHTTPServer) -> [HTTPRequest],
                              send: @escaping @Sendable (HTTPRequest) async throws -> Void) async throws {
-        let server = try LoopbackHTTPServer(handler: TestHandlers.ok())
-        defer { server.stop() }
+        let server = try serve(TestHandlers.ok())
         for request in requests(server) {
             try await expectError(kinds, "\(check): \(request.method) \(request.url) \(request.headers)", request: request) {
                 try await send(request)
