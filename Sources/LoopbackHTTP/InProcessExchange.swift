@@ -3,8 +3,8 @@ import Transport
 
 /// One request handed to a ``LoopbackHTTPServer/Handler`` in process (see ``InProcessHTTPTransport``):
 /// what stands in for the connection. The request body comes from a ``RequestBodyPipe``, the
-/// response head goes to the waiting `send`, body bytes go to a ``ResponseBuffer`` (the handler's
-/// writes wait while the reader is behind), and the "client closing the connection" is the
+/// response head goes to the waiting `send`, body bytes go to a ``ResponseBuffer`` (a write it
+/// refuses as full waits until the reader has drained it to half), and the "client closing the connection" is the
 /// transport giving up: cancelled, timed out, over a limit, or its stream dropped.
 ///
 /// The handler runs on a thread of its own and may block, as on a server connection.
@@ -27,19 +27,19 @@ final class InProcessExchange: @unchecked Sendable {
     private var failure: TransportError?
     private var clientClosed = false
     private var writerPaused = false
+    /// How many times the reader has drained a full buffer: a refused write waits for the next one.
+    private var resumes = 0
     private var finished = false
     private var written: Int64 = 0
     private var lastActivity = Date()
 
     /// An exchange of `request`, its body coming through `body`, the answer going to `buffer`
-    /// (which must pause with `.suspendTask`).
+    /// (which must refuse chunks when full: `.refuseWhenFull`).
     init(request: HTTPRequest, body: RequestBodyPipe, buffer: ResponseBuffer) {
         self.request = request
         self.body = body
         self.buffer = buffer
-        buffer.attach(pause: { [weak self] in self?.setWriterPaused(true) },
-                      resume: { [weak self] in self?.setWriterPaused(false) },
-                      abandon: { [weak self] in self?.abandon() })
+        buffer.attach(resume: { [weak self] in self?.resumeWriter() }, abandon: { [weak self] in self?.abandon() })
     }
 
     /// A `TransportError` of `kind` naming the request.
@@ -129,7 +129,6 @@ final class InProcessExchange: @unchecked Sendable {
     func writeBody(_ bytes: UnsafeRawBufferPointer, declaredLength: Int64?) throws {
         guard !bytes.isEmpty else { return }
         condition.lock()
-        while writerPaused, !clientClosed { condition.wait() }
         guard !clientClosed else {
             condition.unlock()
             throw ServerSocketError.closedEarly
@@ -142,7 +141,22 @@ final class InProcessExchange: @unchecked Sendable {
             fail(error(.protocolError, "the handler wrote more body than its Content-Length"))
             throw ServerSocketError.closedEarly
         }
-        buffer.offer(Data(bytes))
+        let data = Data(bytes)
+        while true {
+            condition.lock()
+            let seen = resumes
+            condition.unlock()
+            // Refused: the buffer is full. The resume that drains it counts up `resumes`, even
+            // one that comes before this thread waits.
+            if buffer.offer(data) { return }
+            condition.lock()
+            writerPaused = true
+            while resumes == seen, !clientClosed { condition.wait() }
+            writerPaused = false
+            let gone = clientClosed
+            condition.unlock()
+            if gone { throw ServerSocketError.closedEarly }
+        }
     }
 
     /// Blocks until the transport gives up on the exchange or `timeout` seconds pass; `true` if it did.
@@ -197,10 +211,10 @@ final class InProcessExchange: @unchecked Sendable {
 
     // MARK: Private
 
-    private func setWriterPaused(_ paused: Bool) {
+    private func resumeWriter() {
         condition.lock()
-        writerPaused = paused
-        if !paused { lastActivity = Date() }
+        resumes += 1
+        lastActivity = Date()
         condition.broadcast()
         condition.unlock()
     }

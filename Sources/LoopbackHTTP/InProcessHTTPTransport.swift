@@ -62,21 +62,26 @@ package struct InProcessHTTPTransport: HTTPTransport {
         guard !Task.isCancelled else { throw failure(.cancelled, "cancelled before sending") }
         let stream = try Self.bodyStream(body, for: request)
         let sink = try ResponseSink.make(options.response, for: request, bufferSize: Self.responseBufferSize,
-                                         backpressure: .suspendTask)
+                                         backpressure: .refuseWhenFull)
         let buffer: ResponseBuffer
         if case .stream(let streamBuffer) = sink {
             buffer = streamBuffer
         } else {
-            buffer = ResponseBuffer(highWater: Self.responseBufferSize, backpressure: .suspendTask, request: request)
+            buffer = ResponseBuffer(highWater: Self.responseBufferSize, backpressure: .refuseWhenFull, request: request)
         }
         let pipe = RequestBodyPipe(declaredLength: stream.length, highWater: Self.requestBufferSize)
         let exchange = InProcessExchange(request: request, body: pipe, buffer: buffer)
         let head: InProcessExchange.Head
         do {
             let handler = try resolve(request)
-            let serverRequest = try HTTPServerRequest(method: request.method.rawValue, target: Self.target(of: request.url),
-                                                      headers: Self.fields(of: request, bodyLength: stream.length),
-                                                      headBytes: 0, source: .inProcess(exchange))
+            let target = Self.target(of: request.url)
+            let fields = Self.fields(of: request, bodyLength: stream.length)
+            // The size the head would have on the wire: request line, fields, empty line.
+            let headBytes = fields.reduce("\(request.method.rawValue) \(target) HTTP/1.1\r\n".utf8.count + 2) {
+                $0 + $1.name.utf8.count + 2 + $1.value.utf8.count + 2
+            }
+            let serverRequest = try HTTPServerRequest(method: request.method.rawValue, target: target, headers: fields,
+                                                      headBytes: headBytes, source: .inProcess(exchange))
             pipe.start(stream)
             HandlerThread(handler: handler, request: serverRequest, exchange: exchange).start()
             Self.watch(exchange, timeouts: options.timeouts)
