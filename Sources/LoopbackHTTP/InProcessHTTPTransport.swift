@@ -95,6 +95,9 @@ package struct InProcessHTTPTransport: HTTPTransport {
                 _ = close(descriptor)
                 _ = unlink(url.path)
             }
+            // The head itself could not be framed (a Transfer-Encoding other than chunked, a
+            // Content-Length that is not a number): no server would take it.
+            guard error is TransportError else { throw failure(.invalidRequest, "the request head cannot be sent: \(error)") }
             throw error
         }
         let progress = Progress(exchange: exchange, expectedToSend: stream.length, expectedToReceive: head.length,

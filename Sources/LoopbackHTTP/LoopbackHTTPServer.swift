@@ -9,6 +9,9 @@ import Darwin
 /// A small HTTP/1.1 server on 127.0.0.1 (the station emulator's, and the transport tests'): POSIX sockets, one thread per connection,
 /// keep-alive, `Content-Length` and chunked request bodies, `Expect: 100-continue`.
 ///
+/// The same handler can also be handed requests with no socket at all, in process
+/// (`InProcessHTTPTransport`, the station emulator's `InProcessTransport`).
+///
 /// The handler runs on the connection's thread and may block (read a body slowly, stall, wait for
 /// the client to give up), which is what transport tests need. Bodies are read and written in
 /// pieces, so the server itself stays in constant memory for any body size.
