@@ -1,7 +1,7 @@
 import Foundation
 
-/// A request received by `LoopbackHTTPServer`: its head, and its body read on demand (so a handler
-/// can consume a 100 MiB upload in constant memory).
+/// A request received by `LoopbackHTTPServer` (or handed to its handler in process): its head, and
+/// its body read on demand (so a handler can consume a 100 MiB upload in constant memory).
 public final class HTTPServerRequest {
     /// The method token, for example `POST`.
     public let method: String
@@ -12,22 +12,29 @@ public final class HTTPServerRequest {
     /// The total size of the request head in bytes (request line and header lines).
     public let headBytes: Int
 
-    private let socket: ServerSocket
+    private let source: Source
     private var framing: Framing
     /// Body bytes read so far.
     public private(set) var bodyBytesRead: Int64 = 0
+
+    /// Where the body comes from: the connection (framed as the head says), or an in-process
+    /// exchange's pipe (the bytes themselves; the framing only says how a client would send them).
+    enum Source {
+        case socket(ServerSocket)
+        case inProcess(InProcessExchange)
+    }
 
     private enum Framing {
         case length(remaining: Int64)
         case chunked(remainingInChunk: Int64, finished: Bool)
     }
 
-    init(method: String, target: String, headers: [(name: String, value: String)], headBytes: Int, socket: ServerSocket) throws {
+    init(method: String, target: String, headers: [(name: String, value: String)], headBytes: Int, source: Source) throws {
         self.method = method
         self.target = target
         self.headers = headers
         self.headBytes = headBytes
-        self.socket = socket
+        self.source = source
         let encoding = headers.first { $0.name.lowercased() == "transfer-encoding" }?.value.lowercased()
         if let encoding {
             guard encoding == "chunked" else { throw ServerSocketError.malformed("transfer-encoding \(encoding)") }
@@ -56,6 +63,11 @@ public final class HTTPServerRequest {
 
     /// Reads body bytes into `buffer`; 0 at the end of the body.
     public func readBody(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let socket: ServerSocket
+        switch source {
+        case .socket(let connection): socket = connection
+        case .inProcess(let exchange): return try readInProcess(from: exchange, into: buffer)
+        }
         switch framing {
         case .length(let remaining):
             guard remaining > 0, buffer.count > 0 else { return 0 }
@@ -95,6 +107,29 @@ public final class HTTPServerRequest {
             framing = .chunked(remainingInChunk: remaining, finished: false)
             bodyBytesRead += Int64(count)
             return count
+        }
+    }
+
+    /// Reads body bytes from an in-process exchange's pipe; its failure (the request body broke
+    /// its word, the transport gave up) ends the exchange with the transport's error first.
+    private func readInProcess(from exchange: InProcessExchange, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard !bodyFinished, buffer.count > 0 else { return 0 }
+        var want = buffer.count
+        if case .length(let remaining) = framing { want = Int(min(Int64(want), remaining)) }
+        switch exchange.body.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), idleLimit: nil) {
+        case .bytes(let count):
+            bodyBytesRead += Int64(count)
+            if case .length(let remaining) = framing { framing = .length(remaining: remaining - Int64(count)) }
+            exchange.noteActivity()
+            return count
+        case .end, .wouldBlock:
+            // The pipe holds a body to its declared length, so only an unsized (chunked) one ends here.
+            guard case .chunked = framing else { throw ServerSocketError.closedEarly }
+            framing = .chunked(remainingInChunk: 0, finished: true)
+            return 0
+        case .failed(let failure):
+            exchange.fail(exchange.error(failure.kind, failure.message, underlying: failure.underlying))
+            throw ServerSocketError.closedEarly
         }
     }
 

@@ -9,6 +9,9 @@ import Darwin
 /// A small HTTP/1.1 server on 127.0.0.1 (the station emulator's, and the transport tests'): POSIX sockets, one thread per connection,
 /// keep-alive, `Content-Length` and chunked request bodies, `Expect: 100-continue`.
 ///
+/// The same handler can also be handed requests with no socket at all, in process
+/// (`InProcessHTTPTransport`, the station emulator's `InProcessTransport`).
+///
 /// The handler runs on the connection's thread and may block (read a body slowly, stall, wait for
 /// the client to give up), which is what transport tests need. Bodies are read and written in
 /// pieces, so the server itself stays in constant memory for any body size.
@@ -111,6 +114,7 @@ public final class LoopbackHTTPServer: Sendable {
         }
         listener = descriptor
         port = UInt16(bigEndian: address.sin_port)
+        Self.listening.withLock { $0[port] = Listening(server: self) }
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "LoopbackHTTPServer.accept"
         thread.start()
@@ -138,7 +142,36 @@ public final class LoopbackHTTPServer: Sendable {
             for socket in state.open.values { socket.shutdownBoth() }
             return true
         }
-        if first { _ = acceptLoopDone.wait(timeout: .now() + 5) }
+        if first {
+            Self.listening.withLock { if $0[port]?.server === self || $0[port]?.server == nil { $0[port] = nil } }
+            _ = acceptLoopDone.wait(timeout: .now() + 5)
+        }
+    }
+
+    // MARK: In process
+
+    /// A server of this process, held weakly.
+    private struct Listening: Sendable {
+        weak var server: LoopbackHTTPServer?
+    }
+
+    /// The servers of this process that have not stopped, by port: where
+    /// ``InProcessHTTPTransport/loopbackServers`` delivers a request for `127.0.0.1:<port>`.
+    private static let listening = Locked<[UInt16: Listening]>([:])
+
+    /// The running server listening on `port` in this process, or `nil`.
+    package static func running(onPort port: UInt16) -> LoopbackHTTPServer? {
+        listening.withLock { $0[port]?.server }
+    }
+
+    /// This server's handler for one request delivered in process, counted in
+    /// ``Statistics/requestsReceived`` as one read from a connection is; `nil` once stopped.
+    package func acceptInProcess() -> Handler? {
+        state.withLock { state -> Handler? in
+            guard !state.stopped else { return nil }
+            state.statistics.requestsReceived += 1
+            return handler
+        }
     }
 
     // MARK: Threads
@@ -211,7 +244,7 @@ public final class LoopbackHTTPServer: Sendable {
                 if request.header("Expect")?.lowercased() == "100-continue" {
                     try Array("HTTP/1.1 100 Continue\r\n\r\n".utf8).withUnsafeBytes { try socket.write($0) }
                 }
-                let response = HTTPServerResponse(socket: socket, isHeadRequest: request.method == "HEAD")
+                let response = HTTPServerResponse(output: .socket(socket), isHeadRequest: request.method == "HEAD")
                 do {
                     try handler(request, response)
                 } catch {
@@ -284,6 +317,6 @@ public final class LoopbackHTTPServer: Sendable {
             headers.append((name, value))
         }
         return try HTTPServerRequest(method: String(parts[0]), target: String(parts[1]), headers: headers,
-                                     headBytes: headBytes, socket: socket)
+                                     headBytes: headBytes, source: .socket(socket))
     }
 }

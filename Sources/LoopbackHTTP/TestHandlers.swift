@@ -9,6 +9,46 @@ import Darwin
 /// Server behaviours the conformance cases, the transport tests and the benchmarks share: one
 /// copy of each, so a case and a test that serve the same thing serve it the same way.
 package enum TestHandlers {
+    /// Reads and drops the request body, then answers 200 with `body`.
+    package static func ok(body: [UInt8] = []) -> LoopbackHTTPServer.Handler {
+        { request, response in
+            try request.consumeBody()
+            try response.send(status: 200, body: body)
+        }
+    }
+
+    /// Reads the request body, adding each piece's size to `bytes`, then answers 200; `closed`
+    /// turns true when the client leaves before the body ends.
+    package static func countingUpload(into bytes: Locked<Int64>, closed: Locked<Bool>) -> LoopbackHTTPServer.Handler {
+        { request, response in
+            do {
+                try request.consumeBody { piece, _ in bytes.withLock { $0 += Int64(piece.count) } }
+                try response.send(status: 200)
+            } catch {
+                closed.withLock { $0 = true }
+                throw error
+            }
+        }
+    }
+
+    /// Declares a 1 MiB body, sends 100 000 bytes of `byte`, then closes the connection.
+    package static func cutMidBody(_ byte: UInt8) -> LoopbackHTTPServer.Handler {
+        { _, response in
+            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
+            try response.write([UInt8](repeating: byte, count: 100_000))
+            response.abortConnection()
+        }
+    }
+
+    /// Records the request's header fields in `seen` and answers 200 with the fields `answer`.
+    package static func recordingHeaders(into seen: Locked<[(name: String, value: String)]>,
+                                         answer: [(String, String)]) -> LoopbackHTTPServer.Handler {
+        { request, response in
+            seen.withLock { $0 = request.headers }
+            try response.send(status: 200, headers: answer)
+        }
+    }
+
     /// Sends `count` bytes of `pattern` with a `Content-Length`, calling `wrote` with the running
     /// total after each write.
     package static func patternDownload(_ pattern: PatternBytes, count: Int64,

@@ -78,7 +78,7 @@ public final class StationEmulator: Sendable {
     }
 
     let core: StationCore
-    private let router: StationRouter
+    let router: StationRouter
     private let gateway: Gateway
     private let servers = Locked(Servers())
 
@@ -125,10 +125,12 @@ public final class StationEmulator: Sendable {
     /// Handles one request: station routes, or the gateway for `/ipfs/…` and `/ipns/…`. Applies
     /// injected faults and latency.
     public func handle(_ request: StationRequest) async -> StationResponse {
-        let path = request.path
-        if path.hasPrefix("/ipfs/") || path.hasPrefix("/ipns/") { return await handleGateway(request) }
+        if Self.isGatewayPath(request.path) { return await handleGateway(request) }
         return await handleStation(request)
     }
+
+    /// Whether `path` is the gateway's (`/ipfs/…`, `/ipns/…`) on a host that serves both.
+    static func isGatewayPath(_ path: String) -> Bool { path.hasPrefix("/ipfs/") || path.hasPrefix("/ipns/") }
 
     /// Handles one request as the gateway alone does (every path, station ones answer 404), with
     /// the gateway's faults.
@@ -144,7 +146,7 @@ public final class StationEmulator: Sendable {
         return response
     }
 
-    private func handleStation(_ request: StationRequest) async -> StationResponse {
+    func handleStation(_ request: StationRequest) async -> StationResponse {
         let latency = faults.latency
         if latency > 0 { try? await Task.sleep(nanoseconds: UInt64(latency * 1_000_000_000)) }
         let router = self.router
@@ -208,20 +210,8 @@ public final class StationEmulator: Sendable {
         let station = try makeStationServer(port: port)
         let gatewayServer: StationHTTPServer
         do {
-            let router = self.router
-            let requests = self.requests
-            gatewayServer = try StationHTTPServer(
-                port: gatewayPort, clock: core.clock, limits: core.configuration.serverLimits,
-                maximumBodySize: core.configuration.maximumUploadSize,
-                tooLarge: { head in
-                    requests.record(.gateway, head, router.tooLargeResponse)
-                    return router.tooLargeResponse
-                },
-                refusesDeclaredLength: { _ in false }
-            ) { [weak self] request in
-                guard let self else { return StationResponse(status: 503) }
-                return await self.handleGateway(request)
-            }
+            gatewayServer = try StationHTTPServer(port: gatewayPort, limits: core.configuration.serverLimits,
+                                                  handler: loopbackHandler(.gateway))
         } catch {
             station.stop()
             throw error
@@ -272,20 +262,7 @@ public final class StationEmulator: Sendable {
     public var gatewayURL: URL? { servers.withLock { $0.gateway }.map { Self.url(port: $0.port) } }
 
     private func makeStationServer(port: UInt16) throws -> StationHTTPServer {
-        let router = self.router
-        let requests = self.requests
-        return try StationHTTPServer(
-            port: port, clock: core.clock, limits: core.configuration.serverLimits,
-            maximumBodySize: core.configuration.maximumUploadSize,
-            tooLarge: { head in
-                requests.record(.station, head, router.tooLargeResponse)
-                return router.tooLargeResponse
-            },
-            refusesDeclaredLength: { head in router.isTooLarge(path: head.path, declaredLength: head.header("content-length")) },
-            handle: { [weak self] request in
-                guard let self else { return StationResponse(status: 503) }
-                return await self.handleStation(request)
-            })
+        try StationHTTPServer(port: port, limits: core.configuration.serverLimits, handler: loopbackHandler(.station))
     }
 
     private func advertise(_ url: URL) {

@@ -56,16 +56,11 @@ struct BasicExchangeTests {
     /// names arrive joined by commas, and response repeats must share one spelling to survive.
     @Test func headersReachBothEnds() async throws {
         let seen = Locked<[(name: String, value: String)]>([])
-        let server = try LoopbackHTTPServer { request, response in
-            seen.withLock { $0 = request.headers }
-            try response.send(status: 200, headers: [("Set-Cookie", "a=1"), ("X-Mixed-CASE", "v"), ("Set-Cookie", "b=2")])
-        }
+        let answer = [("Set-Cookie", "a=1"), ("X-Mixed-CASE", "v"), ("Set-Cookie", "b=2")]
+        let server = try LoopbackHTTPServer(handler: TestHandlers.recordingHeaders(into: seen, answer: answer))
         defer { server.stop() }
-        var request = HTTPRequest(method: .get, url: server.url("/h"))
-        request.headers.add("x-cipher-uid", value: "Station-UID")
-        request.headers.add("X-Cipher-Timestamp", value: "1700000000")
-        request.headers.add("X-Repeat", value: "one")
-        request.headers.add("x-repeat", value: "two")
+        let sent = [("x-cipher-uid", "Station-UID"), ("X-Cipher-Timestamp", "1700000000"), ("X-Repeat", "one"), ("x-repeat", "two")]
+        let request = HTTPRequest(method: .get, url: server.url("/h"), headers: HTTPHeaders(sent))
         let response = try await URLSessionTransport.forTests().send(request)
         #expect(response.headers.values(for: "SET-COOKIE").joined(separator: ", ") == "a=1, b=2")
         #expect(response.headers["x-mixed-case"] == "v")

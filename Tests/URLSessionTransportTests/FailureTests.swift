@@ -33,15 +33,7 @@ struct FailureTests {
     @Test func cancellingMidUpload() async throws {
         let bytesAtServer = Locked<Int64>(0)
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer { request, response in
-            do {
-                try request.consumeBody { bytes, _ in bytesAtServer.withLock { $0 += Int64(bytes.count) } }
-                try response.send(status: 200)
-            } catch {
-                closed.withLock { $0 = true }
-                throw error
-            }
-        }
+        let server = try LoopbackHTTPServer(handler: TestHandlers.countingUpload(into: bytesAtServer, closed: closed))
         defer { server.stop() }
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
@@ -69,10 +61,7 @@ struct FailureTests {
     #if canImport(FoundationNetworking)
     /// Cancelling while a stream is still being spooled (Linux) stops it there, before anything is sent.
     @Test func cancellingWhileSpooling() async throws {
-        let server = try LoopbackHTTPServer { request, response in
-            try request.consumeBody()
-            try response.send(status: 200)
-        }
+        let server = try LoopbackHTTPServer(handler: TestHandlers.ok())
         defer { server.stop() }
         let produced = Locked<Int64>(0)
         let chunk = Data(count: 64 * 1024)

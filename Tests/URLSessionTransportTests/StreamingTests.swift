@@ -79,27 +79,4 @@ struct StreamingTests {
         #endif
     }
 
-    /// Files that cannot be read or written fail before anything is sent.
-    @Test func unusableFilesFailEarly() async throws {
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200, body: Array("x".utf8)) }
-        defer { server.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanup() }
-        let transport = URLSessionTransport.forTests()
-        let missing = await transportError {
-            _ = try await transport.send(HTTPRequest(method: .put, url: server.url("/m")), body: .file(directory.file("absent")))
-        }
-        #expect(missing?.kind == .requestBodyFailed)
-        let notAFile = await transportError {
-            _ = try await transport.send(HTTPRequest(method: .put, url: server.url("/m")), body: .file(directory.url))
-        }
-        #expect(notAFile?.kind == .requestBodyFailed)
-        let unwritable = await transportError {
-            _ = try await transport.send(HTTPRequest(method: .get, url: server.url("/m")), body: .none,
-                                         options: TransferOptions(response: .file(directory.file("no/such/dir/out"))))
-        }
-        #expect(unwritable?.kind == .responseBodyFailed)
-        #expect(server.statistics.requestsReceived == 0)
-    }
-
 }

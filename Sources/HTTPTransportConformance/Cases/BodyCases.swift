@@ -23,9 +23,9 @@ enum BodyCases {
         }
     }
 
-    /// A server that records every request it receives.
-    static func recordingServer(_ seen: Locked<[Received]>) throws -> LoopbackHTTPServer {
-        try LoopbackHTTPServer { request, response in
+    /// Records every request it receives in `seen`.
+    static func recording(_ seen: Locked<[Received]>) -> LoopbackHTTPServer.Handler {
+        { request, response in
             let body = try request.readBody()
             seen.withLock {
                 $0.append(Received(method: request.method, contentLength: request.header("Content-Length"),
@@ -40,8 +40,7 @@ enum BodyCases {
         "GET, HEAD and DELETE without a body send none (no Content-Length, not chunked); HEAD's response has no body."
     ) { c in
         let seen = Locked<[Received]>([])
-        let server = try recordingServer(seen)
-        defer { server.stop() }
+        let server = try c.serve(recording(seen))
         for method in [HTTPMethod.get, .head, .delete] {
             let response = try await c.send(HTTPRequest(method: method, url: server.url("/none")))
             try c.expectEqual(response.status, 200, "status of \(method)")
@@ -63,8 +62,7 @@ enum BodyCases {
         "bodilessPostPutPatchSendContentLengthZero", "POST, PUT and PATCH without a body say Content-Length: 0."
     ) { c in
         let seen = Locked<[Received]>([])
-        let server = try recordingServer(seen)
-        defer { server.stop() }
+        let server = try c.serve(recording(seen))
         for method in [HTTPMethod.post, .put, .patch] {
             _ = try await c.send(HTTPRequest(method: method, url: server.url("/empty")))
         }
@@ -80,8 +78,7 @@ enum BodyCases {
             + "with the caller's Content-Type or none."
     ) { c in
         let seen = Locked<[Received]>([])
-        let server = try recordingServer(seen)
-        defer { server.stop() }
+        let server = try c.serve(recording(seen))
         let payload = Data((0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) })
         var post = HTTPRequest(method: .post, url: server.url("/echo"))
         post.headers["Content-Type"] = "application/json"
@@ -101,8 +98,7 @@ enum BodyCases {
         "unsizedStreamIsSentChunked", "A stream body of unknown length goes out chunked and arrives whole."
     ) { c in
         let seen = Locked<[Received]>([])
-        let server = try recordingServer(seen)
-        defer { server.stop() }
+        let server = try c.serve(recording(seen))
         let pattern = PatternBytes(seed: 11)
         let stream = HTTPBodyStream(length: nil, pattern.stream(count: 300_000, chunkSize: 7000))
         _ = try await c.send(HTTPRequest(method: .post, url: server.url("/u")), body: .stream(stream))
@@ -119,11 +115,7 @@ enum BodyCases {
         "A stream that yields fewer or more bytes than its declared length, or throws, fails with "
             + ".requestBodyFailed (carrying what it threw)."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
-            try request.consumeBody()
-            try response.send(status: 200)
-        }
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.ok())
         struct ProducerFailure: Error {}
         let short = HTTPBodyStream(length: 1000, HTTPBodyStream(Data(count: 900), chunkSize: 100))
         let long = HTTPBodyStream(length: 1000, HTTPBodyStream(Data(count: 1100), chunkSize: 100))
@@ -148,21 +140,17 @@ enum BodyCases {
     static let unusableFilesFail = ConformanceCase(
         "unusableFilesFail",
         "A missing or non-regular request body file fails with .requestBodyFailed; an unwritable response file "
-            + "with .responseBodyFailed."
+            + "with .responseBodyFailed; neither request is sent."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
-            try request.consumeBody()
-            try response.send(status: 200, body: Array("x".utf8))
-        }
-        defer { server.stop() }
-        let directory = try TemporaryDirectory(prefix: "transport-conformance")
-        defer { directory.cleanup() }
+        let server = try c.serve(TestHandlers.ok(body: Array("x".utf8)))
+        let directory = try c.scratchDirectory()
         let put = HTTPRequest(method: .put, url: server.url("/m"))
         try await c.expectError(.requestBodyFailed, sending: put, body: .file(directory.file("absent")), "a missing file")
         try await c.expectError(.requestBodyFailed, sending: put, body: .file(directory.url), "a directory as the body")
         try await c.expectError(.responseBodyFailed, sending: HTTPRequest(method: .get, url: server.url("/m")),
                                 options: TransferOptions(response: .file(directory.file("no/such/dir/out"))),
                                 "a response file in a missing directory")
+        try c.expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
     }
 
     static let bodiesGoOutWithoutExpectContinue = ConformanceCase(
@@ -170,12 +158,11 @@ enum BodyCases {
         "Small and 2 MiB bodies, bytes and streams, go out at once: no `Expect: 100-continue` round trip."
     ) { c in
         let seen = Locked<[String?]>([])
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             seen.withLock { $0.append(request.header("Expect")) }
             try request.consumeBody()
             try response.send(status: 200)
         }
-        defer { server.stop() }
         let small = Data((0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) })
         let large = Data(count: 2 * 1024 * 1024)
         for (method, body) in [(HTTPMethod.post, HTTPRequestBody.bytes(small)), (.put, .bytes(large)),

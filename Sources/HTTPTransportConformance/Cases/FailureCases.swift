@@ -19,24 +19,21 @@ enum FailureCases {
         "Cancelling the task while it waits for the response throws .cancelled and closes the connection."
     ) { c in
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             try request.consumeBody()
             if response.waitForClientToClose(timeout: 60) { closed.withLock { $0 = true } }
         }
-        defer { server.stop() }
         let request = HTTPRequest(method: .get, url: server.url("/wait"))
         let task = Task { try await c.transport.send(request, body: .none, options: TransferOptions()) }
-        try await c.eventually("the request reaching the server") { server.statistics.requestsReceived == 1 }
-        task.cancel()
-        try await c.expectError([.cancelled], "the cancelled send", request: request) { _ = try await task.value }
-        try await c.eventually("the server seeing the connection close") { closed.value }
+        try await c.expectCancellation(of: task, once: "the request reaching the server", { server.statistics.requestsReceived == 1 },
+                                       "the cancelled send", request: request, closed: closed)
     }
 
     static let cancellingMidDownloadStream = ConformanceCase(
         "cancellingMidDownloadStream", "Cancelling the task reading a streamed body throws .cancelled and ends the transfer."
     ) { c in
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer { _, response in
+        let server = try c.serve { _, response in
             try response.writeHead(status: 200, headers: [("Content-Length", "\(Int64(1) << 40)")])
             let chunk = [UInt8](repeating: 0x44, count: 64 * 1024)
             do {
@@ -53,7 +50,6 @@ enum FailureCases {
                 closed.withLock { $0 = true }
             }
         }
-        defer { server.stop() }
         let received = Locked<Int64>(0)
         let request = HTTPRequest(method: .get, url: server.url("/endless"))
         let task = Task {
@@ -61,10 +57,8 @@ enum FailureCases {
             guard case .stream(let stream) = response.body else { return }
             for try await chunk in stream { received.withLock { $0 += Int64(chunk.count) } }
         }
-        try await c.eventually("4 MiB arriving") { received.value > 4 * 1024 * 1024 }
-        task.cancel()
-        try await c.expectError([.cancelled], "reading the cancelled stream") { try await task.value }
-        try await c.eventually("the server seeing the connection close") { closed.value }
+        try await c.expectCancellation(of: task, once: "4 MiB arriving", { received.value > 4 * 1024 * 1024 },
+                                       "reading the cancelled stream", closed: closed)
     }
 
     static let cancellingMidUpload = ConformanceCase(
@@ -72,38 +66,25 @@ enum FailureCases {
     ) { c in
         let bytesAtServer = Locked<Int64>(0)
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer { request, response in
-            do {
-                try request.consumeBody { bytes, _ in bytesAtServer.withLock { $0 += Int64(bytes.count) } }
-                try response.send(status: 200)
-            } catch {
-                closed.withLock { $0 = true }
-                throw error
-            }
-        }
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.countingUpload(into: bytesAtServer, closed: closed))
         let endless: Int64 = 1 << 40
         let body = HTTPBodyStream(length: endless, PatternBytes(seed: 31).stream(count: endless))
         let request = HTTPRequest(method: .post, url: server.url("/up"))
         let task = Task { try await c.transport.send(request, body: .stream(body), options: TransferOptions()) }
-        try await c.eventually("4 MiB reaching the server") { bytesAtServer.value > 4 * 1024 * 1024 }
-        task.cancel()
-        try await c.expectError([.cancelled], "the cancelled upload", request: request) { _ = try await task.value }
-        try await c.eventually("the server seeing the connection close") { closed.value }
+        try await c.expectCancellation(of: task, once: "4 MiB reaching the server", { bytesAtServer.value > 4 * 1024 * 1024 },
+                                       "the cancelled upload", request: request, closed: closed)
     }
 
     static let alreadyCancelledTaskSendsNothing = ConformanceCase(
         "alreadyCancelledTaskSendsNothing", "A send from an already cancelled task throws .cancelled and sends nothing."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
-        defer { server.stop() }
-        let request = HTTPRequest(method: .get, url: server.url("/never"))
-        let task = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return try await c.transport.send(request, body: .none, options: TransferOptions())
+        try await c.expectRefusedUnsent([.cancelled], "the send", requests: { [HTTPRequest(method: .get, url: $0.url("/never"))] }) { request in
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await c.transport.send(request, body: .none, options: TransferOptions())
+            }
+            _ = try await task.value
         }
-        try await c.expectError([.cancelled], "the send", request: request) { _ = try await task.value }
-        try c.expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
     }
 
     static let idleTimeoutAfterTheHead = ConformanceCase(
@@ -111,8 +92,7 @@ enum FailureCases {
         "A body that stops moving fails with .timedOut under a 1 s idle limit, and the connection is closed."
     ) { c in
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer(handler: TestHandlers.stalling(closed: closed))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.stalling(closed: closed))
         try await c.expectError(.timedOut, sending: HTTPRequest(method: .get, url: server.url("/stall")),
                                 options: TransferOptions(timeouts: idleOnly))
         try await c.eventually("the server seeing the connection close") { closed.value }
@@ -121,11 +101,10 @@ enum FailureCases {
     static let idleTimeoutBeforeAnyResponse = ConformanceCase(
         "idleTimeoutBeforeAnyResponse", "A server that never answers fails the request with .timedOut under a 1 s idle limit."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             try request.consumeBody()
             _ = response.waitForClientToClose(timeout: 60)
         }
-        defer { server.stop() }
         try await c.expectError(.timedOut, sending: HTTPRequest(method: .post, url: server.url("/silent")),
                                 body: .bytes(Data("x".utf8)), options: TransferOptions(timeouts: idleOnly))
     }
@@ -133,8 +112,7 @@ enum FailureCases {
     static let totalTimeout = ConformanceCase(
         "totalTimeout", "A body that keeps trickling fails with .timedOut under a 1.5 s total limit (idle limit 60 s)."
     ) { c in
-        let server = try LoopbackHTTPServer(handler: TestHandlers.trickle(0x42, count: 600, declared: 100_000))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.trickle(0x42, count: 600, declared: 100_000))
         try await c.expectError(.timedOut, sending: HTTPRequest(method: .get, url: server.url("/slow")),
                                 options: TransferOptions(timeouts: TransferTimeouts(idle: 60, total: 1.5)))
     }
@@ -143,8 +121,7 @@ enum FailureCases {
         "totalTimeoutOfAStream",
         "A streamed body that keeps trickling fails with .timedOut under an explicit 1 s total limit (idle limit 60 s)."
     ) { c in
-        let server = try LoopbackHTTPServer(handler: TestHandlers.trickle(0x43, count: 25, declared: 25))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.trickle(0x43, count: 25, declared: 25))
         let request = HTTPRequest(method: .get, url: server.url("/trickle"))
         try await c.expectError([.timedOut], "reading the streamed body", request: request) {
             let options = TransferOptions(response: .stream, timeouts: TransferTimeouts(idle: 60, total: 1))
@@ -157,12 +134,7 @@ enum FailureCases {
         "serverClosingMidBody",
         "A connection closed mid-body fails with .connectionLost, in memory and while streaming (after the bytes sent)."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
-            try response.write([UInt8](repeating: 0x45, count: 100_000))
-            response.abortConnection()
-        }
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.cutMidBody(0x45))
         let request = HTTPRequest(method: .get, url: server.url("/cut"))
         try await c.expectError(.connectionLost, sending: request, "collected in memory")
         let response = try await c.send(request, options: TransferOptions(response: .stream))
@@ -180,13 +152,12 @@ enum FailureCases {
         "fileShrinkingDuringUpload",
         "A request body file that shrinks during the upload fails with .requestBodyFailed instead of sending less."
     ) { c in
-        let directory = try TemporaryDirectory(prefix: "transport-conformance")
-        defer { directory.cleanup() }
+        let directory = try c.scratchDirectory()
         let file = directory.file("shrinking.bin")
         try PatternBytes(seed: 51).writeFile(file, count: 48 * 1024 * 1024)
         let readByServer = Locked<Int64>(0)
         let mayContinue = Locked(false)
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             try request.consumeBody { bytes, _ in
                 let total = readByServer.withLock { count -> Int64 in
                     count += Int64(bytes.count)
@@ -197,7 +168,6 @@ enum FailureCases {
             }
             try response.send(status: 200)
         }
-        defer { server.stop() }
         let request = HTTPRequest(method: .put, url: server.url("/up"))
         let task = Task { try await c.transport.send(request, body: .file(file), options: TransferOptions()) }
         try await c.eventually("1 MiB reaching the server") { readByServer.value >= 1 << 20 }
@@ -211,7 +181,7 @@ enum FailureCases {
     static let connectionRefused = ConformanceCase(
         "connectionRefused", "A port nobody listens on fails with .cannotConnect naming the request."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
+        let server = try c.serve(TestHandlers.ok())
         let url = server.url("/nobody")
         server.stop()
         try await c.expectError(.cannotConnect, sending: HTTPRequest(method: .delete, url: url))
@@ -230,13 +200,10 @@ enum FailureCases {
         "pinsOnPlainHTTPAreRefused",
         "A pinned request to an http URL fails with .invalidRequest (or .pinningUnsupported) and is not sent."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
-        defer { server.stop() }
         let pin = try PublicKeyFingerprint(sha256: [UInt8](repeating: 0xAB, count: 32))
-        let request = HTTPRequest(method: .get, url: server.url("/pinned"))
-        try await c.expectError([.invalidRequest, .pinningUnsupported], "a pinned http request", request: request) {
+        try await c.expectRefusedUnsent([.invalidRequest, .pinningUnsupported], "a pinned http request",
+                                        requests: { [HTTPRequest(method: .get, url: $0.url("/pinned"))] }) { request in
             _ = try await c.transport.send(request, body: .none, options: TransferOptions(pinnedPublicKeys: [pin]))
         }
-        try c.expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
     }
 }

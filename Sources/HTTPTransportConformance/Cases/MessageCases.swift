@@ -13,12 +13,11 @@ enum MessageCases {
     static let statusCodesAreResponses = ConformanceCase(
         "statusCodesAreResponses", "Every HTTP status, 204 and 304 included, is returned as a response, never thrown."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             let code = Int(request.path.dropFirst("/status/".count)) ?? 599
             let bodiless = code == 204 || code == 304
             try response.send(status: code, reason: "Test", body: bodiless ? [] : Array("status \(code)".utf8))
         }
-        defer { server.stop() }
         for code in [200, 201, 204, 304, 400, 401, 403, 404, 409, 413, 416, 422, 429, 500, 502, 503] {
             let response = try await c.send(HTTPRequest(method: .get, url: server.url("/status/\(code)")))
             try c.expectEqual(response.status, code, "status of GET /status/\(code)")
@@ -32,12 +31,11 @@ enum MessageCases {
         "redirectsAreReturnedNotFollowed",
         "A 3xx redirect comes back as the response with its Location; the transport does not follow it."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             let code = Int(request.path.dropFirst("/redirect/".count)) ?? 302
             try response.send(status: code, reason: "Moved", headers: [("Location", "/elsewhere")],
                               body: Array("moved".utf8))
         }
-        defer { server.stop() }
         let codes = [301, 302, 303, 307, 308]
         for code in codes {
             for method in [HTTPMethod.get, .post] {
@@ -57,13 +55,12 @@ enum MessageCases {
         let bigValue = String(repeating: "0123456789abcdef", count: 1536)
         let manyFields = (0..<64).map { ("X-Field-\($0)", String(repeating: "v", count: 512)) }
         let seen = Locked<(big: String?, fields: Int)?>(nil)
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             seen.withLock {
                 $0 = (request.header("X-Big"), request.headers.filter { $0.name.hasPrefix("X-Field-") }.count)
             }
             try response.send(status: 200, headers: [("X-Big-Reply", bigValue)] + manyFields, body: Array("ok".utf8))
         }
-        defer { server.stop() }
         var request = HTTPRequest(method: .get, url: server.url("/big"))
         request.headers["X-Big"] = bigValue
         for (name, value) in manyFields { request.headers.add(name, value: value) }
@@ -86,32 +83,24 @@ enum MessageCases {
             + "repeated response fields are all kept."
     ) { c in
         let seen = Locked<[(name: String, value: String)]>([])
-        let server = try LoopbackHTTPServer { request, response in
-            seen.withLock { $0 = request.headers }
-            try response.send(status: 200, headers: [("Set-Cookie", "a=1"), ("X-Mixed-CASE", "v"), ("set-cookie", "b=2")])
-        }
-        defer { server.stop() }
-        var request = HTTPRequest(method: .get, url: server.url("/h"))
-        request.headers.add("x-cipher-uid", value: "Station-UID")
-        request.headers.add("X-Cipher-Timestamp", value: "1700000000")
-        request.headers.add("X-Repeat", value: "one")
-        request.headers.add("x-repeat", value: "two")
-        request.headers.add("X-Empty", value: "")
+        let answer = [("Set-Cookie", "a=1"), ("X-Mixed-CASE", "v"), ("set-cookie", "b=2")]
+        let server = try c.serve(TestHandlers.recordingHeaders(into: seen, answer: answer))
+        let sent = [("x-cipher-uid", "Station-UID"), ("X-Cipher-Timestamp", "1700000000"), ("X-Repeat", "one"), ("x-repeat", "two"),
+                    ("X-Empty", "")]
+        let request = HTTPRequest(method: .get, url: server.url("/h"), headers: HTTPHeaders(sent))
         let response = try await c.send(request)
         try c.expectEqual(response.headers.values(for: "SET-COOKIE"), ["a=1", "b=2"], "repeated Set-Cookie fields")
         try c.expectEqual(response.headers["x-mixed-case"], "v", "case-insensitive look-up")
         let ours = seen.value.filter { $0.name.lowercased().hasPrefix("x-") }
-        try c.expectEqual(ours.map(\.name), ["x-cipher-uid", "X-Cipher-Timestamp", "X-Repeat", "x-repeat", "X-Empty"],
-                          "X-* field names at the server, in order")
-        try c.expectEqual(ours.map(\.value), ["Station-UID", "1700000000", "one", "two", ""],
-                          "X-* field values at the server, in order")
+        try c.expectEqual(ours.map(\.name), sent.map(\.0), "X-* field names at the server, in order")
+        try c.expectEqual(ours.map(\.value), sent.map(\.1), "X-* field values at the server, in order")
     }
 
     static let chunkedAndCloseDelimitedResponses = ConformanceCase(
         "chunkedAndCloseDelimitedResponses",
         "A chunked response (trailers dropped) and a body that ends when the connection closes arrive whole."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             if request.path == "/chunked" {
                 try response.writeHead(status: 200, headers: [("Transfer-Encoding", "chunked"), ("Content-Length", "0")])
                 try response.write(Array("5\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n".utf8))
@@ -120,7 +109,6 @@ enum MessageCases {
                 try response.write(Array("until close".utf8))
             }
         }
-        defer { server.stop() }
         let chunked = try await c.send(HTTPRequest(method: .get, url: server.url("/chunked")))
         try c.expectEqual(try await c.bodyBytes(of: chunked, "GET /chunked"), Data("hello, world".utf8), "chunked body")
         let closing = try await c.send(HTTPRequest(method: .get, url: server.url("/close")))
@@ -131,11 +119,10 @@ enum MessageCases {
     static let informationalResponsesAreSkipped = ConformanceCase(
         "informationalResponsesAreSkipped", "A 103 Early Hints block before the final head is not the response."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in
+        let server = try c.serve { _, response in
             try response.writeInformational(status: 103, reason: "Early Hints", headers: [("Link", "</a>; rel=preload")])
             try response.send(status: 200, headers: [("X-Final", "yes")], body: Array("final".utf8))
         }
-        defer { server.stop() }
         for destination in [ResponseDestination.memory(), .stream] {
             let response = try await c.send(HTTPRequest(method: .get, url: server.url("/hints")),
                                             options: TransferOptions(response: destination))
@@ -149,29 +136,25 @@ enum MessageCases {
         "invalidRequestsAreRejected",
         "A header value with CR/LF, a non-http scheme, a bad method or header name fail with .invalidRequest, unsent."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
-        defer { server.stop() }
-        var injected = HTTPRequest(method: .get, url: server.url("/x"))
-        injected.headers["X-Evil"] = "a\r\nX-Injected: 1"
-        var requests = [injected]
-        if let ftp = URL(string: "ftp://127.0.0.1:\(server.port)/file") { requests.append(HTTPRequest(method: .get, url: ftp)) }
-        requests.append(HTTPRequest(method: HTTPMethod("GET /x"), url: server.url("/x")))
-        requests.append(HTTPRequest(method: .get, url: server.url("/x"), headers: ["Bad Name": "v"]))
-        for request in requests {
-            try await c.expectError(.invalidRequest, sending: request, "\(request.method) \(request.url) \(request.headers)")
+        try await c.expectRefusedUnsent([.invalidRequest], "an invalid request", requests: { server in
+            var requests = [HTTPRequest(method: .get, url: server.url("/x"), headers: ["X-Evil": "a\r\nX-Injected: 1"])]
+            if let ftp = URL(string: "ftp://127.0.0.1:\(server.port)/file") { requests.append(HTTPRequest(method: .get, url: ftp)) }
+            requests.append(HTTPRequest(method: HTTPMethod("GET /x"), url: server.url("/x")))
+            requests.append(HTTPRequest(method: .get, url: server.url("/x"), headers: ["Bad Name": "v"]))
+            return requests
+        }) { request in
+            _ = try await c.transport.send(request, body: .none, options: TransferOptions())
         }
-        try c.expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
     }
 
     static let malformedAndEmptyReplies = ConformanceCase(
         "malformedAndEmptyReplies",
         "A reply that is not HTTP fails with .protocolError; a connection closed without a reply with .connectionLost."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             if request.path == "/garbage" { try response.writeRaw(Array("THIS IS NOT HTTP\r\n\r\n".utf8)) }
             response.abortConnection()
         }
-        defer { server.stop() }
         try await c.expectError(.protocolError, sending: HTTPRequest(method: .get, url: server.url("/garbage")))
         try await c.expectError(.connectionLost, sending: HTTPRequest(method: .get, url: server.url("/empty")))
     }
@@ -179,10 +162,9 @@ enum MessageCases {
     static let concurrentRequests = ConformanceCase(
         "concurrentRequests", "24 requests sent at once through one transport each get their own answer."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             try response.send(status: 200, body: Array(request.path.utf8))
         }
-        defer { server.stop() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<24 {
                 group.addTask {
@@ -199,11 +181,10 @@ enum MessageCases {
     static let connectionsAreReused = ConformanceCase(
         "connectionsAreReused", "Eight sequential requests to one host, with and without bodies, share one connection."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             _ = try request.readBody()
             try response.send(status: 200, body: Array("r".utf8))
         }
-        defer { server.stop() }
         for index in 0..<8 {
             let body: HTTPRequestBody = index.isMultiple(of: 2) ? .none : .bytes(Data("body \(index)".utf8))
             let request = HTTPRequest(method: index.isMultiple(of: 2) ? .get : .post, url: server.url("/r\(index)"))

@@ -24,10 +24,9 @@ enum StreamingCases {
     ) { c in
         let pattern = PatternBytes(seed: 1)
         let atServer = Locked<Int64>(0)
-        let server = try LoopbackHTTPServer(handler: TestHandlers.verifyingUpload(pattern) { read in
+        let server = try c.serve(TestHandlers.verifyingUpload(pattern) { read in
             atServer.withLock { $0 = read }
         })
-        defer { server.stop() }
         let produced = Locked<Int64>(0)
         let mostAhead = Locked<Int64>(0)
         let body = HTTPBodyStream(length: hundredMiB) {
@@ -49,13 +48,11 @@ enum StreamingCases {
     static let uploads100MiBFromAFile = ConformanceCase(
         "uploads100MiBFromAFile", "A 100 MiB file uploads byte for byte with its size as Content-Length."
     ) { c in
-        let directory = try TemporaryDirectory(prefix: "transport-conformance")
-        defer { directory.cleanup() }
+        let directory = try c.scratchDirectory()
         let pattern = PatternBytes(seed: 2)
         let file = directory.file("upload.bin")
         try pattern.writeFile(file, count: hundredMiB)
-        let server = try LoopbackHTTPServer(handler: TestHandlers.verifyingUpload(pattern))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.verifyingUpload(pattern))
         let response = try await c.send(HTTPRequest(method: .put, url: server.url("/upload")), body: .file(file))
         try c.expectEqual(String(decoding: try await c.bodyBytes(of: response, "PUT /upload"), as: UTF8.self),
                           TestHandlers.verifiedUploadReply(hundredMiB), "the server's check of the body")
@@ -68,10 +65,9 @@ enum StreamingCases {
     ) { c in
         let pattern = PatternBytes(seed: 3)
         let written = Locked<Int64>(0)
-        let server = try LoopbackHTTPServer(handler: TestHandlers.patternDownload(pattern, count: hundredMiB) { offset in
+        let server = try c.serve(TestHandlers.patternDownload(pattern, count: hundredMiB) { offset in
             written.withLock { $0 = offset }
         })
-        defer { server.stop() }
         let response = try await c.send(HTTPRequest(method: .get, url: server.url("/download")),
                                         options: TransferOptions(response: .stream))
         try c.expectEqual(response.status, 200, "status")
@@ -102,11 +98,9 @@ enum StreamingCases {
         "downloads100MiBToAFile",
         "A 100 MiB response is written byte for byte to the requested file, created with mode 0600."
     ) { c in
-        let directory = try TemporaryDirectory(prefix: "transport-conformance")
-        defer { directory.cleanup() }
+        let directory = try c.scratchDirectory()
         let pattern = PatternBytes(seed: 4)
-        let server = try LoopbackHTTPServer(handler: TestHandlers.patternDownload(pattern, count: hundredMiB))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.patternDownload(pattern, count: hundredMiB))
         let target = directory.file("download.bin")
         let response = try await c.send(HTTPRequest(method: .get, url: server.url("/download")),
                                         options: TransferOptions(response: .file(target)))
@@ -132,11 +126,10 @@ enum StreamingCases {
     static let memoryLimitIsEnforced = ConformanceCase(
         "memoryLimitIsEnforced", "A body over the .memory(limit:) fails with .responseTooLarge(limit:); one at the limit fits."
     ) { c in
-        let server = try LoopbackHTTPServer { request, response in
+        let server = try c.serve { request, response in
             let size = request.path == "/fits" ? 1024 * 1024 : 2 * 1024 * 1024
             try response.send(status: 200, body: [UInt8](repeating: 7, count: size))
         }
-        defer { server.stop() }
         let limit = 1024 * 1024
         let options = TransferOptions(response: .memory(limit: limit))
         let fits = try await c.send(HTTPRequest(method: .get, url: server.url("/fits")), options: options)
@@ -149,14 +142,8 @@ enum StreamingCases {
         "failedDownloadRemovesThePartialFile",
         "A download to a file that breaks off fails with .connectionLost and leaves no partial file."
     ) { c in
-        let server = try LoopbackHTTPServer { _, response in
-            try response.writeHead(status: 200, headers: [("Content-Length", "1048576")])
-            try response.write([UInt8](repeating: 1, count: 100_000))
-            response.abortConnection()
-        }
-        defer { server.stop() }
-        let directory = try TemporaryDirectory(prefix: "transport-conformance")
-        defer { directory.cleanup() }
+        let server = try c.serve(TestHandlers.cutMidBody(1))
+        let directory = try c.scratchDirectory()
         let target = directory.file("partial.bin")
         try await c.expectError(.connectionLost, sending: HTTPRequest(method: .get, url: server.url("/cut")),
                                 options: TransferOptions(response: .file(target)))
@@ -168,8 +155,7 @@ enum StreamingCases {
         "droppingAStreamCancelsTheTransfer", "Dropping an unfinished streamed response body closes its connection."
     ) { c in
         let closed = Locked(false)
-        let server = try LoopbackHTTPServer(handler: TestHandlers.stalling(prefix: 5000, closed: closed))
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.stalling(prefix: 5000, closed: closed))
         do {
             let response = try await c.send(HTTPRequest(method: .get, url: server.url("/drop")),
                                             options: TransferOptions(response: .stream))
@@ -189,11 +175,7 @@ enum StreamingCases {
     ) { c in
         let size = 4 * 1024 * 1024
         let pattern = PatternBytes(seed: 6)
-        let server = try LoopbackHTTPServer { request, response in
-            try request.consumeBody()
-            try response.send(status: 200, body: pattern.bytes(offset: 0, count: size))
-        }
-        defer { server.stop() }
+        let server = try c.serve(TestHandlers.ok(body: pattern.bytes(offset: 0, count: size)))
         let reports = Locked<[TransferProgress]>([])
         let options = TransferOptions(progress: { progress in reports.withLock { $0.append(progress) } })
         let body = HTTPBodyStream(length: Int64(size), pattern.stream(count: Int64(size)))

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 import Transport
 
 /// What a case works with: the transport under test, and checks that fail with the case's name,
@@ -6,11 +7,15 @@ import Transport
 struct ConformanceContext: Sendable {
     let caseName: String
     let transport: any HTTPTransport
+    /// What ends with the case: stopping the servers of ``serve(_:)``, removing the directories of
+    /// ``scratchDirectory()``.
+    private let cleanups = Locked<[@Sendable () -> Void]>([])
 
     /// Runs a case body; anything it throws other than a ``ConformanceFailure`` becomes one.
     static func run(caseName: String, transport: any HTTPTransport,
                     _ body: @Sendable (ConformanceContext) async throws -> Void) async throws {
         let context = ConformanceContext(caseName: caseName, transport: transport)
+        defer { for cleanup in context.cleanups.value.reversed() { cleanup() } }
         do {
             try await body(context)
         } catch let failure as ConformanceFailure {
@@ -18,6 +23,21 @@ struct ConformanceContext: Sendable {
         } catch {
             throw context.failure("running the case", expected: "no error", got: "\(error)")
         }
+    }
+
+    /// Starts a loopback server running `handler` for the rest of the case: it is stopped when
+    /// the case ends, however it ends.
+    func serve(_ handler: @escaping LoopbackHTTPServer.Handler) throws -> LoopbackHTTPServer {
+        let server = try LoopbackHTTPServer(handler: handler)
+        cleanups.withLock { $0.append(server.stop) }
+        return server
+    }
+
+    /// A fresh empty directory for the rest of the case: it is removed when the case ends.
+    func scratchDirectory() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory(prefix: "transport-conformance")
+        cleanups.withLock { $0.append(directory.cleanup) }
+        return directory
     }
 
     func failure(_ check: String, expected: String, got: String) -> ConformanceFailure {
@@ -75,6 +95,32 @@ struct ConformanceContext: Sendable {
         try await expectError([kind], check ?? "\(request.method) \(request.url.path)", request: request) {
             _ = try await transport.send(request, body: body, options: options)
         }
+    }
+
+    /// Waits until `started` holds (`what` says what that is), cancels `task`, and expects
+    /// `.cancelled` (naming `request`, when given) and the server to see the connection close
+    /// (`closed`).
+    func expectCancellation<Success: Sendable>(of task: Task<Success, any Error>, once what: String,
+                                               _ started: @Sendable () -> Bool, _ check: String,
+                                               request: HTTPRequest? = nil, closed: Locked<Bool>) async throws {
+        try await eventually(what, started)
+        task.cancel()
+        try await expectError([.cancelled], check, request: request) { _ = try await task.value }
+        try await eventually("the server seeing the connection close") { closed.value }
+    }
+
+    /// Sends each of `requests` (made for a server that answers 200) with `send`, expecting a
+    /// `TransportError` of one of `kinds` naming it; then checks that none reached the server.
+    func expectRefusedUnsent(_ kinds: Set<TransportError.Kind>, _ check: String,
+                             requests: (LoopbackHTTPServer) -> [HTTPRequest],
+                             send: @escaping @Sendable (HTTPRequest) async throws -> Void) async throws {
+        let server = try serve(TestHandlers.ok())
+        for request in requests(server) {
+            try await expectError(kinds, "\(check): \(request.method) \(request.url) \(request.headers)", request: request) {
+                try await send(request)
+            }
+        }
+        try expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
     }
 
     /// Collects a response body delivered in any form (at most `limit` bytes).

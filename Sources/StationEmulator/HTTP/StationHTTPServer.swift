@@ -8,42 +8,50 @@ import Transport
 struct StationHTTPServer: Sendable {
     let server: LoopbackHTTPServer
 
+    /// Serves `handler` (see ``handler(clock:maximumBodySize:tooLarge:refusesDeclaredLength:handle:)``)
+    /// on `127.0.0.1:port` with `limits` on each connection.
+    /// - Throws: ``StationEmulatorError/cannotListen(_:)`` when the port cannot be bound.
+    init(port: UInt16, limits: LoopbackHTTPServer.Limits, handler: @escaping LoopbackHTTPServer.Handler) throws {
+        do {
+            server = try LoopbackHTTPServer(port: port, limits: limits, handler: handler)
+        } catch {
+            throw StationEmulatorError.cannotListen("127.0.0.1:\(port): \(error)")
+        }
+    }
+
+    /// The request handler of the station or the gateway, served over a socket or handed requests
+    /// in process (``InProcessTransport``).
+    ///
     /// - Parameters:
-    ///   - limits: the connection cap and the head and body deadlines.
     ///   - maximumBodySize: `MAX_UPLOAD_SIZE`: no body longer than this is read into memory.
     ///   - tooLarge: the 413 answer for a request whose body is over `maximumBodySize` (it records
     ///     the refusal), given the head alone.
     ///   - refusesDeclaredLength: whether a declared `Content-Length` over the limit on this path is
     ///     refused before any body byte is read (the station's middleware, on its body-hashed paths).
-    /// - Throws: ``StationEmulatorError/cannotListen(_:)`` when the port cannot be bound.
-    init(port: UInt16, clock: any StationClock, limits: LoopbackHTTPServer.Limits, maximumBodySize: Int,
-         tooLarge: @escaping @Sendable (StationRequest) -> StationResponse,
-         refusesDeclaredLength: @escaping @Sendable (StationRequest) -> Bool,
-         handle: @escaping @Sendable (StationRequest) async -> StationResponse) throws {
-        do {
-            server = try LoopbackHTTPServer(port: port, limits: limits) { request, response in
-                let head = StationRequest(method: request.method, target: request.target, headers: request.headers,
-                                          receivedAt: clock.now())
-                let isHead = head.method == "HEAD"
-                // A declared length over the limit: refused from the head alone. The station does
-                // this on its body-hashed paths; elsewhere it would buffer the body, which the
-                // emulator never does.
-                if refusesDeclaredLength(head) || Self.declaredLength(head).map({ $0 > Int64(maximumBodySize) }) ?? false {
-                    try Self.write(tooLarge(head), to: response, clock: clock, isHead: isHead, closing: !request.bodyFinished)
-                    return
-                }
-                // A chunked body is read only up to the limit; past it, 413 and the connection closes.
-                guard let body = try Self.readBody(request, limit: maximumBodySize) else {
-                    try Self.write(tooLarge(head), to: response, clock: clock, isHead: isHead, closing: true)
-                    return
-                }
-                let full = StationRequest(method: head.method, target: head.target, headers: head.headers,
-                                          body: Data(body), receivedAt: head.receivedAt)
-                let answer = Self.wait { await handle(full) }
-                try Self.write(answer, to: response, clock: clock, isHead: isHead)
+    static func handler(clock: any StationClock, maximumBodySize: Int,
+                        tooLarge: @escaping @Sendable (StationRequest) -> StationResponse,
+                        refusesDeclaredLength: @escaping @Sendable (StationRequest) -> Bool,
+                        handle: @escaping @Sendable (StationRequest) async -> StationResponse) -> LoopbackHTTPServer.Handler {
+        { request, response in
+            let head = StationRequest(method: request.method, target: request.target, headers: request.headers,
+                                      receivedAt: clock.now())
+            let isHead = head.method == "HEAD"
+            // A declared length over the limit: refused from the head alone. The station does
+            // this on its body-hashed paths; elsewhere it would buffer the body, which the
+            // emulator never does.
+            if refusesDeclaredLength(head) || Self.declaredLength(head).map({ $0 > Int64(maximumBodySize) }) ?? false {
+                try Self.write(tooLarge(head), to: response, clock: clock, isHead: isHead, closing: !request.bodyFinished)
+                return
             }
-        } catch {
-            throw StationEmulatorError.cannotListen("127.0.0.1:\(port): \(error)")
+            // A chunked body is read only up to the limit; past it, 413 and the connection closes.
+            guard let body = try Self.readBody(request, limit: maximumBodySize) else {
+                try Self.write(tooLarge(head), to: response, clock: clock, isHead: isHead, closing: true)
+                return
+            }
+            let full = StationRequest(method: head.method, target: head.target, headers: head.headers,
+                                      body: Data(body), receivedAt: head.receivedAt)
+            let answer = Self.wait { await handle(full) }
+            try Self.write(answer, to: response, clock: clock, isHead: isHead)
         }
     }
 
