@@ -46,16 +46,16 @@ public struct ServerSocketError: Error, Sendable, Hashable, CustomStringConverti
         ServerSocketError(.deadlinePassed(part), .deadlinePassed)
     }
 
-    /// The system call, for ``Kind/system``.
+    /// The system call, for `Kind.system`.
     public var call: String? { if case .system(let value, _) = detail { value } else { nil } }
 
-    /// The call's errno, for ``Kind/system``.
+    /// The call's errno, for `Kind.system`.
     public var code: Int32? { if case .system(_, let value) = detail { value } else { nil } }
 
-    /// What is wrong, for ``Kind/malformed``.
+    /// What is wrong, for `Kind.malformed`.
     public var reason: String? { if case .malformed(let value) = detail { value } else { nil } }
 
-    /// Which part was late, for ``Kind/deadlinePassed``.
+    /// Which part was late, for `Kind.deadlinePassed`.
     public var part: String? { if case .deadlinePassed(let value) = detail { value } else { nil } }
 
     /// Matches a thrown error equal to `pattern`, so `catch ServerSocketError.x` keeps working as when it

@@ -45,7 +45,7 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     /// the wrong type read as absent. Apps' own metadata types decode through `Decodable`; a
     /// listing reads drive metadata with ``read(jsonBytes:)`` directly.
     ///
-    /// - Throws: ``WireFormatError`` when the value is not an object or has no string `filename`.
+    /// - Throws: `WireFormatError` when the value is not an object or has no string `filename`.
     public init(from decoder: any Decoder) throws {
         self = try Self.read(jsonBytes: WireJSON.serialize(JSONValue(from: decoder)))
     }
@@ -55,7 +55,7 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     /// does not know are ignored (but checked as JSON), of a repeated key the last value counts.
     /// No JSON tree is built (a listing of 10,000 drive posts spent most of its time on those trees).
     ///
-    /// - Throws: ``WireFormatError``: the parser's errors for text that is not JSON,
+    /// - Throws: `WireFormatError`: the parser's errors for text that is not JSON,
     ///   `typeMismatch` for a document that is not an object or a `filename` that is not a
     ///   string, `missingField` for a missing `filename`.
     public static func read(jsonBytes bytes: [UInt8]) throws(WireFormatError) -> DriveFileMetadata {

@@ -17,11 +17,11 @@ extension Manifest {
     /// (`{"client":"…","posts":[…]}`, read as one namespace, ``wasLegacyFlat``). A bad entry, a
     /// `posts` that is not an array, a namespace or profile that is not an object is skipped
     /// and listed in ``issues``; members it does not know are ignored; of a repeated key the last
-    /// value counts (at the first one's place). Reading a document ``WireJSON`` wrote gives back
+    /// value counts (at the first one's place). Reading a document `WireJSON` wrote gives back
     /// the manifest that was written.
     ///
-    /// - Throws: ``WireFormatError`` when the bytes are not JSON (or nest deeper than
-    ///   ``WireJSON/maximumDepth``), or the document is not an object.
+    /// - Throws: `WireFormatError` when the bytes are not JSON (or nest deeper than
+    ///   `WireJSON.maximumDepth`), or the document is not an object.
     public static func read(_ bytes: [UInt8]) throws(WireFormatError) -> Manifest {
         try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in try read(buffer) }
     }
@@ -48,7 +48,7 @@ extension PostEntry {
     /// Reads an entry from its known members (see ``Manifest`` for the rules); `path` names it in
     /// errors (built only on failure).
     ///
-    /// - Throws: ``WireFormatError`` when the entry has no usable `post_cid` (nor legacy `cid`).
+    /// - Throws: `WireFormatError` when the entry has no usable `post_cid` (nor legacy `cid`).
     static func read(_ members: EntryMembers, path: () -> String) throws(WireFormatError) -> PostEntry {
         func string(_ value: JSONValue?) -> String? {
             if case let .string(text)? = value { return text }
@@ -271,7 +271,7 @@ extension JSONParser {
     /// One entry, whose object opens at `depth`: the entry, or why it is not one (an element
     /// that is not an object, no usable `post_cid`); `path` names it in that error.
     ///
-    /// - Throws: ``WireFormatError`` when the document is not JSON there (the whole read fails).
+    /// - Throws: `WireFormatError` when the document is not JSON there (the whole read fails).
     private mutating func readEntry(depth: Int, path: () -> String) throws(WireFormatError) -> Result<PostEntry, WireFormatError> {
         guard next == UInt8(ascii: "{") else {
             let value = try parseValue(depth: depth - 1)

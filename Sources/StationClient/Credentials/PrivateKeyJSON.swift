@@ -7,7 +7,7 @@ import OrderedJSON
 /// The stored form of a key pair holder (``DeviceCredentials``, ``FollowerIdentity``): a flat
 /// JSON object whose `kem_private_key` and `signing_private_key` members are hex, built and read
 /// in zeroizable storage. The hex never becomes a `String`, and the key bytes never sit in a
-/// `Data` or an array that outlives the call; the other members go through ``WireJSON`` as usual.
+/// `Data` or an array that outlives the call; the other members go through `WireJSON` as usual.
 enum PrivateKeyJSON {
     static let kemMember = "kem_private_key"
     static let signingMember = "signing_private_key"

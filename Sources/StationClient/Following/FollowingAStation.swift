@@ -133,7 +133,7 @@ public struct FollowedStationFeed: Sendable {
 
     /// Downloads and decrypts a listed post into memory (content from the gateway, verified).
     ///
-    /// - Throws: as ``FollowedStationReader/download(_:)``.
+    /// - Throws: as ``FollowedStationReader/download(_:)-(PostEntry)``.
     public func download<Metadata>(_ post: ListedPost<Metadata>) async throws -> Data {
         try await reader.download(post)
     }

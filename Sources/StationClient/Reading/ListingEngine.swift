@@ -264,7 +264,7 @@ extension ListingEngine {
     /// One post with its metadata as `type`. Metadata still held as decrypted text is parsed
     /// here (drive metadata read from the text directly).
     ///
-    /// - Throws: ``WireFormatError`` when the text is not JSON or not drive metadata; the
+    /// - Throws: `WireFormatError` when the text is not JSON or not drive metadata; the
     ///   decoder's error when the JSON is not a `Metadata`.
     static func typed<Metadata: Decodable & Sendable>(
         _ post: ListedPost<JSONValue>, as type: Metadata.Type, dates: WireJSON.DateDecoding = .flexible

@@ -88,10 +88,10 @@ public struct StationEmulatorError: Error, Sendable, Hashable, CustomStringConve
     /// The operation needs the emulator to be serving over HTTP.
     public static let notServing = StationEmulatorError(.notServing, .notServing)
 
-    /// The unusable file, for ``Kind/corruptState``.
+    /// The unusable file, for `Kind.corruptState`.
     public var path: String? { if case .corruptState(let value, _) = detail { value } else { nil } }
 
-    /// What is wrong, for ``Kind/corruptState`` and ``Kind/cannotListen``.
+    /// What is wrong, for `Kind.corruptState` and `Kind.cannotListen`.
     public var reason: String? {
         switch detail {
         case .corruptState(_, let value), .cannotListen(let value): value

@@ -126,7 +126,7 @@ struct StationSnapshot: Codable {
         ipnsSequence = state.ipnsSequence
     }
 
-    /// - Throws: ``WireFormatError`` when a stored document does not parse;
+    /// - Throws: `WireFormatError` when a stored document does not parse;
     ///   ``StationEmulatorError/corruptState(path:reason:)`` when the manifest block is missing.
     func restore(blocks: BlockStore) throws -> StationState {
         var state = StationState(publicDocument: try WireJSON.decode(PublicDocument.self, from: Array(publicDocument.utf8)))
