@@ -609,8 +609,20 @@ say(String(format: "warm listing of %d (manifest fetched and read): %.0f posts/s
            (warms.map(\.cpu).max() ?? 0) * 1e3, warmLimit * 1e3))
 reference?.stop()
 
+/// A benchmark's transport that changes some exchanges and hands the rest, and every key probe,
+/// to `base`.
+protocol WrappingTransport: HTTPTransport {
+    var base: any HTTPTransport { get }
+}
+
+extension WrappingTransport {
+    func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+        try await base.presentedPublicKey(at: url)
+    }
+}
+
 /// Counts the gateway's answers for the given envelope sets, passing every request on.
-struct CountingTransport: HTTPTransport {
+struct CountingTransport: WrappingTransport {
     let base: any HTTPTransport
     let watched: Set<String>
     let count = Locked(0)
@@ -623,7 +635,7 @@ struct CountingTransport: HTTPTransport {
 }
 
 /// Gives the station's `/profile` with another `manifest_cid`, passing every other request on.
-struct ManifestPointerTransport: HTTPTransport {
+struct ManifestPointerTransport: WrappingTransport {
     let base: any HTTPTransport
     let manifestCID: String
 

@@ -169,8 +169,9 @@ public final class CurlTransport: HTTPTransport {
     }
 }
 
-extension CurlTransport: ServerKeyProbing {
-    /// The fingerprint of the key `probeServerCertificate(at:)` reads; see `ServerKeyProbing`.
+extension CurlTransport {
+    /// The fingerprint of the key `probeServerCertificate(at:)` reads; see
+    /// `HTTPTransport.presentedPublicKey(at:)`.
     ///
     /// - Throws: `TransportError` as `probeServerCertificate(at:)` does.
     public func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {

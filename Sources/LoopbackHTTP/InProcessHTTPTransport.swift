@@ -50,6 +50,13 @@ package struct InProcessHTTPTransport: HTTPTransport {
     /// `.cannotConnect` when none is, `.dnsFailure` for any other host.
     package static let loopbackServers = InProcessHTTPTransport(target: .loopbackServers)
 
+    /// Answers that no key can be read: there is no TLS in process.
+    ///
+    /// - Throws: `TransportError` with kind `.probingUnsupported`.
+    package func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+        throw TransportError.probingUnsupported(at: url, reason: "an in-process exchange has no TLS handshake")
+    }
+
     /// Hands `request` to the handler; see the type's description.
     package func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
         func failure(_ kind: TransportError.Kind, _ message: String) -> TransportError {

@@ -3,8 +3,8 @@ import Foundation
 /// Sends one HTTP request and returns its response: the single seam between the SDK and the network.
 ///
 /// The SDK ships `CurlTransport` (libcurl) and `URLSessionTransport` (Foundation); an app can bring
-/// its own, and an in-process station emulator conforms in tests. A conformance implements the one
-/// requirement, `send(_:body:options:)`:
+/// its own, and an in-process station emulator conforms in tests. A conformance implements two
+/// requirements, `send(_:body:options:)` and `presentedPublicKey(at:)`:
 ///
 /// - Send `request` with `body`: `.none`, `.bytes`, `.file` (length from the file) or `.stream`.
 ///   Every body the SDK sends has a known length (a real station size-checks only a declared
@@ -23,6 +23,11 @@ import Foundation
 ///   `.cancelled`.
 /// - Return every HTTP status as a response; throw `TransportError` only when no response could be
 ///   exchanged, with the kind that fits and the request's method and URL.
+/// - Answer `presentedPublicKey(at:)`: read the key a server's certificate carries without trusting
+///   it, or, where the platform offers no way to, throw `TransportError` with kind
+///   `.probingUnsupported` (``TransportError/probingUnsupported(at:reason:)``). A transport that wraps
+///   another (to add a header, count requests, log) forwards both requirements, so trust on first
+///   use keeps working through it.
 public protocol HTTPTransport: Sendable {
     /// Sends `request` with `body` and returns the response.
     ///
@@ -36,6 +41,20 @@ public protocol HTTPTransport: Sendable {
     ///   invalid request).
     func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse
 
+    /// Completes a TLS handshake with `url`'s host without verifying the server and without
+    /// sending a request, and returns the fingerprint of the public key in the certificate the
+    /// server presented: what trust on first use shows a user before the key is pinned.
+    ///
+    /// A client that learns a key this way pins it (`TransferOptions.pinnedPublicKeys`) on every
+    /// request afterwards, so its requests reach only a server holding that key.
+    ///
+    /// - Parameter url: an `https` URL; its host and port are probed.
+    /// - Returns: the fingerprint of the leaf certificate's public key.
+    /// - Throws: `TransportError`: `.probingUnsupported` when this transport cannot read a server's
+    ///   key (``TransportError/probingUnsupported(at:reason:)``), `.invalidRequest` for a URL that
+    ///   is not `https` with a host, or the kind that fits when no handshake completes
+    ///   (`.dnsFailure`, `.cannotConnect`, `.timedOut`, `.tlsFailure`, `.cancelled`).
+    func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint
 }
 
 extension HTTPTransport {

@@ -187,3 +187,14 @@ private final class FailureRelay: Sendable {
         }
     }
 }
+
+extension URLSessionTransport {
+    /// The fingerprint of the key `url`'s server presents; see `HTTPTransport.presentedPublicKey(at:)`.
+    ///
+    /// - Throws: `TransportError`: `.probingUnsupported` (FoundationNetworking offers no
+    ///   server-trust challenge, so on Linux no key can be read).
+    public func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+        throw TransportError.probingUnsupported(
+            at: url, reason: "FoundationNetworking offers no server-trust challenge, so a server's key cannot be read")
+    }
+}

@@ -16,6 +16,10 @@ struct MyTransport: HTTPTransport {
         request.headers["My-Transport"] = "1"
         return try await base.send(request, body: body, options: options)
     }
+
+    func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+        try await base.presentedPublicKey(at: url)
+    }
 }
 
 // The article's examples (HTTPTransportConformance.docc/RunningTheSuite.md), compiled and run

@@ -7,7 +7,7 @@ import Transport
 
 /// A transport that cannot pin, as `URLSessionTransport` on Linux: every pinned request fails
 /// with `.pinningUnsupported` before anything is sent.
-private struct NonPinningTransport: HTTPTransport {
+private struct NonPinningTransport: WrappingTransport {
     let base: any HTTPTransport
 
     func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {

@@ -9,7 +9,7 @@ import TransportTestSupport
 import ContentAddressing
 
 /// Forwards to another transport and records, per path, the in-memory limit each request was sent with.
-struct LimitRecordingTransport: HTTPTransport {
+struct LimitRecordingTransport: WrappingTransport {
     let base: any HTTPTransport
     let limits = Locked<[(path: String, limit: Int)]>([])
 
@@ -26,7 +26,7 @@ struct LimitRecordingTransport: HTTPTransport {
 /// counts the chunks pulled; everything else goes to `base`. A request for a raw block
 /// (`?format=raw`) goes to `base` too, or with `servesBlocks` off gets a 404, as from a gateway
 /// that serves files only.
-final class OversizedBodyTransport: HTTPTransport, @unchecked Sendable {
+final class OversizedBodyTransport: WrappingTransport, @unchecked Sendable {
     let base: any HTTPTransport
     let pathPrefix: String
     let chunkCount: Int

@@ -162,7 +162,7 @@ struct SocialTests {
 }
 
 /// Cuts the ML-KEM key in an inbox request, to provoke the station's validation error.
-struct BrokenKeyTransport: HTTPTransport {
+struct BrokenKeyTransport: WrappingTransport {
     let base: any HTTPTransport
 
     func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {

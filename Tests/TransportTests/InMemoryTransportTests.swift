@@ -15,6 +15,10 @@ struct InMemoryTransportTests {
             return HTTPResponse(status: status, headers: ["X-Method": request.method.rawValue],
                                 body: try options.response.deliver(bytes, for: request))
         }
+
+        func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+            throw TransportError.probingUnsupported(at: url, reason: "an echo has no TLS")
+        }
     }
 
     @Test func everyBodyKindRoundTrips() async throws {

@@ -28,7 +28,7 @@ enum StatusCommand: Command {
         let health = try await client.health()
         let profile = try await client.profile()
         let credentials = await client.credentials
-        let fingerprint = try await tlsFingerprint(of: credentials.endpoint, transport: client.configuration.transport)
+        let fingerprint = try await client.presentedFingerprint().map { "\($0)" }
         let pin = await client.activePins.first
         let output = Output(
             endpoint: credentials.endpoint.absoluteString, stationUID: credentials.stationUID, deviceUID: credentials.deviceUID,
@@ -51,12 +51,5 @@ enum StatusCommand: Command {
     static func trustName(_ credentials: DeviceCredentials) -> String {
         guard credentials.endpoint.scheme == "https" else { return "plain_http" }
         return credentials.endpointTrust.rawValue
-    }
-
-    /// The public-key fingerprint the server presents; `nil` over plain http.
-    static func tlsFingerprint(of endpoint: URL, transport: any Sendable) async throws -> String? {
-        guard endpoint.scheme == "https", endpoint.host != nil else { return nil }
-        guard let prober = transport as? any ServerKeyProbing else { return nil }
-        return "\(try await prober.presentedPublicKey(at: endpoint))"
     }
 }

@@ -308,4 +308,8 @@ struct RangeTransport: HTTPTransport {
         request.headers.add("Range", value: range)
         return try await base.send(request, body: body, options: options)
     }
+
+    func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+        try await base.presentedPublicKey(at: url)
+    }
 }

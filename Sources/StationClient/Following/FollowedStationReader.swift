@@ -87,9 +87,7 @@ extension FollowedStationReader {
                 profile = try await StationClient.profile(at: url, transport: transport, pins: pins)
             } catch var error as StationClientError where error.kind == .keyChanged {
                 if error.expectedFingerprint == nil { error.expectedFingerprint = pins.first }
-                if error.presentedFingerprint == nil, let probe = transport as? any ServerKeyProbing {
-                    error.presentedFingerprint = try? await probe.presentedPublicKey(at: url)
-                }
+                if error.presentedFingerprint == nil { error.presentedFingerprint = await transport.readablePublicKey(at: url) }
                 throw error
             }
             return (profile.manifestCID, nil)

@@ -58,8 +58,8 @@ extension StationClient {
     nonisolated func keyChanged(_ error: StationClientError, origin: StationOrigin) async -> StationClientError {
         var error = error
         if error.expectedFingerprint == nil { error.expectedFingerprint = origin.pins.first }
-        if error.presentedFingerprint == nil, let probe = configuration.transport as? any ServerKeyProbing {
-            error.presentedFingerprint = try? await probe.presentedPublicKey(at: origin.url)
+        if error.presentedFingerprint == nil {
+            error.presentedFingerprint = await configuration.transport.readablePublicKey(at: origin.url)
         }
         log(.error, "\(error.operation): the station at \(origin.url.absoluteString) presents another TLS key; refused")
         return error

@@ -28,8 +28,10 @@ public enum StationKeyTrust: Sendable {
     /// given out of band): nothing is asked.
     case expected(PublicKeyFingerprint)
     /// Ask: the closure is shown the key the station presents (``StationKeyPrompt``) and returns
-    /// whether to trust it. Needs a transport that can read a server's key (`ServerKeyProbing`,
-    /// as `CurlTransport` does); with another, pairing is refused with `.untrustedKey` (pass
+    /// whether to trust it. Needs a transport that can read a server's key
+    /// (`HTTPTransport.presentedPublicKey(at:)`: `CurlTransport`, `URLSessionTransport` on Apple
+    /// platforms, the emulator's transports); with one that answers `.probingUnsupported`
+    /// (`URLSessionTransport` on Linux), pairing is refused with `.untrustedKey` (pass
     /// ``expected(_:)`` instead).
     case confirm(@Sendable (StationKeyPrompt) async -> Bool)
 }
@@ -186,10 +188,7 @@ extension StationClient {
         if honoringOverride, !configuration.stationPublicKeyPins.isEmpty { return (configuration.stationPublicKeyPins, nil) }
         let transport = configuration.transport
         let timeouts = configuration.requestTimeouts
-        func presented() async -> PublicKeyFingerprint? {
-            guard let probe = transport as? any ServerKeyProbing else { return nil }
-            return try? await probe.presentedPublicKey(at: endpoint)
-        }
+        func presented() async -> PublicKeyFingerprint? { await transport.readablePublicKey(at: endpoint) }
         if case .expected(let expected) = trust {
             do {
                 _ = try await health(at: endpoint, transport: transport, timeouts: timeouts, pins: [expected])

@@ -34,9 +34,7 @@ extension StationClient {
                                              message: "the station presents another TLS key than the one to trust",
                                              transportError: error.transportError, underlying: error)
             refused.expectedFingerprint = fingerprint
-            if let probe = configuration.transport as? any ServerKeyProbing {
-                refused.presentedFingerprint = try? await probe.presentedPublicKey(at: endpoint)
-            }
+            refused.presentedFingerprint = await configuration.transport.readablePublicKey(at: endpoint)
             throw refused
         }
         let previous = credentials.stationPublicKeyPin
@@ -48,18 +46,26 @@ extension StationClient {
 
     /// The fingerprint of the TLS key the current endpoint presents, read without trusting it
     /// (for showing a user what changed), or `nil` for plain `http` or a transport that cannot
-    /// read it (`ServerKeyProbing`).
+    /// read it (one whose `HTTPTransport.presentedPublicKey(at:)` answers `.probingUnsupported`).
     ///
     /// - Throws: ``StationClientError`` (`.unreachable`) when no TLS handshake completes.
     public func presentedFingerprint() async throws -> PublicKeyFingerprint? {
         let endpoint = credentials.endpoint
-        guard endpoint.scheme?.lowercased() == "https", let probe = configuration.transport as? any ServerKeyProbing else {
-            return nil
-        }
+        guard endpoint.scheme?.lowercased() == "https" else { return nil }
         do {
-            return try await probe.presentedPublicKey(at: endpoint)
+            return try await configuration.transport.presentedPublicKey(at: endpoint)
+        } catch let error as TransportError where error.kind == .probingUnsupported {
+            return nil
         } catch {
             throw StationClientError.wrap(error, operation: "reading the station's TLS key")
         }
+    }
+}
+
+extension HTTPTransport {
+    /// The key `url`'s server presents, or `nil` when this transport cannot read one or no
+    /// handshake completes: for naming the presented key in an error that is thrown anyway.
+    func readablePublicKey(at url: URL) async -> PublicKeyFingerprint? {
+        try? await presentedPublicKey(at: url)
     }
 }

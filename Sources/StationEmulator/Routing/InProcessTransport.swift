@@ -57,4 +57,11 @@ public struct InProcessTransport: HTTPTransport {
     public func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
         try await delivery.send(request, body: body, options: options)
     }
+
+    /// The key the emulator presents at `url`; see `HTTPTransport.presentedPublicKey(at:)`.
+    ///
+    /// - Throws: `TransportError` with kind `.probingUnsupported`: the emulator serves no TLS.
+    public func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+        try await delivery.presentedPublicKey(at: url)
+    }
 }

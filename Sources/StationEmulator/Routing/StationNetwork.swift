@@ -98,4 +98,12 @@ public struct StationNetworkTransport: HTTPTransport {
     public func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
         try await network.route(request.url, method: request.method).send(request, body: body, options: options)
     }
+
+    /// The key the emulator attached to `url`'s host presents, as ``InProcessTransport/presentedPublicKey(at:)``.
+    ///
+    /// - Throws: `TransportError`: `.dnsFailure` for a host nobody is attached to, `.cannotConnect`
+    ///   for a host that is down, then as ``InProcessTransport/presentedPublicKey(at:)``.
+    public func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+        try await network.route(url, method: .get).presentedPublicKey(at: url)
+    }
 }

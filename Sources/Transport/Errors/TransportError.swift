@@ -17,7 +17,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     /// the dot (`"timedOut"`, `"responseTooLarge(limit: 5)"`).
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         private enum Code: String, Sendable, Hashable {
-            case dnsFailure, cannotConnect, timedOut, tlsFailure, pinMismatch, pinningUnsupported, cancelled
+            case dnsFailure, cannotConnect, timedOut, tlsFailure, pinMismatch, pinningUnsupported, probingUnsupported, cancelled
             case connectionLost, protocolError, responseTooLarge, invalidRequest, requestBodyFailed
             case responseBodyFailed, other
         }
@@ -57,6 +57,9 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         /// The request carries public-key pins (`TransferOptions.pinnedPublicKeys`) and this
         /// transport cannot enforce them on this platform, so it sent nothing.
         public static let pinningUnsupported = Kind(.pinningUnsupported)
+        /// This transport cannot read the key a server presents (`HTTPTransport.presentedPublicKey(at:)`)
+        /// on this platform; nothing was sent.
+        public static let probingUnsupported = Kind(.probingUnsupported)
         /// The task was cancelled, or a streamed response was dropped before its end.
         public static let cancelled = Kind(.cancelled)
         /// The connection broke mid-exchange: the server closed it early, sent nothing, or a
@@ -105,6 +108,16 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         self.message = message
         self.code = code
         self.underlying = underlying
+    }
+
+    /// The answer of a transport that cannot read a server's key: kind `.probingUnsupported` for
+    /// a probe (`GET`) of `url`, with `reason` as its message.
+    ///
+    /// - Parameters:
+    ///   - url: the URL the probe was asked for.
+    ///   - reason: why this transport cannot probe, for logs.
+    public static func probingUnsupported(at url: URL, reason: String) -> TransportError {
+        TransportError(.probingUnsupported, method: .get, url: url, message: reason)
     }
 
     /// `"<kind> for <METHOD> <url>: <message>"`.

@@ -8,8 +8,20 @@ import ClassicalCrypto
 import Transport
 import OrderedJSON
 
+/// A test's transport that changes some exchanges and hands the rest, and every key probe, to
+/// `base`.
+protocol WrappingTransport: HTTPTransport {
+    var base: any HTTPTransport { get }
+}
+
+extension WrappingTransport {
+    func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+        try await base.presentedPublicKey(at: url)
+    }
+}
+
 /// Forwards to another transport and records each request.
-struct RecordingTransport: HTTPTransport {
+struct RecordingTransport: WrappingTransport {
     let base: any HTTPTransport
     let requests = Locked<[HTTPRequest]>([])
 
@@ -20,7 +32,7 @@ struct RecordingTransport: HTTPTransport {
 }
 
 /// Tampers with answers on their way to the client: flips a bit in a chosen post's rewrapped envelope.
-final class TamperingTransport: HTTPTransport, @unchecked Sendable {
+final class TamperingTransport: WrappingTransport, @unchecked Sendable {
     let base: any HTTPTransport
     private let targets = Locked<Set<String>>([])
 
