@@ -60,9 +60,10 @@ struct InterruptTests {
         try Self.age(foreign, days: 2)
         let fixtures = Set([fresh, foreign].map(\.lastPathComponent))
 
-        // The station takes its time to answer, so the interrupt comes after the body was sent.
+        // The station takes its time to answer, so the interrupt comes after the body was sent
+        // and, even on a busy machine, before the answer.
         let post = RequestRoute("POST", path: "/post")
-        paired.emulator.faults.inject(.delay(seconds: 4), route: post)
+        paired.emulator.faults.inject(.delay(seconds: 15), route: post)
         let running = try RunningCLI.start(["put", file.path, "--home", paired.home.url.path],
                                            environment: paired.environment.merging(["TMPDIR": temporary.url.path]) { $1 })
         let staged = await eventually(timeout: 60) { Self.names(in: temporary.url).contains { !fixtures.contains($0) && $0 != stale.lastPathComponent } }

@@ -65,18 +65,21 @@ struct FailureTests {
         defer { server.stop() }
         let produced = Locked<Int64>(0)
         let chunk = Data(count: 64 * 1024)
+        // Signalled by the producer itself once 4 MiB are spooled, so the test waits for that
+        // however slowly a busy machine runs it.
+        let (spooling, reached) = AsyncStream<Void>.makeStream()
         // Declared at 1 GiB, not endless: even if the cancellation were missed, the spool file
         // (unlinked, so invisible to `du`) cannot fill the disk under the other tests.
         let body = HTTPBodyStream(length: 1 << 30) {
             // A producer that lets other tasks run, as a real one reading a file or a socket does.
             await Task.yield()
-            produced.withLock { $0 += Int64(chunk.count) }
+            if produced.withLock({ $0 += Int64(chunk.count); return $0 }) >= 4 * 1024 * 1024 { reached.finish() }
             return chunk
         }
         let task = Task {
             try await URLSessionTransport.forTests().send(HTTPRequest(method: .put, url: server.url("/s")), body: .stream(body))
         }
-        #expect(await eventually { produced.value > 4 * 1024 * 1024 })
+        for await _ in spooling {}
         task.cancel()
         let error = await transportError { _ = try await task.value }
         #expect(error?.kind == .cancelled)
