@@ -141,17 +141,8 @@ package struct InProcessHTTPTransport: HTTPTransport {
             var written: Int64 = 0
             do {
                 try await Self.drain(exchange) { chunk in
-                    let ok = chunk.withUnsafeBytes { bytes in
-                        var offset = 0
-                        while offset < bytes.count {
-                            let count = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                            if count <= 0 { return false }
-                            offset += count
-                        }
-                        return true
-                    }
-                    guard ok else {
-                        throw exchange.error(.responseBodyFailed, "cannot write \(url.path): \(String(cString: strerror(errno)))")
+                    if let reason = ResponseSink.writeAll(chunk, to: descriptor) {
+                        throw exchange.error(.responseBodyFailed, "cannot write \(url.path): \(reason)")
                     }
                     written += Int64(chunk.count)
                     progress.report(received: written)

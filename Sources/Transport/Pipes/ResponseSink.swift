@@ -34,4 +34,19 @@ package enum ResponseSink {
             return .file(fileURL, descriptor: descriptor)
         }
     }
+
+    /// Writes every byte of `data` to the open file `descriptor` (a `.file` sink's, or a
+    /// transport's spool), retrying an interrupted write; the failure's text, or `nil`.
+    package static func writeAll(_ data: Data, to descriptor: Int32) -> String? {
+        data.withUnsafeBytes { bytes -> String? in
+            var offset = 0
+            while offset < bytes.count {
+                let count = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return String(cString: strerror(errno)) }
+                offset += count
+            }
+            return nil
+        }
+    }
 }

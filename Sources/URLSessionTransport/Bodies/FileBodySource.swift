@@ -74,21 +74,6 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
         }
         if descriptor >= 0 { _ = posixClose(descriptor) }
     }
-
-    /// Writes every byte of `data`; the failure's text, or `nil`.
-    static func writeAll(_ data: Data, to descriptor: Int32) -> String? {
-        data.withUnsafeBytes { bytes -> String? in
-            var offset = 0
-            while offset < bytes.count {
-                let count = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return String(cString: strerror(errno)) }
-                offset += count
-            }
-            return nil
-        }
-    }
-
 }
 
 // The libc calls under names of their own, at file scope: inside `FileBodySource`, `read` and

@@ -40,7 +40,7 @@ enum StreamSpool {
                 if let declared = stream.length, Int64(chunk.count) > declared - written {
                     throw failure(.requestBodyFailed, "the request body stream yielded more than its declared \(declared) bytes")
                 }
-                if let reason = FileBodySource.writeAll(chunk, to: descriptor) {
+                if let reason = ResponseSink.writeAll(chunk, to: descriptor) {
                     throw failure(.requestBodyFailed, "cannot spool the request body: \(reason)")
                 }
                 written += Int64(chunk.count)

@@ -179,7 +179,7 @@ final class URLSessionTransfer: @unchecked Sendable {
             if !fits { fail(.responseTooLarge(limit: limit), "the response body exceeds \(limit) bytes") }
         case .file(let fileURL, let descriptor):
             guard state.withLock({ $0.failure == nil }) else { return }
-            if let reason = FileBodySource.writeAll(data, to: descriptor) {
+            if let reason = ResponseSink.writeAll(data, to: descriptor) {
                 fail(.responseBodyFailed, "cannot write \(fileURL.path): \(reason)")
                 return
             }
