@@ -106,7 +106,7 @@ public final class FileKeyStore: KeyStore {
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "cannot seal the check value", underlying: error)
         }
-        if try Self.createExclusively(file, at: paramsURL, in: directory, operation: operation) {
+        if try AtomicFile.createExclusively(file, at: paramsURL, operation: operation) {
             key = created
             return
         }
@@ -226,7 +226,7 @@ public final class FileKeyStore: KeyStore {
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "cannot seal the item", underlying: error)
         }
-        try writeAtomically(Self.magic + sealed, to: url, operation: operation)
+        try AtomicFile.replace(url, with: Self.magic + sealed, operation: operation, beforeRename: beforeRename)
     }
 
     /// Deletes the file under `name`.
@@ -237,83 +237,16 @@ public final class FileKeyStore: KeyStore {
         guard FileManager.default.fileExists(atPath: url.path) else { return }
         do {
             try FileManager.default.removeItem(at: url)
-            Self.syncDirectory(directory)
+            AtomicFile.syncDirectory(directory)
         } catch {
             throw StationClientError(.keyStore, operation: "deleting \(name) from the key store",
                                      message: "cannot remove \(url.path)", underlying: error)
         }
     }
 
-    private func writeAtomically(_ bytes: [UInt8], to url: URL, operation: String) throws {
-        let temporary = try Self.writeTemporary(bytes, beside: url, operation: operation)
-        do {
-            try beforeRename(temporary)
-            guard rename(temporary.path, url.path) == 0 else {
-                throw Self.failure("cannot rename", temporary, operation: operation)
-            }
-        } catch {
-            unlink(temporary.path)
-            if let error = error as? StationClientError { throw error }
-            throw StationClientError(.keyStore, operation: operation, message: "the write was interrupted", underlying: error)
-        }
-        Self.syncDirectory(directory)
-    }
-
-    /// Puts `bytes` at `url` only if nothing is there yet, never a partial file: they are written
-    /// and flushed under a temporary name, then hard-linked to `url` (which fails when it exists).
-    ///
-    /// - Returns: `false` when `url` already existed (another process created it first).
-    private static func createExclusively(_ bytes: [UInt8], at url: URL, in directory: URL, operation: String) throws -> Bool {
-        let temporary = try writeTemporary(bytes, beside: url, operation: operation)
-        defer { unlink(temporary.path) }
-        guard link(temporary.path, url.path) == 0 else {
-            if errno == EEXIST { return false }
-            throw failure("cannot link \(url.lastPathComponent) to", temporary, operation: operation)
-        }
-        syncDirectory(directory)
-        return true
-    }
-
-    /// Writes `bytes` to a new temporary file (mode 0600) beside `url`, flushed, and returns it.
-    private static func writeTemporary(_ bytes: [UInt8], beside url: URL, operation: String) throws -> URL {
-        let temporary = StagedFile.temporary(beside: url, suffix: "tmp")
-        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else { throw failure("cannot create", temporary, operation: operation) }
-        var closed = false
-        defer {
-            if !closed { close(descriptor) }
-        }
-        do {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw failure("cannot write", temporary, operation: operation)
-                }
-                offset += written
-            }
-            guard fsync(descriptor) == 0 else { throw failure("cannot flush", temporary, operation: operation) }
-            closed = true
-            guard close(descriptor) == 0 else { throw failure("cannot close", temporary, operation: operation) }
-        } catch {
-            unlink(temporary.path)
-            throw error
-        }
-        return temporary
-    }
-
     /// A key-store error for a failed system call on `file`, with `errno`'s text.
     private static func failure(_ what: String, _ file: URL, operation: String) -> StationClientError {
         StationClientError(.keyStore, operation: operation, message: "\(what) \(file.path): \(String(cString: strerror(errno)))")
-    }
-
-    /// Flushes the directory entry so a rename survives a crash.
-    private static func syncDirectory(_ directory: URL) {
-        let descriptor = open(directory.path, O_RDONLY)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
     }
 
     private static func readUInt32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
