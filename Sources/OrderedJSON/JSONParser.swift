@@ -4,8 +4,9 @@
 /// It accepts what Python accepts and a station could therefore have stored and served: `NaN`,
 /// `Infinity`, `-Infinity`, duplicate keys (the last value wins, at the first key's position),
 /// and a leading UTF-8 byte-order mark. It rejects what Python rejects: raw control characters in
-/// strings, trailing data, leading zeros. It also rejects invalid UTF-8 and unpaired UTF-16
-/// surrogate escapes, which a station cannot send (its response would fail to encode).
+/// strings, trailing data, leading zeros. It also rejects invalid UTF-8. An unpaired UTF-16
+/// surrogate escape, which Python keeps as a lone code point, reads as U+FFFD (a Swift `String`
+/// cannot hold a lone surrogate).
 ///
 /// The parser is iterative, so hostile nesting cannot exhaust the stack; depth is capped at
 /// `maximumDepth`.
@@ -354,22 +355,32 @@ package struct JSONParser {
         return (word | ((quote &- ones) | (backslash &- ones) | (word &- ones &* 0x20)) & ~word) & highs
     }
 
+    /// What an unpaired surrogate escape reads as: U+FFFD REPLACEMENT CHARACTER.
+    private static let replacementCharacter: Unicode.Scalar = "\u{FFFD}"
+
     /// Reads the four hex digits after `\u` (and a second escape for a surrogate pair).
+    ///
+    /// A surrogate escape that is not half of a pair reads as U+FFFD: Python's `json` keeps it as
+    /// a lone code point (and `json.dumps` writes one back out), which a Swift `String` cannot
+    /// hold. As in Python, an escape after a lone high surrogate is read on its own.
     private mutating func parseUnicodeEscape() throws(WireFormatError) -> Unicode.Scalar {
         let first = try parseHex4()
         if (0xD800...0xDBFF).contains(first) {
             guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                throw fail("unpaired UTF-16 surrogate escape")
+                return Self.replacementCharacter
             }
+            let escape = index
             index += 2
             let second = try parseHex4()
-            guard (0xDC00...0xDFFF).contains(second) else { throw fail("unpaired UTF-16 surrogate escape") }
+            guard (0xDC00...0xDFFF).contains(second) else {
+                index = escape
+                return Self.replacementCharacter
+            }
             let combined = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
             guard let scalar = Unicode.Scalar(combined) else { throw fail("invalid \\u escape") }
             return scalar
         }
-        guard let scalar = Unicode.Scalar(first) else { throw fail("unpaired UTF-16 surrogate escape") }
-        return scalar
+        return Unicode.Scalar(first) ?? Self.replacementCharacter
     }
 
     private mutating func parseHex4() throws(WireFormatError) -> UInt32 {

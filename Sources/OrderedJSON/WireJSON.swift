@@ -20,7 +20,7 @@ package enum WireJSON {
     /// Parses JSON into a ``JSONValue``.
     ///
     /// - Throws: ``WireFormatError/invalidJSON(offset:reason:)`` for text Python's `json.loads`
-    ///   would reject (and for invalid UTF-8 or unpaired surrogate escapes);
+    ///   would reject (and for invalid UTF-8; an unpaired surrogate escape reads as U+FFFD);
     ///   ``WireFormatError/nestingTooDeep(offset:limit:)`` past ``maximumDepth``.
     package static func parse(_ bytes: [UInt8]) throws(WireFormatError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in

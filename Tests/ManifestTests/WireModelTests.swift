@@ -318,6 +318,14 @@ struct ResponseModelTests {
         #expect(StationErrorBody.parse(bytes(WireNotes.inboxNew)) == nil)
     }
 
+    /// A follower list the station wrote with `json.dumps` (Python keeps a lone surrogate a
+    /// follow request carried) is read, the surrogate as U+FFFD, not refused whole.
+    @Test func aFollowerListWithALoneSurrogateIsRead() throws {
+        let body = #"{"status": "ok", "followers": [{"uid": "U", "alias": "\ud800x", "endpoint": null, "ipns_id": null}]}"#
+        let followers = try decode(FollowersResponse.self, body)
+        #expect(followers.followers == [FollowerSummary(uid: "U", alias: "\u{FFFD}x")])
+    }
+
     @Test func followersAndFollows() throws {
         let followers = try decode(FollowersResponse.self, WireNotes.followers)
         #expect(followers.followers == [FollowerSummary(uid: "U")])
