@@ -11,7 +11,8 @@ import ContentAddressing
 /// exit codes and `--json` shapes.
 @Suite("cipher CLI", .serialized)
 struct CipherCLITests {
-    static let commands = ["demo", "pair", "status", "trust", "ls", "put", "get", "share", "rm", "followers", "follow", "unfollow", "read"]
+    static let commands = ["demo", "pair", "status", "trust", "ls", "put", "get", "share", "rm", "followers", "follow", "unfollow", "read",
+                           "restore-credentials"]
 
     /// A paired CLI home against a fresh emulator.
     struct Paired {
@@ -137,6 +138,46 @@ struct CipherCLITests {
         #expect(human.stdout.contains(paired.emulator.uid))
     }
 
+    /// Pairing a paired home again refuses, naming what is paired; `--replace` keeps the old
+    /// credentials as a backup that `restore-credentials` lists and brings back.
+    @Test func pairingAgainNeedsReplaceAndKeepsABackup() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        let firstDevice = try #require(paired.pairing["device_uid"] as? String)
+        let refused = try await paired.cipher("pair", paired.url.absoluteString, "--name", "second")
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains(firstDevice) && refused.stderr.contains(paired.emulator.uid), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--replace"))
+        #expect(try await paired.cipherJSON("status").1["device_uid"] as? String == firstDevice)
+        #expect(try await paired.cipherJSON("restore-credentials").1["backups"] as? [Any] != nil)
+        #expect((try await paired.cipherJSON("restore-credentials").1["backups"] as? [Any])?.isEmpty == true)
+
+        let pins = paired.emulator.log.pins.count, emulator = paired.emulator
+        let replaced = try await CLIProcess.run(
+            ["pair", paired.url.absoluteString, "--name", "second", "--replace", "--home", paired.home.url.path, "--json"],
+            environment: paired.environment
+        ) { [await Self.waitForPIN(emulator, after: pins) ?? ""] }
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        let secondDevice = try #require(try replaced.json()["device_uid"] as? String)
+        #expect(secondDevice != firstDevice)
+        #expect(replaced.stderr.contains("restore-credentials") && replaced.stderr.contains("stays registered"), "\(replaced.stderr)")
+
+        let (_, listed) = try await paired.cipherJSON("restore-credentials")
+        let backups = try #require(listed["backups"] as? [[String: Any]])
+        #expect(backups.count == 1)
+        #expect(backups.first?["device_uid"] as? String == firstDevice)
+        let backup = try #require(backups.first?["name"] as? String)
+        #expect(try await paired.cipher("restore-credentials", "device-credentials.backup-none").status == 1)
+        let (restore, restored) = try await paired.cipherJSON("restore-credentials", backup)
+        #expect(restore.status == 0, "\(restore.stderr)")
+        #expect(restored["restored"] as? String == backup)
+        #expect(try await paired.cipherJSON("status").1["device_uid"] as? String == firstDevice)
+        // The credentials it replaced are a backup in turn: nothing is lost either way.
+        let after = try #require(try await paired.cipherJSON("restore-credentials").1["backups"] as? [[String: Any]])
+        #expect(after.map { $0["device_uid"] as? String } == [secondDevice])
+        #expect(after.first?["name"] as? String == restored["set_aside"] as? String)
+    }
+
     @Test func wrongPINsAreRefusedWithExitThree() async throws {
         let emulator = try StationEmulator()
         defer { emulator.stop() }
@@ -215,6 +256,20 @@ struct CipherCLITests {
         #expect(try Data(contentsOf: byName) == original)
         let byCID = paired.home.file("by-cid.jpg")
         #expect(try await paired.cipher("get", cid, "-o", byCID.path).status == 0)
+        #expect(try Data(contentsOf: byCID) == original)
+        // An existing file is replaced only with --force, by the stored name or -o alike.
+        try Data("mine".utf8).write(to: byCID)
+        let kept = try await paired.cipher("get", cid, "-o", byCID.path)
+        #expect(kept.status == 1 && kept.stderr.contains("--force"), "\(kept.stderr)")
+        #expect(try Data(contentsOf: byCID) == Data("mine".utf8))
+        let directory = paired.home.file("downloads")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: directory.appendingPathComponent("photo.jpg"))
+        #expect(try await paired.cipher(in: directory, "get", "photo.jpg").status == 1)
+        #expect(try Data(contentsOf: directory.appendingPathComponent("photo.jpg")) == Data("mine".utf8))
+        #expect(try await paired.cipher(in: directory, "get", "photo.jpg", "--force").status == 0)
+        #expect(try Data(contentsOf: directory.appendingPathComponent("photo.jpg")) == original)
+        #expect(try await paired.cipher("get", cid, "-o", byCID.path, "--force").status == 0)
         #expect(try Data(contentsOf: byCID) == original)
 
         // Share publishes the file anew (fresh key, new CID) and removes the old entry: the

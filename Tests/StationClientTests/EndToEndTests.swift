@@ -229,6 +229,32 @@ struct EndToEndTests {
         #expect(try await otherClient.following().isEmpty)
     }
 
+    @Test("A download onto an existing file replaces it only once it verified; a failed one leaves it as it was")
+    func downloadsReplaceAnExistingFileOnlyWhenVerified() async throws {
+        let rig = try StationRig.served()
+        defer { rig.emulator.stop() }
+        let client = try await rig.pair()
+        let content = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let post = try await client.publish(data: content, metadata: Fixture.drive("doc", size: content.count))
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("doc.bin")
+        try Data("the user's own file".utf8).write(to: destination)
+        // Bytes that fail the tag, from the station and from the gateway it falls back to.
+        rig.emulator.faults.inject(.replaceBody(byteCount: content.count + 40), count: 1_000,
+                                   route: RequestRoute("GET", path: "/content/\(post.postCID)"))
+        rig.emulator.faults.inject(.replaceBody(byteCount: content.count + 40), count: 1_000,
+                                   route: RequestRoute("GET", pathPrefix: "/ipfs/\(post.postCID)"), server: .gateway)
+        await #expect(throws: StationClientError.self) {
+            try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
+        }
+        #expect(try Data(contentsOf: destination) == Data("the user's own file".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["doc.bin"])
+        rig.emulator.faults.reset()
+        try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
+        #expect(try Data(contentsOf: destination) == content)
+    }
+
     @Test("Downloads resume after a broken body; a tunnel 502 is survived; reshare is checked for content loss")
     func transfersAndManaging() async throws {
         let rig = try StationRig.served()

@@ -27,7 +27,7 @@ enum Commands {
     static let all: [any Command.Type] = [
         DemoCommand.self, PairCommand.self, StatusCommand.self, TrustCommand.self, ListCommand.self, PutCommand.self, GetCommand.self,
         ShareCommand.self, RemoveCommand.self, FollowersCommand.self, FollowCommand.self, UnfollowCommand.self,
-        ReadCommand.self,
+        ReadCommand.self, RestoreCredentialsCommand.self,
     ]
 
     static var overview: String {

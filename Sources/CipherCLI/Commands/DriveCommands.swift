@@ -148,9 +148,10 @@ enum PutCommand: Command {
 /// `cipher get CID|NAME`.
 enum GetCommand: Command {
     static let spec = CommandSpec(
-        name: "get", usage: "get CID|NAME [-o FILE]", summary: "download and decrypt a file (NAME matches the filename exactly)",
+        name: "get", usage: "get CID|NAME [-o FILE] [--force]", summary: "download and decrypt a file (NAME matches the filename exactly)",
         options: [OptionSpec(names: ["--output", "-o"], help: "where to write it (default: its filename here; - for standard output)",
-                             value: "FILE")],
+                             value: "FILE"),
+                  OptionSpec(names: ["--force"], help: "replace the file if it exists (it is replaced only once the download verified)")],
         positionals: 1...1)
 
     struct Output: Encodable {
@@ -166,7 +167,8 @@ enum GetCommand: Command {
         let client = try await context.client()
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         let post = try DriveFiles.find(context.arguments.positionals[0], in: listing)
-        let (target, size) = try await DriveFiles.save(post, output: context.arguments.value("--output"), console: console) {
+        let (target, size) = try await DriveFiles.save(post, output: context.arguments.value("--output"), force: context.arguments.has("--force"),
+                                                        console: console) {
             post.isPublic ? try await client.downloadPublic(postCID: post.postCID)
                 : try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
         } toFile: { destination, progress in

@@ -5,9 +5,11 @@ import Transport
 /// `cipher pair URL`: pairs this device with a station.
 enum PairCommand: Command {
     static let spec = CommandSpec(
-        name: "pair", usage: "pair URL [--name NAME] [--gateway URL] [--fingerprint sha256//BASE64]",
+        name: "pair", usage: "pair URL [--name NAME] [--gateway URL] [--fingerprint sha256//BASE64] [--replace]",
         summary: "pair this device with the station at URL (the PIN is in the station's log)",
         options: [
+            OptionSpec(names: ["--replace"],
+                       help: "pair even though this home is paired; its credentials are kept as a backup (see restore-credentials)"),
             OptionSpec(names: ["--name"], help: "this device's name (default: the host name)", value: "NAME"),
             OptionSpec(names: ["--gateway"], help: "an IPFS gateway for fallback reads and IPNS", value: "URL"),
             .fingerprint(help: "the station's TLS key, read on the station (pins it without asking; see `cipher trust --help`)"),
@@ -53,6 +55,7 @@ enum PairCommand: Command {
         let console = context.console
         let trust = try Self.trust(arguments, console: console)
         let store = try context.home.openKeyStore(console: console, environment: context.environment, creating: true)
+        let backup = try await CredentialBackups.setAside(in: store, replacing: arguments.has("--replace"), console: console)
         var settings = try context.home.loadSettings()
         settings.gateway = arguments.value("--gateway")
         settings.deviceName = name
@@ -69,6 +72,10 @@ enum PairCommand: Command {
         console.say("paired as \(credentials.deviceUID) with station \(credentials.stationUID) at \(credentials.endpoint.absoluteString)")
         let pin = await client.activePins.first
         if let pin { console.say("TLS key pinned: \(pin.pinString)") }
+        if let backup {
+            console.note("The previous credentials are kept as \(backup.name); `cipher restore-credentials \(backup.name)` brings them back.")
+            console.note("The previous device \(backup.deviceUID) stays registered on its station; remove it there if it is no longer used.")
+        }
         console.emit(Output(deviceUID: credentials.deviceUID, stationUID: credentials.stationUID,
                             endpoint: credentials.endpoint.absoluteString, tlsPin: pin?.pinString,
                             endpointTrust: StatusCommand.trustName(credentials)))

@@ -127,7 +127,7 @@ enum UnfollowCommand: Command {
 /// `cipher read URL [--get NAME|CID [-o FILE]]`.
 enum ReadCommand: Command {
     static let spec = CommandSpec(
-        name: "read", usage: "read URL [--gateway URL] [--namespace drive] [--get NAME|CID [-o FILE]]",
+        name: "read", usage: "read URL [--gateway URL] [--namespace drive] [--get NAME|CID [-o FILE] [--force]]",
         summary: "list the posts a followed station shares with you, or download one",
         options: [
             OptionSpec(names: ["--gateway"], help: "the IPFS gateway to read it through (default: the one given at pairing)", value: "URL"),
@@ -135,6 +135,7 @@ enum ReadCommand: Command {
             OptionSpec(names: ["--get"], help: "download the post with this CID or exact filename", value: "NAME|CID"),
             OptionSpec(names: ["--output", "-o"], help: "with --get: where to write it (default: its filename here; - for standard output)",
                        value: "FILE"),
+            OptionSpec(names: ["--force"], help: "with --get: replace the file if it exists (only once the download verified)"),
         ],
         positionals: 1...1)
 
@@ -212,7 +213,8 @@ enum ReadCommand: Command {
         guard let item = listing.posts.first(where: { $0.postCID == found.postCID }) else {
             throw CLIError.failure("no post \(reference) shared with you")
         }
-        let (target, size) = try await DriveFiles.save(item, output: context.arguments.value("--output"), console: console) {
+        let (target, size) = try await DriveFiles.save(item, output: context.arguments.value("--output"),
+                                                        force: context.arguments.has("--force"), console: console) {
             try await reader.download(item)
         } toFile: { destination, progress in
             try await reader.download(item, to: destination, progress: progress)

@@ -47,7 +47,7 @@ enum DriveFiles {
     ///
     /// - Throws: a failure when the stored filename, with no `-o`, is not a plain name.
     static func save(
-        _ post: ListedPost<DriveFileMetadata>, output: String?, console: Console, toMemory: () async throws -> Data,
+        _ post: ListedPost<DriveFileMetadata>, output: String?, force: Bool, console: Console, toMemory: () async throws -> Data,
         toFile: (URL, ProgressHandler?) async throws -> Void
     ) async throws -> (target: String, size: Int64) {
         let name = post.metadata?.filename ?? post.postCID
@@ -61,6 +61,11 @@ enum DriveFiles {
             let bytes = try await toMemory()
             FileHandle.standardOutput.write(bytes)
             return (target, Int64(bytes.count))
+        }
+        // Nothing the user has is overwritten without asking (a dangling symlink counts as there).
+        var status = stat()
+        if !force, lstat(target, &status) == 0 {
+            throw CLIError.failure("\(target) already exists; add --force to replace it, or choose another name with -o FILE")
         }
         let destination = URL(fileURLWithPath: target)
         try await toFile(destination, console.progress("downloading \(name)"))

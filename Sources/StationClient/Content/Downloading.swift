@@ -62,7 +62,9 @@ extension StationClient {
     /// The ciphertext is fetched into a temporary file (resuming with `Range` after a broken
     /// connection), then opened with two passes: the tag is verified before any plaintext is
     /// written, and `destination` appears only when the whole file verified. Cancellation or any
-    /// failure leaves no partial file behind.
+    /// failure leaves no partial file behind. A file already at `destination` is replaced, in one
+    /// step, only once the new one verified; after a failure it is left as it was (check for it
+    /// first if it must not be replaced: the `cipher` tool refuses without `--force`).
     ///
     /// No more ciphertext is written than the file can have: `plaintextSize` (the metadata's
     /// `size_bytes`) plus the SecretBox overhead when given, otherwise the station's 100 MiB upload
@@ -100,7 +102,8 @@ extension StationClient {
 
     /// Downloads a public post into `destination`, in constant memory (resuming with `Range`
     /// after a broken connection). `destination` appears only once the bytes matched the CID;
-    /// cancellation or any failure leaves no partial file behind.
+    /// cancellation or any failure leaves no partial file behind. A file already at
+    /// `destination` is replaced in one step only then; after a failure it is left as it was.
     ///
     /// No more is written than `size` (the metadata's `size_bytes`) when given, otherwise the
     /// station's 100 MiB upload limit; a source that sends more fails with `.invalidResponse`.

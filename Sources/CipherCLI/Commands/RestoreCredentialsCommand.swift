@@ -1,0 +1,57 @@
+import Foundation
+import StationClient
+
+/// `cipher restore-credentials [BACKUP]`: lists the credential backups `pair --replace` kept, or
+/// makes one the current credentials again (the current ones are kept as a backup in turn).
+enum RestoreCredentialsCommand: Command {
+    static let spec = CommandSpec(
+        name: "restore-credentials", usage: "restore-credentials [BACKUP]",
+        summary: "list the credentials `pair --replace` kept, or make BACKUP the current ones again",
+        positionals: 0...1)
+
+    struct Output: Encodable {
+        var backups: [Entry]
+        var restored: String?
+        var setAside: String?
+        struct Entry: Encodable {
+            var name: String
+            var deviceUID: String?
+            var stationUID: String?
+            var endpoint: String?
+            enum CodingKeys: String, CodingKey { case name, deviceUID = "device_uid", stationUID = "station_uid", endpoint }
+        }
+        enum CodingKeys: String, CodingKey { case backups, restored, setAside = "set_aside" }
+    }
+
+    static func run(_ context: CommandContext) async throws {
+        let console = context.console
+        let store = try context.home.openKeyStore(console: console, environment: context.environment)
+        guard let name = context.arguments.positionals.first else {
+            var entries: [Output.Entry] = []
+            for name in CredentialBackups.names(in: store) {
+                let described = try await CredentialBackups.describe(name, in: store)
+                entries.append(Output.Entry(name: name, deviceUID: described?.deviceUID, stationUID: described?.stationUID,
+                                            endpoint: described?.endpoint))
+                console.say("\(name): device \(described?.deviceUID ?? "?") with station \(described?.stationUID ?? "?") at \(described?.endpoint ?? "?")")
+            }
+            if entries.isEmpty { console.say("no credential backups") }
+            console.emit(Output(backups: entries))
+            return
+        }
+        guard name.hasPrefix(CredentialBackups.prefix), let backup = try await store.loadSecret(name) else {
+            throw CLIError.failure("no credential backup named \(name); `cipher restore-credentials` lists them")
+        }
+        guard let described = try await CredentialBackups.describe(name, in: store) else {
+            throw CLIError.failure("the backup \(name) does not hold readable credentials")
+        }
+        var setAside: String?
+        if try await store.loadSecret(KeyStoreItem.credentials) != nil {
+            setAside = try await CredentialBackups.keepCopy(of: KeyStoreItem.credentials, in: store)
+        }
+        try await store.saveSecret(backup, as: KeyStoreItem.credentials)
+        try await store.delete(name)
+        console.say("restored \(name): device \(described.deviceUID) with station \(described.stationUID) at \(described.endpoint)")
+        if let setAside { console.note("The credentials it replaced are kept as \(setAside).") }
+        console.emit(Output(backups: [], restored: name, setAside: setAside))
+    }
+}
