@@ -21,12 +21,29 @@ import Darwin
 /// 0600, removed when the transfer fails) or as a stream that holds the handler back while its
 /// reader is behind; a handler that closes mid-body fails the transfer with `.connectionLost`;
 /// cancellation and the request's time limits end the exchange (the handler sees the client close);
-/// progress is reported as bytes move. There are no connections, no TLS (a pinned `http` request is
-/// refused; `https` URLs are delivered without a handshake) and no defaults for time limits.
+/// progress is reported as bytes move. There are no connections and no defaults for time limits.
+///
+/// TLS is simulated from the ``SimulatedCertificate`` the server presents (the one given to
+/// ``init(handler:certificate:)``, or a loopback server's ``LoopbackHTTPServer/simulatedCertificate``):
+/// before anything reaches the handler, an `https` request pinned (`TransferOptions.pinnedPublicKeys`)
+/// to a set holding the certificate's key is delivered, one pinned to a set without it fails with
+/// `.pinMismatch`, an unpinned one is delivered only when a trusted authority signed the certificate
+/// (else `.tlsFailure`, self-signed), and any `https` request to a server presenting no certificate
+/// fails with `.tlsFailure` (it speaks no TLS); ``presentedPublicKey(at:)`` answers the certificate's
+/// key. A refused request never reaches the handler and is not counted. Plain `http` is delivered
+/// as it is (a pinned `http` request is refused with `.invalidRequest`). No handshake bytes exist:
+/// only fingerprints are compared.
 package struct InProcessHTTPTransport: HTTPTransport {
     private enum Target: Sendable {
-        case handler(LoopbackHTTPServer.Handler)
+        case handler(LoopbackHTTPServer.Handler, certificate: @Sendable () -> SimulatedCertificate?)
         case loopbackServers
+    }
+
+    /// The server a request reaches: the certificate it presents, and its handler (taken only once
+    /// the handshake passed, so a refused request is not counted).
+    private struct Peer {
+        let certificate: SimulatedCertificate?
+        let accept: () throws -> LoopbackHTTPServer.Handler
     }
 
     private let target: Target
@@ -36,9 +53,12 @@ package struct InProcessHTTPTransport: HTTPTransport {
     /// How many request body bytes may be read ahead of the handler.
     private static let requestBufferSize = 256 * 1024
 
-    /// Hands every request to `handler`, whatever its URL's host and port.
-    package init(handler: @escaping LoopbackHTTPServer.Handler) {
-        target = .handler(handler)
+    /// Hands every request to `handler`, whatever its URL's host and port; `https` requests are
+    /// judged by the certificate `certificate` answers at the time (`nil`, the default: the server
+    /// speaks no TLS, so they fail with `.tlsFailure`).
+    package init(handler: @escaping LoopbackHTTPServer.Handler,
+                 certificate: @escaping @Sendable () -> SimulatedCertificate? = { nil }) {
+        target = .handler(handler, certificate: certificate)
     }
 
     private init(target: Target) {
@@ -50,11 +70,22 @@ package struct InProcessHTTPTransport: HTTPTransport {
     /// `.cannotConnect` when none is, `.dnsFailure` for any other host.
     package static let loopbackServers = InProcessHTTPTransport(target: .loopbackServers)
 
-    /// Answers that no key can be read: there is no TLS in process.
+    /// The key of the certificate the server at `url` presents (``SimulatedCertificate/publicKey``),
+    /// trusted or not; nothing is delivered to its handler.
     ///
-    /// - Throws: `TransportError` with kind `.probingUnsupported`.
+    /// - Throws: `TransportError` for a `GET` of `url`: `.invalidRequest` unless `url` is `https`
+    ///   with a host, `.cancelled` when the task is cancelled, `.dnsFailure` / `.cannotConnect` as
+    ///   ``send(_:body:options:)`` for ``loopbackServers``, `.tlsFailure` when the server presents
+    ///   no certificate.
     package func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
-        throw TransportError.probingUnsupported(at: url, reason: "an in-process exchange has no TLS handshake")
+        guard url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else {
+            throw TransportError(.invalidRequest, method: .get, url: url, message: "the URL must be https with a host")
+        }
+        guard !Task.isCancelled else { throw TransportError(.cancelled, method: .get, url: url, message: "cancelled") }
+        guard let certificate = try peer(for: url, method: .get).certificate else {
+            throw TransportError(.tlsFailure, method: .get, url: url, message: "the server at \(host) speaks no TLS")
+        }
+        return certificate.publicKey
     }
 
     /// Hands `request` to the handler; see the type's description.
@@ -67,6 +98,9 @@ package struct InProcessHTTPTransport: HTTPTransport {
             throw failure(.invalidRequest, "public-key pins need an https URL")
         }
         guard !Task.isCancelled else { throw failure(.cancelled, "cancelled before sending") }
+        let peer = try peer(for: request.url, method: request.method)
+        try SimulatedCertificate.handshake(peer.certificate, url: request.url, method: request.method,
+                                           pins: options.pinnedPublicKeys)
         let stream = try Self.bodyStream(body, for: request)
         let sink = try ResponseSink.make(options.response, for: request, bufferSize: Self.responseBufferSize,
                                          backpressure: .refuseWhenFull)
@@ -80,7 +114,7 @@ package struct InProcessHTTPTransport: HTTPTransport {
         let exchange = InProcessExchange(request: request, body: pipe, buffer: buffer)
         let head: InProcessExchange.Head
         do {
-            let handler = try resolve(request)
+            let handler = try peer.accept()
             let target = Self.target(of: request.url)
             let fields = Self.fields(of: request, bodyLength: stream.length)
             // The size the head would have on the wire: request line, fields, empty line.
@@ -155,23 +189,24 @@ package struct InProcessHTTPTransport: HTTPTransport {
         }
     }
 
-    /// The handler a request goes to.
-    private func resolve(_ request: HTTPRequest) throws -> LoopbackHTTPServer.Handler {
+    /// The server a request for `url` reaches.
+    private func peer(for url: URL, method: HTTPMethod) throws -> Peer {
         switch target {
-        case .handler(let handler):
-            return handler
+        case .handler(let handler, let certificate):
+            return Peer(certificate: certificate(), accept: { handler })
         case .loopbackServers:
-            let host = request.url.host?.lowercased() ?? ""
+            let host = url.host?.lowercased() ?? ""
             guard host == "127.0.0.1" || host == "localhost" else {
-                throw TransportError(.dnsFailure, method: request.method, url: request.url,
-                                     message: "in process only 127.0.0.1 resolves, not \(host)")
+                throw TransportError(.dnsFailure, method: method, url: url, message: "in process only 127.0.0.1 resolves, not \(host)")
             }
-            guard let server = LoopbackHTTPServer.running(onPort: UInt16(clamping: request.url.port ?? 80)),
-                  let handler = server.acceptInProcess() else {
-                throw TransportError(.cannotConnect, method: request.method, url: request.url,
-                                     message: "no loopback server of this process listens on port \(request.url.port ?? 80)")
+            let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+            let refused = TransportError(.cannotConnect, method: method, url: url,
+                                         message: "no loopback server of this process listens on port \(port)")
+            guard let server = LoopbackHTTPServer.running(onPort: UInt16(clamping: port)) else { throw refused }
+            return Peer(certificate: server.simulatedCertificate) {
+                guard let handler = server.acceptInProcess() else { throw refused }
+                return handler
             }
-            return handler
         }
     }
 

@@ -78,6 +78,7 @@ public final class LoopbackHTTPServer: Sendable {
         var listenerClosed = false
         var open: [Int32: ServerSocket] = [:]
         var statistics = Statistics()
+        var simulatedCertificate: SimulatedCertificate?
     }
 
     /// Starts listening on 127.0.0.1, on `port` (0, the default, picks an ephemeral port), with
@@ -129,6 +130,15 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// A snapshot of the counters.
     public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// The certificate this server presents to `https` requests delivered in process
+    /// (``InProcessHTTPTransport/loopbackServers``, `https://127.0.0.1:<port>/…`); `nil`, the
+    /// default, for none: such requests then fail with `.tlsFailure`. Over its socket the server
+    /// speaks plain HTTP whatever this says.
+    package var simulatedCertificate: SimulatedCertificate? {
+        get { state.withLock { $0.simulatedCertificate } }
+        set { state.withLock { $0.simulatedCertificate = newValue } }
+    }
 
     /// Stops accepting and closes every open connection. Safe to call more than once.
     ///

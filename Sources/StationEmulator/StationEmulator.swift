@@ -81,6 +81,8 @@ public final class StationEmulator: Sendable {
     let router: StationRouter
     private let gateway: Gateway
     private let servers = Locked(Servers())
+    /// The TLS certificates the in-process transports present (see ``serverKeyFingerprint``).
+    let serverKeys = ServerKeys()
 
     /// The log, holding the pairing PIN lines.
     public let log: StationLog

@@ -10,7 +10,10 @@ import Transport
 /// by case): paths under `/ipfs/` and `/ipns/` go to the emulated gateway, everything else to the
 /// station, whatever the URL's host and port (sent as `Host`, as an HTTP client would). Responses
 /// carry `Date` and `Server` as over HTTP; a body over the station's upload limit is answered 413;
-/// progress is reported as bytes move. An injected mid-body fault throws `TransportError` with kind
+/// progress is reported as bytes move. `https` requests go through a simulated TLS handshake with
+/// the emulator's key (``StationEmulator/serverKeyFingerprint``): pins are enforced and a
+/// self-signed key refused unpinned, as a TLS transport would (see <doc:TestingWithTheEmulator>).
+/// An injected mid-body fault throws `TransportError` with kind
 /// `.connectionLost` (a streamed response first yields the bytes sent before the cut); an endless
 /// body streams until the reader stops, fills the memory limit (`.responseTooLarge`) or runs into
 /// the request's time limit.
@@ -36,7 +39,8 @@ public struct InProcessTransport: HTTPTransport {
 
     init(emulator: StationEmulator, role: Role) {
         self.emulator = emulator
-        delivery = InProcessHTTPTransport(handler: emulator.loopbackHandler(role))
+        delivery = InProcessHTTPTransport(handler: emulator.loopbackHandler(role),
+                                          certificate: emulator.serverKeys.certificate(for: role))
     }
 
     /// The emulator's in-process delivery with another target, such as
@@ -49,7 +53,10 @@ public struct InProcessTransport: HTTPTransport {
     /// Runs `request` through the emulator.
     ///
     /// - Throws: `TransportError`: `.invalidRequest` for a request `HTTPRequest.validate()` rejects
-    ///   (or pinned to a plain `http` URL), `.cancelled` when the task is cancelled,
+    ///   (or pinned to a plain `http` URL), `.pinMismatch` for an `https` request pinned to keys
+    ///   other than ``StationEmulator/serverKeyFingerprint``, `.tlsFailure` for an unpinned `https`
+    ///   request while the emulator presents a self-signed key (neither reaches the emulator),
+    ///   `.cancelled` when the task is cancelled,
     ///   `.requestBodyFailed` when the body cannot be read or breaks its declared length,
     ///   `.connectionLost` for an injected mid-body fault, `.timedOut` past the request's time
     ///   limits, `.responseTooLarge` / `.responseBodyFailed` when the response cannot be delivered as
@@ -58,9 +65,12 @@ public struct InProcessTransport: HTTPTransport {
         try await delivery.send(request, body: body, options: options)
     }
 
-    /// The key the emulator presents at `url`; see `HTTPTransport.presentedPublicKey(at:)`.
+    /// The key the emulator presents at `url` (``StationEmulator/serverKeyFingerprint``, whether
+    /// or not it is trusted); see `HTTPTransport.presentedPublicKey(at:)`. Nothing reaches the
+    /// emulator.
     ///
-    /// - Throws: `TransportError` with kind `.probingUnsupported`: the emulator serves no TLS.
+    /// - Throws: `TransportError` (for a `GET` of `url`): `.invalidRequest` unless `url` is `https`
+    ///   with a host, `.cancelled` when the task is cancelled.
     public func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
         try await delivery.presentedPublicKey(at: url)
     }

@@ -18,6 +18,11 @@ import Transport
 /// attached to fails with `.dnsFailure`, a host that is down with `.cannotConnect`, before the
 /// request reaches an emulator (nothing is logged in its ``StationEmulator/requests``). Hosts are
 /// matched without their port, case-insensitively.
+///
+/// An `https` request goes through the simulated TLS handshake of ``InProcessTransport``: a
+/// station host presents its emulator's key (``StationEmulator/serverKeyFingerprint``; each
+/// emulator has its own, and ``StationEmulator/changeServerKey()`` changes it for every request
+/// after), a gateway host a CA-trusted key of its own, as a public gateway does.
 public final class StationNetwork: Sendable {
     private struct Host {
         let emulator: StationEmulator
@@ -94,12 +99,14 @@ public struct StationNetworkTransport: HTTPTransport {
     /// Sends `request` to the emulator attached to its host.
     ///
     /// - Throws: `TransportError`: `.dnsFailure` for a host nobody is attached to,
-    ///   `.cannotConnect` for a host that is down, then as ``InProcessTransport/send(_:body:options:)``.
+    ///   `.cannotConnect` for a host that is down, then as ``InProcessTransport/send(_:body:options:)``
+    ///   (`.pinMismatch` / `.tlsFailure` when the host's key is not trusted).
     public func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
         try await network.route(request.url, method: request.method).send(request, body: body, options: options)
     }
 
-    /// The key the emulator attached to `url`'s host presents, as ``InProcessTransport/presentedPublicKey(at:)``.
+    /// The key the emulator attached to `url`'s host presents (its ``StationEmulator/serverKeyFingerprint``
+    /// for a station host), as ``InProcessTransport/presentedPublicKey(at:)``.
     ///
     /// - Throws: `TransportError`: `.dnsFailure` for a host nobody is attached to, `.cannotConnect`
     ///   for a host that is down, then as ``InProcessTransport/presentedPublicKey(at:)``.
