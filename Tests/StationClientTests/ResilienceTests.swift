@@ -16,8 +16,11 @@ struct ResilienceTests {
         let (rig, client) = try await StationRig.pairedInProcess(log: log.handler)
         rig.clock.skew(by: 600)
         #expect(try await client.followers().isEmpty)
+        // About 600 s: the station's clock is read a moment before the client's, and on a busy
+        // machine that moment can be seconds; what must hold exactly is checked below (later calls
+        // need no second attempt).
         let offset = await client.clockOffset
-        #expect((598...602).contains(offset))
+        #expect((540...660).contains(offset))
         #expect(log.messages.contains { $0.contains("stale") })
         // Later calls sign with the offset from the start.
         let before = rig.emulator.requests.entries.count
