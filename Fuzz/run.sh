@@ -5,7 +5,7 @@
 #   bash Fuzz/run.sh                  # every harness, one minute each
 #   bash Fuzz/run.sh 600 cid          # the CID harness for ten minutes
 #   bash Fuzz/run.sh 0                # replay every seed corpus only
-# Harnesses: manifest, cid, envelope, emulator-http, keystore (Fuzz/README.md says what each reads).
+# Harnesses: manifest, cid, ipns, envelope, emulator-http, keystore (Fuzz/README.md says what each reads).
 # New corpus entries go to .build/fuzz/corpus/<harness> (the committed Fuzz/corpus/<harness> is
 # only read); a crashing input is written to .build/fuzz/<harness>-crash-* and the script exits
 # non-zero.
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
-all=(manifest cid envelope emulator-http keystore)
+all=(manifest cid ipns envelope emulator-http keystore)
 if [ $# -gt 0 ]; then harnesses=("$@"); else harnesses=("${all[@]}"); fi
 scratch=.build/fuzz
 flags=(-Xswiftc -sanitize=fuzzer,address)
@@ -27,7 +27,7 @@ case "$configuration" in release | debug) ;; *) echo "FUZZ_CONFIGURATION is rele
 # depends on, read from the package manifest so that a new dependency needs no change here.
 top_target_for() {
     case "$1" in
-        manifest | cid | emulator-http) echo StationEmulator ;;
+        manifest | cid | ipns | emulator-http) echo StationEmulator ;;
         envelope) echo Envelope ;;
         keystore) echo StationClient ;;
         *) echo "unknown harness $1 (known: ${all[*]})" >&2; exit 2 ;;
@@ -58,6 +58,7 @@ source_for() {
     case "$1" in
         manifest) echo Fuzz/FuzzManifest.swift ;;
         cid) echo Fuzz/FuzzCID.swift ;;
+        ipns) echo Fuzz/FuzzIPNS.swift ;;
         envelope) echo Fuzz/FuzzEnvelope.swift ;;
         emulator-http) echo Fuzz/FuzzEmulatorHTTP.swift ;;
         keystore) echo Fuzz/FuzzKeyStore.swift ;;

@@ -59,8 +59,18 @@ public struct StationClientConfiguration: Sendable {
     /// The default of ``requestTimeouts``, also used by calls made without a client (another
     /// station's profile, a follow request): 120 s idle, 300 s in all.
     public static let defaultRequestTimeouts = TransferTimeouts(idle: 120, total: 300)
-    /// Time limits for content transfers (idle limit only: large files take long).
+    /// Time limits for content transfers (idle limit only: large files take long; a download's
+    /// overall deadline comes from ``minimumDownloadRate``).
     public var transferTimeouts: TransferTimeouts
+    /// The slowest average rate, in bytes per second, at which the station may send a download:
+    /// a download of at most `n` bytes (the file's known size, or the station's upload limit)
+    /// must end within ``downloadGracePeriod`` + `n` / rate, or fails with `.tooSlow`, so a
+    /// station cannot stretch a download by trickling bytes just under the idle limit. Default
+    /// 16 KiB/s (100 MiB in about 1 h 47 min); 0 turns the deadline off. A `total` in
+    /// ``transferTimeouts`` still applies when it is shorter.
+    public var minimumDownloadRate: Int = 16 * 1024
+    /// Added to every download's deadline (see ``minimumDownloadRate``). Default 60 s.
+    public var downloadGracePeriod: TimeInterval = 60
     /// Receives the SDK's log lines; the SDK itself never prints. Lines never contain secrets.
     public var log: LogHandler?
     /// Where a file upload's ciphertext is staged while it is sent (removed afterwards).

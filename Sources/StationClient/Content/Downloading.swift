@@ -151,9 +151,16 @@ extension StationClient {
     private func contentBytes(postCID: String, operation: String) async throws -> [UInt8] {
         let parsed = try IPFSGateway.parse(postCID, operation: operation)
         do {
-            let response = try await signed(
-                .get, "/content/\(postCID)", options: ResponseLimit.options(ResponseLimit.storedFile, timeouts: configuration.transferTimeouts),
-                operation: operation)
+            let deadline = DownloadDeadline(limit: Int64(ResponseLimit.storedFile), configuration: configuration)
+            let response: HTTPResponse
+            do {
+                response = try await signed(
+                    .get, "/content/\(postCID)",
+                    options: ResponseLimit.options(ResponseLimit.storedFile, timeouts: try deadline.timeouts(operation: operation)),
+                    operation: operation)
+            } catch {
+                throw deadline.explain(error, written: nil, operation: operation)
+            }
             guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
             let bytes = [UInt8](response.body.data ?? Data())
             guard parsed.matches(fileBytes: bytes) else {
@@ -207,16 +214,21 @@ extension StationClient {
         var written: Int64 = 0
         var total: Int64?
         var resumes = 0
+        let deadline = DownloadDeadline(limit: limit, configuration: configuration)
         while true {
             try Task.checkCancellation()
-            var options = TransferOptions(response: .stream, timeouts: configuration.transferTimeouts)
+            var options = TransferOptions(response: .stream, timeouts: try deadline.timeouts(operation: operation))
             options.progress = nil
             let path = "/content/\(postCID)"
             let response: HTTPResponse
-            if written > 0 {
-                response = try await signedRange(path, from: written, options: options, operation: operation)
-            } else {
-                response = try await signed(.get, path, options: options, operation: operation)
+            do {
+                if written > 0 {
+                    response = try await signedRange(path, from: written, options: options, operation: operation)
+                } else {
+                    response = try await signed(.get, path, options: options, operation: operation)
+                }
+            } catch {
+                throw deadline.explain(error, written: written, operation: operation)
             }
             guard response.isSuccess else {
                 if case .stream(let stream) = response.body { _ = try? await stream.collect(upTo: 64 * 1024) }
@@ -242,7 +254,7 @@ extension StationClient {
                 resumes += 1
                 log(.warning, "\(operation): connection lost at byte \(written); resuming")
             } catch {
-                throw StationClientError.wrap(error, operation: operation)
+                throw deadline.explain(error, written: written, operation: operation)
             }
         }
         _ = fsync(descriptor)
@@ -277,16 +289,8 @@ extension StationClient {
 
     /// Writes every byte of `chunk` (POSIX `write`, straight from the chunk's storage).
     static func writeAll(_ chunk: Data, to descriptor: Int32, path: String, operation: String) throws {
-        try chunk.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw StationClientError.localFile("cannot write \(path): errno \(errno)", operation: operation)
-                }
-                offset += written
-            }
+        if let failure = ResponseSink.writeAll(chunk, to: descriptor) {
+            throw StationClientError.localFile("cannot write \(path): \(failure)", operation: operation)
         }
     }
 

@@ -18,7 +18,7 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         private enum Code: String, Sendable, Hashable {
             case station, notFound, throttled, tooLarge, unauthorized, notShared, contentLost, localFile
             case pinningUnsupported, unreachable, gateway, invalidResponse, integrity, refused, invalidNamespace
-            case notPaired, keyStore, cancelled, pairing, untrustedKey, keyChanged
+            case notPaired, keyStore, cancelled, pairing, untrustedKey, keyChanged, tooSlow
         }
 
         private let code: Code
@@ -94,6 +94,10 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         /// it could be read). Nothing was sent; re-trust only on purpose, with
         /// ``StationClient/trust(fingerprint:)``.
         public static let keyChanged = Kind(.keyChanged)
+        /// A download ran past its deadline: the station sent its bytes slower on average than
+        /// ``StationClientConfiguration/minimumDownloadRate`` allows (after
+        /// ``StationClientConfiguration/downloadGracePeriod``), so it was stopped.
+        public static let tooSlow = Kind(.tooSlow)
     }
 
     /// What went wrong.

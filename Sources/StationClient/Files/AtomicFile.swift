@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -67,14 +68,8 @@ enum AtomicFile {
         var open = true
         do {
             defer { if open { close(descriptor) } }
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw failure("cannot write", temporary, operation: operation)
-                }
-                offset += written
+            if let reason = ResponseSink.writeAll(bytes, to: descriptor) {
+                throw StationClientError(.keyStore, operation: operation, message: "cannot write \(temporary.path): \(reason)")
             }
             guard flush(descriptor) == 0 else { throw failure("cannot flush", temporary, operation: operation) }
             open = false

@@ -35,9 +35,10 @@ package enum ResponseSink {
         }
     }
 
-    /// Writes every byte of `data` to the open file `descriptor` (a `.file` sink's, or a
-    /// transport's spool), retrying an interrupted write; the failure's text, or `nil`.
-    package static func writeAll(_ data: Data, to descriptor: Int32) -> String? {
+    /// Writes every byte of `data` to the open file `descriptor` (a `.file` sink's, a transport's
+    /// spool, a download's or a key store's file), retrying an interrupted write; the failure's
+    /// text, or `nil`: the package's one write loop.
+    package static func writeAll(_ data: some ContiguousBytes, to descriptor: Int32) -> String? {
         data.withUnsafeBytes { bytes -> String? in
             var offset = 0
             while offset < bytes.count {
