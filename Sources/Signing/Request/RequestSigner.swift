@@ -21,7 +21,7 @@ public struct RequestSigner: Sendable {
     /// Creates a signer.
     ///
     /// - Parameters:
-    ///   - identity: who signs: the station uid, this device's uid and its ML-DSA-65 key.
+    ///   - identity: who signs: the station uid, this device's uid and its ML-DSA-65 signing key.
     ///   - clock: Unix time in whole seconds, read once per request (the station allows 60 s of
     ///     skew either way).
     ///   - nonceSource: a fresh nonce per request; the station refuses a nonce it has seen from
@@ -84,9 +84,11 @@ public struct RequestSigner: Sendable {
             deviceUID: identity.deviceUID, timestamp: timestamp, nonce: nonce, bodySHA256: bodyHash)
         let signature: Data
         do {
-            signature = try identity.privateKey.signature(for: canonical.bytes, context: Data(), deterministic: false)
-        } catch {
+            signature = try identity.signingKey.signature(for: canonical.bytes)
+        } catch let error as PQCryptoError {
             throw .signingFailed(error)
+        } catch {
+            throw .signingKeyFailed(String(describing: error))
         }
         return SignedRequestHeaders(
             uid: identity.uid, device: identity.deviceUID, timestamp: timestamp, nonce: nonce, bodySHA256: bodyHash,
