@@ -76,7 +76,7 @@ public struct StationClientConfiguration: Sendable {
     /// follower identity that hold them by reference (``StationClient/load(configuration:)``,
     /// following). `nil` (the default) suffices for pure-Swift keys; loading a reference without
     /// it throws ``StationClientError/Kind/keyStore``. Set it after creating the configuration;
-    /// see <doc:DeviceKeys>.
+    /// see <doc:KeepingDeviceKeys>.
     public var keyReferenceResolver: KeyReferenceResolver? = nil
 
     /// Creates a configuration.

@@ -29,7 +29,7 @@ public enum EndpointTrust: String, Sendable, Hashable {
 ///
 /// The keys are pure-Swift keys (stored as bytes) unless the app paired with its own
 /// ``DeviceKeys`` (stored by reference, loaded back with ``init(encoded:keyResolver:)``); see
-/// <doc:DeviceKeys>.
+/// <doc:KeepingDeviceKeys>.
 public struct DeviceCredentials: Sendable {
     /// The device's ML-KEM-768 key: post keys are rewrapped to it.
     package var kemPrivateKey: any MLKEM768DecapsulationKey

@@ -9,7 +9,7 @@ import PQCrypto
 /// and macOS 26, whose secrets never leave the chip: pass them to
 /// ``StationClient/pair(endpoint:deviceName:configuration:trust:keys:pin:)`` or
 /// ``FollowerIdentity/init(name:keys:)``. To be saved, such a key conforms to
-/// ``ReferenceStorableKey``; see <doc:DeviceKeys>.
+/// ``ReferenceStorableKey``; see <doc:KeepingDeviceKeys>.
 public struct DeviceKeys: Sendable {
     /// The ML-KEM-768 key: opens the envelopes sealed to this device.
     public var kemKey: any MLKEM768DecapsulationKey

@@ -12,7 +12,7 @@ import OrderedJSON
 /// device's key, so reading a followed station needs this identity. Keep it in a ``KeyStore``
 /// (``save(to:)`` / ``load(from:)``). Its keys are fresh pure-Swift keys (``generate(name:)``) or
 /// the app's own (``init(name:keys:)``, loaded back with ``load(from:keyResolver:)``); see
-/// <doc:DeviceKeys>.
+/// <doc:KeepingDeviceKeys>.
 public struct FollowerIdentity: Sendable {
     /// The follower uid (also sent as its single device uid).
     public let uid: String

@@ -104,7 +104,7 @@ extension StationClient {
     }
 
     /// Pairs this device with the station at `endpoint` using the app's keys (such as Secure
-    /// Enclave keys, see <doc:DeviceKeys>), and saves the credentials: as
+    /// Enclave keys, see <doc:KeepingDeviceKeys>), and saves the credentials: as
     /// ``pair(endpoint:deviceName:configuration:trust:pin:)``, which generates pure-Swift keys.
     ///
     /// - Parameters:
