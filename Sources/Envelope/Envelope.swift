@@ -43,7 +43,7 @@ public enum Envelope {
 
     /// Recovers the post key from an envelope sealed to `privateKey`'s public key.
     ///
-    /// `privateKey` only decapsulates the KEM ciphertext (``MLKEM768/PrivateKey``, or a key an
+    /// `privateKey` only decapsulates the KEM ciphertext (`MLKEM768.PrivateKey`, or a key an
     /// app keeps where its secret cannot be read); deriving the wrap key and opening the sealed
     /// post key happen here. Accepts upper- or lowercase hex.
     /// - Throws: ``EnvelopeError/invalidHex(_:)`` for odd-length or non-hex text,

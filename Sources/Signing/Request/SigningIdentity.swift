@@ -10,7 +10,7 @@ public struct SigningIdentity: Sendable {
     public let uid: String
     /// The device uid sent as `x-cipher-device`.
     public let deviceUID: String
-    /// The device's ML-DSA-65 signing key: a pure-Swift ``MLDSA65/PrivateKey``, or a key the app
+    /// The device's ML-DSA-65 signing key: a pure-Swift `MLDSA65.PrivateKey`, or a key the app
     /// keeps where its secret cannot be read (only asked to sign).
     public let signingKey: any MLDSA65SigningKey
 

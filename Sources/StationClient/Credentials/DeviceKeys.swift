@@ -22,7 +22,7 @@ public struct DeviceKeys: Sendable {
         self.signingKey = signingKey
     }
 
-    /// Fresh pure-Swift keys (``MLKEM768/PrivateKey`` and ``MLDSA65/PrivateKey``): what pairing and
+    /// Fresh pure-Swift keys (`MLKEM768.PrivateKey` and `MLDSA65.PrivateKey`): what pairing and
     /// a new follower identity use when the app brings none.
     public static func generate() -> DeviceKeys {
         DeviceKeys(kemKey: MLKEM768.PrivateKey.generate(), signingKey: MLDSA65.PrivateKey.generate())

@@ -108,9 +108,14 @@ extension StationClient {
     /// ``pair(endpoint:deviceName:configuration:trust:pin:)``, which generates pure-Swift keys.
     ///
     /// - Parameters:
+    ///   - endpoint: the station's URL.
+    ///   - deviceName: a human name for the device; the uid is built from it (see ``DeviceUID``).
+    ///   - configuration: the client configuration (its key store receives the credentials).
+    ///   - trust: how to trust a certificate no trusted authority signed.
     ///   - keys: the device's keys, or `nil` for fresh pure-Swift keys. Only their public keys are
     ///     sent. To be saved, each is a pure-Swift key or a ``ReferenceStorableKey``; load the
     ///     credentials back with ``StationClientConfiguration/keyReferenceResolver`` set.
+    ///   - pin: asked for the PIN; return `nil` to give up.
     /// - Throws: as ``pair(endpoint:deviceName:configuration:trust:pin:)``; `.keyStore` when a key
     ///   cannot be saved.
     public static func pair(
