@@ -29,48 +29,14 @@ struct DeviceKeyTests {
         #expect(matches(error), "\(String(describing: error))", sourceLocation: sourceLocation)
     }
 
-    /// Alice's and Bob's stations on one network; Bob's device pairs with keys from `enclave`.
-    struct TwoStations {
-        let network = StationNetwork()
-        let alice: StationEmulator
-        let bob: StationEmulator
-        let bobStore = InMemoryKeyStore()
-
-        init() throws {
-            alice = try StationEmulator()
-            bob = try StationEmulator()
-            network.attach(alice, host: "alice.test", gatewayHost: "gateway.alice.test")
-            network.attach(bob, host: "bob.test", gatewayHost: "gateway.bob.test")
-            alice.setEndpoint(network.url(host: "alice.test").absoluteString)
-            bob.setEndpoint(network.url(host: "bob.test").absoluteString)
-        }
-
-        func configuration(host: String, keyStore: any KeyStore, resolver: KeyReferenceResolver?) -> StationClientConfiguration {
-            var configuration = StationClientConfiguration(
-                namespace: "drive", keyStore: keyStore, transport: network.transport,
-                gateway: IPFSGateway(baseURL: network.url(host: "gateway." + host), transport: network.transport))
-            configuration.keyReferenceResolver = resolver
-            return configuration
-        }
-
-        func pair(_ station: StationEmulator, host: String, configuration: StationClientConfiguration,
-                  keys: DeviceKeys?) async throws -> StationClient {
-            let log = station.log
-            return try await StationClient.pair(endpoint: network.url(host: host), deviceName: "Owner Phone", configuration: configuration,
-                                                trust: .certificateAuthorityOnly, keys: keys) { _ in log.latestPIN }
-        }
-    }
-
     @Test("With keys whose secrets no API reaches, a device pairs, publishes, lists, downloads, reloads and follows")
     func endToEndWithNonExportableKeys() async throws {
-        let stations = try TwoStations()
         let enclave = TestEnclave()
-        let bobConfiguration = stations.configuration(host: "bob.test", keyStore: stations.bobStore, resolver: enclave.resolver)
         let deviceKeys = enclave.makeDeviceKeys()
-        let atBob = try await stations.pair(stations.bob, host: "bob.test", configuration: bobConfiguration, keys: deviceKeys)
-        let atAlice = try await stations.pair(stations.alice, host: "alice.test",
-                                              configuration: stations.configuration(host: "alice.test", keyStore: InMemoryKeyStore(),
-                                                                                    resolver: nil), keys: nil)
+        let stations = try await FollowingTests.TwoStations(bobKeys: deviceKeys, bobResolver: enclave.resolver)
+        let (atBob, atAlice) = (stations.atBob, stations.atAlice)
+        let bobConfiguration = FollowingTests.TwoStations.configuration(
+            host: "bob.test", network: stations.network, keyStore: stations.bobStore, resolver: enclave.resolver)
         // The station stores the enclave keys' public halves; the client holds the enclave keys themselves.
         let credentials = await atBob.credentials
         #expect(credentials.kemPublicKey.rawRepresentation == deviceKeys.kemKey.publicKey.rawRepresentation)
@@ -109,7 +75,7 @@ struct DeviceKeyTests {
         // Following with a follower identity whose keys are also the enclave's.
         let followerKeys = enclave.makeDeviceKeys()
         try await FollowerIdentity(name: "Bob's Enclave", keys: followerKeys).save(to: stations.bobStore)
-        let handle = try await reloaded.follow(stationAt: stations.network.url(host: "alice.test"))
+        let handle = try await reloaded.follow(stationAt: stations.aliceURL)
         let identity = try #require(try await FollowerIdentity.load(from: stations.bobStore, keyResolver: enclave.resolver))
         #expect(identity.uid == handle.followerUID)
         #expect(identity.kemPrivateKey as? NonExportableKEMKey === followerKeys.kemKey as? NonExportableKEMKey)
@@ -121,8 +87,7 @@ struct DeviceKeyTests {
         let sharedMetadata = DriveFileMetadata(filename: "shared.txt", mimeType: "text/plain", sizeBytes: shared.count)
         let sharedPost = try await atAlice.publish(data: shared, metadata: sharedMetadata, audience: .allFollowers)
         let opened = enclave.decapsulations.value
-        let feed = try await reloaded.reader(
-            for: handle, gateway: IPFSGateway(baseURL: stations.network.url(host: "gateway.alice.test"), transport: stations.network.transport))
+        let feed = try await reloaded.reader(for: handle, gateway: stations.aliceGateway)
         let followed = try await feed.listPosts(namespace: "drive", as: DriveFileMetadata.self)
         #expect(followed.posts.map(\.postCID) == [sharedPost.postCID])
         let item = try #require(followed.posts.first)

@@ -30,7 +30,9 @@ final class TestEnclave: Sendable {
     /// A new ML-KEM-768 key inside the enclave.
     func makeKEMKey() -> NonExportableKEMKey {
         kemKeys.withLock { keys in
-            let key = NonExportableKEMKey(reference: Data("\(id)/kem/\(keys.count)".utf8), uses: decapsulations)
+            let secret = MLKEM768.PrivateKey()
+            let key = NonExportableKEMKey(secret: secret, publicKey: secret.publicKey, reference: Data("\(id)/kem/\(keys.count)".utf8),
+                                          uses: decapsulations)
             keys.append(key)
             return key
         }
@@ -39,7 +41,9 @@ final class TestEnclave: Sendable {
     /// A new ML-DSA-65 key inside the enclave.
     func makeSigningKey() -> NonExportableSigningKey {
         signingKeys.withLock { keys in
-            let key = NonExportableSigningKey(reference: Data("\(id)/signing/\(keys.count)".utf8), uses: signatures)
+            let secret = MLDSA65.PrivateKey()
+            let key = NonExportableSigningKey(secret: secret, publicKey: secret.publicKey,
+                                              reference: Data("\(id)/signing/\(keys.count)".utf8), uses: signatures)
             keys.append(key)
             return key
         }
@@ -66,44 +70,36 @@ final class TestEnclave: Sendable {
     }
 }
 
-/// An ML-KEM-768 key whose secret cannot be read: it only decapsulates (see ``TestEnclave``).
-final class NonExportableKEMKey: MLKEM768DecapsulationKey, ReferenceStorableKey {
-    private let secret = MLKEM768.PrivateKey()
+/// A key inside a ``TestEnclave``: its secret is a private stored property no API reaches; it only
+/// gives its public key and reference, and uses the secret (counted) for its one operation.
+final class EnclaveKey<Secret: Sendable, PublicKey: Sendable>: ReferenceStorableKey, Sendable {
+    private let secret: Secret
     private let reference: Data
     private let uses: Locked<Int>
-    let publicKey: MLKEM768.PublicKey
+    let publicKey: PublicKey
 
-    fileprivate init(reference: Data, uses: Locked<Int>) {
-        self.reference = reference
-        self.uses = uses
-        publicKey = secret.publicKey
-    }
-
-    func decapsulate(_ ciphertext: some DataProtocol) throws -> SymmetricKey {
-        uses.withLock { $0 += 1 }
-        return try secret.decapsulate(ciphertext)
+    fileprivate init(secret: Secret, publicKey: PublicKey, reference: Data, uses: Locked<Int>) {
+        (self.secret, self.publicKey, self.reference, self.uses) = (secret, publicKey, reference, uses)
     }
 
     var keyReference: Data { reference }
+
+    /// Counts a use and runs `operation` with the secret (reachable from this file only).
+    fileprivate func use<R>(_ operation: (Secret) throws -> R) rethrows -> R {
+        uses.withLock { $0 += 1 }
+        return try operation(secret)
+    }
 }
 
-/// An ML-DSA-65 key whose secret cannot be read: it only signs (see ``TestEnclave``).
-final class NonExportableSigningKey: MLDSA65SigningKey, ReferenceStorableKey {
-    private let secret = MLDSA65.PrivateKey()
-    private let reference: Data
-    private let uses: Locked<Int>
-    let publicKey: MLDSA65.PublicKey
+/// An ML-KEM-768 key whose secret cannot be read: it only decapsulates.
+typealias NonExportableKEMKey = EnclaveKey<MLKEM768.PrivateKey, MLKEM768.PublicKey>
+/// An ML-DSA-65 key whose secret cannot be read: it only signs.
+typealias NonExportableSigningKey = EnclaveKey<MLDSA65.PrivateKey, MLDSA65.PublicKey>
 
-    fileprivate init(reference: Data, uses: Locked<Int>) {
-        self.reference = reference
-        self.uses = uses
-        publicKey = secret.publicKey
-    }
+extension EnclaveKey: MLKEM768DecapsulationKey where Secret == MLKEM768.PrivateKey, PublicKey == MLKEM768.PublicKey {
+    func decapsulate(_ ciphertext: some DataProtocol) throws -> SymmetricKey { try use { try $0.decapsulate(ciphertext) } }
+}
 
-    func signature(for message: some DataProtocol) throws -> Data {
-        uses.withLock { $0 += 1 }
-        return try secret.signature(for: message)
-    }
-
-    var keyReference: Data { reference }
+extension EnclaveKey: MLDSA65SigningKey where Secret == MLDSA65.PrivateKey, PublicKey == MLDSA65.PublicKey {
+    func signature(for message: some DataProtocol) throws -> Data { try use { try $0.signature(for: message) } }
 }
