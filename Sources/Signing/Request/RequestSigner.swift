@@ -9,8 +9,8 @@ import ClassicalCrypto
 /// Signs requests for a ``SigningIdentity``: returns the six `x-cipher-*` headers for a method,
 /// path and body.
 ///
-/// The signature is pure ML-DSA-65 (FIPS 204) with an empty context, hedged, over
-/// ``CanonicalRequest``. The clock and the nonce source can be replaced for tests; the defaults
+/// The signature is pure ML-DSA-65 (FIPS 204) with an empty context over ``CanonicalRequest``,
+/// made by the identity's signing key (hedged with the pure-Swift key). The clock and the nonce source can be replaced for tests; the defaults
 /// are the system clock and 16 bytes from the system's secure random source as 32 lowercase hex.
 public struct RequestSigner: Sendable {
     /// The identity that signs.
