@@ -288,7 +288,7 @@ final class TLSFrontProcess: @unchecked Sendable {
 /// A signer with the client's device identity, as the client signs its calls.
 func requestSigner(for credentials: DeviceCredentials) -> RequestSigner {
     RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
-                                            privateKey: credentials.signingPrivateKey))
+                                            signingKey: credentials.signingPrivateKey))
 }
 
 /// The baseline as a block of the listing's size, timed the way a listing is: one ML-DSA-65 sign
@@ -296,7 +296,7 @@ func requestSigner(for credentials: DeviceCredentials) -> RequestSigner {
 /// CPU time of the whole block per post. (Eight distinct envelopes and metadata blobs, cycled.)
 struct BaselineBlock {
     let signer: RequestSigner
-    let kemKey: MLKEM768.PrivateKey
+    let kemKey: any MLKEM768DecapsulationKey
     let items: [(envelope: String, metadata: [UInt8], key: SymmetricKey)]
     let body = Array(#"{"uid":"x","device_uid":"y","post_cid":"QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX","envelopes_cid":null}"#.utf8)
 

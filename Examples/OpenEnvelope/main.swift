@@ -31,7 +31,7 @@ await runExample { station in
         "post_cid": .string(post.postCID), "envelopes_cid": .string(post.envelopesCID ?? ""),
     ]))
     let signer = RequestSigner(identity: SigningIdentity(
-        uid: credentials.stationUID, deviceUID: credentials.deviceUID, privateKey: credentials.signingPrivateKey))
+        uid: credentials.stationUID, deviceUID: credentials.deviceUID, signingKey: credentials.signingPrivateKey))
     var request = HTTPRequest(method: .post, url: station.endpoint.appendingPathComponent("rewrap"))
     request.headers.add("content-type", value: "application/json")
     for (name, value) in try signer.sign(method: "POST", path: "/rewrap", body: body).fields { request.headers.add(name, value: value) }

@@ -41,17 +41,23 @@ public enum Envelope {
             postKey: postKey, nonce: SecureRandom.bytes(count: SecretBox.nonceByteCount))
     }
 
-    /// Recovers the post key from an envelope sealed to `privateKey`.
+    /// Recovers the post key from an envelope sealed to `privateKey`'s public key.
     ///
-    /// Accepts upper- or lowercase hex.
+    /// `privateKey` only decapsulates the KEM ciphertext (`MLKEM768.PrivateKey`, or a key an
+    /// app keeps where its secret cannot be read); deriving the wrap key and opening the sealed
+    /// post key happen here. Accepts upper- or lowercase hex.
     /// - Throws: ``EnvelopeError/invalidHex(_:)`` for odd-length or non-hex text,
     ///   ``EnvelopeError/missingLengthPrefix(byteCount:)`` for fewer than 2 bytes,
     ///   ``EnvelopeError/lengthPrefixPastEnd(declared:available:)`` when the prefix claims more
     ///   bytes than follow, ``EnvelopeError/wrongCiphertextLength(expected:actual:)`` when the KEM
     ///   ciphertext is not 1088 bytes, ``EnvelopeError/sealedKeyFailed(_:)`` when the sealed post
     ///   key does not open (the envelope was sealed to another key, or altered), and
-    ///   ``EnvelopeError/invalidPostKeyLength(expected:actual:)`` when it holds no 32-byte key.
-    public static func open(_ envelope: some StringProtocol, with privateKey: MLKEM768.PrivateKey) throws(EnvelopeError) -> SymmetricKey {
+    ///   ``EnvelopeError/invalidPostKeyLength(expected:actual:)`` when it holds no 32-byte key, and
+    ///   ``EnvelopeError/decapsulationFailed(_:)`` when `privateKey` cannot decapsulate or returns a
+    ///   shared secret that is not 32 bytes.
+    public static func open(
+        _ envelope: some StringProtocol, with privateKey: some MLKEM768DecapsulationKey
+    ) throws(EnvelopeError) -> SymmetricKey {
         let bytes: [UInt8]
         do {
             bytes = try Hex.decode(envelope)
@@ -72,8 +78,13 @@ public enum Envelope {
         do {
             sharedSecret = try privateKey.decapsulate(kemCiphertext)
         } catch {
-            // ML-KEM refuses only a ciphertext of the wrong length, which was checked above.
-            throw .wrongCiphertextLength(expected: kemCiphertextByteCount, actual: kemCiphertext.count)
+            // The pure-Swift key refuses only a ciphertext of the wrong length, checked above; a
+            // key kept elsewhere can fail for its own reasons (locked, authentication refused).
+            throw .decapsulationFailed(String(describing: error))
+        }
+        let secretLength = sharedSecret.bitCount / 8
+        guard secretLength == MLKEM768.sharedSecretByteCount else {
+            throw .decapsulationFailed("the key returned a \(secretLength)-byte shared secret, not \(MLKEM768.sharedSecretByteCount)")
         }
         let postKey: SymmetricKey
         do {
@@ -141,6 +152,7 @@ public struct EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible 
         case wrongCiphertextLength(expected: Int, actual: Int)
         case sealedKeyFailed(ClassicalCryptoError)
         case invalidPostKeyLength(expected: Int, actual: Int)
+        case decapsulationFailed(String)
     }
 
     /// What went wrong.
@@ -179,6 +191,15 @@ public struct EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible 
     public static func invalidPostKeyLength(expected: Int, actual: Int) -> EnvelopeError {
         EnvelopeError(.invalidPostKeyLength(expected: expected, actual: actual), .invalidPostKeyLength)
     }
+
+    /// The recipient's key could not decapsulate the KEM ciphertext (a key kept elsewhere that is
+    /// locked or whose use was refused), or gave a shared secret that is not 32 bytes.
+    public static func decapsulationFailed(_ reason: String) -> EnvelopeError {
+        EnvelopeError(.decapsulationFailed(reason), .decapsulationFailed)
+    }
+
+    /// Why the key could not decapsulate, for `Kind.decapsulationFailed`.
+    public var reason: String? { if case .decapsulationFailed(let value) = detail { value } else { nil } }
 
     /// The hex decoder's refusal, for `Kind.invalidHex`.
     public var hexError: HexDecodingError? { if case .invalidHex(let value) = detail { value } else { nil } }
@@ -231,6 +252,7 @@ public struct EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible 
             "envelope KEM ciphertext must be \(expected) bytes, got \(actual)"
         case let .sealedKeyFailed(error): "envelope's sealed post key did not open: \(error)"
         case let .invalidPostKeyLength(expected, actual): "post key must be \(expected) bytes, got \(actual)"
+        case let .decapsulationFailed(reason): "the recipient key could not decapsulate the envelope: \(reason)"
         }
     }
 }
@@ -249,4 +271,6 @@ extension ErrorKind where Failure == EnvelopeError {
     public static var sealedKeyFailed: Self { Self() }
     /// The post key is not 32 bytes.
     public static var invalidPostKeyLength: Self { Self() }
+    /// The recipient's key could not decapsulate the KEM ciphertext.
+    public static var decapsulationFailed: Self { Self() }
 }

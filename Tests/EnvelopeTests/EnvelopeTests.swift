@@ -209,3 +209,48 @@ struct EnvelopeInteropTests {
         #expect(response.assembled == expected)
     }
 }
+
+/// A recipient key the envelope code reaches only through `MLKEM768DecapsulationKey`, as an app's
+/// Secure Enclave key: it decapsulates with a key it keeps to itself, or fails as told.
+struct KeptRecipient: MLKEM768DecapsulationKey {
+    struct Locked: Error {}
+    private let key = MLKEM768.PrivateKey()
+    var fails = false
+    var truncatesSecret = false
+    var publicKey: MLKEM768.PublicKey { key.publicKey }
+
+    func decapsulate(_ ciphertext: some DataProtocol) throws -> SymmetricKey {
+        if fails { throw Locked() }
+        let secret = try key.decapsulate(ciphertext)
+        return truncatesSecret ? secret.withUnsafeBytes { SymmetricKey(data: $0.prefix(16)) } : secret
+    }
+}
+
+@Suite("Envelopes open with any MLKEM768DecapsulationKey")
+struct EnvelopeKeyProtocolTests {
+    @Test("An envelope sealed to a kept key's public key opens through the protocol; the wrap and SecretBox stay in the SDK")
+    func opensWithKeptKey() throws {
+        let recipient = KeptRecipient()
+        let postKey = SymmetricKey(randomByteCount: 32)
+        let envelope = try Envelope.seal(postKey, to: recipient.publicKey)
+        #expect(try Envelope.open(envelope, with: recipient) == postKey)
+        let existential: any MLKEM768DecapsulationKey = recipient
+        #expect(try Envelope.open(envelope, with: existential) == postKey)
+        // Another kept key does not open it.
+        #expect(throws: EnvelopeError.sealedKeyFailed(.authenticationFailed)) { try Envelope.open(envelope, with: KeptRecipient()) }
+    }
+
+    @Test("A key that cannot decapsulate, or returns a secret that is not 32 bytes, gives decapsulationFailed")
+    func failingKeys() throws {
+        var recipient = KeptRecipient()
+        let envelope = try Envelope.seal(SymmetricKey(randomByteCount: 32), to: recipient.publicKey)
+        recipient.fails = true
+        let locked = #expect(throws: EnvelopeError.self) { try Envelope.open(envelope, with: recipient) }
+        #expect(locked?.kind == .decapsulationFailed && locked?.reason?.contains("Locked") == true)
+        recipient.fails = false
+        recipient.truncatesSecret = true
+        let short = #expect(throws: EnvelopeError.self) { try Envelope.open(envelope, with: recipient) }
+        #expect(short?.kind == .decapsulationFailed && short?.reason?.contains("16-byte") == true)
+        #expect(short?.description.hasPrefix("the recipient key could not decapsulate the envelope") == true)
+    }
+}

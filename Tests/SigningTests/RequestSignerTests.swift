@@ -119,3 +119,45 @@ struct RequestSignerTests {
         }
     }
 }
+
+/// A signing key the signer reaches only through `MLDSA65SigningKey`, as an app's Secure Enclave
+/// key: it signs with a key it keeps to itself, or fails as told.
+struct KeptSigningKey: MLDSA65SigningKey {
+    struct Refused: Error {}
+    private let key: MLDSA65.PrivateKey
+    let fails: Bool
+    init(seed: UInt8, fails: Bool = false) throws {
+        key = try MLDSA65.PrivateKey(seedRepresentation: [UInt8](repeating: seed, count: 32))
+        self.fails = fails
+    }
+    var publicKey: MLDSA65.PublicKey { key.publicKey }
+    func signature(for message: some DataProtocol) throws -> Data {
+        if fails { throw Refused() }
+        return try key.signature(for: message)
+    }
+}
+
+@Suite("Signing with any MLDSA65SigningKey")
+struct SigningKeyProtocolTests {
+    @Test("A kept key signs requests the station verifies, as the pure-Swift key's do")
+    func keptKeySigns() async throws {
+        let fixture = try Fixture()  // the station knows the public key of seed 1
+        let identity = SigningIdentity(uid: Fixture.stationUID, deviceUID: Fixture.deviceUID, signingKey: try KeptSigningKey(seed: 1))
+        #expect(identity.publicKey.rawRepresentation == fixture.identity.publicKey.rawRepresentation)
+        let signer = RequestSigner(identity: identity, clock: { Fixture.now }, nonceSource: { "00112233445566778899aabbccddeeff" })
+        let body = Array(#"{"uid":"U"}"#.utf8)
+        let headers = try signer.sign(method: "POST", path: "/post", body: body)
+        let device = try await fixture.verify(headers: headers.fields, body: body)
+        #expect(device.deviceUID == Fixture.deviceUID)
+        // The concrete key's convenience initializer gives the same identity.
+        #expect(fixture.identity.signingKey.publicKey.rawRepresentation == identity.publicKey.rawRepresentation)
+    }
+
+    @Test("A key that cannot sign gives signingKeyFailed with its reason")
+    func failingKey() throws {
+        let identity = SigningIdentity(uid: "U", deviceUID: "D", signingKey: try KeptSigningKey(seed: 2, fails: true))
+        let error = #expect(throws: SigningError.self) { try RequestSigner(identity: identity).sign(method: "GET", path: "/", body: Data()) }
+        #expect(error?.kind == .signingKeyFailed && error?.reason?.contains("Refused") == true)
+        #expect(error?.description.hasPrefix("the signing key could not sign: ") == true)
+    }
+}

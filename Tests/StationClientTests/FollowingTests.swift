@@ -9,7 +9,8 @@ import OrderedJSON
 @Suite("Following another station in one call, and downloading what it shares")
 struct FollowingTests {
     /// Alice's and Bob's stations on one network, each with a paired owner device; Bob's device
-    /// has its own key store (where its follower identity goes).
+    /// has its own key store (where its follower identity goes), and pairs with `bobKeys` when
+    /// given (its configuration then loads them back with `bobResolver`).
     struct TwoStations {
         let network = StationNetwork()
         let alice: StationEmulator
@@ -18,7 +19,7 @@ struct FollowingTests {
         let atBob: StationClient
         let bobStore = InMemoryKeyStore()
 
-        init() async throws {
+        init(bobKeys: DeviceKeys? = nil, bobResolver: KeyReferenceResolver? = nil) async throws {
             alice = try StationEmulator()
             bob = try StationEmulator()
             network.attach(alice, host: "alice.test", gatewayHost: "gateway.alice.test")
@@ -26,16 +27,30 @@ struct FollowingTests {
             alice.setEndpoint(network.url(host: "alice.test").absoluteString)
             bob.setEndpoint(network.url(host: "bob.test").absoluteString)
             atAlice = try await Self.pair(alice, host: "alice.test", network: network, keyStore: InMemoryKeyStore())
-            atBob = try await Self.pair(bob, host: "bob.test", network: network, keyStore: bobStore)
+            atBob = try await Self.pair(bob, host: "bob.test", network: network, keyStore: bobStore, keys: bobKeys,
+                                        resolver: bobResolver)
         }
 
-        static func pair(_ station: StationEmulator, host: String, network: StationNetwork, keyStore: any KeyStore) async throws -> StationClient {
-            let configuration = StationClientConfiguration(
+        static func pair(
+            _ station: StationEmulator, host: String, network: StationNetwork, keyStore: any KeyStore, keys: DeviceKeys? = nil,
+            resolver: KeyReferenceResolver? = nil
+        ) async throws -> StationClient {
+            let log = station.log
+            return try await StationClient.pair(
+                endpoint: network.url(host: host), deviceName: "Owner Phone",
+                configuration: configuration(host: host, network: network, keyStore: keyStore, resolver: resolver),
+                trust: .certificateAuthorityOnly, keys: keys) { _ in log.latestPIN }
+        }
+
+        /// The configuration of the owner device of the station at `host`.
+        static func configuration(
+            host: String, network: StationNetwork, keyStore: any KeyStore, resolver: KeyReferenceResolver? = nil
+        ) -> StationClientConfiguration {
+            var configuration = StationClientConfiguration(
                 namespace: "drive", keyStore: keyStore, transport: network.transport,
                 gateway: IPFSGateway(baseURL: network.url(host: "gateway." + host), transport: network.transport))
-            let log = station.log
-            return try await StationClient.pair(endpoint: network.url(host: host), deviceName: "Owner Phone",
-                                                configuration: configuration) { _ in log.latestPIN }
+            configuration.keyReferenceResolver = resolver
+            return configuration
         }
 
         var aliceURL: URL { network.url(host: "alice.test") }

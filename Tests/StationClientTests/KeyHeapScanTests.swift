@@ -68,13 +68,13 @@ struct KeyHeapScanTests {
         // The reload comes last, so whatever copies its decoding leaves are the newest in the heap.
         let reloaded = try await StationClient.load(configuration: configuration)
         let credentials = await reloaded.credentials
-        let needles = Needles(kem: credentials.kemPrivateKey, signing: credentials.signingPrivateKey)
+        let needles = Needles(kem: try credentials.pureKEMKey, signing: try credentials.pureSigningKey)
         if legacyCopies {
             // What the SDK did before: the keys as hex `String`s in the JSON, decoded through
             // `String`s and `Data` that are never zeroed.
             let json = WireJSON.serialize(.object([
-                "kem_private_key": .string(Hex.encode(credentials.kemPrivateKey.expandedRepresentation)),
-                "signing_private_key": .string(Hex.encode(credentials.signingPrivateKey.expandedRepresentation)),
+                "kem_private_key": .string(Hex.encode(try credentials.pureKEMKey.expandedRepresentation)),
+                "signing_private_key": .string(Hex.encode(try credentials.pureSigningKey.expandedRepresentation)),
             ]))
             let object = try WireJSON.parse(json).objectValue
             _ = try MLKEM768.PrivateKey(expandedRepresentation: Hex.decode(object?["kem_private_key"]?.stringValue ?? ""))

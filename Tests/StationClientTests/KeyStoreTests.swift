@@ -169,14 +169,14 @@ struct KeyStoreTests {
     @Test("Credentials survive encoding; damaged bytes give a typed error")
     func credentialsCoding() throws {
         let credentials = DeviceCredentials(
-            kemPrivateKey: .generate(), signingPrivateKey: .generate(), deviceUID: "Phone-ABC", stationUID: "station",
+            kemPrivateKey: MLKEM768.PrivateKey.generate(), signingPrivateKey: MLDSA65.PrivateKey.generate(), deviceUID: "Phone-ABC", stationUID: "station",
             stationKEMPublicKeyHex: "00", endpoint: URL(string: "http://station.test:8443")!, ipfsPeerID: "12D3Koo", ipnsName: "k51")
         let decoded = try DeviceCredentials(encoded: credentials.encoded())
         #expect(decoded.deviceUID == "Phone-ABC")
         #expect(decoded.endpoint == credentials.endpoint)
         #expect(decoded.ipnsName == "k51")
-        #expect(decoded.kemPrivateKey.expandedRepresentation == credentials.kemPrivateKey.expandedRepresentation)
-        #expect(decoded.signingPrivateKey.expandedRepresentation == credentials.signingPrivateKey.expandedRepresentation)
+        #expect(try decoded.pureKEMKey.expandedRepresentation == credentials.pureKEMKey.expandedRepresentation)
+        #expect(try decoded.pureSigningKey.expandedRepresentation == credentials.pureSigningKey.expandedRepresentation)
         #expect(throws: StationClientError.self) { try DeviceCredentials(encoded: SecretBytes(copying: Array("{}".utf8))) }
         #expect(throws: StationClientError.self) { try DeviceCredentials(encoded: SecretBytes(copying: [0xFF, 0x00])) }
         #expect(throws: StationClientError.self) {
@@ -192,12 +192,12 @@ struct KeyStoreTests {
             kemPrivateKey: kem, signingPrivateKey: signing, deviceUID: "Phone \"q\"", stationUID: "station",
             stationKEMPublicKeyHex: "00", endpoint: URL(string: "http://station.test")!)
         // The API's types: the encoding is SecretBytes, and decoding takes SecretBytes.
-        let encoded: SecretBytes = credentials.encoded()
+        let encoded: SecretBytes = try credentials.encoded()
         let decode: (SecretBytes) throws -> DeviceCredentials = DeviceCredentials.init(encoded:)
         let decoded = try decode(encoded)
         #expect(decoded.deviceUID == "Phone \"q\"")
-        #expect(decoded.kemPrivateKey.expandedSecret == kem.expandedSecret)
-        #expect(decoded.signingPrivateKey.expandedSecret == signing.expandedSecret)
+        #expect(try decoded.pureKEMKey.expandedSecret == kem.expandedSecret)
+        #expect(try decoded.pureSigningKey.expandedSecret == signing.expandedSecret)
         #expect(kem.expandedSecret.withUnsafeBytes { Data($0) } == kem.expandedRepresentation)
         #expect(String(describing: encoded) == "SecretBytes(\(encoded.count) bytes)")
         // The JSON is what earlier versions wrote (the same members, the keys as lowercase hex).
@@ -212,7 +212,7 @@ struct KeyStoreTests {
          "station_uid": "s", "station_kem_public_key": "00", "endpoint": "http://e.test", "extra": {"a": [1, "}"]}}
         """
         let old = try DeviceCredentials(encoded: SecretBytes(copying: Array(earlier.utf8)))
-        #expect(old.kemPrivateKey.expandedSecret == kem.expandedSecret && old.deviceUID == "d")
+        #expect(try old.pureKEMKey.expandedSecret == kem.expandedSecret && old.deviceUID == "d")
         // A repeated key member is refused, not resolved either way.
         let twice = #"{"kem_private_key":"00","kem_private_key":"11","signing_private_key":"22"}"#
         #expect(throws: StationClientError.self) { try DeviceCredentials(encoded: SecretBytes(copying: Array(twice.utf8))) }
@@ -234,7 +234,7 @@ struct KeyStoreTests {
         let identity = FollowerIdentity.generate(name: "reader")
         try await identity.save(to: file)
         let loaded = try #require(try await FollowerIdentity.load(from: file))
-        #expect(loaded.uid == identity.uid && loaded.kemPrivateKey.expandedSecret == identity.kemPrivateKey.expandedSecret)
+        #expect(try loaded.uid == identity.uid && loaded.pureKEMKey.expandedSecret == identity.pureKEMKey.expandedSecret)
     }
 
     @Test("FileKeyStore tightens an existing 0777 directory to 0700")

@@ -222,7 +222,7 @@ struct ResilienceTests {
         rig.clock.skew(by: -300)
         _ = try await client.publish(data: Data("s".utf8), metadata: Fixture.drive("s", size: 1))
         let credentials = await client.credentials
-        let secrets = [credentials.kemPrivateKey.expandedRepresentation, credentials.signingPrivateKey.expandedRepresentation]
+        let secrets = [try credentials.pureKEMKey.expandedRepresentation, try credentials.pureSigningKey.expandedRepresentation]
             .map { Hex.encode($0).prefix(64) }
         #expect(!log.messages.isEmpty)
         for message in log.messages {

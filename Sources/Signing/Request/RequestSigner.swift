@@ -9,8 +9,8 @@ import ClassicalCrypto
 /// Signs requests for a ``SigningIdentity``: returns the six `x-cipher-*` headers for a method,
 /// path and body.
 ///
-/// The signature is pure ML-DSA-65 (FIPS 204) with an empty context, hedged, over
-/// ``CanonicalRequest``. The clock and the nonce source can be replaced for tests; the defaults
+/// The signature is pure ML-DSA-65 (FIPS 204) with an empty context over ``CanonicalRequest``,
+/// made by the identity's signing key (hedged with the pure-Swift key). The clock and the nonce source can be replaced for tests; the defaults
 /// are the system clock and 16 bytes from the system's secure random source as 32 lowercase hex.
 public struct RequestSigner: Sendable {
     /// The identity that signs.
@@ -21,7 +21,7 @@ public struct RequestSigner: Sendable {
     /// Creates a signer.
     ///
     /// - Parameters:
-    ///   - identity: who signs: the station uid, this device's uid and its ML-DSA-65 key.
+    ///   - identity: who signs: the station uid, this device's uid and its ML-DSA-65 signing key.
     ///   - clock: Unix time in whole seconds, read once per request (the station allows 60 s of
     ///     skew either way).
     ///   - nonceSource: a fresh nonce per request; the station refuses a nonce it has seen from
@@ -84,9 +84,11 @@ public struct RequestSigner: Sendable {
             deviceUID: identity.deviceUID, timestamp: timestamp, nonce: nonce, bodySHA256: bodyHash)
         let signature: Data
         do {
-            signature = try identity.privateKey.signature(for: canonical.bytes, context: Data(), deterministic: false)
-        } catch {
+            signature = try identity.signingKey.signature(for: canonical.bytes)
+        } catch let error as PQCryptoError {
             throw .signingFailed(error)
+        } catch {
+            throw .signingKeyFailed(String(describing: error))
         }
         return SignedRequestHeaders(
             uid: identity.uid, device: identity.deviceUID, timestamp: timestamp, nonce: nonce, bodySHA256: bodyHash,

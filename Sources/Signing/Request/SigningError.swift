@@ -16,6 +16,7 @@ public struct SigningError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidHeaderValue(name: String, value: String)
         case invalidBodyDigestLength(Int)
         case signingFailed(PQCryptoError)
+        case signingKeyFailed(String)
     }
 
     /// What went wrong.
@@ -49,6 +50,15 @@ public struct SigningError: Error, Sendable, Hashable, CustomStringConvertible {
         SigningError(.signingFailed(underlying), .signingFailed)
     }
 
+    /// The signing key could not sign: a key kept elsewhere (a Secure Enclave key, a hardware
+    /// token) failed or its use was refused.
+    public static func signingKeyFailed(_ reason: String) -> SigningError {
+        SigningError(.signingKeyFailed(reason), .signingKeyFailed)
+    }
+
+    /// Why the signing key could not sign, for `Kind.signingKeyFailed`.
+    public var reason: String? { if case .signingKeyFailed(let value) = detail { value } else { nil } }
+
     /// The method, for `Kind.invalidMethod`.
     public var method: String? { if case .invalidMethod(let value) = detail { value } else { nil } }
 
@@ -79,6 +89,7 @@ public struct SigningError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .invalidHeaderValue(name, value): "invalid value for \(name): \"\(value)\""
         case let .invalidBodyDigestLength(count): "body SHA-256 must be 32 bytes, got \(count)"
         case let .signingFailed(error): "ML-DSA signing failed: \(error)"
+        case let .signingKeyFailed(reason): "the signing key could not sign: \(reason)"
         }
     }
 }
@@ -96,4 +107,6 @@ extension ErrorKind where Failure == SigningError {
     public static var invalidBodyDigestLength: Self { Self() }
     /// ML-DSA signing refused its input.
     public static var signingFailed: Self { Self() }
+    /// The signing key could not sign (a key kept elsewhere failed or its use was refused).
+    public static var signingKeyFailed: Self { Self() }
 }

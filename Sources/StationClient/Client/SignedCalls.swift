@@ -50,7 +50,7 @@ extension StationClient {
     func signingContext() -> SigningContext {
         SigningContext(
             identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
-                                      privateKey: credentials.signingPrivateKey),
+                                      signingKey: credentials.signingPrivateKey),
             clockOffset: clockOffset)
     }
 

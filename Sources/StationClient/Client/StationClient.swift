@@ -56,14 +56,18 @@ public actor StationClient {
 
     /// Loads the credentials saved by an earlier pairing from the configuration's key store.
     ///
+    /// Keys the app keeps itself are resolved by the configuration's
+    /// ``StationClientConfiguration/keyReferenceResolver``.
+    ///
     /// - Throws: ``StationClientError`` `.notPaired` when the store holds no credentials,
-    ///   `.keyStore` when they cannot be read.
+    ///   `.keyStore` when they cannot be read (or hold a key by reference and there is no resolver).
     public static func load(configuration: StationClientConfiguration) async throws -> StationClient {
         let operation = "loading credentials"
         guard let stored = try await configuration.keyStore.loadSecret(KeyStoreItem.credentials, operation: operation) else {
             throw StationClientError(.notPaired, operation: operation, message: "no credentials in the key store")
         }
-        return StationClient(loaded: try DeviceCredentials(encoded: stored), configuration: configuration)
+        return StationClient(loaded: try DeviceCredentials(encoded: stored, keyResolver: configuration.keyReferenceResolver),
+                             configuration: configuration)
     }
 
     /// Removes the credentials from the key store, and the cached post keys and the offline

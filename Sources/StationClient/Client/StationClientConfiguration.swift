@@ -82,6 +82,12 @@ public struct StationClientConfiguration: Sendable {
     /// How `Date` members of metadata are read when listing. Default: integer or fractional Unix
     /// seconds, or ISO-8601 strings, whichever a post carries.
     public var metadataDateDecoding: JSONDateDecoding
+    /// Turns keys the app keeps itself back into keys when the client loads credentials or the
+    /// follower identity that hold them by reference (``StationClient/load(configuration:)``,
+    /// following). `nil` (the default) suffices for pure-Swift keys; loading a reference without
+    /// it throws ``StationClientError/Kind/keyStore``. Set it after creating the configuration;
+    /// see <doc:KeepingDeviceKeys>.
+    public var keyReferenceResolver: KeyReferenceResolver? = nil
 
     /// Creates a configuration.
     ///

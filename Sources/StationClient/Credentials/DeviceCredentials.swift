@@ -16,7 +16,7 @@ public enum EndpointTrust: String, Sendable, Hashable {
     case certificateAuthority = "certificate_authority"
 }
 
-/// Everything a paired device needs to act on its station: both of its key pairs, the device uid
+/// Everything a paired device needs to act on its station: both of its keys, the device uid
 /// exactly as the station returned it, and the station's identity and addresses.
 ///
 /// Pairing makes them and ``StationClient`` keeps them up to date; an app reads them (which
@@ -26,11 +26,15 @@ public enum EndpointTrust: String, Sendable, Hashable {
 /// them. The private keys never leave the SDK: an app sees the public halves
 /// (``kemPublicKey``, ``signingPublicKey``) and signs a request of its own with
 /// ``StationClient/signedHeaders(method:path:body:)``.
+///
+/// The keys are pure-Swift keys (stored as bytes) unless the app paired with its own
+/// ``DeviceKeys`` (stored by reference, loaded back with ``init(encoded:keyResolver:)``); see
+/// <doc:KeepingDeviceKeys>.
 public struct DeviceCredentials: Sendable {
-    /// The device's ML-KEM-768 key pair: post keys are rewrapped to it.
-    package var kemPrivateKey: MLKEM768.PrivateKey
-    /// The device's ML-DSA-65 key pair: it signs every owner request.
-    package var signingPrivateKey: MLDSA65.PrivateKey
+    /// The device's ML-KEM-768 key: post keys are rewrapped to it.
+    package var kemPrivateKey: any MLKEM768DecapsulationKey
+    /// The device's ML-DSA-65 key: it signs every owner request.
+    package var signingPrivateKey: any MLDSA65SigningKey
     /// The device uid byte for byte as `/delegate/confirm` echoed it (case-sensitive).
     public package(set) var deviceUID: String
     /// The station's uid (sent as `x-cipher-uid`).
@@ -72,7 +76,7 @@ public struct DeviceCredentials: Sendable {
 
     /// Creates credentials (pairing does; an app loads them with ``init(encoded:)``).
     package init(
-        kemPrivateKey: MLKEM768.PrivateKey, signingPrivateKey: MLDSA65.PrivateKey, deviceUID: String,
+        kemPrivateKey: any MLKEM768DecapsulationKey, signingPrivateKey: any MLDSA65SigningKey, deviceUID: String,
         stationUID: String, stationKEMPublicKeyHex: String, endpoint: URL, ipfsPeerID: String? = nil,
         ipnsName: String? = nil, stationMLDSAPublicKeyHex: String? = nil, stationPublicKeyPin: PublicKeyFingerprint? = nil,
         endpointTrust: EndpointTrust? = nil, ipnsSequence: UInt64? = nil
@@ -103,11 +107,18 @@ public struct DeviceCredentials: Sendable {
         }
     }
 
-    /// The credentials as compact JSON (secret keys as lowercase hex; the TLS pin, the station's
-    /// ML-DSA key and the IPNS sequence only when known, so older readers still read them), in
-    /// storage that is zeroed when dropped: the private keys go from their key objects into it
-    /// with no `String`, `Data` or array copy in between. Never log it.
-    public func encoded() -> SecretBytes {
+    /// The credentials as compact JSON (pure-Swift secret keys as lowercase hex; the TLS pin, the
+    /// station's ML-DSA key and the IPNS sequence only when known, so older readers still read
+    /// them), in storage that is zeroed when dropped: the private keys go from their key objects
+    /// into it with no `String`, `Data` or array copy in between. Never log it.
+    ///
+    /// Credentials with pure-Swift keys are `"version": 1`, as earlier versions wrote them. A key
+    /// the app keeps itself (``ReferenceStorableKey``) is stored as its reference and public key,
+    /// and the JSON becomes `"version": 2` (load it with ``init(encoded:keyResolver:)``).
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) when a key is neither a pure-Swift key nor
+    ///   ``ReferenceStorableKey``, or cannot give its reference: such credentials cannot be saved.
+    public func encoded() throws -> SecretBytes {
         var object: JSONObject = [
             "version": 1,
             "device_uid": .string(deviceUID),
@@ -121,7 +132,8 @@ public struct DeviceCredentials: Sendable {
         if let stationPublicKeyPin { object["tls_public_key_pin"] = .string(stationPublicKeyPin.pinString) }
         object["endpoint_trust"] = .string(endpointTrust.rawValue)
         if let ipnsSequence { object["ipns_sequence"] = .string(String(ipnsSequence)) }
-        return PrivateKeyJSON.encode(kem: kemPrivateKey, signing: signingPrivateKey, others: object)
+        return try PrivateKeyJSON.encode(kem: kemPrivateKey, signing: signingPrivateKey, others: object,
+                                         operation: "saving credentials")
     }
 
     /// Reads credentials written by ``encoded()`` (or by earlier versions: those that wrote the
@@ -129,24 +141,32 @@ public struct DeviceCredentials: Sendable {
     /// are trusted by the certificate authorities), from zeroizable storage: the key hex is
     /// decoded straight into the keys' own zeroed-on-drop storage.
     ///
-    /// - Throws: ``StationClientError`` (`.keyStore`) when the bytes are not such credentials.
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the bytes are not such credentials, or
+    ///   hold a key stored by reference (use ``init(encoded:keyResolver:)``).
     public init(encoded secret: SecretBytes) throws {
+        try self.init(encoded: secret, keyResolver: nil)
+    }
+
+    /// Reads credentials written by ``encoded()``, as ``init(encoded:)``, with the app's keys: a
+    /// key stored by reference is given to `keyResolver`, which returns the key; it must have
+    /// the public key stored with the reference.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) when the bytes are not such credentials, a
+    ///   key is stored by reference and `keyResolver` is `nil`, or the resolver fails or returns a
+    ///   key with another public key than the stored one.
+    public init(encoded secret: SecretBytes, keyResolver: KeyReferenceResolver?) throws {
+        let operation = "reading stored credentials"
         func bad(_ why: String) -> StationClientError {
-            StationClientError(.keyStore, operation: "reading stored credentials", message: why)
+            StationClientError(.keyStore, operation: operation, message: why)
         }
-        let decoded: (kem: MLKEM768.PrivateKey, signing: MLDSA65.PrivateKey, others: JSONObject)
-        do {
-            decoded = try PrivateKeyJSON.decode(secret)
-        } catch {
-            throw bad(error.description)
-        }
+        let decoded = try PrivateKeyJSON.decode(secret, resolver: keyResolver, operation: operation)
         let object = decoded.others
         func string(_ key: String) throws -> String {
             guard let value = object[key]?.stringValue else { throw bad("missing \(key)") }
             return value
         }
-        kemPrivateKey = decoded.kem
-        signingPrivateKey = decoded.signing
+        kemPrivateKey = decoded.keys.kemKey
+        signingPrivateKey = decoded.keys.signingKey
         deviceUID = try string("device_uid")
         stationUID = try string("station_uid")
         stationKEMPublicKeyHex = try string("station_kem_public_key")

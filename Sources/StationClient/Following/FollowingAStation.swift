@@ -196,7 +196,9 @@ extension StationClient {
     /// - Throws: ``StationClientError`` (`.keyStore`) when the store fails.
     public func followerIdentity(name: String? = nil) async throws -> FollowerIdentity {
         let store = configuration.keyStore
-        if let existing = try await FollowerIdentity.load(from: store) { return existing }
+        if let existing = try await FollowerIdentity.load(from: store, keyResolver: configuration.keyReferenceResolver) {
+            return existing
+        }
         let identity = FollowerIdentity.generate(name: name ?? "follower")
         try await identity.save(to: store)
         return identity
@@ -215,7 +217,8 @@ extension StationClient {
         guard let gateway = gateway ?? configuration.gateway else {
             throw StationClientError(.refused, operation: operation, message: "reading a followed station needs an IPFS gateway")
         }
-        guard let identity = try await FollowerIdentity.load(from: configuration.keyStore), identity.uid == station.followerUID else {
+        guard let identity = try await FollowerIdentity.load(from: configuration.keyStore, keyResolver: configuration.keyReferenceResolver),
+              identity.uid == station.followerUID else {
             throw StationClientError(.keyStore, operation: operation,
                                      message: "the key store holds no follower identity \(station.followerUID)")
         }

@@ -102,6 +102,28 @@ extension StationClient {
         endpoint: URL, deviceName: String, configuration: StationClientConfiguration, trust: StationKeyTrust,
         pin: @Sendable (PairingPrompt) async -> String?
     ) async throws -> StationClient {
+        try await pair(endpoint: endpoint, deviceName: deviceName, configuration: configuration, trust: trust, keys: nil, pin: pin)
+    }
+
+    /// Pairs this device with the station at `endpoint` using the app's keys (such as Secure
+    /// Enclave keys, see <doc:KeepingDeviceKeys>), and saves the credentials: as
+    /// ``pair(endpoint:deviceName:configuration:trust:pin:)``, which generates pure-Swift keys.
+    ///
+    /// - Parameters:
+    ///   - endpoint: the station's URL.
+    ///   - deviceName: a human name for the device; the uid is built from it (see ``DeviceUID``).
+    ///   - configuration: the client configuration (its key store receives the credentials).
+    ///   - trust: how to trust a certificate no trusted authority signed.
+    ///   - keys: the device's keys, or `nil` for fresh pure-Swift keys. Only their public keys are
+    ///     sent. To be saved, each is a pure-Swift key or a ``ReferenceStorableKey``; load the
+    ///     credentials back with ``StationClientConfiguration/keyReferenceResolver`` set.
+    ///   - pin: asked for the PIN; return `nil` to give up.
+    /// - Throws: as ``pair(endpoint:deviceName:configuration:trust:pin:)``; `.keyStore` when a key
+    ///   cannot be saved.
+    public static func pair(
+        endpoint: URL, deviceName: String, configuration: StationClientConfiguration, trust: StationKeyTrust,
+        keys: DeviceKeys?, pin: @Sendable (PairingPrompt) async -> String?
+    ) async throws -> StationClient {
         let transport = configuration.transport
         let timeouts = configuration.requestTimeouts
         let (pins, acceptedPin) = try await trustedPins(endpoint: endpoint, configuration: configuration, trust: trust)
@@ -114,8 +136,11 @@ extension StationClient {
               (try? MLKEM768.PublicKey(rawRepresentation: Hex.decode(stationKey))) != nil else {
             throw StationClientError(.invalidResponse, operation: "pairing", message: "the station's profile has no valid ML-KEM key")
         }
-        let kemKey = MLKEM768.PrivateKey.generate()
-        let signingKey = MLDSA65.PrivateKey.generate()
+        let deviceKeys = keys ?? .generate()
+        let kemKey = deviceKeys.kemKey
+        let signingKey = deviceKeys.signingKey
+        // App keys that could not be saved are refused before the station registers them.
+        _ = try PrivateKeyJSON.encode(kem: kemKey, signing: signingKey, others: [:], operation: "pairing")
         var deviceUID = DeviceUID.make(name: deviceName)
         // Never pair with the station's own uid: the station would overwrite its own row.
         while deviceUID == profile.uid { deviceUID = DeviceUID.make(name: deviceName) }

@@ -95,7 +95,7 @@ final class EnvelopeKeys: Sendable {
 extension StationClient {
     /// What reading posts needs from the actor, read once so each post's work runs off it.
     struct ReadContext: Sendable {
-        let kemKey: MLKEM768.PrivateKey
+        let kemKey: any MLKEM768DecapsulationKey
         let stationUID: String
         let deviceUID: String
         let call: CallState
@@ -135,7 +135,7 @@ extension StationClient {
     ///
     /// - Throws: ``StationClientError``: the station's refusal, an unexpected answer, or
     ///   `.integrity` when the envelope does not open.
-    static func postKey(fromRewrap response: HTTPResponse, postCID: String, kemKey: MLKEM768.PrivateKey,
+    static func postKey(fromRewrap response: HTTPResponse, postCID: String, kemKey: any MLKEM768DecapsulationKey,
                         operation: String) throws -> SymmetricKey {
         guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
         let rewrap: RewrapResponse

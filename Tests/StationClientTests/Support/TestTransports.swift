@@ -75,7 +75,7 @@ struct RawPoster {
         try form.addField("self_envelope", value: try Envelope.seal(key, to: credentials.stationKEMPublicKey()))
         let body = try form.encoded()
         let signer = RequestSigner(identity: SigningIdentity(uid: credentials.stationUID, deviceUID: credentials.deviceUID,
-                                                             privateKey: credentials.signingPrivateKey))
+                                                             signingKey: credentials.signingPrivateKey))
         var request = HTTPRequest(method: .post, url: credentials.endpoint.appendingPathComponent("post"))
         for field in try signer.sign(method: "POST", path: "/post", body: body).fields { request.headers.add(field.name, value: field.value) }
         request.headers.add("Content-Type", value: form.contentType)
