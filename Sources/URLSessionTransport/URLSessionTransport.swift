@@ -28,9 +28,11 @@ import Darwin
 ///   (default 300 s); transfers with a file or streamed body get only the idle limit.
 ///   `TransferOptions.timeouts` overrides both per request.
 /// - TLS: certificates are checked against the system's trusted CAs. Public-key pins
-///   (`TransferOptions.pinnedPublicKeys`) are enforced in the server-trust challenge on Apple
-///   platforms; FoundationNetworking offers no such challenge, so on Linux a pinned request throws
-///   `TransportError` with kind `.pinningUnsupported` without sending anything.
+///   (`TransferOptions.pinnedPublicKeys`) are enforced, and a server's key is read for trust on
+///   first use (`presentedPublicKey(at:)`), in the server-trust challenge on Apple platforms;
+///   FoundationNetworking offers no such challenge, so on Linux a pinned request throws
+///   `TransportError` with kind `.pinningUnsupported` without sending anything, and reading a key
+///   throws `.probingUnsupported`.
 /// - HTTP: redirects are returned rather than followed, no cookies are stored or sent, nothing is
 ///   cached, and `Accept-Encoding: identity` asks for bodies exactly as stored.
 /// - Cancellation: cancelling the calling task, or dropping an unfinished streamed response body,
@@ -74,7 +76,7 @@ public final class URLSessionTransport: HTTPTransport {
         let base = configuration.makeSessionConfiguration
         sessions = SessionPool(makeConfiguration: {
             let session = base()
-            session.timeoutIntervalForRequest = min(URLRequestBuilder.noIdleLimit, max(1, idle.rounded(.up)))
+            session.timeoutIntervalForRequest = URLRequestBuilder.idleInterval(idle)
             return session
         })
     }
@@ -189,12 +191,28 @@ private final class FailureRelay: Sendable {
 }
 
 extension URLSessionTransport {
-    /// The fingerprint of the key `url`'s server presents; see `HTTPTransport.presentedPublicKey(at:)`.
+    /// The fingerprint of the key `url`'s server presents, read without trusting it; see
+    /// `HTTPTransport.presentedPublicKey(at:)`.
     ///
-    /// - Throws: `TransportError`: `.probingUnsupported` (FoundationNetworking offers no
-    ///   server-trust challenge, so on Linux no key can be read).
+    /// On Apple platforms a fresh session of its own connects to `url`'s host; in the server-trust
+    /// challenge the leaf certificate's key is read and the challenge cancelled, so the handshake
+    /// stops before any request is written and the connection is never reused. FoundationNetworking
+    /// delivers no such challenge, so on Linux no key can be read.
+    ///
+    /// - Throws: `TransportError`: `.invalidRequest` for a URL that is not `https` with a host;
+    ///   `.probingUnsupported` on Linux; otherwise `.dnsFailure`, `.cannotConnect`, `.timedOut`
+    ///   (no byte for `Configuration.idleTimeout`) or `.tlsFailure` when no handshake gets as far as
+    ///   the certificate, `.protocolError` when the server presented none whose key can be read, or
+    ///   `.cancelled`.
     public func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
+        guard url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else {
+            throw TransportError(.invalidRequest, method: .get, url: url, message: "the URL must be https with a host")
+        }
+        #if canImport(FoundationNetworking)
         throw TransportError.probingUnsupported(
             at: url, reason: "FoundationNetworking offers no server-trust challenge, so a server's key cannot be read")
+        #else
+        return try await ServerKeyProbe(url: url).run(sessions: sessions, idleTimeout: configuration.idleTimeout)
+        #endif
     }
 }

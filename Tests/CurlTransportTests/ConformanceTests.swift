@@ -7,7 +7,8 @@ import Transport
 import TransportTestSupport
 
 /// CurlTransport against the transport conformance suite: one test per case, so a failure names
-/// its case. The TLS cases run behind `scripts/tls-front.py` with both kinds of certificate.
+/// its case. The TLS cases run behind `scripts/tls-front.py` with both kinds of certificate;
+/// CurlTransport reads server keys (its certificate probe), so `presentedKeyIsRead` wants the pin.
 @Suite("CurlTransport: conformance")
 struct ConformanceTests {
     @Test(arguments: HTTPTransportConformance.cases.map(\.name))
@@ -44,7 +45,8 @@ struct ConformanceTests {
             let front = try TLSFront.start(backendPort: backend.port,
                                            certificate: setup == .pinRunPyCertificate ? .runPyStyle : .testCA)
             defer { front.stop() }
-            let endpoint = ConformanceTLSEndpoint(url: front.url, pin: front.pin, requestsReceived: requestsReceived)
+            let endpoint = ConformanceTLSEndpoint(url: front.url, pin: front.pin, readsServerKeys: true,
+                                                  requestsReceived: requestsReceived)
             try await conformanceCase.run(against: CurlTransport.forTests(), endpoint: endpoint)
         case .trustTestCA:
             let selfSigned = try TLSFront.start(backendPort: backend.port, certificate: .runPyStyle)
@@ -54,7 +56,7 @@ struct ConformanceTests {
             let caFile = try #require(caSigned.caFile)
             let transport = CurlTransport.forTests { $0.caBundlePath = caFile.path }
             let endpoint = ConformanceTLSEndpoint(url: selfSigned.url, pin: selfSigned.pin, caTrustedURL: caSigned.url,
-                                                  requestsReceived: requestsReceived)
+                                                  readsServerKeys: true, requestsReceived: requestsReceived)
             try await conformanceCase.run(against: transport, endpoint: endpoint)
         }
     }

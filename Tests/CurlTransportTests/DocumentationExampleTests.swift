@@ -43,6 +43,7 @@ struct MyTransportConformanceTests {
             url: frontURL,
             pin: frontPin,
             caTrustedURL: nil,
+            readsServerKeys: true,
             requestsReceived: { backend.statistics.requestsReceived }
         )
         for tlsCase in HTTPTransportConformance.tlsCases {

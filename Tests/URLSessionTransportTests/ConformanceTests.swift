@@ -7,7 +7,8 @@ import TransportTestSupport
 import URLSessionTransport
 
 /// URLSessionTransport against the transport conformance suite: one test per case. The TLS cases
-/// run behind `scripts/tls-front.py`; on Linux the pin cases pass only by refusing pins unsent.
+/// run behind `scripts/tls-front.py`; on Linux the pin cases pass only by refusing pins unsent, and
+/// reading the server's key only by answering `.probingUnsupported`.
 @Suite("URLSessionTransport: conformance")
 struct ConformanceTests {
     #if os(Linux)
@@ -48,6 +49,14 @@ struct ConformanceTests {
         }
     }
 
+    /// URLSessionTransport reads a server's key in the server-trust challenge, which only Apple
+    /// platforms deliver; on Linux it answers `.probingUnsupported`.
+    #if canImport(FoundationNetworking)
+    static let readsServerKeys = false
+    #else
+    static let readsServerKeys = true
+    #endif
+
     @Test(arguments: HTTPTransportConformance.tlsCases.map(\.name), TLSFront.Certificate.allCases)
     func tlsConformance(_ name: String, certificate: TLSFront.Certificate) async throws {
         let conformanceCase = try #require(HTTPTransportConformance.tlsCase(named: name))
@@ -58,7 +67,7 @@ struct ConformanceTests {
         defer { backend.stop() }
         let front = try TLSFront.start(backendPort: backend.port, certificate: certificate)
         defer { front.stop() }
-        let endpoint = ConformanceTLSEndpoint(url: front.url, pin: front.pin,
+        let endpoint = ConformanceTLSEndpoint(url: front.url, pin: front.pin, readsServerKeys: Self.readsServerKeys,
                                               requestsReceived: { backend.statistics.requestsReceived })
         try await conformanceCase.run(against: URLSessionTransport.forTests(), endpoint: endpoint)
     }

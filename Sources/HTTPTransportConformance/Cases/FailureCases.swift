@@ -2,13 +2,15 @@ import Foundation
 import LoopbackHTTP
 import Transport
 
-/// Cancellation, time limits, broken connections, unreachable hosts. Time limits are short and
-/// each case only checks that the right failure happens, never how fast.
+/// Cancellation, time limits, broken connections, unreachable hosts, requests and key readings
+/// refused before anything is sent. Time limits are short and each case only checks that the right
+/// failure happens, never how fast.
 enum FailureCases {
     static let all: [ConformanceCase] = [
         cancellingAWaitingRequest, cancellingMidDownloadStream, cancellingMidUpload, alreadyCancelledTaskSendsNothing,
         idleTimeoutAfterTheHead, idleTimeoutBeforeAnyResponse, totalTimeout, totalTimeoutOfAStream, serverClosingMidBody,
         fileShrinkingDuringUpload, connectionRefused, unresolvableHost, pinsOnPlainHTTPAreRefused,
+        readingTheKeyOfPlainHTTPIsRefused, readingTheKeyAtAClosedPortFails,
     ]
 
     /// Idle limit for the idle cases: 1 s, with no total limit.
@@ -204,6 +206,32 @@ enum FailureCases {
         try await c.expectRefusedUnsent([.invalidRequest, .pinningUnsupported], "a pinned http request",
                                         requests: { [HTTPRequest(method: .get, url: $0.url("/pinned"))] }) { request in
             _ = try await c.transport.send(request, body: .none, options: TransferOptions(pinnedPublicKeys: [pin]))
+        }
+    }
+
+    static let readingTheKeyOfPlainHTTPIsRefused = ConformanceCase(
+        "readingTheKeyOfPlainHTTPIsRefused",
+        "presentedPublicKey(at:) of an http URL fails with .invalidRequest (or .probingUnsupported) and sends nothing."
+    ) { c in
+        try await c.expectRefusedUnsent([.invalidRequest, .probingUnsupported], "reading the key of an http URL",
+                                        requests: { [HTTPRequest(method: .get, url: $0.url("/key"))] }) { request in
+            _ = try await c.transport.presentedPublicKey(at: request.url)
+        }
+    }
+
+    static let readingTheKeyAtAClosedPortFails = ConformanceCase(
+        "readingTheKeyAtAClosedPortFails",
+        "presentedPublicKey(at:) of an https port nobody listens on fails with .cannotConnect (or .probingUnsupported) naming the URL."
+    ) { c in
+        let server = try c.serve(TestHandlers.ok())
+        let port = server.port
+        server.stop()
+        guard let url = URL(string: "https://127.0.0.1:\(port)/key") else {
+            throw c.failure("the test URL", expected: "a URL", got: "nil")
+        }
+        try await c.expectError([.cannotConnect, .probingUnsupported], "reading the key at a closed port",
+                                request: HTTPRequest(method: .get, url: url)) {
+            _ = try await c.transport.presentedPublicKey(at: url)
         }
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
 import Transport
 
-/// Pinning and certificate verification against a caller's TLS endpoint. Every pinned check
-/// accepts `.pinningUnsupported` in place of the pinned outcome, as long as nothing was sent.
+/// Pinning, certificate verification and reading the server's key against a caller's TLS
+/// endpoint. Every pinned check accepts `.pinningUnsupported` in place of the pinned outcome, as
+/// long as nothing was sent; the key is read or refused as the caller says the transport does.
 enum TLSCases {
     static let all: [TLSConformanceCase] = [
         pinnedServerIsTrusted, anyMatchingPinIsEnough, mismatchedPinIsRejected, unpinnedSelfSignedServerIsRejected,
-        pinsTravelWithEachRequest, caTrustedServerIsAccepted,
+        pinsTravelWithEachRequest, caTrustedServerIsAccepted, presentedKeyIsRead,
     ]
 
     /// A fingerprint no server has.
@@ -110,5 +111,38 @@ enum TLSCases {
         guard let url = endpoint.caTrustedURL else { return }
         let response = try await c.send(HTTPRequest(method: .get, url: url))
         try c.expectEqual(response.status, 200, "status of the unpinned GET of \(url)")
+    }
+
+    static let presentedKeyIsRead = TLSConformanceCase(
+        "presentedKeyIsRead",
+        "presentedPublicKey(at:) returns the server's key and sends no request (a transport said not to read keys throws "
+            + ".probingUnsupported naming the URL); an unpinned request afterwards is still refused."
+    ) { c, endpoint in
+        let check = "presentedPublicKey(at: \(endpoint.url))"
+        let before = endpoint.requestsReceived()
+        let answer: Result<PublicKeyFingerprint, TransportError>
+        do {
+            answer = .success(try await c.transport.presentedPublicKey(at: endpoint.url))
+        } catch let error as TransportError {
+            answer = .failure(error)
+        } catch {
+            throw c.failure(check, expected: "a key or a TransportError", got: "\(type(of: error)): \(error)")
+        }
+        switch (endpoint.readsServerKeys, answer) {
+        case (true, .success(let key)):
+            try c.expectEqual(key, endpoint.pin, "\(check): the key read")
+        case (true, .failure(let error)):
+            throw c.failure(check, expected: "the server's key \(endpoint.pin) (the caller says this transport reads keys; "
+                                + "a wrapper forwards presentedPublicKey(at:))", got: "\(error)")
+        case (false, .success(let key)):
+            throw c.failure(check, expected: "TransportError probingUnsupported (the caller says this transport cannot read keys)",
+                            got: "the key \(key)")
+        case (false, .failure(let error)):
+            try c.expect(error.kind == .probingUnsupported, check, expected: "TransportError probingUnsupported", got: "\(error)")
+            try c.expectEqual(error.url, endpoint.url, "\(check): the error's URL")
+        }
+        try c.expectEqual(endpoint.requestsReceived() - before, 0, "\(check): requests the server received")
+        // Reading a key trusts nothing: the connection it used must not carry a later request.
+        try await expectRefused(c, endpoint, pins: [], .tlsFailure, "unpinned GET after reading the key")
     }
 }

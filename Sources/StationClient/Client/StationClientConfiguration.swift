@@ -14,7 +14,8 @@ public struct StationClientConfiguration: Sendable {
     /// unique name and never change it.
     public var namespace: String
     /// The transport for station calls. Default: `CurlTransport` on Linux, `URLSessionTransport`
-    /// on Apple platforms (where it enforces public-key pins in the server-trust challenge).
+    /// on Apple platforms (where it enforces public-key pins and reads a server's key in the
+    /// server-trust challenge).
     public var transport: any HTTPTransport
     /// The IPFS gateway for manifest and content fallback and IPNS resolution, or `nil` for none.
     public var gateway: IPFSGateway?
@@ -151,8 +152,9 @@ public struct StationClientConfiguration: Sendable {
     }
 
     /// The platform's default transport: `CurlTransport` on Linux (it enforces public-key pins
-    /// with libcurl), `URLSessionTransport` elsewhere (Apple platforms, where it enforces them in
-    /// the server-trust challenge, and Linux builds without the `SystemLibraries` trait).
+    /// and reads a server's key with libcurl), `URLSessionTransport` elsewhere (Apple platforms,
+    /// where it does both in the server-trust challenge, and Linux builds without the
+    /// `SystemLibraries` trait, where it can do neither).
     public static func defaultTransport() -> any HTTPTransport {
         #if SystemLibraries && os(Linux)
         CurlTransport()

@@ -49,10 +49,25 @@ final class SessionPool: Sendable {
         return queue
     }
 
+    /// A session of its own for one reading of a server's key, with `delegate` (a ``ServerKeyProbe``)
+    /// and the idle limit `idleTimeout` (seconds): its one connection is fresh, so the server-trust
+    /// challenge comes, and is never reused. Invalidate it once its task is resumed.
+    func oneShotSession(delegate: any URLSessionDelegate, idleTimeout: TimeInterval) -> URLSession {
+        let configuration = Self.hardened(makeConfiguration())
+        configuration.timeoutIntervalForRequest = URLRequestBuilder.idleInterval(idleTimeout)
+        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.serialQueue())
+    }
+
     private static func makeSession(_ configuration: URLSessionConfiguration, delegateQueue: OperationQueue) -> ManagedSession {
-        // What a signing, hashing client needs whatever the base configuration says: no cookies,
-        // no cache, no credential store, no resource limit of URLSession's own (the transport
-        // applies the total limit per request).
+        let delegate = SessionDelegate()
+        let session = URLSession(configuration: hardened(configuration), delegate: delegate, delegateQueue: delegateQueue)
+        return ManagedSession(session: session, delegate: delegate)
+    }
+
+    /// What a signing, hashing client needs whatever the base configuration says: no cookies, no
+    /// cache, no credential store, no resource limit of URLSession's own (the transport applies
+    /// the total limit per request).
+    private static func hardened(_ configuration: URLSessionConfiguration) -> URLSessionConfiguration {
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
         configuration.httpCookieStorage = nil
@@ -60,8 +75,6 @@ final class SessionPool: Sendable {
         configuration.urlCredentialStorage = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.timeoutIntervalForResource = URLRequestBuilder.noIdleLimit
-        let delegate = SessionDelegate()
-        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
-        return ManagedSession(session: session, delegate: delegate)
+        return configuration
     }
 }

@@ -10,6 +10,12 @@ enum URLRequestBuilder {
     /// FoundationNetworking multiplies it into integer milliseconds, so infinity would trap.
     static let noIdleLimit: TimeInterval = 365 * 24 * 3600
 
+    /// An idle limit as URLSession takes it: whole seconds (URLSession counts idle time in whole
+    /// seconds on Linux; rounded up so 0.5 s is not 0), at least 1, at most ``noIdleLimit``.
+    static func idleInterval(_ seconds: TimeInterval) -> TimeInterval {
+        min(noIdleLimit, max(1, seconds.rounded(.up)))
+    }
+
     /// - Parameters:
     ///   - bodyLength: the request body's length when the body is streamed (file or stream) and
     ///     sized; it goes out as `Content-Length`.
@@ -20,8 +26,7 @@ enum URLRequestBuilder {
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         urlRequest.httpShouldHandleCookies = false
-        // URLSession counts idle time in whole seconds on Linux; round up so 0.5 s is not 0.
-        urlRequest.timeoutInterval = idleTimeout.map { min(noIdleLimit, max(1, $0.rounded(.up))) } ?? noIdleLimit
+        urlRequest.timeoutInterval = idleTimeout.map(idleInterval) ?? noIdleLimit
 
         // URLRequest keeps fields in a dictionary, so their order is Foundation's and repeated
         // names are joined into one comma-separated field (RFC 9110 §5.3 makes that equivalent).

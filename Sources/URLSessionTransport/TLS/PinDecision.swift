@@ -15,9 +15,13 @@ enum PinDecision: Equatable {
     ///   - chain: the certificates the server presented, DER, leaf first.
     ///   - pins: the request's pins; callers pass a non-empty list.
     static func evaluate(chain: [[UInt8]], pins: [PublicKeyFingerprint]) -> PinDecision {
-        guard let leaf = chain.first, let presented = try? PublicKeyFingerprint(certificateDER: leaf) else {
-            return .reject(presented: nil)
-        }
+        guard let presented = leafKey(of: chain) else { return .reject(presented: nil) }
         return pins.contains(presented) ? .accept : .reject(presented: presented)
+    }
+
+    /// The fingerprint of the leaf certificate's public key, or `nil` when `chain` (DER, leaf
+    /// first) is empty or its leaf cannot be parsed: the one key a server is judged by.
+    static func leafKey(of chain: [[UInt8]]) -> PublicKeyFingerprint? {
+        chain.first.flatMap { try? PublicKeyFingerprint(certificateDER: $0) }
     }
 }
