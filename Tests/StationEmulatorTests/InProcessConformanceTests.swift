@@ -43,7 +43,7 @@ struct InProcessConformanceTests {
                                                        isSignedByTrustedAuthority: true))
         let url = try #require(URL(string: "https://127.0.0.1:\(selfSigned.port)/"))
         let caTrustedURL = try #require(URL(string: "https://127.0.0.1:\(caSigned.port)/"))
-        let endpoint = ConformanceTLSEndpoint(url: url, pin: pin, caTrustedURL: caTrustedURL,
+        let endpoint = ConformanceTLSEndpoint(url: url, pin: pin, caTrustedURL: caTrustedURL, readsServerKeys: true,
                                               requestsReceived: { selfSigned.statistics.requestsReceived })
         return (endpoint, [selfSigned, caSigned])
     }
