@@ -255,6 +255,44 @@ struct EndToEndTests {
         #expect(try Data(contentsOf: destination) == content)
     }
 
+    @Test("A station that holds a download back past its deadline fails it with .tooSlow; without a rate it is waited for")
+    func downloadsHaveAnOverallDeadline() async throws {
+        let rig = try StationRig.inProcess()
+        let paired = try await rig.pair()
+        let content = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 5) })
+        let post = try await paired.publish(data: content, metadata: Fixture.drive("slow", size: content.count))
+        // A deadline of the 1 s grace period (the rate is so high that the size adds nothing);
+        // the station answers only after 30 s, well inside the idle limit.
+        let hurried = try await rig.client(for: paired) {
+            $0.minimumDownloadRate = Int(Int32.max)
+            $0.downloadGracePeriod = 1
+            $0.gateway = nil
+        }
+        rig.emulator.faults.inject(.delay(seconds: 30), count: 2, route: RequestRoute("GET", path: "/content/\(post.postCID)"))
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("slow.bin")
+        let toFile = await #expect(throws: StationClientError.self) {
+            try await hurried.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
+        }
+        #expect(toFile?.kind == .tooSlow, "\(String(describing: toFile))")
+        #expect(toFile?.transportError?.kind == .timedOut)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        let toMemory = await #expect(throws: StationClientError.self) {
+            _ = try await hurried.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
+        }
+        #expect(toMemory?.kind == .tooSlow, "\(String(describing: toMemory))")
+        // Both held answers were used; with the rate at 0 there is no deadline and the next answer comes.
+        rig.emulator.faults.reset()
+        rig.emulator.faults.inject(.delay(seconds: 2), route: RequestRoute("GET", path: "/content/\(post.postCID)"))
+        let patient = try await rig.client(for: paired) {
+            $0.minimumDownloadRate = 0
+            $0.downloadGracePeriod = 0
+        }
+        try await patient.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
+        #expect(try Data(contentsOf: destination) == content)
+    }
+
     @Test("Downloads resume after a broken body; a tunnel 502 is survived; reshare is checked for content loss")
     func transfersAndManaging() async throws {
         let rig = try StationRig.served()

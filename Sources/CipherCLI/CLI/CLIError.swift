@@ -47,7 +47,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         case .failure: return .failure
         case .client(let error), .followedStation(let error, _):
             switch error.kind {
-            case .unreachable: return .unreachable
+            case .unreachable, .tooSlow: return .unreachable
             case .gateway: return error.transportError == nil ? .failure : .unreachable
             case .untrustedKey, .keyChanged, .unauthorized, .throttled, .notShared, .contentLost: return .refused
             // The station's 404 or 413 is its refusal; the same decision made locally is not.
