@@ -131,6 +131,10 @@ package struct InProcessHTTPTransport: HTTPTransport {
             } onCancel: {
                 exchange.fail(exchange.error(.cancelled, "cancelled"))
             }
+            if let refusal = ContentEncoding.refusal(of: HTTPHeaders(head.fields), method: request.method, url: request.url) {
+                exchange.fail(refusal)
+                throw refusal
+            }
         } catch {
             if case .file(let url, let descriptor) = sink {
                 _ = close(descriptor)

@@ -350,6 +350,10 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             if let status, status >= 200 {
                 headComplete = true
                 headers = HTTPHeaders(headerFields.map { HTTPHeaders.Field(name: $0.name, value: $0.value) })
+                if let refusal = ContentEncoding.refusal(of: headers, method: method, url: url) {
+                    failure = refusal
+                    return 0
+                }
                 httpVersion = negotiatedVersion()
                 if case .stream(let pipe) = setup.destination { deliverStreamHead(pipe) }
             }
@@ -385,16 +389,10 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             }
             collected.append(contentsOf: bytes)
         case .file(let fileURL, let descriptor):
-            var offset = 0
-            while offset < bytes.count {
-                let count = Foundation.write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else {
-                    failure = TransportError(.responseBodyFailed, method: method, url: url,
-                                             message: "cannot write \(fileURL.path): \(String(cString: strerror(errno)))")
-                    return 0
-                }
-                offset += count
+            if let reason = ResponseSink.writeAll(UnsafeRawBufferPointer(bytes), to: descriptor) {
+                failure = TransportError(.responseBodyFailed, method: method, url: url,
+                                         message: "cannot write \(fileURL.path): \(reason)")
+                return 0
             }
             written += Int64(bytes.count)
         case .stream(let pipe):

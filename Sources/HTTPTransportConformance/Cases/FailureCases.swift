@@ -10,7 +10,7 @@ enum FailureCases {
         cancellingAWaitingRequest, cancellingMidDownloadStream, cancellingMidUpload, alreadyCancelledTaskSendsNothing,
         idleTimeoutAfterTheHead, idleTimeoutBeforeAnyResponse, totalTimeout, totalTimeoutOfAStream, serverClosingMidBody,
         fileShrinkingDuringUpload, connectionRefused, unresolvableHost, pinsOnPlainHTTPAreRefused,
-        readingTheKeyOfPlainHTTPIsRefused, readingTheKeyAtAClosedPortFails,
+        readingTheKeyOfPlainHTTPIsRefused, readingTheKeyAtAClosedPortFails, encodedAnswersAreRefused,
     ]
 
     /// Idle limit for the idle cases: 1 s, with no total limit.
@@ -148,6 +148,42 @@ enum FailureCases {
             for try await chunk in stream { received.withLock { $0 += chunk.count } }
         }
         try c.expectEqual(received.value, 100_000, "bytes streamed before the break")
+    }
+
+    /// 1 MiB of zeros as gzip (1,051 bytes): what a hostile server sends to make a decoding client
+    /// fill a limit a thousand times faster than the bytes it sends.
+    static let gzippedMebibyte: [UInt8] = [0x1F, 0x8B, 0x08, 0, 0, 0, 0, 0, 0x02, 0x03]
+        + [0xED, 0xC1, 0x31, 0x01, 0, 0, 0, 0xC2, 0xA0, 0xF5, 0x4F, 0x6D, 0x08, 0x5F, 0xA0]
+        + [UInt8](repeating: 0, count: 1016) + [0x3E, 0x03, 0x1C, 0xEA, 0x38, 0xA7, 0, 0, 0x10, 0]
+
+    static let encodedAnswersAreRefused = ConformanceCase(
+        "encodedAnswersAreRefused",
+        "A gzip answer fails with .unsupportedContentEncoding (never decoded), in memory, to a file and streamed; identity is delivered as sent."
+    ) { c in
+        let server = try c.serve { request, response in
+            try request.consumeBody()
+            if request.path == "/identity" {
+                try response.send(status: 200, headers: [("Content-Encoding", "identity")], body: Array("as sent".utf8))
+            } else {
+                try response.send(status: 200, headers: [("Content-Encoding", "gzip"), ("Content-Type", "application/octet-stream")],
+                                  body: gzippedMebibyte)
+            }
+        }
+        let request = HTTPRequest(method: .get, url: server.url("/gzip"))
+        try await c.expectError(.unsupportedContentEncoding, sending: request, "collected in memory")
+        let directory = try c.scratchDirectory()
+        let file = directory.file("encoded.bin")
+        try await c.expectError(.unsupportedContentEncoding, sending: request, options: TransferOptions(response: .file(file)),
+                                "written to a file")
+        try c.expect(!FileManager.default.fileExists(atPath: file.path), "the response file after the refusal",
+                     expected: "no file", got: "a file")
+        try await c.expectError([.unsupportedContentEncoding], "streamed", request: request) {
+            let response = try await c.transport.send(request, body: .none, options: TransferOptions(response: .stream))
+            guard case .stream(let stream) = response.body else { return }
+            for try await _ in stream {}
+        }
+        let identity = try await c.send(HTTPRequest(method: .get, url: server.url("/identity")))
+        try c.expectEqual(identity.body.data, Data("as sent".utf8), "the identity answer's body")
     }
 
     static let fileShrinkingDuringUpload = ConformanceCase(

@@ -19,7 +19,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         private enum Code: String, Sendable, Hashable {
             case dnsFailure, cannotConnect, timedOut, tlsFailure, pinMismatch, pinningUnsupported, probingUnsupported, cancelled
             case connectionLost, protocolError, responseTooLarge, invalidRequest, requestBodyFailed
-            case responseBodyFailed, other
+            case responseBodyFailed, unsupportedContentEncoding, other
         }
 
         private let code: Code
@@ -80,6 +80,10 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let requestBodyFailed = Kind(.requestBodyFailed)
         /// The response body could not be stored: writing its file failed.
         public static let responseBodyFailed = Kind(.responseBodyFailed)
+        /// The response names a `Content-Encoding` other than `identity` (gzip, br, …): bodies are
+        /// taken only as the server sent them, never decoded, so it was refused when its head
+        /// arrived.
+        public static let unsupportedContentEncoding = Kind(.unsupportedContentEncoding)
         /// Anything else the underlying HTTP library reported; `message` has its text.
         public static let other = Kind(.other)
     }

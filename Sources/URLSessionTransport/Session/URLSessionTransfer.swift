@@ -155,6 +155,10 @@ final class URLSessionTransfer: @unchecked Sendable {
         // the final one: skip the former.
         guard let http = response as? HTTPURLResponse, !(100..<200).contains(http.statusCode) else { return }
         let head = ResponseHead(http, method: method)
+        if let refusal = ContentEncoding.refusal(of: head.headers, method: method, url: url) {
+            fail(refusal.kind, refusal.message)
+            return
+        }
         let continuation = state.withLock { state -> CheckedContinuation<HTTPResponse, any Error>? in
             guard state.head == nil, state.failure == nil else { return nil }
             state.head = head
