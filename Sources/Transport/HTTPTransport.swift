@@ -11,6 +11,9 @@ import Foundation
 ///   `Content-Length`), so send it with `Content-Length`; chunked framing is only for an app's own
 ///   unsized streams. Send the header fields in their order and spelling; set the framing headers
 ///   yourself.
+/// - Deliver response bodies exactly as the server sent them, never decoded: a response whose
+///   `Content-Encoding` is not `identity` fails with `TransportError` kind
+///   `.unsupportedContentEncoding` when its head arrives.
 /// - Deliver the response body as `options.response` asks: `.memory` (fail with
 ///   `.responseTooLarge` past the limit), `.file` or `.stream` (return once the headers are in).
 /// - Apply `options.timeouts`, or your defaults when it is `nil`: idle and total limits for
