@@ -183,8 +183,13 @@ struct DeviceKeyTests {
         #expect(loaded.deviceUID == "Phone-ABC" && loaded.stationUID == "station" && loaded.ipnsSequence == 7)
         #expect(loaded.stationPublicKeyPin == (try PublicKeyFingerprint(sha256: Array(repeating: 9, count: 32))))
         #expect(loaded.endpointTrust == .pinnedKey && loaded.stationMLDSAPublicKeyHex == "ab")
-        // Written again, they are the same bytes: an earlier SDK still reads them.
-        #expect(try loaded.encoded() == SecretBytes(copying: Array(written.utf8)))
+        // The pin's endpoint, not kept then, is the (pinned) endpoint.
+        #expect(loaded.pinnedEndpoint == URL(string: "https://station.test:8443"))
+        // Written again, they are the same bytes plus that one member (after the pin): an earlier
+        // SDK still reads them (it ignores members it does not know).
+        let rewritten = written.replacingOccurrences(
+            of: #""endpoint_trust""#, with: #""tls_public_key_pin_endpoint":"https://station.test:8443","endpoint_trust""#)
+        #expect(try loaded.encoded() == SecretBytes(copying: Array(rewritten.utf8)))
         // A version this SDK does not know is refused by name.
         let newer = written.replacingOccurrences(of: #""version":1"#, with: #""version":3"#)
         Self.keyStoreError { _ = try DeviceCredentials(encoded: SecretBytes(copying: Array(newer.utf8))) } matching: { error in error?.kind == .keyStore && String(describing: error).contains("newer version") }

@@ -233,6 +233,8 @@ struct TrustTests {
     func verifiedMoveBetweenHTTPSEndpoints() async throws {
         let station = try TLSStation()
         let client = try await station.pair(trust: .expected(station.front.pin))
+        // Pairing read the record once, for the rollback floor.
+        #expect(station.rig.emulator.requests.count(RequestRoute("GET", pathPrefix: "/ipns/")) == 1)
         let moved = try TLSFront.start(backendPort: station.backendPort, sameKeyAs: station.front)
         station.front.stop()
         station.rig.emulator.setEndpoint(moved.url("").absoluteString)
@@ -244,7 +246,7 @@ struct TrustTests {
         #expect(credentials.ipnsSequence == station.rig.emulator.ipnsSequence)
         let reloaded = try await StationClient.load(configuration: station.configuration())
         #expect(await reloaded.credentials.endpoint == moved.url(""))
-        #expect(station.rig.emulator.requests.count(RequestRoute("GET", pathPrefix: "/ipns/")) == 1)
+        #expect(station.rig.emulator.requests.count(RequestRoute("GET", pathPrefix: "/ipns/")) == 2)
     }
 
     @Test("A move to a tunnel with a CA-valid certificate is recorded as trusted by the authorities")
@@ -320,6 +322,45 @@ struct TrustTests {
         }
     }
 
+    @Test("The rollback floor starts at pairing: a record older than the one current when pairing is refused")
+    func rollbackFloorStartsAtPairing() async throws {
+        try await expectRefusedMove("older than at pairing", prepare: { station, client in
+            #expect(await client.credentials.ipnsSequence == station.rig.emulator.ipnsSequence)
+        }) { station, address in
+            station.rig.emulator.serveIPNSRecord(pointingAt: try station.document { $0.endpoint = address.absoluteString },
+                                                 sequence: station.rig.emulator.ipnsSequence - 1)
+        }
+    }
+
+    @Test("The server the key was pinned for is trusted by the pin alone: a CA-valid certificate there later is refused")
+    func pinnedServerNeedsItsPin() async throws {
+        let rig = try StationRig.served()
+        let (tunnel, transport) = try TLSStation.caValidFront(before: rig)
+        let front = try TLSFront.start(backendPort: try TLSStation.port(rig.station), certificate: .runPyStyle)
+        rig.emulator.setEndpoint(front.url("").absoluteString)
+        let log = rig.emulator.log
+        let client = try await StationClient.pair(
+            endpoint: front.url(""), deviceName: "Back Phone", configuration: rig.configuration(keyStore: InMemoryKeyStore(), transport: transport),
+            trust: .expected(front.pin)) { _ in log.latestPIN }
+        #expect(await client.credentials.pinnedEndpoint == front.url(""))
+        // A move to a CA-valid tunnel, then the pinned server's address comes back holding a
+        // certificate the authorities vouch for but another key (its host changed hands).
+        let pinnedPort = front.port
+        front.stop()
+        rig.emulator.setEndpoint(tunnel.url("").absoluteString)
+        #expect(try await client.health().isHealthy)
+        #expect(await client.credentials.endpointTrust == .certificateAuthority)
+        let impostor = try Impostor()
+        let taken = try TLSFront.start(backendPort: impostor.server.port, certificate: .testCA, port: pinnedPort)
+        defer { taken.stop() }
+        rig.emulator.setEndpoint(taken.url("").absoluteString)
+        tunnel.stop()
+        let error = await stationError { _ = try await client.health() }
+        #expect(error?.kind == .unreachable, "\(String(describing: error))")
+        #expect(await client.credentials.endpoint == tunnel.url(""))
+        #expect(impostor.requests == 0)
+    }
+
     @Test("An expired record is refused")
     func expiredRecordRefused() async throws {
         try await expectRefusedMove("expired") { station, address in
@@ -375,6 +416,24 @@ struct TrustTests {
         #expect(await client.credentials.ipnsName == stored)
     }
 
+    @Test("An IPNS key named only after pairing is adopted over TLS, never over plain http")
+    func anchorAdoptedOnlyOverTLS() async throws {
+        let (rig, client) = try await StationRig.pairedInProcess()
+        var unnamed = await client.credentials
+        unnamed.ipnsName = nil
+        unnamed.ipfsPeerID = nil
+        let plain = try await StationClient(credentials: unnamed, configuration: rig.configuration())
+        _ = try await plain.profile()
+        #expect(await plain.credentials.ipnsName == nil, "not adopted over plain http")
+        // The same station over https (the emulator presents a CA-trusted key in process).
+        var components = try #require(URLComponents(url: unnamed.endpoint, resolvingAgainstBaseURL: false))
+        components.scheme = "https"
+        unnamed.endpoint = try #require(components.url)
+        let secure = try await StationClient(credentials: unnamed, configuration: rig.configuration())
+        _ = try await secure.profile()
+        #expect(await secure.credentials.ipnsName == rig.emulator.ipnsName, "adopted over TLS")
+    }
+
     @Test("Credentials written before the pin was kept still load, trusted by the authorities")
     func oldCredentialsLoad() async throws {
         let client = try await StationRig.pairedInProcess().client
@@ -409,5 +468,36 @@ struct TrustTests {
         let reader = FollowedStationReader(identity: identity, gateway: gateway, transport: rig.transport)
         let error = await stationError { _ = try await reader.pointers(of: .ipns(rig.emulator.ipnsName)) }
         #expect(error?.kind == .integrity)
+    }
+
+    @Test("A followed station read by IPNS name keeps its own rollback floor: an older record is refused")
+    func followedStationRollbackRefused() async throws {
+        let rig = try StationRig.inProcess()
+        let gateway = IPFSGateway(baseURL: rig.gateway, transport: rig.transport)
+        let reader = FollowedStationReader(identity: FollowerIdentity.generate(name: "follower"), gateway: gateway, transport: rig.transport)
+        let current = rig.emulator.ipnsSequence
+        _ = try await reader.pointers(of: .ipns(rig.emulator.ipnsName))
+        let document = try #require(rig.emulator.publishedPublicDocument)
+        rig.emulator.serveIPNSRecord(pointingAt: document, sequence: current - 1)
+        let error = await stationError { _ = try await reader.pointers(of: .ipns(rig.emulator.ipnsName)) }
+        #expect(error?.kind == .integrity, "\(String(describing: error))")
+        #expect(error?.message.contains("rollback") == true)
+        // The same key named as a peer id shares the floor.
+        let peerID = try PeerID(rig.emulator.ipnsName).description
+        #expect(await stationError { _ = try await reader.pointers(of: .ipns(peerID)) }?.kind == .integrity)
+        // A record at the floor or above reads.
+        rig.emulator.serveIPNSRecord(pointingAt: document, sequence: current)
+        _ = try await reader.pointers(of: .ipns(rig.emulator.ipnsName))
+    }
+
+    @Test("A followed station's handle keeps the IPNS sequence seen when following")
+    func handleKeepsTheIPNSFloor() throws {
+        let handle = FollowedStationHandle(uid: "u", endpoint: try #require(URL(string: "https://example.test")), publicKeyPin: nil,
+                                           mlkemPublicKey: "00", mldsaPublicKey: nil, ipnsID: "k51", followerUID: "f", ipnsSequence: 42)
+        let data = try JSONEncoder().encode(handle)
+        #expect(String(decoding: data, as: UTF8.self).contains(#""ipns_sequence":42"#))
+        #expect(try JSONDecoder().decode(FollowedStationHandle.self, from: data).ipnsSequence == 42)
+        let old = #"{"uid":"u","endpoint":"https://example.test","mlkem_public_key":"00","follower_uid":"f"}"#
+        #expect(try JSONDecoder().decode(FollowedStationHandle.self, from: Data(old.utf8)).ipnsSequence == nil)
     }
 }

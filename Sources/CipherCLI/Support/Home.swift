@@ -112,16 +112,7 @@ struct Home: Sendable {
 
     /// Whether two endpoint URLs name the same station: scheme and host case-insensitively, the
     /// same port (or default), and the same path without a trailing slash.
-    static func sameEndpoint(_ a: URL, _ b: URL) -> Bool {
-        func key(_ url: URL) -> String {
-            let scheme = url.scheme?.lowercased() ?? ""
-            let port = url.port ?? (scheme == "https" ? 443 : 80)
-            var path = url.path
-            while path.hasSuffix("/") { path.removeLast() }
-            return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)\(path)"
-        }
-        return key(a) == key(b)
-    }
+    static func sameEndpoint(_ a: URL, _ b: URL) -> Bool { Endpoints.sameEndpoint(a, b) }
 
     /// Opens the key store with the passphrase from `CIPHER_PASSPHRASE` or a terminal prompt.
     func openKeyStore(console: Console, environment: [String: String], creating: Bool = false) throws(CLIError) -> FileKeyStore {

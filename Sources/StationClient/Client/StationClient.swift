@@ -160,6 +160,13 @@ public actor StationClient {
             }
         }
         guard profile.ipnsName != nil || profile.ipfsPeerID != nil else { return changed }
+        // A key named for the first time after pairing is adopted only over TLS (pinned or
+        // CA-valid): over plain http anyone on the path could name their own key and later move
+        // the client with records they sign.
+        if credentials.ipnsName == nil, credentials.ipfsPeerID == nil, credentials.endpoint.scheme?.lowercased() != "https" {
+            log(.warning, "\(operation): the station names an IPNS key only now, over plain http; not adopted")
+            return changed
+        }
         let presented = try Self.anchor(ipnsName: profile.ipnsName, peerID: profile.ipfsPeerID, operation: operation,
                                         source: "the station's profile")
         if credentials.ipnsName != nil || credentials.ipfsPeerID != nil {

@@ -55,6 +55,11 @@ public struct DeviceCredentials: Sendable {
     /// The station's TLS public key, accepted at pairing (or re-trusted on purpose), or `nil` for
     /// a station whose certificate a trusted authority signs.
     public package(set) var stationPublicKeyPin: PublicKeyFingerprint?
+    /// The endpoint ``stationPublicKeyPin`` was accepted for (at pairing or by
+    /// ``StationClient/trust(fingerprint:)``), when known: that server is only ever trusted by
+    /// the pin, so a move back to it (after a move to a tunnel) keeps the pin, and a certificate
+    /// an authority signed for it later is not enough.
+    public package(set) var pinnedEndpoint: URL?
     /// How the current endpoint's certificate is trusted: by ``stationPublicKeyPin`` or by the
     /// certificate authorities.
     public package(set) var endpointTrust: EndpointTrust
@@ -84,6 +89,7 @@ public struct DeviceCredentials: Sendable {
         self.stationMLDSAPublicKeyHex = stationMLDSAPublicKeyHex
         self.stationPublicKeyPin = stationPublicKeyPin
         self.endpointTrust = endpointTrust ?? (stationPublicKeyPin == nil ? .certificateAuthority : .pinnedKey)
+        pinnedEndpoint = stationPublicKeyPin == nil || self.endpointTrust != .pinnedKey ? nil : endpoint
         self.ipnsSequence = ipnsSequence
         self.kemPrivateKey = kemPrivateKey
         self.signingPrivateKey = signingPrivateKey
@@ -130,6 +136,7 @@ public struct DeviceCredentials: Sendable {
         if let ipnsName { object["ipns_name"] = .string(ipnsName) }
         if let stationMLDSAPublicKeyHex { object["station_mldsa_public_key"] = .string(stationMLDSAPublicKeyHex) }
         if let stationPublicKeyPin { object["tls_public_key_pin"] = .string(stationPublicKeyPin.pinString) }
+        if let pinnedEndpoint { object["tls_public_key_pin_endpoint"] = .string(pinnedEndpoint.absoluteString) }
         object["endpoint_trust"] = .string(endpointTrust.rawValue)
         if let ipnsSequence { object["ipns_sequence"] = .string(String(ipnsSequence)) }
         return try PrivateKeyJSON.encode(kem: kemPrivateKey, signing: signingPrivateKey, others: object,
@@ -186,6 +193,13 @@ public struct DeviceCredentials: Sendable {
             endpointTrust = parsed
         } else {
             endpointTrust = stationPublicKeyPin == nil ? .certificateAuthority : .pinnedKey
+        }
+        if let pinned = object["tls_public_key_pin_endpoint"]?.stringValue {
+            guard let parsed = URL(string: pinned), parsed.host != nil else { throw bad("invalid tls_public_key_pin_endpoint") }
+            pinnedEndpoint = parsed
+        } else {
+            // Written before the pin's endpoint was kept: the current endpoint when it is pinned.
+            pinnedEndpoint = stationPublicKeyPin != nil && endpointTrust == .pinnedKey ? endpoint : nil
         }
         if let sequence = object["ipns_sequence"]?.stringValue {
             guard let parsed = UInt64(sequence) else { throw bad("invalid ipns_sequence") }

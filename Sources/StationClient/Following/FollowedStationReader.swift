@@ -43,6 +43,39 @@ public struct FollowedStationReader: Sendable {
     let settings: ListingSettings
     /// The offline view of the listings read.
     let offline: OfflineListings
+    /// The highest IPNS record sequence seen per name, below which a record is a rollback.
+    let ipnsFloors = IPNSFloors()
+}
+
+/// The rollback floor of each IPNS name a reader resolves: the highest record sequence it has
+/// verified (or was given), shared by copies of the reader.
+final class IPNSFloors: Sendable {
+    private let floors = Locked<[String: UInt64]>([:])
+
+    /// Records `sequence` for `name` (raising its floor), or throws `.integrity` when it is below
+    /// the floor: an older record a gateway replays.
+    func admit(_ sequence: UInt64, for name: String, operation: String) throws {
+        let key = Self.key(name)
+        let floor = floors.withLock { floors -> UInt64? in
+            if let floor = floors[key], sequence < floor { return floor }
+            floors[key] = max(sequence, floors[key] ?? 0)
+            return nil
+        }
+        if let floor {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "the IPNS record has sequence \(sequence), older than \(floor) already seen (a rollback)")
+        }
+    }
+
+    /// Raises the floor of `name` to `sequence` (a sequence known from elsewhere: a handle).
+    func admit(_ sequence: UInt64, for name: String) {
+        floors.withLock { $0[Self.key(name), default: 0] = max($0[Self.key(name)] ?? 0, sequence) }
+    }
+
+    /// One key per IPNS key, whichever form (`k51…` name or `12D3…` peer id) names it.
+    private static func key(_ name: String) -> String {
+        (try? PeerID(name))?.ipnsName ?? name
+    }
 }
 
 // The initializer and methods are declared in an extension, so the struct keeps its memberwise
@@ -92,8 +125,9 @@ extension FollowedStationReader {
             }
             return (profile.manifestCID, nil)
         case .ipns(let name):
-            let document = try await gateway.resolve(ipnsName: name)
-            return (document.manifestPointer, document)
+            let resolved = try await gateway.resolveVerified(ipnsName: name)
+            try ipnsFloors.admit(resolved.sequence, for: name, operation: "resolving /ipns/\(name)")
+            return (resolved.document.manifestPointer, resolved.document)
         }
     }
 

@@ -25,10 +25,16 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
     /// What its inbox answered to the follow request (`follow_request_pending_multi_device`
     /// while its owner has not approved it).
     public var requestStatus: String?
+    /// The sequence of its IPNS record when it was followed (read through the gateway and
+    /// verified against its key), when known: a reader of the station by IPNS refuses an older
+    /// record as a rollback. `nil` when there was no gateway or no record; the first record a
+    /// reader verifies then sets the floor.
+    public var ipnsSequence: UInt64?
 
     /// Creates a handle.
     public init(uid: String, endpoint: URL, publicKeyPin: PublicKeyFingerprint?, mlkemPublicKey: String, mldsaPublicKey: String?,
-                ipnsID: String?, followerUID: String, requestStatus: String? = nil) {
+                ipnsID: String?, followerUID: String, requestStatus: String? = nil, ipnsSequence: UInt64? = nil) {
+        self.ipnsSequence = ipnsSequence
         self.uid = uid
         self.endpoint = endpoint
         self.publicKeyPin = publicKeyPin
@@ -42,6 +48,7 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case uid, endpoint, publicKeyPin = "tls_public_key_pin", mlkemPublicKey = "mlkem_public_key"
         case mldsaPublicKey = "mldsa_public_key", ipnsID = "ipns_id", followerUID = "follower_uid", requestStatus = "request_status"
+        case ipnsSequence = "ipns_sequence"
     }
 
     /// Reads a handle written by ``encode(to:)``.
@@ -70,6 +77,7 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
         ipnsID = try container.decodeIfPresent(String.self, forKey: .ipnsID)
         followerUID = try container.decode(String.self, forKey: .followerUID)
         requestStatus = try container.decodeIfPresent(String.self, forKey: .requestStatus)
+        ipnsSequence = try container.decodeIfPresent(UInt64.self, forKey: .ipnsSequence)
     }
 
     /// Writes every field, the endpoint as its absolute string and the pin as `sha256//…`.
@@ -85,6 +93,7 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
         try container.encodeIfPresent(ipnsID, forKey: .ipnsID)
         try container.encode(followerUID, forKey: .followerUID)
         try container.encodeIfPresent(requestStatus, forKey: .requestStatus)
+        try container.encodeIfPresent(ipnsSequence, forKey: .ipnsSequence)
     }
 
     /// The station as `GET /following` lists it.
@@ -181,9 +190,14 @@ extension StationClient {
         let ours = try await self.profile()
         let result = try await identity.sendFollowRequest(to: url, transport: transport, ipnsID: ours.ipnsName ?? ours.ipfsPeerID,
                                                           pins: pins)
+        let ipnsID = profile.ipnsName ?? profile.ipfsPeerID
+        var floor: UInt64?
+        if let anchor = ipnsID.flatMap({ try? PeerID($0) }) {
+            floor = await Self.ipnsFloor(of: anchor, gateway: configuration.gateway, log: configuration.log)
+        }
         let handle = FollowedStationHandle(
             uid: profile.uid, endpoint: url, publicKeyPin: accepted, mlkemPublicKey: kemKey, mldsaPublicKey: profile.mldsaPublicKey,
-            ipnsID: profile.ipnsName ?? profile.ipfsPeerID, followerUID: identity.uid, requestStatus: result.status)
+            ipnsID: ipnsID, followerUID: identity.uid, requestStatus: result.status, ipnsSequence: floor)
         let followed = handle.followedStation
         _ = try await follow(FollowTarget(uid: followed.uid, mlkemPublicKey: followed.mlkemPublicKey, mldsaPublicKey: followed.mldsaPublicKey,
                                           endpoint: followed.endpoint, ipnsID: followed.ipnsID))
@@ -225,6 +239,7 @@ extension StationClient {
         let reader = FollowedStationReader(identity: identity, gateway: gateway, transport: configuration.transport,
                                            pins: station.publicKeyPin.map { [$0] } ?? [], settings: ListingSettings(configuration),
                                            offline: offline)
+        if let name = station.ipnsID, let floor = station.ipnsSequence { reader.ipnsFloors.admit(floor, for: name) }
         return FollowedStationFeed(station: station, reader: reader)
     }
 }

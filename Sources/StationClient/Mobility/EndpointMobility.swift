@@ -166,8 +166,18 @@ extension StationClient {
         let pins = requestPins(for: .pinnedKey)
         var failures: [String] = []
         var last: StationClientError?
-        let candidates: [(EndpointTrust, [PublicKeyFingerprint])] = endpoint.scheme?.lowercased() == "https" && !pins.isEmpty
+        var candidates: [(EndpointTrust, [PublicKeyFingerprint])] = endpoint.scheme?.lowercased() == "https" && !pins.isEmpty
             ? [(.pinnedKey, pins), (.certificateAuthority, [])] : [(.certificateAuthority, [])]
+        // The server the pin was accepted for is trusted by the pin alone: a move back to it keeps
+        // the pin, and a certificate an authority signed for it since (its host changed hands) is
+        // not enough.
+        if let pinned = credentials.pinnedEndpoint, Endpoints.sameServer(pinned, endpoint) {
+            candidates = candidates.filter { $0.0 == .pinnedKey }
+            if candidates.isEmpty {
+                throw StationClientError(.integrity, operation: operation,
+                                         message: "\(endpoint.absoluteString) is the server the TLS key was pinned for, and its pin cannot be used there")
+            }
+        }
         for (trust, candidatePins) in candidates {
             do {
                 let health = try await Self.health(at: endpoint, transport: configuration.transport,

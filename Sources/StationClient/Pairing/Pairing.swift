@@ -186,6 +186,7 @@ extension StationClient {
                                                  source: "the station's profile")
                     credentials.ipnsName = anchor.ipnsName
                     credentials.ipfsPeerID = anchor.description
+                    credentials.ipnsSequence = await ipnsFloor(of: anchor, gateway: configuration.gateway, log: configuration.log)
                 }
                 return try await StationClient(credentials: credentials, configuration: configuration)
             }
@@ -251,6 +252,20 @@ extension StationClient {
             }
             configuration.log?(LogEvent(level: .info, message: "pairing: the TLS key \(key) was accepted"))
             return ([key], key)
+        }
+    }
+
+    /// The sequence of the station's current IPNS record, verified against its key, when a
+    /// gateway is configured and has one: the floor below which a record is ever after refused as
+    /// a rollback. `nil` (the first verified record sets the floor later) when there is no gateway
+    /// or no record yet; pairing does not fail for it.
+    static func ipnsFloor(of anchor: PeerID, gateway: IPFSGateway?, log: LogHandler?) async -> UInt64? {
+        guard let gateway else { return nil }
+        do {
+            return try await gateway.resolveVerified(ipnsName: anchor.ipnsName).sequence
+        } catch {
+            log?(LogEvent(level: .info, message: "the station's IPNS record cannot be read yet (\(error)); the first one read sets the rollback floor"))
+            return nil
         }
     }
 

@@ -39,6 +39,7 @@ extension StationClient {
         }
         let previous = credentials.stationPublicKeyPin
         credentials.stationPublicKeyPin = fingerprint
+        credentials.pinnedEndpoint = endpoint
         credentials.endpointTrust = .pinnedKey
         try await saveCredentials()
         log(.warning, "the station's TLS key is now trusted as \(fingerprint) (was \(previous.map(\.pinString) ?? "none"))")
