@@ -335,7 +335,14 @@ struct TrustTests {
     @Test("The server the key was pinned for is trusted by the pin alone: a CA-valid certificate there later is refused")
     func pinnedServerNeedsItsPin() async throws {
         let rig = try StationRig.served()
-        let (tunnel, transport) = try TLSStation.caValidFront(before: rig)
+        let tunnel = try TLSFront.start(backendPort: try TLSStation.port(rig.station), certificate: .testCA)
+        // The transport trusts the tunnel's CA from a copy that outlives the tunnel.
+        let authority = try TemporaryDirectory(prefix: "trusted-ca")
+        defer { authority.cleanup() }
+        try FileManager.default.copyItem(at: try #require(tunnel.caFile), to: authority.file("ca.pem"))
+        var settings = CurlTransport.Configuration()
+        settings.caBundlePath = authority.file("ca.pem").path
+        let transport = CurlTransport(configuration: settings)
         let front = try TLSFront.start(backendPort: try TLSStation.port(rig.station), certificate: .runPyStyle)
         rig.emulator.setEndpoint(front.url("").absoluteString)
         let log = rig.emulator.log
@@ -343,20 +350,23 @@ struct TrustTests {
             endpoint: front.url(""), deviceName: "Back Phone", configuration: rig.configuration(keyStore: InMemoryKeyStore(), transport: transport),
             trust: .expected(front.pin)) { _ in log.latestPIN }
         #expect(await client.credentials.pinnedEndpoint == front.url(""))
-        // A move to a CA-valid tunnel, then the pinned server's address comes back holding a
-        // certificate the authorities vouch for but another key (its host changed hands).
+        // A move to the CA-valid tunnel, then the pinned server's address comes back holding a
+        // certificate the authority vouches for but another key (its host changed hands).
         let pinnedPort = front.port
         front.stop()
         rig.emulator.setEndpoint(tunnel.url("").absoluteString)
         #expect(try await client.health().isHealthy)
         #expect(await client.credentials.endpointTrust == .certificateAuthority)
         let impostor = try Impostor()
-        let taken = try TLSFront.start(backendPort: impostor.server.port, certificate: .testCA, port: pinnedPort)
+        let taken = try TLSFront.start(backendPort: impostor.server.port, sameKeyAs: tunnel, port: pinnedPort)
         defer { taken.stop() }
         rig.emulator.setEndpoint(taken.url("").absoluteString)
         tunnel.stop()
         let error = await stationError { _ = try await client.health() }
         #expect(error?.kind == .unreachable, "\(String(describing: error))")
+        // Only the pin was tried there, not the authority.
+        #expect(String(describing: error).contains("pinned key:") && !String(describing: error).contains("trusted certificate"),
+                "\(String(describing: error))")
         #expect(await client.credentials.endpoint == tunnel.url(""))
         #expect(impostor.requests == 0)
     }
