@@ -609,18 +609,6 @@ say(String(format: "warm listing of %d (manifest fetched and read): %.0f posts/s
            (warms.map(\.cpu).max() ?? 0) * 1e3, warmLimit * 1e3))
 reference?.stop()
 
-/// A benchmark's transport that changes some exchanges and hands the rest, and every key probe,
-/// to `base`.
-protocol WrappingTransport: HTTPTransport {
-    var base: any HTTPTransport { get }
-}
-
-extension WrappingTransport {
-    func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
-        try await base.presentedPublicKey(at: url)
-    }
-}
-
 /// Counts the gateway's answers for the given envelope sets, passing every request on.
 struct CountingTransport: WrappingTransport {
     let base: any HTTPTransport

@@ -306,7 +306,7 @@ extension StationClient {
 }
 
 /// Adds a `Range` header to every request it forwards.
-struct RangeTransport: HTTPTransport {
+struct RangeTransport: WrappingTransport {
     let base: any HTTPTransport
     let range: String
 
@@ -314,9 +314,5 @@ struct RangeTransport: HTTPTransport {
         var request = request
         request.headers.add("Range", value: range)
         return try await base.send(request, body: body, options: options)
-    }
-
-    func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
-        try await base.presentedPublicKey(at: url)
     }
 }

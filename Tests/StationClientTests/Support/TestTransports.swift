@@ -8,18 +8,6 @@ import ClassicalCrypto
 import Transport
 import OrderedJSON
 
-/// A test's transport that changes some exchanges and hands the rest, and every key probe, to
-/// `base`.
-protocol WrappingTransport: HTTPTransport {
-    var base: any HTTPTransport { get }
-}
-
-extension WrappingTransport {
-    func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
-        try await base.presentedPublicKey(at: url)
-    }
-}
-
 /// Forwards to another transport and records each request.
 struct RecordingTransport: WrappingTransport {
     let base: any HTTPTransport
