@@ -32,7 +32,7 @@ extension Manifest {
         try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in try read(buffer, limits: limits) }
     }
 
-    /// Reads a manifest from `Data` in place, as ``read(_:)-([UInt8])`` reads an array: a
+    /// Reads a manifest from `Data` in place, as ``read(_:limits:)-([UInt8],_)`` reads an array: a
     /// 10,000-post manifest is several megabytes, better not copied to be read.
     ///
     /// - Throws: as ``read(_:limits:)-([UInt8],_)``.
@@ -147,7 +147,7 @@ extension PostEntry {
     }
 }
 
-/// The manifest read straight from the bytes (see ``Manifest/read(_:)-([UInt8])``). Syntax
+/// The manifest read straight from the bytes (see ``Manifest/read(_:limits:)-([UInt8],_)``). Syntax
 /// errors (and too deep a nesting) fail the whole document, as for any JSON; what is JSON but not
 /// the expected shape becomes an issue.
 extension JSONParser {
