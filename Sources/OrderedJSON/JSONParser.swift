@@ -208,6 +208,78 @@ package struct JSONParser {
         index < bytes.count && bytes[index] == UInt8(ascii: "\"") ? .string(try parseString()) : try parseValue(depth: depth)
     }
 
+    /// Reads past one value starting at the next non-blank byte, checking it as ``parseValue(depth:)``
+    /// does but building nothing (a string or key is decoded and dropped, so at most one lives at a
+    /// time), and returns how deep it nests: 0 for a scalar, 1 for `[]` or `{"a":1}`, 2 for
+    /// `[[]]`. With `checksDepth`, a container deeper than `maximumDepth` (counting the `depth`
+    /// already open) throws as in ``parseValue(depth:)``; without, any depth is read (the kinds of
+    /// the open containers take one bit each), so a reader can measure a value and decide.
+    package mutating func skipValue(depth: Int, checksDepth: Bool = true) throws(WireFormatError) -> Int {
+        // Bit n of the stack is set when the (n+1)th open container is an object.
+        var kinds: [UInt64] = []
+        var open = 0
+        var deepest = 0
+        func isObject(_ level: Int) -> Bool { kinds[level >> 6] & (1 << UInt64(level & 63)) != 0 }
+        parsing: while true {
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input, expecting a value") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let object = bytes[index] == UInt8(ascii: "{")
+                let hasContent: Bool
+                if checksDepth {
+                    hasContent = try openContainer(depth: depth + open + 1)
+                } else {
+                    hasContent = try openContainer(depth: 0)
+                }
+                deepest = max(deepest, open + 1)
+                if hasContent {
+                    if open >> 6 == kinds.count { kinds.append(0) }
+                    if object {
+                        kinds[open >> 6] |= 1 << UInt64(open & 63)
+                    } else {
+                        kinds[open >> 6] &= ~(1 << UInt64(open & 63))
+                    }
+                    open += 1
+                    if object { try skipMemberKey() }
+                    continue parsing
+                }
+            case UInt8(ascii: "\""):
+                _ = try parseString()
+            case UInt8(ascii: "t"): try expectLiteral("true")
+            case UInt8(ascii: "f"): try expectLiteral("false")
+            case UInt8(ascii: "n"): try expectLiteral("null")
+            case UInt8(ascii: "N"): try expectLiteral("NaN")
+            case UInt8(ascii: "I"): try expectLiteral("Infinity")
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if bytes[index] == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "I") {
+                    index += 1
+                    try expectLiteral("Infinity")
+                } else if !JSONNumber.scan(bytes, from: &index) {
+                    throw fail("invalid number")
+                }
+            default:
+                throw fail("unexpected character, expecting a value")
+            }
+            // A value ended: close every container that ends here.
+            while open > 0 {
+                let object = isObject(open - 1)
+                guard try containerContinues(closingWith: object ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
+                    open -= 1
+                    continue
+                }
+                if object { try skipMemberKey() }
+                continue parsing
+            }
+            return deepest
+        }
+    }
+
+    /// Reads past `"key":` without keeping the key.
+    private mutating func skipMemberKey() throws(WireFormatError) {
+        if try parsePlainMemberKey() == nil { _ = try parseMemberKey() }
+    }
+
     /// Whether `bytes` (a literal's place, a key from ``parsePlainMemberKey()``) are `text`'s UTF-8.
     package static func bytes(_ bytes: UnsafeBufferPointer<UInt8>, are text: StaticString) -> Bool {
         guard text.utf8CodeUnitCount == bytes.count else { return false }

@@ -12,6 +12,7 @@ public struct WireFormatError: Error, Hashable, Sendable, CustomStringConvertibl
         case typeMismatch(path: String, expected: String, found: String)
         case invalidValue(path: String, reason: String)
         case encodingFailed(reason: String)
+        case limitExceeded(path: String, limit: Int)
     }
 
     private let kind: Kind
@@ -37,6 +38,12 @@ public struct WireFormatError: Error, Hashable, Sendable, CustomStringConvertibl
     public static func invalidValue(path: String, reason: String) -> WireFormatError {
         WireFormatError(.invalidValue(path: path, reason: reason))
     }
+    /// The document holds more than its reader allows (a manifest with more posts than its
+    /// reader's limit): reading stopped at `path`, the first element past `limit`, before
+    /// reading the rest.
+    public static func limitExceeded(path: String, limit: Int) -> WireFormatError {
+        WireFormatError(.limitExceeded(path: path, limit: limit))
+    }
     /// A value could not be written as JSON.
     public static func encodingFailed(reason: String) -> WireFormatError { WireFormatError(.encodingFailed(reason: reason)) }
 
@@ -49,17 +56,21 @@ public struct WireFormatError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
-    /// The nesting limit, for ``nestingTooDeep(offset:limit:)``.
+    /// The nesting limit, for ``nestingTooDeep(offset:limit:)``; the count limit, for
+    /// ``limitExceeded(path:limit:)``.
     public var limit: Int? {
-        if case let .nestingTooDeep(_, limit) = kind { return limit }
-        return nil
+        switch kind {
+        case let .nestingTooDeep(_, limit), let .limitExceeded(_, limit): limit
+        default: nil
+        }
     }
 
     /// Where in the document (`a.b[2].c`), for ``missingField(path:)``,
-    /// ``typeMismatch(path:expected:found:)`` and ``invalidValue(path:reason:)``.
+    /// ``typeMismatch(path:expected:found:)``, ``invalidValue(path:reason:)`` and
+    /// ``limitExceeded(path:limit:)``.
     public var path: String? {
         switch kind {
-        case let .missingField(path), let .typeMismatch(path, _, _), let .invalidValue(path, _): path
+        case let .missingField(path), let .typeMismatch(path, _, _), let .invalidValue(path, _), let .limitExceeded(path, _): path
         default: nil
         }
     }
@@ -97,6 +108,7 @@ public struct WireFormatError: Error, Hashable, Sendable, CustomStringConvertibl
         case let .typeMismatch(path, expected, found): "\(path.isEmpty ? "value" : path) should be \(expected), found \(found)"
         case let .invalidValue(path, reason): "invalid \(path.isEmpty ? "value" : path): \(reason)"
         case let .encodingFailed(reason): "could not write JSON: \(reason)"
+        case let .limitExceeded(path, limit): "\(path.isEmpty ? "the document" : path) is past the limit of \(limit)"
         }
     }
 }

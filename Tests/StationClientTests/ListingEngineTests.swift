@@ -53,9 +53,9 @@ struct ListingEngineTests {
     func configuredLimitsApplyToFollowedStations() async throws {
         let stations = try await TwoStations()
         let (feed, handle) = try await Self.following(stations)
-        // One post whose sealed metadata makes the manifest longer than a one-post manifest may be.
-        let long = DriveFileMetadata(filename: "long.txt", path: "/" + String(repeating: "d", count: 80_000) + "/")
-        _ = try await stations.atAlice.publish(data: Data("x".utf8), metadata: long, audience: .allFollowers)
+        // One post with long (but not too long) sealed metadata.
+        let long = DriveFileMetadata(filename: "long.txt", path: "/" + String(repeating: "d", count: 20_000) + "/")
+        let longPost = try await stations.atAlice.publish(data: Data("x".utf8), metadata: long, audience: .allFollowers)
         let identity = try #require(try await FollowerIdentity.load(from: stations.bobStore))
 
         // reader(for:) carries the client's configuration.
@@ -63,6 +63,8 @@ struct ListingEngineTests {
         #expect(feed.reader.settings.concurrency == stations.atBob.configuration.rewrapConcurrency)
         #expect(try await feed.listPosts(namespace: "drive", as: DriveFileMetadata.self).posts.map(\.metadata) == [long])
 
+        let second = DriveFileMetadata(filename: "second.txt")
+        let secondPost = try await stations.atAlice.publish(data: Data("y".utf8), metadata: second, audience: .allFollowers)
         var strict = stations.atBob.configuration
         strict.maximumManifestPosts = 1
         let limited = FollowedStationReader(identity: identity, gateway: stations.aliceGateway, transport: stations.network.transport,
@@ -70,7 +72,16 @@ struct ListingEngineTests {
         let error = await #expect(throws: StationClientError.self) {
             _ = try await limited.listPosts(of: .endpoint(handle.endpoint), namespace: "drive", as: DriveFileMetadata.self)
         }
-        #expect(error?.kind == .invalidResponse)
+        #expect(error?.kind == .tooLarge && error?.limit == 1, "\(String(describing: error))")
+
+        // The metadata caps apply too: the long post is skipped and reported, the other listed.
+        var small = stations.atBob.configuration
+        small.maximumPostMetadataBytes = 4_096
+        let capped = FollowedStationReader(identity: identity, gateway: stations.aliceGateway, transport: stations.network.transport,
+                                           configuration: small)
+        let listing = try await capped.listPosts(of: .endpoint(handle.endpoint), namespace: "drive", as: DriveFileMetadata.self)
+        #expect(listing.posts.map(\.postCID) == [secondPost.postCID])
+        #expect(listing.skipped.map(\.postCID) == [longPost.postCID])
     }
 
     @Test("A followed station that cannot be reached shows its last listing, marked offline, as one's own does")

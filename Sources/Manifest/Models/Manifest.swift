@@ -9,12 +9,16 @@ public struct ManifestIssue: Sendable, Hashable, CustomStringConvertible {
     public let index: Int?
     /// What was wrong.
     public let reason: String
+    /// The entry's `post_cid`, when the issue is one entry that has one (an entry skipped for its
+    /// metadata, see ``ManifestLimits``).
+    public let postCID: String?
 
     /// Creates an issue.
-    public init(client: String?, index: Int?, reason: String) {
+    public init(client: String?, index: Int?, reason: String, postCID: String? = nil) {
         self.client = client
         self.index = index
         self.reason = reason
+        self.postCID = postCID
     }
 
     /// Where and what: `clients.app.posts[2]: missing field …`.
@@ -23,6 +27,55 @@ public struct ManifestIssue: Sendable, Hashable, CustomStringConvertible {
         if let index { place += ".posts[\(index)]" }
         return "\(place): \(reason)"
     }
+}
+
+/// What a manifest read from an untrusted source may hold, checked while it is read
+/// (``Manifest/read(_:limits:)-([UInt8],_)``), so a hostile station or gateway cannot make the
+/// reader build more than these allow.
+///
+/// - ``maximumPosts``: the entries of every namespace's `posts` together (good or bad); the read
+///   stops with `WireFormatError.limitExceeded(path:limit:)` at the first entry past it, before
+///   reading the rest.
+/// - ``maximumMetadataBytes`` and ``maximumMetadataDepth``: one entry's `metadata` as written in
+///   the manifest (its JSON text, quotes included for sealed hex; its nesting, 1 for `{"a":1}`).
+///   They are measured without building the value; an entry past either is skipped and listed in
+///   ``Manifest/issues`` (with its ``ManifestIssue/postCID``), and the rest of the manifest is read.
+///   A namespace's `profile` is held to the same two caps (left out, with an issue).
+public struct ManifestLimits: Sendable, Hashable {
+    /// The most posts in all namespaces together.
+    public var maximumPosts: Int
+    /// The most bytes of JSON text one post's `metadata` may take in the manifest.
+    public var maximumMetadataBytes: Int
+    /// The deepest one post's `metadata` may nest (a string or number is 0, `{"a":1}` 1).
+    public var maximumMetadataDepth: Int
+
+    /// The default of ``maximumMetadataBytes``: 64 KiB.
+    public static let defaultMaximumMetadataBytes = 64 * 1024
+    /// The default of ``maximumMetadataDepth``: 32.
+    public static let defaultMaximumMetadataDepth = 32
+
+    /// Creates limits (each at least 1, except a depth of 0, which admits only scalar metadata).
+    public init(
+        maximumPosts: Int, maximumMetadataBytes: Int = defaultMaximumMetadataBytes,
+        maximumMetadataDepth: Int = defaultMaximumMetadataDepth
+    ) {
+        self.maximumPosts = max(1, maximumPosts)
+        self.maximumMetadataBytes = max(1, maximumMetadataBytes)
+        self.maximumMetadataDepth = max(0, maximumMetadataDepth)
+    }
+
+    /// No limits beyond the JSON parser's own nesting cap (`WireJSON.maximumDepth`): for
+    /// manifests one trusts, such as a station's own.
+    public static let unlimited = ManifestLimits(unlimited: ())
+
+    private init(unlimited: Void) {
+        maximumPosts = .max
+        maximumMetadataBytes = .max
+        maximumMetadataDepth = .max
+    }
+
+    /// Whether metadata is measured before it is read.
+    var measuresMetadata: Bool { maximumMetadataBytes != .max || maximumMetadataDepth != .max }
 }
 
 /// The per-client profile the station keeps in the manifest (`clients.<client>.profile`,
@@ -108,7 +161,7 @@ public struct ClientNamespace: Sendable, Hashable, Encodable {
 ///
 /// `{"clients": {"<client>": {"posts": [...], "profile": {...}}}}`, compact JSON in insertion
 /// order. The legacy flat form `{"client": "...", "posts": [...]}` reads as one namespace
-/// (``wasLegacyFlat``). Read with ``read(_:)-([UInt8])``, the one reader, which never fails on one
+/// (``wasLegacyFlat``). Read with ``read(_:limits:)-([UInt8],_)``, the one reader, which never fails on one
 /// bad entry or namespace: those are skipped and listed in ``issues``. Written with
 /// `WireJSON/encode(_:style:dates:)` a manifest read from the station's bytes gives them back
 /// exactly, hence its CID.

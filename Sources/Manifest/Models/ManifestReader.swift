@@ -20,28 +20,41 @@ extension Manifest {
     /// value counts (at the first one's place). Reading a document `WireJSON` wrote gives back
     /// the manifest that was written.
     ///
+    /// Bytes from an untrusted source are read with `limits` (see ``ManifestLimits``): past
+    /// ``ManifestLimits/maximumPosts`` the read stops; an entry whose metadata is past the metadata
+    /// caps is skipped, listed in ``issues``. The default, ``ManifestLimits/unlimited``, is for
+    /// manifests one trusts.
+    ///
     /// - Throws: `WireFormatError` when the bytes are not JSON (or nest deeper than
-    ///   `WireJSON.maximumDepth`), or the document is not an object.
-    public static func read(_ bytes: [UInt8]) throws(WireFormatError) -> Manifest {
-        try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in try read(buffer) }
+    ///   `WireJSON.maximumDepth` outside a measured metadata value), the document is not an
+    ///   object, or it holds more posts than `limits` allow (`limitExceeded(path:limit:)`).
+    public static func read(_ bytes: [UInt8], limits: ManifestLimits = .unlimited) throws(WireFormatError) -> Manifest {
+        try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in try read(buffer, limits: limits) }
     }
 
-    /// Reads a manifest from `Data` in place, as ``read(_:)-([UInt8])`` reads an array: a
+    /// Reads a manifest from `Data` in place, as ``read(_:limits:)-([UInt8],_)`` reads an array: a
     /// 10,000-post manifest is several megabytes, better not copied to be read.
     ///
-    /// - Throws: as ``read(_:)-([UInt8])``.
-    public static func read(_ data: Data) throws(WireFormatError) -> Manifest {
+    /// - Throws: as ``read(_:limits:)-([UInt8],_)``.
+    public static func read(_ data: Data, limits: ManifestLimits = .unlimited) throws(WireFormatError) -> Manifest {
         let result = data.withUnsafeBytes { raw in
-            Result { () throws(WireFormatError) in try read(raw.bindMemory(to: UInt8.self)) }
+            Result { () throws(WireFormatError) in try read(raw.bindMemory(to: UInt8.self), limits: limits) }
         }
         return try result.get()
     }
 
-    /// ``read(_:)-([UInt8])`` over bytes in place.
-    static func read(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> Manifest {
+    /// ``read(_:limits:)-([UInt8],_)`` over bytes in place.
+    static func read(_ bytes: UnsafeBufferPointer<UInt8>, limits: ManifestLimits) throws(WireFormatError) -> Manifest {
         var parser = JSONParser(bytes: bytes, maximumDepth: WireJSON.maximumDepth)
-        return try parser.readManifest()
+        var budget = ManifestBudget(limits: limits)
+        return try parser.readManifest(&budget)
     }
+}
+
+/// The limits of one read and the posts counted so far.
+struct ManifestBudget {
+    let limits: ManifestLimits
+    var posts = 0
 }
 
 extension PostEntry {
@@ -134,7 +147,7 @@ extension PostEntry {
     }
 }
 
-/// The manifest read straight from the bytes (see ``Manifest/read(_:)-([UInt8])``). Syntax
+/// The manifest read straight from the bytes (see ``Manifest/read(_:limits:)-([UInt8],_)``). Syntax
 /// errors (and too deep a nesting) fail the whole document, as for any JSON; what is JSON but not
 /// the expected shape becomes an issue.
 extension JSONParser {
@@ -146,7 +159,7 @@ extension JSONParser {
         case notAnObject
     }
 
-    mutating func readManifest() throws(WireFormatError) -> Manifest {
+    mutating func readManifest(_ budget: inout ManifestBudget) throws(WireFormatError) -> Manifest {
         skipByteOrderMark()
         skipWhitespace()
         guard next == UInt8(ascii: "{") else {
@@ -164,14 +177,14 @@ extension JSONParser {
                 switch key {
                 case "clients":
                     if next == UInt8(ascii: "{") {
-                        clients = .namespaces(try readClients())
+                        clients = .namespaces(try readClients(&budget))
                     } else {
                         _ = try parseValue(depth: 1)
                         clients = .notAnObject
                     }
                 case "client": legacyClient = try parseValue(depth: 1)
-                case "posts": legacyPosts = try readPosts(depth: 1, path: "posts", client: nil)
-                default: _ = try parseValue(depth: 1)
+                case "posts": legacyPosts = try readPosts(depth: 1, path: "posts", client: nil, budget: &budget)
+                default: _ = try skipValue(depth: 1)
                 }
             } while try containerContinues(closingWith: UInt8(ascii: "}"))
         }
@@ -196,23 +209,23 @@ extension JSONParser {
         var namespace = ClientNamespace()
         if let (posts, issues) = legacyPosts {
             namespace.posts = posts
-            namespace.issues = issues.map { ManifestIssue(client: name, index: $0.index, reason: $0.reason) }
+            namespace.issues = issues.map { ManifestIssue(client: name, index: $0.index, reason: $0.reason, postCID: $0.postCID) }
         }
         manifest.clients[name] = namespace
         return manifest
     }
 
-    private mutating func readClients() throws(WireFormatError) -> OrderedMap<ClientNamespace> {
+    private mutating func readClients(_ budget: inout ManifestBudget) throws(WireFormatError) -> OrderedMap<ClientNamespace> {
         var clients = OrderedMap<ClientNamespace>()
         guard try openContainer(depth: 2) else { return clients }
         repeat {
             let name = try parseMemberKey()
             skipWhitespace()
             if next == UInt8(ascii: "{") {
-                clients[name] = try readNamespace(name)
+                clients[name] = try readNamespace(name, budget: &budget)
             } else {
                 // The station replaces a namespace that is not an object with an empty one.
-                _ = try parseValue(depth: 2)
+                _ = try skipValue(depth: 2)
                 var empty = ClientNamespace()
                 empty.issues = [ManifestIssue(client: name, index: nil, reason: "namespace is not an object")]
                 clients[name] = empty
@@ -221,20 +234,28 @@ extension JSONParser {
         return clients
     }
 
-    private mutating func readNamespace(_ name: String) throws(WireFormatError) -> ClientNamespace {
+    private mutating func readNamespace(_ name: String, budget: inout ManifestBudget) throws(WireFormatError) -> ClientNamespace {
         var namespace = ClientNamespace()
         var profile: JSONValue?
+        var profileIssue: String?
         if try openContainer(depth: 3) {
             repeat {
                 let key = try parseMemberKey()
                 skipWhitespace()
                 switch key {
-                case "posts": (namespace.posts, namespace.issues) = try readPosts(depth: 3, path: "clients.\(name).posts", client: name)
-                case "profile": profile = try parseValue(depth: 3)
-                default: _ = try parseValue(depth: 3)
+                case "posts":
+                    (namespace.posts, namespace.issues) = try readPosts(depth: 3, path: "clients.\(name).posts", client: name,
+                                                                        budget: &budget)
+                case "profile":
+                    switch try readMeasuredValue(depth: 3, limits: budget.limits, name: "profile") {
+                    case .success(let value): (profile, profileIssue) = (value, nil)
+                    case .failure(let issue): (profile, profileIssue) = (nil, issue.reason)
+                    }
+                default: _ = try skipValue(depth: 3)
                 }
             } while try containerContinues(closingWith: UInt8(ascii: "}"))
         }
+        if let profileIssue { namespace.issues.append(ManifestIssue(client: name, index: nil, reason: profileIssue)) }
         if let profile, !profile.isNull {
             if case let .object(fields) = profile {
                 namespace.profile = ClientProfile(fields: fields)
@@ -247,7 +268,9 @@ extension JSONParser {
 
     /// A `posts` value inside `depth` open containers: `null` is empty, another non-array is empty
     /// with an issue, a bad entry is skipped with an issue naming `path[index]`.
-    private mutating func readPosts(depth: Int, path: String, client: String?) throws(WireFormatError) -> ([PostEntry], [ManifestIssue]) {
+    private mutating func readPosts(
+        depth: Int, path: String, client: String?, budget: inout ManifestBudget
+    ) throws(WireFormatError) -> ([PostEntry], [ManifestIssue]) {
         guard next == UInt8(ascii: "[") else {
             let value = try parseValue(depth: depth)
             if value.isNull { return ([], []) }
@@ -259,9 +282,15 @@ extension JSONParser {
         var index = 0
         repeat {
             let position = index
-            switch try readEntry(depth: depth + 2, path: { "\(path)[\(position)]" }) {
+            // Counted before the entry is read: the read stops at the first one past the limit.
+            guard budget.posts < budget.limits.maximumPosts else {
+                throw .limitExceeded(path: "\(path)[\(position)]", limit: budget.limits.maximumPosts)
+            }
+            budget.posts += 1
+            switch try readEntry(depth: depth + 2, limits: budget.limits, path: { "\(path)[\(position)]" }) {
             case .success(let entry): posts.append(entry)
-            case .failure(let error): issues.append(ManifestIssue(client: client, index: position, reason: error.description))
+            case .failure(let skip):
+                issues.append(ManifestIssue(client: client, index: position, reason: skip.error.description, postCID: skip.postCID))
             }
             index += 1
         } while try containerContinues(closingWith: UInt8(ascii: "]"))
@@ -272,19 +301,27 @@ extension JSONParser {
     /// that is not an object, no usable `post_cid`); `path` names it in that error.
     ///
     /// - Throws: `WireFormatError` when the document is not JSON there (the whole read fails).
-    private mutating func readEntry(depth: Int, path: () -> String) throws(WireFormatError) -> Result<PostEntry, WireFormatError> {
+    private mutating func readEntry(
+        depth: Int, limits: ManifestLimits, path: () -> String
+    ) throws(WireFormatError) -> Result<PostEntry, EntrySkip> {
         guard next == UInt8(ascii: "{") else {
             let value = try parseValue(depth: depth - 1)
-            return .failure(.typeMismatch(path: path(), expected: "an object", found: value.kindName))
+            return .failure(EntrySkip(error: .typeMismatch(path: path(), expected: "an object", found: value.kindName)))
         }
         var members = PostEntry.EntryMembers()
+        var metadataIssue: String?
         if try openContainer(depth: depth) {
             repeat {
                 let key = try parseMemberName(PostEntry.EntryMembers.Key.self)
                 skipWhitespace()
                 switch key {
                 case nil:
-                    _ = try parseValue(depth: depth)
+                    _ = try skipValue(depth: depth)
+                case .metadata?:
+                    switch try readMeasuredValue(depth: depth, limits: limits, name: "metadata") {
+                    case .success(let value): (members.metadata, metadataIssue) = (value, nil)
+                    case .failure(let issue): (members.metadata, metadataIssue) = (nil, issue.reason)
+                    }
                 case .envelopesCount?:
                     members.envelopesCount = try parseLenientInteger(depth: depth)
                 case .createdAt?:
@@ -295,10 +332,62 @@ extension JSONParser {
             } while try containerContinues(closingWith: UInt8(ascii: "}"))
         }
         do throws(WireFormatError) {
-            return .success(try PostEntry.read(members, path: path))
+            let entry = try PostEntry.read(members, path: path)
+            if let metadataIssue {
+                return .failure(EntrySkip(error: .invalidValue(path: path() + ".metadata", reason: metadataIssue), postCID: entry.postCID))
+            }
+            return .success(entry)
         } catch {
-            return .failure(error)
+            return .failure(EntrySkip(error: error))
         }
+    }
+
+    /// Why a capped value was left out.
+    struct MeasuredValueIssue: Error {
+        let reason: String
+
+        static func tooLong(_ name: String, _ bytes: Int, _ limits: ManifestLimits) -> Self {
+            Self(reason: "\(name) is \(bytes) bytes of JSON, more than the \(limits.maximumMetadataBytes) allowed")
+        }
+
+        static func tooDeep(_ name: String, _ nesting: Int, _ limits: ManifestLimits) -> Self {
+            Self(reason: "\(name) nests \(nesting) levels, deeper than the \(limits.maximumMetadataDepth) allowed")
+        }
+    }
+
+    /// Why an entry was skipped, and its `post_cid` when it has one.
+    struct EntrySkip: Error {
+        var error: WireFormatError
+        var postCID: String?
+    }
+
+    /// A member value that ``ManifestLimits`` caps (an entry's `metadata`, a `profile`), inside
+    /// `depth` open containers: the value, or why it is past the caps. A string is read and its
+    /// length checked; anything else is measured first without building it (``JSONParser/skipValue(depth:checksDepth:)``)
+    /// and read only when within the caps, so a value past them never becomes a tree.
+    ///
+    /// - Throws: `WireFormatError` when the document is not JSON there.
+    private mutating func readMeasuredValue(
+        depth: Int, limits: ManifestLimits, name: String
+    ) throws(WireFormatError) -> Result<JSONValue, MeasuredValueIssue> {
+        guard limits.measuresMetadata else { return .success(try parseMemberValue(depth: depth)) }
+        let start = index
+        if next == UInt8(ascii: "\"") {
+            let text = try parseString()
+            guard index - start <= limits.maximumMetadataBytes else { return .failure(.tooLong(name, index - start, limits)) }
+            return .success(.string(text))
+        }
+        let nesting = try skipValue(depth: depth, checksDepth: false)
+        guard index - start <= limits.maximumMetadataBytes else { return .failure(.tooLong(name, index - start, limits)) }
+        // Within the caps, but never deeper than the parser's own cap allows: skipped rather than failing the document.
+        guard nesting <= limits.maximumMetadataDepth, depth + nesting <= WireJSON.maximumDepth else {
+            return .failure(.tooDeep(name, nesting, limits))
+        }
+        let end = index
+        index = start
+        let value = try parseValue(depth: depth)
+        index = end
+        return .success(value)
     }
 }
 

@@ -73,7 +73,7 @@ public enum PostMetadata: Sendable, Hashable, Codable {
 
 /// One post in a client namespace of the manifest (`clients.<client>.posts[]`).
 ///
-/// Entries are read with their manifest (``Manifest/read(_:)-([UInt8])``), tolerantly: the legacy `cid` reads as `post_cid`; `all_followers` as ``AudienceMode/all``;
+/// Entries are read with their manifest (``Manifest/read(_:limits:)-([UInt8],_)``), tolerantly: the legacy `cid` reads as `post_cid`; `all_followers` as ``AudienceMode/all``;
 /// a missing `audience_mode` as `all` (the station's default); a missing `encrypted` key means
 /// encrypted, except on a `public` entry; optional fields of the wrong type read as absent.
 /// Writing follows the station: encrypted entries have no `encrypted` key; see ``encode(to:)``.

@@ -88,6 +88,28 @@ extension StationClient {
         let signing: SigningContext
     }
 
+    /// The calls one listing may still make: one per post it lists (stale-clock and new-endpoint
+    /// retries included), so a station cannot make a listing send more, and the signing context
+    /// a stale-clock retry learned during it, for the listing's other calls.
+    final class ListingCalls: Sendable {
+        private let state: Locked<(remaining: Int, signing: SigningContext?)>
+
+        init(posts: Int) { state = Locked((max(0, posts), nil)) }
+
+        /// Takes one call, or returns `false` when none is left.
+        func take() -> Bool {
+            state.withLock { state in
+                guard state.remaining > 0 else { return false }
+                state.remaining -= 1
+                return true
+            }
+        }
+
+        var learnedSigning: SigningContext? { state.withLock { $0.signing } }
+
+        func learned(_ signing: SigningContext) { state.withLock { $0.signing = signing } }
+    }
+
     func callState() -> CallState {
         CallState(origin: currentOrigin(), signing: signingContext())
     }
@@ -102,7 +124,7 @@ extension StationClient {
     /// - Throws: ``StationClientError`` when no answer could be had.
     nonisolated func signed(
         _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, options: TransferOptions? = nil,
-        limit: Int = ResponseLimit.small, operation: String, state: CallState? = nil
+        limit: Int = ResponseLimit.small, operation: String, state: CallState? = nil, calls: ListingCalls? = nil
     ) async throws -> HTTPResponse {
         let options = options ?? ResponseLimit.options(limit, timeouts: configuration.requestTimeouts)
         let state = if let state { state } else { await callState() }
@@ -110,16 +132,21 @@ extension StationClient {
             // After a move the endpoint differs, and the signing state is read afresh.
             let context = origin == state.origin ? state.signing : nil
             return try await self.signedOnce(method, path, body: body, origin: origin, options: options,
-                                             operation: operation, context: context)
+                                             operation: operation, context: context, calls: calls)
         }
     }
 
     private nonisolated func signedOnce(
         _ method: HTTPMethod, _ path: String, body: SignedBody, origin: StationOrigin, options: TransferOptions, operation: String,
-        context known: SigningContext?
+        context known: SigningContext?, calls: ListingCalls?
     ) async throws -> HTTPResponse {
-        var context = if let known { known } else { await signingContext() }
+        // A clock offset another call of the listing learned applies to this one too.
+        var context = if let known { calls?.learnedSigning ?? known } else { await signingContext() }
         for attempt in 0..<2 {
+            guard calls?.take() ?? true else {
+                throw StationClientError(.refused, operation: operation,
+                                         message: "the listing already made one call per post it lists; nothing was sent")
+            }
             let response = try await Self.exchange(
                 method, path, body: body, endpoint: origin.url, context: context, transport: configuration.transport,
                 options: options, pins: origin.pins, operation: operation)
@@ -131,6 +158,7 @@ extension StationClient {
             log(.warning, "\(operation): the station says the request is stale; retrying with a clock offset of \(offset) s")
             await learnClockOffset(offset)
             context = await signingContext()
+            calls?.learned(context)
         }
         throw StationClientError(.station, operation: operation, message: "unreachable")
     }

@@ -40,14 +40,28 @@ public struct StationClientConfiguration: Sendable {
     /// at most 62 whatever this says: each answer may take about 16 KB in memory (an envelope is
     /// 2,324 hex characters), and a listing holds at most 1 MiB of them at once.
     public var rewrapConcurrency: Int
-    /// The most posts (in all namespaces together) a manifest read by this client may hold: a
-    /// manifest is read into memory, at most 4 KiB per post plus 64 KiB, and a longer one fails
-    /// the listing with `.invalidResponse` instead of filling memory. Default:
-    /// ``defaultMaximumManifestPosts``.
+    /// The most posts (in all namespaces together) a manifest read by this client may hold,
+    /// counted while it is read: at the first post past it the reader stops, before any
+    /// `/rewrap`, and the listing fails with ``StationClientError/Kind/tooLarge`` whose
+    /// ``StationClientError/limit`` is this number; the offline view stays as it was. The
+    /// manifest's bytes are bounded too, at 4 KiB per post plus 64 KiB (a longer answer fails
+    /// with `.invalidResponse`). A listing makes at most one `/rewrap` call per post, so at most
+    /// this many. Also the limit of followed stations' manifests read with this configuration.
+    /// Default: ``defaultMaximumManifestPosts``.
     public var maximumManifestPosts: Int
     /// The default of ``maximumManifestPosts``, also used when reading a followed station's
     /// manifest: 10,000 posts (a manifest of at most about 41 MiB).
     public static let defaultMaximumManifestPosts = 10_000
+    /// The most bytes of JSON text one post's `metadata` may take in a manifest (sealed hex with
+    /// its quotes, or a public post's object). A post past it is skipped, reported in
+    /// ``PostListing/skipped``, and left out of the offline view; the rest of the listing is read.
+    /// It is measured without building the value. Default 64 KiB
+    /// (`ManifestLimits.defaultMaximumMetadataBytes`).
+    public var maximumPostMetadataBytes: Int = ManifestLimits.defaultMaximumMetadataBytes
+    /// How deep one post's `metadata` may nest in a manifest (`{"a":1}` is 1, a string 0). A
+    /// post past it is skipped and reported as for ``maximumPostMetadataBytes``. Default 32
+    /// (`ManifestLimits.defaultMaximumMetadataDepth`).
+    public var maximumPostMetadataDepth: Int = ManifestLimits.defaultMaximumMetadataDepth
     /// Whether recovered post keys are also kept in ``cacheStore`` (encrypted at rest by an
     /// ``EncryptedFileCacheStore``), so a restarted app skips the rewraps.
     public var persistsPostKeys: Bool
@@ -162,6 +176,12 @@ public struct StationClientConfiguration: Sendable {
         URLSessionTransport()
         #endif
     }
+}
+
+extension StationClientConfiguration {
+    /// What a manifest read by this client may hold (``maximumManifestPosts``,
+    /// ``maximumPostMetadataBytes``, ``maximumPostMetadataDepth``).
+    var manifestLimits: ManifestLimits { ListingSettings(self).manifestLimits }
 }
 
 /// One line of the SDK's log.

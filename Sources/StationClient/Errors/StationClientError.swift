@@ -40,7 +40,9 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         public static let throttled = Kind(.throttled)
         /// Too large: the station refused the request's size (HTTP 413), or the SDK refused
         /// before sending because the request or file would pass the station's limit; ``limit``
-        /// is that limit in bytes when known.
+        /// is that limit in bytes when known. Also a manifest holding more posts than
+        /// ``StationClientConfiguration/maximumManifestPosts`` (read no further, before any
+        /// `/rewrap`); ``limit`` is then that number of posts.
         public static let tooLarge = Kind(.tooLarge)
         /// The station refused this device's authentication (HTTP 401 or 403, after the SDK's
         /// one retry for a stale clock): the device was revoked or its keys are not the station's.
@@ -124,7 +126,8 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     /// `Retry-After` header (delay seconds or an HTTP date; at most a year), `nil` when it sent
     /// none or one that does not parse.
     public var retryAfter: Duration?
-    /// The size limit in bytes that was passed, for ``Kind/tooLarge``, when known.
+    /// The limit that was passed, for ``Kind/tooLarge``, when known: a size in bytes, or the most
+    /// posts for a manifest past ``StationClientConfiguration/maximumManifestPosts``.
     public var limit: Int64?
     /// The error that caused this one, if any.
     public var underlying: (any Error)?

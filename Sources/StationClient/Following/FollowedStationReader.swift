@@ -141,7 +141,8 @@ extension FollowedStationReader {
     /// ``PostListing/isOffline``, instead of failing.
     ///
     /// - Throws: ``StationClientError`` when the station is unreachable and there is no offline
-    ///   listing, or when the manifest cannot be read.
+    ///   listing, when the manifest cannot be read, or when it holds more than the configured
+    ///   ``StationClientConfiguration/maximumManifestPosts`` (`.tooLarge`; the offline view is kept).
     public func listPosts<Metadata: Decodable & Sendable>(
         of address: FollowedStationAddress, namespace: String, as type: Metadata.Type
     ) async throws -> PostListing<Metadata> {
@@ -159,14 +160,16 @@ extension FollowedStationReader {
             throw error
         }
         guard let manifestCID else { return PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil) }
-        let manifest = try await StationClient.fetchManifest(cid: manifestCID, from: gateway, maximumPosts: settings.maximumManifestPosts)
+        let manifest = try await StationClient.fetchManifest(cid: manifestCID, from: gateway, limits: settings.manifestLimits)
         let entries = manifest.posts(in: namespace)
+        let refused = ListingEngine.skippedEntries(of: manifest, namespace: namespace, operation: operation)
         let width = ResponseLimit.followedListingWidth(concurrency: settings.concurrency, entryCount: entries.count)
         let engine = ListingEngine(keys: .envelopes(EnvelopeKeys(identity: identity, gateway: gateway)))
         let read = try await engine.read(entries, cachedKeys: [SymmetricKey?](repeating: nil, count: entries.count), width: width)
         let typed = ListingEngine.typed(read.posts, as: type, dates: settings.dates, operation: operation)
-        await offline.record(read.posts, item: item, complete: read.skipped.isEmpty && typed.skipped.isEmpty, manifestCID: manifestCID)
-        return PostListing(posts: typed.posts, skipped: read.skipped + typed.skipped, isOffline: false, manifestCID: manifestCID)
+        let skipped = refused + read.skipped + typed.skipped
+        await offline.record(read.posts, item: item, complete: skipped.isEmpty, manifestCID: manifestCID)
+        return PostListing(posts: typed.posts, skipped: skipped, isOffline: false, manifestCID: manifestCID)
     }
 
     /// The post key from `envelopes[uid]`, or `nil` when the post has no envelope for this follower.
@@ -303,6 +306,10 @@ extension FollowedStationReader {
 struct ListingSettings: Sendable {
     /// ``StationClientConfiguration/maximumManifestPosts``.
     var maximumManifestPosts = StationClientConfiguration.defaultMaximumManifestPosts
+    /// ``StationClientConfiguration/maximumPostMetadataBytes``.
+    var maximumPostMetadataBytes = ManifestLimits.defaultMaximumMetadataBytes
+    /// ``StationClientConfiguration/maximumPostMetadataDepth``.
+    var maximumPostMetadataDepth = ManifestLimits.defaultMaximumMetadataDepth
     /// ``StationClientConfiguration/rewrapConcurrency``: how many posts are read at once.
     var concurrency = 8
     /// ``StationClientConfiguration/metadataDateDecoding``.
@@ -314,9 +321,19 @@ struct ListingSettings: Sendable {
 
     init(_ configuration: StationClientConfiguration) {
         maximumManifestPosts = configuration.maximumManifestPosts
+        maximumPostMetadataBytes = configuration.maximumPostMetadataBytes
+        maximumPostMetadataDepth = configuration.maximumPostMetadataDepth
         concurrency = configuration.rewrapConcurrency
         dates = configuration.metadataDateDecoding
         log = configuration.log
+    }
+}
+
+extension ListingSettings {
+    /// What a manifest read for a listing may hold.
+    var manifestLimits: ManifestLimits {
+        ManifestLimits(maximumPosts: maximumManifestPosts, maximumMetadataBytes: maximumPostMetadataBytes,
+                       maximumMetadataDepth: maximumPostMetadataDepth)
     }
 }
 

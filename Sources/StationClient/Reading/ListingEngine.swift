@@ -110,6 +110,17 @@ struct ListingEngine: Sendable {
         }
     }
 
+    /// The entries of `namespace` the manifest reader left out (not a post, no `post_cid`,
+    /// metadata past the configured caps), as skipped posts named by their CID (or
+    /// `posts[index]` when they have none).
+    static func skippedEntries(of manifest: Manifest, namespace: String, operation: String) -> [SkippedPost] {
+        (manifest.clients[Manifest.namespaceName(for: namespace)]?.issues ?? []).compactMap { issue in
+            guard let index = issue.index else { return nil }
+            return SkippedPost(postCID: issue.postCID ?? "posts[\(index)]", error: StationClientError(
+                .invalidResponse, operation: operation, message: "the manifest entry was skipped: \(issue.reason)"))
+        }
+    }
+
     /// The skip of an entry that could not be read.
     private static func skip(_ entry: PostEntry, _ error: any Error) -> SkippedPost {
         SkippedPost(postCID: entry.postCID, error: StationClientError.wrap(error, operation: "reading post \(entry.postCID)"))

@@ -5,8 +5,9 @@ import OrderedJSON
 import Transport
 
 // Where a listing's manifest comes from: one's own station (its `/content`, else the gateway)
-// or a followed station (the gateway), either way checked against the CID, bounded by
-// ``StationClientConfiguration/maximumManifestPosts`` and read by `Manifest.read`, the one reader.
+// or a followed station (the gateway), either way checked against the CID, bounded in bytes by
+// ``StationClientConfiguration/maximumManifestPosts`` and read by `Manifest.read`, the one reader,
+// which counts the posts and measures each post's metadata as it reads (`ManifestLimits`).
 extension StationClient {
     /// Drops the in-memory copy of the last manifest read, for example when the app receives a
     /// memory warning (a manifest of 10,000 posts holds several megabytes). The next listing
@@ -15,11 +16,17 @@ extension StationClient {
     public func clearManifestCache() { manifestCache = nil }
 
     /// The manifest with this CID: from the station's `/content`, or from the gateway when that
-    /// fails; either way verified against the CID, and at most as long as a manifest of
-    /// ``StationClientConfiguration/maximumManifestPosts`` posts can be.
+    /// fails; either way verified against the CID, at most as long as a manifest of
+    /// ``StationClientConfiguration/maximumManifestPosts`` posts can be, and read with the
+    /// configuration's limits: at most that many posts, and each post's metadata within
+    /// ``StationClientConfiguration/maximumPostMetadataBytes`` and
+    /// ``StationClientConfiguration/maximumPostMetadataDepth`` (a post past them is left out and
+    /// listed in the manifest's `issues`).
     ///
-    /// - Throws: ``StationClientError`` when neither source gives bytes matching the CID, or the
-    ///   bytes are not a manifest.
+    /// - Throws: ``StationClientError`` when neither source gives bytes matching the CID, the
+    ///   bytes are not a manifest, or the manifest holds more posts than
+    ///   ``StationClientConfiguration/maximumManifestPosts`` (`.tooLarge`, with that number as
+    ///   ``StationClientError/limit``).
     public func fetchManifest(cid: String) async throws -> Manifest {
         if let cached = manifestCache, cached.cid == cid { return cached.manifest }
         let operation = "reading manifest \(cid)"
@@ -48,26 +55,35 @@ extension StationClient {
             log(.info, "\(operation): falling back to the gateway (\(firstError.map { "\($0)" } ?? ""))")
             bytes = Data(try await gateway.fetch(cid: cid, limit: manifestLimit))
         }
-        let manifest = try Self.readManifest(bytes ?? Data(), operation: operation)
+        let manifest = try Self.readManifest(bytes ?? Data(), limits: configuration.manifestLimits, operation: operation)
         manifestCache = (cid, manifest)
         return manifest
     }
 
     /// A followed station's manifest with this CID, from `gateway` (which verifies it against the
-    /// CID), at most as long as a manifest of `maximumPosts` posts can be.
+    /// CID), at most as long as a manifest of `limits.maximumPosts` posts can be, read with `limits`.
     ///
-    /// - Throws: ``StationClientError`` when the gateway fails or the bytes are not a manifest.
-    static func fetchManifest(cid: String, from gateway: IPFSGateway, maximumPosts: Int) async throws -> Manifest {
-        let bytes = try await gateway.fetch(cid: cid, limit: ResponseLimit.manifest(maximumPosts: maximumPosts))
-        return try readManifest(Data(bytes), operation: "reading manifest \(cid)")
+    /// - Throws: ``StationClientError`` when the gateway fails, the bytes are not a manifest, or
+    ///   it holds more posts than `limits` allow (`.tooLarge`).
+    static func fetchManifest(cid: String, from gateway: IPFSGateway, limits: ManifestLimits) async throws -> Manifest {
+        let bytes = try await gateway.fetch(cid: cid, limit: ResponseLimit.manifest(maximumPosts: limits.maximumPosts))
+        return try readManifest(Data(bytes), limits: limits, operation: "reading manifest \(cid)")
     }
 
-    /// Reads manifest bytes with the one manifest reader.
+    /// Reads manifest bytes with the one manifest reader and `limits`.
     ///
-    /// - Throws: ``StationClientError`` `.invalidResponse` when the bytes are not a manifest.
-    static func readManifest(_ bytes: Data, operation: String) throws -> Manifest {
-        do {
-            return try Manifest.read(bytes)
+    /// - Throws: ``StationClientError`` `.tooLarge` (with ``StationClientError/limit`` the most
+    ///   posts) when the manifest holds more posts than `limits` allow, read no further;
+    ///   `.invalidResponse` when the bytes are not a manifest.
+    static func readManifest(_ bytes: Data, limits: ManifestLimits, operation: String) throws -> Manifest {
+        do throws(WireFormatError) {
+            return try Manifest.read(bytes, limits: limits)
+        } catch where error.path != nil && error.limit != nil {
+            // `limitExceeded`: the only reason with both a path and a limit.
+            let limit = error.limit ?? limits.maximumPosts
+            throw StationClientError(.tooLarge, operation: operation,
+                                     message: "the manifest holds more than \(limit) posts (maximumManifestPosts); it was read no further",
+                                     underlying: error, limit: Int64(limit))
         } catch {
             throw StationClientError(.invalidResponse, operation: operation, message: "not a manifest: \(error)", underlying: error)
         }

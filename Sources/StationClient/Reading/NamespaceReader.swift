@@ -11,7 +11,11 @@ extension StationClient {
     /// read. For each encrypted post the key comes from the cache or from `/rewrap` (at most
     /// ``StationClientConfiguration/rewrapConcurrency`` at once), the envelope is opened with the
     /// device key and the metadata decrypted. Public posts are read as plaintext. A post that
-    /// fails is reported in ``PostListing/skipped`` and never fails the listing.
+    /// fails is reported in ``PostListing/skipped`` and never fails the listing; so is a manifest
+    /// entry that is not a post, or whose metadata is past
+    /// ``StationClientConfiguration/maximumPostMetadataBytes`` or
+    /// ``StationClientConfiguration/maximumPostMetadataDepth``. A listing makes at most one
+    /// `/rewrap` call per post it lists.
     ///
     /// When the station is unreachable, returns the last listing read online (marked
     /// ``PostListing/isOffline``) instead of failing.
@@ -19,7 +23,9 @@ extension StationClient {
     /// - Parameter type: the app's metadata type (`DriveFileMetadata` for `drive`, or
     ///   `JSONValue` for raw JSON).
     /// - Throws: ``StationClientError`` when the station is unreachable and there is no offline
-    ///   listing, when the manifest cannot be read, or when cancelled.
+    ///   listing, when the manifest cannot be read, when it holds more than
+    ///   ``StationClientConfiguration/maximumManifestPosts`` posts (`.tooLarge`, with that number as
+    ///   ``StationClientError/limit``; the offline view is kept as it was), or when cancelled.
     public func listPosts<Metadata: Decodable & Sendable>(as type: Metadata.Type) async throws -> PostListing<Metadata> {
         let namespace = try self.namespace(nil)
         let operation = "listing namespace \(namespace)"
@@ -37,17 +43,19 @@ extension StationClient {
         guard let manifestCID = profile.manifestCID else {
             return PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil)
         }
-        let entries = try await fetchManifest(cid: manifestCID).posts(in: namespace)
+        let manifest = try await fetchManifest(cid: manifestCID)
+        let entries = manifest.posts(in: namespace)
+        let refused = ListingEngine.skippedEntries(of: manifest, namespace: namespace, operation: operation)
         try await loadPersistedPostKeys()
         let cachedKeys = entries.map { postKeys[$0.postCID] }
         // Each worker holds at most one /rewrap answer of at most ResponseLimit.rewrap bytes.
         let width = ResponseLimit.listingWidth(rewrapConcurrency: configuration.rewrapConcurrency, entryCount: entries.count)
-        let read = try await ListingEngine(keys: ownKeySource()).read(entries, cachedKeys: cachedKeys, width: width)
+        let read = try await ListingEngine(keys: ownKeySource(posts: entries.count)).read(entries, cachedKeys: cachedKeys, width: width)
         keep(read.learnedKeys, skipped: read.skipped)
-        for skip in read.skipped { log(.warning, "\(operation): skipped \(skip)") }
+        for skip in refused + read.skipped { log(.warning, "\(operation): skipped \(skip)") }
         let typed = ListingEngine.typed(read.posts, as: type, dates: configuration.metadataDateDecoding, operation: operation)
-        try await recordListing(read.posts, namespace: namespace, complete: read.skipped.isEmpty && typed.skipped.isEmpty,
-                                manifestCID: manifestCID)
-        return PostListing(posts: typed.posts, skipped: read.skipped + typed.skipped, isOffline: false, manifestCID: manifestCID)
+        let skipped = refused + read.skipped + typed.skipped
+        try await recordListing(read.posts, namespace: namespace, complete: skipped.isEmpty, manifestCID: manifestCID)
+        return PostListing(posts: typed.posts, skipped: skipped, isOffline: false, manifestCID: manifestCID)
     }
 }

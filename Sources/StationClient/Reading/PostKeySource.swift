@@ -99,6 +99,8 @@ extension StationClient {
         let stationUID: String
         let deviceUID: String
         let call: CallState
+        /// The `/rewrap` calls a listing may still make, or `nil` outside a listing.
+        var calls: ListingCalls?
     }
 
     func readContext() -> ReadContext {
@@ -106,8 +108,13 @@ extension StationClient {
                     call: callState())
     }
 
-    /// The key source of this device's listings.
-    func ownKeySource() -> PostKeySource { .rewrap(self, readContext()) }
+    /// The key source of a listing of `posts` entries by this device: at most one `/rewrap` call
+    /// per entry, retries included.
+    func ownKeySource(posts: Int) -> PostKeySource {
+        var context = readContext()
+        context.calls = ListingCalls(posts: posts)
+        return .rewrap(self, context)
+    }
 
     /// The post key from the cache, or through `/rewrap` and the device's ML-KEM key.
     ///
@@ -127,7 +134,7 @@ extension StationClient {
         let body = Self.rewrapBody(uid: context.stationUID, deviceUID: context.deviceUID, postCID: postCID,
                                    envelopesCID: envelopesCID)
         let response = try await signed(.post, "/rewrap", body: .json(body), limit: ResponseLimit.rewrap, operation: operation,
-                                        state: context.call)
+                                        state: context.call, calls: context.calls)
         return try Self.postKey(fromRewrap: response, postCID: postCID, kemKey: context.kemKey, operation: operation)
     }
 

@@ -35,12 +35,25 @@ extension StationClient {
     }
 
     /// The first step of a ``PostSequence``: the namespace's entries and what reading them needs.
-    func sequencePlan() async throws -> (entries: [PostEntry], engine: ListingEngine, manifestCID: String, namespace: String)? {
+    func sequencePlan() async throws -> SequencePlan? {
         let namespace = try self.namespace(nil)
         guard let manifestCID = try await profile().manifestCID else { return nil }
         let manifest = try await fetchManifest(cid: manifestCID)
         try await loadPersistedPostKeys()
-        return (manifest.posts(in: namespace), ListingEngine(keys: ownKeySource()), manifestCID, namespace)
+        let entries = manifest.posts(in: namespace)
+        let skipped = ListingEngine.skippedEntries(of: manifest, namespace: namespace, operation: "listing namespace \(namespace)")
+        return SequencePlan(entries: entries, skipped: skipped, engine: ListingEngine(keys: ownKeySource(posts: entries.count)),
+                            manifestCID: manifestCID, namespace: namespace)
+    }
+
+    /// What a ``PostSequence`` reads: the namespace's entries, the entries the manifest reader
+    /// skipped (yielded first), and the engine with the listing's `/rewrap` budget.
+    struct SequencePlan {
+        var entries: [PostEntry]
+        var skipped: [SkippedPost]
+        var engine: ListingEngine
+        var manifestCID: String
+        var namespace: String
     }
 
     /// Keeps the outcome of one post a ``PostSequence`` read: a new key is cached, a key that
@@ -84,6 +97,7 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
     private let client: StationClient
     private var started = false
     private var entries: [PostEntry] = []
+    private var skippedEntries: [SkippedPost] = []
     private var engine: ListingEngine?
     private var manifestCID: String?
     private var namespace = ""
@@ -105,6 +119,11 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
             started = true
             guard let plan = try await client.sequencePlan() else { return nil }
             (entries, engine, manifestCID, namespace) = (plan.entries, plan.engine, plan.manifestCID, plan.namespace)
+            skippedEntries = plan.skipped.reversed()
+        }
+        if let skipped = skippedEntries.popLast() {
+            complete = false
+            return .failure(skipped)
         }
         guard let engine, nextToYield < entries.count else {
             try await recordOnce()
