@@ -208,6 +208,7 @@ enum FailureCases {
         }
         let request = HTTPRequest(method: .put, url: server.url("/up"))
         let task = Task { try await c.transport.send(request, body: .file(file), options: TransferOptions()) }
+        defer { task.cancel() }
         try await c.eventually("1 MiB reaching the server") { readByServer.value >= 1 << 20 }
         let handle = try FileHandle(forWritingTo: file)
         try handle.truncate(atOffset: 24 * 1024 * 1024)

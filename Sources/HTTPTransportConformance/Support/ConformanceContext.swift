@@ -103,6 +103,9 @@ struct ConformanceContext: Sendable {
     func expectCancellation<Success: Sendable>(of task: Task<Success, any Error>, once what: String,
                                                _ started: @Sendable () -> Bool, _ check: String,
                                                request: HTTPRequest? = nil, closed: Locked<Bool>) async throws {
+        // Cancelled on every way out: a transport that fails the first check (one that spools an
+        // endless upload before sending, say) must not go on filling the disk under later cases.
+        defer { task.cancel() }
         try await eventually(what, started)
         task.cancel()
         try await expectError([.cancelled], check, request: request) { _ = try await task.value }
