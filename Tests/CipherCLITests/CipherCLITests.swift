@@ -226,6 +226,10 @@ struct CipherCLITests {
         let (put, posted) = try await paired.cipherJSON("put", file.path)
         #expect(put.status == 0, "\(put.stderr)")
         let cid = try #require(posted["post_cid"] as? String)
+        // The same name again is refused (no terminal to ask) unless --force; nothing is uploaded.
+        let again = try await paired.cipher("put", file.path)
+        #expect(again.status == 1 && again.stderr.contains("--force") && again.stderr.contains(cid), "\(again.stderr)")
+        #expect(paired.emulator.manifest.allPosts.count == 1)
         #expect(posted["audience_mode"] as? String == "self")
         #expect(posted["filename"] as? String == "photo.jpg")
         #expect(posted["mime_type"] as? String == "image/jpeg")
@@ -308,8 +312,10 @@ struct CipherCLITests {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let file = directory.appendingPathComponent("notes.txt")
             try Data("version \(index)".utf8).write(to: file)
-            let (result, json) = try await paired.cipherJSON("put", file.path)
-            #expect(result.status == 0)
+            // Two files of one name: the second on purpose.
+            let (result, json) = index == 0 ? try await paired.cipherJSON("put", file.path)
+                : try await paired.cipherJSON("put", file.path, "--force")
+            #expect(result.status == 0, "\(result.stderr)")
             cids.append(try #require(json["post_cid"] as? String))
         }
         for command in ["get", "rm"] {
@@ -345,12 +351,12 @@ struct CipherCLITests {
         let specificCID = try #require(specificJSON["post_cid"] as? String)
         #expect(paired.emulator.manifest.entry(forPostCID: specificCID)?.entry.audienceUIDs == [follower.uid])
 
-        let (all, allJSON) = try await paired.cipherJSON("put", file.path, "--audience", "all")
+        let (all, allJSON) = try await paired.cipherJSON("put", file.path, "--audience", "all", "--force")
         #expect(all.status == 0)
         #expect(allJSON["audience_mode"] as? String == "all")
 
         // Standard input is not a terminal here, so --public does not ask.
-        let (pub, pubJSON) = try await paired.cipherJSON("put", file.path, "--public")
+        let (pub, pubJSON) = try await paired.cipherJSON("put", file.path, "--public", "--force")
         #expect(pub.status == 0, "\(pub.stderr)")
         #expect(pubJSON["audience_mode"] as? String == "public")
         #expect(pubJSON["public"] as? Bool == true)
@@ -418,9 +424,14 @@ struct CipherCLITests {
         #expect(!FileManager.default.fileExists(atPath: refused.path))
         #expect(try await paired.cipher("read", otherURL.absoluteString, "-o", saved.path).status == 2)
 
-        let (unfollow, unfollowed) = try await paired.cipherJSON("unfollow", other.uid)
-        #expect(unfollow.status == 0)
+        // The station says "ok" to any /unfollow: the CLI refuses what is not followed.
+        let stranger = try await paired.cipher("unfollow", "no-such-uid")
+        #expect(stranger.status == 1 && stranger.stderr.contains("not a followed station"), "\(stranger.stderr)")
+        // By URL: the uid comes from following.json.
+        let (unfollow, unfollowed) = try await paired.cipherJSON("unfollow", otherURL.absoluteString)
+        #expect(unfollow.status == 0, "\(unfollow.stderr)")
         #expect(unfollowed["uid"] as? String == other.uid)
+        #expect(try await paired.cipher("unfollow", other.uid).status == 1, "no longer followed")
     }
 
     @Test func aStoredNameOfADashIsAFileNotStandardOutput() async throws {

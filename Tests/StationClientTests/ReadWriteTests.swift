@@ -113,6 +113,22 @@ struct ReadWriteTests {
         #expect(await client.cachedPostKeyCount == 48)
     }
 
+    @Test("A listing is oldest first; newestFirst is a timeline's order, a reshared post moving to its end")
+    func listingOrder() async throws {
+        let (_, client) = try await StationRig.pairedInProcess()
+        var cids: [String] = []
+        for name in ["a", "b", "c"] {
+            cids.append(try await client.publish(data: Data(name.utf8), metadata: Fixture.drive(name, size: 1)).postCID)
+        }
+        let listing = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(listing.posts.map(\.postCID) == cids)
+        #expect(listing.newestFirst.map(\.metadata?.filename) == ["c", "b", "a"])
+        let reshared = try await client.reshare(postCID: cids[0], audience: .allFollowers)
+        let after = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(after.newestFirst.first?.postCID == reshared.post.postCID)
+        #expect(after.newestFirst.map(\.metadata?.filename) == ["a", "c", "b"])
+    }
+
     @Test("An unchanged manifest CID is not read again; a new one is")
     func manifestCache() async throws {
         let (rig, client) = try await StationRig.pairedInProcess()

@@ -104,11 +104,12 @@ enum ListCommand: Command {
 /// `cipher put FILE`.
 enum PutCommand: Command {
     static let spec = CommandSpec(
-        name: "put", usage: "put FILE [--audience self|all|specific --to UID…] [--public]",
+        name: "put", usage: "put FILE [--audience self|all|specific --to UID…] [--public] [--force]",
         summary: "encrypt and upload a file (only you can read it unless --audience says otherwise)",
         options: audienceOptions + [
             OptionSpec(names: ["--public"], help: "publish UNENCRYPTED and permanently, readable by anyone (asks first on a terminal)"),
             OptionSpec(names: ["--yes", "-y"], help: "do not ask for confirmation of --public"),
+            OptionSpec(names: ["--force"], help: "upload even if a file of that name is already there (a second entry; asks on a terminal)"),
         ],
         positionals: 1...1)
 
@@ -127,6 +128,18 @@ enum PutCommand: Command {
             guard let answer, ["y", "yes"].contains(answer.lowercased()) else { throw CLIError.failure("not published") }
         }
         let client = try await context.client()
+        // A second upload of a name makes a second entry: only when asked for.
+        if !arguments.has("--force") {
+            let existing = try await client.listPosts(as: DriveFileMetadata.self).posts.filter { $0.metadata?.filename == metadata.filename }
+            if !existing.isEmpty {
+                let cids = existing.map(\.postCID).joined(separator: " ")
+                guard console.stdinIsTerminal,
+                      let answer = console.ask("\(metadata.filename) is already there (\(cids)). Upload a second copy? [y/N] "),
+                      ["y", "yes"].contains(answer.lowercased()) else {
+                    throw CLIError.failure("\(metadata.filename) is already there (\(cids)); add --force to upload a second copy")
+                }
+            }
+        }
         let published: PublishedPost
         if isPublic {
             let data: Data

@@ -108,7 +108,8 @@ enum FollowCommand: Command {
 
 /// `cipher unfollow UID`.
 enum UnfollowCommand: Command {
-    static let spec = CommandSpec(name: "unfollow", usage: "unfollow UID", summary: "stop following a station", positionals: 1...1)
+    static let spec = CommandSpec(name: "unfollow", usage: "unfollow UID|URL", summary: "stop following a station (by its uid or its URL)",
+                                  positionals: 1...1)
 
     struct Output: Encodable {
         var uid: String
@@ -116,11 +117,24 @@ enum UnfollowCommand: Command {
     }
 
     static func run(_ context: CommandContext) async throws {
+        let reference = context.arguments.positionals[0]
         let client = try await context.client()
-        let response = try await client.unfollow(uid: context.arguments.positionals[0])
-        try context.home.forgetFollowed(uid: context.arguments.positionals[0])
-        context.console.say("unfollowed \(context.arguments.positionals[0])")
-        context.console.emit(Output(uid: context.arguments.positionals[0], action: response.action))
+        // The station answers every /unfollow with success, even for a uid it never followed:
+        // check first that this one is followed, here (following.json) or on the station.
+        let kept = try context.home.loadFollowing()
+        let byURL = URL(string: reference).flatMap { url in url.host == nil ? nil : kept.first { Home.sameEndpoint($0.endpoint, url) } }
+        let uid = byURL?.uid ?? reference
+        let followedHere = kept.contains { $0.uid == uid }
+        let followedThere = try await client.following().contains { $0.uid == uid }
+        guard followedHere || followedThere else {
+            let known = Set(kept.map(\.uid)).sorted()
+            throw CLIError.failure("\(reference) is not a followed station" + (known.isEmpty ? "" : " (followed: \(known.joined(separator: ", ")))"))
+        }
+        let response = try await client.unfollow(uid: uid)
+        try context.home.forgetFollowed(uid: uid)
+        let place = byURL.map { " at \($0.endpoint.absoluteString)" } ?? ""
+        context.console.say("unfollowed \(uid)\(place)")
+        context.console.emit(Output(uid: uid, action: response.action))
     }
 }
 

@@ -85,4 +85,8 @@ public struct PostListing<Metadata: Sendable>: Sendable {
     public var isOffline: Bool
     /// The manifest CID the listing was read from (`nil` for an empty station).
     public var manifestCID: String?
+
+    /// The readable posts newest first: ``posts`` reversed (the station appends each post it
+    /// publishes to its manifest), a timeline's order.
+    public var newestFirst: [ListedPost<Metadata>] { posts.reversed() }
 }
