@@ -338,8 +338,14 @@ struct CipherCLITests {
         let (pending, pendingJSON) = try await paired.cipherJSON("followers", "pending")
         #expect(pending.status == 0)
         #expect((pendingJSON["pending"] as? [[String: Any]])?.map { $0["uid"] as? String } == [follower.uid])
+        // Labelled columns, one line per follower, no trailing spaces.
+        let human = try await paired.cipher("followers", "pending").stdout.split(separator: "\n").map(String.init)
+        #expect(human.first?.hasPrefix("UID") == true && human.first?.contains("DEVICES") == true, "\(human)")
+        #expect(human.filter { $0.hasPrefix(follower.uid) }.count == 1, "\(human)")
+        #expect(human.allSatisfy { !$0.hasSuffix(" ") }, "\(human)")
         let (approve, approved) = try await paired.cipherJSON("followers", "approve", follower.uid)
         #expect(approve.status == 0, "\(approve.stderr)")
+        #expect(approve.stderr.isEmpty || !approve.stderr.contains("approve_follower"))
         #expect(approved["uid"] as? String == follower.uid)
         let (list, listed) = try await paired.cipherJSON("followers")
         #expect(list.status == 0)
@@ -367,9 +373,11 @@ struct CipherCLITests {
         #expect(try Data(contentsOf: out) == Data("hello world".utf8))
         #expect(try await paired.cipher("put", file.path, "--public", "--audience", "all").status == 2)
 
-        let (removal, removed) = try await paired.cipherJSON("followers", "remove", follower.uid)
+        let removal = try await paired.cipher("followers", "remove", follower.uid)
         #expect(removal.status == 0)
-        #expect(removed["uid"] as? String == follower.uid)
+        #expect(removal.stdout.contains("removed \(follower.uid)") && !removal.stdout.contains("remove_follower"), "\(removal.stdout)")
+        #expect(try await paired.cipherJSON("followers").1["followers"] as? [Any] != nil)
+        #expect((try await paired.cipherJSON("followers").1["followers"] as? [[String: Any]])?.contains { $0["uid"] as? String == follower.uid } == false)
         // A station refusal (unknown follower, 404) is exit 3.
         #expect(try await paired.cipher("followers", "approve", "nobody-00000000").status == 3)
     }

@@ -117,6 +117,22 @@ enum Format {
         return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(unixSeconds)))
     }
 
+    /// Rows under a header line, each column as wide as its widest cell, two spaces between
+    /// columns and none at the end of a line.
+    static func table(_ header: [String], _ rows: [[String]]) -> [String] {
+        let lines = [header] + rows
+        let widths = header.indices.map { column in lines.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0 }
+        return lines.map { cells in
+            var line = ""
+            for (column, cell) in cells.enumerated() where column < widths.count {
+                line += column == 0 ? "" : "  "
+                line += column == widths.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }
+            while line.hasSuffix(" ") { line.removeLast() }
+            return line
+        }
+    }
+
     static func milliseconds(since start: ContinuousClock.Instant) -> String {
         let elapsed = ContinuousClock.now - start
         let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15

@@ -37,7 +37,11 @@ enum FollowersCommand: Command {
             let client = try await context.client()
             let rows = try await client.followers().map { Row(uid: $0.uid, alias: $0.alias, endpoint: $0.endpoint) }
             if rows.isEmpty { console.say("no followers") }
-            for row in rows { console.say("\(row.uid)  \(row.alias ?? "")  \(row.endpoint ?? "")") }
+            if !rows.isEmpty {
+                for line in Format.table(["UID", "NAME", "ENDPOINT"], rows.map { [$0.uid, $0.alias ?? "-", $0.endpoint ?? "-"] }) {
+                    console.say("\(line)")
+                }
+            }
             console.emit(ListOutput(followers: rows))
         case ("pending", 1):
             let client = try await context.client()
@@ -45,14 +49,32 @@ enum FollowersCommand: Command {
                 Row(uid: $0.uid, deviceUID: $0.deviceUID, alias: $0.alias, endpoint: $0.endpoint)
             }
             if rows.isEmpty { console.say("no pending follow requests") }
-            for row in rows { console.say("\(row.uid)  device \(row.deviceUID ?? "-")  \(row.alias ?? "")") }
+            // One line per follower, its devices counted (a request names one or more).
+            var order: [String] = []
+            var devices: [String: Int] = [:]
+            for row in rows {
+                if devices[row.uid] == nil { order.append(row.uid) }
+                devices[row.uid, default: 0] += 1
+            }
+            if !order.isEmpty {
+                let table = order.map { uid in
+                    [uid, rows.first { $0.uid == uid }?.alias ?? "-", "\(devices[uid] ?? 0)"]
+                }
+                for line in Format.table(["UID", "NAME", "DEVICES"], table) { console.say("\(line)") }
+                console.say("approve one with: cipher followers approve UID")
+            }
             console.emit(ListOutput(pending: rows))
         case ("approve", 2), ("remove", 2):
             let client = try await context.client()
             let uid = positionals[1]
             let response = positionals[0] == "approve"
                 ? try await client.approveFollower(uid: uid) : try await client.removeFollower(uid: uid)
-            console.say("\(response.action): \(response.uid)")
+            if positionals[0] == "approve" {
+                let count = response.devicesApproved.map { " (\($0) device\($0 == 1 ? "" : "s"))" } ?? ""
+                console.say("approved \(response.uid)\(count): it is now a follower")
+            } else {
+                console.say("removed \(response.uid): it is no longer a follower")
+            }
             console.emit(ChangeOutput(action: response.action, uid: response.uid))
         default:
             throw CLIError.usage("usage: cipher \(spec.usage)")
