@@ -137,9 +137,26 @@ struct CacheStoreTests {
         #expect(await cache.names.isEmpty)
     }
 
-    @Test("Default cache stores: in memory for an InMemoryKeyStore, encrypted files beside a FileKeyStore")
+    /// A key store of the app's own (a Keychain's stand-in).
+    actor AppKeyStore: KeyStore {
+        var items: [String: [UInt8]] = [:]
+        func load(_ name: String) -> [UInt8]? { items[name] }
+        func save(_ secret: [UInt8], as name: String) { items[name] = secret }
+        func delete(_ name: String) { items[name] = nil }
+    }
+
+    @Test("Default cache stores: on disk only beside a FileKeyStore; in memory for any other key store, the app's own included")
     func defaults() async throws {
         #expect(StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore()).cacheStore is InMemoryCacheStore)
+        // An app's own store gets no file cache (nothing written to disk it did not choose),
+        // and its key store receives no cache key.
+        let appStore = AppKeyStore()
+        #expect(StationClientConfiguration(namespace: "drive", keyStore: appStore).cacheStore is InMemoryCacheStore)
+        let appRig = try StationRig.inProcess()
+        let appClient = try await appRig.pair(keyStore: appStore, persistsPostKeys: true)
+        _ = try await appClient.publish(data: Data("a".utf8), metadata: Fixture.drive("a.txt", size: 1))
+        _ = try await appClient.listPosts(as: DriveFileMetadata.self)
+        #expect(await appStore.items.keys.sorted() == [KeyStoreItem.credentials])
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let files = try FileKeyStore(directory: directory, passphrase: "pass", limits: Argon2.Limits(operations: 1, memoryBytes: 8 << 20))

@@ -21,11 +21,12 @@ public struct StationClientConfiguration: Sendable {
     public var gateway: IPFSGateway?
     /// Where credentials and other secrets are kept (never caches: see ``cacheStore``).
     public var keyStore: any KeyStore
-    /// Where the post-key cache and the decrypted offline listing are kept. Default: an
-    /// ``EncryptedFileCacheStore`` whose only key-store item is its 32-byte cache key (in a
-    /// `cache` folder beside a ``FileKeyStore``'s files, else in
-    /// ``EncryptedFileCacheStore/defaultDirectory``), or an ``InMemoryCacheStore`` for an
-    /// ``InMemoryKeyStore`` (whose key would not outlive the process anyway).
+    /// Where the post-key cache and the decrypted offline listing are kept. Default
+    /// (``defaultCacheStore(for:)``): on disk only when the app chose a file-backed key store —
+    /// an ``EncryptedFileCacheStore`` in a `cache` folder beside a ``FileKeyStore``'s files — and
+    /// in memory (``InMemoryCacheStore``) for any other key store, so a Keychain or a test's store
+    /// writes nothing to disk. To keep caches across launches with another store, pass an
+    /// ``EncryptedFileCacheStore`` in a directory of the app's choosing.
     public var cacheStore: any CacheStore
     /// An override of the TLS key pin kept in the credentials: when not empty, every request to
     /// an `https` station endpoint carries these pins (`TransferOptions.pinnedPublicKeys`) instead
@@ -153,16 +154,15 @@ public struct StationClientConfiguration: Sendable {
         self.cacheStore = cacheStore ?? Self.defaultCacheStore(for: keyStore)
     }
 
-    /// The default ``cacheStore`` for `keyStore`: an ``InMemoryCacheStore`` for an
-    /// ``InMemoryKeyStore``; otherwise an ``EncryptedFileCacheStore`` keyed through `keyStore`, in
-    /// `cache` beside a ``FileKeyStore``'s files or in ``EncryptedFileCacheStore/defaultDirectory``.
+    /// The default ``cacheStore`` for `keyStore`: an ``EncryptedFileCacheStore`` in `cache`
+    /// beside a ``FileKeyStore``'s files (the app chose files), otherwise an
+    /// ``InMemoryCacheStore``: nothing goes to disk unless the app chose a file-backed store.
     public static func defaultCacheStore(for keyStore: any KeyStore) -> any CacheStore {
-        if keyStore is InMemoryKeyStore { return InMemoryCacheStore() }
         if let files = keyStore as? FileKeyStore {
             return EncryptedFileCacheStore(directory: files.directory.appendingPathComponent("cache", isDirectory: true),
                                            keyStore: keyStore)
         }
-        return EncryptedFileCacheStore(directory: EncryptedFileCacheStore.defaultDirectory, keyStore: keyStore)
+        return InMemoryCacheStore()
     }
 
     /// The platform's default transport: `CurlTransport` on Linux (it enforces public-key pins
