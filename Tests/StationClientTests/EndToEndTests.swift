@@ -309,7 +309,7 @@ struct EndToEndTests {
         try FileManager.default.removeItem(at: copy)
         try await client.download(postCID: post.postCID, to: copy) { progress in received.withLock { $0 = progress.completed } }
         #expect(try Data(contentsOf: copy) == content)
-        #expect(received.withLock { $0 } == Int64(content.count + 40))
+        #expect(received.withLock { $0 } == Int64(content.count))
 
         _ = try await client.profile()
         rig.emulator.faults.failNextRequests(1, status: 502, body: "<html>Bad Gateway</html>")

@@ -113,6 +113,22 @@ struct ReadWriteTests {
         #expect(await client.cachedPostKeyCount == 48)
     }
 
+    @Test("Progress is told in the file's bytes: a 15-byte upload reports 15 of 15, whatever the request around it")
+    func progressInTheFilesBytes() async throws {
+        let (_, client) = try await StationRig.pairedInProcess()
+        let reports = Locked<[ByteProgress]>([])
+        let post = try await client.publish(data: Data("fifteen bytes!!".utf8), metadata: Fixture.drive("f", size: 15)) { progress in
+            reports.withLock { $0.append(progress) }
+        }
+        #expect(reports.value.last == ByteProgress(completed: 15, total: 15), "\(reports.value)")
+        #expect(reports.value.allSatisfy { $0.completed <= 15 })
+        // The scaling itself, for a transfer cut short and one without a known total.
+        #expect(FileProgress.fileBytes(of: ByteProgress(completed: 50, total: 100), wireOverhead: 60) == ByteProgress(completed: 20, total: 40))
+        #expect(FileProgress.fileBytes(of: ByteProgress(completed: 70, total: nil), wireOverhead: 40) == ByteProgress(completed: 30, total: nil))
+        #expect(FileProgress.fileBytes(of: ByteProgress(completed: 10, total: nil), wireOverhead: 40) == ByteProgress(completed: 0, total: nil))
+        _ = post
+    }
+
     @Test("A listing is oldest first; newestFirst is a timeline's order, a reshared post moving to its end")
     func listingOrder() async throws {
         let (_, client) = try await StationRig.pairedInProcess()
@@ -185,12 +201,14 @@ struct ReadWriteTests {
         var rng = SystemRandomNumberGenerator()
         let content = Data((0..<700_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
         try content.write(to: source)
-        let uploaded = Locked<Int64>(0)
+        let uploaded = Locked<[ByteProgress]>([])
         let post = try await client.publish(fileAt: source, metadata: Fixture.drive("big.bin", size: content.count)) { progress in
-            uploaded.withLock { $0 = max($0, progress.completed) }
+            uploaded.withLock { $0.append(progress) }
         }
-        // The whole multipart body went out: the ciphertext plus the form's other parts.
-        #expect(uploaded.withLock { $0 } > Int64(content.count + 40 + 2324))
+        // Told in the file's bytes (not the multipart request around its ciphertext), rising to all of them.
+        #expect(uploaded.value.last == ByteProgress(completed: Int64(content.count), total: Int64(content.count)))
+        #expect(uploaded.value.map(\.completed) == uploaded.value.map(\.completed).sorted())
+        #expect(uploaded.value.allSatisfy { $0.total == Int64(content.count) })
         #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).isEmpty)
         let destination = directory.appendingPathComponent("copy.bin")
         let downloaded = Locked<Int64>(0)
@@ -198,7 +216,7 @@ struct ReadWriteTests {
             downloaded.withLock { $0 = progress.completed }
         }
         #expect(try Data(contentsOf: destination) == content)
-        #expect(downloaded.withLock { $0 } == Int64(content.count + 40))
+        #expect(downloaded.withLock { $0 } == Int64(content.count), "the file's bytes, not the sealed ones")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["big.bin", "copy.bin", "staging"])
     }
 

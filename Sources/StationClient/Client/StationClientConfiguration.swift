@@ -218,7 +218,10 @@ public struct ByteProgress: Sendable, Hashable {
     public var total: Int64?
 }
 
-/// Receives transfer progress. It may be called from any thread; return quickly.
+/// Receives transfer progress, counted in the file's own bytes: an upload of a 15-byte file
+/// reports 0…15 (not the multipart request around its ciphertext), a download 0…the plaintext size
+/// (not the SecretBox overhead); the last report of a completed transfer has `completed == total`.
+/// It may be called from any thread; return quickly.
 public typealias ProgressHandler = @Sendable (ByteProgress) -> Void
 
 /// A call that reports progress, started at once, with its progress as an asynchronous sequence

@@ -78,7 +78,8 @@ extension StationClient {
         let operation = "downloading \(postCID) to a file"
         let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: readContext())
         let limit = Self.downloadLimit(plaintextSize.map { $0.addingReportingOverflow(Int64(SecretBox.overheadByteCount)) })
-        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "sealed", limit: limit, progress: progress,
+        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "sealed", limit: limit,
+                                               progress: FileProgress.handler(progress, wireOverhead: Int64(SecretBox.overheadByteCount)),
                                                operation: operation)
         defer { try? FileManager.default.removeItem(at: temporary) }
         do {

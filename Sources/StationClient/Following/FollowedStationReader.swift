@@ -256,7 +256,8 @@ extension FollowedStationReader {
         StagedFile.removeStalePartials(beside: destination, suffixes: ["sealed", "part", "gateway"])
         let temporary = StagedFile.temporary(beside: destination, suffix: key == nil ? "part" : "sealed")
         defer { try? FileManager.default.removeItem(at: temporary) }
-        try await gateway.fetch(cid: entry.postCID, to: temporary, maximumSize: limit, progress: progress)
+        try await gateway.fetch(cid: entry.postCID, to: temporary, maximumSize: limit,
+                                progress: FileProgress.handler(progress, wireOverhead: overhead))
         try Task.checkCancellation()
         guard let key else {
             try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)

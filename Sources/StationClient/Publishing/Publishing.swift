@@ -51,12 +51,16 @@ public final class PreparedPost: Sendable {
     public let namespace: String
     /// The exact request body length (checked against the station's limit).
     public let requestByteCount: Int64
+    /// The file's own bytes (before encryption): what upload progress counts.
+    let contentByteCount: Int64
     let form: MultipartForm
     let bodySHA256: [UInt8]
     let temporaryFile: URL?
     let isPublic: Bool
 
-    init(postCID: String, namespace: String, form: MultipartForm, bodySHA256: [UInt8], temporaryFile: URL?, isPublic: Bool) {
+    init(postCID: String, namespace: String, form: MultipartForm, bodySHA256: [UInt8], temporaryFile: URL?, isPublic: Bool,
+         contentByteCount: Int64) {
+        self.contentByteCount = contentByteCount
         self.postCID = postCID
         self.namespace = namespace
         self.form = form
@@ -153,7 +157,7 @@ extension StationClient {
             throw StationClientError(.refused, operation: operation, message: "\(error)", underlying: error)
         }
         let prepared = try finish(form, postCID: UnixFS.cid(of: data).description, namespace: namespace, temporaryFile: nil,
-                                  isPublic: true, operation: operation)
+                                  isPublic: true, contentByteCount: Int64(data.count), operation: operation)
         return try await submit(prepared, progress: nil)
     }
 
@@ -247,11 +251,12 @@ extension StationClient {
             throw error
         }
         return try finish(form, postCID: postCID, namespace: namespace, temporaryFile: temporaryFile, isPublic: false,
-                          operation: operation)
+                          contentByteCount: plaintextSize, operation: operation)
     }
 
     private nonisolated func finish(
-        _ form: MultipartForm, postCID: String, namespace: String, temporaryFile: URL?, isPublic: Bool, operation: String
+        _ form: MultipartForm, postCID: String, namespace: String, temporaryFile: URL?, isPublic: Bool, contentByteCount: Int64,
+        operation: String
     ) throws -> PreparedPost {
         let digest: [UInt8]
         do {
@@ -261,7 +266,7 @@ extension StationClient {
             throw error
         }
         return PreparedPost(postCID: postCID, namespace: namespace, form: form, bodySHA256: digest,
-                            temporaryFile: temporaryFile, isPublic: isPublic)
+                            temporaryFile: temporaryFile, isPublic: isPublic, contentByteCount: contentByteCount)
     }
 
     /// The SHA-256 of the exact bytes `form` will stream (the signature covers them), for a form
@@ -329,9 +334,11 @@ extension StationClient {
     ///   the post could not be published, `.cancelled`.
     public func submit(_ prepared: PreparedPost, progress: ProgressHandler? = nil) async throws -> PublishedPost {
         let operation = "POST /post (\(prepared.postCID))"
+        // Told in the file's bytes: the form around it is not the user's file.
+        let fileProgress = FileProgress.handler(progress, wireOverhead: prepared.requestByteCount - prepared.contentByteCount)
         let options = TransferOptions(response: .memory(limit: ResponseLimit.small), timeouts: configuration.transferTimeouts,
-                                      progress: progress.map { handler in
-            { @Sendable in handler(ByteProgress(completed: $0.bytesSent, total: $0.expectedBytesToSend)) }
+                                      progress: fileProgress.map { handler in
+            { @Sendable in handler(ByteProgress(completed: $0.bytesSent, total: $0.expectedBytesToSend ?? prepared.requestByteCount)) }
         })
         guard !Task.isCancelled else {
             throw StationClientError(.cancelled, operation: operation, message: "cancelled before sending")
