@@ -61,10 +61,15 @@ final class IPNSFloors: Sendable {
             floors[key] = max(sequence, floors[key] ?? 0)
             return nil
         }
-        if let floor {
-            throw StationClientError(.integrity, operation: operation,
-                                     message: "the IPNS record has sequence \(sequence), older than \(floor) already seen (a rollback)")
-        }
+        try Self.refuseRollback(sequence, floor: floor, operation: operation)
+    }
+
+    /// The one rollback check of IPNS records (endpoint moves and followed readers): throws
+    /// `.integrity` when `sequence` is below `floor`.
+    static func refuseRollback(_ sequence: UInt64, floor: UInt64?, operation: String) throws {
+        guard let floor, sequence < floor else { return }
+        throw StationClientError(.integrity, operation: operation,
+                                 message: "the IPNS record has sequence \(sequence), older than \(floor) already seen (a rollback)")
     }
 
     /// Raises the floor of `name` to `sequence` (a sequence known from elsewhere: a handle).

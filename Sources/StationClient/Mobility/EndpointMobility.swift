@@ -115,10 +115,7 @@ extension StationClient {
         let anchor = try Self.anchor(ipnsName: credentials.ipnsName, peerID: credentials.ipfsPeerID, operation: operation,
                                      source: "the stored credentials")
         let resolved = try await gateway.resolveVerified(ipnsName: anchor.ipnsName)
-        if let seen = credentials.ipnsSequence, resolved.sequence < seen {
-            throw StationClientError(.integrity, operation: operation,
-                                     message: "the IPNS record has sequence \(resolved.sequence), older than \(seen) already seen (a rollback)")
-        }
+        try IPNSFloors.refuseRollback(resolved.sequence, floor: credentials.ipnsSequence, operation: operation)
         let document = resolved.document
         guard document.uid == credentials.stationUID else {
             throw StationClientError(.integrity, operation: operation, message: "the IPNS record names another station")
