@@ -199,6 +199,36 @@ struct ErrorKindValueTests {
         }
     }
 
+    @Test("An error caught as any Error converts back: the SDK's own unchanged, others mapped by kind")
+    func convertingCaughtErrors() async throws {
+        let client = try await StationRig.pairedInProcess().client
+        // A task group hands its errors on as `any Error`: the SDK's error comes through whole.
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { _ = try await client.approveFollower(uid: "nobody-00000000") }
+                try await group.waitForAll()
+            }
+            Issue.record("approving an unknown follower succeeded")
+        } catch {
+            let converted = StationClientError(error)
+            #expect(converted.kind == .notFound)
+            #expect(converted.status == 404)
+            #expect(converted.operation == "POST /followers/approve")
+        }
+        let url = try #require(URL(string: "https://station.invalid/health"))
+        let network = StationClientError(TransportError(.dnsFailure, method: .get, url: url, message: "no such host"), operation: "feed refresh")
+        #expect(network.kind == .unreachable)
+        #expect(network.operation == "feed refresh")
+        #expect(network.transportError?.kind == .dnsFailure)
+        #expect(StationClientError(TransportError(.cancelled, method: .get, url: url, message: "cancelled")).kind == .cancelled)
+        #expect(StationClientError(CancellationError()).kind == .cancelled)
+        struct AppDecodingTrouble: Error {}
+        let other = StationClientError(AppDecodingTrouble())
+        #expect(other.kind == .invalidResponse)
+        #expect(other.underlying is AppDecodingTrouble)
+        #expect(other.operation == "the app's call")
+    }
+
     @Test("A kind equals itself, not another, matches in a switch and prints its name")
     func stationClientErrorKind() {
         #expect(StationClientError.Kind.notFound == .notFound)

@@ -150,6 +150,20 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The error as the SDK's calls throw it, for a `catch` that receives `any Error` (a task
+    /// group, a helper taking a throwing closure): `error` itself when it is a
+    /// `StationClientError`, which is every error the calls of this module throw; otherwise mapped
+    /// the way the SDK maps what a transport, key store or decoder throws (a `TransportError` by
+    /// its kind, a cancellation as ``Kind/cancelled``, anything else as ``Kind/invalidResponse``).
+    ///
+    /// - Parameters:
+    ///   - error: the error caught.
+    ///   - operation: what the app was doing, for an error that was not already a
+    ///     `StationClientError` (which keeps its own).
+    public init(_ error: any Error, operation: String = "the app's call") {
+        self = Self.wrap(error, operation: operation)
+    }
+
     /// `"<operation>: <message> (HTTP <status>: <station message>)"`, with the expected and
     /// presented TLS fingerprints when there are any.
     public var description: String {
