@@ -382,18 +382,28 @@ struct CipherCLITests {
         #expect(try await paired.cipher("followers", "approve", "nobody-00000000").status == 3)
     }
 
+    /// Another station served on loopback, with its gateway and its own owner app paired in process.
+    static func otherStation() async throws -> (StationEmulator, URL, URL, StationClient) {
+        let other = try StationEmulator()
+        do {
+            let otherURL = try other.start()
+            let otherGateway = try #require(other.gatewayURL)
+            let owner = try await StationClient.pair(
+                endpoint: otherURL, deviceName: "other owner",
+                configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: other.transport)
+            ) { _ in other.log.latestPIN }
+            return (other, otherURL, otherGateway, owner)
+        } catch {
+            other.stop()
+            throw error
+        }
+    }
+
     @Test func followUnfollowAndRead() async throws {
         let paired = try await Self.pairedHome()
         defer { paired.cleanup() }
-        // Another station, with its own owner app paired in process.
-        let other = try StationEmulator()
+        let (other, otherURL, otherGateway, owner) = try await Self.otherStation()
         defer { other.stop() }
-        let otherURL = try other.start()
-        let otherGateway = try #require(other.gatewayURL)
-        let owner = try await StationClient.pair(
-            endpoint: otherURL, deviceName: "other owner",
-            configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: other.transport)
-        ) { _ in other.log.latestPIN }
 
         let (follow, followed) = try await paired.cipherJSON("follow", otherURL.absoluteString)
         #expect(follow.status == 0, "\(follow.stderr)")
@@ -445,14 +455,8 @@ struct CipherCLITests {
     @Test func followingShowsWhereTheFollowerStands() async throws {
         let paired = try await Self.pairedHome()
         defer { paired.cleanup() }
-        let other = try StationEmulator()
+        let (other, otherURL, otherGateway, owner) = try await Self.otherStation()
         defer { other.stop() }
-        let otherURL = try other.start()
-        let otherGateway = try #require(other.gatewayURL)
-        let owner = try await StationClient.pair(
-            endpoint: otherURL, deviceName: "other owner",
-            configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: other.transport)
-        ) { _ in other.log.latestPIN }
         func status() async throws -> (stdout: String, row: [String: Any]?) {
             let (result, json) = try await paired.cipherJSON("following")
             #expect(result.status == 0, "\(result.stderr)")
