@@ -91,6 +91,18 @@ struct FollowStatusTests {
         #expect(refused?.kind == .integrity)
     }
 
+    @Test("A record older than the handle's floor is a rollback, not a status")
+    func olderRecordRefused() async throws {
+        let stations = try await TwoStations()
+        var handle = try await Self.follow(stations)
+        try await Self.approveAnotherFollower(at: stations)
+        let current = try #require(try await stations.atBob.followStatus(of: handle).recordSequence)
+        // As if a newer record had been seen: the gateway's current one is then a replay.
+        handle.ipnsSequence = current + 1
+        let refused = await #expect(throws: StationClientError.self) { _ = try await stations.atBob.followStatus(of: handle) }
+        #expect(refused?.kind == .integrity)
+    }
+
     @Test("The status comes from the gateway: an unreachable one is an error, not a status")
     func gatewayDown() async throws {
         let stations = try await TwoStations()
