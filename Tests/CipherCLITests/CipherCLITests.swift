@@ -11,7 +11,7 @@ import ContentAddressing
 /// exit codes and `--json` shapes.
 @Suite("cipher CLI", .serialized)
 struct CipherCLITests {
-    static let commands = ["demo", "pair", "status", "trust", "ls", "put", "get", "share", "rm", "followers", "follow", "unfollow", "read",
+    static let commands = ["demo", "pair", "status", "trust", "ls", "put", "get", "share", "rm", "followers", "follow", "following", "unfollow", "read",
                            "restore-credentials"]
 
     /// A paired CLI home against a fresh emulator.
@@ -382,18 +382,28 @@ struct CipherCLITests {
         #expect(try await paired.cipher("followers", "approve", "nobody-00000000").status == 3)
     }
 
+    /// Another station served on loopback, with its gateway and its own owner app paired in process.
+    static func otherStation() async throws -> (StationEmulator, URL, URL, StationClient) {
+        let other = try StationEmulator()
+        do {
+            let otherURL = try other.start()
+            let otherGateway = try #require(other.gatewayURL)
+            let owner = try await StationClient.pair(
+                endpoint: otherURL, deviceName: "other owner",
+                configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: other.transport)
+            ) { _ in other.log.latestPIN }
+            return (other, otherURL, otherGateway, owner)
+        } catch {
+            other.stop()
+            throw error
+        }
+    }
+
     @Test func followUnfollowAndRead() async throws {
         let paired = try await Self.pairedHome()
         defer { paired.cleanup() }
-        // Another station, with its own owner app paired in process.
-        let other = try StationEmulator()
+        let (other, otherURL, otherGateway, owner) = try await Self.otherStation()
         defer { other.stop() }
-        let otherURL = try other.start()
-        let otherGateway = try #require(other.gatewayURL)
-        let owner = try await StationClient.pair(
-            endpoint: otherURL, deviceName: "other owner",
-            configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: other.transport)
-        ) { _ in other.log.latestPIN }
 
         let (follow, followed) = try await paired.cipherJSON("follow", otherURL.absoluteString)
         #expect(follow.status == 0, "\(follow.stderr)")
@@ -440,6 +450,60 @@ struct CipherCLITests {
         #expect(unfollow.status == 0, "\(unfollow.stderr)")
         #expect(unfollowed["uid"] as? String == other.uid)
         #expect(try await paired.cipher("unfollow", other.uid).status == 1, "no longer followed")
+    }
+
+    @Test func followingShowsWhereTheFollowerStands() async throws {
+        let paired = try await Self.pairedHome()
+        defer { paired.cleanup() }
+        let (other, otherURL, otherGateway, owner) = try await Self.otherStation()
+        defer { other.stop() }
+        func status() async throws -> (stdout: String, row: [String: Any]?) {
+            let (result, json) = try await paired.cipherJSON("following")
+            #expect(result.status == 0, "\(result.stderr)")
+            let human = try await paired.cipher("following").stdout
+            return (human, (json["following"] as? [[String: Any]])?.first { $0["uid"] as? String == other.uid })
+        }
+        #expect(try await paired.cipher("following").stdout.contains("not following any station"))
+
+        // The handle keeps the gateway given with --gateway: `read` and `following` use it.
+        let (follow, followed) = try await paired.cipherJSON("follow", otherURL.absoluteString, "--gateway", otherGateway.absoluteString)
+        #expect(follow.status == 0, "\(follow.stderr)")
+        #expect(followed["gateway"] as? String == otherGateway.absoluteString)
+        let followerUID = try #require(followed["follower_uid"] as? String)
+
+        // The other station has published no social graph yet.
+        let unpublished = try await status()
+        #expect(unpublished.row?["status"] as? String == "notPublished")
+        #expect(unpublished.stdout.contains("not published yet"), "\(unpublished.stdout)")
+
+        // Its owner approves someone else: the graph is published without this follower.
+        let carol = FollowerIdentity.generate(name: "carol")
+        _ = try await carol.sendFollowRequest(to: otherURL, transport: other.transport)
+        _ = try await owner.approveFollower(uid: carol.uid)
+        let pending = try await status()
+        #expect(pending.row?["status"] as? String == "pending")
+        #expect(pending.stdout.contains("pending"), "\(pending.stdout)")
+        // `read` says why its listing is empty (through the kept gateway: no --gateway here).
+        _ = try await owner.publish(data: Data("news".utf8), metadata: DriveFileMetadata(filename: "news.txt"), audience: .allFollowers)
+        let read = try await paired.cipher("read", otherURL.absoluteString)
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout.contains("nothing shared") && read.stdout.contains("pending"), "\(read.stdout)")
+        let (_, readJSON) = try await paired.cipherJSON("read", otherURL.absoluteString)
+        #expect(readJSON["follow_status"] as? String == "pending")
+
+        _ = try await owner.approveFollower(uid: followerUID)
+        #expect(try await status().row?["status"] as? String == "approved")
+        let (listed, listedJSON) = try await paired.cipherJSON("read", otherURL.absoluteString)
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect((listedJSON["posts"] as? [[String: Any]])?.map { $0["filename"] as? String } == ["news.txt"])
+        // The approval seen is kept in following.json, which tells a later removal from a pending request.
+        let kept = try String(contentsOf: paired.home.url.appendingPathComponent("following.json"), encoding: .utf8)
+        #expect(kept.contains("\"was_approved\" : true"), "\(kept)")
+
+        _ = try await owner.removeFollower(uid: followerUID)
+        let removed = try await status()
+        #expect(removed.row?["status"] as? String == "removed")
+        #expect(removed.stdout.contains("removed"), "\(removed.stdout)")
     }
 
     @Test func aStoredNameOfADashIsAFileNotStandardOutput() async throws {

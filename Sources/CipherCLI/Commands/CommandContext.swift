@@ -26,7 +26,7 @@ protocol Command: Sendable {
 enum Commands {
     static let all: [any Command.Type] = [
         DemoCommand.self, PairCommand.self, StatusCommand.self, TrustCommand.self, ListCommand.self, PutCommand.self, GetCommand.self,
-        ShareCommand.self, RemoveCommand.self, FollowersCommand.self, FollowCommand.self, UnfollowCommand.self,
+        ShareCommand.self, RemoveCommand.self, FollowersCommand.self, FollowCommand.self, FollowingCommand.self, UnfollowCommand.self,
         ReadCommand.self, RestoreCredentialsCommand.self,
     ]
 

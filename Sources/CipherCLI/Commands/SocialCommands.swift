@@ -82,14 +82,17 @@ enum FollowersCommand: Command {
     }
 }
 
-/// `cipher follow URL [--fingerprint PIN]`: follows the station and keeps its handle (with the
-/// TLS key it was trusted by) in `following.json`, for `cipher read`.
+/// `cipher follow URL [--fingerprint PIN] [--gateway URL]`: follows the station and keeps its
+/// handle (with the TLS key it was trusted by and the gateway to read it through) in
+/// `following.json`, for `cipher read` and `cipher following`.
 enum FollowCommand: Command {
     static let spec = CommandSpec(
-        name: "follow", usage: "follow URL [--fingerprint sha256//BASE64]",
+        name: "follow", usage: "follow URL [--fingerprint sha256//BASE64] [--gateway URL]",
         summary: "ask the station at URL to let you follow it and record the follow on your station",
         options: [
             .fingerprint(help: "its TLS key, read on that station (pins it without asking; the key kept from an earlier follow otherwise)"),
+            OptionSpec(names: ["--gateway"], help: "the IPFS gateway to read it through, kept with it (default: the one given at pairing)",
+                       value: "URL"),
         ],
         positionals: 1...1)
 
@@ -99,7 +102,8 @@ enum FollowCommand: Command {
         var followerUID: String
         var request: String
         var tlsPin: String?
-        enum CodingKeys: String, CodingKey { case uid, endpoint, followerUID = "follower_uid", request, tlsPin = "tls_pin" }
+        var gateway: String?
+        enum CodingKeys: String, CodingKey { case uid, endpoint, followerUID = "follower_uid", request, tlsPin = "tls_pin", gateway }
     }
 
     static func run(_ context: CommandContext) async throws {
@@ -110,9 +114,11 @@ enum FollowCommand: Command {
         let client = try await context.client()
         let settings = try context.home.loadSettings()
         // Their station seals our envelopes to the follower identity's key; its owner approves it there.
-        let followed: FollowedStationHandle
+        let gateway = try context.arguments.value("--gateway").map(ParsedArguments.url) ?? kept?.gateway
+        var followed: FollowedStationHandle
         do {
             followed = try await client.follow(stationAt: url, trust: trust, name: settings.deviceName ?? "cipher")
+            followed.gateway = gateway
         } catch let error as StationClientError where error.kind == .untrustedKey || error.kind == .keyChanged {
             // The followed station's key (this station's own key change keeps its own advice).
             let ownPins = await client.activePins
@@ -121,10 +127,68 @@ enum FollowCommand: Command {
         }
         try context.home.keepFollowed(followed)
         let output = Output(uid: followed.uid, endpoint: url.absoluteString, followerUID: followed.followerUID,
-                            request: followed.requestStatus ?? "sent", tlsPin: followed.publicKeyPin?.pinString)
+                            request: followed.requestStatus ?? "sent", tlsPin: followed.publicKeyPin?.pinString,
+                            gateway: followed.gateway?.absoluteString)
         context.console.say("following \(followed.uid) at \(url.absoluteString); your follow request (as \(followed.followerUID)) waits for its owner's approval")
         if let pin = followed.publicKeyPin { context.console.say("TLS key pinned: \(pin.pinString)") }
         context.console.emit(output)
+    }
+}
+
+/// `cipher following`: each station followed from this device (`following.json`) with where the
+/// follower stands there, read from what that station publishes; what was learned (an approval,
+/// its IPNS name) is kept in `following.json`.
+enum FollowingCommand: Command {
+    static let spec = CommandSpec(
+        name: "following", usage: "following",
+        summary: "list the stations you follow and whether each approved you (pending, approved, removed, not published yet)",
+        positionals: 0...0)
+
+    struct Row: Encodable {
+        var uid: String
+        var endpoint: String
+        var followerUID: String
+        var status: String
+        var explanation: String
+        var gateway: String?
+        var error: String?
+        enum CodingKeys: String, CodingKey {
+            case uid, endpoint, followerUID = "follower_uid", status, explanation, gateway, error
+        }
+    }
+
+    struct Output: Encodable {
+        var following: [Row]
+    }
+
+    static func run(_ context: CommandContext) async throws {
+        let client = try await context.client()
+        var rows: [Row] = []
+        for handle in try context.home.loadFollowing() {
+            var row = Row(uid: handle.uid, endpoint: handle.endpoint.absoluteString, followerUID: handle.followerUID, status: "unknown",
+                          explanation: "", gateway: handle.gateway?.absoluteString)
+            do {
+                let standing = try await client.followStatus(of: handle)
+                row.status = standing.status.description
+                row.explanation = standing.status.explanation
+                var updated = handle
+                updated.record(standing)
+                if updated != handle { try context.home.keepFollowed(updated) }
+            } catch let error as StationClientError {
+                // One station that cannot be read does not hide the others.
+                row.explanation = "unknown: \(error.message)"
+                row.error = error.description
+            }
+            rows.append(row)
+        }
+        let console = context.console
+        if rows.isEmpty { console.say("not following any station from this device (cipher follow URL)") }
+        if !rows.isEmpty {
+            for line in Format.table(["UID", "ENDPOINT", "STATUS"], rows.map { [$0.uid, $0.endpoint, $0.explanation] }) {
+                console.say("\(line)")
+            }
+        }
+        console.emit(Output(following: rows))
     }
 }
 
@@ -180,7 +244,9 @@ enum ReadCommand: Command {
         var followerUID: String
         var posts: [FileRow]
         var skipped: [SkippedRow]
-        enum CodingKeys: String, CodingKey { case station, followerUID = "follower_uid", posts, skipped }
+        /// When nothing is listed: where the follower stands (`pending`, `approved`, …), when known.
+        var followStatus: String?
+        enum CodingKeys: String, CodingKey { case station, followerUID = "follower_uid", posts, skipped, followStatus = "follow_status" }
     }
 
     struct GetOutput: Encodable {
@@ -198,9 +264,12 @@ enum ReadCommand: Command {
         if reference == nil, context.arguments.value("--output") != nil { throw CLIError.usage("-o FILE needs --get NAME|CID") }
         let client = try await context.client()
         let transport = client.configuration.transport
+        let kept = try context.home.followedStation(at: url)
         let gateway: IPFSGateway
         if let given = context.arguments.value("--gateway") {
             gateway = IPFSGateway(baseURL: try ParsedArguments.url(given), transport: transport)
+        } else if let keptGateway = kept?.gateway {
+            gateway = IPFSGateway(baseURL: keptGateway, transport: transport)
         } else if let configured = client.configuration.gateway {
             gateway = configured
         } else {
@@ -211,14 +280,14 @@ enum ReadCommand: Command {
         }
         // A station `cipher follow` followed is read with the TLS key it was trusted by.
         let reader: FollowedStationReader
-        if let kept = try context.home.followedStation(at: url) {
+        if let kept {
             reader = try await client.reader(for: kept, gateway: gateway).reader
         } else {
             reader = FollowedStationReader(identity: identity, gateway: gateway, transport: transport, configuration: client.configuration)
         }
         let namespace = context.arguments.value("--namespace") ?? DriveFiles.namespace
         do {
-            try await read(reference, from: url, reader: reader, namespace: namespace, context: context)
+            try await read(reference, from: url, reader: reader, namespace: namespace, handle: kept, context: context)
         } catch let error as StationClientError where [.keyChanged, .untrustedKey].contains(error.kind) {
             throw CLIError.followedStation(error, url)
         }
@@ -226,16 +295,26 @@ enum ReadCommand: Command {
 
     /// Lists the posts shared with the follower, or with `reference` downloads one.
     static func read(_ reference: String?, from url: URL, reader: FollowedStationReader, namespace: String,
-                     context: CommandContext) async throws {
+                     handle: FollowedStationHandle?, context: CommandContext) async throws {
         if let reference {
             try await get(reference, from: url, reader: reader, namespace: namespace, context: context)
             return
         }
         let identity = reader.identity
         let listing = try await reader.listPosts(of: .endpoint(url), namespace: namespace, as: JSONValue.self)
-        let output = Output(station: url.absoluteString, followerUID: identity.uid, posts: listing.posts.map(FileRow.init),
+        var output = Output(station: url.absoluteString, followerUID: identity.uid, posts: listing.posts.map(FileRow.init),
                             skipped: listing.skipped.map { SkippedRow(postCID: $0.postCID, error: $0.error.description) })
-        if output.posts.isEmpty { context.console.say("nothing shared with \(identity.uid) yet") }
+        if output.posts.isEmpty {
+            // Empty because nothing is shared yet, or because the follow is not approved: say which.
+            var said = "nothing shared with \(identity.uid) yet"
+            if var handle, let standing = try? await reader.followStatus(of: handle) {
+                output.followStatus = standing.status.description
+                if standing.status != .approved { said += " (\(standing.status.explanation))" }
+                handle.record(standing)
+                try context.home.keepFollowed(handle)
+            }
+            context.console.say("\(said)")
+        }
         for row in output.posts { context.console.say(row.line) }
         context.console.emit(output)
     }

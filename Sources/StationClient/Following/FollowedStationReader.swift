@@ -130,8 +130,7 @@ extension FollowedStationReader {
             }
             return (profile.manifestCID, nil)
         case .ipns(let name):
-            let resolved = try await gateway.resolveVerified(ipnsName: name)
-            try ipnsFloors.admit(resolved.sequence, for: name, operation: "resolving /ipns/\(name)")
+            let resolved = try await resolvedDocument(ipnsName: name)
             return (resolved.document.manifestPointer, resolved.document)
         }
     }
@@ -282,9 +281,7 @@ extension FollowedStationReader {
     /// - Throws: ``StationClientError`` when a document cannot be read or does not open.
     public func socialGraph(of document: PublicDocument) async throws -> SocialGraph? {
         let operation = "decrypting the social graph of \(document.uid)"
-        guard let decodersCID = document.followDecoderEnvelopesCID else { return nil }
-        let decoders = try WireJSON.parse(try await gateway.fetch(cid: decodersCID, limit: ResponseLimit.envelopeSet))
-        guard let mine = decoders["envelopes"]?[identity.uid]?.arrayValue else { return nil }
+        guard let mine = try await decoderEnvelopes(of: document) else { return nil }
         let hex = mine.first(where: { $0["device_uid"]?.stringValue == identity.uid })?["envelope"]?.stringValue
             ?? mine.first?["envelope"]?.stringValue
         guard let hex else { return nil }

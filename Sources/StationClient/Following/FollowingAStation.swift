@@ -30,11 +30,25 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
     /// record as a rollback. `nil` when there was no gateway or no record; the first record a
     /// reader verifies then sets the floor.
     public var ipnsSequence: UInt64?
+    /// The IPFS gateway (its base URL) this station's content and IPNS record are read
+    /// through, when it is not the configuration's ``StationClientConfiguration/gateway``;
+    /// `nil` (and in a handle saved before this field existed) reads through the configured
+    /// gateway. A station's own `/content/<cid>` serves only its owner's devices, so a follower
+    /// always reads through a gateway: its owner's public one, say, kept here once per station.
+    /// Requests to it go through the configuration's transport, without ``publicKeyPin``.
+    public var gateway: URL?
+    /// Whether this follower was seen approved by the station (``FollowStatus/approved``, kept
+    /// by ``record(_:)``): a later status without it is then ``FollowStatus/removed`` rather than
+    /// ``FollowStatus/pending``. `false` in a handle saved before this field existed.
+    public var wasApproved: Bool
 
     /// Creates a handle.
     public init(uid: String, endpoint: URL, publicKeyPin: PublicKeyFingerprint?, mlkemPublicKey: String, mldsaPublicKey: String?,
-                ipnsID: String?, followerUID: String, requestStatus: String? = nil, ipnsSequence: UInt64? = nil) {
+                ipnsID: String?, followerUID: String, requestStatus: String? = nil, ipnsSequence: UInt64? = nil,
+                gateway: URL? = nil, wasApproved: Bool = false) {
         self.ipnsSequence = ipnsSequence
+        self.gateway = gateway
+        self.wasApproved = wasApproved
         self.uid = uid
         self.endpoint = endpoint
         self.publicKeyPin = publicKeyPin
@@ -48,13 +62,16 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case uid, endpoint, publicKeyPin = "tls_public_key_pin", mlkemPublicKey = "mlkem_public_key"
         case mldsaPublicKey = "mldsa_public_key", ipnsID = "ipns_id", followerUID = "follower_uid", requestStatus = "request_status"
-        case ipnsSequence = "ipns_sequence"
+        case ipnsSequence = "ipns_sequence", gateway, wasApproved = "was_approved"
     }
 
     /// Reads a handle written by ``encode(to:)``.
     ///
-    /// - Throws: `DecodingError` for a missing field, an endpoint that is not a URL, or a pin that
-    ///   is not a `sha256//…` fingerprint.
+    /// A field added after the first release decodes as its default when missing (``gateway``
+    /// as `nil`, ``wasApproved`` as `false`), so handles saved before it read unchanged.
+    ///
+    /// - Throws: `DecodingError` for a missing field, an endpoint or gateway that is not a URL,
+    ///   or a pin that is not a `sha256//…` fingerprint.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         uid = try container.decode(String.self, forKey: .uid)
@@ -78,6 +95,15 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
         followerUID = try container.decode(String.self, forKey: .followerUID)
         requestStatus = try container.decodeIfPresent(String.self, forKey: .requestStatus)
         ipnsSequence = try container.decodeIfPresent(UInt64.self, forKey: .ipnsSequence)
+        if let gatewayText = try container.decodeIfPresent(String.self, forKey: .gateway) {
+            guard let gateway = URL(string: gatewayText), gateway.host != nil else {
+                throw DecodingError.dataCorruptedError(forKey: .gateway, in: container, debugDescription: "not a URL")
+            }
+            self.gateway = gateway
+        } else {
+            gateway = nil
+        }
+        wasApproved = try container.decodeIfPresent(Bool.self, forKey: .wasApproved) ?? false
     }
 
     /// Writes every field, the endpoint as its absolute string and the pin as `sha256//…`.
@@ -94,6 +120,8 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
         try container.encode(followerUID, forKey: .followerUID)
         try container.encodeIfPresent(requestStatus, forKey: .requestStatus)
         try container.encodeIfPresent(ipnsSequence, forKey: .ipnsSequence)
+        try container.encodeIfPresent(gateway?.absoluteString, forKey: .gateway)
+        if wasApproved { try container.encode(true, forKey: .wasApproved) }
     }
 
     /// The station as `GET /following` lists it.
@@ -223,12 +251,14 @@ extension StationClient {
     ///
     /// - Parameters:
     ///   - station: the station, as ``follow(stationAt:trust:name:)`` returned it.
-    ///   - gateway: the IPFS gateway its content is read through (default: the configuration's).
+    ///   - gateway: the IPFS gateway its content is read through (default: the handle's
+    ///     ``FollowedStationHandle/gateway``, through the configuration's transport, or else the
+    ///     configuration's).
     /// - Throws: ``StationClientError`` (`.keyStore`) when there is no follower identity, or not
     ///   the one `station` was followed with; `.refused` when there is no gateway.
     public func reader(for station: FollowedStationHandle, gateway: IPFSGateway? = nil) async throws -> FollowedStationFeed {
         let operation = "reading \(station.endpoint.absoluteString)"
-        guard let gateway = gateway ?? configuration.gateway else {
+        guard let gateway = gateway ?? defaultGateway(for: station) else {
             throw StationClientError(.refused, operation: operation, message: "reading a followed station needs an IPFS gateway")
         }
         guard let identity = try await FollowerIdentity.load(from: configuration.keyStore, keyResolver: configuration.keyReferenceResolver),
@@ -241,5 +271,13 @@ extension StationClient {
                                            offline: offline)
         if let name = station.ipnsID, let floor = station.ipnsSequence { reader.ipnsFloors.admit(floor, for: name) }
         return FollowedStationFeed(station: station, reader: reader)
+    }
+
+    /// The gateway `station` is read through by default: its handle's, with the configuration's
+    /// transport and the configured gateway's time limits, or the configured gateway.
+    func defaultGateway(for station: FollowedStationHandle) -> IPFSGateway? {
+        guard let url = station.gateway else { return configuration.gateway }
+        guard let configured = configuration.gateway else { return IPFSGateway(baseURL: url, transport: configuration.transport) }
+        return IPFSGateway(baseURL: url, transport: configuration.transport, timeouts: configured.timeouts)
     }
 }

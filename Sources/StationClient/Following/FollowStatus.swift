@@ -1,0 +1,178 @@
+import Foundation
+import Manifest
+import OrderedJSON
+
+/// Where a follower stands with a station it follows, as far as the station's published state
+/// says: see ``StationClient/followStatus(of:)``.
+///
+/// A struct with static members rather than an enum, so a later release can add a status
+/// without breaking an app's `switch`: match with `case .approved:` and end with `default:`.
+/// Statuses compare equal when they are the same status; ``description`` is its name
+/// (`"approved"`) and ``explanation`` says it in words.
+public struct FollowStatus: Sendable, Hashable, CustomStringConvertible {
+    private enum Code: String, Sendable, Hashable {
+        case pending, approved, notPublished, removed
+    }
+
+    private let code: Code
+
+    private init(_ code: Code) { self.code = code }
+
+    /// The status's name, as written after the dot (`"notPublished"`).
+    public var description: String { code.rawValue }
+
+    /// The station's published social graph holds a decoder envelope for this follower: its
+    /// owner approved the follow, and posts shared with all followers are readable.
+    public static let approved = FollowStatus(.approved)
+    /// The station has published a social graph and this follower is not in it: its owner has
+    /// not approved the request yet (or rejected it before approving: the station publishes
+    /// nothing that tells the two apart).
+    public static let pending = FollowStatus(.pending)
+    /// The station has published nothing to tell from yet: no IPNS name, no IPNS record, or a
+    /// record whose `public.json` has no social graph (a station builds its graph when its
+    /// owner first approves a follower or follows a station). Nobody is approved there as far
+    /// as it published.
+    public static let notPublished = FollowStatus(.notPublished)
+    /// This follower was seen approved (``FollowedStationHandle/wasApproved``) and the
+    /// station's graph no longer holds it: its owner removed it. Posts it could read before stay
+    /// readable where their envelopes were not rewrapped; new ones are not shared with it.
+    public static let removed = FollowStatus(.removed)
+
+    /// The status in a sentence, for people (`"approved: posts shared with followers are readable"`).
+    public var explanation: String {
+        switch code {
+        case .approved: "approved: posts shared with followers are readable"
+        case .pending: "pending: the station's owner has not approved the follow request"
+        case .notPublished: "not published yet: the station has published no social graph, so nobody is approved there yet"
+        case .removed: "removed: the station's owner removed this follower"
+        }
+    }
+}
+
+/// A follower's standing with a followed station: its ``status`` and what the station's
+/// published state that told it was (``ipnsID``, ``recordSequence``), to keep in the handle with
+/// ``FollowedStationHandle/record(_:)``.
+public struct FollowStanding: Sendable, Hashable {
+    /// Where the follower stands.
+    public var status: FollowStatus
+    /// The station's IPNS name read (learned from its `/profile` when the handle had none), or
+    /// `nil` when it has none yet.
+    public var ipnsID: String?
+    /// The sequence of the verified IPNS record read, or `nil` when there was none.
+    public var recordSequence: UInt64?
+
+    /// Creates a standing.
+    public init(status: FollowStatus, ipnsID: String? = nil, recordSequence: UInt64? = nil) {
+        self.status = status
+        self.ipnsID = ipnsID
+        self.recordSequence = recordSequence
+    }
+}
+
+extension FollowedStationHandle {
+    /// Keeps what `standing` learned: an approval (``wasApproved``, which later tells
+    /// ``FollowStatus/removed`` from ``FollowStatus/pending``), the station's IPNS name when the
+    /// handle had none, and the record's sequence as the rollback floor (``ipnsSequence``).
+    public mutating func record(_ standing: FollowStanding) {
+        if standing.status == .approved { wasApproved = true }
+        if ipnsID == nil { ipnsID = standing.ipnsID }
+        if let sequence = standing.recordSequence, standing.ipnsID == ipnsID { ipnsSequence = max(ipnsSequence ?? 0, sequence) }
+    }
+}
+
+extension FollowedStationReader {
+    /// Where this follower stands with `station`, from what the station publishes: its IPNS
+    /// record (through the gateway, verified, not older than one already seen) and the
+    /// `public.json` it points to. The decoder-envelopes document of its social graph
+    /// (`follow_decoder_envelopes_cid`, in the clear) names every approved follower; this
+    /// follower in it is ``FollowStatus/approved``. Not in it, the follower is
+    /// ``FollowStatus/removed`` when `station` was seen approved before
+    /// (``FollowedStationHandle/wasApproved``), ``FollowStatus/pending`` otherwise; no IPNS name,
+    /// no record (the gateway answers 404) or no graph yet is ``FollowStatus/notPublished``.
+    ///
+    /// When the handle has no IPNS name, the station's `/profile` is asked for one (with the
+    /// reader's pins).
+    ///
+    /// What cannot be known: the status is the station's **last published** state. The station
+    /// rebuilds and republishes its graph when its owner approves a follower or removes an
+    /// approved one, but publishes to IPNS in the background: until that record reaches the
+    /// gateway, the older status shows. A request rejected before approval and one never
+    /// received both read ``FollowStatus/pending`` (the station publishes nothing for either).
+    ///
+    /// - Throws: ``StationClientError``: `.gateway` when the gateway fails or cannot be reached
+    ///   (other than a 404 for the record), `.integrity` for a record that does not verify, an
+    ///   older record than one already seen, or a `public.json` of another station, and as
+    ///   ``StationClient/profile()`` when the profile is needed and cannot be read.
+    public func followStatus(of station: FollowedStationHandle) async throws -> FollowStanding {
+        let operation = "reading the follow status at \(station.endpoint.absoluteString)"
+        var name = station.ipnsID
+        if name == nil {
+            let profile = try await StationClient.profile(at: station.endpoint, transport: transport, pins: pins)
+            guard profile.uid == station.uid else {
+                throw StationClientError(.integrity, operation: operation,
+                                         message: "the station there is \(profile.uid), not the followed \(station.uid)")
+            }
+            name = profile.ipnsName ?? profile.ipfsPeerID
+        }
+        guard let name else { return FollowStanding(status: .notPublished) }
+        let resolved: ResolvedIPNSName
+        do {
+            resolved = try await resolvedDocument(ipnsName: name)
+        } catch let error as StationClientError where error.kind == .gateway && (error.status == 404 || error.status == 410) {
+            return FollowStanding(status: .notPublished, ipnsID: name)
+        }
+        guard resolved.document.uid == station.uid else {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "/ipns/\(name) is the public.json of \(resolved.document.uid), not of \(station.uid)")
+        }
+        var standing = FollowStanding(status: .notPublished, ipnsID: name, recordSequence: resolved.sequence)
+        guard resolved.document.followDecoderEnvelopesCID != nil else { return standing }
+        if try await decoderEnvelopes(of: resolved.document) != nil {
+            standing.status = .approved
+        } else {
+            standing.status = station.wasApproved ? .removed : .pending
+        }
+        return standing
+    }
+
+    /// This follower's decoder envelopes in the station's social graph
+    /// (`follow_decoder_envelopes_cid`, one per device), or `nil` when the graph has none for it
+    /// or there is no graph.
+    func decoderEnvelopes(of document: PublicDocument) async throws -> [JSONValue]? {
+        guard let decodersCID = document.followDecoderEnvelopesCID else { return nil }
+        let decoders = try WireJSON.parse(try await gateway.fetch(cid: decodersCID, limit: ResponseLimit.envelopeSet))
+        guard let mine = decoders["envelopes"]?[identity.uid]?.arrayValue, !mine.isEmpty else { return nil }
+        return mine
+    }
+
+    /// The `public.json` the IPNS name points to, verified and checked against the rollback floor.
+    func resolvedDocument(ipnsName name: String) async throws -> ResolvedIPNSName {
+        let resolved = try await gateway.resolveVerified(ipnsName: name)
+        try ipnsFloors.admit(resolved.sequence, for: name, operation: "resolving /ipns/\(name)")
+        return resolved
+    }
+}
+
+extension FollowedStationFeed {
+    /// Where this follower stands with the station: see
+    /// ``FollowedStationReader/followStatus(of:)``.
+    ///
+    /// - Throws: as ``FollowedStationReader/followStatus(of:)``.
+    public func status() async throws -> FollowStanding {
+        try await reader.followStatus(of: station)
+    }
+}
+
+extension StationClient {
+    /// Where this device's follower identity stands with a followed station — approved, pending,
+    /// removed, or not published yet — from what that station publishes (its IPNS record and
+    /// social graph, read through the handle's or the configured gateway): see
+    /// ``FollowedStationReader/followStatus(of:)`` for how each is told and what cannot be known.
+    /// Keep what it learned with ``FollowedStationHandle/record(_:)``: a later removal is told
+    /// from a pending request only by an approval seen before.
+    ///
+    /// - Throws: as ``reader(for:gateway:)`` and ``FollowedStationReader/followStatus(of:)``.
+    public func followStatus(of station: FollowedStationHandle) async throws -> FollowStanding {
+        try await reader(for: station).status()
+    }
+}
