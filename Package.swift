@@ -167,7 +167,7 @@ let package = Package(
         ),
 
         // Examples: one runnable program per step (see Examples/).
-        .executableTarget(name: "PostQuantumTour", dependencies: ["PQCrypto"], path: "Examples/PostQuantumTour"),
+        .executableTarget(name: "PostQuantumTour", dependencies: ["ExampleSupport", "PQCrypto"], path: "Examples/PostQuantumTour"),
         // ExampleSupport: the embedded emulator or `--station URL`, shared by the step examples.
         .target(
             name: "ExampleSupport",
@@ -238,7 +238,7 @@ let package = Package(
         .testTarget(
             name: "ExampleTests",
             dependencies: ["PostQuantumTour", "PairDevice", "SignRequest", "ReadManifest", "OpenEnvelope", "PublishPost",
-                           "TwoClients", "ReadFollowed", "TestSupport"]
+                           "TwoClients", "ReadFollowed", "StationEmulator", "Manifest", "TransportTestSupport", "TestSupport"]
         ),
         // Openssl helpers, TLS fronts (scripts/tls-front.py, nghttpx) and waiting helpers for transport tests.
         .target(name: "TransportTestSupport", dependencies: ["LoopbackHTTP", "Transport"], path: "Tests/TransportTestSupport"),
