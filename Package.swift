@@ -168,7 +168,7 @@ let package = Package(
 
         // Examples: one runnable program per step (see Examples/).
         .executableTarget(name: "PostQuantumTour", dependencies: ["ExampleSupport", "PQCrypto"], path: "Examples/PostQuantumTour"),
-        // ExampleSupport: the embedded emulator or `--station URL`, shared by the step examples.
+        // ExampleSupport: the examples' one argument parser (`--help`), the embedded emulator or `--station URL`, and clean-up.
         .target(
             name: "ExampleSupport",
             dependencies: ["StationClient", "StationEmulator", "CurlTransport", "Transport"],
