@@ -167,8 +167,8 @@ let package = Package(
         ),
 
         // Examples: one runnable program per step (see Examples/).
-        .executableTarget(name: "PostQuantumTour", dependencies: ["PQCrypto"], path: "Examples/PostQuantumTour"),
-        // ExampleSupport: the embedded emulator or `--station URL`, shared by the step examples.
+        .executableTarget(name: "PostQuantumTour", dependencies: ["ExampleSupport", "PQCrypto"], path: "Examples/PostQuantumTour"),
+        // ExampleSupport: the examples' one argument parser (`--help`), the embedded emulator or `--station URL`, and clean-up.
         .target(
             name: "ExampleSupport",
             dependencies: ["StationClient", "StationEmulator", "CurlTransport", "Transport"],
@@ -238,7 +238,7 @@ let package = Package(
         .testTarget(
             name: "ExampleTests",
             dependencies: ["PostQuantumTour", "PairDevice", "SignRequest", "ReadManifest", "OpenEnvelope", "PublishPost",
-                           "TwoClients", "ReadFollowed", "TestSupport"]
+                           "TwoClients", "ReadFollowed", "StationEmulator", "Manifest", "TransportTestSupport", "TestSupport"]
         ),
         // Openssl helpers, TLS fronts (scripts/tls-front.py, nghttpx) and waiting helpers for transport tests.
         .target(name: "TransportTestSupport", dependencies: ["LoopbackHTTP", "Transport"], path: "Tests/TransportTestSupport"),

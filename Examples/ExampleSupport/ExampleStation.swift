@@ -8,7 +8,10 @@ import Transport
 /// default), or a real station given with `--station URL` (and optionally `--gateway URL` and,
 /// for a self-signed `https` station such as one `run.py` starts, `--fingerprint sha256//…`).
 ///
-/// Either way the example talks HTTP through ``CurlTransport``, exactly as an app would.
+/// Either way the example talks HTTP through ``CurlTransport``, exactly as an app would, and every
+/// request to the station carries the pin its client uses (``send(_:body:pinnedAs:)``). What the
+/// example creates on the station is registered (``removeAtEnd(_:_:)``) and removed when it ends,
+/// unless `--keep` is given.
 public final class ExampleStation: Sendable {
     /// The station's URL.
     public let endpoint: URL
@@ -20,15 +23,26 @@ public final class ExampleStation: Sendable {
     public let gateway: IPFSGateway?
     /// The station's TLS key as given with `--fingerprint`, if any: pairing pins it without asking.
     public let fingerprint: PublicKeyFingerprint?
+    /// Whether `--keep` was given: what the example created stays on the station.
+    public let keep: Bool
+    private let leftovers = Locked(Leftovers())
 
-    /// Reads `--station URL`, `--gateway URL` and `--fingerprint sha256//…` from the command line;
-    /// without `--station`, starts an emulator on loopback.
+    /// What the example created on the station, to remove at its end.
+    private struct Leftovers {
+        var removals: [(what: String, remove: @Sendable () async throws -> Void)] = []
+        var pairedDevices: [String] = []
+        var notes: [String] = []
+    }
+
+    /// Reads `--station URL`, `--gateway URL`, `--fingerprint sha256//…` and `--keep` from the
+    /// parsed command line; without `--station`, starts an emulator on loopback.
     ///
     /// - Throws: ``ExampleError`` for a malformed URL or fingerprint; the emulator's errors when it
     ///   cannot start.
-    public init(arguments: [String] = CommandLine.arguments) throws {
+    public init(arguments: ExampleArguments = ExampleArguments()) throws {
         transport = CurlTransport()
-        if let text = Self.option("--fingerprint", in: arguments) {
+        keep = arguments.has("--keep")
+        if let text = arguments.value("--fingerprint") {
             guard let parsed = try? PublicKeyFingerprint(pin: text) else {
                 throw ExampleError("\(text) is not a fingerprint (sha256//<base64>)")
             }
@@ -36,11 +50,11 @@ public final class ExampleStation: Sendable {
         } else {
             fingerprint = nil
         }
-        if let station = Self.option("--station", in: arguments) {
+        if let station = arguments.value("--station") {
             guard let url = URL(string: station), url.host != nil else { throw ExampleError("\(station) is not a URL") }
             endpoint = url
             emulator = nil
-            if let given = Self.option("--gateway", in: arguments) {
+            if let given = arguments.value("--gateway") {
                 guard let gatewayURL = URL(string: given), gatewayURL.host != nil else { throw ExampleError("\(given) is not a URL") }
                 gateway = IPFSGateway(baseURL: gatewayURL, transport: transport)
             } else {
@@ -70,12 +84,15 @@ public final class ExampleStation: Sendable {
     /// - Throws: ``StationClientError`` when pairing fails (`.untrustedKey` for a key not accepted).
     public func pair(deviceName: String, namespace: String = "drive") async throws -> StationClient {
         let emulator = self.emulator
-        return try await StationClient.pair(endpoint: endpoint, deviceName: deviceName,
-                                            configuration: configuration(namespace: namespace), trust: keyTrust) { prompt in
+        let client = try await StationClient.pair(endpoint: endpoint, deviceName: deviceName,
+                                                  configuration: configuration(namespace: namespace), trust: keyTrust) { prompt in
             if let emulator { return emulator.log.latestPIN }
             FileHandle.standardError.write(Data("PIN shown by the station (\(prompt.attemptsLeft) attempts left): ".utf8))
             return readLine(strippingNewline: true)
         }
+        let device = await client.credentials.deviceUID
+        leftovers.withLock { $0.pairedDevices.append(device) }
+        return client
     }
 
     /// How this station's TLS key is trusted (pairing with it, or following it): the
@@ -92,13 +109,77 @@ public final class ExampleStation: Sendable {
         }
     }
 
+    /// Sends a request of the example's own to the station with `client`'s transport and the pins
+    /// its requests carry (`StationClient.activePins`): the one way an app's own request reaches
+    /// a station whose self-signed key is pinned.
+    ///
+    /// - Throws: `TransportError` when no response could be had (a pin mismatch among them).
+    public func send(_ request: HTTPRequest, body: HTTPRequestBody = .none, pinnedAs client: StationClient) async throws -> HTTPResponse {
+        try await transport.send(request, body: body, options: TransferOptions(pinnedPublicKeys: await client.activePins))
+    }
+
+    // MARK: Leaving nothing behind
+
+    /// Registers something the example created on the station, removed by `remove` when the
+    /// example ends (last created, first removed), unless `--keep` is given.
+    public func removeAtEnd(_ what: String, _ remove: @escaping @Sendable () async throws -> Void) {
+        leftovers.withLock { $0.removals.append((what, remove)) }
+    }
+
+    /// Registers `post`, published by `client`, for removal from the manifest when the example ends.
+    /// A post already gone by then (a reshare removed it) counts as removed.
+    public func removeAtEnd(_ post: PublishedPost, publishedBy client: StationClient, name: String) {
+        removeAtEnd("post \(name)") {
+            do {
+                _ = try await client.delete(postCID: post.postCID)
+            } catch let error as StationClientError where error.kind == .notFound {
+                return
+            }
+        }
+    }
+
+    /// Registers the follower `uid`, approved by `client`'s station, for removal when the example ends.
+    public func removeFollowerAtEnd(_ uid: String, approvedBy client: StationClient) {
+        removeAtEnd("follower \(uid)") { _ = try await client.removeFollower(uid: uid) }
+    }
+
+    /// Records something the example leaves on the station that the protocol cannot remove,
+    /// printed when the example ends against a station.
+    public func noteLeftBehind(_ note: String) {
+        leftovers.withLock { $0.notes.append(note) }
+    }
+
+    /// Removes what the example registered (or, with `--keep`, lists it), then says what stays on
+    /// a station: the devices it paired and its notes. Against the embedded emulator the
+    /// removals run too; nothing is said about what stays.
+    ///
+    /// - Returns: `false` when something could not be removed.
+    public func finish() async -> Bool {
+        let (removals, devices, notes) = leftovers.withLock { state in
+            defer { state = Leftovers() }
+            return (state.removals, state.pairedDevices, state.notes)
+        }
+        var clean = true
+        for (what, remove) in removals.reversed() {
+            if keep { print("kept (--keep): \(what)"); continue }
+            do {
+                try await remove()
+                print("removed: \(what)")
+            } catch {
+                clean = false
+                FileHandle.standardError.write(Data("could not remove \(what): \(error)\n".utf8))
+            }
+        }
+        guard !isEmbedded else { return clean }
+        for device in devices {
+            print("left on the station: paired device \(device) (the protocol has no call to remove a paired device; remove it on the station)")
+        }
+        for note in notes { print("left on the station: \(note)") }
+        return clean
+    }
+
     /// Stops the embedded emulator, if any.
     public func stop() { emulator?.stop() }
-
-    private static func option(_ name: String, in arguments: [String]) -> String? {
-        guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
-        return arguments[index + 1]
-    }
 }
 
 /// A failure in an example's own setup.
@@ -110,14 +191,29 @@ public struct ExampleError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Runs an example's body, printing any error and exiting with status 1 on failure.
-public func runExample(_ body: @Sendable (ExampleStation) async throws -> Void) async {
+/// Runs an example's body: `--help` prints `usage` and exits before anything starts; otherwise
+/// the station is set up from the command line, the body runs, and what it registered is removed
+/// (unless `--keep`). Prints any error and exits with status 1 on failure.
+public func runExample(_ usage: ExampleUsage, _ body: @Sendable (ExampleStation) async throws -> Void) async {
+    let arguments = ExampleArguments.parse(usage: usage)
+    let station: ExampleStation
     do {
-        let station = try ExampleStation()
-        defer { station.stop() }
+        station = try ExampleStation(arguments: arguments)
+    } catch {
+        FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+        exit(1)
+    }
+    defer { station.stop() }
+    var failed = false
+    do {
         try await body(station)
     } catch {
         FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+        failed = true
+    }
+    if await !station.finish() { failed = true }
+    if failed {
+        station.stop()
         exit(1)
     }
 }

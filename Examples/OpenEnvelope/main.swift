@@ -19,10 +19,15 @@ import OrderedJSON
 // key and the SDK's wire JSON, which are `package` API: this example is part of the package and
 // sees them, an app does not (it never needs to: listings and downloads open envelopes for it).
 
-await runExample { station in
+await runExample(ExampleUsage(name: "open-envelope", summary: """
+    Publishes a post, asks the station to rewrap its key to this device (POST /rewrap, signed and
+    pinned), opens the envelope and the metadata by hand, then downloads the content; removes
+    the post at the end.
+    """)) { station in
     let client = try await station.pair(deviceName: "opener")
     let metadata = DriveFileMetadata(filename: "secret.txt", mimeType: "text/plain", sizeBytes: 11)
     let post = try await client.publish(data: Data("hello world".utf8), metadata: metadata)
+    station.removeAtEnd(post, publishedBy: client, name: "secret.txt")
     let credentials = await client.credentials
 
     // POST /rewrap, signed over the exact JSON body; send both CIDs so the station finds the set.
@@ -35,7 +40,8 @@ await runExample { station in
     var request = HTTPRequest(method: .post, url: station.endpoint.appendingPathComponent("rewrap"))
     request.headers.add("content-type", value: "application/json")
     for (name, value) in try signer.sign(method: "POST", path: "/rewrap", body: body).fields { request.headers.add(name, value: value) }
-    let response = try await station.transport.send(request, body: .bytes(Data(body)))
+    // Sent with the pins the client's own requests carry (a self-signed station's key).
+    let response = try await station.send(request, body: .bytes(Data(body)), pinnedAs: client)
     let rewrap = try RewrapResponse.read([UInt8](response.body.data ?? Data()))
     guard case let .rewrapped(_, _, _, envelopeHex) = rewrap.result else { throw ExampleError("rewrap failed: \(rewrap.result)") }
     let envelope = try Hex.decode(envelopeHex)

@@ -12,8 +12,14 @@ import StationClient
 //   swift run pair-device --station URL        # against a real station (asks for the PIN)
 //   swift run pair-device --station https://127.0.0.1:8445 --fingerprint sha256//…
 //                                              # a run.py station: its self-signed key, pinned
+//   swift run pair-device --help               # what it does and its options (every example)
+//
+// The paired device stays on the station: the protocol has no call to remove one.
 
-await runExample { station in
+await runExample(ExampleUsage(name: "pair-device", summary: """
+    Pairs a device with a station (PIN from the station's log), shows its uids, keys and TLS pin,
+    reloads the credentials from the key store and makes one signed call.
+    """)) { station in
     let client = try await station.pair(deviceName: "Example Laptop")
     let credentials = await client.credentials
 

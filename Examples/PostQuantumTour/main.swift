@@ -1,7 +1,13 @@
 // A tour of PQCrypto: the two post-quantum algorithms a Cipher Station client uses.
 // Run with `swift run post-quantum-tour`.
+import ExampleSupport
 import Foundation
 import PQCrypto
+
+_ = ExampleArguments.parse(usage: ExampleUsage(name: "post-quantum-tour", summary: """
+    ML-KEM-768 (encapsulate, decapsulate, reload an expanded key) and SHA3-256 on their own,
+    the post-quantum pieces a Cipher Station client uses. Talks to no station.
+    """, networked: false))
 
 // 1. ML-KEM-768: a station seals each post key to a device's (or follower's) public key.
 let deviceKey = MLKEM768.PrivateKey()

@@ -12,20 +12,27 @@ import ContentAddressing
 // device), sends the follow request and records the follow. Once the owner approves, the reader
 // lists what is shared with you and downloads it, every byte checked against its CID.
 
-await runExample { station in
+await runExample(ExampleUsage(name: "read-followed", summary: """
+    A second, embedded station follows the station (its key trusted as pairing trusts it), the
+    owner approves it and publishes a post for followers and one for itself; the follower lists
+    and downloads what it can read and prints "readable posts: N of M" (M: the posts in the
+    station's "drive" namespace). Removes the posts and the follower at the end.
+    """)) { station in
     let owner = try await station.pair(deviceName: "owner")
-    let mine = try ExampleStation(arguments: [])
+    let mine = try ExampleStation()
     defer { mine.stop() }
     let me = try await mine.pair(deviceName: "reader")
 
     let followed = try await me.follow(stationAt: station.endpoint, trust: station.keyTrust, name: "reader")
     print("follow request: \(followed.requestStatus ?? "sent")")
     print("pending: \(try await owner.pendingFollowers().map(\.uid).contains(followed.followerUID))")
+    station.removeFollowerAtEnd(followed.followerUID, approvedBy: owner)
     _ = try await owner.approveFollower(uid: followed.followerUID)
 
-    _ = try await owner.publish(data: Data("shared with followers".utf8), metadata: DriveFileMetadata(filename: "news.txt"),
-                                audience: .allFollowers)
-    _ = try await owner.publish(data: Data("mine only".utf8), metadata: DriveFileMetadata(filename: "private.txt"))
+    station.removeAtEnd(try await owner.publish(data: Data("shared with followers".utf8), metadata: DriveFileMetadata(filename: "news.txt"),
+                                                audience: .allFollowers), publishedBy: owner, name: "news.txt")
+    station.removeAtEnd(try await owner.publish(data: Data("mine only".utf8), metadata: DriveFileMetadata(filename: "private.txt")),
+                        publishedBy: owner, name: "private.txt")
 
     guard let gateway = station.gateway else { throw ExampleError("reading a followed station needs --gateway URL") }
     let feed = try await me.reader(for: followed, gateway: gateway)
@@ -41,6 +48,8 @@ await runExample { station in
         try await feed.download(first, to: file) { progress in print("fetched \(progress.completed) bytes") }
         print("saved to a file: \((try? Data(contentsOf: file).count) ?? 0) bytes")
     }
-    print("readable posts: \(listing.posts.count) of 2")
+    // Of every post in the station's "drive" namespace (a real station may hold more than these two).
+    let total = try await owner.fetchManifest(cid: try await owner.profile().manifestCID ?? "").posts(in: "drive").count
+    print("readable posts: \(listing.posts.count) of \(total)")
     _ = try await me.unfollow(uid: followed.uid)
 }

@@ -9,11 +9,14 @@ import ContentAddressing
 // /profile gives the current manifest CID; the manifest holds one namespace per client app.
 // Read only your own: here "drive", CipherVault's namespace.
 
-await runExample { station in
+await runExample(ExampleUsage(name: "read-manifest", summary: """
+    Publishes two posts, then reads /profile, the manifest and the "drive" namespace, lists and
+    streams the decrypted posts and shows the station's storage; removes the posts at the end.
+    """)) { station in
     let client = try await station.pair(deviceName: "reader")
     for name in ["report.pdf", "holiday.jpg"] {
         let metadata = DriveFileMetadata(filename: name, mimeType: "application/octet-stream", sizeBytes: 5)
-        _ = try await client.publish(data: Data("hello".utf8), metadata: metadata)
+        station.removeAtEnd(try await client.publish(data: Data("hello".utf8), metadata: metadata), publishedBy: client, name: name)
     }
 
     // 1. The profile points at the current manifest.

@@ -11,7 +11,11 @@ import Transport
 // your own with signedHeaders(method:path:body:) (the device's private key never leaves the SDK);
 // here we look at the parts, then show that the station rejects a signature made for another path.
 
-await runExample { station in
+await runExample(ExampleUsage(name: "sign-request", summary: """
+    Signs a request of its own (signedHeaders): prints the canonical string's fields and the six
+    x-cipher-* headers, sends it pinned as the client's own requests are, and shows a signature
+    made for another path refused.
+    """)) { station in
     let client = try await station.pair(deviceName: "signer")
 
     // A GET signs the SHA-256 of an empty body; the path carries no query string or host.
@@ -26,7 +30,8 @@ await runExample { station in
         let signed = try await client.signedHeaders(method: "GET", path: signedPath, body: Data())
         var request = HTTPRequest(method: .get, url: station.endpoint.appendingPathComponent(String(path.dropFirst())))
         for (name, value) in signed.fields { request.headers.add(name, value: value) }
-        return try await station.transport.send(request).status
+        // Sent with the pins the client's own requests carry: a self-signed station is reached by its key.
+        return try await station.send(request, pinnedAs: client).status
     }
     print("GET /followers, signed for /followers: HTTP \(try await send("/followers", signedFor: "/followers"))")
     print("GET /followers, signed for /following: HTTP \(try await send("/followers", signedFor: "/following"))")

@@ -1,15 +1,53 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Manifest
+import StationEmulator
 import TestSupport
 import Testing
+import TransportTestSupport
+
+/// One run of an example.
+struct ExampleRun: Sendable {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
 
 /// Builds (through the test target's dependencies) and runs every example, checking its output,
 /// like swift-argument-parser's example tests.
 @Suite("Examples")
 struct ExampleTests {
-    static func run(_ product: String, _ arguments: [String] = []) throws -> String {
-        let executable = PipedProcess.productsDirectory.appendingPathComponent(product).path
-        let output = try InteropPython.run(executable, arguments, input: Data())
-        return String(decoding: output, as: UTF8.self)
+    /// Runs the example `product` with `arguments`. With `pinsFrom`, each pairing PIN that station
+    /// logs is typed on the example's standard input, as a user reading the station's log would.
+    static func launch(_ product: String, _ arguments: [String] = [], pinsFrom log: StationLog? = nil) async throws -> ExampleRun {
+        signal(SIGPIPE, SIG_IGN)  // a write to an example that just ended fails instead of killing the tests
+        let launched = try PipedProcess(PipedProcess.productsDirectory.appendingPathComponent(product), arguments)
+        let out = PipeReader(launched.stdout), err = PipeReader(launched.stderr)
+        if let log {
+            var typed = 0
+            while launched.process.isRunning {
+                let pins = log.pins
+                for pin in pins.dropFirst(typed) {
+                    try? launched.stdin.fileHandleForWriting.write(contentsOf: Data((pin + "\n").utf8))
+                }
+                typed = pins.count
+                try? await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
+        try? launched.stdin.fileHandleForWriting.close()
+        let stdout = await out.result(), stderr = await err.result()
+        launched.process.waitUntilExit()
+        return ExampleRun(status: launched.process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                          stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// The standard output of a successful run.
+    static func run(_ product: String, _ arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let run = try await launch(product, arguments)
+        #expect(run.status == 0, "\(product) failed: \(run.stderr)", sourceLocation: sourceLocation)
+        return run.stdout
     }
 
     /// Expects each of `lines` in `output`, each a check of its own.
@@ -17,8 +55,8 @@ struct ExampleTests {
         for line in lines { #expect(output.contains(line), "missing: \(line)", sourceLocation: sourceLocation) }
     }
 
-    @Test func postQuantumTour() throws {
-        let output = try Self.run("post-quantum-tour")
+    @Test func postQuantumTour() async throws {
+        let output = try await Self.run("post-quantum-tour")
         Self.expect(output, toContain: [
             "ML-KEM-768: public key 1184 B, ciphertext 1088 B, shared secrets match: true",
             "reloaded 2400-byte key decapsulates too: true",
@@ -29,8 +67,8 @@ struct ExampleTests {
 
     // The step examples run against an embedded StationEmulator (no --station argument).
 
-    @Test func pairDevice() throws {
-        let output = try Self.run("pair-device")
+    @Test func pairDevice() async throws {
+        let output = try await Self.run("pair-device")
         #expect(output.range(of: #"paired device uid: examplelaptop-[0-9a-f]{8}\n"#, options: .regularExpression) != nil)
         Self.expect(output, toContain: [
             "ML-KEM-768 public key: 1184 B",
@@ -40,8 +78,8 @@ struct ExampleTests {
         ])
     }
 
-    @Test func signRequest() throws {
-        let output = try Self.run("sign-request")
+    @Test func signRequest() async throws {
+        let output = try await Self.run("sign-request")
         Self.expect(output, toContain: [
             "canonical string fields: 7",
             // SHA-256 of the empty body, the value every GET signs.
@@ -51,8 +89,8 @@ struct ExampleTests {
         ] + ["x-cipher-uid", "x-cipher-device", "x-cipher-ts", "x-cipher-nonce", "x-cipher-body-sha256", "x-cipher-sig"].map { "  \($0): " })
     }
 
-    @Test func readManifest() throws {
-        let output = try Self.run("read-manifest")
+    @Test func readManifest() async throws {
+        let output = try await Self.run("read-manifest")
         #expect(output.range(of: #"manifest CID: Qm[1-9A-HJ-NP-Za-km-z]{44}"#, options: .regularExpression) != nil)
         #expect(output.components(separatedBy: "audience self, envelopes Qm").count == 3)
         Self.expect(output, toContain: [
@@ -62,11 +100,12 @@ struct ExampleTests {
             "posts: 2, skipped: 0",
             "streamed: report.pdf\nstreamed: holiday.jpg\n",
             "storage: drive has 2 posts",
+            "removed: post holiday.jpg\nremoved: post report.pdf\n",
         ])
     }
 
-    @Test func openEnvelope() throws {
-        let output = try Self.run("open-envelope")
+    @Test func openEnvelope() async throws {
+        let output = try await Self.run("open-envelope")
         Self.expect(output, toContain: [
             // 2 + 1088 + 16 + 32 + 24 (nonce) bytes.
             "envelope: 1162 B, ML-KEM ciphertext length prefix 1088",
@@ -76,8 +115,8 @@ struct ExampleTests {
         ])
     }
 
-    @Test func publishPost() throws {
-        let output = try Self.run("publish-post")
+    @Test func publishPost() async throws {
+        let output = try await Self.run("publish-post")
         Self.expect(output, toContain: ["self", "specific", "all"].map { "published \($0): envelopes yes" } + [
             "published public: envelopes none",
             "large post uploaded: all bytes",
@@ -89,8 +128,8 @@ struct ExampleTests {
         ])
     }
 
-    @Test func twoClients() throws {
-        let output = try Self.run("two-clients")
+    @Test func twoClients() async throws {
+        let output = try await Self.run("two-clients")
         Self.expect(output, toContain: [
             "manifest namespace drive: 1 posts",
             "manifest namespace notes: 2 posts",
@@ -99,8 +138,8 @@ struct ExampleTests {
         ])
     }
 
-    @Test func readFollowed() throws {
-        let output = try Self.run("read-followed")
+    @Test func readFollowed() async throws {
+        let output = try await Self.run("read-followed")
         Self.expect(output, toContain: [
             "follow request: follow_request_pending_multi_device",
             "pending: true",
@@ -108,6 +147,122 @@ struct ExampleTests {
             "saved to a file: 21 bytes",
             "readable posts: 1 of 2",
         ])
-        #expect(!output.contains("private.txt"))
+        #expect(!output.contains("mine only"))  // the self post is not readable by the follower
+    }
+
+    // Every example is a command-line tool: --help, and its station options.
+
+    static let all = ["post-quantum-tour", "pair-device", "sign-request", "read-manifest", "open-envelope", "publish-post",
+                      "two-clients", "read-followed"]
+
+    /// `--help` and `-h` print the usage and exit 0 before anything starts: with a station that
+    /// does not exist given too, a run that started anything would fail.
+    @Test(arguments: all)
+    func help(_ product: String) async throws {
+        for arguments in [["--help"], ["--station", "http://127.0.0.1:9/", "-h"]] {
+            let run = try await Self.launch(product, arguments)
+            #expect(run.status == 0, "\(arguments): \(run.stderr)")
+            #expect(run.stderr.isEmpty)
+            #expect(run.stdout.hasPrefix("usage: swift run \(product)"))
+            #expect(run.stdout.contains("--help, -h"))
+            let networked = product != "post-quantum-tour"
+            for option in ["--station URL", "--gateway URL", "--fingerprint sha256//…", "--keep"] {
+                #expect(run.stdout.contains(option) == networked, "\(option)")
+            }
+        }
+    }
+
+    @Test func unknownOptionIsAUsageError() async throws {
+        let run = try await Self.launch("read-manifest", ["--stations", "http://127.0.0.1:9/"])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("read-manifest: unknown option --stations"))
+        #expect(run.stderr.contains("usage: swift run read-manifest"))
+        #expect(run.stdout.isEmpty)
+    }
+
+    /// An emulator on loopback behind the package's TLS test front (`scripts/tls-front.py`) with a
+    /// run.py-style self-signed certificate: a station reached only by pinning its key.
+    final class TLSStation: Sendable {
+        let emulator: StationEmulator
+        let front: TLSFront
+        let arguments: [String]
+
+        init() throws {
+            emulator = try StationEmulator()
+            let url = try emulator.start()
+            front = try TLSFront.start(backendPort: UInt16(try #require(url.port)), certificate: .runPyStyle)
+            let gateway = try #require(emulator.gatewayURL)
+            arguments = ["--station", front.url.absoluteString, "--gateway", gateway.absoluteString, "--fingerprint", front.pin.pinString]
+        }
+
+        deinit {
+            front.stop()
+            emulator.stop()
+        }
+
+        /// Runs `product` against this station, typing the PINs it logs.
+        func run(_ product: String, _ extra: [String] = []) async throws -> ExampleRun {
+            try await ExampleTests.launch(product, arguments + extra, pinsFrom: emulator.log)
+        }
+
+        /// Every post in the station's manifest, in any namespace.
+        var posts: [PostEntry] {
+            let manifest = emulator.manifest
+            return manifest.clients.keys.flatMap { manifest.posts(in: $0) }
+        }
+
+        /// `followers_count` of the station's `/profile`.
+        func followersCount() async throws -> Int {
+            let response = await emulator.handle(StationRequest(method: "GET", target: "/profile", receivedAt: Date().timeIntervalSince1970))
+            let object = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
+            return try #require(object["followers_count"] as? Int)
+        }
+    }
+
+    /// A networked example and lines its run prints.
+    struct Networked: Sendable, CustomTestStringConvertible {
+        var product: String
+        var lines: [String]
+        var testDescription: String { product }
+    }
+
+    static let networked = [
+        Networked(product: "pair-device", lines: ["signed call accepted, followers: 0", "TLS key pin: sha256//"]),
+        Networked(product: "sign-request", lines: ["GET /followers, signed for /followers: HTTP 200", "GET /followers, signed for /following: HTTP 401"]),
+        Networked(product: "read-manifest", lines: ["posts: 2, skipped: 0", "removed: post report.pdf", "removed: post holiday.jpg"]),
+        Networked(product: "open-envelope", lines: ["post key recovered: 32 B", "content: hello world", "removed: post secret.txt"]),
+        Networked(product: "publish-post", lines: [
+            "the follower now reads: diary.txt, for-followers.txt, for-friend.txt, hello-world.txt\n", "the owner still downloads it: true",
+            "removed: post large.bin", "removed: profile changes", "removed: follower ",
+        ]),
+        Networked(product: "two-clients", lines: [
+            "notes app sees: Shopping, Todo\n", "removed: post Todo",
+            "left on the station: namespace notes, empty (the protocol has no call to remove a namespace)",
+        ]),
+        Networked(product: "read-followed", lines: ["news.txt: shared with followers", "readable posts: 1 of 2", "removed: follower "]),
+    ]
+
+    /// Each networked example works against a self-signed TLS station given `--fingerprint` (every
+    /// request pinned, its own requests included), removes what it created, and says that the
+    /// device it paired stays.
+    @Test(arguments: networked)
+    func overTLSLeavesNothingBehind(_ example: Networked) async throws {
+        let station = try TLSStation()
+        let profileBefore = station.emulator.manifest.clients["drive"]?.profile
+        let run = try await station.run(example.product)
+        #expect(run.status == 0, "\(run.stderr)")
+        Self.expect(run.stdout, toContain: example.lines + ["left on the station: paired device "])
+        #expect(station.posts.map(\.postCID) == [], "posts left behind")
+        #expect(try await station.followersCount() == 0, "followers left behind")
+        let profileAfter = station.emulator.manifest.clients["drive"]?.profile
+        #expect(profileAfter?.displayName == profileBefore?.displayName && profileAfter?.bio == profileBefore?.bio, "profile left changed")
+    }
+
+    @Test func keepLeavesWhatTheExampleCreated() async throws {
+        let station = try TLSStation()
+        let run = try await station.run("read-manifest", ["--keep"])
+        #expect(run.status == 0, "\(run.stderr)")
+        Self.expect(run.stdout, toContain: ["kept (--keep): post report.pdf", "kept (--keep): post holiday.jpg"])
+        #expect(station.posts.count == 2)
     }
 }
