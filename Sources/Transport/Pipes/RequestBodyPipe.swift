@@ -48,6 +48,8 @@ package final class RequestBodyPipe: @unchecked Sendable {
     private var consumed: Int64 = 0
     private var producerFinished = false
     private var failure: Failure?
+    /// Whether `onFailure` was (or is being) told, so it is told once.
+    private var failureReported = false
     private var closed = false
     private var consumerPaused = false
     private var spaceWaiter: CheckedContinuation<Void, Never>?
@@ -112,8 +114,10 @@ package final class RequestBodyPipe: @unchecked Sendable {
                     let timedOut = Failure(kind: .timedOut, message: "the request body stream yielded nothing for \(idleLimit ?? 0) s",
                                            underlying: nil)
                     failLocked(timedOut)
+                    let report = !failureReported
+                    failureReported = true
                     condition.unlock()
-                    onFailure?(timedOut)
+                    if report { onFailure?(timedOut) }
                     return .failed(timedOut)
                 }
             } else {
@@ -221,22 +225,35 @@ package final class RequestBodyPipe: @unchecked Sendable {
             condition.unlock()
             return false
         }
-        var broken: Failure?
         if let declaredLength, Int64(chunk.count) > declaredLength - produced {
-            broken = Failure(kind: .requestBodyFailed,
-                             message: "the request body stream yielded more than its declared \(declaredLength) bytes", underlying: nil)
-            broken.map(failLocked)
-        } else {
-            chunks.append(chunk)
-            buffered += chunk.count
-            produced += Int64(chunk.count)
-            condition.broadcast()
+            condition.unlock()
+            fail(Failure(kind: .requestBodyFailed,
+                         message: "the request body stream yielded more than its declared \(declaredLength) bytes", underlying: nil))
+            return false
         }
+        chunks.append(chunk)
+        buffered += chunk.count
+        produced += Int64(chunk.count)
+        condition.broadcast()
         let resume = takeResumeLocked()
         condition.unlock()
-        if let broken { onFailure?(broken) }
         resume?()
-        return broken == nil
+        return true
+    }
+
+    /// Fails the body from the producing side: `onFailure` is told first, and only then does a
+    /// read see the failure, so a transport that ends the transfer on that read already knows why.
+    private func fail(_ broken: Failure) {
+        condition.lock()
+        let report = !failureReported
+        failureReported = true
+        condition.unlock()
+        if report { onFailure?(broken) }
+        condition.lock()
+        if !closed, failure == nil { failLocked(broken) }
+        let resume = takeResumeLocked()
+        condition.unlock()
+        resume?()
     }
 
     private func finishProducing(_ error: (any Error)?) {
@@ -255,11 +272,15 @@ package final class RequestBodyPipe: @unchecked Sendable {
                              message: "the request body stream ended after \(produced) of its declared \(declaredLength) bytes",
                              underlying: nil)
         }
-        if let broken { failLocked(broken) } else { producerFinished = true }
+        if let broken {
+            condition.unlock()
+            fail(broken)
+            return
+        }
+        producerFinished = true
         condition.broadcast()
         let resume = takeResumeLocked()
         condition.unlock()
-        if let broken { onFailure?(broken) }
         resume?()
     }
 
