@@ -20,14 +20,15 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
     case failure(String)
     /// A ``StationClientError``, mapped to 1, 3 or 4 (see ``exitCode``).
     case client(StationClientError)
-    /// A ``StationClientError`` from a followed station at the URL (`cipher follow`, `cipher read`):
-    /// as ``client(_:)``, with the followed station's command to trust its key.
-    case followedStation(StationClientError, URL)
+    /// A ``StationClientError`` from the station at the URL (a followed one for `cipher follow` and
+    /// `cipher read`, the paired one's new address for `cipher move`): as ``client(_:)``, with the
+    /// command to trust its key (`command` is the one that takes `--fingerprint` for it).
+    case followedStation(StationClientError, URL, command: String = "follow")
 
     /// The client error carried, if any.
     var clientError: StationClientError? {
         switch self {
-        case .client(let error), .followedStation(let error, _): error
+        case .client(let error), .followedStation(let error, _, _): error
         case .usage, .failure: nil
         }
     }
@@ -45,7 +46,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .usage: return .usage
         case .failure: return .failure
-        case .client(let error), .followedStation(let error, _):
+        case .client(let error), .followedStation(let error, _, _):
             switch error.kind {
             case .unreachable, .tooSlow: return .unreachable
             case .gateway: return error.transportError == nil ? .failure : .unreachable
@@ -71,7 +72,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .usage: "usage"
         case .failure: "failure"
-        case .client(let error), .followedStation(let error, _): "\(error.kind)"
+        case .client(let error), .followedStation(let error, _, _): "\(error.kind)"
         }
     }
 
@@ -82,10 +83,10 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
             return Self.describe(error, trustCommand: { "cipher trust --fingerprint \($0)" },
                                  firstContactCommand: "cipher pair URL --fingerprint sha256//<that base64>",
                                  askAlternative: "pair from a terminal to be asked")
-        case .followedStation(let error, let url):
+        case .followedStation(let error, let url, let command):
             return Self.describe(error, trustCommand: { "cipher follow \(url.absoluteString) --fingerprint \($0)" },
-                                 firstContactCommand: "cipher follow \(url.absoluteString) --fingerprint sha256//<that base64>",
-                                 askAlternative: "follow from a terminal to be asked")
+                                 firstContactCommand: "cipher \(command) \(url.absoluteString) --fingerprint sha256//<that base64>",
+                                 askAlternative: command == "read" ? "follow it with that key" : "\(command) from a terminal to be asked")
         }
     }
 
