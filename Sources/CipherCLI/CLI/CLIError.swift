@@ -90,6 +90,38 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The text for standard error: without `verbose`, the paired station's unreachable errors
+    /// are told in a few words (what failed, what was tried, what to do); otherwise as
+    /// ``description`` (which `--json` always carries).
+    func message(verbose: Bool) -> String {
+        guard !verbose, case .client(let error) = self, error.kind == .unreachable else { return description }
+        return Self.unreachable(error)
+    }
+
+    /// "Cannot reach the station at …", the search for a new address when one was made, and the
+    /// commands that help.
+    private static func unreachable(_ error: StationClientError) -> String {
+        var where_ = ""
+        if let url = error.transportError?.url, let host = url.host {
+            where_ = " at \(url.scheme ?? "https")://\(host)" + (url.port.map { ":\($0)" } ?? "")
+        }
+        let reason: String
+        switch error.transportError?.kind {
+        case .dnsFailure?: reason = "its host name does not resolve"
+        case .cannotConnect?: reason = "no connection could be made"
+        case .timedOut?: reason = "it did not answer in time"
+        case .tlsFailure?: reason = "the TLS handshake failed"
+        default: reason = error.status.map { "a tunnel in front of it answered HTTP \($0)" } ?? error.message
+        }
+        var text = "cannot reach the station\(where_) (\(reason))."
+        if let search = error.underlying as? StationClientError {
+            text += " Tried: finding its new address through its signed IPNS record, which failed: \(search.message)."
+        }
+        text += " If the station moved, run `cipher move NEW-URL` (with --fingerprint sha256//… for a self-signed key);"
+            + " otherwise check that it is running and reachable. --verbose shows the details."
+        return text
+    }
+
     /// The text of a client error; a TLS key refusal names the command that trusts the key
     /// (`trustCommand` of the presented key after a change, `firstContactCommand` the first time).
     private static func describe(_ error: StationClientError, trustCommand: (String) -> String, firstContactCommand: String,
