@@ -253,6 +253,7 @@ enum ReadCommand: Command {
         let listing = try await reader.listPosts(of: .endpoint(url), namespace: namespace, as: JSONValue.self)
         let output = Output(station: url.absoluteString, followerUID: identity.uid, posts: listing.posts.map(FileRow.init),
                             skipped: listing.skipped.map { SkippedRow(postCID: $0.postCID, error: $0.error.description) })
+        if listing.isOffline { context.console.note("station unreachable: showing the last listing read online") }
         if output.posts.isEmpty { context.console.say("nothing shared with \(identity.uid) yet") }
         for row in output.posts { context.console.say(row.line) }
         context.console.emit(output)
