@@ -51,7 +51,11 @@ measure() {  # label, then the environment and command: prints wall seconds and 
     read -r wall rss <"$work/time"
     printf '%-34s %6.2f s  %7.1f MB\n' "$label" "$wall" "$(echo "$rss / 1024" | bc -l)"
 }
-echo "cipher status against $station (release, $(nproc) cores)"
+echo "cipher status against $station (release, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg))"
+# The floor: starting the executable at all (dynamic loading of Foundation and libcurl), no work.
+/usr/bin/time -f '%e %M' -o "$work/time" "$BIN/cipher" --help >/dev/null
+read -r wall rss <"$work/time"
+printf '%-34s %6.2f s  %7.1f MB\n' "floor: cipher --help" "$wall" "$(echo "$rss / 1024" | bc -l)"
 measure "first (passphrase, Argon2id)" CIPHER_PASSPHRASE=bench-passphrase "$BIN/cipher"
 for run in $(seq "$runs"); do
     measure "second #$run (key kept in keyring)" "$BIN/cipher"
