@@ -49,6 +49,11 @@ struct SessionCLITests {
         let unkept = try await Self.cipher(["status"], home: home, passphrase: nil, keep: "0")
         #expect(unkept.status == 2, "\(unkept.stderr)")
 
+        // The store's at-rest cost stays at least libsodium's "interactive" (2 passes, 64 MiB).
+        let params = [UInt8](try Data(contentsOf: home.appendingPathComponent("keystore.params")))
+        try #require(params.count >= 29)
+        func limit(_ offset: Int) -> UInt32 { params[offset..<(offset + 4)].reduce(0) { ($0 << 8) | UInt32($1) } }
+        #expect(limit(21) >= 2 && limit(25) >= 64 * 1024)
         // Nothing of the key is on disk: the home holds what it held before.
         let names = try FileManager.default.contentsOfDirectory(atPath: home.path).sorted()
         #expect(!names.contains { $0.localizedCaseInsensitiveContains("session") }, "\(names)")
