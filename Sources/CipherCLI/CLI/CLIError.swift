@@ -91,16 +91,18 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The text for standard error: without `verbose`, the paired station's unreachable errors
-    /// are told in a few words (what failed, what was tried, what to do); otherwise as
-    /// ``description`` (which `--json` always carries).
+    /// (those after which the SDK searched for its new address, which it does for the paired
+    /// station only) are told in a few words: what failed, what was tried, what to do. Otherwise
+    /// as ``description`` (which `--json` always carries).
     func message(verbose: Bool) -> String {
-        guard !verbose, case .client(let error) = self, error.kind == .unreachable else { return description }
-        return Self.unreachable(error)
+        guard !verbose, case .client(let error) = self, error.kind == .unreachable,
+              let search = error.underlying as? StationClientError else { return description }
+        return Self.unreachable(error, search: search)
     }
 
-    /// "Cannot reach the station at …", the search for a new address when one was made, and the
-    /// commands that help.
-    private static func unreachable(_ error: StationClientError) -> String {
+    /// "Cannot reach the station at …", the failed search for its new address, and the commands
+    /// that help.
+    private static func unreachable(_ error: StationClientError, search: StationClientError) -> String {
         var where_ = ""
         if let url = error.transportError?.url, let host = url.host {
             where_ = " at \(url.scheme ?? "https")://\(host)" + (url.port.map { ":\($0)" } ?? "")
@@ -114,9 +116,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         default: reason = error.status.map { "a tunnel in front of it answered HTTP \($0)" } ?? error.message
         }
         var text = "cannot reach the station\(where_) (\(reason))."
-        if let search = error.underlying as? StationClientError {
-            text += " Tried: finding its new address through its signed IPNS record, which failed: \(search.message)."
-        }
+        text += " Tried: finding its new address through its signed IPNS record, which failed: \(search.message)."
         text += " If the station moved, run `cipher move NEW-URL` (with --fingerprint sha256//… for a self-signed key);"
             + " otherwise check that it is running and reachable. --verbose shows the details."
         return text
