@@ -51,6 +51,8 @@ let package = Package(
     targets: [
         // Layer 0: the getrandom(2) declaration (a header only; nothing is linked).
         .systemLibrary(name: "CSystemRandom", path: "Sources/CSystemRandom"),
+        // add_key(2)/keyctl(2) wrappers for the `cipher` session unlock (Linux; empty elsewhere).
+        .systemLibrary(name: "CKeyring", path: "Sources/CKeyring"),
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
         .target(name: "PQCrypto", dependencies: ["CSystemRandom"]),
 
@@ -161,7 +163,7 @@ let package = Package(
         .executableTarget(
             name: "CipherCLI",
             dependencies: [
-                "StationClient", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
+                "StationClient", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "PQCrypto", "CKeyring",
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
         ),

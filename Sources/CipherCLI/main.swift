@@ -39,7 +39,7 @@ func runCommandLine() async -> ExitCode {
         return .success
     } catch {
         let failure = CLIError.from(error)
-        console.note("cipher \(name): \(failure)")
+        console.note("cipher \(name): \(failure.message(verbose: rawArguments.contains("--verbose")))")
         var detail = ErrorOutput.Detail(kind: failure.kind, message: failure.description, exitCode: failure.exitCode.rawValue)
         if let error = failure.clientError {
             detail.expectedFingerprint = error.expectedFingerprint?.pinString

@@ -23,11 +23,12 @@ struct CLITestError: Error, CustomStringConvertible {
 
 /// Runs the built `cipher` executable as a subprocess.
 enum CLIProcess {
-    /// Starts the built `cipher` with `arguments`, `environment` added to a clean one (PATH and a
-    /// temporary HOME), in `directory` if given, and its three standard streams on pipes.
+    /// Starts the built `cipher` with `arguments`, `environment` added to a clean one (PATH, a
+    /// temporary HOME, and no unlocked key kept in the session keyring unless `environment` sets
+    /// `CIPHER_KEEP_UNLOCKED`), in `directory` if given, and its three standard streams on pipes.
     static func launch(_ arguments: [String], environment: [String: String], directory: URL? = nil) throws -> PipedProcess {
         var base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-                    "HOME": FileManager.default.temporaryDirectory.path]
+                    "HOME": FileManager.default.temporaryDirectory.path, "CIPHER_KEEP_UNLOCKED": "0"]
         base.merge(environment) { $1 }
         return try PipedProcess(PipedProcess.productsDirectory.appendingPathComponent("cipher"), arguments, environment: base, directory: directory)
     }

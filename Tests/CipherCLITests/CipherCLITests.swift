@@ -11,8 +11,8 @@ import ContentAddressing
 /// exit codes and `--json` shapes.
 @Suite("cipher CLI", .serialized)
 struct CipherCLITests {
-    static let commands = ["demo", "pair", "status", "trust", "ls", "put", "get", "share", "rm", "followers", "follow", "following", "unfollow", "read",
-                           "restore-credentials"]
+    static let commands = ["demo", "pair", "status", "trust", "move", "ls", "put", "get", "share", "rm", "followers", "follow", "following",
+                           "unfollow", "read", "restore-credentials", "lock"]
 
     /// A paired CLI home against a fresh emulator.
     struct Paired {

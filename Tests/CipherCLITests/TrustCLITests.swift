@@ -176,5 +176,21 @@ struct FollowedStationPinCLITests {
         #expect(unfollow.status == 0, "\(unfollow.stderr)")
         let remaining = try JSONSerialization.jsonObject(with: Data(contentsOf: paired.home.file("following.json"))) as? [String: Any]
         #expect((remaining?["following"] as? [[String: Any]])?.isEmpty == true)
+
+        // Not followed any more, so no key is kept (and, under another name, no offline listing
+        // either): read explains the self-signed key as follow does (exit 3, not a raw TLS
+        // failure), and reads with the key given by --fingerprint.
+        let unknownURL = "https://localhost:\(port)"
+        let unpinned = try await paired.cipher("read", unknownURL, "--gateway", otherGateway, "--json")
+        #expect(unpinned.status == 3, "\(unpinned.stderr)")
+        #expect(unpinned.stderr.contains("cipher read \(unknownURL) --fingerprint"), "\(unpinned.stderr)")
+        #expect(unpinned.stderr.contains("openssl x509 -in cert.pem -pubkey -noout"), "\(unpinned.stderr)")
+        let unpinnedError = try #require(try unpinned.json()["error"] as? [String: Any])
+        #expect(unpinnedError["kind"] as? String == "untrustedKey")
+        #expect(unpinnedError["presented_fingerprint"] as? String == replaced.pin.pinString)
+        let pinned = try await paired.cipher("read", unknownURL, "--gateway", otherGateway, "--fingerprint", replaced.pin.pinString)
+        #expect(pinned.status == 0, "\(pinned.stderr)")
+        let wrongPin = try await paired.cipher("read", unknownURL, "--gateway", otherGateway, "--fingerprint", front.pin.pinString)
+        #expect(wrongPin.status == 3, "\(wrongPin.stderr)")
     }
 }

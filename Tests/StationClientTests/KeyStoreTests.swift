@@ -282,6 +282,28 @@ struct KeyStoreTests {
         #expect(recorded.operations == 1 && recorded.memoryKiB == 1024)
     }
 
+    @Test("A store reopens with its unlocked key (no Argon2); a key of another store, or none, is refused")
+    func reopenWithUnlockedKey() async throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileKeyStore(directory: directory, passphrase: "p", limits: Self.cheap)
+        try await store.save([1, 2, 3], as: "item")
+        let key = store.unlockedKey
+        #expect(key.count == 32)
+        let reopened = try FileKeyStore(directory: directory, unlockedKey: key)
+        #expect(try await reopened.load("item") == [1, 2, 3])
+        try await reopened.save([4], as: "other")
+        #expect(try await FileKeyStore(directory: directory, passphrase: "p", limits: Self.cheap).load("other") == [4])
+
+        let elsewhere = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        let foreign = try FileKeyStore(directory: elsewhere, passphrase: "p", limits: Self.cheap).unlockedKey
+        #expect(throws: StationClientError.self) { try FileKeyStore(directory: directory, unlockedKey: foreign) }
+        let empty = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: empty) }
+        #expect(throws: StationClientError.self) { try FileKeyStore(directory: empty, unlockedKey: key) }
+    }
+
     @Test("Device uids: sanitized name prefix of 20, dash, 8 characters of a UUID")
     func deviceUID() throws {
         let uuid = try #require(UUID(uuidString: "990DCF48-1234-4567-89AB-CDEF01234567"))

@@ -22,6 +22,7 @@ struct CommandSpec: Sendable {
     static let globalOptions = [
         OptionSpec(names: ["--home"], help: "where credentials live (default: $CIPHER_HOME or the platform config directory)", value: "DIR"),
         OptionSpec(names: ["--json"], help: "print one JSON document for scripts"),
+        OptionSpec(names: ["--verbose"], help: "on failure, print every detail (transport, IPNS search) instead of the short words"),
         OptionSpec(names: ["--help", "-h"], help: "show this help"),
     ]
 

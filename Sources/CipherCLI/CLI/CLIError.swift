@@ -20,14 +20,15 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
     case failure(String)
     /// A ``StationClientError``, mapped to 1, 3 or 4 (see ``exitCode``).
     case client(StationClientError)
-    /// A ``StationClientError`` from a followed station at the URL (`cipher follow`, `cipher read`):
-    /// as ``client(_:)``, with the followed station's command to trust its key.
-    case followedStation(StationClientError, URL)
+    /// A ``StationClientError`` from the station at the URL (a followed one for `cipher follow` and
+    /// `cipher read`, the paired one's new address for `cipher move`): as ``client(_:)``, with the
+    /// command to trust its key (`command` is the one that takes `--fingerprint` for it).
+    case followedStation(StationClientError, URL, command: String = "follow")
 
     /// The client error carried, if any.
     var clientError: StationClientError? {
         switch self {
-        case .client(let error), .followedStation(let error, _): error
+        case .client(let error), .followedStation(let error, _, _): error
         case .usage, .failure: nil
         }
     }
@@ -45,7 +46,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .usage: return .usage
         case .failure: return .failure
-        case .client(let error), .followedStation(let error, _):
+        case .client(let error), .followedStation(let error, _, _):
             switch error.kind {
             case .unreachable, .tooSlow: return .unreachable
             case .gateway: return error.transportError == nil ? .failure : .unreachable
@@ -71,7 +72,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .usage: "usage"
         case .failure: "failure"
-        case .client(let error), .followedStation(let error, _): "\(error.kind)"
+        case .client(let error), .followedStation(let error, _, _): "\(error.kind)"
         }
     }
 
@@ -82,11 +83,43 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
             return Self.describe(error, trustCommand: { "cipher trust --fingerprint \($0)" },
                                  firstContactCommand: "cipher pair URL --fingerprint sha256//<that base64>",
                                  askAlternative: "pair from a terminal to be asked")
-        case .followedStation(let error, let url):
+        case .followedStation(let error, let url, let command):
             return Self.describe(error, trustCommand: { "cipher follow \(url.absoluteString) --fingerprint \($0)" },
-                                 firstContactCommand: "cipher follow \(url.absoluteString) --fingerprint sha256//<that base64>",
-                                 askAlternative: "follow from a terminal to be asked")
+                                 firstContactCommand: "cipher \(command) \(url.absoluteString) --fingerprint sha256//<that base64>",
+                                 askAlternative: command == "read" ? "follow it with that key" : "\(command) from a terminal to be asked")
         }
+    }
+
+    /// The text for standard error: without `verbose`, the paired station's unreachable errors
+    /// (those after which the SDK searched for its new address, which it does for the paired
+    /// station only) are told in a few words: what failed, what was tried, what to do. Otherwise
+    /// as ``description`` (which `--json` always carries).
+    func message(verbose: Bool) -> String {
+        guard !verbose, case .client(let error) = self, error.kind == .unreachable,
+              let search = error.underlying as? StationClientError else { return description }
+        return Self.unreachable(error, search: search)
+    }
+
+    /// "Cannot reach the station at …", the failed search for its new address, and the commands
+    /// that help.
+    private static func unreachable(_ error: StationClientError, search: StationClientError) -> String {
+        var where_ = ""
+        if let url = error.transportError?.url, let host = url.host {
+            where_ = " at \(url.scheme ?? "https")://\(host)" + (url.port.map { ":\($0)" } ?? "")
+        }
+        let reason: String
+        switch error.transportError?.kind {
+        case .dnsFailure?: reason = "its host name does not resolve"
+        case .cannotConnect?: reason = "no connection could be made"
+        case .timedOut?: reason = "it did not answer in time"
+        case .tlsFailure?: reason = "the TLS handshake failed"
+        default: reason = error.status.map { "a tunnel in front of it answered HTTP \($0)" } ?? error.message
+        }
+        var text = "cannot reach the station\(where_) (\(reason))."
+        text += " Tried: finding its new address through its signed IPNS record, which failed: \(search.message)."
+        text += " If the station moved, run `cipher move NEW-URL` (with --fingerprint sha256//… for a self-signed key);"
+            + " otherwise check that it is running and reachable. --verbose shows the details."
+        return text
     }
 
     /// The text of a client error; a TLS key refusal names the command that trusts the key

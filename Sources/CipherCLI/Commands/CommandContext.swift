@@ -25,9 +25,9 @@ protocol Command: Sendable {
 /// Every command, in the order `cipher --help` lists them.
 enum Commands {
     static let all: [any Command.Type] = [
-        DemoCommand.self, PairCommand.self, StatusCommand.self, TrustCommand.self, ListCommand.self, PutCommand.self, GetCommand.self,
-        ShareCommand.self, RemoveCommand.self, FollowersCommand.self, FollowCommand.self, FollowingCommand.self, UnfollowCommand.self,
-        ReadCommand.self, RestoreCredentialsCommand.self,
+        DemoCommand.self, PairCommand.self, StatusCommand.self, TrustCommand.self, MoveCommand.self, ListCommand.self, PutCommand.self,
+        GetCommand.self, ShareCommand.self, RemoveCommand.self, FollowersCommand.self, FollowCommand.self, FollowingCommand.self,
+        UnfollowCommand.self, ReadCommand.self, RestoreCredentialsCommand.self, LockCommand.self,
     ]
 
     static var overview: String {
@@ -46,6 +46,9 @@ enum Commands {
             "",
             "Run `cipher <command> --help` for a command's options. Credentials live in --home DIR, $CIPHER_HOME",
             "or the platform config directory, encrypted with a passphrase (prompted, or $CIPHER_PASSPHRASE).",
+            "On Linux the unlocked store key (never the passphrase) is kept in the kernel session keyring for",
+            "$CIPHER_KEEP_UNLOCKED seconds (default 900; 0 keeps nothing), so later commands of the session skip",
+            "the passphrase; `cipher lock` forgets it. Elsewhere every command asks.",
             "Exit codes: 0 success, 1 failure, 2 usage, 3 refused by the station, 4 station, gateway or network unreachable,",
             "130 interrupted (Ctrl-C cancels the command and removes its staged upload or partial download).",
         ]

@@ -73,8 +73,25 @@ struct SkippedRow: Encodable {
 /// `cipher ls`.
 enum ListCommand: Command {
     static let spec = CommandSpec(
-        name: "ls", usage: "ls [--namespace drive]", summary: "list the files (posts) of a namespace",
-        options: [OptionSpec(names: ["--namespace"], help: "the manifest namespace to list (default: drive)", value: "NAME")])
+        name: "ls", usage: "ls [--namespace drive] [--manifest-order]", summary: "list the files (posts) of a namespace, newest first",
+        options: [
+            OptionSpec(names: ["--namespace"], help: "the manifest namespace to list (default: drive)", value: "NAME"),
+            OptionSpec(names: ["--manifest-order"], help: "list in the manifest's order (oldest first) instead of by date, newest first"),
+        ])
+
+    /// The rows newest first: by their date (`created_at`), and where dates tie or are missing, by
+    /// the manifest's order reversed (the station appends each post it publishes).
+    static func newestFirst(_ listing: PostListing<JSONValue>) -> [FileRow] {
+        let rows = listing.newestFirst.map(FileRow.init).enumerated()
+        return rows.sorted { a, b in
+            switch (a.element.createdAt, b.element.createdAt) {
+            case let (x?, y?) where x != y: return x > y
+            case (_?, nil): return true
+            case (nil, _?): return false
+            default: return a.offset < b.offset
+            }
+        }.map(\.element)
+    }
 
     struct Output: Encodable {
         var namespace: String
@@ -90,7 +107,8 @@ enum ListCommand: Command {
         let client = try await context.client(namespace: namespace)
         let listing = try await client.listPosts(as: JSONValue.self)
         let output = Output(namespace: namespace, manifestCID: listing.manifestCID, offline: listing.isOffline,
-                            posts: listing.posts.map(FileRow.init), skipped: listing.skipped.map {
+                            posts: context.arguments.has("--manifest-order") ? listing.posts.map(FileRow.init) : newestFirst(listing),
+                            skipped: listing.skipped.map {
                                 SkippedRow(postCID: $0.postCID, error: $0.error.description) })
         let console = context.console
         if listing.isOffline { console.note("station unreachable: showing the last listing read online") }

@@ -227,7 +227,7 @@ enum UnfollowCommand: Command {
 /// `cipher read URL [--get NAME|CID [-o FILE]]`.
 enum ReadCommand: Command {
     static let spec = CommandSpec(
-        name: "read", usage: "read URL [--gateway URL] [--namespace drive] [--get NAME|CID [-o FILE] [--force]]",
+        name: "read", usage: "read URL [--gateway URL] [--fingerprint sha256//BASE64] [--namespace drive] [--get NAME|CID [-o FILE] [--force]]",
         summary: "list the posts a followed station shares with you, or download one",
         options: [
             OptionSpec(names: ["--gateway"], help: "the IPFS gateway to read it through (default: the one given at pairing)", value: "URL"),
@@ -236,6 +236,7 @@ enum ReadCommand: Command {
             OptionSpec(names: ["--output", "-o"], help: "with --get: where to write it (default: its filename here; - for standard output)",
                        value: "FILE"),
             OptionSpec(names: ["--force"], help: "with --get: replace the file if it exists (only once the download verified)"),
+            .fingerprint(help: "its TLS key, read on that station (a self-signed station not followed with `cipher follow --fingerprint`)"),
         ],
         positionals: 1...1)
 
@@ -278,19 +279,36 @@ enum ReadCommand: Command {
         guard let identity = try await FollowerIdentity.load(from: client.configuration.keyStore) else {
             throw CLIError.failure("no follower identity yet: run `cipher follow \(url.absoluteString)` first")
         }
-        // A station `cipher follow` followed is read with the TLS key it was trusted by.
+        // A station `cipher follow` followed is read with the TLS key it was trusted by, unless
+        // --fingerprint gives the key to expect.
+        let given = try context.arguments.fingerprint()
         let reader: FollowedStationReader
-        if let kept {
+        if var kept {
+            if let given { kept.publicKeyPin = given }
             reader = try await client.reader(for: kept, gateway: gateway).reader
         } else {
-            reader = FollowedStationReader(identity: identity, gateway: gateway, transport: transport, configuration: client.configuration)
+            reader = FollowedStationReader(identity: identity, gateway: gateway, transport: transport, pins: given.map { [$0] } ?? [],
+                                           configuration: client.configuration)
         }
         let namespace = context.arguments.value("--namespace") ?? DriveFiles.namespace
         do {
             try await read(reference, from: url, reader: reader, namespace: namespace, handle: kept, context: context)
         } catch let error as StationClientError where [.keyChanged, .untrustedKey].contains(error.kind) {
-            throw CLIError.followedStation(error, url)
+            throw CLIError.followedStation(error, url, command: given == nil ? "follow" : "read")
+        } catch let error as StationClientError where error.transportError?.kind == .tlsFailure && reader.pins.isEmpty {
+            // No key to expect and no authority vouches for the certificate: say so as `follow` does.
+            throw CLIError.followedStation(await untrusted(url, error: error, transport: transport), url, command: "read")
         }
+    }
+
+    /// The refusal of a self-signed station read without a pin, naming the key it presents.
+    static func untrusted(_ url: URL, error: StationClientError, transport: any HTTPTransport) async -> StationClientError {
+        var refused = StationClientError(
+            .untrustedKey, operation: "reading \(url.absoluteString)",
+            message: "no trusted authority signed the station's certificate, and no key for it is kept or given",
+            transportError: error.transportError, underlying: error)
+        refused.presentedFingerprint = try? await transport.presentedPublicKey(at: url)
+        return refused
     }
 
     /// Lists the posts shared with the follower, or with `reference` downloads one.
@@ -304,6 +322,7 @@ enum ReadCommand: Command {
         let listing = try await reader.listPosts(of: .endpoint(url), namespace: namespace, as: JSONValue.self)
         var output = Output(station: url.absoluteString, followerUID: identity.uid, posts: listing.posts.map(FileRow.init),
                             skipped: listing.skipped.map { SkippedRow(postCID: $0.postCID, error: $0.error.description) })
+        if listing.isOffline { context.console.note("station unreachable: showing the last listing read online") }
         if output.posts.isEmpty {
             // Empty because nothing is shared yet, or because the follow is not approved: say which.
             var said = "nothing shared with \(identity.uid) yet"

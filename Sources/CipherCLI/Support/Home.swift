@@ -114,8 +114,26 @@ struct Home: Sendable {
     /// same port (or default), and the same path without a trailing slash.
     static func sameEndpoint(_ a: URL, _ b: URL) -> Bool { Endpoints.sameEndpoint(a, b) }
 
-    /// Opens the key store with the passphrase from `CIPHER_PASSPHRASE` or a terminal prompt.
+    /// The session's kept key for this home's key store (see ``SessionKeyring``).
+    func sessionKeyring(environment: [String: String]) -> SessionKeyring {
+        SessionKeyring(storeDirectory: directory, environment: environment)
+    }
+
+    /// Opens the key store with the key kept for this session, else with the passphrase from
+    /// `CIPHER_PASSPHRASE` or a terminal prompt (and then keeps the unlocked key for the session).
     func openKeyStore(console: Console, environment: [String: String], creating: Bool = false) throws(CLIError) -> FileKeyStore {
+        let session = sessionKeyring(environment: environment)
+        if let kept = session.keptKey() {
+            if let store = try? FileKeyStore(directory: directory, unlockedKey: kept) { return store }
+            // Stale (the store was re-created or replaced): forget it and ask as without one.
+            session.forget()
+        }
+        let store = try openKeyStoreWithPassphrase(console: console, environment: environment, creating: creating)
+        session.keep(store.unlockedKey)
+        return store
+    }
+
+    private func openKeyStoreWithPassphrase(console: Console, environment: [String: String], creating: Bool) throws(CLIError) -> FileKeyStore {
         let passphrase: String
         if let fromEnvironment = environment["CIPHER_PASSPHRASE"], !fromEnvironment.isEmpty {
             passphrase = fromEnvironment

@@ -117,6 +117,40 @@ public final class FileKeyStore: KeyStore {
         key = try Self.unlock(stored, password: password, operation: operation)
     }
 
+    /// Opens the store in `directory` with a key unlocked earlier (``unlockedKey``, e.g. kept by a
+    /// command-line session), without Argon2: the key must open the store's check value, so a key
+    /// of another store, or of this directory before it was re-created, is refused.
+    ///
+    /// - Throws: ``StationClientError`` (`.keyStore`) when there is no store in `directory`, the
+    ///   key does not open it, or `keystore.params` is damaged.
+    package init(directory: URL, unlockedKey: SecretBytes) throws {
+        let operation = "unlocking the key store with a kept key"
+        let paramsURL = directory.appendingPathComponent(Self.paramsName)
+        guard let bytes = try Self.readParameters(at: paramsURL, operation: operation) else {
+            throw StationClientError(.keyStore, operation: operation, message: "no key store in \(directory.path)")
+        }
+        guard bytes.count == Self.parametersByteCount, Array(bytes[0..<5]) == Self.paramsMagic else {
+            throw StationClientError(.keyStore, operation: operation, message: "\(Self.paramsName) is damaged")
+        }
+        let key = unlockedKey.withUnsafeBytes { SymmetricKey(data: $0) }
+        guard let check = try? SecretBox.open(bytes[(Self.saltEnd + 8)...], using: key), [UInt8](check) == Self.checkValue else {
+            throw StationClientError(.keyStore, operation: operation, message: "the kept key does not open this store")
+        }
+        guard chmod(directory.path, 0o700) == 0 else {
+            throw Self.failure("cannot make private (0700)", directory, operation: operation)
+        }
+        self.directory = directory
+        self.key = key
+        self.beforeRename = { _ in }
+    }
+
+    /// The unlocked store key (the Argon2id output, not the passphrase), for a caller that keeps
+    /// it for a session (the `cipher` tool, in the kernel keyring) and reopens the store with
+    /// ``init(directory:unlockedKey:)``. Zeroed when the copy is dropped.
+    package var unlockedKey: SecretBytes {
+        key.withUnsafeBytes { SecretBytes(copying: $0) }
+    }
+
     /// The bytes of `keystore.params` (at most one more than a valid file has, so a longer file
     /// shows as damaged without being read whole), or `nil` when there is none.
     private static func readParameters(at url: URL, operation: String) throws -> [UInt8]? {

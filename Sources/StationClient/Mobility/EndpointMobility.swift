@@ -117,21 +117,8 @@ extension StationClient {
         let resolved = try await gateway.resolveVerified(ipnsName: anchor.ipnsName)
         try IPNSFloors.refuseRollback(resolved.sequence, floor: credentials.ipnsSequence, operation: operation)
         let document = resolved.document
-        guard document.uid == credentials.stationUID else {
-            throw StationClientError(.integrity, operation: operation, message: "the IPNS record names another station")
-        }
-        guard let kem = document.mlkemPublicKey, kem.lowercased() == credentials.stationKEMPublicKeyHex.lowercased() else {
-            throw StationClientError(.integrity, operation: operation,
-                                     message: "the station's public.json does not carry its ML-KEM key")
-        }
-        guard let storedDSA = credentials.stationMLDSAPublicKeyHex else {
-            throw StationClientError(.integrity, operation: operation,
-                                     message: "the station's ML-DSA key is not known yet (read /profile once)")
-        }
-        guard let dsa = document.mldsaPublicKey, dsa.lowercased() == storedDSA.lowercased() else {
-            throw StationClientError(.integrity, operation: operation,
-                                     message: "the station's public.json does not carry its ML-DSA key")
-        }
+        try checkSameStation(uid: document.uid, mlkemPublicKey: document.mlkemPublicKey, mldsaPublicKey: document.mldsaPublicKey,
+                             source: "the IPNS record", document: "public.json", operation: operation)
         guard let text = document.endpoint, let endpoint = URL(string: text), let scheme = endpoint.scheme?.lowercased(),
               ["http", "https"].contains(scheme), endpoint.host?.isEmpty == false else {
             throw StationClientError(.unreachable, operation: operation, message: "the station's public.json has no endpoint")
@@ -155,6 +142,70 @@ extension StationClient {
         try await saveCredentials()
         log(.info, "the station moved to \(endpoint.absoluteString) (\(trust == .pinnedKey ? "its pinned key" : "a trusted certificate"))")
         return currentOrigin()
+    }
+
+    /// Refuses a station that is not the paired one: its uid, ML-KEM and ML-DSA public keys (as
+    /// `source` gives them, in `document`) must equal the stored ones. The one identity check of
+    /// a move, automatic (an IPNS record) or on purpose (``move(to:trust:)``).
+    private func checkSameStation(uid: String, mlkemPublicKey: String?, mldsaPublicKey: String?, source: String, document: String,
+                                  operation: String) throws {
+        guard uid == credentials.stationUID else {
+            throw StationClientError(.integrity, operation: operation, message: "\(source) names another station (uid \(uid))")
+        }
+        guard let kem = mlkemPublicKey, kem.lowercased() == credentials.stationKEMPublicKeyHex.lowercased() else {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "the station's \(document) does not carry its ML-KEM key")
+        }
+        guard let storedDSA = credentials.stationMLDSAPublicKeyHex else {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "the station's ML-DSA key is not known yet (read /profile once)")
+        }
+        guard let dsa = mldsaPublicKey, dsa.lowercased() == storedDSA.lowercased() else {
+            throw StationClientError(.integrity, operation: operation,
+                                     message: "the station's \(document) does not carry its ML-DSA key")
+        }
+    }
+
+    /// Points this device at `endpoint` on purpose (the `cipher move` command): the station there
+    /// must present a TLS key `trust` accepts (or, with no expected key, a certificate a trusted
+    /// authority signed; plain `http` only when the paired endpoint was `http`) and answer
+    /// `GET /profile` with the paired station's uid, ML-KEM and ML-DSA keys (and its IPNS name or
+    /// peer id, when both are known). Only then are the new endpoint and, for an accepted
+    /// self-signed key, its pin stored.
+    ///
+    /// These public keys are public: what makes the new address trustworthy is the TLS key the
+    /// user checked on the station, as at pairing; a move found through a signed IPNS record
+    /// needs no such key.
+    ///
+    /// - Throws: ``StationClientError``: `.integrity` for another station or a downgrade to
+    ///   `http`, `.untrustedKey` for a TLS key not accepted, `.unreachable` when it does not answer.
+    package func move(to endpoint: URL, trust: StationKeyTrust) async throws {
+        let operation = "moving to \(endpoint.absoluteString)"
+        guard let scheme = endpoint.scheme?.lowercased(), ["http", "https"].contains(scheme), endpoint.host?.isEmpty == false else {
+            throw StationClientError(.refused, operation: operation, message: "\(endpoint.absoluteString) is not an http(s) URL")
+        }
+        if credentials.endpoint.scheme?.lowercased() == "https", scheme != "https" {
+            throw StationClientError(.integrity, operation: operation, message: "plain http in place of https; refused")
+        }
+        let (pins, accepted) = try await Self.trustedPins(endpoint: endpoint, configuration: configuration, trust: trust,
+                                                          honoringOverride: false)
+        let profile = try await Self.profile(at: endpoint, transport: configuration.transport, timeouts: configuration.requestTimeouts,
+                                             pins: pins)
+        try checkSameStation(uid: profile.uid, mlkemPublicKey: profile.mlkemPublicKey, mldsaPublicKey: profile.mldsaPublicKey,
+                             source: "\(endpoint.absoluteString)/profile", document: "/profile", operation: operation)
+        if let stored = credentials.ipnsName, let given = profile.ipnsName, stored != given {
+            throw StationClientError(.integrity, operation: operation, message: "the station there has another IPNS name")
+        }
+        credentials.endpoint = endpoint
+        if let accepted {
+            credentials.stationPublicKeyPin = accepted
+            credentials.pinnedEndpoint = endpoint
+            credentials.endpointTrust = .pinnedKey
+        } else if scheme == "https" {
+            credentials.endpointTrust = .certificateAuthority
+        }
+        try await saveCredentials()
+        log(.info, "moved on purpose to \(endpoint.absoluteString)\(accepted.map { " (TLS key \($0) pinned)" } ?? "")")
     }
 
     /// How the new `endpoint` is trusted: it must answer a healthy `GET /health` presenting the
