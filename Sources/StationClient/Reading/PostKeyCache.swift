@@ -205,28 +205,23 @@ extension StationClient {
 
     /// The next write due, taking the changes it writes out of the journal.
     private func nextPostKeyWrite() -> PostKeyJournal.Write? {
-        var journal = postKeyJournal
         let persists = configuration.persistsPostKeys
-        let hasChanges = !journal.learned.isEmpty || !journal.dropped.isEmpty
-        let compacts = journal.needsCompaction
-            || (persists && hasChanges && journal.changeItems >= PostKeyJournal.changeItemLimit)
-            || (persists && journal.prunes(liveKeyCount: postKeys.count))
-        defer { postKeyJournal = journal }
+        let learned = postKeyJournal.learned, dropped = postKeyJournal.dropped
+        let hasChanges = !learned.isEmpty || !dropped.isEmpty
+        let compacts = postKeyJournal.needsCompaction
+            || (persists && hasChanges && postKeyJournal.changeItems >= PostKeyJournal.changeItemLimit)
+            || (persists && postKeyJournal.prunes(liveKeyCount: postKeys.count))
+        guard compacts || (persists && hasChanges) else { return nil }
+        postKeyJournal.learned.removeAll()
+        postKeyJournal.dropped.removeAll()
         if compacts {
-            journal.needsCompaction = false
-            journal.learned.removeAll()
-            journal.dropped.removeAll()
-            journal.changeItems = 0
-            journal.staleInStore = 0
+            postKeyJournal.needsCompaction = false
+            postKeyJournal.changeItems = 0
+            postKeyJournal.staleInStore = 0
             return .compaction(persists ? postKeys : [:])
         }
-        guard persists, hasChanges else { return nil }
-        journal.changeItems += 1
-        defer {
-            journal.learned.removeAll()
-            journal.dropped.removeAll()
-        }
-        return .changes(index: journal.changeItems, learned: journal.learned, dropped: journal.dropped)
+        postKeyJournal.changeItems += 1
+        return .changes(index: postKeyJournal.changeItems, learned: learned, dropped: dropped)
     }
 
     /// Writes one journal item (or, for a compaction, `post-keys` and the change items' removal).
