@@ -20,7 +20,8 @@ import ClassicalCrypto
 /// 32), the next write compacts: `post-keys` is rewritten with the live keys only, then the change
 /// items are deleted in order (a crash between the two leaves a tail of changes already in
 /// `post-keys`, which reads the same). An item that does not open or parse, and an entry that is
-/// not a CID with a 32-byte key, are skipped.
+/// not a CID with a 32-byte key, are skipped; reading the change items stops at the first that
+/// is missing or does not open.
 struct PostKeyJournal {
     /// How many change items may follow `post-keys` before the next write compacts.
     static let changeItemLimit = 16
@@ -146,14 +147,20 @@ extension StationClient {
         }
         let store = configuration.cacheStore
         var stored: [String: SymmetricKey] = [:]
+        if var bytes = try? await store.load(CacheItem.postKeys) {
+            PostKeyJournal.apply(bytes, to: &stored)
+            SecureMemory.zero(&bytes)
+        }
+        // Change items are written in order, so reading stops at the first missing one (one that
+        // does not open reads as missing: the items after it are left out, costing rewraps at
+        // worst, since a post's key never changes), and the next write takes its number.
         var lastChangeItem = 0
-        for (index, name) in [(0, CacheItem.postKeys)] + (1...PostKeyJournal.changeItemLimit).map({ ($0, CacheItem.postKeyChanges($0)) }) {
-            guard var bytes = try? await store.load(name) else { continue }
+        for index in 1...PostKeyJournal.changeItemLimit {
+            guard var bytes = try? await store.load(CacheItem.postKeyChanges(index)) else { break }
             PostKeyJournal.apply(bytes, to: &stored)
             SecureMemory.zero(&bytes)
             lastChangeItem = index
         }
-        // Change items are numbered after the last one found, so none is overwritten out of order.
         postKeyJournal.changeItems = max(postKeyJournal.changeItems, lastChangeItem)
         for (cid, key) in stored where postKeys[cid] == nil && !postKeyJournal.dropped.contains(cid) {
             postKeys[cid] = key
