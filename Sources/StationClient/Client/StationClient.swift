@@ -26,6 +26,8 @@ public actor StationClient {
 
     var postKeys: [String: SymmetricKey] = [:]
     var postKeysLoaded = false
+    /// What the cache store's copy of ``postKeys`` still lacks, and the writes under way.
+    var postKeyJournal = PostKeyJournal()
     /// The offline view of this device's namespace and of the stations it follows.
     let offline: OfflineListings
     var endpointResolution: Task<StationOrigin, any Error>?
@@ -76,11 +78,12 @@ public actor StationClient {
     /// - Throws: ``StationClientError`` (`.keyStore`) when a store cannot be written.
     public func forget() async throws {
         postKeys.removeAll()
+        postKeysLoaded = true
         offline.clearMemory()
         let namespace = (try? Self.normalizedNamespace(configuration.namespace)) ?? configuration.namespace
         do {
             try await configuration.keyStore.delete(KeyStoreItem.credentials)
-            try await configuration.cacheStore.delete(CacheItem.postKeys)
+            if let error = await removePersistedPostKeys() { throw error }
             try await configuration.cacheStore.delete(CacheItem.offlineListing(namespace: namespace))
             try await configuration.keyStore.delete(KeyStoreItem.legacyPostKeys)
             try await configuration.keyStore.delete(KeyStoreItem.legacyOfflineListing(namespace: namespace))

@@ -21,7 +21,7 @@ public struct StationClientConfiguration: Sendable {
     public var gateway: IPFSGateway?
     /// Where credentials and other secrets are kept (never caches: see ``cacheStore``).
     public var keyStore: any KeyStore
-    /// Where the post-key cache and the decrypted offline listing are kept. Default
+    /// Where the post-key cache (see ``persistsPostKeys``) and the decrypted offline listing are kept. Default
     /// (``defaultCacheStore(for:)``): on disk only when the app chose a file-backed key store —
     /// an ``EncryptedFileCacheStore`` in a `cache` folder beside a ``FileKeyStore``'s files — and
     /// in memory (``InMemoryCacheStore``) for any other key store, so a Keychain or a test's store
@@ -63,8 +63,18 @@ public struct StationClientConfiguration: Sendable {
     /// post past it is skipped and reported as for ``maximumPostMetadataBytes``. Default 32
     /// (`ManifestLimits.defaultMaximumMetadataDepth`).
     public var maximumPostMetadataDepth: Int = ManifestLimits.defaultMaximumMetadataDepth
-    /// Whether recovered post keys are also kept in ``cacheStore`` (encrypted at rest by an
-    /// ``EncryptedFileCacheStore``), so a restarted app skips the rewraps.
+    /// Whether recovered post keys are also kept in ``cacheStore``, so a relaunched app lists
+    /// its posts without asking the station to rewrap each one again (a `/rewrap` costs a real
+    /// station tens of milliseconds of CPU per post). Default `true`.
+    ///
+    /// The keys go where ``cacheStore`` puts them: sealed on disk (SecretBox, in an
+    /// ``EncryptedFileCacheStore``, the default beside a ``FileKeyStore``) or in memory only (an
+    /// ``InMemoryCacheStore``, the default for any other key store). A listing writes only what
+    /// changed (nothing when it learned no key); keys of posts no longer in the manifest are
+    /// dropped. ``StationClient/clearPostKeyCache()`` and ``StationClient/forget()`` remove them.
+    ///
+    /// An app that must not keep post keys at rest sets it to `false`: its client then keeps keys
+    /// in memory only, and its first listing removes the keys an earlier run kept in the cache store.
     public var persistsPostKeys: Bool
     /// Whether the last decrypted listing is kept in ``cacheStore`` for the offline view.
     public var persistsOfflineListing: Bool
@@ -114,7 +124,8 @@ public struct StationClientConfiguration: Sendable {
     ///   - gateway: the IPFS gateway for fallbacks and IPNS, or `nil` for none.
     ///   - stationPublicKeyPins: an override of the pin kept in the credentials (empty: use that pin).
     ///   - rewrapConcurrency: how many `/rewrap` calls a listing runs at once (at least 1).
-    ///   - persistsPostKeys: whether recovered post keys are also kept in the cache store.
+    ///   - persistsPostKeys: whether recovered post keys are also kept in the cache store (default `true`;
+    ///     `false` keeps them in memory only).
     ///   - persistsOfflineListing: whether the last listing is kept in the cache store for offline use.
     ///   - followsEndpointChanges: whether unreachable stations are looked up again through IPNS.
     ///   - requestTimeouts: time limits for API calls.
@@ -127,7 +138,7 @@ public struct StationClientConfiguration: Sendable {
     ///   - maximumManifestPosts: the most posts a manifest read by this client may hold.
     public init(
         namespace: String, keyStore: any KeyStore, transport: (any HTTPTransport)? = nil, gateway: IPFSGateway? = nil,
-        stationPublicKeyPins: [PublicKeyFingerprint] = [], rewrapConcurrency: Int = 8, persistsPostKeys: Bool = false, persistsOfflineListing: Bool = true,
+        stationPublicKeyPins: [PublicKeyFingerprint] = [], rewrapConcurrency: Int = 8, persistsPostKeys: Bool = true, persistsOfflineListing: Bool = true,
         followsEndpointChanges: Bool = true,
         requestTimeouts: TransferTimeouts = defaultRequestTimeouts,
         transferTimeouts: TransferTimeouts = TransferTimeouts(idle: 120, total: nil),

@@ -34,7 +34,9 @@ public protocol CacheStore: Sendable {
 
 /// Names the client uses in its ``CacheStore``.
 public enum CacheItem {
-    /// Cached post keys, by post CID.
+    /// Cached post keys, by post CID (with ``StationClientConfiguration/persistsPostKeys``). The
+    /// keys learned since this item was last rewritten are in `post-keys-1` … `post-keys-16`, one
+    /// item per listing that learned or dropped keys, so a listing writes only what changed.
     public static let postKeys = "post-keys"
     /// The last decrypted listing of a namespace, for offline use.
     public static func offlineListing(namespace: String) -> String { "offline-listing-\(namespace)" }

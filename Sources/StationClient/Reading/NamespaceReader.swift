@@ -46,7 +46,7 @@ extension StationClient {
         let manifest = try await fetchManifest(cid: manifestCID)
         let entries = manifest.posts(in: namespace)
         let refused = ListingEngine.skippedEntries(of: manifest, namespace: namespace, operation: operation)
-        try await loadPersistedPostKeys()
+        await loadPersistedPostKeys()
         let cachedKeys = entries.map { postKeys[$0.postCID] }
         // Each worker holds at most one /rewrap answer of at most ResponseLimit.rewrap bytes.
         let width = ResponseLimit.listingWidth(rewrapConcurrency: configuration.rewrapConcurrency, entryCount: entries.count)

@@ -120,7 +120,7 @@ extension StationClient {
     /// - Parameter complete: whether every post was read (a listing with skipped posts is stored
     ///   but read again next time).
     func recordListing(_ posts: [ListedPost<JSONValue>], namespace: String, complete: Bool, manifestCID: String) async throws {
-        try await persistPostKeys()
+        await writePostKeys(manifestCID: manifestCID)
         await removeLegacyCaches()
         await offline.record(posts, item: CacheItem.offlineListing(namespace: namespace), complete: complete, manifestCID: manifestCID)
     }

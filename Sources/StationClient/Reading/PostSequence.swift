@@ -39,7 +39,7 @@ extension StationClient {
         let namespace = try self.namespace(nil)
         guard let manifestCID = try await profile().manifestCID else { return nil }
         let manifest = try await fetchManifest(cid: manifestCID)
-        try await loadPersistedPostKeys()
+        await loadPersistedPostKeys()
         let entries = manifest.posts(in: namespace)
         let skipped = ListingEngine.skippedEntries(of: manifest, namespace: namespace, operation: "listing namespace \(namespace)")
         return SequencePlan(entries: entries, skipped: skipped, engine: ListingEngine(keys: ownKeySource(posts: entries.count)),
@@ -60,8 +60,8 @@ extension StationClient {
     /// did not open its post is dropped.
     func recordSequenceRead(_ outcome: ListingEngine.Outcome) {
         switch outcome {
-        case .read(let read): if let key = read.newKey { postKeys[read.post.postCID] = key }
-        case .skipped(let skipped): postKeys[skipped.postCID] = nil
+        case .read(let read): if let key = read.newKey { cachePostKey(key, for: read.post.postCID) }
+        case .skipped(let skipped): forgetPostKey(skipped.postCID)
         case .notShared: break
         }
     }
