@@ -218,7 +218,7 @@ struct PostKeyPersistenceTests {
         #expect(rig.emulator.requests.count(Self.rewrapRoute) == 2)
         #expect(await relaunched.cachedPostKeyCount == 4)
         // The relearned keys went after the last item found.
-        #expect(try await cache.load(CacheItem.postKeyChanges(3)) != nil)
+        #expect(await cache.load(CacheItem.postKeyChanges(3)) != nil)
         let stored = try await Self.storedKeys(in: cache)
         #expect(Set(posts.map(\.postCID)).isSubset(of: Set(stored.keys)))
     }
