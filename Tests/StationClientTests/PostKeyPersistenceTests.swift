@@ -109,6 +109,46 @@ struct PostKeyPersistenceTests {
         #expect(await relaunched.cachedPostKeyCount == 1_000)
     }
 
+    @Test("A relaunched client listing an unchanged manifest writes nothing; after a change, or over an older stored form, it stores the new listing")
+    func relaunchKeepsTheStoredOfflineListing() async throws {
+        let rig = try StationRig.served()
+        let keys = InMemoryKeyStore()
+        let cache = RecordingCacheStore()
+        let first = try await rig.pair(keyStore: keys, persistsPostKeys: true, cacheStore: cache)
+        _ = try await Self.publish(3, by: first)
+        let listed = try await first.listPosts(as: DriveFileMetadata.self)
+        let item = CacheItem.offlineListing(namespace: "drive")
+        #expect(await cache.saves.contains { $0.name == item })
+        let relaunch = { try await StationClient.load(configuration: rig.configuration(keyStore: keys, persistsPostKeys: true, cacheStore: cache)) }
+
+        // The same manifest: the stored listing is this listing already, and nothing is written.
+        await cache.forgetHistory()
+        let relaunched = try await relaunch()
+        let same = try await relaunched.listPosts(as: DriveFileMetadata.self)
+        #expect(same.posts.map(\.postCID) == listed.posts.map(\.postCID))
+        #expect(await cache.saves.map(\.name) == [])
+
+        // A listing stored in the older form (no `complete`) is stored again in the current one.
+        let manifestCID = try #require(listed.manifestCID)
+        await cache.base.save(WireJSON.serialize(.object(["manifest_cid": .string(manifestCID), "posts": .array([])])), as: item)
+        _ = try await relaunch().listPosts(as: DriveFileMetadata.self)
+        #expect(await cache.saves.map(\.name) == [item])
+
+        // A new post: the relaunched client stores the new listing, and shows it offline.
+        await cache.forgetHistory()
+        _ = try await first.publish(data: Data("new".utf8), metadata: Fixture.drive("new.txt", size: 3))
+        let changed = try await relaunched.listPosts(as: DriveFileMetadata.self)
+        #expect(changed.posts.count == 4)
+        #expect(await cache.saves.map(\.name).filter { !$0.hasPrefix(CacheItem.postKeys) } == [item])
+        let offline = try await rig.offlineListing(of: relaunched)
+        #expect(offline.posts.map(\.postCID) == changed.posts.map(\.postCID))
+        #expect(offline.manifestCID == changed.manifestCID)
+        let fromStore = try await relaunch().listPosts(as: DriveFileMetadata.self)
+        #expect(fromStore.isOffline)
+        #expect(fromStore.posts.map(\.metadata?.filename).contains("new.txt"))
+        #expect(fromStore.posts.count == 4)
+    }
+
     @Test("A listing writes only what changed: nothing when it learned no key, one item with the new keys otherwise")
     func writesOnlyChanges() async throws {
         let rig = try StationRig.inProcess()

@@ -36,7 +36,10 @@ final class OfflineListings: Sendable {
         // The same manifest read without failures gives the same listing: store it only when it changed.
         let unchanged = state.withLock { complete && $0.sources[item] == manifestCID && $0.listings[item] != nil }
         guard !unchanged else { return }
-        var bytes = Self.serialize(posts, manifestCID: manifestCID)
+        // A new client over the same store: the stored listing, when it is the complete one of
+        // this manifest, is this listing already; it is taken as the memory copy, not rebuilt.
+        if complete, persists, await adoptStored(item: item, manifestCID: manifestCID) { return }
+        var bytes = Self.serialize(posts, manifestCID: manifestCID, complete: complete)
         state.withLock { state in
             if var old = state.listings[item] { SecureMemory.zero(&old) }
             state.listings[item] = bytes
@@ -49,6 +52,23 @@ final class OfflineListings: Sendable {
         } catch {
             log?(LogEvent(level: .warning, message: "cannot persist the offline listing: \(error)"))
         }
+    }
+
+    /// Takes the stored listing of `item` as the memory copy when it is the complete listing of
+    /// `manifestCID` (as its header says) and memory holds none; whether it did.
+    private func adoptStored(item: String, manifestCID: String) async -> Bool {
+        guard state.withLock({ $0.listings[item] == nil }),
+              var stored = try? await cacheStore.load(item) else { return false }
+        guard stored.starts(with: Self.header(manifestCID: manifestCID, complete: true)) else {
+            SecureMemory.zero(&stored)
+            return false
+        }
+        state.withLock { state in
+            if var old = state.listings[item] { SecureMemory.zero(&old) }
+            state.listings[item] = stored
+            state.sources[item] = manifestCID
+        }
+        return true
     }
 
     /// The offline listing of `item` with its metadata as `type`, or `nil` when there is none.
@@ -90,28 +110,70 @@ final class OfflineListings: Sendable {
         }
     }
 
-    /// The listing as stored: `{"manifest_cid":…,"posts":[{post_cid, audience_mode, public,
-    /// envelopes_cid, created_at, metadata}]}`.
-    private static func serialize(_ posts: [ListedPost<JSONValue>], manifestCID: String) -> [UInt8] {
-        var items: [JSONValue] = []
+    /// The start of a stored listing, up to its posts: `{"manifest_cid":…,"complete":…,`.
+    /// Listings stored before `complete` was written have no such start, and are stored again.
+    private static func header(manifestCID: String, complete: Bool) -> [UInt8] {
+        var bytes = WireJSON.serialize(.object(["manifest_cid": .string(manifestCID), "complete": .bool(complete)]))
+        bytes.removeLast()  // the closing brace
+        bytes.append(UInt8(ascii: ","))
+        return bytes
+    }
+
+    /// The listing as stored: `{"manifest_cid":…,"complete":…,"posts":[{post_cid, audience_mode,
+    /// public, envelopes_cid, created_at, metadata}]}`. Metadata still held as the decrypted text
+    /// goes in as that text, checked but not parsed and written again (the first listing of a
+    /// relaunched client spent most of its extra time there).
+    private static func serialize(_ posts: [ListedPost<JSONValue>], manifestCID: String, complete: Bool) -> [UInt8] {
+        var bytes = header(manifestCID: manifestCID, complete: complete)
+        // Reserved up front: a buffer outgrown would be freed holding metadata, unzeroed.
+        var textBytes = 0
+        for post in posts { if case .text(let text)? = post.rawMetadataSource { textBytes += text.count } }
+        bytes.reserveCapacity(bytes.count + textBytes + posts.count * 256 + 16)
+        bytes += Array(#""posts":["#.utf8)
+        var first = true
         for post in posts {
-            let metadata: JSONValue?
+            // The decrypted text is shared with the listing's posts (only its slice is written);
+            // a value is written into a buffer of its own, zeroed after.
+            var serialized: [UInt8] = []
+            defer { SecureMemory.zero(&serialized) }
+            let metadata: ArraySlice<UInt8>
             switch post.rawMetadataSource {
             case .text(let text)?:
                 // Metadata that is not JSON made the listing skip the post: the offline view leaves it out too.
-                guard let value = try? WireJSON.parse(text) else { continue }
-                metadata = value
-            case .value(let value)?: metadata = value
-            case nil: metadata = nil
+                guard let start = jsonStart(text) else { continue }
+                metadata = text[start...]
+            case .value(let value)?:
+                serialized = WireJSON.serialize(value)
+                metadata = serialized[...]
+            case nil: metadata = ArraySlice("null".utf8)
             }
-            var object: JSONObject = ["post_cid": .string(post.postCID), "audience_mode": .string(post.audienceMode.wireValue),
+            var fields: JSONObject = ["post_cid": .string(post.postCID), "audience_mode": .string(post.audienceMode.wireValue),
                                       "public": .bool(post.isPublic)]
-            object["envelopes_cid"] = post.envelopesCID.map { .string($0) } ?? .null
-            object["created_at"] = post.createdAt.map { .number(JSONNumber($0)) } ?? .null
-            object["metadata"] = metadata ?? .null
-            items.append(.object(object))
+            fields["envelopes_cid"] = post.envelopesCID.map { .string($0) } ?? .null
+            fields["created_at"] = post.createdAt.map { .number(JSONNumber($0)) } ?? .null
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            bytes += WireJSON.serialize(.object(fields)).dropLast()  // the closing brace: metadata follows
+            bytes += Array(#","metadata":"#.utf8)
+            bytes += metadata
+            bytes.append(UInt8(ascii: "}"))
         }
-        return WireJSON.serialize(.object(["manifest_cid": .string(manifestCID), "posts": .array(items)]))
+        bytes += Array("]}".utf8)
+        return bytes
+    }
+
+    /// Where the one JSON value of `text` starts (after a leading byte-order mark), or `nil`
+    /// when `text` is not JSON or would nest too deep inside the stored listing.
+    private static func jsonStart(_ text: [UInt8]) -> Int? {
+        text.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(bytes: buffer, maximumDepth: WireJSON.maximumDepth)
+            parser.skipByteOrderMark()
+            let start = parser.index
+            // Inside the document, the posts array and the post's object.
+            guard (try? parser.skipValue(depth: 3)) != nil else { return nil }
+            parser.skipWhitespace()
+            return parser.index == buffer.count ? start : nil
+        }
     }
 }
 
