@@ -118,11 +118,8 @@ extension StationClient {
     /// cannot be written is reported in the log, and its items are removed by the next listing.
     public func clearPostKeyCache() async {
         postKeys.removeAll()
-        postKeyJournal.learned.removeAll()
-        postKeyJournal.dropped.removeAll()
         postKeysLoaded = true
-        postKeyJournal.needsCompaction = true
-        if let error = await writePostKeys(manifestCID: nil) {
+        if let error = await removePersistedPostKeys() {
             log(.warning, "cannot remove the persisted post keys: \(error)")
         }
     }
