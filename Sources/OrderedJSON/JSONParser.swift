@@ -9,23 +9,25 @@
 /// cannot hold a lone surrogate).
 ///
 /// The parser is iterative, so hostile nesting cannot exhaust the stack; depth is capped at
-/// `maximumDepth`.
+/// `maximumDepth`. What it builds is charged to ``memory`` (see ``JSONMemoryBudget``), and every
+/// array and object is allocated at its final size when it closes, never larger.
 package struct JSONParser {
     package let bytes: UnsafeBufferPointer<UInt8>
     package var index = 0
     private let maximumDepth: Int
+    /// What the values built so far were charged, against its limit.
+    package var memory: JSONMemoryBudget
 
-    /// The open containers, innermost last. Arrays and objects live in their own stacks so a
-    /// member is added in place (an enum payload popped, mutated and pushed back would be copied
-    /// on every member).
+    /// An open container and where its members start in the parse's shared member stacks.
     private enum Open {
-        case array
-        case object
+        case array(start: Int)
+        case object(start: Int)
     }
 
-    package init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
+    package init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, memory: JSONMemoryBudget = .unlimited) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
+        self.memory = memory
     }
 
     /// Parses one complete document.
@@ -44,33 +46,39 @@ package struct JSONParser {
 
     /// Parses one value starting at the next non-blank byte, inside `depth` open containers
     /// (which count towards `maximumDepth`), and stops right after it.
+    ///
+    /// The members of every open container wait in two stacks shared by the whole parse (values,
+    /// and the keys of object members); a container is made from its run of them, at its exact
+    /// size, when it closes.
     package mutating func parseValue(depth: Int) throws(WireFormatError) -> JSONValue {
         var open: [Open] = []
-        var arrays: [[JSONValue]] = []
-        var objects: [JSONObject] = []
+        var values: [JSONValue] = []
         var keys: [String] = []
         parsing: while true {
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input, expecting a value") }
+            try memory.charge(JSONMemoryBudget.valueCost)
             var value: JSONValue
             switch bytes[index] {
             case UInt8(ascii: "{"):
                 if try openContainer(depth: depth + open.count + 1) {
-                    keys.append(try parseMemberKey())
-                    objects.append(JSONObject())
-                    open.append(.object)
+                    try memory.charge(JSONMemoryBudget.objectCost)
+                    keys.append(try parseChargedMemberKey())
+                    open.append(.object(start: values.count))
                     continue parsing
                 }
                 value = .object(JSONObject())
             case UInt8(ascii: "["):
                 if try openContainer(depth: depth + open.count + 1) {
-                    arrays.append([])
-                    open.append(.array)
+                    try memory.charge(JSONMemoryBudget.arrayCost)
+                    open.append(.array(start: values.count))
                     continue parsing
                 }
                 value = .array([])
             case UInt8(ascii: "\""):
-                value = .string(try parseString())
+                let text = try parseString()
+                try memory.charge(JSONMemoryBudget.textCost(text.utf8.count))
+                value = .string(text)
             case UInt8(ascii: "t"):
                 try expectLiteral("true")
                 value = .bool(true)
@@ -87,7 +95,9 @@ package struct JSONParser {
                 try expectLiteral("Infinity")
                 value = .number(JSONNumber(validatedText: "Infinity"))
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                value = .number(try parseNumber())
+                let number = try parseNumber()
+                try memory.charge(JSONMemoryBudget.textCost(number.text.utf8.count))
+                value = .number(number)
             default:
                 throw fail("unexpected character, expecting a value")
             }
@@ -95,23 +105,33 @@ package struct JSONParser {
             // Attach the finished value to its container; close every container that ends here.
             while true {
                 guard let top = open.last else { return value }
+                values.append(value)
                 switch top {
-                case .array:
-                    arrays[arrays.count - 1].append(value)
+                case .array(let start):
                     if try containerContinues(closingWith: UInt8(ascii: "]")) { continue parsing }
                     open.removeLast()
-                    value = .array(arrays.removeLast())
-                case .object:
-                    objects[objects.count - 1][keys.removeLast()] = value
+                    value = .array(Array(values[start...]))
+                    values.removeSubrange(start...)
+                case .object(let start):
                     if try containerContinues(closingWith: UInt8(ascii: "}")) {
-                        keys.append(try parseMemberKey())
+                        keys.append(try parseChargedMemberKey())
                         continue parsing
                     }
                     open.removeLast()
-                    value = .object(objects.removeLast())
+                    let keyStart = keys.count - (values.count - start)
+                    value = .object(JSONObject(keys: keys[keyStart...], values: values[start...]))
+                    values.removeSubrange(start...)
+                    keys.removeSubrange(keyStart...)
                 }
             }
         }
+    }
+
+    /// Reads `"key":` of a member the parse keeps, charging the member and its key.
+    private mutating func parseChargedMemberKey() throws(WireFormatError) -> String {
+        let key = try parseMemberKey()
+        try memory.charge(JSONMemoryBudget.memberCost + JSONMemoryBudget.textCost(key.utf8.count))
+        return key
     }
 
     /// Opens the object or array whose `{` or `[` is next, as the `depth`th open container
@@ -273,6 +293,34 @@ package struct JSONParser {
             }
             return deepest
         }
+    }
+
+    /// The JSON text `text` (checked JSON, such as a value ``skipValue(depth:checksDepth:)``
+    /// read) without the blanks between tokens: the same value, at most as many bytes.
+    package static func compacted(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.count)
+        var inString = false
+        var escaped = false
+        for byte in text {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+            } else {
+                switch byte {
+                case 0x20, 0x09, 0x0A, 0x0D: continue
+                case UInt8(ascii: "\""): inString = true
+                default: break
+                }
+            }
+            output.append(byte)
+        }
+        return output
     }
 
     /// Reads past `"key":` without keeping the key.

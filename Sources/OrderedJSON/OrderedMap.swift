@@ -59,11 +59,6 @@ public struct OrderedMap<Value> {
                         built[key] = storedKeys.count
                         positions = built
                     }
-                    if storedKeys.isEmpty {
-                        // Most wire objects have a handful of members: one allocation each, not four.
-                        storedKeys.reserveCapacity(8)
-                        storedValues.reserveCapacity(8)
-                    }
                     storedKeys.append(key)
                     storedValues.append(newValue)
                 }
@@ -71,6 +66,15 @@ public struct OrderedMap<Value> {
                 removeValue(forKey: key)
             }
         }
+    }
+
+    /// Creates a map of `keys` and `values` in order, with room for exactly that many entries (a
+    /// reader that knows an object's size allocates what it holds, never more); a repeated key
+    /// keeps its first position and takes its last value.
+    package init(keys: some Collection<String>, values: some Collection<Value>) {
+        storedKeys.reserveCapacity(keys.count)
+        storedValues.reserveCapacity(keys.count)
+        for (key, value) in zip(keys, values) { self[key] = value }
     }
 
     /// Changes the value for `key` in place, first appending `defaultValue()` when the key is
@@ -112,7 +116,9 @@ public struct OrderedMap<Value> {
     /// Returns a map with the same keys, in the same order, and transformed values.
     public func mapValues<T>(_ transform: (Value) throws -> T) rethrows -> OrderedMap<T> {
         var result = OrderedMap<T>()
-        for (key, value) in zip(storedKeys, storedValues) { result[key] = try transform(value) }
+        result.storedKeys = storedKeys
+        result.storedValues = try storedValues.map(transform)
+        result.positions = positions
         return result
     }
 }

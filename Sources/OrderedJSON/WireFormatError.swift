@@ -13,6 +13,7 @@ public struct WireFormatError: Error, Hashable, Sendable, CustomStringConvertibl
         case invalidValue(path: String, reason: String)
         case encodingFailed(reason: String)
         case limitExceeded(path: String, limit: Int)
+        case memoryLimitExceeded(limit: Int)
     }
 
     private let kind: Kind
@@ -44,6 +45,12 @@ public struct WireFormatError: Error, Hashable, Sendable, CustomStringConvertibl
     public static func limitExceeded(path: String, limit: Int) -> WireFormatError {
         WireFormatError(.limitExceeded(path: path, limit: limit))
     }
+    /// Building the document's values would take more than `limit` bytes of memory, as its
+    /// reader charges them (a fixed cost per value and container, and the bytes of long
+    /// strings): reading stopped there, before allocating more.
+    public static func memoryLimitExceeded(limit: Int) -> WireFormatError {
+        WireFormatError(.memoryLimitExceeded(limit: limit))
+    }
     /// A value could not be written as JSON.
     public static func encodingFailed(reason: String) -> WireFormatError { WireFormatError(.encodingFailed(reason: reason)) }
 
@@ -57,10 +64,10 @@ public struct WireFormatError: Error, Hashable, Sendable, CustomStringConvertibl
     }
 
     /// The nesting limit, for ``nestingTooDeep(offset:limit:)``; the count limit, for
-    /// ``limitExceeded(path:limit:)``.
+    /// ``limitExceeded(path:limit:)``; the memory limit in bytes, for ``memoryLimitExceeded(limit:)``.
     public var limit: Int? {
         switch kind {
-        case let .nestingTooDeep(_, limit), let .limitExceeded(_, limit): limit
+        case let .nestingTooDeep(_, limit), let .limitExceeded(_, limit), let .memoryLimitExceeded(limit): limit
         default: nil
         }
     }
@@ -109,6 +116,7 @@ public struct WireFormatError: Error, Hashable, Sendable, CustomStringConvertibl
         case let .invalidValue(path, reason): "invalid \(path.isEmpty ? "value" : path): \(reason)"
         case let .encodingFailed(reason): "could not write JSON: \(reason)"
         case let .limitExceeded(path, limit): "\(path.isEmpty ? "the document" : path) is past the limit of \(limit)"
+        case let .memoryLimitExceeded(limit): "reading the JSON would take more than its memory limit of \(limit) bytes"
         }
     }
 }

@@ -17,16 +17,38 @@ package enum WireJSON {
     /// cannot write JSON much deeper than 1,000 levels; nothing it publishes comes near this.
     package static let maximumDepth = 512
 
+    /// The most memory the values of one document may take, as ``JSONMemoryBudget`` charges
+    /// them (64 MiB): more than any station answer needs (the largest, a followers list of
+    /// 16 MiB, is mostly long hex strings, charged about their length), and far below what
+    /// hostile JSON within the size limits would build (up to
+    /// ``JSONMemoryBudget/maximumCostPerByte`` times its size).
+    package static let documentMemoryLimit = 64 << 20
+
     /// Parses JSON into a ``JSONValue``.
     ///
     /// - Throws: ``WireFormatError/invalidJSON(offset:reason:)`` for text Python's `json.loads`
     ///   would reject (and for invalid UTF-8; an unpaired surrogate escape reads as U+FFFD);
-    ///   ``WireFormatError/nestingTooDeep(offset:limit:)`` past ``maximumDepth``.
+    ///   ``WireFormatError/nestingTooDeep(offset:limit:)`` past ``maximumDepth``;
+    ///   ``WireFormatError/memoryLimitExceeded(limit:)`` when its values would take more than
+    ///   ``documentMemoryLimit``.
     package static func parse(_ bytes: [UInt8]) throws(WireFormatError) -> JSONValue {
-        try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in
-            var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
-            return try parser.parseDocument()
+        var memory = JSONMemoryBudget(limit: documentMemoryLimit)
+        return try parse(bytes, charging: &memory)
+    }
+
+    /// Parses JSON into a ``JSONValue``, charging what it builds to `memory` (shared by the
+    /// documents of one reading, the metadata of a listing's posts, say).
+    ///
+    /// - Throws: as ``parse(_:)-([UInt8])``, with ``WireFormatError/memoryLimitExceeded(limit:)``
+    ///   when `memory` runs out.
+    package static func parse(_ bytes: [UInt8], charging memory: inout JSONMemoryBudget) throws(WireFormatError) -> JSONValue {
+        let result = bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth, memory: memory)
+            let value = Result { () throws(WireFormatError) in try parser.parseDocument() }
+            return (value, parser.memory)
         }
+        memory = result.1
+        return try result.0.get()
     }
 
     /// Parses JSON held in any byte container (`Data`, a slice, …); see ``parse(_:)-([UInt8])``.
@@ -36,7 +58,8 @@ package enum WireJSON {
         // Contiguous bytes (`Data`, arrays) are read in place; others are copied once.
         let direct = bytes.withContiguousStorageIfAvailable { buffer in
             Result { () throws(WireFormatError) in
-                var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
+                var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth,
+                                        memory: JSONMemoryBudget(limit: documentMemoryLimit))
                 return try parser.parseDocument()
             }
         }

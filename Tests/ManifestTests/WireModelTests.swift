@@ -132,7 +132,7 @@ struct ManifestModelTests {
         #expect(manifest.clients.keys == ["interop", "default"])
         let round = try Manifest.read(try WireJSON.encode(manifest))
         #expect(round == manifest)
-        #expect(round.posts(in: "default").first?.metadata?.jsonValue["location"]?["lat"] == 37.7749)
+        #expect((try round.posts(in: "default").first?.metadata?.jsonValue)?["location"]?["lat"] == 37.7749)
     }
 
     @Test func publicEntryAndProfileNamespace() throws {

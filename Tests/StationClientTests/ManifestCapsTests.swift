@@ -60,7 +60,7 @@ struct ManifestCapsTests {
         #expect(sequenceError?.kind == .tooLarge)
         #expect(rig.emulator.requests.count(Self.rewrapRoute) == 0)
         let offline = await client.offline.listing(item: CacheItem.offlineListing(namespace: "drive"), as: DriveFileMetadata.self,
-                                                  dates: .flexible)
+                                                  dates: .flexible, memoryLimit: 1 << 26)
         #expect(offline?.posts.map(\.postCID) == [real.postCID] && offline?.manifestCID == online.manifestCID)
 
         // Exactly at the limit, the listing reads (each unknown post skipped, one /rewrap each).
@@ -100,7 +100,7 @@ struct ManifestCapsTests {
         #expect(rig.emulator.requests.count(Self.rewrapRoute) == 0)
         // The offline view (and the file it is stored in) holds only the listed post.
         let offline = await client.offline.listing(item: CacheItem.offlineListing(namespace: "drive"), as: JSONValue.self,
-                                                  dates: .flexible)
+                                                  dates: .flexible, memoryLimit: 1 << 26)
         #expect(offline?.posts.map(\.postCID) == ["QmFine"])
         let stored = try #require(try await client.configuration.cacheStore.load(CacheItem.offlineListing(namespace: "drive")))
         #expect(stored.count < 512, "\(stored.count) bytes")

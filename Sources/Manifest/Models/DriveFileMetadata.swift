@@ -60,7 +60,8 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     ///   string, `missingField` for a missing `filename`.
     public static func read(jsonBytes bytes: [UInt8]) throws(WireFormatError) -> DriveFileMetadata {
         try bytes.withUnsafeBufferPointer { buffer throws(WireFormatError) in
-            var parser = JSONParser(bytes: buffer, maximumDepth: WireJSON.maximumDepth)
+            var parser = JSONParser(bytes: buffer, maximumDepth: WireJSON.maximumDepth,
+                                    memory: JSONMemoryBudget(limit: WireJSON.documentMemoryLimit))
             return try parser.readDriveFileMetadata()
         }
     }

@@ -48,20 +48,38 @@ public struct ManifestLimits: Sendable, Hashable {
     public var maximumMetadataBytes: Int
     /// The deepest one post's `metadata` may nest (a string or number is 0, `{"a":1}` 1).
     public var maximumMetadataDepth: Int
+    /// The most memory, in bytes, what the reader builds may take: every entry (a fixed cost
+    /// and the text it keeps: its CIDs, its metadata as written) and every JSON value it builds
+    /// (a profile, an audience list), charged as read. Past it the read stops with
+    /// `WireFormatError.memoryLimitExceeded(limit:)`. Public posts' metadata is kept as its
+    /// JSON text, never built into a tree while the manifest is read.
+    public var maximumMemory: Int
+    /// The longest `post_cid` or `envelopes_cid` an entry may have, in bytes: an entry with a
+    /// longer one is skipped and listed in ``Manifest/issues`` (a CIDv1 of a SHA-256 digest is 59
+    /// characters in base32).
+    public var maximumCIDBytes: Int
 
     /// The default of ``maximumMetadataBytes``: 64 KiB.
     public static let defaultMaximumMetadataBytes = 64 * 1024
     /// The default of ``maximumMetadataDepth``: 32.
     public static let defaultMaximumMetadataDepth = 32
+    /// The default of ``maximumMemory``: 128 MiB, three times what a full manifest of 10,000
+    /// posts at 4 KiB each needs.
+    public static let defaultMaximumMemory = 128 << 20
+    /// The default of ``maximumCIDBytes``: 256.
+    public static let defaultMaximumCIDBytes = 256
 
     /// Creates limits (each at least 1, except a depth of 0, which admits only scalar metadata).
     public init(
         maximumPosts: Int, maximumMetadataBytes: Int = defaultMaximumMetadataBytes,
-        maximumMetadataDepth: Int = defaultMaximumMetadataDepth
+        maximumMetadataDepth: Int = defaultMaximumMetadataDepth, maximumMemory: Int = defaultMaximumMemory,
+        maximumCIDBytes: Int = defaultMaximumCIDBytes
     ) {
         self.maximumPosts = max(1, maximumPosts)
         self.maximumMetadataBytes = max(1, maximumMetadataBytes)
         self.maximumMetadataDepth = max(0, maximumMetadataDepth)
+        self.maximumMemory = max(1, maximumMemory)
+        self.maximumCIDBytes = max(1, maximumCIDBytes)
     }
 
     /// No limits beyond the JSON parser's own nesting cap (`WireJSON.maximumDepth`): for
@@ -72,6 +90,8 @@ public struct ManifestLimits: Sendable, Hashable {
         maximumPosts = .max
         maximumMetadataBytes = .max
         maximumMetadataDepth = .max
+        maximumMemory = .max
+        maximumCIDBytes = .max
     }
 
     /// Whether metadata is measured before it is read.

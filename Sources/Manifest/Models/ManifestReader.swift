@@ -45,16 +45,22 @@ extension Manifest {
 
     /// ``read(_:limits:)-([UInt8],_)`` over bytes in place.
     static func read(_ bytes: UnsafeBufferPointer<UInt8>, limits: ManifestLimits) throws(WireFormatError) -> Manifest {
-        var parser = JSONParser(bytes: bytes, maximumDepth: WireJSON.maximumDepth)
+        var parser = JSONParser(bytes: bytes, maximumDepth: WireJSON.maximumDepth,
+                                memory: JSONMemoryBudget(limit: limits.maximumMemory))
         var budget = ManifestBudget(limits: limits)
         return try parser.readManifest(&budget)
     }
 }
 
-/// The limits of one read and the posts counted so far.
+/// The limits of one read and the posts counted so far (the memory is the parser's own budget).
 struct ManifestBudget {
     let limits: ManifestLimits
     var posts = 0
+
+    /// What an entry costs beside the text it keeps: the entry itself and its allocations' overhead.
+    static let entryCost = MemoryLayout<PostEntry>.stride + 96
+    /// What a namespace costs beside its name: its entry in the map, its arrays, an issue.
+    static let namespaceCost = MemoryLayout<ClientNamespace>.stride + MemoryLayout<ManifestIssue>.stride + 160
 }
 
 extension PostEntry {
@@ -87,12 +93,10 @@ extension PostEntry {
         if case let .bool(flag)? = members.encrypted { isEncrypted = flag }
         var audienceUIDs: [String]?
         if case let .array(elements)? = members.audienceUIDs { audienceUIDs = elements.compactMap(\.stringValue) }
-        var metadata: PostMetadata?
-        if let value = members.metadata, !value.isNull { metadata = PostMetadata(jsonValue: value) }
         return PostEntry(
             postCID: cid, audienceMode: audienceMode, isEncrypted: isEncrypted, envelopesCID: string(members.envelopesCID),
             envelopesCount: members.envelopesCount.integer, createdAt: members.createdAt.integer,
-            audienceUIDs: audienceUIDs, metadata: metadata)
+            audienceUIDs: audienceUIDs, metadata: members.metadata)
     }
 
     /// The members of an entry that reading it looks at (the last value of a repeated key, as in
@@ -106,7 +110,8 @@ extension PostEntry {
         var envelopesCount = LenientInteger.absent
         var createdAt = LenientInteger.absent
         var audienceUIDs: JSONValue?
-        var metadata: JSONValue?
+        /// `nil` for an absent or `null` metadata.
+        var metadata: PostMetadata?
 
         /// The keys an entry's reading looks at.
         enum Key: JSONMemberName {
@@ -141,7 +146,7 @@ extension PostEntry {
             case .envelopesCount: envelopesCount = .value(value)
             case .createdAt: createdAt = .value(value)
             case .audienceUIDs: audienceUIDs = value
-            case .metadata: metadata = value
+            case .metadata: metadata = value.isNull ? nil : PostMetadata(jsonValue: value)
             }
         }
     }
@@ -220,6 +225,7 @@ extension JSONParser {
         guard try openContainer(depth: 2) else { return clients }
         repeat {
             let name = try parseMemberKey()
+            try memory.charge(ManifestBudget.namespaceCost + name.utf8.count)
             skipWhitespace()
             if next == UInt8(ascii: "{") {
                 clients[name] = try readNamespace(name, budget: &budget)
@@ -288,7 +294,10 @@ extension JSONParser {
             }
             budget.posts += 1
             switch try readEntry(depth: depth + 2, limits: budget.limits, path: { "\(path)[\(position)]" }) {
-            case .success(let entry): posts.append(entry)
+            case .success(let entry):
+                try memory.charge(ManifestBudget.entryCost + entry.postCID.utf8.count + (entry.envelopesCID?.utf8.count ?? 0)
+                                  + (entry.metadata?.plaintextJSON?.count ?? entry.metadata?.sealedHex?.utf8.count ?? 0))
+                posts.append(entry)
             case .failure(let skip):
                 issues.append(ManifestIssue(client: client, index: position, reason: skip.error.description, postCID: skip.postCID))
             }
@@ -318,8 +327,8 @@ extension JSONParser {
                 case nil:
                     _ = try skipValue(depth: depth)
                 case .metadata?:
-                    switch try readMeasuredValue(depth: depth, limits: limits, name: "metadata") {
-                    case .success(let value): (members.metadata, metadataIssue) = (value, nil)
+                    switch try readMetadata(depth: depth, limits: limits) {
+                    case .success(let metadata): (members.metadata, metadataIssue) = (metadata, nil)
                     case .failure(let issue): (members.metadata, metadataIssue) = (nil, issue.reason)
                     }
                 case .envelopesCount?:
@@ -333,6 +342,18 @@ extension JSONParser {
         }
         do throws(WireFormatError) {
             let entry = try PostEntry.read(members, path: path)
+            // A CID is a few dozen bytes; a longer one is no CID a station made, and nothing
+            // (a cached key, a file name) is kept for it.
+            if entry.postCID.utf8.count > limits.maximumCIDBytes {
+                return .failure(EntrySkip(error: .invalidValue(
+                    path: path() + ".post_cid",
+                    reason: "post_cid is \(entry.postCID.utf8.count) bytes, longer than the \(limits.maximumCIDBytes) a CID may be")))
+            }
+            if let envelopes = entry.envelopesCID, envelopes.utf8.count > limits.maximumCIDBytes {
+                return .failure(EntrySkip(error: .invalidValue(
+                    path: path() + ".envelopes_cid",
+                    reason: "envelopes_cid is \(envelopes.utf8.count) bytes, longer than the \(limits.maximumCIDBytes) a CID may be")))
+            }
             if let metadataIssue {
                 return .failure(EntrySkip(error: .invalidValue(path: path() + ".metadata", reason: metadataIssue), postCID: entry.postCID))
             }
@@ -359,6 +380,28 @@ extension JSONParser {
     struct EntrySkip: Error {
         var error: WireFormatError
         var postCID: String?
+    }
+
+    /// An entry's `metadata` inside `depth` open containers: sealed hex (a string, its length
+    /// checked), `nil` for `null`, or any other value as its JSON text, measured and checked
+    /// without building it (see ``readMeasuredValue(depth:limits:name:)``); or why it is past the caps.
+    ///
+    /// - Throws: `WireFormatError` when the document is not JSON there.
+    private mutating func readMetadata(depth: Int, limits: ManifestLimits) throws(WireFormatError) -> Result<PostMetadata?, MeasuredValueIssue> {
+        let start = index
+        if next == UInt8(ascii: "\"") {
+            let hex = try parseString()
+            guard index - start <= limits.maximumMetadataBytes else { return .failure(.tooLong("metadata", index - start, limits)) }
+            return .success(.sealed(hex: hex))
+        }
+        let nesting = try skipValue(depth: depth, checksDepth: !limits.measuresMetadata)
+        guard index - start <= limits.maximumMetadataBytes else { return .failure(.tooLong("metadata", index - start, limits)) }
+        guard nesting <= limits.maximumMetadataDepth, depth + nesting <= WireJSON.maximumDepth else {
+            return .failure(.tooDeep("metadata", nesting, limits))
+        }
+        let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        if nesting == 0, Self.bytes(text, are: "null") { return .success(nil) }
+        return .success(PostMetadata(checkedJSONText: text))
     }
 
     /// A member value that ``ManifestLimits`` caps (an entry's `metadata`, a `profile`), inside

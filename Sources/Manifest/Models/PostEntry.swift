@@ -3,31 +3,70 @@ import PQCrypto
 import OrderedJSON
 import ContentAddressing
 
-/// A post's `metadata` as the manifest carries it.
-public enum PostMetadata: Sendable, Hashable, Codable {
+/// A post's `metadata` as the manifest carries it: sealed hex for encrypted posts, JSON text for
+/// public ones.
+///
+/// Public metadata is kept as the JSON text the manifest holds (without insignificant blanks),
+/// not as a tree: the manifest reader measures it without building it, a listing keeps the text,
+/// and it is parsed only when asked for (``jsonValue``, ``decodePlaintext(as:)``), within a memory
+/// budget. A struct with static members rather than an enum, so that a new form never breaks an
+/// app's `switch`.
+public struct PostMetadata: Sendable, Hashable, Codable {
+    private enum Storage: Sendable, Hashable {
+        case sealed(String)
+        case json([UInt8])
+    }
+
+    private let storage: Storage
+
+    private init(_ storage: Storage) { self.storage = storage }
+
     /// Encrypted posts: the hex of SecretBox(post key, metadata JSON), exactly as the client sent
     /// it (the station does not validate it).
-    case sealed(hex: String)
-    /// Public posts: the plaintext JSON object, in the order the client wrote it.
-    case plaintext(JSONObject)
-    /// Any other JSON value (not written by current stations), kept so nothing is lost.
-    case other(JSONValue)
+    public static func sealed(hex: String) -> PostMetadata { PostMetadata(.sealed(hex)) }
 
-    /// The metadata as JSON.
-    public var jsonValue: JSONValue {
-        switch self {
-        case let .sealed(hex): .string(hex)
-        case let .plaintext(object): .object(object)
-        case let .other(value): value
+    /// Public posts: the plaintext JSON object, in the order the client wrote it.
+    public static func plaintext(_ object: JSONObject) -> PostMetadata { PostMetadata(.json(WireJSON.serialize(.object(object)))) }
+
+    /// Reads a JSON value: a string is ``sealed(hex:)``, anything else plaintext JSON (an
+    /// object for every public post a station writes).
+    public init(jsonValue: JSONValue) {
+        if case let .string(hex) = jsonValue {
+            storage = .sealed(hex)
+        } else {
+            storage = .json(WireJSON.serialize(jsonValue))
         }
     }
 
-    /// Reads a JSON value: a string is ``sealed(hex:)``, an object ``plaintext(_:)``.
-    public init(jsonValue: JSONValue) {
-        switch jsonValue {
-        case let .string(hex): self = .sealed(hex: hex)
-        case let .object(object): self = .plaintext(object)
-        default: self = .other(jsonValue)
+    /// Plaintext metadata from its JSON text, already checked as JSON (a value, not a string)
+    /// by the reader that measured it; kept without insignificant blanks.
+    package init(checkedJSONText text: UnsafeBufferPointer<UInt8>) {
+        storage = .json(JSONParser.compacted(text))
+    }
+
+    /// The hex of sealed (encrypted-post) metadata, or `nil` for plaintext metadata.
+    public var sealedHex: String? {
+        if case let .sealed(hex) = storage { return hex }
+        return nil
+    }
+
+    /// The JSON text of plaintext (public-post) metadata, compact, or `nil` for sealed metadata.
+    public var plaintextJSON: [UInt8]? {
+        if case let .json(text) = storage { return text }
+        return nil
+    }
+
+    /// The metadata as JSON: sealed metadata as its hex string, plaintext metadata parsed
+    /// (within `WireJSON`'s per-document memory limit).
+    ///
+    /// - Throws: `WireFormatError.memoryLimitExceeded(limit:)` when the plaintext would take more
+    ///   memory than that limit as a tree.
+    public var jsonValue: JSONValue {
+        get throws(WireFormatError) {
+            switch storage {
+            case let .sealed(hex): .string(hex)
+            case let .json(text): try WireJSON.parse(text)
+            }
         }
     }
 
@@ -36,7 +75,7 @@ public enum PostMetadata: Sendable, Hashable, Codable {
     /// - Throws: `WireFormatError.invalidValue(path:reason:)` when the hex does not decode, or
     ///   when the metadata is plaintext rather than sealed.
     public func sealedBytes() throws(WireFormatError) -> [UInt8] {
-        guard case let .sealed(hex) = self else {
+        guard case let .sealed(hex) = storage else {
             throw .invalidValue(path: "metadata", reason: "metadata is plaintext, not sealed hex")
         }
         do {
@@ -48,12 +87,14 @@ public enum PostMetadata: Sendable, Hashable, Codable {
 
     /// Decodes plaintext (public-post) metadata as an app's own type, e.g. ``DriveFileMetadata``.
     ///
-    /// - Throws: `WireFormatError` when the metadata is sealed or does not fit `type`.
+    /// - Throws: `WireFormatError` when the metadata is sealed, does not fit `type`, or would
+    ///   take more memory than `WireJSON`'s per-document limit as a tree.
     public func decodePlaintext<T: Decodable>(as type: T.Type) throws(WireFormatError) -> T {
-        guard case let .plaintext(object) = self else {
+        guard case let .json(text) = storage else {
             throw .invalidValue(path: "metadata", reason: "metadata is sealed; open it with the post key first")
         }
-        return try WireJSON.decode(type, from: .object(object))
+        if T.self == DriveFileMetadata.self, let drive = try DriveFileMetadata.read(jsonBytes: text) as? T { return drive }
+        return try WireJSON.decode(type, from: text)
     }
 
     /// Decodes any JSON value.
@@ -65,7 +106,7 @@ public enum PostMetadata: Sendable, Hashable, Codable {
 
     /// Encodes the JSON value.
     ///
-    /// - Throws: whatever the encoder throws.
+    /// - Throws: whatever the encoder throws, or `WireFormatError` as ``jsonValue``.
     public func encode(to encoder: any Encoder) throws {
         try jsonValue.encode(to: encoder)
     }

@@ -63,6 +63,21 @@ public struct StationClientConfiguration: Sendable {
     /// post past it is skipped and reported as for ``maximumPostMetadataBytes``. Default 32
     /// (`ManifestLimits.defaultMaximumMetadataDepth`).
     public var maximumPostMetadataDepth: Int = ManifestLimits.defaultMaximumMetadataDepth
+    /// The most memory, in bytes, reading one manifest may take (its entries, the text they keep
+    /// and any JSON values built), charged as it is read: past it the reader stops and the
+    /// listing fails with ``StationClientError/Kind/tooLarge`` whose ``StationClientError/limit``
+    /// is this number; the offline view stays as it was. A public post's metadata is kept as its
+    /// JSON text, not built into a tree. Default 128 MiB (`ManifestLimits.defaultMaximumMemory`).
+    public var maximumManifestMemory: Int = ManifestLimits.defaultMaximumMemory
+    /// The most memory, in bytes, the JSON trees of one listing's metadata may take together
+    /// when the listing parses them for its type (JSON, or an app's `Decodable` type; drive
+    /// metadata is read from the text without a tree), charged value by value: a post whose
+    /// metadata would pass it is skipped and reported in ``PostListing/skipped`` as
+    /// ``StationClientError/Kind/tooLarge``; the rest of the listing is read. Default
+    /// ``defaultMaximumListingMemory``.
+    public var maximumListingMemory: Int = StationClientConfiguration.defaultMaximumListingMemory
+    /// The default of ``maximumListingMemory``: 64 MiB.
+    public static let defaultMaximumListingMemory = 64 << 20
     /// Whether recovered post keys are also kept in ``cacheStore``, so a relaunched app lists
     /// its posts without asking the station to rewrap each one again (a `/rewrap` costs a real
     /// station tens of milliseconds of CPU per post). Default `true`.

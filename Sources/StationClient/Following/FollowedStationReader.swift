@@ -157,7 +157,8 @@ extension FollowedStationReader {
         do {
             manifestCID = try await pointers(of: address).manifestCID
         } catch let error as StationClientError where error.kind == .unreachable {
-            if let listing = await offline.listing(item: item, as: type, dates: settings.dates) {
+            if let listing = await offline.listing(item: item, as: type, dates: settings.dates,
+                                                   memoryLimit: settings.maximumListingMemory) {
                 settings.log?(LogEvent(level: .warning, message: "\(operation): station unreachable, showing the offline listing"))
                 return listing
             }
@@ -170,7 +171,8 @@ extension FollowedStationReader {
         let width = ResponseLimit.followedListingWidth(concurrency: settings.concurrency, entryCount: entries.count)
         let engine = ListingEngine(keys: .envelopes(EnvelopeKeys(identity: identity, gateway: gateway)))
         let read = try await engine.read(entries, cachedKeys: [SymmetricKey?](repeating: nil, count: entries.count), width: width)
-        let typed = ListingEngine.typed(read.posts, as: type, dates: settings.dates, operation: operation)
+        let typed = ListingEngine.typed(read.posts, as: type, dates: settings.dates, memoryLimit: settings.maximumListingMemory,
+                                        operation: operation)
         let skipped = refused + read.skipped + typed.skipped
         await offline.record(read.posts, item: item, complete: skipped.isEmpty, manifestCID: manifestCID)
         return PostListing(posts: typed.posts, skipped: skipped, isOffline: false, manifestCID: manifestCID)
@@ -313,6 +315,10 @@ struct ListingSettings: Sendable {
     var maximumPostMetadataBytes = ManifestLimits.defaultMaximumMetadataBytes
     /// ``StationClientConfiguration/maximumPostMetadataDepth``.
     var maximumPostMetadataDepth = ManifestLimits.defaultMaximumMetadataDepth
+    /// ``StationClientConfiguration/maximumManifestMemory``.
+    var maximumManifestMemory = ManifestLimits.defaultMaximumMemory
+    /// ``StationClientConfiguration/maximumListingMemory``.
+    var maximumListingMemory = StationClientConfiguration.defaultMaximumListingMemory
     /// ``StationClientConfiguration/rewrapConcurrency``: how many posts are read at once.
     var concurrency = 8
     /// ``StationClientConfiguration/metadataDateDecoding``.
@@ -326,6 +332,8 @@ struct ListingSettings: Sendable {
         maximumManifestPosts = configuration.maximumManifestPosts
         maximumPostMetadataBytes = configuration.maximumPostMetadataBytes
         maximumPostMetadataDepth = configuration.maximumPostMetadataDepth
+        maximumManifestMemory = configuration.maximumManifestMemory
+        maximumListingMemory = configuration.maximumListingMemory
         concurrency = configuration.rewrapConcurrency
         dates = configuration.metadataDateDecoding
         log = configuration.log
@@ -336,7 +344,7 @@ extension ListingSettings {
     /// What a manifest read for a listing may hold.
     var manifestLimits: ManifestLimits {
         ManifestLimits(maximumPosts: maximumManifestPosts, maximumMetadataBytes: maximumPostMetadataBytes,
-                       maximumMetadataDepth: maximumPostMetadataDepth)
+                       maximumMetadataDepth: maximumPostMetadataDepth, maximumMemory: maximumManifestMemory)
     }
 }
 

@@ -134,8 +134,12 @@ struct ListingEngine: Sendable {
             postCID: entry.postCID, envelopesCID: entry.envelopesCID, audienceMode: entry.audienceMode,
             createdAt: entry.createdAt, isPublic: !entry.isEncrypted, metadata: nil, rawMetadata: nil)
         guard entry.isEncrypted else {
-            post.rawMetadata = entry.metadata?.jsonValue
-            post.metadata = post.rawMetadata
+            // Kept as the manifest's text, parsed only when the listing gives it its type.
+            if let text = entry.metadata?.plaintextJSON {
+                post.rawMetadataSource = .text(text)
+            } else if let hex = entry.metadata?.sealedHex {
+                post.rawMetadataSource = .value(.string(hex))
+            }
             return ReadPost(post: post)
         }
         guard let metadata = entry.metadata else { return ReadPost(post: post, newKey: isNew ? key : nil) }
@@ -209,19 +213,24 @@ extension ListingEngine {
     /// `Metadata`, is skipped. Raw JSON and drive metadata take paths of their own (specialized,
     /// not generic per post: a listing of 10,000 posts spent more on generic copies than on
     /// decoding).
+    ///
+    /// The JSON trees built for the metadata of all posts together are charged to one budget of
+    /// `memoryLimit` bytes; a post whose tree would pass it is skipped (`.tooLarge`).
     static func typed<Metadata: Decodable & Sendable>(
-        _ posts: [ListedPost<JSONValue>], as type: Metadata.Type, dates: WireJSON.DateDecoding, operation: String
+        _ posts: [ListedPost<JSONValue>], as type: Metadata.Type, dates: WireJSON.DateDecoding, memoryLimit: Int,
+        operation: String
     ) -> (posts: [ListedPost<Metadata>], skipped: [SkippedPost]) {
+        var memory = JSONMemoryBudget(limit: memoryLimit)
         // The bit casts are between identical types: each branch runs only when Metadata is that type.
         if Metadata.self == JSONValue.self {
-            let json = convert(posts, as: JSONValue.self, operation: operation) { try Self.typed($0, as: JSONValue.self) }
+            let json = convert(posts, as: JSONValue.self, operation: operation) { try Self.typed($0, as: JSONValue.self, memory: &memory) }
             return (unsafeBitCast(json.posts, to: [ListedPost<Metadata>].self), json.skipped)
         }
         if Metadata.self == DriveFileMetadata.self {
             let drive = convert(posts, as: DriveFileMetadata.self, operation: operation, Self.typedAsDriveMetadata)
             return (unsafeBitCast(drive.posts, to: [ListedPost<Metadata>].self), drive.skipped)
         }
-        return convert(posts, as: type, operation: operation) { try Self.typed($0, as: type, dates: dates) }
+        return convert(posts, as: type, operation: operation) { try Self.typed($0, as: type, dates: dates, memory: &memory) }
     }
 
     /// Each post through `convert`; a post it throws for is skipped. Called with concrete types
@@ -262,6 +271,12 @@ extension ListingEngine {
     static func unreadable<Metadata>(
         _ post: ListedPost<JSONValue>, as type: Metadata.Type, error: any Error, operation: String
     ) -> SkippedPost {
+        if let error = error as? WireFormatError, let limit = error.limit, error == .memoryLimitExceeded(limit: limit) {
+            return SkippedPost(postCID: post.postCID, error: StationClientError(
+                .tooLarge, operation: operation,
+                message: "the listing's metadata would take more than \(limit) bytes of memory (maximumListingMemory)",
+                underlying: error, limit: Int64(limit)))
+        }
         let message = Self.isNotJSON(error) ? "the metadata is not JSON" : "the metadata is not a \(Metadata.self): \(error)"
         return SkippedPost(postCID: post.postCID, error: StationClientError(
             .invalidResponse, operation: operation, message: message, underlying: error))
@@ -278,7 +293,8 @@ extension ListingEngine {
     /// - Throws: `WireFormatError` when the text is not JSON or not drive metadata; the
     ///   decoder's error when the JSON is not a `Metadata`.
     static func typed<Metadata: Decodable & Sendable>(
-        _ post: ListedPost<JSONValue>, as type: Metadata.Type, dates: WireJSON.DateDecoding = .flexible
+        _ post: ListedPost<JSONValue>, as type: Metadata.Type, dates: WireJSON.DateDecoding = .flexible,
+        memory: inout JSONMemoryBudget
     ) throws -> ListedPost<Metadata> {
         var source = post.rawMetadataSource
         let metadata: Metadata?
@@ -291,7 +307,7 @@ extension ListingEngine {
             if Metadata.self == DriveFileMetadata.self {
                 metadata = try DriveFileMetadata.read(jsonBytes: text) as? Metadata
             } else {
-                let value = try WireJSON.parse(text)
+                let value = try WireJSON.parse(text, charging: &memory)
                 source = .value(value)
                 metadata = try decodeMetadata(type, from: value, dates: dates)
             }

@@ -73,11 +73,16 @@ extension StationClient {
     /// Reads manifest bytes with the one manifest reader and `limits`.
     ///
     /// - Throws: ``StationClientError`` `.tooLarge` (with ``StationClientError/limit`` the most
-    ///   posts) when the manifest holds more posts than `limits` allow, read no further;
+    ///   posts, or the memory limit in bytes) when the manifest holds more posts than `limits`
+    ///   allow or would take more memory than their `maximumMemory`, read no further;
     ///   `.invalidResponse` when the bytes are not a manifest.
     static func readManifest(_ bytes: Data, limits: ManifestLimits, operation: String) throws -> Manifest {
         do throws(WireFormatError) {
             return try Manifest.read(bytes, limits: limits)
+        } catch where error == .memoryLimitExceeded(limit: limits.maximumMemory) {
+            throw StationClientError(.tooLarge, operation: operation,
+                                     message: "reading the manifest would take more than \(limits.maximumMemory) bytes of memory (maximumManifestMemory); it was read no further",
+                                     underlying: error, limit: Int64(limits.maximumMemory))
         } catch where error.path != nil && error.limit != nil {
             // `limitExceeded`: the only reason with both a path and a limit.
             let limit = error.limit ?? limits.maximumPosts

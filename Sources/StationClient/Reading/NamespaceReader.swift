@@ -34,7 +34,8 @@ extension StationClient {
             profile = try await self.profile()
         } catch let error as StationClientError where error.kind == .unreachable {
             let item = CacheItem.offlineListing(namespace: namespace)
-            if let offline = await offline.listing(item: item, as: type, dates: configuration.metadataDateDecoding) {
+            if let offline = await offline.listing(item: item, as: type, dates: configuration.metadataDateDecoding,
+                                                   memoryLimit: configuration.maximumListingMemory) {
                 log(.warning, "\(operation): station unreachable, showing the offline listing")
                 return offline
             }
@@ -53,7 +54,8 @@ extension StationClient {
         let read = try await ListingEngine(keys: ownKeySource(posts: entries.count)).read(entries, cachedKeys: cachedKeys, width: width)
         keep(read.learnedKeys, skipped: read.skipped)
         for skip in refused + read.skipped { log(.warning, "\(operation): skipped \(skip)") }
-        let typed = ListingEngine.typed(read.posts, as: type, dates: configuration.metadataDateDecoding, operation: operation)
+        let typed = ListingEngine.typed(read.posts, as: type, dates: configuration.metadataDateDecoding,
+                                        memoryLimit: configuration.maximumListingMemory, operation: operation)
         let skipped = refused + read.skipped + typed.skipped
         try await recordListing(read.posts, namespace: namespace, complete: skipped.isEmpty, manifestCID: manifestCID)
         return PostListing(posts: typed.posts, skipped: skipped, isOffline: false, manifestCID: manifestCID)

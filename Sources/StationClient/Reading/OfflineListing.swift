@@ -71,30 +71,31 @@ final class OfflineListings: Sendable {
         return true
     }
 
-    /// The offline listing of `item` with its metadata as `type`, or `nil` when there is none.
+    /// The offline listing of `item` with its metadata as `type`, or `nil` when there is none
+    /// (or the stored one cannot be read). It is read as a manifest is: straight from the bytes,
+    /// each post's metadata kept as its text until typed, the trees built for `type` charged to
+    /// one budget of `memoryLimit` bytes (a post past it is skipped, `.tooLarge`).
     func listing<Metadata: Decodable & Sendable>(
-        item: String, as type: Metadata.Type, dates: WireJSON.DateDecoding
+        item: String, as type: Metadata.Type, dates: WireJSON.DateDecoding, memoryLimit: Int
     ) async -> PostListing<Metadata>? {
         var stored = state.withLock { $0.listings[item] }
         if stored == nil, persists {
             stored = try? await cacheStore.load(item)
         }
-        guard let bytes = stored, let object = try? WireJSON.parse(bytes).objectValue,
-              let items = object["posts"]?.arrayValue else { return nil }
-        var listing = PostListing<Metadata>(posts: [], skipped: [], isOffline: true, manifestCID: object["manifest_cid"]?.stringValue)
-        for item in items {
-            guard let cid = item["post_cid"]?.stringValue else { continue }
-            let metadata = item["metadata"].flatMap { $0.isNull ? nil : $0 }
-            let raw = ListedPost<JSONValue>(
-                postCID: cid, envelopesCID: item["envelopes_cid"]?.stringValue,
-                audienceMode: AudienceMode(wireValue: item["audience_mode"]?.stringValue ?? "all"),
-                createdAt: item["created_at"]?.intValue, isPublic: item["public"]?.boolValue ?? false,
-                metadata: metadata, rawMetadata: metadata)
+        guard let bytes = stored else { return nil }
+        let read = bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(bytes: buffer, maximumDepth: WireJSON.maximumDepth,
+                                    memory: JSONMemoryBudget(limit: WireJSON.documentMemoryLimit + buffer.count))
+            return try? parser.readStoredListing()
+        }
+        guard let read else { return nil }
+        var listing = PostListing<Metadata>(posts: [], skipped: [], isOffline: true, manifestCID: read.manifestCID)
+        var memory = JSONMemoryBudget(limit: memoryLimit)
+        for raw in read.posts {
             do {
-                listing.posts.append(try ListingEngine.typed(raw, as: type, dates: dates))
+                listing.posts.append(try ListingEngine.typed(raw, as: type, dates: dates, memory: &memory))
             } catch {
-                listing.skipped.append(SkippedPost(postCID: cid, error: StationClientError(
-                    .invalidResponse, operation: "reading the offline listing", message: "\(error)", underlying: error)))
+                listing.skipped.append(ListingEngine.unreadable(raw, as: type, error: error, operation: "reading the offline listing"))
             }
         }
         return listing
@@ -174,6 +175,83 @@ final class OfflineListings: Sendable {
             parser.skipWhitespace()
             return parser.index == buffer.count ? start : nil
         }
+    }
+}
+
+extension JSONParser {
+    /// A stored listing read straight from its bytes (the form ``OfflineListings`` writes): its
+    /// manifest CID and posts, each post's metadata kept as its JSON text. An element that is not
+    /// an object or has no string `post_cid` is left out; members it does not know are skipped.
+    /// Every post and the text it keeps are charged to ``memory``.
+    ///
+    /// - Throws: `WireFormatError` when the bytes are not JSON, not an object, or past ``memory``.
+    fileprivate mutating func readStoredListing() throws(WireFormatError) -> (manifestCID: String?, posts: [ListedPost<JSONValue>]) {
+        skipByteOrderMark()
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else {
+            throw .typeMismatch(path: "", expected: "an object", found: "another value")
+        }
+        var manifestCID: String?
+        var posts: [ListedPost<JSONValue>] = []
+        if try openContainer(depth: 1) {
+            repeat {
+                let key = try parseMemberKey()
+                skipWhitespace()
+                switch key {
+                case "manifest_cid":
+                    manifestCID = try parseMemberValue(depth: 1).stringValue
+                case "posts" where index < bytes.count && bytes[index] == UInt8(ascii: "["):
+                    guard try openContainer(depth: 2) else { break }
+                    repeat {
+                        if let post = try readStoredPost(depth: 3) { posts.append(post) }
+                    } while try containerContinues(closingWith: UInt8(ascii: "]"))
+                default:
+                    _ = try skipValue(depth: 1)
+                }
+            } while try containerContinues(closingWith: UInt8(ascii: "}"))
+        }
+        skipWhitespace()
+        guard index == bytes.count else { throw fail("extra data after the JSON value") }
+        return (manifestCID, posts)
+    }
+
+    /// One stored post whose object opens at `depth`, or `nil` when it is not one.
+    private mutating func readStoredPost(depth: Int) throws(WireFormatError) -> ListedPost<JSONValue>? {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else {
+            _ = try skipValue(depth: depth - 1)
+            return nil
+        }
+        var postCID: String?
+        var envelopesCID: String?
+        var audienceMode = "all"
+        var createdAt: Int?
+        var isPublic = false
+        var metadata: [UInt8]?
+        if try openContainer(depth: depth) {
+            repeat {
+                let key = try parseMemberKey()
+                skipWhitespace()
+                switch key {
+                case "post_cid": postCID = try parseMemberValue(depth: depth).stringValue
+                case "envelopes_cid": envelopesCID = try parseMemberValue(depth: depth).stringValue
+                case "audience_mode": audienceMode = try parseMemberValue(depth: depth).stringValue ?? "all"
+                case "created_at": createdAt = try parseMemberValue(depth: depth).intValue
+                case "public": isPublic = try parseMemberValue(depth: depth).boolValue ?? false
+                case "metadata":
+                    let start = index
+                    _ = try skipValue(depth: depth)
+                    let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                    metadata = Self.bytes(text, are: "null") ? nil : Array(text)
+                default:
+                    _ = try skipValue(depth: depth)
+                }
+            } while try containerContinues(closingWith: UInt8(ascii: "}"))
+        }
+        guard let postCID else { return nil }
+        try memory.charge(MemoryLayout<ListedPost<JSONValue>>.stride + 96 + postCID.utf8.count
+                          + (envelopesCID?.utf8.count ?? 0) + (metadata?.count ?? 0))
+        return ListedPost(postCID: postCID, envelopesCID: envelopesCID, audienceMode: AudienceMode(wireValue: audienceMode),
+                          createdAt: createdAt, isPublic: isPublic, metadata: nil, rawMetadataSource: metadata.map { .text($0) })
     }
 }
 

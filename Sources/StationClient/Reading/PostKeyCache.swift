@@ -25,8 +25,11 @@ import ClassicalCrypto
 struct PostKeyJournal {
     /// How many change items may follow `post-keys` before the next write compacts.
     static let changeItemLimit = 16
-    /// A post CID read back longer than this is a foreign entry and skipped.
-    static let maximumCIDLength = 256
+    /// The longest post CID kept: the manifest reader skips (and reports) an entry with a longer
+    /// one, so no key is learned for it; one read back longer is a foreign entry and skipped. With
+    /// keys only for the manifest's posts, an item holds at most `maximumManifestPosts` entries
+    /// of at most this plus 72 bytes.
+    static let maximumCIDLength = ManifestLimits.defaultMaximumCIDBytes
 
     /// Keys learned since the last write.
     var learned: [String: SymmetricKey] = [:]
@@ -89,6 +92,8 @@ extension StationClient {
 
     /// Caches a key learned for `postCID` (kept in the store by the next write).
     func cachePostKey(_ key: SymmetricKey, for postCID: String) {
+        // Only what reads back: a longer CID never comes from the manifest reader.
+        guard !postCID.isEmpty, postCID.utf8.count <= PostKeyJournal.maximumCIDLength else { return }
         postKeys[postCID] = key
         guard configuration.persistsPostKeys else { return }
         postKeyJournal.learned[postCID] = key

@@ -107,8 +107,13 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
     private var read: [ListedPost<JSONValue>] = []
     private var complete = true
     private var recorded = false
+    /// What the metadata trees of this iteration's posts may take together, as for a listing.
+    private var memory: JSONMemoryBudget
 
-    init(client: StationClient) { self.client = client }
+    init(client: StationClient) {
+        self.client = client
+        memory = JSONMemoryBudget(limit: client.configuration.maximumListingMemory)
+    }
 
     deinit {
         for task in inFlight.values { task.cancel() }
@@ -149,7 +154,7 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
             read.append(post.post)
             do {
                 return .success(try ListingEngine.typed(post.post, as: Metadata.self,
-                                                        dates: client.configuration.metadataDateDecoding))
+                                                        dates: client.configuration.metadataDateDecoding, memory: &memory))
             } catch {
                 // As in a listing: the post was read, but its metadata is not JSON or not a Metadata.
                 complete = false

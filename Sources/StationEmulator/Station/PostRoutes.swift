@@ -258,7 +258,7 @@ extension StationCore {
                     if configuration.losesResharedContent { blocks.unpin(postCID) }
                     if !isReferenced(oldEnvelopes, state) { blocks.unpin(oldEnvelopes) }
                     blocks.collectGarbage()
-                    let sealedMetadata: String? = if case let .sealed(hex) = old.metadata { hex } else { nil }
+                    let sealedMetadata = old.metadata?.sealedHex
                     let (_, count) = try appendEncryptedPost(
                         &state, postCID: postCID, key: key, recipients: chosen, mode: mode, audienceUIDs: audienceUIDs,
                         metadataHex: sealedMetadata, client: client, createdAt: now)

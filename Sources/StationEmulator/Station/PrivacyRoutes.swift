@@ -63,7 +63,7 @@ extension StationCore {
                 // The station-driven path: the station encrypts the blob and the metadata itself.
                 guard let blob = try? SecretBox.seal(plaintext, using: key) else { migrated.append(failure("encryption failed")); continue }
                 var metadataHex: String?
-                if case let .plaintext(object) = entry.metadata, let sealed = try? SecretBox.seal(JSONOut.compact(object), using: key) {
+                if entry.metadata?.sealedHex == nil, case let .object(object)? = try? entry.metadata?.jsonValue, let sealed = try? SecretBox.seal(JSONOut.compact(object), using: key) {
                     metadataHex = Hex.encode(sealed)
                 }
                 let cid = blocks.add(blob)
@@ -102,7 +102,7 @@ extension StationCore {
                 continue
             }
             var metadata: JSONObject?
-            if case let .sealed(hex) = entry.metadata {
+            if let hex = entry.metadata?.sealedHex {
                 guard let sealed = try? Hex.decode(hex), let opened = try? SecretBox.open(sealed, using: key),
                       let value = try? WireJSON.parse(opened) else {
                     migrated.append(record("error", "metadata could not be decrypted"))
