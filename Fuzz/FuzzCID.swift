@@ -19,8 +19,11 @@ private func readIdentityFile(_ cid: CID) {
     _ = try? UnixFS.read(root: cid, range: 0..<min(size, 64), blocks: { _ in nil }, into: { _ in })
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzContentAddressing(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// What one input may make the readers hold at once (checked by AllocationMeter.swift).
+let amplificationLimit = AmplificationLimit(bytesPerInputByte: 1_000, fixedBytes: 1 << 20)
+
+/// One input, called by AllocationMeter.swift's `LLVMFuzzerTestOneInput`.
+func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
 
     // Binary CIDs (a leading byte picks the codec for wrapping the rest as an identity CID).

@@ -18,8 +18,11 @@ private let deviceKey: MLKEM768.PrivateKey = {
     return key
 }()
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzEnvelopeAndHex(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// What one input may make the readers hold at once (checked by AllocationMeter.swift).
+let amplificationLimit = AmplificationLimit(bytesPerInputByte: 1_000, fixedBytes: 1 << 20)
+
+/// One input, called by AllocationMeter.swift's `LLVMFuzzerTestOneInput`.
+func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
 
     // Hex: what decodes re-encodes to the lowercased text, and both decoders agree.

@@ -39,8 +39,11 @@ private func read(_ bytes: [UInt8]) {
     _ = try? IPNSRecord.verified(bytes, name: node.name, at: Date(timeIntervalSince1970: 0))
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzIPNSRecords(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// What one input may make the readers hold at once (checked by AllocationMeter.swift).
+let amplificationLimit = AmplificationLimit(bytesPerInputByte: 1_000, fixedBytes: 1 << 20)
+
+/// One input, called by AllocationMeter.swift's `LLVMFuzzerTestOneInput`.
+func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
 
     // As a whole record (mostly refused at the signature, after the protobuf was read).

@@ -109,8 +109,11 @@ private func mutate(_ file: [UInt8], with bytes: ArraySlice<UInt8>) -> [UInt8] {
     return out
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzKeyStoreFiles(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// What one input may make the readers hold at once (checked by AllocationMeter.swift).
+let amplificationLimit = AmplificationLimit(bytesPerInputByte: 1_000, fixedBytes: 1 << 20)
+
+/// One input, called by AllocationMeter.swift's `LLVMFuzzerTestOneInput`.
+func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     guard let selector = bytes.first else { return 0 }
     let rest = bytes.dropFirst()

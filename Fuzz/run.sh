@@ -100,7 +100,7 @@ for harness in "${harnesses[@]}"; do
     rm -f "$binary"
     swiftc -O -sanitize=fuzzer,address -parse-as-library -package-name "$package_name" \
         -I "$products/Modules" -I "$products" -I Sources/CSodium -I Sources/CLibCrypto -I Sources/CSystemRandom -I Sources/CCurl \
-        "$(source_for "$harness")" "${objects[@]}" "${libraries[@]}" -o "$binary" 2>&1 \
+        "$(source_for "$harness")" Fuzz/AllocationMeter.swift "${objects[@]}" "${libraries[@]}" -o "$binary" 2>&1 \
         | grep -v 'Cannot export local symbol' || true
     test -x "$binary" || { echo "fuzz-$harness did not link" >&2; exit 1; }
 

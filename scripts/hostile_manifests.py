@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""The hostile-station figures of issue 27 (finding 1), measured on the release `cipher` binary.
+"""The hostile-station figures of issues 27 and 34 (finding 1 of each), measured on the release
+`cipher` binary.
 
 A proxy in front of `cipher-station-emulator` serves, in turn, each hostile manifest as the
 station's manifest (`GET /profile` names its CID, a raw CIDv1 of its bytes, and `GET
-/content/<cid>` serves them); everything else goes to the emulator. For each manifest it runs
-`cipher ls` under `/usr/bin/time -v` (else it reads VmHWM from /proc) and prints the wall time,
-the peak RSS of the whole process, the `/rewrap` calls the proxy saw, and the outcome.
+/content/<cid>` and the gateway path `GET /ipfs/<cid>` serve them); everything else goes to the
+emulator. For each manifest it runs `cipher ls` under `/usr/bin/time -v` (else it reads VmHWM
+from /proc) and prints the wall time, the peak RSS of the whole process, the `/rewrap` calls the
+proxy saw, and the outcome. The shapes of issue 34 (a manifest within every cap whose public
+metadata costs most as trees) are also read as a followed station's, with `cipher read`
+(the device follows its own station through the proxy, which is also its gateway).
 
 Usage: hostile_manifests.py BIN_DIR   (BIN_DIR holds the release `cipher` and
 `cipher-station-emulator`; scripts/hostile_manifests.sh builds them and calls this). Not part
@@ -44,6 +48,9 @@ DEEP = "[" * 500 + "]" * 500
 
 
 WIDE = "[" + ",".join(["[]"] * 1_300) + "]"  # within both metadata caps
+# Issue 34's shapes, each ~3.9 KB and within both metadata caps (64 KiB, depth 32).
+NESTED = "[" + ",".join(['{"":' * 31 + "0" + "}" * 31] * 24) + "]"
+FLAT = "[" + ",".join(['{"":0}'] * 557) + "]"
 
 
 def deep(i):
@@ -59,8 +66,12 @@ MANIFESTS = [
     ("9,000 posts with 500-deep metadata", lambda: manifest([deep(i) for i in range(9_000)]), False),
     ("1,000 encrypted posts", lambda: manifest([encrypted(i) for i in range(1_000)]), False),
     ("10,000 encrypted posts (at the cap)", lambda: manifest([encrypted(i) for i in range(10_000)]), False),
-    ("10,000 posts, 3.9 KB [] metadata each", lambda: manifest([public(i, WIDE) for i in range(10_000)]), False),
+    ("10,000 posts, 3.9 KB [] metadata each", lambda: manifest([public(i, WIDE) for i in range(10_000)]), True),
+    ("10,000 posts, 3.9 KB [{\"\":0}] each", lambda: manifest([public(i, FLAT) for i in range(10_000)]), True),
+    ("10,000 posts, 3.9 KB 31-deep {\"\":…} each", lambda: manifest([public(i, NESTED) for i in range(10_000)]), True),
 ]
+# Read again as a followed station's (`cipher read`): the three shapes of issue 34.
+FOLLOWED = MANIFESTS[-3:]
 
 
 class Proxy(http.server.BaseHTTPRequestHandler):
@@ -88,7 +99,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             with Proxy.lock:
                 Proxy.rewraps += 1
         hostile = Proxy.hostile
-        if hostile and self.command == "GET" and self.path.split("?")[0] == "/content/" + hostile[0]:
+        if hostile and self.command == "GET" and self.path.split("?")[0] in ("/content/" + hostile[0], "/ipfs/" + hostile[0]):
             return self.answer(200, hostile[1], [("Content-Type", "application/octet-stream")])
         connection = http.client.HTTPConnection(*Proxy.upstream, timeout=120)
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "content-length")}
@@ -184,13 +195,22 @@ def main():
         if pair.returncode != 0:
             sys.exit(f"hostile_manifests: pairing failed:\n{out}")
 
-        print(f"{'manifest':<38} {'MB':>6} {'wall s':>7} {'peak RSS MiB':>13} {'/rewrap':>8}  outcome")
+        station = f"http://127.0.0.1:{proxy_port}"
+        follow = subprocess.run([os.path.join(bin_dir, "cipher"), "follow", station, "--gateway", station], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        if follow.returncode != 0:
+            sys.exit(f"hostile_manifests: following failed:\n{follow.stdout}")
+
+        print(f"{'manifest':<44} {'MB':>6} {'wall s':>7} {'peak RSS MiB':>13} {'/rewrap':>8}  outcome")
         failures = 0
-        for name, build, held in MANIFESTS:
+        runs = [(name, build, held, "ls", ["ls"]) for name, build, held in MANIFESTS]
+        runs += [(name, build, held, "read", ["read", station, "--gateway", station]) for name, build, held in FOLLOWED]
+        for name, build, held, label, arguments in runs:
             data = build()
             Proxy.hostile = (raw_cid(data), data)
             Proxy.rewraps = 0
-            wall, peak, status, output = measured([os.path.join(bin_dir, "cipher"), "ls"], env)
+            wall, peak, status, output = measured([os.path.join(bin_dir, "cipher")] + arguments, env)
+            name = f"{name} ({label})"
             lines = [line for line in output.splitlines() if line.strip()]
             skipped = sum(1 for line in lines if "skipped " in line)
             if status == 0:
@@ -199,8 +219,8 @@ def main():
                 outcome = f"exit {status}: " + (lines[-1] if lines else "")[:200]
             ok = wall <= LIMIT_SECONDS and peak <= LIMIT_RSS_KIB and Proxy.rewraps <= 10_000
             failures += 0 if ok or not held else 1
-            print(f"{name:<38} {len(data) / 1e6:>6.1f} {wall:>7.1f} {peak / 1024:>13.0f} {Proxy.rewraps:>8}  {outcome}"
-                  + ("" if ok else "  <-- PAST THE LIMITS" if held else "  (past the limits; not one of the four)"), flush=True)
+            print(f"{name:<44} {len(data) / 1e6:>6.1f} {wall:>7.1f} {peak / 1024:>13.0f} {Proxy.rewraps:>8}  {outcome}"
+                  + ("" if ok else "  <-- PAST THE LIMITS" if held else "  (past the limits; not held to them)"), flush=True)
             del data
         server.shutdown()
         print(f"limits: {LIMIT_SECONDS} s, {LIMIT_RSS_KIB // 1024} MiB peak RSS, /rewrap calls <= maximumManifestPosts (10,000)")

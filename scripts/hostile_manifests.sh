@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hostile-station check of issue 27 with the real sizes (the counts are tested with small
+# The hostile-station check of issues 27 and 34 with the real sizes (the counts are tested with small
 # numbers in Tests/StationClientTests/ManifestCapsTests.swift): builds the release `cipher` and
 # `cipher-station-emulator`, then runs scripts/hostile_manifests.py, which serves the hostile
 # manifests through a proxy in front of the emulator and prints, for each `cipher ls`, the wall

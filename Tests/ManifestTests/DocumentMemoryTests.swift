@@ -59,6 +59,11 @@ struct DocumentMemoryTests {
         let wide = "{" + (0..<40).map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + #","k7":"x"}"#
         let object = try #require(try WireJSON.parse(Array(wide.utf8)).objectValue)
         #expect(object.count == 40 && object["k7"] == "x" && object.keys[7] == "k7" && object["k39"] == 39)
+        // A one-member object and a one-element array hold room for about one, not eight.
+        let small = try WireJSON.parse(Array(#"[{"a":[1]}]"#.utf8))
+        let member = try #require(small.arrayValue?.first?.objectValue)
+        #expect(member.keys.capacity < 4 && member.values.capacity < 4, "\(member.keys.capacity), \(member.values.capacity)")
+        #expect((small.arrayValue?.capacity ?? 99) < 4 && (member["a"]?.arrayValue?.capacity ?? 99) < 4)
     }
 
     @Test("Public metadata is kept as compact text, measured but never built, and parsed on demand")
