@@ -35,7 +35,7 @@ struct ListingMemoryTests {
         #expect(json.posts.count == 10 && json.posts.first?.postCID == "QmHostile0")
         #expect(json.skipped.count == 31 && json.skipped.allSatisfy { $0.error.kind == .tooLarge })
         #expect(json.skipped.first?.error.limit == Int64(one.used * 10))
-        #expect(json.skipped.first?.error.message.contains("maximumListingMemory") == true, "\(json.skipped[0])")
+        #expect(json.skipped.first?.error.message.contains("maximumListingMemory") == true, "\(json.skipped)")
 
         // Drive metadata is read from the text without a tree: nothing to charge.
         let drive = try await client.listPosts(as: DriveFileMetadata.self)
