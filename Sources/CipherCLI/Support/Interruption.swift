@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import StationClient
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,8 +8,10 @@ import Darwin
 #endif
 
 /// Turns SIGINT and SIGTERM into cancellation of the running command: the first signal cancels
-/// its task (the SDK then removes its staging files and partial downloads on the way out), a
-/// second one exits at once.
+/// its task (the SDK then removes its staging files and partial downloads on the way out, and
+/// `main` exits only once the task has ended), a second one exits at once, after removing the
+/// upload staging files still alive (``StagedUploads/removeAllBeforeExit()``: the task has no
+/// chance to unwind then).
 ///
 /// `@unchecked`: the signal sources are set once in `init` and only kept alive after; `caught`
 /// is read and written under `state`.
@@ -46,7 +49,10 @@ final class Interruption: @unchecked Sendable {
         if first { caught = number }
         state.unlock()
         guard first else {
-            // A second interrupt: the user does not want to wait for the cleanup.
+            // A second interrupt: the user does not want to wait for the cleanup. The staged
+            // ciphertext is removed all the same (a few unlinks): the task cannot unwind once
+            // the process exits.
+            StagedUploads.removeAllBeforeExit()
             _exit(128 + number)
         }
         FileHandle.standardError.write(Data("\ncipher: interrupted; cleaning up (interrupt again to quit at once)\n".utf8))
