@@ -77,10 +77,16 @@ public struct FollowStanding: Sendable, Hashable {
     /// publish: the missing record says nothing about the follower, so ``status`` keeps the last
     /// verified standing (``FollowStatus/approved`` when the handle saw an approval,
     /// ``FollowStatus/pending`` otherwise) and is never ``FollowStatus/notPublished``.
-    public var refreshFailure: StationClientError?
+    public var refreshFailure: StationClientError? {
+        get { failure?.error }
+        set { failure = newValue.map(RefreshFailure.init) }
+    }
 
     /// Whether ``status`` was read from the station's current record (``refreshFailure`` is `nil`).
-    public var isRefreshed: Bool { refreshFailure == nil }
+    public var isRefreshed: Bool { failure == nil }
+
+    /// ``refreshFailure``, stored so that standings stay `Hashable` (compared by kind, status and message).
+    private var failure: RefreshFailure?
 
     /// Creates a standing.
     public init(status: FollowStatus, ipnsID: String? = nil, recordSequence: UInt64? = nil,
@@ -88,21 +94,21 @@ public struct FollowStanding: Sendable, Hashable {
         self.status = status
         self.ipnsID = ipnsID
         self.recordSequence = recordSequence
-        self.refreshFailure = refreshFailure
+        self.failure = refreshFailure.map(RefreshFailure.init)
     }
 
-    public static func == (lhs: FollowStanding, rhs: FollowStanding) -> Bool {
-        lhs.status == rhs.status && lhs.ipnsID == rhs.ipnsID && lhs.recordSequence == rhs.recordSequence
-            && lhs.refreshFailure?.kind == rhs.refreshFailure?.kind && lhs.refreshFailure?.status == rhs.refreshFailure?.status
-            && lhs.refreshFailure?.message == rhs.refreshFailure?.message
-    }
+    private struct RefreshFailure: Sendable, Hashable {
+        let error: StationClientError
 
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(status)
-        hasher.combine(ipnsID)
-        hasher.combine(recordSequence)
-        hasher.combine(refreshFailure?.kind)
-        hasher.combine(refreshFailure?.status)
+        static func == (lhs: RefreshFailure, rhs: RefreshFailure) -> Bool {
+            lhs.error.kind == rhs.error.kind && lhs.error.status == rhs.error.status && lhs.error.message == rhs.error.message
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(error.kind)
+            hasher.combine(error.status)
+            hasher.combine(error.message)
+        }
     }
 }
 
