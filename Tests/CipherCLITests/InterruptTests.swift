@@ -87,6 +87,30 @@ struct InterruptTests {
         #expect(accepted == 1)
     }
 
+    /// Two Ctrl-Cs in a row: the second exits at once, before the command's task can unwind,
+    /// and the staged ciphertext (and any partial of it) is removed all the same.
+    @Test func aSecondInterruptExitsAtOnceAndStillRemovesTheStagedUpload() async throws {
+        let paired = try await CipherCLITests.pairedHome()
+        defer { paired.cleanup() }
+        let temporary = try TemporaryDirectory(prefix: "cipher-tmpdir")
+        defer { temporary.cleanup() }
+        var rng = SplitMix64(seed: 16)
+        let file = paired.home.file("big.bin")
+        try Data(rng.bytes(4 << 20)).write(to: file)
+        // The station holds the upload's answer: the command is mid-upload when interrupted.
+        paired.emulator.faults.inject(.delay(seconds: 30), route: RequestRoute("POST", path: "/post"))
+        let running = try RunningCLI.start(["put", file.path, "--home", paired.home.url.path],
+                                           environment: paired.environment.merging(["TMPDIR": temporary.url.path]) { $1 })
+        let staged = await eventually(timeout: 60) { Self.names(in: temporary.url).contains { $0.hasPrefix("cipher-upload-") } }
+        #expect(staged, "the upload was never staged")
+        // Back to back: the second arrives while the first's cleanup has barely started.
+        running.process.interrupt()
+        running.process.interrupt()
+        let result = await running.finish()
+        #expect(result.status == 128 + Self.sigint, "\(result.status) \(result.stderr)")
+        #expect(Self.names(in: temporary.url).filter { $0.contains("cipher-upload-") }.isEmpty, "\(Self.names(in: temporary.url))")
+    }
+
     @Test func anInterruptedGetLeavesNoPartialAndTheNextGetWorks() async throws {
         let paired = try await CipherCLITests.pairedHome()
         defer { paired.cleanup() }

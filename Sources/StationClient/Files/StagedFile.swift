@@ -152,12 +152,21 @@ package enum StagedUploads {
     /// The staging files alive now (their paths).
     package static var live: Set<String> { state.withLock { $0.paths } }
 
-    /// Removes every staging file alive in this process and refuses new ones: for a process
-    /// about to exit without waiting for its tasks to unwind. Never fails.
+    /// Removes every staging file alive in this process, and the partial ciphertext beside each
+    /// one that is still being written (SecretBox writes `.<name>.<16 hex>.partial` and renames
+    /// it onto the staging file when complete), and refuses new ones: for a process about to exit
+    /// without waiting for its tasks to unwind. Never fails.
     package static func removeAllBeforeExit() {
         state.withLock { state in
             state.exiting = true
-            for path in state.paths { _ = unlink(path) }
+            for path in state.paths {
+                _ = unlink(path)
+                let directory = (path as NSString).deletingLastPathComponent
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+                where TemporaryFileName.isTemporary(name, beside: path, suffix: "partial") {
+                    _ = unlink((directory as NSString).appendingPathComponent(name))
+                }
+            }
             state.paths.removeAll()
         }
     }
