@@ -51,12 +51,19 @@ enum StagedFile {
         return try await body(staged)
     }
 
-    /// Removes the upload staging files in `directory` (``upload(in:)``'s names only) that have
-    /// not changed for `age` seconds: what a process killed mid-upload left behind. Never fails.
+    /// Removes the upload staging files in `directory` (``upload(in:)``'s names only, and the
+    /// partial ciphertext written beside one, `.cipher-upload-<16 hex>.<16 hex>.partial`) that
+    /// have not changed for `age` seconds: what a process killed mid-upload left behind. Never fails.
     static func removeStaleUploads(in directory: URL, olderThan age: TimeInterval = staleAge) {
         removeStale(in: directory, olderThan: age) { name in
-            name.hasPrefix(uploadPrefix) && isHex16(name.dropFirst(uploadPrefix.count))
+            if isUpload(name[...]) { return true }
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            return parts.count == 4 && parts[0].isEmpty && isUpload(parts[1]) && isHex16(parts[2]) && parts[3] == "partial"
         }
+    }
+
+    private static func isUpload(_ name: Substring) -> Bool {
+        name.hasPrefix(uploadPrefix) && isHex16(name.dropFirst(uploadPrefix.count))
     }
 
     /// Removes the partial downloads beside `destination` (``temporary(beside:suffix:)``'s names
