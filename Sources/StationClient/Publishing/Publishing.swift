@@ -184,7 +184,8 @@ extension StationClient {
         } catch {
             throw StationClientError(.refused, operation: operation, message: "\(error)", underlying: error)
         }
-        let prepared = try finish(form, postCID: UnixFS.cid(of: data).description, namespace: namespace, isPublic: true, contentByteCount: Int64(data.count), operation: operation)
+        let prepared = try finish(form, postCID: UnixFS.cid(of: data).description, namespace: namespace, isPublic: true,
+                                  contentByteCount: Int64(data.count), operation: operation)
         return try await submit(prepared, progress: nil)
     }
 
