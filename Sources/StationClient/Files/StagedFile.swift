@@ -157,7 +157,7 @@ package enum StagedUploads {
     }
 
     /// The staging files alive now (their paths).
-    package static var live: Set<String> { state.withLock { $0.paths } }
+    static var live: Set<String> { state.withLock { $0.paths } }
 
     /// Removes every staging file alive in this process, and the partial ciphertext beside each
     /// one that is still being written (SecretBox writes `.<name>.<16 hex>.partial` and renames
