@@ -35,6 +35,7 @@ struct RunningCLI {
 @Suite("cipher CLI: interrupts", .serialized)
 struct InterruptTests {
     static let sigint: Int32 = 2
+    static let sigterm: Int32 = 15
 
     static func names(in directory: URL) -> [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.sorted() ?? []
@@ -85,6 +86,35 @@ struct InterruptTests {
         #expect(posts.count == accepted)
         #expect(posts.allSatisfy { $0["filename"] as? String == "big.bin" })
         #expect(accepted == 1)
+    }
+
+    /// Two Ctrl-Cs in a row: the second exits at once, before the command's task can unwind,
+    /// and the staged ciphertext (and the partial of it being written) is removed all the same.
+    @Test func aSecondInterruptExitsAtOnceAndStillRemovesTheStagedUpload() async throws {
+        let paired = try await CipherCLITests.pairedHome()
+        defer { paired.cleanup() }
+        let temporary = try TemporaryDirectory(prefix: "cipher-tmpdir")
+        defer { temporary.cleanup() }
+        let file = paired.home.file("big.bin")
+        // Large enough that encrypting and hashing it (which a cancellation does not cut short:
+        // the task ends only after) is still under way when both signals arrive.
+        try Data(count: 64 << 20).write(to: file)
+        // And should it get that far, the station holds the upload's answer.
+        paired.emulator.faults.inject(.delay(seconds: 30), route: RequestRoute("POST", path: "/post"))
+        let running = try RunningCLI.start(["put", file.path, "--home", paired.home.url.path],
+                                           environment: paired.environment.merging(["TMPDIR": temporary.url.path]) { $1 })
+        // The staging file is created (empty) just before the encryption starts.
+        let staged = await eventually(timeout: 60) { Self.names(in: temporary.url).contains { $0.hasPrefix("cipher-upload-") } }
+        #expect(staged, "the upload was never staged")
+        // Back to back, while the task is still encrypting or hashing: SIGINT then SIGTERM (two
+        // SIGINTs sent at once can reach the process as one, as a pending signal is not queued
+        // twice). Whichever is handled second exits at once (and should the task have unwound
+        // first, its own cleanup ran): either way nothing of the upload is left.
+        running.process.interrupt()
+        running.process.terminate()
+        let result = await running.finish()
+        #expect([128 + Self.sigint, 128 + Self.sigterm].contains(result.status), "\(result.status) \(result.stderr)")
+        #expect(Self.names(in: temporary.url).filter { $0.contains("cipher-upload-") }.isEmpty, "\(Self.names(in: temporary.url))")
     }
 
     @Test func anInterruptedGetLeavesNoPartialAndTheNextGetWorks() async throws {

@@ -103,6 +103,56 @@ struct FollowStatusTests {
         #expect(refused?.kind == .integrity)
     }
 
+    @Test("A gateway 404 for a record the handle verified before keeps the last verified standing, marked not refreshed")
+    func recordMissingAtTheGateway() async throws {
+        let stations = try await TwoStations()
+        var handle = try await Self.follow(stations)
+        _ = try await stations.atAlice.approveFollower(uid: handle.followerUID)
+        let approved = try await stations.atBob.followStatus(of: handle)
+        #expect(approved.status == .approved)
+        #expect(approved.isRefreshed && approved.refreshFailure == nil)
+        handle.record(approved)
+        #expect(handle.wasApproved)
+        let floor = handle.ipnsSequence
+
+        // The gateway loses Alice's record (a node that dropped it, a cache miss): 404 for every /ipns/.
+        stations.alice.faults.inject(.status(404, body: Data("ipfs resolve -r /ipns/k51: could not resolve name".utf8)), count: .max,
+                                     route: RequestRoute("GET", pathPrefix: "/ipns/"), server: .gateway)
+        let kept = try await stations.atBob.followStatus(of: handle)
+        #expect(kept.status == .approved)
+        #expect(kept.status != .notPublished)
+        #expect(!kept.isRefreshed)
+        let failure = try #require(kept.refreshFailure)
+        #expect(failure.kind == .gateway)
+        #expect(failure.status == 404)
+        #expect(kept.recordSequence == nil)
+        // Recording a kept standing changes nothing.
+        let before = handle
+        handle.record(kept)
+        #expect(handle == before)
+        #expect(handle.ipnsSequence == floor)
+
+        // A handle that verified a record but never saw an approval keeps "pending", not "not published".
+        var unapproved = handle
+        unapproved.wasApproved = false
+        let pending = try await stations.atBob.followStatus(of: unapproved)
+        #expect(pending.status == .pending)
+        #expect(pending.refreshFailure?.status == 404)
+
+        // A handle with nothing verified yet: a 404 is still "not published yet", and refreshed.
+        var fresh = handle
+        fresh.wasApproved = false
+        fresh.ipnsSequence = nil
+        let nothing = try await stations.atBob.followStatus(of: fresh)
+        #expect(nothing.status == .notPublished)
+        #expect(nothing.isRefreshed)
+
+        // Once the gateway serves the record again, the standing is read afresh.
+        stations.alice.faults.reset()
+        let again = try await stations.atBob.followStatus(of: handle)
+        #expect(again.status == .approved && again.isRefreshed)
+    }
+
     @Test("The status comes from the gateway: an unreachable one is an error, not a status")
     func gatewayDown() async throws {
         let stations = try await TwoStations()

@@ -320,8 +320,11 @@ struct ReadWriteTests {
         let exactHandle = try FileHandle(forWritingTo: exact)
         try exactHandle.truncate(atOffset: UInt64(largest))
         try exactHandle.close()
-        let fromFile = try await client.prepare(content: .file(exact), metadataJSON: try StationClient.encodeMetadata(metadata),
-                                                namespace: nil, audience: .selfOnly)
+        let metadataJSON = try StationClient.encodeMetadata(metadata)
+        let fromFile = try await StagedFile.withUpload(in: directory, operation: "preparing") { staged in
+            try await client.prepare(content: .file(exact, stagedAt: staged), metadataJSON: metadataJSON, namespace: nil,
+                                     audience: .selfOnly)
+        }
         #expect(fromFile.requestByteCount == StationClient.maximumRequestByteCount)
     }
 

@@ -17,16 +17,20 @@ struct StagingCleanupTests {
         Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
     }
 
-    @Test("A client's creation removes day-old cipher-upload-<hex> files, and only those")
+    @Test("A client's creation removes day-old cipher-upload-<hex> files and their partials, and only those")
     func staleUploads() async throws {
         let rig = try StationRig.inProcess()
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let kept = ["cipher-upload-aaaaaaaaaaaaaaaa", "cipher-upload-0123", "cipher-upload-0123456789ABCDEF", "notes.txt"]
-        for name in kept + ["cipher-upload-0123456789abcdef"] {
+        let kept = ["cipher-upload-aaaaaaaaaaaaaaaa", ".cipher-upload-aaaaaaaaaaaaaaaa.0123456789abcdef.partial", "cipher-upload-0123",
+                    "cipher-upload-0123456789ABCDEF", ".cipher-upload-0123.0123456789abcdef.partial",
+                    ".cipher-upload-0123456789abcdef.0123456789abcdef.sealed", "notes.txt"]
+        // A killed process's staging file, and the partial ciphertext of one it was still encrypting.
+        let killed = ["cipher-upload-0123456789abcdef", ".cipher-upload-1123456789abcdef.0123456789abcdef.partial"]
+        for name in kept + killed {
             try Data("x".utf8).write(to: directory.appendingPathComponent(name))
         }
-        for name in kept.dropFirst() + ["cipher-upload-0123456789abcdef"] { try Self.age(directory.appendingPathComponent(name), days: 2) }
+        for name in kept.dropFirst(2) + killed { try Self.age(directory.appendingPathComponent(name), days: 2) }
         let store = InMemoryKeyStore()
         _ = try await rig.pair(keyStore: store, temporaryDirectory: directory)
         #expect(try Self.names(directory) == Set(kept))

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import StationClient
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,8 +8,10 @@ import Darwin
 #endif
 
 /// Turns SIGINT and SIGTERM into cancellation of the running command: the first signal cancels
-/// its task (the SDK then removes its staging files and partial downloads on the way out), a
-/// second one exits at once.
+/// its task (the SDK then removes its staging files and partial downloads on the way out, and
+/// `main` exits only once the task has ended), a second one exits at once, after removing the
+/// upload staging files still alive (``StagedUploads/removeAllBeforeExit()``: the task has no
+/// chance to unwind then).
 ///
 /// `@unchecked`: the signal sources are set once in `init` and only kept alive after; `caught`
 /// is read and written under `state`.
@@ -28,7 +31,8 @@ final class Interruption: @unchecked Sendable {
         }
         self.sources = sources
         for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
-            source.setEventHandler { [self] in handle(number, task: task) }
+            // `data`: how many signals arrived since the handler last ran (two quick Ctrl-Cs are one event).
+            source.setEventHandler { [self, source] in handle(number, count: source.data, task: task) }
             source.resume()
         }
     }
@@ -40,17 +44,21 @@ final class Interruption: @unchecked Sendable {
         return caught
     }
 
-    private func handle(_ number: Int32, task: Task<ExitCode, Never>) {
+    private func handle(_ number: Int32, count: UInt, task: Task<ExitCode, Never>) {
         state.lock()
         let first = caught == nil
         if first { caught = number }
         state.unlock()
-        guard first else {
-            // A second interrupt: the user does not want to wait for the cleanup.
-            _exit(128 + number)
+        if first {
+            FileHandle.standardError.write(Data("\ncipher: interrupted; cleaning up (interrupt again to quit at once)\n".utf8))
+            task.cancel()
+            guard count > 1 else { return }
         }
-        FileHandle.standardError.write(Data("\ncipher: interrupted; cleaning up (interrupt again to quit at once)\n".utf8))
-        task.cancel()
+        // A second interrupt: the user does not want to wait for the cleanup. The staged
+        // ciphertext is removed all the same (a few unlinks): the task cannot unwind once the
+        // process exits.
+        StagedUploads.removeAllBeforeExit()
+        _exit(128 + number)
     }
 
     private static func ignore(_ number: Int32) {

@@ -12,8 +12,9 @@ import ContentAddressing
 ///
 /// Create one with ``pair(endpoint:deviceName:configuration:pin:)`` the first time and with
 /// ``load(configuration:)`` afterwards. Creating one removes the upload staging files
-/// (`cipher-upload-<16 hex>` in ``StationClientConfiguration/temporaryDirectory``) that an
-/// earlier process left behind when it was killed mid-upload, once they are a day old. The actor keeps the shared state (credentials, clock
+/// (`cipher-upload-<16 hex>` in ``StationClientConfiguration/temporaryDirectory``, and the
+/// `.cipher-upload-<16 hex>.<16 hex>.partial` of one still being encrypted) that an earlier
+/// process left behind when it was killed mid-upload, once they are a day old. The actor keeps the shared state (credentials, clock
 /// offset, post-key cache, endpoint changes); the expensive work (signing, ML-KEM, SecretBox)
 /// runs outside it, so concurrent calls use every core.
 public actor StationClient {

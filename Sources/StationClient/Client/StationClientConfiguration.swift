@@ -129,6 +129,8 @@ public struct StationClientConfiguration: Sendable {
     /// it throws ``StationClientError/Kind/keyStore``. Set it after creating the configuration;
     /// see <doc:KeepingDeviceKeys>.
     public var keyReferenceResolver: KeyReferenceResolver? = nil
+    /// Hears each stage of a publish as it starts (tests hold or cancel a publish there).
+    var publishStageObserver: (@Sendable (PublishStage) -> Void)? = nil
 
     /// Creates a configuration.
     ///

@@ -2,6 +2,7 @@ import Foundation
 import ClassicalCrypto
 import PQCrypto
 import ContentAddressing
+import Transport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -25,17 +26,44 @@ enum StagedFile {
     /// The prefix of an upload's staging file in the temporary directory, followed by 16 hex digits.
     static let uploadPrefix = "cipher-upload-"
 
-    /// A fresh upload staging file in `directory`: `cipher-upload-<16 hex>`.
+    /// A fresh upload staging file name in `directory`: `cipher-upload-<16 hex>`.
     static func upload(in directory: URL) -> URL {
         directory.appendingPathComponent(uploadPrefix + Hex.encode(SecureRandom.bytes(count: 8)))
     }
 
-    /// Removes the upload staging files in `directory` (``upload(in:)``'s names only) that have
-    /// not changed for `age` seconds: what a process killed mid-upload left behind. Never fails.
+    /// Runs `body` with an upload's staging file, the one owner of that file from its creation:
+    /// the file is created (empty, readable by its owner only) in `directory` before `body` runs
+    /// and removed when `body` returns or throws, cancellation included, whoever still holds its
+    /// URL (a transport can keep a request's parts alive after the call was cancelled). While it
+    /// exists it is registered in ``StagedUploads``, so a process that must exit before its
+    /// tasks unwind removes it there.
+    ///
+    /// - Throws: ``StationClientError`` `.localFile` when the file cannot be created,
+    ///   `.cancelled` when the process is exiting (``StagedUploads/removeAllBeforeExit()``),
+    ///   and whatever `body` throws.
+    static func withUpload<Result>(
+        in directory: URL, operation: String, isolation: isolated (any Actor)? = #isolation,
+        _ body: (URL) async throws -> Result
+    ) async throws -> Result {
+        let staged = upload(in: directory)
+        try StagedUploads.create(staged, operation: operation)
+        defer { StagedUploads.remove(staged) }
+        return try await body(staged)
+    }
+
+    /// Removes the upload staging files in `directory` (``upload(in:)``'s names only, and the
+    /// partial ciphertext written beside one, `.cipher-upload-<16 hex>.<16 hex>.partial`) that
+    /// have not changed for `age` seconds: what a process killed mid-upload left behind. Never fails.
     static func removeStaleUploads(in directory: URL, olderThan age: TimeInterval = staleAge) {
         removeStale(in: directory, olderThan: age) { name in
-            name.hasPrefix(uploadPrefix) && isHex16(name.dropFirst(uploadPrefix.count))
+            if isUpload(name[...]) { return true }
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            return parts.count == 4 && parts[0].isEmpty && isUpload(parts[1]) && isHex16(parts[2]) && parts[3] == "partial"
         }
+    }
+
+    private static func isUpload(_ name: Substring) -> Bool {
+        name.hasPrefix(uploadPrefix) && isHex16(name.dropFirst(uploadPrefix.count))
     }
 
     /// Removes the partial downloads beside `destination` (``temporary(beside:suffix:)``'s names
@@ -86,6 +114,67 @@ enum StagedFile {
         guard rename(temporary.path, destination.path) == 0 else {
             throw StationClientError(.localFile, operation: operation,
                                      message: "cannot move the download to \(destination.path): errno \(errno)")
+        }
+    }
+}
+
+/// The upload staging files alive in this process (each owned by a
+/// ``StagedFile/withUpload(in:operation:isolation:_:)`` scope, which creates, registers, and removes
+/// it): what a process that exits without waiting for its tasks (the CLI's second Ctrl-C) removes
+/// first with ``removeAllBeforeExit()``.
+package enum StagedUploads {
+    private struct State {
+        var paths: Set<String> = []
+        var exiting = false
+    }
+
+    private static let state = Locked(State())
+
+    /// Creates `url` (empty, owner-only, not there before) and registers it.
+    ///
+    /// - Throws: ``StationClientError`` `.localFile` when it cannot be created, `.cancelled` after
+    ///   ``removeAllBeforeExit()``.
+    static func create(_ url: URL, operation: String) throws {
+        try state.withLock { state in
+            guard !state.exiting else {
+                throw StationClientError(.cancelled, operation: operation, message: "the process is exiting")
+            }
+            let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else {
+                throw StationClientError.localFile("cannot create the staging file \(url.path): errno \(errno)", operation: operation)
+            }
+            _ = close(descriptor)
+            state.paths.insert(url.path)
+        }
+    }
+
+    /// Removes `url` and forgets it. Never fails.
+    static func remove(_ url: URL) {
+        state.withLock { state in
+            _ = unlink(url.path)
+            state.paths.remove(url.path)
+        }
+    }
+
+    /// The staging files alive now (their paths).
+    static var live: Set<String> { state.withLock { $0.paths } }
+
+    /// Removes every staging file alive in this process, and the partial ciphertext beside each
+    /// one that is still being written (SecretBox writes `.<name>.<16 hex>.partial` and renames
+    /// it onto the staging file when complete), and refuses new ones: for a process about to exit
+    /// without waiting for its tasks to unwind. Never fails.
+    package static func removeAllBeforeExit() {
+        state.withLock { state in
+            state.exiting = true
+            for path in state.paths {
+                _ = unlink(path)
+                let directory = (path as NSString).deletingLastPathComponent
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+                where TemporaryFileName.isTemporary(name, beside: path, suffix: "partial") {
+                    _ = unlink((directory as NSString).appendingPathComponent(name))
+                }
+            }
+            state.paths.removeAll()
         }
     }
 }

@@ -52,20 +52,63 @@ public struct FollowStatus: Sendable, Hashable, CustomStringConvertible {
 /// A follower's standing with a followed station: its ``status`` and what the station's
 /// published state that told it was (``ipnsID``, ``recordSequence``), to keep in the handle with
 /// ``FollowedStationHandle/record(_:)``.
+///
+/// A standing is either **refreshed** (``isRefreshed``: read from the station's current IPNS
+/// record) or **kept** (``refreshFailure`` is set): the gateway could not serve the record of a
+/// station the handle had already verified one of, and ``status`` is the last standing the
+/// handle vouches for, not a new reading. Show a kept standing as such ("approved, not
+/// confirmed just now") and read again later.
 public struct FollowStanding: Sendable, Hashable {
     /// Where the follower stands.
     public var status: FollowStatus
     /// The station's IPNS name read (learned from its `/profile` when the handle had none), or
     /// `nil` when it has none yet.
     public var ipnsID: String?
-    /// The sequence of the verified IPNS record read, or `nil` when there was none.
+    /// The sequence of the verified IPNS record read, or `nil` when there was none (always `nil`
+    /// when the standing was kept: see ``refreshFailure``).
     public var recordSequence: UInt64?
+    /// Why the standing could not be refreshed, or `nil` when ``status`` was read from the
+    /// station's current record.
+    ///
+    /// Set (a ``StationClientError`` of kind `.gateway`, its ``StationClientError/status`` the
+    /// gateway's 404 or 410) when the gateway could not serve the IPNS record of a station whose
+    /// record the handle had already verified (``FollowedStationHandle/ipnsSequence``) or that
+    /// had approved this follower (``FollowedStationHandle/wasApproved``). Such a station did
+    /// publish: the missing record says nothing about the follower, so ``status`` keeps the last
+    /// verified standing (``FollowStatus/approved`` when the handle saw an approval,
+    /// ``FollowStatus/pending`` otherwise) and is never ``FollowStatus/notPublished``.
+    public var refreshFailure: StationClientError? {
+        get { failure?.error }
+        set { failure = newValue.map(RefreshFailure.init) }
+    }
+
+    /// Whether ``status`` was read from the station's current record (``refreshFailure`` is `nil`).
+    public var isRefreshed: Bool { failure == nil }
+
+    /// ``refreshFailure``, stored so that standings stay `Hashable` (compared by kind, status and message).
+    private var failure: RefreshFailure?
 
     /// Creates a standing.
-    public init(status: FollowStatus, ipnsID: String? = nil, recordSequence: UInt64? = nil) {
+    public init(status: FollowStatus, ipnsID: String? = nil, recordSequence: UInt64? = nil,
+                refreshFailure: StationClientError? = nil) {
         self.status = status
         self.ipnsID = ipnsID
         self.recordSequence = recordSequence
+        self.failure = refreshFailure.map(RefreshFailure.init)
+    }
+
+    private struct RefreshFailure: Sendable, Hashable {
+        let error: StationClientError
+
+        static func == (lhs: RefreshFailure, rhs: RefreshFailure) -> Bool {
+            lhs.error.kind == rhs.error.kind && lhs.error.status == rhs.error.status && lhs.error.message == rhs.error.message
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(error.kind)
+            hasher.combine(error.status)
+            hasher.combine(error.message)
+        }
     }
 }
 
@@ -73,7 +116,11 @@ extension FollowedStationHandle {
     /// Keeps what `standing` learned: an approval (``wasApproved``, which later tells
     /// ``FollowStatus/removed`` from ``FollowStatus/pending``), the station's IPNS name when the
     /// handle had none, and the record's sequence as the rollback floor (``ipnsSequence``).
+    ///
+    /// A kept standing (``FollowStanding/refreshFailure`` set) teaches nothing new and leaves the
+    /// handle as it was.
     public mutating func record(_ standing: FollowStanding) {
+        guard standing.isRefreshed else { return }
         if standing.status == .approved { wasApproved = true }
         if ipnsID == nil { ipnsID = standing.ipnsID }
         if let sequence = standing.recordSequence, standing.ipnsID == ipnsID { ipnsSequence = max(ipnsSequence ?? 0, sequence) }
@@ -89,6 +136,14 @@ extension FollowedStationReader {
     /// ``FollowStatus/removed`` when `station` was seen approved before
     /// (``FollowedStationHandle/wasApproved``), ``FollowStatus/pending`` otherwise; no IPNS name,
     /// no record (the gateway answers 404) or no graph yet is ``FollowStatus/notPublished``.
+    ///
+    /// A 404 (or 410) for the record of a station the handle had already verified a record of
+    /// (``FollowedStationHandle/ipnsSequence``) or seen approve this follower
+    /// (``FollowedStationHandle/wasApproved``) is not "not published": that station published, and
+    /// the gateway cannot serve its record just now. The standing is then the last one the handle
+    /// verified — ``FollowStatus/approved`` after an approval, ``FollowStatus/pending`` otherwise
+    /// — with ``FollowStanding/refreshFailure`` set to the gateway's error
+    /// (``FollowStanding/isRefreshed`` is `false`).
     ///
     /// When the handle has no IPNS name, the station's `/profile` is asked for one (with the
     /// reader's pins).
@@ -119,7 +174,10 @@ extension FollowedStationReader {
         do {
             resolved = try await resolvedDocument(ipnsName: name)
         } catch let error as StationClientError where error.kind == .gateway && (error.status == 404 || error.status == 410) {
-            return FollowStanding(status: .notPublished, ipnsID: name)
+            // A station this handle verified a record of (or saw approve it) has published: the
+            // gateway's missing record says nothing about the follower. Keep what was verified.
+            guard station.wasApproved || station.ipnsSequence != nil else { return FollowStanding(status: .notPublished, ipnsID: name) }
+            return FollowStanding(status: station.wasApproved ? .approved : .pending, ipnsID: name, refreshFailure: error)
         }
         guard resolved.document.uid == station.uid else {
             throw StationClientError(.integrity, operation: operation,

@@ -95,9 +95,8 @@ extension StationClient {
         defer { try? FileManager.default.removeItem(at: directory) }
         let plaintext = directory.appendingPathComponent("content")
         try await download(postCID: postCID, envelopesCID: entry.envelopesCID, to: plaintext)
-        let prepared = try await prepare(content: .file(plaintext), metadataJSON: metadata, namespace: namespace, audience: audience)
-        try? FileManager.default.removeItem(at: plaintext)
-        let published = try await submit(prepared, progress: progress)
+        let published = try await publishStaged(fileAt: plaintext, metadataJSON: metadata, namespace: namespace, audience: audience,
+                                                progress: progress) { try? FileManager.default.removeItem(at: plaintext) }
         var removed = true
         do {
             _ = try await delete(postCID: postCID, namespace: namespace)

@@ -43,7 +43,10 @@ public struct PublishedPost: Sendable, Hashable {
 /// ``StationClient/submit(_:progress:)``. Its ciphertext CID is fixed, which is what makes
 /// submission exactly-once: a retry first looks for that CID in the manifest.
 ///
-/// A file post's ciphertext lives in a temporary file that is removed when this object is dropped.
+/// A prepared post holds its ciphertext in memory; a file post's ciphertext is staged in a
+/// temporary file only within the call that publishes it
+/// (``StationClient/publish(fileAt:metadata:namespace:audience:progress:)``), which removes it on
+/// every way out.
 public final class PreparedPost: Sendable {
     /// The CID the station will give the ciphertext.
     public let postCID: String
@@ -55,24 +58,28 @@ public final class PreparedPost: Sendable {
     let contentByteCount: Int64
     let form: MultipartForm
     let bodySHA256: [UInt8]
-    let temporaryFile: URL?
     let isPublic: Bool
 
-    init(postCID: String, namespace: String, form: MultipartForm, bodySHA256: [UInt8], temporaryFile: URL?, isPublic: Bool,
-         contentByteCount: Int64) {
+    init(postCID: String, namespace: String, form: MultipartForm, bodySHA256: [UInt8], isPublic: Bool, contentByteCount: Int64) {
         self.contentByteCount = contentByteCount
         self.postCID = postCID
         self.namespace = namespace
         self.form = form
         self.requestByteCount = form.contentLength
         self.bodySHA256 = bodySHA256
-        self.temporaryFile = temporaryFile
         self.isPublic = isPublic
     }
+}
 
-    deinit {
-        if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
-    }
+/// Where a publish is, for a test that cancels it at each stage
+/// (``StationClientConfiguration/publishStageObserver`` hears each as it starts).
+enum PublishStage: String, Sendable, Hashable, CaseIterable {
+    /// The file's ciphertext is being written to its staging file.
+    case staging
+    /// The ciphertext's CID and the request body's digest are being computed.
+    case hashing
+    /// The post is prepared and about to be sent.
+    case waitingToSend
 }
 
 extension StationClient {
@@ -125,14 +132,35 @@ extension StationClient {
     /// Encrypts the file at `fileURL` and publishes it, in constant memory (the ciphertext goes to
     /// a temporary file first); see ``publish(data:metadata:namespace:audience:progress:)``.
     ///
-    /// - Throws: as the data form, and `.localFile` when the file cannot be read.
+    /// The temporary file (`cipher-upload-<16 hex>` in
+    /// ``StationClientConfiguration/temporaryDirectory``) is removed before the call returns or
+    /// throws, whatever the way out: success, failure, or cancellation at any stage (encrypting,
+    /// hashing, waiting to send, sending).
+    ///
+    /// - Throws: as the data form, and `.localFile` when the file cannot be read or the
+    ///   temporary file cannot be created.
     public func publish<Metadata: Encodable>(
         fileAt fileURL: URL, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly,
         progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
-        let prepared = try await prepare(content: .file(fileURL), metadataJSON: try encodeMetadata(metadata),
-                                         namespace: namespace, audience: audience)
-        return try await submit(prepared, progress: progress)
+        let metadataJSON = try encodeMetadata(metadata)
+        return try await publishStaged(fileAt: fileURL, metadataJSON: metadataJSON, namespace: namespace, audience: audience,
+                                       progress: progress)
+    }
+
+    /// Encrypts the file at `source` into an upload staging file and publishes it; the staging
+    /// file is owned by ``StagedFile/withUpload(in:operation:isolation:_:)`` and removed on every
+    /// way out. `prepared` runs once the post is prepared, before it is sent.
+    func publishStaged(
+        fileAt source: URL, metadataJSON: [UInt8]?, namespace: String?, audience: Audience, progress: ProgressHandler?,
+        prepared whenPrepared: () -> Void = {}
+    ) async throws -> PublishedPost {
+        try await StagedFile.withUpload(in: configuration.temporaryDirectory, operation: "staging an upload") { staged in
+            let prepared = try await prepare(content: .file(source, stagedAt: staged), metadataJSON: metadataJSON,
+                                             namespace: namespace, audience: audience)
+            whenPrepared()
+            return try await submit(prepared, progress: progress)
+        }
     }
 
     /// Publishes `data` **unencrypted, permanently and readable by anyone**: the bytes and the
@@ -156,14 +184,16 @@ extension StationClient {
         } catch {
             throw StationClientError(.refused, operation: operation, message: "\(error)", underlying: error)
         }
-        let prepared = try finish(form, postCID: UnixFS.cid(of: data).description, namespace: namespace, temporaryFile: nil,
-                                  isPublic: true, contentByteCount: Int64(data.count), operation: operation)
+        let prepared = try finish(form, postCID: UnixFS.cid(of: data).description, namespace: namespace, isPublic: true,
+                                  contentByteCount: Int64(data.count), operation: operation)
         return try await submit(prepared, progress: nil)
     }
 
     enum Content {
         case bytes(Data)
-        case file(URL)
+        /// The file at the first URL, its ciphertext written to the second: a staging file that
+        /// ``StagedFile/withUpload(in:operation:isolation:_:)`` owns.
+        case file(URL, stagedAt: URL)
     }
 
     /// Encrypts and lays out a post without sending it (see ``PreparedPost``).
@@ -204,7 +234,7 @@ extension StationClient {
         let plaintextSize: Int64
         switch content {
         case .bytes(let data): plaintextSize = Int64(data.count)
-        case .file(let url):
+        case .file(let url, _):
             guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? NSNumber else {
                 throw StationClientError.localFile("cannot read \(url.path)", operation: operation)
             }
@@ -224,49 +254,50 @@ extension StationClient {
         }
         let postCID: String
         let body: FormFile
-        var temporaryFile: URL?
         do {
             switch content {
             case .bytes(let data):
                 let sealed = try SecretBox.seal(data, using: key)
+                enter(.hashing)
                 postCID = UnixFS.cid(of: sealed).description
                 body = .bytes(sealed)
-            case .file(let url):
-                let temporary = StagedFile.upload(in: configuration.temporaryDirectory)
-                temporaryFile = temporary
-                try SecretBox.sealFile(at: url, to: temporary, using: key)
-                postCID = try UnixFS.cid(ofFileAt: temporary).description
-                body = .file(temporary)
+            case .file(let url, let staged):
+                try Self.checkCancellation(operation)
+                enter(.staging)
+                try SecretBox.sealFile(at: url, to: staged, using: key)
+                try Self.checkCancellation(operation)
+                enter(.hashing)
+                postCID = try UnixFS.cid(ofFileAt: staged).description
+                body = .file(staged)
             }
+        } catch let error as StationClientError where error.kind == .cancelled {
+            throw error
         } catch {
-            if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
             throw StationClientError(.refused, operation: operation, message: "cannot encrypt the content: \(error)", underlying: error)
         }
-        let form: MultipartForm
-        do {
-            form = try buildForm(file: body, sealedMetadataHex: sealedMetadata, namespace: namespace,
+        let form = try buildForm(file: body, sealedMetadataHex: sealedMetadata, namespace: namespace,
                                  audience: audience.wireValue, audienceUIDs: audience.uids, selfEnvelope: selfEnvelope)
-        } catch {
-            if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
-            throw error
-        }
-        return try finish(form, postCID: postCID, namespace: namespace, temporaryFile: temporaryFile, isPublic: false,
-                          contentByteCount: plaintextSize, operation: operation)
+        let prepared = try finish(form, postCID: postCID, namespace: namespace, isPublic: false, contentByteCount: plaintextSize,
+                                  operation: operation)
+        try Self.checkCancellation(operation)
+        return prepared
+    }
+
+    /// Tells ``StationClientConfiguration/publishStageObserver`` that a publish starts `stage`.
+    nonisolated func enter(_ stage: PublishStage) {
+        configuration.publishStageObserver?(stage)
+    }
+
+    /// - Throws: ``StationClientError`` `.cancelled` when the current task is cancelled.
+    static func checkCancellation(_ operation: String) throws {
+        guard !Task.isCancelled else { throw StationClientError(.cancelled, operation: operation, message: "cancelled") }
     }
 
     private nonisolated func finish(
-        _ form: MultipartForm, postCID: String, namespace: String, temporaryFile: URL?, isPublic: Bool, contentByteCount: Int64,
-        operation: String
+        _ form: MultipartForm, postCID: String, namespace: String, isPublic: Bool, contentByteCount: Int64, operation: String
     ) throws -> PreparedPost {
-        let digest: [UInt8]
-        do {
-            digest = try Self.digest(of: form, operation: operation)
-        } catch {
-            if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
-            throw error
-        }
-        return PreparedPost(postCID: postCID, namespace: namespace, form: form, bodySHA256: digest,
-                            temporaryFile: temporaryFile, isPublic: isPublic, contentByteCount: contentByteCount)
+        PreparedPost(postCID: postCID, namespace: namespace, form: form, bodySHA256: try Self.digest(of: form, operation: operation),
+                     isPublic: isPublic, contentByteCount: contentByteCount)
     }
 
     /// The SHA-256 of the exact bytes `form` will stream (the signature covers them), for a form
@@ -340,6 +371,7 @@ extension StationClient {
                                       progress: fileProgress.map { handler in
             { @Sendable in handler(ByteProgress(completed: $0.bytesSent, total: $0.expectedBytesToSend ?? prepared.requestByteCount)) }
         })
+        enter(.waitingToSend)
         guard !Task.isCancelled else {
             throw StationClientError(.cancelled, operation: operation, message: "cancelled before sending")
         }

@@ -71,3 +71,32 @@ struct RawPoster {
         return try WireJSON.decode(PostResponse.self, from: [UInt8](response.body.data ?? Data())).postCID
     }
 }
+
+/// Holds every `POST /post` until the calling task is cancelled, as a transfer still on the
+/// wire, and keeps each one's options (its progress handler among them) for as long as this
+/// transport lives, as a transport whose transfer ends on its own thread after the caller got its
+/// error (libcurl's engine does). Everything else goes to `base`.
+final class HoldingPostTransport: WrappingTransport, @unchecked Sendable {
+    let base: any HTTPTransport
+    /// One element each time a `POST /post` arrives (and is then held).
+    let arrivals: AsyncStream<Void>
+    private let arrived: AsyncStream<Void>.Continuation
+    /// The options of every `POST /post` received.
+    let kept = Locked<[TransferOptions]>([])
+
+    init(base: any HTTPTransport) {
+        self.base = base
+        (arrivals, arrived) = AsyncStream.makeStream()
+    }
+
+    func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
+        guard request.method == .post, request.url.path == "/post" else {
+            return try await base.send(request, body: body, options: options)
+        }
+        kept.withLock { $0.append(options) }
+        arrived.yield()
+        // Until the caller is cancelled: nothing else ends this wait.
+        while !Task.isCancelled { try? await Task.sleep(nanoseconds: 3_600_000_000_000) }
+        throw TransportError(.cancelled, method: request.method, url: request.url, message: "the transfer was cancelled")
+    }
+}
