@@ -16,6 +16,9 @@ private let peakBytes = Atomic<Int>(0)
 /// The largest peak per input byte seen (in thousandths) on inputs of at least 1 KiB, and that input's size.
 private let worstRatio = Atomic<Int>(0)
 private let worstSize = Atomic<Int>(0)
+/// The largest peak seen on any input, in bytes, and that input's size.
+private let largestGrowth = Atomic<Int>(0)
+private let largestGrowthSize = Atomic<Int>(0)
 private let hooksInstalled = Atomic<Bool>(false)
 /// Whether the peak follows the live bytes (off inside `unmetered`).
 private let metering = Atomic<Bool>(true)
@@ -52,8 +55,9 @@ private let onFree: @convention(c) (UnsafeRawPointer?) -> Void = { pointer in
 private let printWorst: @convention(c) () -> Void = {
     let ratio = worstRatio.load(ordering: .relaxed)
     print("allocation amplification: at most \(ratio / 1000).\(String(ratio % 1000 + 1000).dropFirst()) bytes per input byte"
-          + " (inputs of 1 KiB or more; largest \(worstSize.load(ordering: .relaxed)) bytes); limit"
-          + " \(amplificationLimit.bytesPerInputByte) per byte + \(amplificationLimit.fixedBytes) bytes")
+          + " on inputs of 1 KiB or more (at \(worstSize.load(ordering: .relaxed)) bytes); the largest peak"
+          + " \(largestGrowth.load(ordering: .relaxed)) bytes (an input of \(largestGrowthSize.load(ordering: .relaxed)) bytes);"
+          + " limit \(amplificationLimit.bytesPerInputByte) per byte + \(amplificationLimit.fixedBytes) bytes")
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -63,6 +67,8 @@ public func meteredFuzzInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
         _ = peakBytes.load(ordering: .relaxed)
         _ = worstRatio.load(ordering: .relaxed)
         _ = worstSize.load(ordering: .relaxed)
+        _ = largestGrowth.load(ordering: .relaxed)
+        _ = largestGrowthSize.load(ordering: .relaxed)
         _ = metering.load(ordering: .relaxed)
         _ = installAllocationHooks(onMalloc, onFree)
         _ = atExit(printWorst)
@@ -71,6 +77,10 @@ public func meteredFuzzInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     peakBytes.store(before, ordering: .relaxed)
     let result = fuzzOneInput(data, size)
     let growth = peakBytes.load(ordering: .relaxed) - before
+    if growth > largestGrowth.load(ordering: .relaxed) {
+        largestGrowth.store(growth, ordering: .relaxed)
+        largestGrowthSize.store(size, ordering: .relaxed)
+    }
     if size >= 1024 {
         let ratio = growth * 1000 / size
         if ratio > worstRatio.load(ordering: .relaxed) {
