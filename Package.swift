@@ -163,7 +163,7 @@ let package = Package(
         .executableTarget(
             name: "CipherCLI",
             dependencies: [
-                "StationClient", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "PQCrypto", "CKeyring",
+                "StationClient", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "PQCrypto", "ClassicalCrypto", "CKeyring",
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
         ),

@@ -117,7 +117,7 @@ struct PostKeyPersistenceTests {
         let first = try await rig.pair(keyStore: keys, persistsPostKeys: true, cacheStore: cache)
         _ = try await Self.publish(3, by: first)
         let listed = try await first.listPosts(as: DriveFileMetadata.self)
-        let item = CacheItem.offlineListing(namespace: "drive")
+        let item = CacheItem.offlineListing(station: await first.credentials.stationUID, namespace: "drive")
         #expect(await cache.saves.contains { $0.name == item })
         let relaunch = { try await StationClient.load(configuration: rig.configuration(keyStore: keys, persistsPostKeys: true, cacheStore: cache)) }
 

@@ -131,7 +131,7 @@ struct ResilienceTests {
         #expect(offline.posts.map(\.metadata?.filename) == ["kept.txt"])
         #expect(offline.manifestCID == online.manifestCID)
         // A fresh client on the same stores (app restart) also gets the offline view, from the cache store.
-        #expect(await cache.names == [CacheItem.offlineListing(namespace: "drive")])
+        #expect(await cache.names == [CacheItem.offlineListing(station: client.credentials.stationUID, namespace: "drive")])
         #expect(await store.load(KeyStoreItem.legacyOfflineListing(namespace: "drive")) == nil)
         let restarted = try await StationClient.load(configuration: rig.configuration(keyStore: store, cacheStore: cache))
         #expect(try await restarted.listPosts(as: DriveFileMetadata.self).posts.count == 1)
@@ -148,7 +148,7 @@ struct ResilienceTests {
         let client = try await rig.pair(cacheStore: cache)
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("kept.txt", size: 1))
         let online = try await client.listPosts(as: DriveFileMetadata.self)
-        let item = CacheItem.offlineListing(namespace: "drive")
+        let item = CacheItem.offlineListing(station: await client.credentials.stationUID, namespace: "drive")
         let persisted = try #require(await cache.load(item))
         await cache.delete(item)
         rig.emulator.stop()

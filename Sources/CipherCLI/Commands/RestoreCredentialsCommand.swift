@@ -44,14 +44,28 @@ enum RestoreCredentialsCommand: Command {
         guard let described = try await CredentialBackups.describe(name, in: store) else {
             throw CLIError.failure("the backup \(name) does not hold readable credentials")
         }
+        // The settings of the pairing being restored: those kept with the backup, else (a backup
+        // of an earlier version) the current ones without a gateway, which may be another station's.
+        let current = try context.home.loadSettings()
+        let restoredSettings = try await CredentialBackups.settings(for: name, in: store)
+            ?? CLISettings(gateway: nil, deviceName: current.deviceName)
+        let previous = try await CredentialBackups.describe(KeyStoreItem.credentials, in: store)
         var setAside: String?
         if try await store.loadSecret(KeyStoreItem.credentials) != nil {
-            setAside = try await CredentialBackups.keepCopy(of: KeyStoreItem.credentials, in: store)
+            let aside = try await CredentialBackups.keepCopy(of: KeyStoreItem.credentials, in: store)
+            try await CredentialBackups.saveSettings(current, for: aside, in: store)
+            setAside = aside
         }
         try await store.saveSecret(backup, as: KeyStoreItem.credentials)
-        try await store.delete(name)
+        try context.home.saveSettings(restoredSettings)
+        await CredentialBackups.discard(name, in: store)
+        if previous?.stationUID != described.stationUID,
+           let client = try? await StationClient.load(configuration: context.home.configuration(keyStore: store)) {
+            // Post keys of the station paired before are no use here: the cache holds this station's only.
+            await client.clearPostKeyCache()
+        }
         console.say("restored \(name): device \(described.deviceUID) with station \(described.stationUID) at \(described.endpoint)")
-        if let setAside { console.note("The credentials it replaced are kept as \(setAside).") }
+        if let setAside { console.note("The credentials it replaced are kept as \(setAside), with their settings.") }
         console.emit(Output(backups: [], restored: name, setAside: setAside))
     }
 }

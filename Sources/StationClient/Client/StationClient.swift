@@ -84,7 +84,8 @@ public actor StationClient {
         do {
             try await configuration.keyStore.delete(KeyStoreItem.credentials)
             if let error = await removePersistedPostKeys() { throw error }
-            try await configuration.cacheStore.delete(CacheItem.offlineListing(namespace: namespace))
+            try await configuration.cacheStore.delete(CacheItem.offlineListing(station: credentials.stationUID, namespace: namespace))
+            try await configuration.cacheStore.delete(CacheItem.legacyOfflineListing(namespace: namespace))
             try await configuration.keyStore.delete(KeyStoreItem.legacyPostKeys)
             try await configuration.keyStore.delete(KeyStoreItem.legacyOfflineListing(namespace: namespace))
         } catch {

@@ -269,5 +269,15 @@ extension StationClient {
                 log(.warning, "cannot remove the old cache item \(name) from the key store: \(error)")
             }
         }
+        // The offline listing earlier versions kept under the namespace alone: it may be another
+        // station's (a device paired again), so it is never read, only removed.
+        if let namespace = try? Self.normalizedNamespace(configuration.namespace) {
+            let legacy = CacheItem.legacyOfflineListing(namespace: namespace)
+            do {
+                try await configuration.cacheStore.delete(legacy)
+            } catch {
+                log(.warning, "cannot remove the old cache item \(legacy): \(error)")
+            }
+        }
     }
 }
