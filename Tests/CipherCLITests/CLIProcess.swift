@@ -26,12 +26,16 @@ enum CLIProcess {
     /// Starts the built `cipher` with `arguments`, `environment` added to a clean one (PATH, a
     /// temporary HOME, and no unlocked key kept in the session keyring unless `environment` sets
     /// `CIPHER_KEEP_UNLOCKED`), in `directory` if given, and its three standard streams on pipes.
+    /// A value in `environment` that leaves the variable unset (`CIPHER_KEEP_UNLOCKED` included).
+    static let unset = "\u{1}unset"
+
     /// With `keyring`, `cipher` runs in that session keyring (see ``TestKeyring``).
     static func launch(_ arguments: [String], environment: [String: String], directory: URL? = nil,
                        keyring: TestKeyring? = nil) throws -> PipedProcess {
         var base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
                     "HOME": FileManager.default.temporaryDirectory.path, "CIPHER_KEEP_UNLOCKED": "0"]
         base.merge(environment) { $1 }
+        base = base.filter { $0.value != unset }
         let cipher = PipedProcess.productsDirectory.appendingPathComponent("cipher")
         if let keyring {
             return try PipedProcess(URL(fileURLWithPath: "/usr/bin/env"),

@@ -313,9 +313,17 @@ struct SessionKeyring: Sendable {
         for descriptor: Int32 in [0, 1, 2] {
             posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
         }
-        // POSIX_SPAWN_SETSID (glibc 2.26; Swift's Glibc does not import it): a session of its own.
+        // No signal blocked (this process blocks some for its interruption handling), the default
+        // action for those it catches, and a session of its own (POSIX_SPAWN_SETSID, glibc 2.26,
+        // which Swift's Glibc does not import).
+        var none = sigset_t(), caught = sigset_t()
+        sigemptyset(&none)
+        sigemptyset(&caught)
+        for caughtSignal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&caught, caughtSignal) }
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &caught)
         let spawnSetSID: Int16 = 0x80
-        posix_spawnattr_setflags(&attributes, spawnSetSID)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK) | Int16(POSIX_SPAWN_SETSIGDEF) | spawnSetSID)
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var environment: [UnsafeMutablePointer<CChar>?] = [nil]
@@ -329,6 +337,10 @@ struct SessionKeyring: Sendable {
     ///
     /// - Returns: the exit status (0; 2 for arguments that are not a copy and a time).
     static func runExpiry(_ arguments: [String]) -> Int32 {
+        // Descriptors the parent left open without close-on-exec (a caller's pipe or socket
+        // would otherwise stay open until the time-out): only the three /dev/null ones stay.
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap(Int32.init) where descriptor > 2 { close(descriptor) }
         signal(SIGHUP, SIG_IGN)
         signal(SIGINT, SIG_IGN)
         guard arguments.count == 2, let expiry = UInt64(arguments[1]) else { return 2 }
