@@ -129,7 +129,7 @@ struct CacheStoreTests {
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("a.txt", size: 1))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         // The first listing's keys are one change item of the post-key journal.
-        #expect(await cache.names == [CacheItem.offlineListing(station: client.credentials.stationUID, namespace: "drive"), CacheItem.postKeyChanges(1)].sorted())
+        #expect(await cache.names == [CacheItem.offlineListing(station: client.credentials.stationUID, namespace: "drive"), CacheItem.postKeyChanges(1, station: client.credentials.stationUID)].sorted())
         #expect(try await keys.load(KeyStoreItem.legacyPostKeys) == nil)
         #expect(try await keys.load(KeyStoreItem.legacyOfflineListing(namespace: "drive")) == nil)
         #expect(Set(await keys.saved.keys) == [KeyStoreItem.credentials, KeyStoreItem.legacyPostKeys,

@@ -85,7 +85,7 @@ public actor StationClient {
             try await configuration.keyStore.delete(KeyStoreItem.credentials)
             if let error = await removePersistedPostKeys() { throw error }
             try await configuration.cacheStore.delete(CacheItem.offlineListing(station: credentials.stationUID, namespace: namespace))
-            try await configuration.cacheStore.delete(CacheItem.legacyOfflineListing(namespace: namespace))
+            if let error = await removeLegacyCacheItems() { throw error }
             try await configuration.keyStore.delete(KeyStoreItem.legacyPostKeys)
             try await configuration.keyStore.delete(KeyStoreItem.legacyOfflineListing(namespace: namespace))
         } catch {
