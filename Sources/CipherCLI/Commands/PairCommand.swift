@@ -80,10 +80,6 @@ enum PairCommand: Command {
         }
         try context.home.saveSettings(settings)
         let credentials = await client.credentials
-        if let backup, backup.stationUID != credentials.stationUID {
-            // Post keys of the station paired before are no use here: the cache holds this station's only.
-            await client.clearPostKeyCache()
-        }
         console.say("paired as \(credentials.deviceUID) with station \(credentials.stationUID) at \(credentials.endpoint.absoluteString)")
         let pin = await client.activePins.first
         if let pin { console.say("TLS key pinned: \(pin.pinString)") }

@@ -49,7 +49,6 @@ enum RestoreCredentialsCommand: Command {
         let current = try context.home.loadSettings()
         let restoredSettings = try await CredentialBackups.settings(for: name, in: store)
             ?? CLISettings(gateway: nil, deviceName: current.deviceName)
-        let previous = try await CredentialBackups.describe(KeyStoreItem.credentials, in: store)
         var setAside: String?
         if try await store.loadSecret(KeyStoreItem.credentials) != nil {
             let aside = try await CredentialBackups.keepCopy(of: KeyStoreItem.credentials, in: store)
@@ -58,12 +57,9 @@ enum RestoreCredentialsCommand: Command {
         }
         try await store.saveSecret(backup, as: KeyStoreItem.credentials)
         try context.home.saveSettings(restoredSettings)
+        // The caches are named after the station (offline listing, post keys): the restored
+        // station's own come back with it, and no other station's shows.
         await CredentialBackups.discard(name, in: store)
-        if previous?.stationUID != described.stationUID,
-           let client = try? await StationClient.load(configuration: context.home.configuration(keyStore: store)) {
-            // Post keys of the station paired before are no use here: the cache holds this station's only.
-            await client.clearPostKeyCache()
-        }
         console.say("restored \(name): device \(described.deviceUID) with station \(described.stationUID) at \(described.endpoint)")
         if let setAside { console.note("The credentials it replaced are kept as \(setAside), with their settings.") }
         console.emit(Output(backups: [], restored: name, setAside: setAside))
