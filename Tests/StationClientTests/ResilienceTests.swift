@@ -154,10 +154,10 @@ struct ResilienceTests {
         #expect(stationAItems.allSatisfy { $0.contains(stationA.emulator.uid) }, "\(stationAItems)")
         // As an earlier version kept them, named without the station: station A's listing and keys.
         let legacyListing = "offline-listing-drive"
-        await cache.save(try #require(await cache.load(CacheItem.offlineListing(station: stationA.emulator.uid, namespace: "drive"))),
-                         as: legacyListing)
-        await cache.save(try #require(await cache.load(CacheItem.postKeyChanges(1, station: stationA.emulator.uid))),
-                         as: CacheItem.postKeys)
+        for name in stationAItems {
+            let legacy = name.hasPrefix("offline-listing") ? legacyListing : CacheItem.postKeys
+            await cache.save(try #require(await cache.load(name)), as: legacy)
+        }
 
         // The same stores, paired with station C (as `cipher pair --replace` does), which goes down:
         // no offline listing of station A is shown as C's.
