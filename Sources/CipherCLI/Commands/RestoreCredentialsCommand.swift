@@ -59,7 +59,8 @@ enum RestoreCredentialsCommand: Command {
         try context.home.saveSettings(restoredSettings)
         // The caches are named after the station (offline listing, post keys): the restored
         // station's own come back with it, and no other station's shows.
-        await CredentialBackups.discard(name, in: store)
+        try await store.delete(name)
+        try? await store.delete(CredentialBackups.settingsItem(for: name))
         console.say("restored \(name): device \(described.deviceUID) with station \(described.stationUID) at \(described.endpoint)")
         if let setAside { console.note("The credentials it replaced are kept as \(setAside), with their settings.") }
         console.emit(Output(backups: [], restored: name, setAside: setAside))
