@@ -308,6 +308,11 @@ struct KeyStoreTests {
             #expect(error?.kind == .keyStore)
             #expect(error?.message.contains("outside what this store writes") == true, "\(error?.message ?? "")")
         }
+        // A rewrite inside the accepted range costs no more than a normal unlock and is caught
+        // after it: the parameters are part of what derives the key, so the check value does not open.
+        try rewrite(operations: 2, memoryKiB: 1024)
+        let inRange = #expect(throws: StationClientError.self) { try FileKeyStore(directory: directory, passphrase: "p") }
+        #expect(inRange?.kind == .keyStore && inRange?.message == "wrong passphrase")
         // The original file opens again: nothing was lost.
         try Data(original).write(to: params)
         #expect(try await FileKeyStore(directory: directory, passphrase: "p").load("item") == [5])
