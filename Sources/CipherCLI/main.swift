@@ -12,6 +12,11 @@ let environment = ProcessInfo.processInfo.environment
 let rawArguments = Array(CommandLine.arguments.dropFirst())
 let wantsJSON = rawArguments.contains("--json")
 
+// The background process a kept session key starts to delete its sealed copy at the time-out.
+if rawArguments.first == SessionKeyring.expireCommand {
+    exit(SessionKeyring.runExpiry(Array(rawArguments.dropFirst())))
+}
+
 /// Runs one command line and returns the exit code.
 func runCommandLine() async -> ExitCode {
     let console = Console(json: wantsJSON)
