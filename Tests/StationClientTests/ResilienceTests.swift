@@ -303,7 +303,7 @@ struct ResilienceTests {
         let before = try #require(stagedWhenCancelled.value)
         #expect(before.count == 1 && before.allSatisfy { $0.hasPrefix(StagedFile.uploadPrefix) }, "\(before)")
         #expect(staged().isEmpty, "\(staged())")
-        #expect(!StagedUploads.live.contains { $0.hasPrefix(staging.path) })
+        #expect(client.configuration.stagedUploads.live.isEmpty)
         // Nothing reached the station; the held request's options are still kept by the transport.
         #expect(rig.count("POST", "/post") == 0)
         #expect(holding.kept.value.count == (point == .sending ? 1 : 0))
