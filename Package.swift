@@ -3,6 +3,22 @@
 // data flows downward, and a target imports only from the layers below it.
 import PackageDescription
 
+// Where libcurl's header is: Linux and Android (libcurl4-openssl-dev and the like) and macOS, whose
+// SDK ships /usr/include/curl. The iOS, tvOS, watchOS and visionOS SDKs have no <curl/curl.h>: there
+// every edge to `CCurl` and `CurlTransport` is left out, `CurlTransport` compiles to an empty module,
+// and what uses it is guarded by `#if canImport(CCurl)`, so the whole package (tests, examples and
+// benchmarks included) builds for them. libsodium and libcrypto are in no Apple SDK (not even
+// macOS's: Homebrew's would not ship in an app), so `CSodium` and `CLibCrypto` are Linux/Android only.
+// scripts/check_apple_dependencies.py holds every target to this.
+let curlPlatforms: [Platform] = [.linux, .android, .macOS]
+
+extension Target.Dependency {
+    /// An edge to `CurlTransport` or `CCurl`, on the platforms where libcurl is (`curlPlatforms`).
+    static func whereCurlIs(_ name: String) -> Target.Dependency {
+        .target(name: name, condition: .when(platforms: curlPlatforms))
+    }
+}
+
 let package = Package(
     name: "swift-cipher-station",
     // The floor: iOS 16 / macOS 13, where apps still need a pure-Swift ML-KEM and ML-DSA (CryptoKit
@@ -70,7 +86,7 @@ let package = Package(
         // deterministic test content, for the emulator, the conformance suite, tests and benchmarks.
         .target(name: "LoopbackHTTP", dependencies: ["Transport"]),
         // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning).
-        .target(name: "CurlTransport", dependencies: ["Transport", "CCurl"]),
+        .target(name: "CurlTransport", dependencies: ["Transport", .whereCurlIs("CCurl")]),
         // Layer 2: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
         .target(name: "URLSessionTransport", dependencies: ["Transport"]),
 
@@ -147,14 +163,15 @@ let package = Package(
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "CurlTransport", "LoopbackHTTP"],
+            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
+                           .whereCurlIs("CurlTransport"), "LoopbackHTTP"],
             path: "Benchmarks/CipherBench"
         ),
 
         // The client against `cipher-station-emulator` in its own process (see its main.swift).
         .executableTarget(
             name: "StationClientBench",
-            dependencies: ["StationClient", "CurlTransport", "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto",
+            dependencies: ["StationClient", .whereCurlIs("CurlTransport"), "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto",
                            "PQCrypto", "Manifest", "OrderedJSON", "ContentAddressing"],
             path: "Benchmarks/StationClientBench"
         ),
@@ -173,7 +190,7 @@ let package = Package(
         // ExampleSupport: the examples' one argument parser (`--help`), the embedded emulator or `--station URL`, and clean-up.
         .target(
             name: "ExampleSupport",
-            dependencies: ["StationClient", "StationEmulator", "CurlTransport", "Transport"],
+            dependencies: ["StationClient", "StationEmulator", .whereCurlIs("CurlTransport"), "URLSessionTransport", "Transport"],
             path: "Examples/ExampleSupport"
         ),
         .executableTarget(
@@ -252,7 +269,7 @@ let package = Package(
         .testTarget(
             name: "StationClientTests",
             dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
-                           "CurlTransport", "URLSessionTransport", "StationEmulator", "LoopbackHTTP", "TransportTestSupport", "TestSupport"]
+                           .whereCurlIs("CurlTransport"), "URLSessionTransport", "StationEmulator", "LoopbackHTTP", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",
@@ -261,14 +278,15 @@ let package = Package(
         ),
         .testTarget(
             name: "CurlTransportTests",
-            dependencies: ["CurlTransport", "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TransportTestSupport", "TestSupport", "CCurl"]
+            dependencies: [.whereCurlIs("CurlTransport"), "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TransportTestSupport", "TestSupport",
+                           .whereCurlIs("CCurl")]
         ),
         // Every Swift snippet of the README and the documentation, written here by
         // scripts/check_snippets.py (Tests/SnippetTests/Generated, not in git) and compiled with the
         // tests; the snippets' own `@Test`s run with the others.
         .testTarget(
             name: "SnippetTests",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "CurlTransport",
+            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", .whereCurlIs("CurlTransport"),
                            "URLSessionTransport", "StationClient", "StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"],
             path: "Tests/SnippetTests"
         ),
