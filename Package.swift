@@ -12,6 +12,10 @@ import PackageDescription
 // scripts/check_apple_dependencies.py holds every target to this.
 let curlPlatforms: [Platform] = [.linux, .android, .macOS]
 
+// Every library target that calls a required-reason API of Apple's (the file-timestamp ones: fstat,
+// attributesOfItem, .modificationDate) ships a privacy manifest, `PrivacyInfo.xcprivacy`, which
+// travels into the app; scripts/check_privacy_manifests.py holds them to the code.
+
 extension Target.Dependency {
     /// An edge to `CurlTransport` or `CCurl`, on the platforms where libcurl is (`curlPlatforms`).
     static func whereCurlIs(_ name: String) -> Target.Dependency {
@@ -81,14 +85,14 @@ let package = Package(
         ),
         // Layer 2: the HTTPTransport protocol, request/response types, multipart bodies (TLS key
         // fingerprints hash with SHA2).
-        .target(name: "Transport", dependencies: ["SHA2"]),
+        .target(name: "Transport", dependencies: ["SHA2"], resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Layer 3: an HTTP/1.1 server on 127.0.0.1 (POSIX sockets, a thread per connection) with
         // deterministic test content, for the emulator, the conformance suite, tests and benchmarks.
-        .target(name: "LoopbackHTTP", dependencies: ["Transport"]),
+        .target(name: "LoopbackHTTP", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning).
-        .target(name: "CurlTransport", dependencies: ["Transport", .whereCurlIs("CCurl")]),
+        .target(name: "CurlTransport", dependencies: ["Transport", .whereCurlIs("CCurl")], resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Layer 2: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
-        .target(name: "URLSessionTransport", dependencies: ["Transport"]),
+        .target(name: "URLSessionTransport", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
 
         // Layer 0, Linux/Android with the SystemLibraries trait: the system libsodium. Layer 1:
         // `ClassicalCrypto`, pure-Swift SecretBox, BLAKE2b, Argon2 and Ed25519 (SHA-256 from SHA2),
@@ -120,7 +124,8 @@ let package = Package(
             dependencies: [
                 "PQCrypto", "SHA2",
                 .target(name: "CSodium", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
-            ]),
+            ],
+            resources: [.copy("PrivacyInfo.xcprivacy")]),
 
         // Layer 2: the KEM-DEM key envelope; signed requests (the station-side verifier is the emulator's).
         .target(name: "Envelope", dependencies: ["PQCrypto", "ClassicalCrypto"]),
@@ -143,7 +148,8 @@ let package = Package(
                 "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "URLSessionTransport",
                 // The default transport on Linux; Apple platforms default to URLSessionTransport.
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
-            ]
+            ],
+            resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
 
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
@@ -153,7 +159,7 @@ let package = Package(
         ),
         // Layer 3: the behaviour every HTTPTransport promises, as cases any test runner can run
         // against a transport (served by LoopbackHTTP; no test framework, no station).
-        .target(name: "HTTPTransportConformance", dependencies: ["Transport", "LoopbackHTTP"]),
+        .target(name: "HTTPTransportConformance", dependencies: ["Transport", "LoopbackHTTP"], resources: [.copy("PrivacyInfo.xcprivacy")]),
         .executableTarget(
             name: "CipherStationEmulator",
             dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON",
@@ -286,7 +292,8 @@ let package = Package(
         // tests; the snippets' own `@Test`s run with the others.
         .testTarget(
             name: "SnippetTests",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", .whereCurlIs("CurlTransport"),
+            dependencies: ["PQCrypto", "SHA2", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
+                           .whereCurlIs("CurlTransport"),
                            "URLSessionTransport", "StationClient", "StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"],
             path: "Tests/SnippetTests"
         ),

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "Tests" / "SnippetTests" / "Generated"
 PACKAGE_IDENTITY = "swift-cipher-station"
 SYSTEM_MODULES = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Testing", "XCTest", "Dispatch",
-                  "Security", "CryptoKit", "Darwin", "Glibc", "PackageDescription", "os", "Synchronization"}
+                  "Security", "CryptoKit", "UIKit", "Darwin", "Glibc", "PackageDescription", "os", "Synchronization"}
 MARKER = re.compile(r"<!--\s*snippet:\s*(apple-only|manifest|fragment)\b\s*(.*?)\s*-->")
 APP_DOCUMENTS = {"README.md", "Sources/StationClient/StationClient.docc/GettingStarted.md"}
 

@@ -210,7 +210,7 @@ final class URLSessionTransfer: @unchecked Sendable {
         }
         guard let (continuation, final) = taken else { return }
         setup.bodyStreams?.close()
-        var failure = final.failure ?? error.map { URLErrorMapping.error($0, method: method, url: url) }
+        var failure = final.failure ?? error.map { URLErrorMapping.error($0, method: method, url: url, pinned: !setup.pins.isEmpty) }
         var head = final.head
         if failure == nil, head == nil {
             if let http = final.task?.response as? HTTPURLResponse {
