@@ -131,11 +131,12 @@ let package = Package(
         .target(name: "Envelope", dependencies: ["PQCrypto", "ClassicalCrypto"]),
         .target(name: "Signing", dependencies: ["PQCrypto", "ClassicalCrypto"]),
 
-        // Layer 1: the order-preserving JSON reader and writer (Python's layouts) and the wire coder.
+        // Layer 1: the order-preserving JSON reader and writer (Python's layouts), the wire coder, and
+        // the package's one RFC 3339 reader and writer.
         .target(name: "OrderedJSON"),
         // Layer 2: content addresses: CIDs, multibase, peer ids, varints, Kubo-exact UnixFS CIDs,
-        // IPNS records (SHA-256 and Ed25519 from ClassicalCrypto).
-        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto"]),
+        // IPNS records (SHA-256 and Ed25519 from ClassicalCrypto, RFC 3339 times from OrderedJSON).
+        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto", "OrderedJSON"]),
         // Layer 3: the station's wire models (profile, public.json, manifest, envelope sets,
         // responses, errors).
         .target(name: "Manifest", dependencies: ["OrderedJSON", "ContentAddressing", "ClassicalCrypto", "PQCrypto"]),

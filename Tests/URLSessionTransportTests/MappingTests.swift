@@ -104,6 +104,19 @@ struct MappingTests {
         #expect(URLErrorMapping.isLocalNetwork("172.20.0.1") && URLErrorMapping.isLocalNetwork("10.0.0.2"))
     }
 
+    /// `Accept-Language` is set explicitly (Apple's URLSession would otherwise send the user's
+    /// locale); a request's own value is kept.
+    @Test func acceptLanguageIsExplicit() throws {
+        let url = try #require(URL(string: "https://station.example/api/health"))
+        let plain = URLRequestBuilder.make(HTTPRequest(method: .get, url: url), body: .none, bodyLength: nil, streamsBody: false,
+                                           idleTimeout: 10, userAgent: nil)
+        #expect(plain.value(forHTTPHeaderField: "Accept-Language") == "*")
+        var request = HTTPRequest(method: .get, url: url)
+        request.headers["Accept-Language"] = "fr"
+        let own = URLRequestBuilder.make(request, body: .none, bodyLength: nil, streamsBody: false, idleTimeout: 10, userAgent: nil)
+        #expect(own.value(forHTTPHeaderField: "Accept-Language") == "fr")
+    }
+
     /// Pins are checked against the leaf's key only, like libcurl's `CURLOPT_PINNEDPUBLICKEY`.
     @Test func pinDecisionUsesTheLeafKey() throws {
         let directory = try TemporaryDirectory()
