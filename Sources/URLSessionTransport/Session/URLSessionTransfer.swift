@@ -139,12 +139,13 @@ final class URLSessionTransfer: @unchecked Sendable {
             #if canImport(FoundationNetworking)
             return BodyInputStream(source: source)  // a file (or spooled stream): its bytes never wait
             #else
-            guard let (input, pump) = BoundStreamPump.start(reading: source, bufferSize: setup.bodyStreamBufferSize) else {
+            guard let started = BoundStreamPump.start(reading: source, bufferSize: setup.bodyStreamBufferSize) else {
                 fail(.requestBodyFailed, "cannot make a stream pair for the request body")
                 return nil
             }
+            let pump = started.pump
             supply.onStopCurrent { pump.stop() }
-            return input
+            return started.input
             #endif
         }
     }
