@@ -89,7 +89,8 @@ let package = Package(
         // Layer 3: an HTTP/1.1 server on 127.0.0.1 (POSIX sockets, a thread per connection) with
         // deterministic test content, for the emulator, the conformance suite, tests and benchmarks.
         .target(name: "LoopbackHTTP", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
-        // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning).
+        // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning); an empty
+        // module where libcurl is absent (iOS, tvOS, watchOS, visionOS).
         .target(name: "CurlTransport", dependencies: ["Transport", .whereCurlIs("CCurl")], resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Layer 2: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
         .target(name: "URLSessionTransport", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
