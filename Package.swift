@@ -3,6 +3,26 @@
 // data flows downward, and a target imports only from the layers below it.
 import PackageDescription
 
+// Where libcurl's header is: Linux and Android (libcurl4-openssl-dev and the like) and macOS, whose
+// SDK ships /usr/include/curl. The iOS, tvOS, watchOS and visionOS SDKs have no <curl/curl.h>: there
+// every edge to `CCurl` and `CurlTransport` is left out, `CurlTransport` compiles to an empty module,
+// and what uses it is guarded by `#if canImport(CCurl)`, so the whole package (tests, examples and
+// benchmarks included) builds for them. libsodium and libcrypto are in no Apple SDK (not even
+// macOS's: Homebrew's would not ship in an app), so `CSodium` and `CLibCrypto` are Linux/Android only.
+// scripts/check_apple_dependencies.py holds every target to this.
+let curlPlatforms: [Platform] = [.linux, .android, .macOS]
+
+// Every library target that calls a required-reason API of Apple's (the file-timestamp ones: fstat,
+// attributesOfItem, .modificationDate) ships a privacy manifest, `PrivacyInfo.xcprivacy`, which
+// travels into the app; scripts/check_privacy_manifests.py holds them to the code.
+
+extension Target.Dependency {
+    /// An edge to `CurlTransport` or `CCurl`, on the platforms where libcurl is (`curlPlatforms`).
+    static func whereCurlIs(_ name: String) -> Target.Dependency {
+        .target(name: name, condition: .when(platforms: curlPlatforms))
+    }
+}
+
 let package = Package(
     name: "swift-cipher-station",
     // The floor: iOS 16 / macOS 13, where apps still need a pure-Swift ML-KEM and ML-DSA (CryptoKit
@@ -65,14 +85,15 @@ let package = Package(
         ),
         // Layer 2: the HTTPTransport protocol, request/response types, multipart bodies (TLS key
         // fingerprints hash with SHA2).
-        .target(name: "Transport", dependencies: ["SHA2"]),
+        .target(name: "Transport", dependencies: ["SHA2"], resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Layer 3: an HTTP/1.1 server on 127.0.0.1 (POSIX sockets, a thread per connection) with
         // deterministic test content, for the emulator, the conformance suite, tests and benchmarks.
-        .target(name: "LoopbackHTTP", dependencies: ["Transport"]),
-        // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning).
-        .target(name: "CurlTransport", dependencies: ["Transport", "CCurl"]),
+        .target(name: "LoopbackHTTP", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
+        // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning); an empty
+        // module where libcurl is absent (iOS, tvOS, watchOS, visionOS).
+        .target(name: "CurlTransport", dependencies: ["Transport", .whereCurlIs("CCurl")], resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Layer 2: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
-        .target(name: "URLSessionTransport", dependencies: ["Transport"]),
+        .target(name: "URLSessionTransport", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
 
         // Layer 0, Linux/Android with the SystemLibraries trait: the system libsodium. Layer 1:
         // `ClassicalCrypto`, pure-Swift SecretBox, BLAKE2b, Argon2 and Ed25519 (SHA-256 from SHA2),
@@ -104,17 +125,19 @@ let package = Package(
             dependencies: [
                 "PQCrypto", "SHA2",
                 .target(name: "CSodium", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
-            ]),
+            ],
+            resources: [.copy("PrivacyInfo.xcprivacy")]),
 
         // Layer 2: the KEM-DEM key envelope; signed requests (the station-side verifier is the emulator's).
         .target(name: "Envelope", dependencies: ["PQCrypto", "ClassicalCrypto"]),
         .target(name: "Signing", dependencies: ["PQCrypto", "ClassicalCrypto"]),
 
-        // Layer 1: the order-preserving JSON reader and writer (Python's layouts) and the wire coder.
+        // Layer 1: the order-preserving JSON reader and writer (Python's layouts), the wire coder, and
+        // the package's one RFC 3339 reader and writer.
         .target(name: "OrderedJSON"),
         // Layer 2: content addresses: CIDs, multibase, peer ids, varints, Kubo-exact UnixFS CIDs,
-        // IPNS records (SHA-256 and Ed25519 from ClassicalCrypto).
-        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto"]),
+        // IPNS records (SHA-256 and Ed25519 from ClassicalCrypto, RFC 3339 times from OrderedJSON).
+        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto", "OrderedJSON"]),
         // Layer 3: the station's wire models (profile, public.json, manifest, envelope sets,
         // responses, errors).
         .target(name: "Manifest", dependencies: ["OrderedJSON", "ContentAddressing", "ClassicalCrypto", "PQCrypto"]),
@@ -127,7 +150,8 @@ let package = Package(
                 "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "URLSessionTransport",
                 // The default transport on Linux; Apple platforms default to URLSessionTransport.
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
-            ]
+            ],
+            resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
 
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
@@ -137,7 +161,7 @@ let package = Package(
         ),
         // Layer 3: the behaviour every HTTPTransport promises, as cases any test runner can run
         // against a transport (served by LoopbackHTTP; no test framework, no station).
-        .target(name: "HTTPTransportConformance", dependencies: ["Transport", "LoopbackHTTP"]),
+        .target(name: "HTTPTransportConformance", dependencies: ["Transport", "LoopbackHTTP"], resources: [.copy("PrivacyInfo.xcprivacy")]),
         .executableTarget(
             name: "CipherStationEmulator",
             dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON",
@@ -147,14 +171,15 @@ let package = Package(
         // Benchmarks (run with `swift run -c release cipher-bench`).
         .executableTarget(
             name: "CipherBench",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "CurlTransport", "LoopbackHTTP"],
+            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
+                           .whereCurlIs("CurlTransport"), "LoopbackHTTP"],
             path: "Benchmarks/CipherBench"
         ),
 
         // The client against `cipher-station-emulator` in its own process (see its main.swift).
         .executableTarget(
             name: "StationClientBench",
-            dependencies: ["StationClient", "CurlTransport", "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto",
+            dependencies: ["StationClient", .whereCurlIs("CurlTransport"), "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto",
                            "PQCrypto", "Manifest", "OrderedJSON", "ContentAddressing"],
             path: "Benchmarks/StationClientBench"
         ),
@@ -173,7 +198,7 @@ let package = Package(
         // ExampleSupport: the examples' one argument parser (`--help`), the embedded emulator or `--station URL`, and clean-up.
         .target(
             name: "ExampleSupport",
-            dependencies: ["StationClient", "StationEmulator", "CurlTransport", "Transport"],
+            dependencies: ["StationClient", "StationEmulator", .whereCurlIs("CurlTransport"), "URLSessionTransport", "Transport"],
             path: "Examples/ExampleSupport"
         ),
         .executableTarget(
@@ -252,7 +277,7 @@ let package = Package(
         .testTarget(
             name: "StationClientTests",
             dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
-                           "CurlTransport", "URLSessionTransport", "StationEmulator", "LoopbackHTTP", "TransportTestSupport", "TestSupport"]
+                           .whereCurlIs("CurlTransport"), "URLSessionTransport", "StationEmulator", "LoopbackHTTP", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",
@@ -261,14 +286,16 @@ let package = Package(
         ),
         .testTarget(
             name: "CurlTransportTests",
-            dependencies: ["CurlTransport", "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TransportTestSupport", "TestSupport", "CCurl"]
+            dependencies: [.whereCurlIs("CurlTransport"), "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TransportTestSupport", "TestSupport",
+                           .whereCurlIs("CCurl")]
         ),
         // Every Swift snippet of the README and the documentation, written here by
         // scripts/check_snippets.py (Tests/SnippetTests/Generated, not in git) and compiled with the
         // tests; the snippets' own `@Test`s run with the others.
         .testTarget(
             name: "SnippetTests",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "CurlTransport",
+            dependencies: ["PQCrypto", "SHA2", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
+                           .whereCurlIs("CurlTransport"),
                            "URLSessionTransport", "StationClient", "StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"],
             path: "Tests/SnippetTests"
         ),

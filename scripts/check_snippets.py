@@ -7,7 +7,8 @@ Reads the ```swift blocks of README.md, Documentation/**/*.md, the DocC catalogs
 - writes each one as a file of the SnippetTests test target (Tests/SnippetTests/Generated/,
   ignored by git), with #sourceLocation pointing at the document, so the `swift test` that follows
   compiles them with the package and reports an error at the snippet's own line. A snippet that
-  declares a `@Test` runs with the other tests;
+  declares a `@Test` runs with the other tests; one that imports `CurlTransport` is compiled where
+  libcurl is (`#if canImport(CCurl)`: not on iOS, tvOS, watchOS, visionOS);
 - checks each complete Package.swift snippet by loading it against this package (products and
   package names must resolve) without building anything;
 - checks that every module a snippet imports is a library product of this package (or a system
@@ -40,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "Tests" / "SnippetTests" / "Generated"
 PACKAGE_IDENTITY = "swift-cipher-station"
 SYSTEM_MODULES = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Testing", "XCTest", "Dispatch",
-                  "Security", "CryptoKit", "Darwin", "Glibc", "PackageDescription", "os", "Synchronization"}
+                  "Security", "CryptoKit", "UIKit", "Darwin", "Glibc", "PackageDescription", "os", "Synchronization"}
 MARKER = re.compile(r"<!--\s*snippet:\s*(apple-only|manifest|fragment)\b\s*(.*?)\s*-->")
 APP_DOCUMENTS = {"README.md", "Sources/StationClient/StationClient.docc/GettingStarted.md"}
 
@@ -143,6 +144,9 @@ def write_generated(snippets: list) -> int:
                 "#sourceLocation()"]
         if snippet.kind == "apple-only":
             body = [body[0], "#if canImport(Darwin)"] + body[1:] + ["#endif"]
+        elif "CurlTransport" in snippet.imports:
+            # CurlTransport is empty where libcurl is absent (iOS, tvOS, watchOS, visionOS).
+            body = [body[0], "#if canImport(CCurl)"] + body[1:] + ["#endif"]
         (GENERATED / name).write_text("\n".join(body) + "\n", encoding="utf-8")
         count += 1
     return count

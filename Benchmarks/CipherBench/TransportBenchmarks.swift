@@ -1,3 +1,5 @@
+// CurlTransport is empty where libcurl is absent (iOS, tvOS, watchOS, visionOS).
+#if canImport(CCurl)
 import CurlTransport
 import Foundation
 import Transport
@@ -159,3 +161,4 @@ private func resetPeakResidentMemory() {
     // Darwin has no way to reset the peak; it stays the process's.
     #endif
 }
+#endif

@@ -9,4 +9,6 @@ for benchmark in keccakBenchmarks() + mlkemBenchmarks() + mldsaBenchmarks() + ma
 }
 runClassicalCryptoBenchmarks(options: options)
 runPortableBenchmarks(options: options)
+#if canImport(CCurl)
 runTransportBenchmarks(options: options)
+#endif

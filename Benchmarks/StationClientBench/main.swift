@@ -1,4 +1,6 @@
+#if canImport(CCurl)
 import CurlTransport
+#endif
 import Envelope
 import Foundation
 import Manifest
@@ -358,7 +360,15 @@ func finish(_ code: Int32) -> Never {
     try? FileManager.default.removeItem(at: work)
     exit(code)
 }
+#if canImport(CCurl)
 let transport: any HTTPTransport = options.transport == "curl" ? CurlTransport() : URLSessionTransport()
+/// Reads a station's key for trust on first use: libcurl can wherever it builds.
+let prober: any HTTPTransport = CurlTransport()
+#else
+// libcurl is absent (iOS, tvOS, watchOS, visionOS): URLSession carries and probes.
+let transport: any HTTPTransport = URLSessionTransport()
+let prober: any HTTPTransport = transport
+#endif
 
 /// A station (an emulator, behind the TLS front unless `--scheme http`) with a paired client
 /// and `posts` drive posts.
@@ -390,7 +400,7 @@ func makeStation(posts: Int, directory: URL, attach: (station: URL, gateway: URL
     let stationURL = front?.url ?? emulator.station
     // Trust on first use, as an app pairing with a self-signed station does: learn the key, pin it.
     var pins: [PublicKeyFingerprint] = []
-    if stationURL.scheme == "https" { pins = [try await CurlTransport().probeServerCertificate(at: stationURL).publicKeyFingerprint] }
+    if stationURL.scheme == "https" { pins = [try await prober.presentedPublicKey(at: stationURL)] }
     say("\(label)station: \(stationURL.absoluteString) over \(options.transport)\(pins.first.map { ", pinned \($0)" } ?? " (plain http)")")
     let store = try FileKeyStore(directory: directory.appendingPathComponent("keys"), passphrase: "benchmark passphrase")
     let configuration = StationClientConfiguration(

@@ -1,14 +1,18 @@
+#if canImport(CCurl)
 import CurlTransport
+#endif
 import Foundation
 import StationClient
 import StationEmulator
 import Transport
+import URLSessionTransport
 
 /// The station an example runs against: an embedded ``StationEmulator`` served on loopback (the
 /// default), or a real station given with `--station URL` (and optionally `--gateway URL` and,
 /// for a self-signed `https` station such as one `run.py` starts, `--fingerprint sha256//…`).
 ///
-/// Either way the example talks HTTP through ``CurlTransport``, exactly as an app would, and every
+/// Either way the example talks HTTP through `CurlTransport` (`URLSessionTransport` where libcurl
+/// is absent: iOS, tvOS, watchOS, visionOS), exactly as an app would, and every
 /// request to the station carries the pin its client uses (``send(_:body:pinnedAs:)``). What the
 /// example creates on the station is registered (``removeAtEnd(_:_:)``) and removed when it ends,
 /// unless `--keep` is given.
@@ -18,7 +22,7 @@ public final class ExampleStation: Sendable {
     /// The embedded emulator, or `nil` against a real station.
     public let emulator: StationEmulator?
     /// The transport every call goes through.
-    public let transport: CurlTransport
+    public let transport: any HTTPTransport
     /// The IPFS gateway (the emulator's, or `--gateway`), if any.
     public let gateway: IPFSGateway?
     /// The station's TLS key as given with `--fingerprint`, if any: pairing pins it without asking.
@@ -40,7 +44,12 @@ public final class ExampleStation: Sendable {
     /// - Throws: ``ExampleError`` for a malformed URL or fingerprint; the emulator's errors when it
     ///   cannot start.
     public init(arguments: ExampleArguments = ExampleArguments()) throws {
+        #if canImport(CCurl)
         transport = CurlTransport()
+        #else
+        // libcurl is absent (iOS, tvOS, watchOS, visionOS): the platform's own transport.
+        transport = URLSessionTransport()
+        #endif
         keep = arguments.has("--keep")
         if let text = arguments.value("--fingerprint") {
             guard let parsed = try? PublicKeyFingerprint(pin: text) else {

@@ -1,3 +1,7 @@
+// libcurl's header is absent from the iOS, tvOS, watchOS and visionOS SDKs: there this module is
+// empty, and Package.swift leaves every edge to it out (`curlPlatforms`). Each file of the module
+// is inside this condition.
+#if canImport(CCurl)
 import CCurl
 import Foundation
 import Transport
@@ -178,3 +182,4 @@ extension CurlTransport {
         try await probeServerCertificate(at: url).publicKeyFingerprint
     }
 }
+#endif

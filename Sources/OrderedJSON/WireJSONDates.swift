@@ -39,7 +39,11 @@ public enum JSONDateEncoding: Sendable {
             }
             return .number(JSONNumber(seconds))
         case .iso8601:
-            return .string(date.formatted(Date.ISO8601FormatStyle()))
+            let whole = seconds.rounded(.down)
+            guard whole.isFinite, Int64(exactly: whole) != nil else {
+                throw EncodingError.invalidValue(date, .init(codingPath: [], debugDescription: "no Unix time for \(seconds)"))
+            }
+            return .string(RFC3339.string(Date(timeIntervalSince1970: whole)))
         case .custom(let write):
             return try write(date)
         }
@@ -55,10 +59,11 @@ public enum JSONDateDecoding: Sendable {
     /// The app's own form: the closure reads a date from the JSON value.
     case custom(@Sendable (JSONValue) throws -> Date)
 
-    /// Parses an ISO-8601 date-time with a time zone, with or without fractional seconds.
+    /// Parses an ISO-8601 date-time with a time zone, with or without fractional seconds: the
+    /// package's own RFC 3339 reader, the same on every platform (Foundation's ISO-8601 parsing
+    /// differs between Darwin and Linux in what it accepts).
     static func iso8601Date(_ text: String) -> Date? {
-        if let date = try? Date.ISO8601FormatStyle().parse(text) { return date }
-        return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+        RFC3339.date(text)
     }
 }
 

@@ -59,6 +59,9 @@ public final class URLSessionTransport: HTTPTransport {
         ///
         /// The transport then switches off cookies, caching, credential storage and URLSession's
         /// resource limit, whatever the base says; proxies, connection limits and the like are kept.
+        /// A background configuration (`.background(withIdentifier:)`) is refused: every request
+        /// fails with `.invalidRequest`, since a background session runs no data tasks and sends
+        /// when the system chooses, later than a station accepts a signature (60 s).
         public var makeSessionConfiguration: @Sendable () -> URLSessionConfiguration = { .ephemeral }
 
         /// The default configuration.
@@ -84,11 +87,15 @@ public final class URLSessionTransport: HTTPTransport {
     /// Sends `request` with `body`; see `HTTPTransport.send(_:body:options:)`.
     ///
     /// - Throws: `TransportError`: `.invalidRequest` for a request `HTTPRequest.validate()`
-    ///   rejects or pins on a plain `http` URL; `.pinningUnsupported` for pins on Linux;
+    ///   rejects, pins on a plain `http` URL, or a background session configuration
+    ///   (`Configuration.makeSessionConfiguration`); `.pinningUnsupported` for pins on Linux;
     ///   `.requestBodyFailed` / `.responseBodyFailed` when a body file cannot be opened or created;
     ///   otherwise the kind of network failure, or `.cancelled`.
     public func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
         try request.validate()
+        if let refusal = sessions.refusal {
+            throw TransportError(.invalidRequest, method: request.method, url: request.url, message: refusal)
+        }
         if !options.pinnedPublicKeys.isEmpty {
             guard request.url.scheme?.lowercased() == "https" else {
                 throw TransportError(.invalidRequest, method: request.method, url: request.url,
@@ -116,24 +123,26 @@ public final class URLSessionTransport: HTTPTransport {
 
         // The transfer is created after its body source, which reports failures to it.
         let failures = FailureRelay()
-        let source: (any BlockingBodySource)?
+        // A file body (and on Linux a stream, spooled to a file) is sent again from its first byte
+        // whenever URLSession resends the request; a stream on Apple platforms is sent once.
+        let supply: BodyStreamSupply?
         let bodyLength: Int64?
         switch body {
         case .none, .bytes:
-            source = nil
+            supply = nil
             bodyLength = nil
         case .file(let fileURL):
             let file = try FileBodySource(url: fileURL, request: request, onFailure: failures.report)
-            source = file
+            supply = BodyStreamSupply(.file(file))
             bodyLength = file.size
         case .stream(let stream):
             #if canImport(FoundationNetworking)
             let spooled = try await StreamSpool.spool(stream, for: request, onFailure: failures.report)
-            source = spooled
+            supply = BodyStreamSupply(.file(spooled))
             bodyLength = spooled.size
             #else
-            source = StreamBodyPipe(declaredLength: stream.length, highWater: bufferSize, idleLimit: timeouts.idle,
-                                    onFailure: failures.report)
+            supply = BodyStreamSupply(.oneShot(StreamBodyPipe(declaredLength: stream.length, highWater: bufferSize,
+                                                              idleLimit: timeouts.idle, onFailure: failures.report)))
             bodyLength = stream.length
             #endif
         }
@@ -146,18 +155,18 @@ public final class URLSessionTransport: HTTPTransport {
             destination = try ResponseSink.make(options.response, for: request, bufferSize: bufferSize, backpressure: .suspendTask)
             #endif
         } catch {
-            source?.close()
+            supply?.close()
             throw error
         }
 
         let transfer = URLSessionTransfer(setup: URLSessionTransfer.Setup(
-            request: request, destination: destination, bodySource: source,
+            request: request, destination: destination, bodyStreams: supply,
             bodyLength: bodyLength ?? body.knownLength, totalTimeout: timeouts.total, pins: options.pinnedPublicKeys,
             bodyStreamBufferSize: bufferSize, progress: options.progress
         ))
         failures.connect(transfer)
         #if !canImport(FoundationNetworking)
-        if case .stream(let stream) = body, let pipe = source as? StreamBodyPipe { pipe.start(stream) }
+        if case .stream(let stream) = body, case .oneShot(let pipe as StreamBodyPipe)? = supply?.origin { pipe.start(stream) }
         #endif
 
         let urlRequest = URLRequestBuilder.make(request, body: body, bodyLength: streamsBody ? bodyLength : nil,
@@ -199,7 +208,8 @@ extension URLSessionTransport {
     /// stops before any request is written and the connection is never reused. FoundationNetworking
     /// delivers no such challenge, so on Linux no key can be read.
     ///
-    /// - Throws: `TransportError`: `.invalidRequest` for a URL that is not `https` with a host;
+    /// - Throws: `TransportError`: `.invalidRequest` for a URL that is not `https` with a host or a
+    ///   background session configuration;
     ///   `.probingUnsupported` on Linux; otherwise `.dnsFailure`, `.cannotConnect`, `.timedOut`
     ///   (no byte for `Configuration.idleTimeout`) or `.tlsFailure` when no handshake gets as far as
     ///   the certificate, `.protocolError` when the server presented none whose key can be read, or
@@ -207,6 +217,9 @@ extension URLSessionTransport {
     public func presentedPublicKey(at url: URL) async throws -> PublicKeyFingerprint {
         guard url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else {
             throw TransportError(.invalidRequest, method: .get, url: url, message: "the URL must be https with a host")
+        }
+        if let refusal = sessions.refusal {
+            throw TransportError(.invalidRequest, method: .get, url: url, message: refusal)
         }
         #if canImport(FoundationNetworking)
         throw TransportError.probingUnsupported(

@@ -1,6 +1,7 @@
 import Foundation
 @testable import ContentAddressing
 import ClassicalCrypto
+import OrderedJSON
 import Testing
 @testable import StationEmulator
 

@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CCurl
 import Foundation
 import LoopbackHTTP
@@ -154,3 +155,4 @@ struct ConfigurationTests {
         #expect(CurlErrorMapping.kind(of: CURLE_OUT_OF_MEMORY) == .other)
     }
 }
+#endif

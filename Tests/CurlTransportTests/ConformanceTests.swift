@@ -1,3 +1,6 @@
+// Where libcurl is absent (iOS, tvOS, watchOS, visionOS) CurlTransport is empty and these tests
+// compile to nothing, as every file of this target.
+#if canImport(CCurl)
 import CurlTransport
 import Foundation
 import HTTPTransportConformance
@@ -82,3 +85,4 @@ struct ConformanceTests {
         #expect(error?.kind == .tlsFailure)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CurlTransport
 import Foundation
 import HTTPTransportConformance
@@ -51,3 +52,4 @@ struct MyTransportConformanceTests {
         }
     }
 }
+#endif

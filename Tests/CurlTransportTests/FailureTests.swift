@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import LoopbackHTTP
 import TestSupport
 import CurlTransport
@@ -48,3 +49,4 @@ struct FailureTests {
     }
     #endif
 }
+#endif

@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CurlTransport
 import Foundation
 import LoopbackHTTP
@@ -107,3 +108,4 @@ struct HTTP2Tests {
         #expect(response.httpVersion == "1.1")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CurlTransport
 import Foundation
 import HTTPTransportConformance
@@ -97,3 +98,4 @@ struct KeyReadingConformanceTests {
         #expect(failure?.got.hasPrefix("the key") == true)
     }
 }
+#endif

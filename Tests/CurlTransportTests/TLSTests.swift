@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import LoopbackHTTP
 import TestSupport
 import CurlTransport
@@ -62,3 +63,4 @@ struct TLSTests {
         #expect(await transportError { _ = try await transport.probeServerCertificate(at: notTLS) }?.kind == .cannotConnect)
     }
 }
+#endif

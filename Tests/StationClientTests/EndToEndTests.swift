@@ -1,4 +1,3 @@
-import CurlTransport
 import Envelope
 import Foundation
 import Manifest
@@ -11,7 +10,8 @@ import Testing
 import Transport
 import OrderedJSON
 
-/// End to end: the client over `CurlTransport` against `StationEmulator` served on loopback.
+/// End to end: the client over `StationRig.loopbackTransport()` (`CurlTransport`, or URLSession
+/// where libcurl is absent) against `StationEmulator` served on loopback.
 @Suite("End to end against StationEmulator over CurlTransport", .serialized)
 struct EndToEndTests {
     @Test("The seed guide's flow: health, profile, pair, sign, publish, read, download, delete")

@@ -1,4 +1,3 @@
-import CurlTransport
 import Foundation
 import Manifest
 @testable import StationClient
@@ -73,7 +72,7 @@ struct HostileGatewayTests {
 
         // Nothing listens on port 1: a network failure, still of the gateway.
         let closed = try #require(URL(string: "http://127.0.0.1:1"))
-        let unreachable = IPFSGateway(baseURL: closed, transport: CurlTransport())
+        let unreachable = IPFSGateway(baseURL: closed, transport: StationRig.loopbackTransport())
         let down = await #expect(throws: StationClientError.self) {
             try await unreachable.resolve(ipnsName: "k51qzi5uqu5dlvj2baxnqndepeb86cbk3ng7n3i46uzyxzyqj2xjonzllnv0v8")
         }

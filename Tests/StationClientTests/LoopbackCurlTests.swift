@@ -1,3 +1,5 @@
+// CurlTransport is empty where libcurl is absent (iOS, tvOS, watchOS, visionOS).
+#if canImport(CCurl)
 import CurlTransport
 import Foundation
 import Manifest
@@ -61,3 +63,4 @@ struct LoopbackCurlTests {
         #expect(rig.emulator.manifest.posts(in: "drive").count == 1)
     }
 }
+#endif

@@ -1,4 +1,6 @@
+#if canImport(CCurl)
 import CurlTransport
+#endif
 import Foundation
 import Manifest
 import ClassicalCrypto
@@ -113,14 +115,18 @@ struct TransportScenarioTests {
 
 /// The transports the SDK ships, as the scenarios create them.
 enum ShippedTransport: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    #if canImport(CCurl)
     case curl
+    #endif
     case urlSession
 
     var testDescription: String { rawValue }
 
     func make() -> any HTTPTransport {
         switch self {
+        #if canImport(CCurl)
         case .curl: CurlTransport()
+        #endif
         case .urlSession: URLSessionTransport()
         }
     }
@@ -129,7 +135,9 @@ enum ShippedTransport: String, CaseIterable, Sendable, CustomTestStringConvertib
     /// offers no server-trust hook on Linux).
     var enforcesPins: Bool {
         switch self {
+        #if canImport(CCurl)
         case .curl: true
+        #endif
         case .urlSession:
             #if os(Linux)
             false

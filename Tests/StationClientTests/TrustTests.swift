@@ -1,3 +1,7 @@
+// TLS fronts with a CA bundle given to the transport are libcurl's (`caBundlePath`): where libcurl
+// is absent (iOS, tvOS, watchOS, visionOS) these scenarios compile to nothing; URLSessionTransport's
+// pinning is tested in URLSessionTransportTests.
+#if canImport(CCurl)
 import CurlTransport
 import Foundation
 import LoopbackHTTP
@@ -511,3 +515,4 @@ struct TrustTests {
         #expect(try JSONDecoder().decode(FollowedStationHandle.self, from: Data(old.utf8)).ipnsSequence == nil)
     }
 }
+#endif

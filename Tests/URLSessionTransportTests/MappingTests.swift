@@ -30,6 +30,7 @@ struct MappingTests {
         (.cannotParseResponse, .protocolError),
         (.unsupportedURL, .protocolError),
         (.badURL, .invalidRequest),
+        (.appTransportSecurityRequiresSecureConnection, .tlsFailure),
         (.fileDoesNotExist, .requestBodyFailed),
         (.requestBodyStreamExhausted, .requestBodyFailed),
         (.cannotWriteToFile, .responseBodyFailed),
@@ -75,6 +76,45 @@ struct MappingTests {
         #expect(error.url == url)
         #expect(error.code == URLError.Code.cannotConnectToHost.rawValue)
         #expect(error.underlying is URLError)
+    }
+
+    /// App Transport Security's refusal (NSURLErrorAppTransportSecurityRequiresSecureConnection,
+    /// -1022), and a TLS failure of a pinned request (what ATS does to a self-signed station
+    /// without an exception), name the Info.plist key that is missing; the code is mapped the same
+    /// on every platform.
+    @Test func appTransportSecurityFailuresNameTheMissingException() throws {
+        #expect(URLError.Code.appTransportSecurityRequiresSecureConnection.rawValue == -1022)
+        let station = try #require(URL(string: "https://station.example.net:8443/api/health"))
+        let refused = URLErrorMapping.error(URLError(.appTransportSecurityRequiresSecureConnection), method: .get, url: station)
+        #expect(refused.kind == .tlsFailure)
+        #expect(refused.message.contains("NSExceptionAllowsInsecureHTTPLoads") && refused.message.contains("station.example.net"))
+        #expect(refused.message.contains("NSAllowsArbitraryLoads"))
+
+        let overridden = URLErrorMapping.error(URLError(.serverCertificateUntrusted), method: .get, url: station, pinned: true)
+        #expect(overridden.kind == .tlsFailure)
+        #expect(overridden.message.contains("NSExceptionAllowsInsecureHTTPLoads"))
+        let unpinned = URLErrorMapping.error(URLError(.serverCertificateUntrusted), method: .get, url: station)
+        #expect(!unpinned.message.contains("App Transport Security"), "a CA-checked request's TLS failure is not ATS's")
+
+        for lan in ["https://192.168.1.20:8443/", "https://cipherstation.local/", "https://[fd12::1]:8443/", "https://nas/"] {
+            let error = URLErrorMapping.error(URLError(.secureConnectionFailed), method: .get, url: try #require(URL(string: lan)), pinned: true)
+            #expect(error.message.contains("NSAllowsLocalNetworking") && error.message.contains("NSLocalNetworkUsageDescription"), "\(lan)")
+        }
+        #expect(!URLErrorMapping.isLocalNetwork("8.8.8.8") && !URLErrorMapping.isLocalNetwork("172.32.0.1"))
+        #expect(URLErrorMapping.isLocalNetwork("172.20.0.1") && URLErrorMapping.isLocalNetwork("10.0.0.2"))
+    }
+
+    /// `Accept-Language` is set explicitly (Apple's URLSession would otherwise send the user's
+    /// locale); a request's own value is kept.
+    @Test func acceptLanguageIsExplicit() throws {
+        let url = try #require(URL(string: "https://station.example/api/health"))
+        let plain = URLRequestBuilder.make(HTTPRequest(method: .get, url: url), body: .none, bodyLength: nil, streamsBody: false,
+                                           idleTimeout: 10, userAgent: nil)
+        #expect(plain.value(forHTTPHeaderField: "Accept-Language") == "*")
+        var request = HTTPRequest(method: .get, url: url)
+        request.headers["Accept-Language"] = "fr"
+        let own = URLRequestBuilder.make(request, body: .none, bodyLength: nil, streamsBody: false, idleTimeout: 10, userAgent: nil)
+        #expect(own.value(forHTTPHeaderField: "Accept-Language") == "fr")
     }
 
     /// Pins are checked against the leaf's key only, like libcurl's `CURLOPT_PINNEDPUBLICKEY`.

@@ -145,8 +145,11 @@ final class AtomicOutputFile {
         #endif
     }
 
-    /// Renames the finished file onto the destination.
+    /// Flushes the finished file (``DurableWrite``) and renames it onto the destination.
     func commit() throws(ClassicalCryptoError) {
+        guard DurableWrite.flush(file.descriptor) == 0 else {
+            throw .fileSystem(operation: "fsync", path: temporaryPath, errno: errno)
+        }
         guard rename(temporaryPath, destination) == 0 else {
             throw .fileSystem(operation: "rename", path: destination, errno: errno)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import ClassicalCrypto
+import OrderedJSON
 
 /// A signed IPNS record (the protobuf `IpnsEntry` a gateway serves for
 /// `/ipns/<name>?format=ipns-record`), read and verified as the IPNS record specification has it.

@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CCurl
 import Foundation
 import Transport
@@ -201,3 +202,4 @@ final class CurlEngineLifetime: Sendable {
 enum CurlGlobal {
     static let initialized: CURLcode = curl_global_init(CCURL_GLOBAL_ALL)
 }
+#endif

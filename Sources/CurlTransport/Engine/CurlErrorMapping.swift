@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CCurl
 import Foundation
 import Transport
@@ -31,3 +32,4 @@ enum CurlErrorMapping {
         TransportError(kind(of: code), method: method, url: url, message: message, code: Int(code.rawValue))
     }
 }
+#endif

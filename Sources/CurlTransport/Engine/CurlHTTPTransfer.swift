@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CCurl
 import Foundation
 import Transport
@@ -481,3 +482,4 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
         return text.isEmpty ? String(cString: curl_easy_strerror(code)) : text
     }
 }
+#endif

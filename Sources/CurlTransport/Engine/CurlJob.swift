@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CCurl
 import Transport
 
@@ -25,3 +26,4 @@ protocol CurlJob: AnyObject, Sendable {
 extension CurlJob {
     func ended(_ code: CURLcode, handle: OpaquePointer) {}
 }
+#endif

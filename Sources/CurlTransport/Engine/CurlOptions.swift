@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CCurl
 import Foundation
 
@@ -38,3 +39,4 @@ struct CurlOptions {
         max(1, Int(min(seconds, 1e9) * 1000))
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import Foundation
 
 /// Reads the response head one line at a time, as libcurl's header callback delivers it.
@@ -52,3 +53,4 @@ enum ResponseHeadParser {
         return slice
     }
 }
+#endif

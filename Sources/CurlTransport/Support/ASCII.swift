@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 /// ASCII case-insensitive matching of HTTP names and schemes, without a lowercased copy.
 enum ASCII {
     static func lowercased(_ byte: UInt8) -> UInt8 {
@@ -24,3 +25,4 @@ enum ASCII {
         equalsIgnoringCase(name, "content-length") || equalsIgnoringCase(name, "transfer-encoding")
     }
 }
+#endif

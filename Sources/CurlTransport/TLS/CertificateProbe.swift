@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CCurl
 import Foundation
 import Transport
@@ -88,3 +89,4 @@ final class CertificateProbe: CurlJob, @unchecked Sendable {
         pending.resume(result)
     }
 }
+#endif

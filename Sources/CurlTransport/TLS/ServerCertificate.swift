@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import Foundation
 import Transport
 
@@ -61,3 +62,4 @@ public struct ServerCertificate: Sendable, Hashable {
         return Data(base64Encoded: String(base64))
     }
 }
+#endif

@@ -258,7 +258,7 @@ extension StationClient {
                 throw deadline.explain(error, written: written, operation: operation)
             }
         }
-        _ = fsync(descriptor)
+        _ = DurableWrite.flush(descriptor)
         try StagedFile.verify(file, is: parsed, source: "the station", operation: operation)
     }
 

@@ -15,7 +15,8 @@ import Darwin
 /// cheap. The key lives in memory that is zeroed when the store is dropped.
 ///
 /// Writes are atomic: the sealed bytes go to a temporary file (mode 0600) in the same directory,
-/// which is flushed with `fsync` and renamed over the old file, and the directory is flushed too.
+/// which is flushed (`F_FULLFSYNC` on Darwin, `fsync` elsewhere) and renamed over the old file, and
+/// the directory is flushed too.
 /// A write interrupted at any point leaves the previous file intact. `keystore.params` is created
 /// exclusively (written aside, then hard-linked into place), so when several processes create
 /// one store at once, one salt wins and every process unlocks with it. Use it on Linux and for

@@ -1,3 +1,4 @@
+import ClassicalCrypto
 import Foundation
 import Transport
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Darwin
 /// and the directory flushed. On every failure the descriptor is closed and the temporary file
 /// removed, and the destination is left as it was.
 package enum AtomicFile {
-    /// Flushes a descriptor to disk (`fsync`); tests pass one that fails.
+    /// Flushes a descriptor to disk (``DurableWrite``: `F_FULLFSYNC` on Darwin); tests pass one that fails.
     package typealias Flush = (Int32) -> Int32
 
     /// Writes `bytes` to `url` atomically, replacing what is there.
@@ -20,7 +21,7 @@ package enum AtomicFile {
     ///   into place (tests interrupt a write with it).
     /// - Throws: ``StationClientError`` (`.keyStore`) naming the failed step; `url` is then unchanged.
     package static func replace(_ url: URL, with bytes: [UInt8], operation: String, beforeRename: (URL) throws -> Void = { _ in },
-                        flush: Flush = { fsync($0) }) throws {
+                        flush: Flush = { DurableWrite.flush($0) }) throws {
         let temporary = try writeTemporary(bytes, beside: url, operation: operation, flush: flush)
         do {
             try beforeRename(temporary)
@@ -38,7 +39,7 @@ package enum AtomicFile {
     ///
     /// - Returns: `false` when `url` already existed (another process created it first).
     /// - Throws: ``StationClientError`` (`.keyStore`) naming the failed step.
-    package static func createExclusively(_ bytes: [UInt8], at url: URL, operation: String, flush: Flush = { fsync($0) }) throws -> Bool {
+    package static func createExclusively(_ bytes: [UInt8], at url: URL, operation: String, flush: Flush = { DurableWrite.flush($0) }) throws -> Bool {
         let temporary = try writeTemporary(bytes, beside: url, operation: operation, flush: flush)
         defer { unlink(temporary.path) }
         guard link(temporary.path, url.path) == 0 else {
@@ -51,10 +52,7 @@ package enum AtomicFile {
 
     /// Flushes a directory's entries so a rename or link survives a crash (best effort).
     package static func syncDirectory(_ directory: URL) {
-        let descriptor = open(directory.path, O_RDONLY)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
+        DurableWrite.flushDirectory(directory.path)
     }
 
     /// Writes `bytes` to a fresh temporary file beside `url`, flushed and closed.

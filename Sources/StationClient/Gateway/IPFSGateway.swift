@@ -1,3 +1,4 @@
+import ClassicalCrypto
 import Foundation
 import Manifest
 import Transport
@@ -134,7 +135,8 @@ public struct IPFSGateway: Sendable {
         } catch {
             throw StationClientError.wrapGateway(error, operation: operation)
         }
-        _ = fsync(descriptor)
+        // Renamed into place later (StagedFile.replace): flushed the one durable way.
+        _ = DurableWrite.flush(descriptor)
     }
 
     /// The `public.json` an IPNS name points to, verified: see ``resolveVerified(ipnsName:at:)``.

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import ClassicalCrypto
 import ContentAddressing
+import OrderedJSON
 
 // Writing IPNS records: what an emulated station's node publishes. A client only reads and
 // verifies them (`ContentAddressing`'s `IPNSRecord`).

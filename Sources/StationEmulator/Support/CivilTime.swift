@@ -1,4 +1,4 @@
-import ContentAddressing
+import OrderedJSON
 
 /// A UTC calendar date and time computed from epoch seconds without Foundation formatters (which
 /// are neither cheap nor guaranteed thread-safe on every platform).

@@ -1,65 +1,165 @@
-#if !canImport(FoundationNetworking)
 import Foundation
+import Transport
+
+/// The output half a ``BoundStreamPump`` writes into: the bound stream pair's `OutputStream` on
+/// Apple platforms (tests give it one of their own).
+protocol PumpOutput: AnyObject {
+    func open()
+    /// Whether a write would take at least one byte without blocking.
+    var hasSpaceAvailable: Bool { get }
+    func write(_ buffer: UnsafePointer<UInt8>, maxLength length: Int) -> Int
+    func close()
+}
+
+extension OutputStream: PumpOutput {}
 
 /// Hands a request body to Darwin's URLSession through a bound stream pair: URLSession reads the
 /// input half, and a thread of ours copies the body source into the output half.
 ///
 /// Darwin's URLSession cannot read a custom `InputStream` subclass (it schedules the stream on a
 /// run loop through private methods), so the bound pair is the supported path. The thread blocks on
-/// the source and on the pair's bounded buffer, never on a Swift concurrency thread.
-enum BoundStreamPump {
-    /// An input stream that yields `source`'s bytes, or `nil` if no stream pair could be made.
-    static func inputStream(reading source: any BlockingBodySource, bufferSize: Int) -> InputStream? {
+/// the source, never on a Swift concurrency thread, and never in a write: it writes only while the
+/// pair has space, and otherwise waits to be woken, so `stop()` (the transfer failed, was cancelled
+/// or finished, or URLSession asked for a new stream) always ends it. The output half is closed on
+/// every way out. The logic is platform-neutral; only the pair itself is Darwin's.
+final class BoundStreamPump: Sendable {
+    /// Where the pump's thread is.
+    enum Phase: Equatable, Sendable {
+        /// Created; the thread has not run yet.
+        case starting
+        /// Reading the source or writing to the output.
+        case copying
+        /// The output is full: waiting for the reader to take bytes, or for `stop()`.
+        case waitingForSpace
+        /// The thread has ended and closed the output.
+        case finished
+    }
+
+    private struct State {
+        var phase = Phase.starting
+        var stopRequested = false
+    }
+
+    private let state = Locked(State())
+    private let wake = NSCondition()
+    private let writer: Writer
+
+    /// How long a wait for space lasts before the output is asked again (the pair has no way to
+    /// wake a writer without a run loop).
+    static let spacePoll: TimeInterval = 0.002
+
+    #if !canImport(FoundationNetworking)
+    /// An input stream that yields `source`'s bytes, and the pump copying them; `nil` if no stream
+    /// pair could be made.
+    static func start(reading source: any BlockingBodySource, bufferSize: Int) -> (input: InputStream, pump: BoundStreamPump)? {
         var input: InputStream?
         var output: OutputStream?
         Stream.getBoundStreams(withBufferSize: bufferSize, inputStream: &input, outputStream: &output)
         guard let input, let output else { return nil }
-        let writer = Writer(source: source, output: output, chunkSize: bufferSize)
-        let thread = Thread { writer.run() }
-        thread.name = "URLSessionTransport body"
-        thread.start()
-        return input
+        let pump = BoundStreamPump(source: source, output: output, chunkSize: bufferSize)
+        pump.start()
+        return (input, pump)
+    }
+    #endif
+
+    /// A pump from `source` into `output`; `start()` runs it on a thread of its own.
+    init(source: any BlockingBodySource, output: any PumpOutput, chunkSize: Int) {
+        writer = Writer(source: source, output: output, chunkSize: chunkSize)
     }
 
-    /// Owns the output half; used by its one thread only, hence the unchecked `Sendable`.
-    private final class Writer: @unchecked Sendable {
-        private let source: any BlockingBodySource
-        private let output: OutputStream
-        private let chunkSize: Int
+    /// Where the thread is.
+    var phase: Phase { state.withLock { $0.phase } }
 
-        init(source: any BlockingBodySource, output: OutputStream, chunkSize: Int) {
+    /// Starts the thread.
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "URLSessionTransport body"
+        thread.start()
+    }
+
+    /// Ends the copy: the thread stops at its next write or wait and closes the output. The source
+    /// is closed by its owner (which wakes a read blocked on it).
+    func stop() {
+        state.withLock { $0.stopRequested = true }
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
+    }
+
+    /// Waits until the thread has ended, at most `timeout` seconds; `true` if it has.
+    func waitUntilFinished(timeout: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        wake.lock()
+        defer { wake.unlock() }
+        while phase != .finished {
+            guard wake.wait(until: deadline) else { return phase == .finished }
+        }
+        return true
+    }
+
+    private var stopRequested: Bool { state.withLock { $0.stopRequested } }
+
+    private func set(_ phase: Phase) {
+        state.withLock { $0.phase = phase }
+    }
+
+    private func run() {
+        set(.copying)
+        writer.output.open()
+        defer {
+            writer.output.close()
+            set(.finished)
+            wake.lock()
+            wake.broadcast()
+            wake.unlock()
+        }
+        var buffer = [UInt8](repeating: 0, count: writer.chunkSize)
+        while !stopRequested {
+            let result = buffer.withUnsafeMutableBytes { writer.source.read(into: $0) }
+            // .end: the body is complete. .failed: the transfer was told why and cancels itself.
+            guard case .bytes(let count) = result else { return }
+            guard writeAll(buffer, count: count) else {
+                writer.source.close()
+                return
+            }
+        }
+    }
+
+    /// Writes `count` bytes, waiting for space between writes; `false` when stopped or the output
+    /// fails.
+    private func writeAll(_ buffer: [UInt8], count: Int) -> Bool {
+        var offset = 0
+        while offset < count {
+            guard !stopRequested else { return false }
+            guard writer.output.hasSpaceAvailable else {
+                set(.waitingForSpace)
+                wake.lock()
+                if !stopRequested { _ = wake.wait(until: Date(timeIntervalSinceNow: Self.spacePoll)) }
+                wake.unlock()
+                set(.copying)
+                continue
+            }
+            let written = buffer.withUnsafeBufferPointer { bytes -> Int in
+                guard let base = bytes.baseAddress else { return -1 }
+                return writer.output.write(base + offset, maxLength: count - offset)
+            }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+
+    /// What the thread works with; touched by that one thread only (and `start` before it),
+    /// hence the unchecked `Sendable`.
+    private final class Writer: @unchecked Sendable {
+        let source: any BlockingBodySource
+        let output: any PumpOutput
+        let chunkSize: Int
+
+        init(source: any BlockingBodySource, output: any PumpOutput, chunkSize: Int) {
             self.source = source
             self.output = output
             self.chunkSize = max(4096, chunkSize)
         }
-
-        func run() {
-            output.open()
-            defer { output.close() }
-            var buffer = [UInt8](repeating: 0, count: chunkSize)
-            while true {
-                let result = buffer.withUnsafeMutableBytes { source.read(into: $0) }
-                // .end: the body is complete. .failed: the transfer was told why and cancels itself.
-                guard case .bytes(let count) = result else { return }
-                guard writeAll(buffer, count: count) else {
-                    source.close()
-                    return
-                }
-            }
-        }
-
-        private func writeAll(_ buffer: [UInt8], count: Int) -> Bool {
-            var offset = 0
-            while offset < count {
-                let written = buffer.withUnsafeBufferPointer { bytes -> Int in
-                    guard let base = bytes.baseAddress else { return -1 }
-                    return output.write(base + offset, maxLength: count - offset)
-                }
-                guard written > 0 else { return false }
-                offset += written
-            }
-            return true
-        }
     }
 }
-#endif

@@ -47,7 +47,8 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
             guard state.descriptor >= 0 else { return .closed }
             let want = Int(min(Int64(buffer.count), size - state.offset))
             guard want > 0 else { return .end }
-            let got = posixRead(state.descriptor, buffer.baseAddress, want)
+            // pread: the source's own offset, whatever a restarted copy (`restarted()`) has read.
+            let got = posixPRead(state.descriptor, buffer.baseAddress, want, state.offset)
             if got > 0 {
                 state.offset += Int64(got)
                 return .read(got)
@@ -67,6 +68,15 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
         }
     }
 
+    /// A new source over the same file from its first byte, for URLSession resending the request
+    /// (`needNewBodyStream`); it reads `size` bytes through a descriptor of its own. `nil` when
+    /// this source is closed or no descriptor is left.
+    func restarted() -> FileBodySource? {
+        let copy = state.withLock { state -> Int32 in state.descriptor >= 0 ? dup(state.descriptor) : -1 }
+        guard copy >= 0 else { return nil }
+        return FileBodySource(descriptor: copy, size: size, path: path, onFailure: onFailure)
+    }
+
     func close() {
         let descriptor = state.withLock { state -> Int32 in
             defer { state.descriptor = -1 }
@@ -79,9 +89,9 @@ final class FileBodySource: BlockingBodySource, @unchecked Sendable {
 // The libc calls under names of their own, at file scope: inside `FileBodySource`, `read` and
 // `close` would name its methods.
 
-/// POSIX `read(2)`.
-private func posixRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(descriptor, buffer, count)
+/// POSIX `pread(2)`.
+private func posixPRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ offset: Int64) -> Int {
+    pread(descriptor, buffer, count, off_t(offset))
 }
 
 /// POSIX `close(2)`.

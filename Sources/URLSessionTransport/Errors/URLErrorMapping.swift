@@ -19,9 +19,10 @@ enum URLErrorMapping {
              .cannotLoadFromNetwork:
             .cannotConnect
         case .timedOut: .timedOut
+        // App Transport Security refused the load (Apple platforms): a TLS matter, with its own message.
         case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
              .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
-             .clientCertificateRequired:
+             .clientCertificateRequired, .appTransportSecurityRequiresSecureConnection:
             .tlsFailure
         case .networkConnectionLost: .connectionLost
         // FoundationNetworking's name for libcurl's CURLE_GOT_NOTHING (the server closed without a
@@ -32,7 +33,7 @@ enum URLErrorMapping {
         case .unsupportedURL, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData,
              .zeroByteResource, .httpTooManyRedirects, .redirectToNonExistentLocation:
             .protocolError
-        case .badURL, .appTransportSecurityRequiresSecureConnection: .invalidRequest
+        case .badURL: .invalidRequest
         case .fileDoesNotExist, .fileIsDirectory, .noPermissionsToReadFile, .requestBodyStreamExhausted: .requestBodyFailed
         case .cannotCreateFile, .cannotOpenFile, .cannotCloseFile, .cannotWriteToFile, .cannotRemoveFile,
              .cannotMoveFile:
@@ -69,14 +70,61 @@ enum URLErrorMapping {
     }
 
     /// A `TransportError` for `error`, which URLSession reported for the request.
-    static func error(_ error: any Error, method: HTTPMethod, url: URL) -> TransportError {
+    ///
+    /// - Parameter pinned: whether the request carried public-key pins. A TLS failure of a pinned
+    ///   request the pin check did not refuse (that one fails as `.pinMismatch` first) is what App
+    ///   Transport Security does to a self-signed station without an exception: its message then
+    ///   names the Info.plist key that is missing (``appTransportSecurityHint(for:)``), as does an
+    ///   ATS refusal of a plain `http` load.
+    static func error(_ error: any Error, method: HTTPMethod, url: URL, pinned: Bool = false) -> TransportError {
         if let transportError = error as? TransportError { return transportError }
         guard let urlError = error as? URLError else {
             return TransportError(.other, method: method, url: url, message: "\(error)", underlying: error)
         }
-        let detail = describe(urlError)
-        return TransportError(kind(of: urlError.code, detail: detail), method: method, url: url, message: detail,
-                              code: urlError.code.rawValue, underlying: urlError)
+        var detail = describe(urlError)
+        let kind = kind(of: urlError.code, detail: detail)
+        if urlError.code == .appTransportSecurityRequiresSecureConnection || (pinned && kind == .tlsFailure) {
+            detail += "; " + appTransportSecurityHint(for: url)
+        }
+        return TransportError(kind, method: method, url: url, message: detail, code: urlError.code.rawValue, underlying: urlError)
+    }
+
+    /// What an app's Info.plist needs for App Transport Security to let `url`'s station through
+    /// (the guide's "Shipping an App on Apple Platforms" says why): a local-network address
+    /// (`.local`, an unqualified name, a private or link-local IP) needs `NSAllowsLocalNetworking`
+    /// and `NSLocalNetworkUsageDescription`; another host `NSExceptionAllowsInsecureHTTPLoads` in
+    /// `NSExceptionDomains`, or `NSAllowsArbitraryLoads` when users type the host.
+    static func appTransportSecurityHint(for url: URL) -> String {
+        let host = (url.host ?? "").lowercased()
+        if isLocalNetwork(host) {
+            return "App Transport Security may have refused it: \(host) is on the local network, so the app's Info.plist "
+                + "needs NSAppTransportSecurity › NSAllowsLocalNetworking = YES (and NSLocalNetworkUsageDescription)"
+        }
+        return "App Transport Security may have refused it: a self-signed station needs, in the app's Info.plist, "
+            + "NSAppTransportSecurity › NSExceptionDomains › \(host.isEmpty ? "<host>" : host) › "
+            + "NSExceptionAllowsInsecureHTTPLoads = YES, or NSAllowsArbitraryLoads = YES when users type the station's host"
+    }
+
+    /// Whether `host` is on the local network as ATS counts it: `.local`, an unqualified name, or an
+    /// IPv4/IPv6 literal in a private, link-local or loopback range.
+    static func isLocalNetwork(_ host: String) -> Bool {
+        let host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if host.hasSuffix(".local") || host == "localhost" { return true }
+        if host.contains(":") {
+            // IPv6: unique local fc00::/7, link-local fe80::/10, loopback.
+            return host == "::1" || host.hasPrefix("fc") || host.hasPrefix("fd") || host.hasPrefix("fe8")
+                || host.hasPrefix("fe9") || host.hasPrefix("fea") || host.hasPrefix("feb")
+        }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
+        if octets.count == 4, octets.allSatisfy({ $0 != nil }) {
+            let bytes = octets.compactMap { $0 }
+            switch (bytes[0], bytes[1]) {
+            case (10, _), (127, _), (192, 168), (169, 254): return true
+            case (172, 16...31): return true
+            default: return false
+            }
+        }
+        return !host.isEmpty && !host.contains(".")
     }
 
     /// The error's text and its underlying error's (FoundationNetworking keeps libcurl's text there).

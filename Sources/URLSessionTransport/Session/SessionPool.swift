@@ -20,10 +20,25 @@ final class SessionPool: Sendable {
     private let makeConfiguration: @Sendable () -> URLSessionConfiguration
     private let shared: ManagedSession
     private let pinned = Locked<[Set<PublicKeyFingerprint>: ManagedSession]>([:])
+    /// Why the configuration cannot carry the transport's requests (``refusal(of:)``); `nil` when it can.
+    let refusal: String?
 
     init(makeConfiguration: @escaping @Sendable () -> URLSessionConfiguration) {
         self.makeConfiguration = makeConfiguration
-        shared = Self.makeSession(makeConfiguration(), delegateQueue: Self.serialQueue())
+        let base = makeConfiguration()
+        refusal = Self.refusal(of: base)
+        // A refused configuration never makes a session: every request fails before one is needed.
+        shared = Self.makeSession(refusal == nil ? base : .ephemeral, delegateQueue: Self.serialQueue())
+    }
+
+    /// Why `configuration` cannot carry signed requests, or `nil`: a background configuration (one
+    /// with an `identifier`) runs no data tasks and sends when the system chooses, while a station
+    /// refuses a signature more than 60 s old.
+    static func refusal(of configuration: URLSessionConfiguration) -> String? {
+        guard let identifier = configuration.identifier else { return nil }
+        return "the session configuration is a background one (identifier \"\(identifier)\"): background sessions run no "
+            + "data tasks and send when the system chooses, and a station refuses a signed request more than 60 s old; "
+            + "use .ephemeral or .default, and beginBackgroundTask to finish a transfer when the app leaves the foreground"
     }
 
     deinit {

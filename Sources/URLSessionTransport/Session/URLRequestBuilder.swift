@@ -10,6 +10,9 @@ enum URLRequestBuilder {
     /// FoundationNetworking multiplies it into integer milliseconds, so infinity would trap.
     static let noIdleLimit: TimeInterval = 365 * 24 * 3600
 
+    /// The `Accept-Language` sent unless a request sets its own: any language, revealing no locale.
+    static let acceptLanguage = "*"
+
     /// An idle limit as URLSession takes it: whole seconds (URLSession counts idle time in whole
     /// seconds on Linux; rounded up so 0.5 s is not 0), at least 1, at most ``noIdleLimit``.
     static func idleInterval(_ seconds: TimeInterval) -> TimeInterval {
@@ -45,7 +48,12 @@ enum URLRequestBuilder {
         if request.headers["Accept-Encoding"] == nil {
             urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         }
-        if request.headers["Accept-Language"] == nil { suppress("Accept-Language", in: &urlRequest) }
+        // CFNetwork adds the user's preferred languages to a request without `Accept-Language` (and
+        // FoundationNetworking its own): the user's locale, sent to every station and gateway. An
+        // explicit value that says nothing about the user keeps it off on every platform.
+        if request.headers["Accept-Language"] == nil {
+            urlRequest.setValue(acceptLanguage, forHTTPHeaderField: "Accept-Language")
+        }
 
         if let bodyLength {
             urlRequest.setValue(String(bodyLength), forHTTPHeaderField: "Content-Length")

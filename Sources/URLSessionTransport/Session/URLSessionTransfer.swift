@@ -23,8 +23,8 @@ final class URLSessionTransfer: @unchecked Sendable {
     struct Setup {
         var request: HTTPRequest
         var destination: Destination
-        /// The source of a streamed (file or stream) request body.
-        var bodySource: (any BlockingBodySource)?
+        /// What answers `needNewBodyStream` for a streamed (file or stream) request body.
+        var bodyStreams: BodyStreamSupply?
         var bodyLength: Int64?
         var totalTimeout: TimeInterval?
         var pins: [PublicKeyFingerprint]
@@ -38,7 +38,6 @@ final class URLSessionTransfer: @unchecked Sendable {
         var failure: TransportError?
         var head: ResponseHead?
         var finished = false
-        var bodyStreamHandedOut = false
         var responseFileClosed = false
         var collected = Data()
         var written: Int64 = 0
@@ -115,9 +114,9 @@ final class URLSessionTransfer: @unchecked Sendable {
             return .some(state.task)
         }
         guard case .some(let running) = task else { return }
-        // Wake a body read blocked on the caller (Darwin's pump thread), and a reader.
+        // Wake a body read blocked on the caller and stop Darwin's pump thread; wake a reader.
         if case .stream(let buffer) = setup.destination { buffer.finish(error) }
-        setup.bodySource?.close()
+        setup.bodyStreams?.close()
         // Not from the caller's thread: a body read fails on FoundationNetworking's session queue,
         // and its `cancel()` waits for that queue.
         if let running { DispatchQueue.global().async { running.cancel() } }
@@ -125,22 +124,30 @@ final class URLSessionTransfer: @unchecked Sendable {
 
     // MARK: Delegate callbacks
 
-    /// The input stream for a streamed request body; only the first request for one gets it.
+    /// The input stream for a streamed request body, from its first byte: URLSession asks once to
+    /// start and again each time it resends the request. A body that cannot be sent again (a
+    /// one-shot stream) fails the transfer with `.requestBodyFailed`.
     func makeBodyStream() -> InputStream? {
-        guard let source = setup.bodySource else { return nil }
-        let first = state.withLock { state -> Bool in
-            defer { state.bodyStreamHandedOut = true }
-            return !state.bodyStreamHandedOut
-        }
-        guard first else {
-            fail(.requestBodyFailed, "URLSession asked to send the streamed body again, and a stream cannot rewind")
+        guard let supply = setup.bodyStreams else { return nil }
+        switch supply.next() {
+        case .refused(let kind, let message):
+            fail(kind, message)
             return nil
+        case .data(let data):
+            return InputStream(data: data)
+        case .source(let source):
+            #if canImport(FoundationNetworking)
+            return BodyInputStream(source: source)  // a file (or spooled stream): its bytes never wait
+            #else
+            guard let started = BoundStreamPump.start(reading: source, bufferSize: setup.bodyStreamBufferSize) else {
+                fail(.requestBodyFailed, "cannot make a stream pair for the request body")
+                return nil
+            }
+            let pump = started.pump
+            supply.onStopCurrent { pump.stop() }
+            return started.input
+            #endif
         }
-        #if canImport(FoundationNetworking)
-        return BodyInputStream(source: source)  // a file (or spooled stream): its bytes never wait
-        #else
-        return BoundStreamPump.inputStream(reading: source, bufferSize: setup.bodyStreamBufferSize)
-        #endif
     }
 
     func didSend(totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
@@ -203,8 +210,8 @@ final class URLSessionTransfer: @unchecked Sendable {
             return (continuation, state)
         }
         guard let (continuation, final) = taken else { return }
-        setup.bodySource?.close()
-        var failure = final.failure ?? error.map { URLErrorMapping.error($0, method: method, url: url) }
+        setup.bodyStreams?.close()
+        var failure = final.failure ?? error.map { URLErrorMapping.error($0, method: method, url: url, pinned: !setup.pins.isEmpty) }
         var head = final.head
         if failure == nil, head == nil {
             if let http = final.task?.response as? HTTPURLResponse {
@@ -238,7 +245,7 @@ final class URLSessionTransfer: @unchecked Sendable {
     /// Cleans up a transfer that never got a task (cancelled before it started).
     private func finishWithoutTask(_ error: TransportError) {
         state.withLock { $0.finished = true }
-        setup.bodySource?.close()
+        setup.bodyStreams?.close()
         closeResponseFile(removing: true)
         if case .stream(let buffer) = setup.destination { buffer.finish(error) }
     }

@@ -1,3 +1,4 @@
+#if canImport(CCurl)
 import CurlTransport
 import Foundation
 import Transport
@@ -21,3 +22,4 @@ extension CurlTransport {
         return CurlTransport(configuration: configuration)
     }
 }
+#endif

@@ -1,10 +1,13 @@
+#if canImport(CCurl)
 import CurlTransport
+#endif
 import Foundation
 import Manifest
 @testable import StationClient
 import StationEmulator
 import Testing
 import Transport
+import URLSessionTransport
 
 /// The station's clock: the wall clock plus a skew a test sets, for a station whose clock runs
 /// ahead of the device's, or for time passing (an expired PIN) without waiting.
@@ -22,7 +25,7 @@ final class SkewedClock: StationClock {
 /// In process (``inProcess(losesResharedContent:)``) requests go through `InProcessTransport`,
 /// with no sockets; faults, the request log and the clock work as over HTTP, but there are no
 /// ports, so a station that moves or goes down needs ``served(maximumUploadSize:)``: the emulator
-/// on loopback, reached over `CurlTransport`.
+/// on loopback, reached over `loopbackTransport()`.
 struct StationRig {
     let emulator: StationEmulator
     let clock: SkewedClock
@@ -50,7 +53,17 @@ struct StationRig {
         return (rig, try await rig.pair(namespace: namespace, keyStore: keyStore, log: log))
     }
 
-    static func served(maximumUploadSize: Int = 104_857_600, transport: any HTTPTransport = CurlTransport()) throws -> StationRig {
+    /// The transport a served station is reached over: libcurl's, or URLSession where libcurl is
+    /// absent (iOS, tvOS, watchOS, visionOS).
+    static func loopbackTransport() -> any HTTPTransport {
+        #if canImport(CCurl)
+        CurlTransport()
+        #else
+        URLSessionTransport()
+        #endif
+    }
+
+    static func served(maximumUploadSize: Int = 104_857_600, transport: any HTTPTransport = loopbackTransport()) throws -> StationRig {
         let clock = SkewedClock()
         let emulator = try StationEmulator(configuration: .init(clock: clock, maximumUploadSize: maximumUploadSize,
                                                                  publishesEndpoint: true))

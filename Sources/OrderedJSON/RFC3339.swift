@@ -1,6 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
-/// RFC 3339 times as IPNS records carry them (Go's `RFC3339Nano`: `2026-01-02T03:04:05.123456789Z`).
+/// RFC 3339 times: the package's one reader and writer, for IPNS records' validity (Go's
+/// `RFC3339Nano`: `2026-01-02T03:04:05.123456789Z`) and ISO-8601 dates in JSON.
 package enum RFC3339 {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` for anything else.
     package static func date(_ text: String) -> Date? {

@@ -1,0 +1,228 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackHTTP
+import TestSupport
+import Testing
+import Transport
+import TransportTestSupport
+@testable import URLSessionTransport
+
+/// URLSession asks for the request body again (`needNewBodyStream`) when it resends a request after
+/// a recoverable error: a file or in-memory body is given again from its first byte, a one-shot
+/// stream refuses with a typed error; the pump that feeds Darwin's bound stream pair ends, closing
+/// its output, on every way out; a background configuration is refused.
+@Suite("URLSessionTransport: resending a body, the body pump, background configurations")
+struct ResendTests {
+    /// A server that drops the connection mid-exchange, on a connection reused from an earlier
+    /// request: it takes the upload and closes without a byte of answer, as a server does that
+    /// closed the pooled connection meanwhile (uvicorn after 5 s idle). URLSession (libcurl under
+    /// FoundationNetworking) retries on a new connection and asks for the body again, which must
+    /// start over from byte 0. (A server that cuts the body itself gives the client a send error,
+    /// which libcurl does not retry.)
+    @Test func uploadResentAfterTheServerDropsTheConnectionMidBody() async throws {
+        let size = 512 * 1024  // under libcurl's 1 MiB threshold for `Expect: 100-continue`
+        let pattern = PatternBytes(seed: 0x5E5E)
+        let uploads = Locked<[(bytes: Int64, intact: Bool)]>([])
+        let server = try LoopbackHTTPServer { request, response in
+            guard request.path == "/upload" else {
+                try response.send(status: 200, body: Array("warm".utf8))
+                return
+            }
+            let first = uploads.withLock { $0.isEmpty }
+            var intact = true
+            var received: Int64 = 0
+            try request.consumeBody { bytes, offset in
+                if !pattern.matches(bytes, offset: offset) { intact = false }
+                received += Int64(bytes.count)
+            }
+            uploads.withLock { $0.append((received, intact)) }
+            if first {
+                response.abortConnection()
+                return
+            }
+            try response.send(status: 200, body: Array("\(received)".utf8))
+        }
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let file = directory.file("body.bin")
+        try pattern.writeFile(file, count: Int64(size))
+
+        let transport = URLSessionTransport.forTests()
+        // The first request leaves a kept-alive connection in the pool; the upload reuses it.
+        _ = try await transport.send(HTTPRequest(method: .get, url: server.url("/warm")))
+        let response = try await transport.send(HTTPRequest(method: .put, url: server.url("/upload")), body: .file(file))
+        #expect(response.status == 200)
+        #expect(response.body.data.map { String(decoding: $0, as: UTF8.self) } == "\(size)")
+        let seen = uploads.value
+        #expect(seen.count == 2, "the upload was sent \(seen.count) time(s)")
+        #expect(seen.last?.bytes == Int64(size) && seen.last?.intact == true, "the resent body: \(String(describing: seen.last))")
+    }
+
+    /// Every request for a file body gets the whole file from its first byte, however far the
+    /// stream handed out before had been read; that one is closed.
+    @Test func fileBodyStartsOverForEveryRequest() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let file = directory.file("body.bin")
+        let pattern = PatternBytes(seed: 7)
+        try pattern.writeFile(file, count: 100_000)
+        let request = HTTPRequest(method: .put, url: try #require(URL(string: "http://127.0.0.1:1/upload")))
+        let supply = BodyStreamSupply(.file(try FileBodySource(url: file, request: request, onFailure: { _, _, _ in })))
+        #expect(supply.length == 100_000)
+
+        guard case .source(let first) = supply.next() else { Issue.record("no first stream"); return }
+        var buffer = [UInt8](repeating: 0, count: 30_000)
+        #expect(buffer.withUnsafeMutableBytes { first.read(into: $0) } == .bytes(30_000))
+        for request in 2...3 {
+            guard case .source(let again) = supply.next() else { Issue.record("request \(request) refused"); return }
+            #expect(buffer.withUnsafeMutableBytes { first.read(into: $0) } == .failed, "the earlier stream is closed")
+            #expect(Self.readAll(again) == pattern.data(offset: 0, count: 100_000), "request \(request)")
+        }
+        #expect(supply.requests == 3)
+        supply.close()
+        guard case .refused(let kind, _) = supply.next() else { Issue.record("answered after close"); return }
+        #expect(kind == .requestBodyFailed)
+    }
+
+    @Test func inMemoryBodyIsGivenWholeEveryTime() {
+        let supply = BodyStreamSupply(.memory(Data("hello".utf8)))
+        for _ in 0..<3 {
+            guard case .data(let data) = supply.next() else { Issue.record("refused"); return }
+            #expect(data == Data("hello".utf8))
+        }
+    }
+
+    /// A one-shot stream is handed out once; asked again, the transfer gets a typed error.
+    @Test func oneShotStreamRefusesASecondRequest() {
+        let source = ChunkSource(chunks: 1)
+        let supply = BodyStreamSupply(.oneShot(source))
+        guard case .source = supply.next() else { Issue.record("no first stream"); return }
+        guard case .refused(let kind, let message) = supply.next() else { Issue.record("a second stream was handed out"); return }
+        #expect(kind == .requestBodyFailed)
+        #expect(message.contains("file body"))
+        #expect(source.closed.value, "the refused stream is closed")
+    }
+
+    /// The pump's output is full and nobody reads it (URLSession cancelled the task): the stop the
+    /// transfer's cancellation runs (through the supply) ends the thread, which closes the output.
+    @Test func cancelledUploadLeavesNoPumpThreadBlocked() async throws {
+        let output = FullOutput(capacity: 8192)
+        let source = ChunkSource(chunks: .max)
+        let supply = BodyStreamSupply(.oneShot(source))
+        guard case .source(let body) = supply.next() else { Issue.record("no stream"); return }
+        let pump = BoundStreamPump(source: body, output: output, chunkSize: 4096)
+        supply.onStopCurrent { pump.stop() }
+        pump.start()
+        #expect(await eventually(timeout: 60) { pump.phase == .waitingForSpace }, "the pump filled the output")
+        supply.close()  // what URLSessionTransfer.fail(.cancelled, …) and didComplete do
+        let ended = pump.waitUntilFinished(timeout: 60)
+        let closedByPump = output.closes.value > 0
+        output.close()  // releases a thread a blocking write would hold (the bug), so the test ends
+        #expect(ended, "the pump thread is still running: \(pump.phase)")
+        #expect(closedByPump, "the pump closed its output")
+        #expect(source.closed.value)
+    }
+
+    /// A body copied to its end closes the output too.
+    @Test func completedPumpClosesItsOutput() async throws {
+        let output = FullOutput(capacity: .max)
+        let pump = BoundStreamPump(source: ChunkSource(chunks: 5), output: output, chunkSize: 4096)
+        pump.start()
+        #expect(pump.waitUntilFinished(timeout: 60))
+        #expect(output.closes.value == 1)
+        #expect(output.taken.value == 5 * ChunkSource.chunkSize)
+    }
+
+    /// A background configuration runs no data tasks and sends when the system chooses: refused
+    /// with a typed error before anything is sent.
+    @Test func backgroundConfigurationIsRefused() async throws {
+        let transport = URLSessionTransport.forTests { $0.makeSessionConfiguration = { Self.backgroundConfiguration() } }
+        let url = try #require(URL(string: "http://127.0.0.1:9/"))
+        let error = await transportError { _ = try await transport.send(HTTPRequest(method: .get, url: url)) }
+        #expect(error?.kind == .invalidRequest)
+        #expect(error?.message.contains("background") == true, "\(String(describing: error))")
+        let probe = await transportError { _ = try await transport.presentedPublicKey(at: try #require(URL(string: "https://127.0.0.1:9/"))) }
+        #expect(probe?.kind == .invalidRequest)
+        #expect(SessionPool.refusal(of: .ephemeral) == nil && SessionPool.refusal(of: .default) == nil)
+    }
+
+    /// A configuration with a background identifier: Apple's `.background(withIdentifier:)`, which
+    /// FoundationNetworking leaves out (but its `identifier` can be set).
+    private static func backgroundConfiguration() -> URLSessionConfiguration {
+        #if canImport(FoundationNetworking)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.identifier = "app.uploads"
+        return configuration
+        #else
+        return .background(withIdentifier: "app.uploads")
+        #endif
+    }
+
+    private static func readAll(_ source: any BlockingBodySource) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while case .bytes(let count) = buffer.withUnsafeMutableBytes({ source.read(into: $0) }) {
+            data.append(contentsOf: buffer[0..<count])
+        }
+        return data
+    }
+}
+
+/// A body source of `chunks` chunks of 4 KiB; `close()` makes every later read fail.
+private final class ChunkSource: BlockingBodySource, Sendable {
+    static let chunkSize = 4096
+    let closed = Locked(false)
+    private let remaining: Locked<Int>
+
+    init(chunks: Int) { remaining = Locked(chunks) }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> BodyRead {
+        remaining.withLock { remaining -> BodyRead in
+            guard !closed.value else { return .failed }
+            guard remaining > 0 else { return .end }
+            remaining -= 1
+            let count = min(buffer.count, Self.chunkSize)
+            for index in 0..<count { buffer[index] = 0x42 }
+            return .bytes(count)
+        }
+    }
+
+    func close() { closed.withLock { $0 = true } }
+}
+
+/// The output half of a bound stream pair whose reader has stopped: it takes `capacity` bytes, then
+/// has no space, and a write into it blocks (as the pair's does) until it is closed.
+private final class FullOutput: PumpOutput, @unchecked Sendable {
+    let taken = Locked(0)
+    let closes = Locked(0)
+    private let capacity: Int
+    private let condition = NSCondition()
+    private var isClosed = false
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func open() {}
+
+    var hasSpaceAvailable: Bool { taken.value < capacity }
+
+    func write(_ buffer: UnsafePointer<UInt8>, maxLength length: Int) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        while !isClosed && taken.value >= capacity { condition.wait() }
+        guard !isClosed else { return -1 }
+        let count = min(length, capacity - taken.value)
+        taken.withLock { $0 += count }
+        return count
+    }
+
+    func close() {
+        closes.withLock { $0 += 1 }
+        condition.lock()
+        isClosed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
