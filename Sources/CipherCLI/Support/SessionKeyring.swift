@@ -329,6 +329,9 @@ struct SessionKeyring: Sendable {
         var environment: [UnsafeMutablePointer<CChar>?] = [nil]
         var pid = pid_t()
         _ = posix_spawn(&pid, executable, &actions, &attributes, &argv, &environment)
+        #else
+        // Apple platforms keep no session key (no kernel keyring), so there is no copy to expire.
+        _ = (url, expiry)
         #endif
     }
 
@@ -339,7 +342,12 @@ struct SessionKeyring: Sendable {
     static func runExpiry(_ arguments: [String]) -> Int32 {
         // Descriptors the parent left open without close-on-exec (a caller's pipe or socket
         // would otherwise stay open until the time-out): only the three /dev/null ones stay.
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        #if os(Linux)
+        let descriptors = "/proc/self/fd"
+        #else
+        let descriptors = "/dev/fd"
+        #endif
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? []
         for descriptor in open.compactMap(Int32.init) where descriptor > 2 { close(descriptor) }
         signal(SIGHUP, SIG_IGN)
         signal(SIGINT, SIG_IGN)
