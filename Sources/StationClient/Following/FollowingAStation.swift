@@ -23,8 +23,14 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
     /// The uid of the follower identity its envelopes are sealed to.
     public var followerUID: String
     /// What its inbox answered to the follow request (`follow_request_pending_multi_device`
-    /// while its owner has not approved it).
+    /// while its owner has not approved it; `sent` when the answer named no status), or `nil`
+    /// when the handle records no request (see ``requestWasSent``).
     public var requestStatus: String?
+    /// Whether the handle records a follow request sent to the station (``requestStatus`` is
+    /// set, as in every handle ``StationClient/follow(stationAt:trust:name:)`` returns): without
+    /// an approval seen, its standing is then ``FollowStatus/awaitingApproval`` rather than
+    /// ``FollowStatus/nothingKnown``.
+    public var requestWasSent: Bool { requestStatus != nil }
     /// The sequence of its IPNS record when it was followed (read through the gateway and
     /// verified against its key), when known: a reader of the station by IPNS refuses an older
     /// record as a rollback. `nil` when there was no gateway or no record; the first record a
@@ -39,7 +45,7 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
     public var gateway: URL?
     /// Whether this follower was seen approved by the station (``FollowStatus/approved``, kept
     /// by ``record(_:)``): a later status without it is then ``FollowStatus/removed`` rather than
-    /// ``FollowStatus/pending``. `false` in a handle saved before this field existed.
+    /// ``FollowStatus/awaitingApproval``. `false` in a handle saved before this field existed.
     public var wasApproved: Bool
 
     /// Creates a handle.
@@ -225,7 +231,7 @@ extension StationClient {
         }
         let handle = FollowedStationHandle(
             uid: profile.uid, endpoint: url, publicKeyPin: accepted, mlkemPublicKey: kemKey, mldsaPublicKey: profile.mldsaPublicKey,
-            ipnsID: ipnsID, followerUID: identity.uid, requestStatus: result.status, ipnsSequence: floor)
+            ipnsID: ipnsID, followerUID: identity.uid, requestStatus: result.status ?? "sent", ipnsSequence: floor)
         let followed = handle.followedStation
         _ = try await follow(FollowTarget(uid: followed.uid, mlkemPublicKey: followed.mlkemPublicKey, mldsaPublicKey: followed.mldsaPublicKey,
                                           endpoint: followed.endpoint, ipnsID: followed.ipnsID))
