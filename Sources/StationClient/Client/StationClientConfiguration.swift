@@ -129,6 +129,12 @@ public struct StationClientConfiguration: Sendable {
     /// it throws ``StationClientError/Kind/keyStore``. Set it after creating the configuration;
     /// see <doc:KeepingDeviceKeys>.
     public var keyReferenceResolver: KeyReferenceResolver? = nil
+    /// Where new device keys come from when pairing, following or
+    /// ``StationClient/followerIdentity(name:)`` needs keys the app did not pass: fresh pure-Swift
+    /// keys (``KeyPolicy/generatePureSwiftKeys``, the default), the app's factory
+    /// (``KeyPolicy/factory(_:)``), or none (``KeyPolicy/refuseToGenerate``: such a call throws
+    /// `.refused` naming it). Set it after creating the configuration; see <doc:KeepingDeviceKeys>.
+    public var keyPolicy: KeyPolicy = .generatePureSwiftKeys
     /// Hears each stage of a publish as it starts (tests hold or cancel a publish there).
     var publishStageObserver: (@Sendable (PublishStage) -> Void)? = nil
 

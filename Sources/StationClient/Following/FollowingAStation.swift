@@ -199,7 +199,8 @@ extension StationClient {
     ///    `expected` key or be confirmed, and that key is then pinned for every request to it and
     ///    kept in the returned handle (``FollowedStationHandle/publicKeyPin``).
     /// 2. Reads its `/profile` (uid, ML-KEM and ML-DSA keys, IPNS id).
-    /// 3. Loads the follower identity from the configuration's key store, or creates and saves one.
+    /// 3. Loads the follower identity from the configuration's key store, or creates and saves one
+    ///    with keys from ``StationClientConfiguration/keyPolicy``.
     /// 4. Sends it the follow request (`POST /inbox`); its owner still has to approve it.
     /// 5. Makes this station follow it (`POST /follow`).
     ///
@@ -210,7 +211,9 @@ extension StationClient {
     ///     unused when one is already stored.
     /// - Throws: ``StationClientError``: `.untrustedKey` when its TLS key is not trusted,
     ///   `.invalidResponse` when its profile has no ML-KEM key, `.keyStore`, `.unreachable`,
-    ///   `.station` when it or this station refuses.
+    ///   `.station` when it or this station refuses; `.refused` (its operation names the follow,
+    ///   before any request is sent to the station) when there is no follower identity and the
+    ///   key policy is ``KeyPolicy/refuseToGenerate``.
     public func follow(stationAt url: URL, trust: StationKeyTrust = .certificateAuthorityOnly, name: String? = nil) async throws -> FollowedStationHandle {
         let transport = configuration.transport
         let timeouts = configuration.requestTimeouts
@@ -220,7 +223,7 @@ extension StationClient {
             throw StationClientError(.invalidResponse, operation: "following \(url.absoluteString)",
                                      message: "the station's profile has no ML-KEM key")
         }
-        let identity = try await followerIdentity(name: name)
+        let identity = try await followerIdentity(name: name, operation: "following \(url.absoluteString)")
         let ours = try await self.profile()
         let result = try await identity.sendFollowRequest(to: url, transport: transport, ipnsID: ours.ipnsName ?? ours.ipfsPeerID,
                                                           pins: pins)
@@ -238,16 +241,27 @@ extension StationClient {
         return handle
     }
 
-    /// The follower identity in the configuration's key store, created and saved when there is none.
+    /// The follower identity in the configuration's key store, created and saved when there is
+    /// none, with keys from ``StationClientConfiguration/keyPolicy`` (by default fresh pure-Swift
+    /// keys). To use the app's keys without a policy, save ``FollowerIdentity/init(name:keys:)``
+    /// to the key store first.
     ///
     /// - Parameter name: the name a new identity's uid is built from (default: `follower`).
-    /// - Throws: ``StationClientError`` (`.keyStore`) when the store fails.
+    /// - Throws: ``StationClientError``: `.keyStore` when the store fails or the policy's factory
+    ///   fails; `.refused` (operation `creating a follower identity`) when there is none and the
+    ///   policy is ``KeyPolicy/refuseToGenerate``.
     public func followerIdentity(name: String? = nil) async throws -> FollowerIdentity {
+        try await followerIdentity(name: name, operation: "creating a follower identity")
+    }
+
+    /// ``followerIdentity(name:)``, a refusal naming `operation`.
+    func followerIdentity(name: String?, operation: String) async throws -> FollowerIdentity {
         let store = configuration.keyStore
         if let existing = try await FollowerIdentity.load(from: store, keyResolver: configuration.keyReferenceResolver) {
             return existing
         }
-        let identity = FollowerIdentity.generate(name: name ?? "follower")
+        let identity = FollowerIdentity(name: name ?? "follower",
+                                        keys: try configuration.keyPolicy.makeKeys(for: operation))
         try await identity.save(to: store)
         return identity
     }
