@@ -182,12 +182,23 @@ public struct FollowedStationFeed: Sendable {
     }
 
     /// Downloads and decrypts a listed post into `destination`, in constant memory; the file
-    /// appears only once it verified. The metadata's `size_bytes`, when it is
-    /// `DriveFileMetadata`, bounds what is fetched.
+    /// appears only once it verified. The size the metadata states (``StatesPlaintextSize``, such
+    /// as ``DriveFileMetadata``'s `size_bytes`) bounds what is fetched.
     ///
     /// - Throws: as ``FollowedStationReader/download(_:to:progress:)``.
     public func download<Metadata>(_ post: ListedPost<Metadata>, to destination: URL, progress: ProgressHandler? = nil) async throws {
         try await reader.download(post, to: destination, progress: progress)
+    }
+
+    /// Downloads and decrypts a listed post into `destination`, fetching no more than
+    /// `plaintextSize` bytes of plaintext (plus the encryption overhead): a size the app knows
+    /// from elsewhere, which wins over the metadata's; `nil` for the metadata's.
+    ///
+    /// - Throws: as ``FollowedStationReader/download(_:to:progress:)``.
+    public func download<Metadata>(
+        _ post: ListedPost<Metadata>, to destination: URL, plaintextSize: Int64?, progress: ProgressHandler? = nil
+    ) async throws {
+        try await reader.download(post, to: destination, plaintextSize: plaintextSize, progress: progress)
     }
 }
 
