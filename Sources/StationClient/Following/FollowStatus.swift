@@ -10,7 +10,7 @@ import OrderedJSON
 /// Statuses compare equal when they are the same status; ``description`` is its name
 /// (`"approved"`) and ``explanation`` says it in words.
 public struct FollowStatus: Sendable, Hashable, CustomStringConvertible {
-    private enum Code: String, Sendable, Hashable {
+    private enum Code: String, Sendable, Hashable, CaseIterable {
         case approved, awaitingApproval, nothingKnown, removed
     }
 
@@ -51,7 +51,7 @@ public struct FollowStatus: Sendable, Hashable, CustomStringConvertible {
     /// Every status known to this version of the SDK, for an app's tests (that each has a
     /// message, say). A later version may add statuses: an app's `switch` still ends with
     /// `default:`.
-    public static var knownValues: [FollowStatus] { [.approved, .awaitingApproval, .nothingKnown, .removed] }
+    public static var knownValues: [FollowStatus] { Code.allCases.map(FollowStatus.init) }
 
     /// The status in a sentence, for people (`"approved: posts shared with followers are readable"`).
     public var explanation: String {

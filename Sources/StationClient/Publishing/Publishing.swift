@@ -9,6 +9,18 @@ import ContentAddressing
 
 /// Who may read an encrypted post. (Public posts have their own, explicitly named call:
 /// ``StationClient/publishPermanentlyPublic(data:metadata:namespace:)``.)
+///
+/// A listing reports a post's audience as an `AudienceMode` (``ListedPost/audienceMode``, the
+/// manifest's `audience_mode`): ``mode`` and ``init(mode:uids:)`` convert between the two without
+/// loss, so an app keeps one vocabulary (an audience picker that shows what a listed post was
+/// published to, say):
+///
+/// | `Audience` (publishing) | `AudienceMode` (listing) |
+/// | --- | --- |
+/// | ``selfOnly`` | `.selfOnly` |
+/// | ``specific(_:)`` | `.specific` (the uids are the manifest entry's `audience_uids`) |
+/// | ``allFollowers`` | `.all` |
+/// | — (``StationClient/publishPermanentlyPublic(data:metadata:namespace:)``) | `.public` |
 public enum Audience: Sendable, Hashable {
     /// Only the owner and the owner's devices (the default).
     case selfOnly
@@ -458,8 +470,32 @@ extension StationClient {
 }
 
 extension Audience {
-    var uids: [String]? {
+    /// The followers of ``specific(_:)``, or `nil` for the other audiences.
+    public var uids: [String]? {
         if case .specific(let uids) = self { return uids }
         return nil
+    }
+
+    /// The audience mode a listing reports for a post published to this audience
+    /// (``allFollowers`` is `.all`; the uids of ``specific(_:)`` are in ``uids``).
+    public var mode: AudienceMode {
+        switch self {
+        case .selfOnly: .selfOnly
+        case .specific: .specific
+        case .allFollowers: .all
+        }
+    }
+
+    /// The audience of a listed mode: `.selfOnly`, `.specific` (with `uids`, by default none) and
+    /// `.all` (``allFollowers``); `nil` for `.public` (not an audience of an encrypted post) and a
+    /// mode this SDK does not know. `Audience(mode: audience.mode, uids: audience.uids)` is
+    /// `audience` again.
+    public init?(mode: AudienceMode, uids: [String]? = nil) {
+        switch mode {
+        case .selfOnly: self = .selfOnly
+        case .specific: self = .specific(uids ?? [])
+        case .all: self = .allFollowers
+        case .public, .unknown: return nil
+        }
     }
 }
