@@ -13,6 +13,8 @@ import Manifest
 /// ``DriveFileMetadata`` adopts it (its `size_bytes`).
 ///
 /// ```swift
+/// import StationClient
+///
 /// struct VoiceMemo: Codable, Sendable, StatesPlaintextSize {
 ///     var title: String
 ///     var byteCount: Int
