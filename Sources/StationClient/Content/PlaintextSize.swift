@@ -10,7 +10,7 @@ import Manifest
 /// — fetches no more than ``plaintextByteCount`` plus the encryption overhead when the metadata
 /// adopts this protocol and states a size; otherwise no more than the station's 100 MiB upload
 /// limit. A station or gateway that sends more fails the download with `.invalidResponse`.
-/// ``DriveFileMetadata`` adopts it (its `size_bytes`).
+/// `DriveFileMetadata` adopts it (its `size_bytes`).
 ///
 /// ```swift
 /// import StationClient

@@ -197,7 +197,7 @@ extension FollowedStationReader {
 
     /// Downloads a listed post shared with this follower into `destination`, in constant memory,
     /// as ``download(_:to:plaintextSize:progress:)-(PostEntry,_,_,_)`` does; the size the metadata
-    /// states (``StatesPlaintextSize``, such as ``DriveFileMetadata``'s `size_bytes`) bounds what
+    /// states (``StatesPlaintextSize``, such as `DriveFileMetadata`'s `size_bytes`) bounds what
     /// is fetched.
     ///
     /// - Throws: as ``download(_:to:plaintextSize:progress:)-(PostEntry,_,_,_)``.

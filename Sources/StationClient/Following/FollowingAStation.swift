@@ -183,7 +183,7 @@ public struct FollowedStationFeed: Sendable {
 
     /// Downloads and decrypts a listed post into `destination`, in constant memory; the file
     /// appears only once it verified. The size the metadata states (``StatesPlaintextSize``, such
-    /// as ``DriveFileMetadata``'s `size_bytes`) bounds what is fetched.
+    /// as `DriveFileMetadata`'s `size_bytes`) bounds what is fetched.
     ///
     /// - Throws: as ``FollowedStationReader/download(_:to:progress:)``.
     public func download<Metadata>(_ post: ListedPost<Metadata>, to destination: URL, progress: ProgressHandler? = nil) async throws {
