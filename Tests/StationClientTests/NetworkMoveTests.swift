@@ -36,3 +36,20 @@ struct NetworkMoveTests {
         #expect(!network.isDown(host: "station.test"))
     }
 }
+
+@Suite("While the station is down, a download of a post whose key the client holds comes from the gateway")
+struct StationDownDownloadTests {
+    @Test("Station off the network: a listed post (key cached by publishing) downloads from the gateway; an unknown key cannot")
+    func downloadThroughTheGateway() async throws {
+        let setup = try await EndpointSearchTests.setup()
+        let listed = try #require(try await setup.client.listPosts(as: DriveFileMetadata.self).posts.first)
+        setup.network.setDown(true, host: "station.test")
+        #expect(try await setup.client.download(listed) == Data("a".utf8))
+        #expect(setup.emulator.requests.count(RequestRoute("GET", path: "/ipfs/\(listed.postCID)")) >= 1)
+
+        // A post whose key the client never held needs the station's /rewrap: unreachable.
+        await setup.client.clearPostKeyCache()
+        let error = await #expect(throws: StationClientError.self) { try await setup.client.download(listed) }
+        #expect(error?.kind == .unreachable)
+    }
+}
