@@ -1,6 +1,12 @@
+import ClassicalCrypto
+import Envelope
 import Foundation
+import LoopbackHTTP
 import Manifest
+import PQCrypto
+import Signing
 @testable import StationClient
+import StationEmulator
 import Testing
 import Transport
 
@@ -42,6 +48,45 @@ struct KnownValuesTests {
         #expect(StationClientError.Kind.knownValues.contains(.tooSlow))
         #expect(PairingFailure.Kind.knownValues.contains(.cancelledByUser))
         #expect(TransportError.Kind.knownValues.contains(.responseTooLarge(limit: 5)))
+    }
+
+    /// The names of the `ErrorKind<failure>` static members the surface file of `module` records.
+    static func errorKindMembers(of failure: String, in module: String) throws -> Set<String> {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("PublicSurface/\(module).txt")
+        var names = Set<String>()
+        for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") {
+            guard line.hasPrefix("type.property "), line.hasSuffix(": ErrorKind<\(failure)> { get }"),
+                  let range = line.range(of: ": static var ") else { continue }
+            let rest = line[range.upperBound...]
+            names.insert(String(rest[..<(rest.firstIndex(of: ":") ?? rest.endIndex)]))
+        }
+        return names
+    }
+
+    /// Expects `known` to be the surface's `ErrorKind<failure>` members, each once.
+    static func expectErrorKinds<Kind: Hashable & CustomStringConvertible>(
+        _ known: [Kind], of failure: String, in module: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let members = try errorKindMembers(of: failure, in: module)
+        #expect(!members.isEmpty, "\(failure)", sourceLocation: sourceLocation)
+        #expect(Set(known.map(\.description)) == members, "\(failure)", sourceLocation: sourceLocation)
+        #expect(Set(known).count == known.count, sourceLocation: sourceLocation)
+    }
+
+    @Test("Every ErrorKind<Failure> of the package: knownValues is every static member")
+    func everyErrorKind() throws {
+        try Self.expectErrorKinds(PQCryptoError.Kind.knownValues, of: "PQCryptoError", in: "PQCrypto")
+        try Self.expectErrorKinds(PQCrypto.ErrorKind<HexDecodingError>.knownValues, of: "HexDecodingError", in: "PQCrypto")
+        try Self.expectErrorKinds(ClassicalCryptoError.Kind.knownValues, of: "ClassicalCryptoError", in: "ClassicalCrypto")
+        try Self.expectErrorKinds(SigningError.Kind.knownValues, of: "SigningError", in: "Signing")
+        try Self.expectErrorKinds(EnvelopeError.Kind.knownValues, of: "EnvelopeError", in: "Envelope")
+        try Self.expectErrorKinds(StationEmulatorError.Kind.knownValues, of: "StationEmulatorError", in: "StationEmulator")
+        try Self.expectErrorKinds(Transport.ErrorKind<ServerSocketError>.knownValues, of: "ServerSocketError", in: "LoopbackHTTP")
+        try Self.expectErrorKinds(Transport.ErrorKind<HTTPBodyStreamError>.knownValues, of: "HTTPBodyStreamError", in: "Transport")
+        try Self.expectErrorKinds(Transport.ErrorKind<MultipartForm.Error>.knownValues, of: "MultipartForm.Error", in: "Transport")
+        try Self.expectErrorKinds(Transport.ErrorKind<PublicKeyFingerprint.ParseError>.knownValues,
+                                  of: "PublicKeyFingerprint.ParseError", in: "Transport")
     }
 }
 

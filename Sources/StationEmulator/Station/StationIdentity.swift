@@ -129,4 +129,7 @@ extension Transport.ErrorKind where Failure == StationEmulatorError {
     public static var notServing: Self { Self() }
     /// No station is attached at the host a ``StationNetwork`` call named.
     public static var noStationAt: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.corruptState, .cannotListen, .notServing, .noStationAt] }
 }
