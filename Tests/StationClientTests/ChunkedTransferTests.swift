@@ -32,9 +32,9 @@ struct ChunkedTransferTests {
         let file = directory.appendingPathComponent("memo.m4a")
 
         rig.emulator.faults.throttle(RequestRoute("GET", pathPrefix: "/content/"), toBytesPerSecond: 1 << 20)
-        let download = ProgressTask { try await client.download(postCID: post.postCID, to: file, progress: $0) }
-        for await step in download.updates where step.completed * 2 >= step.total ?? .max { download.cancel(); break }
-
+        let download = ProgressTask(cancellingWhen: { $0.completed * 2 >= $0.total ?? .max }) {
+            try await client.download(postCID: post.postCID, to: file, progress: $0)
+        }
         let error = await #expect(throws: StationClientError.self) { try await download.value }
         #expect(error?.kind == .cancelled)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)

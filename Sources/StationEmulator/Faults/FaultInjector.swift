@@ -139,8 +139,9 @@ public final class FaultInjector: Sendable {
     /// <doc:TestingWithTheEmulator>):
     ///
     ///     emulator.faults.throttle(RequestRoute("GET", pathPrefix: "/content/"), toBytesPerSecond: 1 << 20)
-    ///     let download = ProgressTask { try await client.download(postCID: cid, to: file, progress: $0) }
-    ///     for await step in download.updates where step.completed * 2 >= step.total ?? .max { download.cancel(); break }
+    ///     let download = ProgressTask(cancellingWhen: { $0.completed * 2 >= $0.total ?? .max }) {
+    ///         try await client.download(postCID: cid, to: file, progress: $0)
+    ///     }
     public func throttle(_ route: RequestRoute = .any, toBytesPerSecond bytesPerSecond: Int, server: RequestLog.Server = .station) {
         state.withLock { state in
             state.throttles.removeAll { $0.route == route && $0.server == server }
