@@ -108,10 +108,13 @@ struct AudienceVocabularyTests {
         #expect(Audience(mode: AudienceMode(wireValue: "all_followers")) == .allFollowers)
     }
 
-    @Test("What a listing reports for each audience published to is that audience's mode")
+    @Test("What a listing reports for each audience published to is that audience, uids and all")
     func listingReportsTheMode() async throws {
-        let (_, client) = try await StationRig.pairedInProcess()
-        let audiences: [Audience] = [.selfOnly, .allFollowers]
+        let stations = try await FollowingTests.TwoStations()
+        let handle = try await stations.atBob.follow(stationAt: stations.aliceURL)
+        _ = try await stations.atAlice.approveFollower(uid: handle.followerUID)
+        let client = stations.atAlice
+        let audiences: [Audience] = [.selfOnly, .allFollowers, .specific([handle.followerUID])]
         var published: [String: Audience] = [:]
         for (index, audience) in audiences.enumerated() {
             published[try await client.publish(data: Data("\(index)".utf8), metadata: Fixture.drive("\(index)", size: 1),
@@ -120,7 +123,8 @@ struct AudienceVocabularyTests {
         for post in try await client.listPosts(as: DriveFileMetadata.self).posts {
             let audience = try #require(published[post.postCID])
             #expect(post.audienceMode == audience.mode)
-            #expect(Audience(mode: post.audienceMode) == audience)
+            #expect(post.audience == audience)
+            #expect(post.audienceUIDs == audience.uids)
         }
     }
 }
