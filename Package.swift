@@ -163,7 +163,7 @@ let package = Package(
         .executableTarget(
             name: "CipherCLI",
             dependencies: [
-                "StationClient", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "PQCrypto", "CKeyring",
+                "StationClient", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "PQCrypto", "ClassicalCrypto", "CKeyring",
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
         ),
@@ -235,7 +235,7 @@ let package = Package(
         .testTarget(name: "SigningTests", dependencies: ["Signing", "StationEmulator", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
         .testTarget(
             name: "CipherCLITests",
-            dependencies: ["CipherCLI", "StationEmulator", "StationClient", "Manifest", "ContentAddressing", "Transport", "TransportTestSupport", "TestSupport"]
+            dependencies: ["CipherCLI", "PQCrypto", "StationEmulator", "StationClient", "Manifest", "ContentAddressing", "Transport", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "ExampleTests",

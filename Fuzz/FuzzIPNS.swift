@@ -40,7 +40,7 @@ private func read(_ bytes: [UInt8]) {
 }
 
 /// What one input may make the readers hold at once (checked by AllocationMeter.swift).
-let amplificationLimit = AmplificationLimit(bytesPerInputByte: 1_000, fixedBytes: 1 << 20)
+let amplificationLimit = AmplificationLimit(bytesPerInputByte: 32, fixedBytes: 1 << 20)
 
 /// One input, called by AllocationMeter.swift's `LLVMFuzzerTestOneInput`.
 func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

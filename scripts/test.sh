@@ -5,13 +5,15 @@
 # runs `swift test`. Extra arguments go to `swift test` (e.g. --filter MLKEM).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase's header starts with the time of day, so a run's log shows what each phase costs.
+phase() { echo "==> [$(date +%T)] $*"; }
 
 bash scripts/install-system-deps.sh
 
 venv=.build/interop-venv
 wanted=$(grep -v '^\s*$' Tests/Interop/requirements.txt)
 if [ ! -x "$venv/bin/python3" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$wanted" ]; then
-    echo "==> preparing $venv ($(echo $wanted | tr '\n' ' '))"
+    phase "preparing $venv ($(echo $wanted | tr '\n' ' '))"
     python3 -m venv "$venv"
     "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check -r Tests/Interop/requirements.txt
     printf '%s' "$wanted" > "$venv/.requirements"
@@ -19,31 +21,31 @@ fi
 export CIPHER_INTEROP_PYTHON="$PWD/$venv/bin/python3"
 
 # Apple platforms are built by construction: every Linux-only call has its Darwin branch.
-echo "==> platform guards (scripts/check_platform_guards.py)"
+phase "platform guards (scripts/check_platform_guards.py)"
 python3 scripts/check_platform_guards.py --self-test
 python3 scripts/check_platform_guards.py
 
 # The deployment floor (iOS 16 / macOS 13): no standard-library API from a newer Apple OS outside an
 # availability guard, checked against the toolchain's own interface files.
-echo "==> availability (scripts/check_availability.py)"
+phase "availability (scripts/check_availability.py)"
 python3 scripts/check_availability.py --self-test
 python3 scripts/check_availability.py
 python3 scripts/check_apple_dependencies.py --self-test
 python3 scripts/check_apple_dependencies.py
 
 # The module graph: the README's architecture table is the graph as built, and nothing points up.
-echo "==> module graph (scripts/check_module_graph.py)"
+phase "module graph (scripts/check_module_graph.py)"
 python3 scripts/check_module_graph.py --self-test
 python3 scripts/check_module_graph.py
 
 # Every Swift snippet of the README and the documentation becomes a file of the SnippetTests
 # target, which the `swift test` below compiles (package snippets are loaded against this package).
-echo "==> documentation snippets (scripts/check_snippets.py)"
+phase "documentation snippets (scripts/check_snippets.py)"
 python3 scripts/check_snippets.py
 
 # Serially: on a 2-core machine, CPU-heavy suites (vectors, 100 MiB CIDs) running beside the
 # streaming transport tests would starve them of the two cooperative threads.
-echo "==> swift test"
+phase "swift test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 swift test --no-parallel "$@" 2>&1 | tee "$log"
@@ -54,7 +56,7 @@ swift test --no-parallel "$@" 2>&1 | tee "$log"
 # build intact. Skipped only when tests were filtered to a subset.
 apple_summary=""
 if [ $# -eq 0 ]; then
-    echo "==> swift test, Apple configuration (--disable-default-traits)"
+    phase "swift test, Apple configuration (--disable-default-traits)"
     apple_log=$(mktemp)
     trap 'rm -f "$log" "$apple_log"' EXIT
     # The transport scenarios (every shipped transport, TLS fronts) ran above and test no primitive.
@@ -67,15 +69,17 @@ fi
 # A short libFuzzer smoke run of every harness (its seed corpus plus 10 s of new inputs each);
 # Fuzz/README.md has the long run. Skipped only when tests were filtered to a subset.
 if [ $# -eq 0 ]; then
-    echo "==> fuzz smoke run (FUZZ_CONFIGURATION=debug Fuzz/run.sh 10)"
+    phase "fuzz smoke run (FUZZ_CONFIGURATION=debug Fuzz/run.sh 10)"
     FUZZ_CONFIGURATION=debug bash Fuzz/run.sh 10
 fi
 
 # The DocC build (warnings are errors) and the check that every public symbol is documented.
 if [ $# -eq 0 ]; then
-    echo "==> documentation (scripts/docs.sh)"
+    phase "documentation (scripts/docs.sh)"
     bash scripts/docs.sh
 fi
+
+phase "done"
 
 # Repeat the test runner's verdict last, so it is the closing line of the run.
 summary=$(grep -E "Test run with [0-9]+ tests? .* passed" "$log" | tail -n 1 || true)

@@ -45,6 +45,12 @@ static inline long cipher_keyring_set_permissions(int32_t key, uint32_t permissi
     return syscall(SYS_keyctl, 5L, (long)key, (unsigned long)permissions, 0L, 0L);
 }
 
+/// KEYCTL_DESCRIBE: "type;uid;gid;perm;description" with its NUL (copied up to `capacity`
+/// bytes); the full length, or -1 and errno.
+static inline long cipher_keyring_describe(int32_t key, char *buffer, size_t capacity) {
+    return syscall(SYS_keyctl, 6L, (long)key, buffer, capacity, 0L);
+}
+
 /// KEYCTL_INVALIDATE: the key is gone at once. 0, or -1 and errno.
 static inline long cipher_keyring_invalidate(int32_t key) {
     return syscall(SYS_keyctl, 21L, (long)key, 0L, 0L, 0L);

@@ -1,4 +1,5 @@
 import Foundation
+import StationClient
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,6 +12,14 @@ import Darwin
 let environment = ProcessInfo.processInfo.environment
 let rawArguments = Array(CommandLine.arguments.dropFirst())
 let wantsJSON = rawArguments.contains("--json")
+
+// The background process a kept session key starts to delete its sealed copy at the time-out.
+if rawArguments.first == SessionKeyring.expireCommand {
+    exit(SessionKeyring.runExpiry(Array(rawArguments.dropFirst())))
+}
+
+/// The upload staging files of this run's clients: a second interrupt removes them before exiting.
+let stagedUploads = StagedUploads()
 
 /// Runs one command line and returns the exit code.
 func runCommandLine() async -> ExitCode {
@@ -34,7 +43,8 @@ func runCommandLine() async -> ExitCode {
             return .success
         }
         let context = CommandContext(arguments: arguments, console: console,
-                                     home: Home.resolve(arguments, environment: environment), environment: environment)
+                                     home: Home.resolve(arguments, environment: environment), environment: environment,
+                                     stagedUploads: stagedUploads)
         try await command.run(context)
         return .success
     } catch {
@@ -70,7 +80,7 @@ struct ErrorOutput: Encodable {
 // Ctrl-C (SIGINT) and SIGTERM cancel the command's task, so the SDK's cleanup runs (staged
 // uploads and partial downloads are removed) before the process exits with 128 + the signal.
 let command = Task { await runCommandLine() }
-let interruption = Interruption(cancelling: command)
+let interruption = Interruption(cancelling: command, removingOnExit: stagedUploads)
 let status = await command.value
 if let signal = interruption.received { exit(128 + signal) }
 exit(status.rawValue)

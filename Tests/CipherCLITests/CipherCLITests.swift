@@ -178,6 +178,73 @@ struct CipherCLITests {
         #expect(after.first?["name"] as? String == restored["set_aside"] as? String)
     }
 
+    /// Every file under `directory` with its bytes (the whole home, key store and cache included).
+    static func snapshot(_ directory: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])
+        while let url = enumerator?.nextObject() as? URL {
+            guard (try url.resourceValues(forKeys: [.isRegularFileKey])).isRegularFile == true else { continue }
+            files[String(url.path.dropFirst(directory.path.count))] = try Data(contentsOf: url)
+        }
+        return files
+    }
+
+    /// The gateway `cipher.json` records.
+    static func gateway(_ home: TemporaryDirectory) throws -> String? {
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: home.file("cipher.json"))) as? [String: Any]
+        return object?["gateway"] as? String
+    }
+
+    /// `pair --replace` with another station: a failed one changes no file; a successful one
+    /// never shows the first station's offline listing as the second's; restoring the first
+    /// credentials brings back the settings saved with them (the gateway).
+    @Test func pairReplaceKeepsStationsApart() async throws {
+        let paired = try await Self.pairedHome(gateway: true)
+        defer { paired.cleanup() }
+        let firstGateway = try #require(try Self.gateway(paired.home))
+        let device = try await paired.otherDevice()
+        _ = try await device.publish(data: Data("a".utf8), metadata: DriveFileMetadata(filename: "station-a-secret.txt"),
+                                     audience: .selfOnly)
+        let (listedA, _) = try await paired.cipherJSON("ls")
+        #expect(listedA.status == 0 && listedA.stdout.contains("station-a-secret.txt"), "\(listedA.stderr)")
+
+        // A pairing that fails (nothing listens there) leaves every file as it was.
+        let before = try Self.snapshot(paired.home.url)
+        let failed = try await paired.cipher("pair", "http://127.0.0.1:1", "--replace", "--gateway", "http://127.0.0.1:2")
+        #expect(failed.status == 4, "\(failed.stderr)")
+        let after = try Self.snapshot(paired.home.url)
+        #expect(after.keys.sorted() == before.keys.sorted())
+        #expect(after == before, "changed: \(after.keys.filter { after[$0] != before[$0] }.sorted())")
+        #expect(try Self.gateway(paired.home) == firstGateway)
+
+        // Paired with station B instead (no gateway), which then goes down: no listing of A shows.
+        let stationB = try StationEmulator()
+        defer { stationB.stop() }
+        let urlB = try stationB.start()
+        let replaced = try await CLIProcess.run(
+            ["pair", urlB.absoluteString, "--name", "second", "--replace", "--home", paired.home.url.path, "--json"],
+            environment: paired.environment
+        ) { [await Self.waitForPIN(stationB) ?? ""] }
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try Self.gateway(paired.home) == nil)
+        stationB.stop()
+        let offline = try await paired.cipher("ls", "--json")
+        #expect(offline.status == 4, "\(offline.stderr)")
+        #expect(!offline.stdout.contains("station-a-secret.txt") && !offline.stderr.contains("station-a-secret.txt"), "\(offline.stdout)")
+
+        // Back to station A: its credentials, its gateway, its own offline listing.
+        let (_, listed) = try await paired.cipherJSON("restore-credentials")
+        let backup = try #require((listed["backups"] as? [[String: Any]])?.first?["name"] as? String)
+        let (restore, _) = try await paired.cipherJSON("restore-credentials", backup)
+        #expect(restore.status == 0, "\(restore.stderr)")
+        #expect(try Self.gateway(paired.home) == firstGateway)
+        let (statusA, status) = try await paired.cipherJSON("status")
+        #expect(statusA.status == 0 && status["station_uid"] as? String == paired.emulator.uid, "\(statusA.stderr)")
+        paired.emulator.stop()
+        let offlineA = try await paired.cipher("ls", "--json")
+        #expect(offlineA.status == 0 && offlineA.stdout.contains("station-a-secret.txt"), "\(offlineA.stderr)")
+    }
+
     @Test func wrongPINsAreRefusedWithExitThree() async throws {
         let emulator = try StationEmulator()
         defer { emulator.stop() }

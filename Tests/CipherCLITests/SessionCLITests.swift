@@ -1,30 +1,45 @@
 import Foundation
 import Manifest
+import PQCrypto
 import StationClient
 import StationEmulator
 import TestSupport
 import Testing
 import TransportTestSupport
 
-/// The session unlock (the store key kept in the kernel keyring), `cipher lock`, `cipher move`,
-/// the short words for an unreachable station, and `ls`'s order.
+/// The session unlock (a session key kept in the login's own kernel session keyring, opening a
+/// copy of the store key sealed for the session), `cipher lock`, `CIPHER_KEEP_UNLOCKED`,
+/// `cipher move`, the short words for an unreachable station, and `ls`'s order.
 @Suite("cipher CLI: session, move, order", .serialized)
 struct SessionCLITests {
     static let passphrase = "correct horse battery staple"
 
-    /// Runs `cipher` in `home` keeping the unlocked key for `keep` seconds, with `passphrase` if given.
-    static func cipher(_ arguments: [String], home: URL, passphrase: String?, keep: String = "900") async throws -> CLIResult {
-        var environment = ["CIPHER_KEEP_UNLOCKED": keep]
+    /// Runs `cipher` in `home` keeping the unlocked key for `keep` seconds (`nil`: the variable
+    /// unset), with `passphrase` if given, in the session keyring `keyring`.
+    static func cipher(_ arguments: [String], home: URL, passphrase: String?, keep: String? = "900",
+                       keyring: TestKeyring) async throws -> CLIResult {
+        var environment = ["CIPHER_KEEP_UNLOCKED": keep ?? CLIProcess.unset]
         if let passphrase { environment["CIPHER_PASSPHRASE"] = passphrase }
-        return try await CLIProcess.run(arguments + ["--home", home.path], environment: environment)
+        return try await CLIProcess.run(arguments + ["--home", home.path], environment: environment, keyring: keyring)
     }
 
-    /// Whether this system lets `cipher` keep a key (a Linux kernel with keys, a keyring not
-    /// refused by a sandbox); elsewhere the plain unlock is the behaviour, tested everywhere else.
-    static func keyringAvailable(home: URL) async throws -> Bool {
-        let lock = try await cipher(["lock", "--json"], home: home, passphrase: nil)
-        #expect(lock.status == 0, "\(lock.stderr)")
+    /// Whether this system lets `cipher` keep a key in a session keyring of the login's own (a
+    /// Linux kernel with keys, a keyring not refused by a sandbox); elsewhere the plain unlock is
+    /// the behaviour, tested everywhere else.
+    static func keyringAvailable(home: URL, keyring: TestKeyring) async throws -> Bool {
+        let lock = try await cipher(["lock", "--json"], home: home, passphrase: nil, keyring: keyring)
+        guard lock.status == 0 else { return false }
         return try lock.json()["session_keyring"] as? Bool == true
+    }
+
+    /// The session copies of the store key in `home`.
+    static func sessionCopies(_ home: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: home.path).filter { $0.hasPrefix("session-") }.sorted()
+    }
+
+    /// The name of the session key `cipher` keeps for the store in `home`.
+    static func sessionKeyName(_ home: URL) -> String {
+        "cipher-station:session:" + home.standardizedFileURL.resolvingSymlinksInPath().path
     }
 
     @Test("After one unlock, the next command needs no passphrase; cipher lock makes it ask again")
@@ -32,69 +47,195 @@ struct SessionCLITests {
         let paired = try await CipherCLITests.pairedHome(gateway: false)
         defer { paired.cleanup() }
         let home = paired.home.url
-        guard try await Self.keyringAvailable(home: home) else { return }
+        let keyring = TestKeyring.own()
+        defer { keyring.remove() }
+        guard try await Self.keyringAvailable(home: home, keyring: keyring) else { return }
+        func cipher(_ arguments: String..., passphrase: String? = nil, keep: String = "900") async throws -> CLIResult {
+            try await Self.cipher(arguments, home: home, passphrase: passphrase, keep: keep, keyring: keyring)
+        }
 
         // No key kept yet (pairing ran with CIPHER_KEEP_UNLOCKED=0): asked, and refused without a terminal.
-        let asked = try await Self.cipher(["status"], home: home, passphrase: nil)
+        let asked = try await cipher("status")
         #expect(asked.status == 2 && asked.stderr.contains("CIPHER_PASSPHRASE"), "\(asked.stderr)")
-        let first = try await Self.cipher(["status", "--json"], home: home, passphrase: Self.passphrase)
+        let first = try await cipher("status", "--json", passphrase: Self.passphrase)
         #expect(first.status == 0, "\(first.stderr)")
+        #expect(!first.stderr.contains("session keyring"), "\(first.stderr)")
         // The same session: no passphrase, not even a wrong one is looked at.
-        let second = try await Self.cipher(["status", "--json"], home: home, passphrase: nil)
+        let second = try await cipher("status", "--json")
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try second.json()["station_uid"] as? String == paired.emulator.uid)
-        let listed = try await Self.cipher(["ls"], home: home, passphrase: nil)
+        let listed = try await cipher("ls")
         #expect(listed.status == 0, "\(listed.stderr)")
-        // CIPHER_KEEP_UNLOCKED=0 neither keeps nor uses a kept key.
-        let unkept = try await Self.cipher(["status"], home: home, passphrase: nil, keep: "0")
-        #expect(unkept.status == 2, "\(unkept.stderr)")
+        // Another login (another session keyring) is asked.
+        let elsewhere = TestKeyring.own()
+        defer { elsewhere.remove() }
+        let otherSession = try await Self.cipher(["status"], home: home, passphrase: nil, keyring: elsewhere)
+        #expect(otherSession.status == 2, "\(otherSession.stderr)")
 
         // The store's at-rest cost stays at least libsodium's "interactive" (2 passes, 64 MiB).
         let params = [UInt8](try Data(contentsOf: home.appendingPathComponent("keystore.params")))
         try #require(params.count >= 29)
         func limit(_ offset: Int) -> UInt32 { params[offset..<(offset + 4)].reduce(0) { ($0 << 8) | UInt32($1) } }
         #expect(limit(21) >= 2 && limit(25) >= 64 * 1024)
-        // Nothing of the key is on disk: the home holds what it held before.
-        let names = try FileManager.default.contentsOfDirectory(atPath: home.path).sorted()
-        #expect(!names.contains { $0.localizedCaseInsensitiveContains("session") }, "\(names)")
+        // What is kept is a copy sealed for this session (mode 0600) and a session key: neither
+        // is the store key.
+        let copies = try Self.sessionCopies(home)
+        #expect(copies.count == 1, "\(copies)")
+        let copy = home.appendingPathComponent(try #require(copies.first))
+        #expect((try FileManager.default.attributesOfItem(atPath: copy.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let storeKey = try FileKeyStore(directory: home, passphrase: Self.passphrase).unlockedKey
+        let sealed = try Data(contentsOf: copy)
+        #expect(storeKey.withUnsafeBytes { sealed.range(of: Data($0)) } == nil)
+        let payload = try [UInt8](hex: keyring.run("read", Self.sessionKeyName(home)))
+        #expect(payload.count == 48)
+        #expect(SecretBytes(copying: payload.suffix(32)) != storeKey)
 
-        let lock = try await Self.cipher(["lock", "--json"], home: home, passphrase: nil)
+        // CIPHER_KEEP_UNLOCKED=0 neither keeps nor uses a kept key, and forgets the one kept.
+        let unkept = try await cipher("status", keep: "0")
+        #expect(unkept.status == 2, "\(unkept.stderr)")
+        #expect(try Self.sessionCopies(home).isEmpty)
+        let forgotten = try await cipher("status")
+        #expect(forgotten.status == 2 && forgotten.stderr.contains("CIPHER_PASSPHRASE"), "\(forgotten.stderr)")
+
+        _ = try await cipher("status", passphrase: Self.passphrase)
+        #expect(try Self.sessionCopies(home).count == 1)
+        let lock = try await cipher("lock", "--json")
         #expect(lock.status == 0, "\(lock.stderr)")
         #expect(try lock.json()["forgot"] as? Bool == true, "\(lock.stdout)")
-        let afterLock = try await Self.cipher(["status"], home: home, passphrase: nil)
+        #expect(try Self.sessionCopies(home).isEmpty)
+        let afterLock = try await cipher("status")
         #expect(afterLock.status == 2 && afterLock.stderr.contains("CIPHER_PASSPHRASE"), "\(afterLock.stderr)")
-        let again = try await Self.cipher(["lock"], home: home, passphrase: nil)
+        let again = try await cipher("lock")
         #expect(again.status == 0 && again.stdout.contains("nothing to lock"), "\(again.stdout)")
+    }
+
+    @Test("A session key read while unlocked opens nothing after cipher lock or the time-out: the sealed copy is gone")
+    func sessionKeyReadEarlierOpensNothingAfterwards() async throws {
+        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        defer { home.cleanup() }
+        let keyring = TestKeyring.own()
+        defer { keyring.remove() }
+        guard try await Self.keyringAvailable(home: home.url, keyring: keyring) else { return }
+        let name = Self.sessionKeyName(home.url)
+        func status(passphrase: String? = nil, keep: String = "900") async throws -> CLIResult {
+            try await Self.cipher(["status", "--json"], home: home.url, passphrase: passphrase, keep: keep, keyring: keyring)
+        }
+        func notPaired(_ result: CLIResult) -> Bool {
+            (try? result.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired"
+        }
+
+        // Unlocked: a process of this session reads the session key, then `cipher lock` runs.
+        #expect(notPaired(try await status(passphrase: "pw")))
+        let stolen = try keyring.run("read", name)
+        #expect(notPaired(try await status()))
+        let copies = try Self.sessionCopies(home.url)
+        #expect(copies.count == 1)
+        #expect(try await Self.cipher(["lock"], home: home.url, passphrase: nil, keyring: keyring).status == 0)
+        #expect(try Self.sessionCopies(home.url).isEmpty)
+        // The key read earlier, put back where `cipher` looks: it opens nothing, the passphrase is asked.
+        _ = try keyring.run("add", name, stolen)
+        let replayed = try await status()
+        #expect(replayed.status == 2 && replayed.stderr.contains("CIPHER_PASSPHRASE"), "\(replayed.stderr)")
+        // Nor is it the store key, which would open the store without any copy.
+        let payload = try [UInt8](hex: stolen)
+        #expect(throws: StationClientError.self) {
+            try FileKeyStore(directory: home.url, unlockedKey: SecretBytes(copying: payload.suffix(32)))
+        }
+
+        // The time-out: kept for three seconds, the copy is deleted when it ends (by the process the
+        // command left waiting for it), without any later command.
+        #expect(notPaired(try await status(passphrase: "pw", keep: "3")))
+        let timed = try keyring.run("read", name)
+        #expect(try Self.sessionCopies(home.url).count == 1)
+        #expect(await eventually(timeout: 60) { (try? Self.sessionCopies(home.url).isEmpty) == true })
+        _ = try keyring.run("add", name, timed)
+        let expired = try await status()
+        #expect(expired.status == 2 && expired.stderr.contains("CIPHER_PASSPHRASE"), "\(expired.stderr)")
+    }
+
+    @Test("The user's shared default session keyring keeps nothing: said once, and every command asks")
+    func sharedUserKeyringKeepsNothing() async throws {
+        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        defer { home.cleanup() }
+        let shared = TestKeyring.shared
+        let first = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "pw", keyring: shared)
+        #expect((try first.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(first.stderr)")
+        #if os(Linux)
+        let said = first.stderr.components(separatedBy: "no session keyring of its own").count - 1
+        #expect(said == 1, "\(first.stderr)")
+        #endif
+        #expect(try Self.sessionCopies(home.url).isEmpty)
+        let next = try await Self.cipher(["status"], home: home.url, passphrase: nil, keyring: shared)
+        #expect(next.status == 2 && next.stderr.contains("CIPHER_PASSPHRASE"), "\(next.stderr)")
+        // Nothing of it is in the shared keyring, under the name of this version or of earlier ones.
+        let path = home.url.standardizedFileURL.resolvingSymlinksInPath().path
+        for name in [Self.sessionKeyName(home.url), "cipher-station:key-store:" + path] {
+            #expect(throws: (any Error).self) { try shared.run("read", name) }
+        }
+        let lock = try await Self.cipher(["lock", "--json"], home: home.url, passphrase: nil, keyring: shared)
+        #expect(try lock.json()["session_keyring"] as? Bool == false, "\(lock.stdout)")
+        // No keeping asked for: nothing said.
+        let quiet = try await Self.cipher(["status"], home: home.url, passphrase: "pw", keep: "off", keyring: shared)
+        #expect(!quiet.stderr.contains("session keyring"), "\(quiet.stderr)")
+    }
+
+    @Test("CIPHER_KEEP_UNLOCKED takes whole seconds up to 43200, 0 or off; anything else is a usage error, never the default")
+    func keepUnlockedIsStrict() async throws {
+        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        defer { home.cleanup() }
+        let keyring = TestKeyring.own()
+        defer { keyring.remove() }
+        for bad in ["no", "false", "5m", "-1", "+5", "1e3", "4294967295", "43201", "", " ", "9999999999999"] {
+            let result = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "pw", keep: bad, keyring: keyring)
+            #expect(result.status == 2, "\(bad.debugDescription): \(result.stderr)")
+            #expect(result.stderr.contains("CIPHER_KEEP_UNLOCKED") && result.stderr.contains("43200"), "\(result.stderr)")
+            #expect(try Self.sessionCopies(home.url).isEmpty, "\(bad.debugDescription)")
+        }
+        for good in ["0", "off", "1", "43200", " 60 "] {
+            let result = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "pw", keep: good, keyring: keyring)
+            #expect((try result.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(good): \(result.stderr)")
+        }
+        let unset = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "pw", keep: nil, keyring: keyring)
+        #expect((try unset.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(unset.stderr)")
+        // The help text documents what is accepted.
+        let help = try await CLIProcess.run(["--help"])
+        #expect(help.stdout.contains("43200") && help.stdout.contains("0 or off"), "\(help.stdout)")
+        _ = try await Self.cipher(["lock"], home: home.url, passphrase: nil, keyring: keyring)
     }
 
     @Test("An expired kept key, or one that does not open the store any more, falls back to asking")
     func expiredOrStaleKeyFallsBack() async throws {
         let home = try TemporaryDirectory(prefix: "cipher-cli")
         defer { home.cleanup() }
-        guard try await Self.keyringAvailable(home: home.url) else { return }
+        let keyring = TestKeyring.own()
+        defer { keyring.remove() }
+        guard try await Self.keyringAvailable(home: home.url, keyring: keyring) else { return }
+        func cipher(_ arguments: String..., in directory: URL? = nil, passphrase: String?, keep: String = "900") async throws -> CLIResult {
+            try await Self.cipher(arguments, home: directory ?? home.url, passphrase: passphrase, keep: keep, keyring: keyring)
+        }
         // A store created with "pw" and its key kept for one second: gone after it.
-        let created = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "pw", keep: "1")
+        let created = try await cipher("status", "--json", passphrase: "pw", keep: "1")
         #expect((try created.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(created.stderr)")
         try await Task.sleep(nanoseconds: 2_500_000_000)
-        let expired = try await Self.cipher(["status"], home: home.url, passphrase: nil)
+        let expired = try await cipher("status", passphrase: nil)
         #expect(expired.status == 2 && expired.stderr.contains("CIPHER_PASSPHRASE"), "\(expired.stderr)")
 
         // Kept again, then the store is re-created under another passphrase: the kept key does
         // not open it, so the passphrase is asked (and the new one works).
-        _ = try await Self.cipher(["status"], home: home.url, passphrase: "pw")
-        let kept = try await Self.cipher(["status", "--json"], home: home.url, passphrase: nil)
+        _ = try await cipher("status", passphrase: "pw")
+        let kept = try await cipher("status", "--json", passphrase: nil)
         #expect((try kept.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(kept.stderr)")
         let other = try TemporaryDirectory(prefix: "cipher-cli")
         defer { other.cleanup() }
-        _ = try await Self.cipher(["status"], home: other.url, passphrase: "other", keep: "0")
+        _ = try await cipher("status", in: other.url, passphrase: "other", keep: "0")
         let params = home.file("keystore.params")
         try FileManager.default.removeItem(at: params)
         try FileManager.default.copyItem(at: other.file("keystore.params"), to: params)
-        let stale = try await Self.cipher(["status"], home: home.url, passphrase: nil)
+        let stale = try await cipher("status", passphrase: nil)
         #expect(stale.status == 2 && stale.stderr.contains("CIPHER_PASSPHRASE"), "\(stale.stderr)")
-        let rekeyed = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "other")
+        let rekeyed = try await cipher("status", "--json", passphrase: "other")
         #expect((try rekeyed.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(rekeyed.stderr)")
-        _ = try await Self.cipher(["lock"], home: home.url, passphrase: nil)
+        _ = try await cipher("lock", passphrase: nil)
     }
 
     @Test("A station gone from its address: a few words, what was tried and `cipher move`; --verbose for the details")

@@ -72,6 +72,22 @@ struct CIDTests {
         #expect(throws: CIDError.unexpectedCodec(Multicodec.dagPB)) { try PeerID(KuboMultibase.dagPB.base32) }
     }
 
+    /// A `libp2p-key` CID whose multihash is neither identity nor sha2-256 (found by the `cid`
+    /// fuzz harness): its base58 form would not read back as a peer id, so it is refused.
+    @Test func peerIDsHaveIdentityOrSHA256Multihashes() throws {
+        let text = "bafzaegqkdaeaeQm77777777Bo7o7dtja7777777ykqdeagaa"
+        let cid = try CID(text)
+        #expect(cid.codec == Multicodec.libp2pKey)
+        #expect(cid.multihash.code != Multihash.identity && cid.multihash.code != Multihash.sha2_256)
+        let error = #expect(throws: CIDError.self) { try PeerID(text) }
+        #expect(error == .unsupportedPeerIDHash(cid.multihash.code) && error?.multihashCode == cid.multihash.code)
+        // Every peer id that reads reads back from both of its forms.
+        for form in ["QmUBWux9DurBcc6HrEz7NwMwcHsWgPLomFJbBWTK1FVmFD", "12D3KooWBtg3aaRMjxwedh83aGiUkwSxDwUZkzuJcfaqUmo7R3pq"] {
+            let peer = try PeerID(form)
+            #expect(try PeerID(peer.description) == peer && PeerID(peer.ipnsName) == peer)
+        }
+    }
+
     @Test(arguments: [
         ("", CIDError.empty),
         ("QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff50", CIDError.invalidCharacter(offset: 45)),

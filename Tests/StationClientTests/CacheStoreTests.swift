@@ -28,9 +28,9 @@ struct CacheStoreTests {
         let keys = RecordingKeyStore()
         let store = EncryptedFileCacheStore(directory: directory.appendingPathComponent("cache"), keyStore: keys)
         let listing = Array(#"{"filename":"secret-plans.pdf"}"#.utf8)
-        try await store.save(listing, as: CacheItem.offlineListing(namespace: "drive"))
+        try await store.save(listing, as: CacheItem.offlineListing(station: "station", namespace: "drive"))
         try await store.save([1, 2, 3], as: CacheItem.postKeys)
-        #expect(try await store.load(CacheItem.offlineListing(namespace: "drive")) == listing)
+        #expect(try await store.load(CacheItem.offlineListing(station: "station", namespace: "drive")) == listing)
         #expect(try await store.load(CacheItem.postKeys) == [1, 2, 3])
         #expect(try await store.load("missing") == nil)
         #expect(await keys.saved == [KeyStoreItem.cacheKey: 32])
@@ -48,9 +48,9 @@ struct CacheStoreTests {
 
         // A restarted app (a new store on the same key store) reads the items; another key store does not.
         let restarted = EncryptedFileCacheStore(directory: store.directory, keyStore: keys)
-        #expect(try await restarted.load(CacheItem.offlineListing(namespace: "drive")) == listing)
+        #expect(try await restarted.load(CacheItem.offlineListing(station: "station", namespace: "drive")) == listing)
         let stranger = EncryptedFileCacheStore(directory: store.directory, keyStore: InMemoryKeyStore())
-        #expect(try await stranger.load(CacheItem.offlineListing(namespace: "drive")) == nil)
+        #expect(try await stranger.load(CacheItem.offlineListing(station: "station", namespace: "drive")) == nil)
 
         // Replacing is atomic (no temporary files left), deleting removes the file.
         try await restarted.save(Array("v2".utf8), as: CacheItem.postKeys)
@@ -129,7 +129,7 @@ struct CacheStoreTests {
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("a.txt", size: 1))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         // The first listing's keys are one change item of the post-key journal.
-        #expect(await cache.names == [CacheItem.offlineListing(namespace: "drive"), CacheItem.postKeyChanges(1)].sorted())
+        #expect(await cache.names == [CacheItem.offlineListing(station: client.credentials.stationUID, namespace: "drive"), CacheItem.postKeyChanges(1, station: client.credentials.stationUID)].sorted())
         #expect(try await keys.load(KeyStoreItem.legacyPostKeys) == nil)
         #expect(try await keys.load(KeyStoreItem.legacyOfflineListing(namespace: "drive")) == nil)
         #expect(Set(await keys.saved.keys) == [KeyStoreItem.credentials, KeyStoreItem.legacyPostKeys,

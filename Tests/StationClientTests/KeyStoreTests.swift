@@ -282,6 +282,50 @@ struct KeyStoreTests {
         #expect(recorded.operations == 1 && recorded.memoryKiB == 1024)
     }
 
+    @Test("A rewritten keystore.params asking for more than the store writes is refused before Argon2, with a typed error")
+    func rewrittenParametersRefusedBeforeArgon2() async throws {
+        let directory = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileKeyStore(directory: directory, passphrase: "p", limits: Self.cheap)
+        try await store.save([5], as: "item")
+        let params = directory.appendingPathComponent("keystore.params")
+        let original = [UInt8](try Data(contentsOf: params))
+        let start = 5 + Argon2.saltByteCount
+        func rewrite(operations: UInt32, memoryKiB: UInt32) throws {
+            var bytes = original
+            for (offset, value) in [(start, operations), (start + 4, memoryKiB)] {
+                for index in 0..<4 { bytes[offset + index] = UInt8((value >> (24 - 8 * UInt32(index))) & 0xFF) }
+            }
+            try Data(bytes).write(to: params)
+        }
+        // One pass more than `moderate`, or twice its memory: both within the old absolute caps
+        // (16 passes, 1 GiB), so an unbounded store would run Argon2 at that cost first.
+        for (operations, memoryKiB) in [(UInt32(4), UInt32(1024)), (1, 512 * 1024)] {
+            try rewrite(operations: operations, memoryKiB: memoryKiB)
+            let error = #expect(throws: StationClientError.self, "\(operations) passes, \(memoryKiB) KiB") {
+                try FileKeyStore(directory: directory, passphrase: "p")
+            }
+            #expect(error?.kind == .keyStore)
+            #expect(error?.message.contains("outside what this store writes") == true, "\(error?.message ?? "")")
+        }
+        // A rewrite inside the accepted range costs no more than a normal unlock and is caught
+        // after it: the parameters are part of what derives the key, so the check value does not open.
+        try rewrite(operations: 2, memoryKiB: 1024)
+        let inRange = #expect(throws: StationClientError.self) { try FileKeyStore(directory: directory, passphrase: "p") }
+        #expect(inRange?.kind == .keyStore && inRange?.message == "wrong passphrase")
+        // The original file opens again: nothing was lost.
+        try Data(original).write(to: params)
+        #expect(try await FileKeyStore(directory: directory, passphrase: "p").load("item") == [5])
+
+        // A store created costlier than the default opens when its limits are passed, not without.
+        let costly = try Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: costly) }
+        let limits = Argon2.Limits(operations: 4, memoryBytes: 1 << 20)
+        try await FileKeyStore(directory: costly, passphrase: "p", limits: limits).save([6], as: "item")
+        #expect(throws: StationClientError.self) { try FileKeyStore(directory: costly, passphrase: "p") }
+        #expect(try await FileKeyStore(directory: costly, passphrase: "p", limits: limits).load("item") == [6])
+    }
+
     @Test("A store reopens with its unlocked key (no Argon2); a key of another store, or none, is refused")
     func reopenWithUnlockedKey() async throws {
         let directory = try Fixture.temporaryDirectory()

@@ -45,7 +45,7 @@ struct ListingMemoryTests {
         #expect(drive.posts.first?.rawMetadata == .object(["filename": "a.txt", "size_bytes": 3]))
 
         // The offline view holds the text as read and charges its trees the same way.
-        let offline = try #require(await client.offline.listing(item: CacheItem.offlineListing(namespace: "drive"), as: JSONValue.self,
+        let offline = try #require(await client.offline.listing(item: CacheItem.offlineListing(station: client.credentials.stationUID, namespace: "drive"), as: JSONValue.self,
                                                                dates: .flexible, memoryLimit: one.used * 5))
         #expect(offline.posts.count == 5 && offline.skipped.count == 36 && offline.skipped.allSatisfy { $0.error.kind == .tooLarge })
     }
@@ -63,7 +63,7 @@ struct ListingMemoryTests {
         let error = await #expect(throws: StationClientError.self) { try await client.listPosts(as: DriveFileMetadata.self) }
         #expect(error?.kind == .tooLarge && error?.limit == 64 * 1024)
         #expect(error?.message.contains("maximumManifestMemory") == true, "\(String(describing: error))")
-        let offline = try #require(await client.offline.listing(item: CacheItem.offlineListing(namespace: "drive"),
+        let offline = try #require(await client.offline.listing(item: CacheItem.offlineListing(station: client.credentials.stationUID, namespace: "drive"),
                                                                as: DriveFileMetadata.self, dates: .flexible, memoryLimit: 1 << 20))
         #expect(offline.posts.map(\.postCID) == online.posts.map(\.postCID))
     }
@@ -76,7 +76,8 @@ struct ListingMemoryTests {
         let client = try await rig.client(for: owner) { _ in }
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         let store = client.configuration.cacheStore
-        let before = try await store.load(CacheItem.postKeys)
+        let station = await client.credentials.stationUID
+        let before = try await store.load(CacheItem.postKeys(station: station))
         #expect(await client.cachedPostKeyCount == 1)
 
         let long = (0..<50).map { "Qm\($0)" + String(repeating: "x", count: 3_600) }
@@ -91,7 +92,7 @@ struct ListingMemoryTests {
             #expect(listing.skipped.count == 50 && listing.skipped.allSatisfy { $0.error.message.contains("longer than the 256") })
             var total = 0
             for index in 0...PostKeyJournal.changeItemLimit {
-                let item = index == 0 ? CacheItem.postKeys : CacheItem.postKeyChanges(index)
+                let item = index == 0 ? CacheItem.postKeys(station: station) : CacheItem.postKeyChanges(index, station: station)
                 total += try await store.load(item)?.count ?? 0
             }
             sizes.append(total)

@@ -59,7 +59,7 @@ struct ManifestCapsTests {
         }
         #expect(sequenceError?.kind == .tooLarge)
         #expect(rig.emulator.requests.count(Self.rewrapRoute) == 0)
-        let offline = await client.offline.listing(item: CacheItem.offlineListing(namespace: "drive"), as: DriveFileMetadata.self,
+        let offline = await client.offline.listing(item: CacheItem.offlineListing(station: client.credentials.stationUID, namespace: "drive"), as: DriveFileMetadata.self,
                                                   dates: .flexible, memoryLimit: 1 << 26)
         #expect(offline?.posts.map(\.postCID) == [real.postCID] && offline?.manifestCID == online.manifestCID)
 
@@ -99,10 +99,10 @@ struct ManifestCapsTests {
         // The post skipped for its metadata needed no key.
         #expect(rig.emulator.requests.count(Self.rewrapRoute) == 0)
         // The offline view (and the file it is stored in) holds only the listed post.
-        let offline = await client.offline.listing(item: CacheItem.offlineListing(namespace: "drive"), as: JSONValue.self,
+        let offline = await client.offline.listing(item: CacheItem.offlineListing(station: client.credentials.stationUID, namespace: "drive"), as: JSONValue.self,
                                                   dates: .flexible, memoryLimit: 1 << 26)
         #expect(offline?.posts.map(\.postCID) == ["QmFine"])
-        let stored = try #require(try await client.configuration.cacheStore.load(CacheItem.offlineListing(namespace: "drive")))
+        let stored = try #require(try await client.configuration.cacheStore.load(CacheItem.offlineListing(station: client.credentials.stationUID, namespace: "drive")))
         #expect(stored.count < 512, "\(stored.count) bytes")
     }
 

@@ -49,9 +49,10 @@ struct PostKeyPersistenceTests {
     }
 
     /// The keys the store holds, read back as a client reads them.
-    static func storedKeys(in store: any CacheStore) async throws -> [String: SymmetricKey] {
+    static func storedKeys(in store: any CacheStore, station: String) async throws -> [String: SymmetricKey] {
         var keys: [String: SymmetricKey] = [:]
-        for name in [CacheItem.postKeys] + (1...PostKeyJournal.changeItemLimit).map(CacheItem.postKeyChanges) {
+        for name in [CacheItem.postKeys(station: station)]
+            + (1...PostKeyJournal.changeItemLimit).map({ CacheItem.postKeyChanges($0, station: station) }) {
             if let item = try await store.load(name) { PostKeyJournal.apply(item, to: &keys) }
         }
         return keys
@@ -117,7 +118,7 @@ struct PostKeyPersistenceTests {
         let first = try await rig.pair(keyStore: keys, persistsPostKeys: true, cacheStore: cache)
         _ = try await Self.publish(3, by: first)
         let listed = try await first.listPosts(as: DriveFileMetadata.self)
-        let item = CacheItem.offlineListing(namespace: "drive")
+        let item = CacheItem.offlineListing(station: await first.credentials.stationUID, namespace: "drive")
         #expect(await cache.saves.contains { $0.name == item })
         let relaunch = { try await StationClient.load(configuration: rig.configuration(keyStore: keys, persistsPostKeys: true, cacheStore: cache)) }
 
@@ -160,7 +161,7 @@ struct PostKeyPersistenceTests {
         _ = try await Self.publish(8, by: other)
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         let firstWrites = await cache.saves.filter { $0.name.hasPrefix(CacheItem.postKeys) }
-        #expect(firstWrites.map(\.name) == [CacheItem.postKeyChanges(1)])
+        #expect(firstWrites.map(\.name) == [CacheItem.postKeyChanges(1, station: rig.emulator.uid)])
         let eightKeys = try #require(firstWrites.first).byteCount
 
         // A listing that learns nothing writes nothing.
@@ -173,15 +174,15 @@ struct PostKeyPersistenceTests {
         let new = try await other.publish(data: Data("new".utf8), metadata: Fixture.drive("new.txt", size: 3))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         let writes = await cache.saves.filter { $0.name.hasPrefix(CacheItem.postKeys) }
-        #expect(writes.map(\.name) == [CacheItem.postKeyChanges(2)])
+        #expect(writes.map(\.name) == [CacheItem.postKeyChanges(2, station: rig.emulator.uid)])
         #expect(try #require(writes.first).byteCount * 5 < eightKeys, "\(writes) after \(eightKeys)")
-        let item = try #require(try await cache.load(CacheItem.postKeyChanges(2)))
+        let item = try #require(try await cache.load(CacheItem.postKeyChanges(2, station: rig.emulator.uid)))
         #expect(try WireJSON.parse(item).objectValue?.keys.map { $0 } == [new.postCID])
 
         // A deleted post's key is dropped in the store too.
         _ = try await client.delete(postCID: new.postCID)
         _ = try await client.listPosts(as: DriveFileMetadata.self)
-        let stored = try await Self.storedKeys(in: cache)
+        let stored = try await Self.storedKeys(in: cache, station: rig.emulator.uid)
         #expect(stored.count == 8 && stored[new.postCID] == nil)
     }
 
@@ -198,17 +199,17 @@ struct PostKeyPersistenceTests {
             await client.cachePostKey(key, for: cid)
             #expect(await client.writePostKeys(manifestCID: nil) == nil)
             if index < PostKeyJournal.changeItemLimit {
-                #expect(await cache.postKeyItems.contains(CacheItem.postKeyChanges(index + 1)))
+                #expect(await cache.postKeyItems.contains(CacheItem.postKeyChanges(index + 1, station: rig.emulator.uid)))
             }
         }
-        #expect(await cache.postKeyItems == [CacheItem.postKeys])
+        #expect(await cache.postKeyItems == [CacheItem.postKeys(station: rig.emulator.uid)])
         #expect(await cache.deletes.filter { $0.hasPrefix(CacheItem.postKeys) }.count == PostKeyJournal.changeItemLimit)
-        #expect(Set(try await Self.storedKeys(in: cache).keys) == Set(learned))
+        #expect(Set(try await Self.storedKeys(in: cache, station: rig.emulator.uid).keys) == Set(learned))
 
         // Writing goes on after the compaction, and a relaunched client reads both.
         await client.cachePostKey(key, for: "QmAfter")
         await client.writePostKeys(manifestCID: nil)
-        #expect(await cache.postKeyItems == [CacheItem.postKeys, CacheItem.postKeyChanges(1)])
+        #expect(await cache.postKeyItems == [CacheItem.postKeys(station: rig.emulator.uid), CacheItem.postKeyChanges(1, station: rig.emulator.uid)])
         let relaunched = try await StationClient.load(configuration: client.configuration)
         await relaunched.loadPersistedPostKeys()
         #expect(await relaunched.cachedPostKeyCount == learned.count + 1)
@@ -223,15 +224,15 @@ struct PostKeyPersistenceTests {
         for entry in entries { await client.cachePostKey(key, for: entry.postCID) }
         try await Self.serve(entries, rig: rig, owner: client)
         _ = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(Set(try await Self.storedKeys(in: cache).keys).isSuperset(of: Set(entries.map(\.postCID))))
+        #expect(Set(try await Self.storedKeys(in: cache, station: rig.emulator.uid).keys).isSuperset(of: Set(entries.map(\.postCID))))
 
         // 36 posts leave the manifest (deleted by another device): the listing drops their keys
         // and, as they are many, rewrites the store without them.
         try await Self.serve(Array(entries.prefix(4)), rig: rig, owner: client)
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(listing.posts.count == 4)
-        #expect(await cache.postKeyItems == [CacheItem.postKeys])
-        #expect(Set(try await Self.storedKeys(in: cache).keys) == Set(entries.prefix(4).map(\.postCID)))
+        #expect(await cache.postKeyItems == [CacheItem.postKeys(station: rig.emulator.uid)])
+        #expect(Set(try await Self.storedKeys(in: cache, station: rig.emulator.uid).keys) == Set(entries.prefix(4).map(\.postCID)))
         #expect(await client.cachedPostKeyCount == 4)
     }
 
@@ -242,16 +243,16 @@ struct PostKeyPersistenceTests {
         let client = try await rig.pair(persistsPostKeys: true, cacheStore: cache)
         let posts = try await Self.publish(4, by: try await rig.pair(deviceName: "Other Phone"))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
-        let good = try #require(await cache.load(CacheItem.postKeyChanges(1)))
+        let good = try #require(await cache.load(CacheItem.postKeyChanges(1, station: rig.emulator.uid)))
         var object = try #require(try WireJSON.parse(good).objectValue)
         // One entry damaged (a short key), one foreign (not hex), one a stray (an unknown CID).
         object[posts[0].postCID] = .string("abcd")
         object[posts[1].postCID] = .string(String(repeating: "zz", count: 32))
         object["QmNotAPostOfThisStation"] = .string(String(repeating: "00", count: 32))
-        await cache.save(WireJSON.serialize(.object(object)), as: CacheItem.postKeyChanges(1))
+        await cache.save(WireJSON.serialize(.object(object)), as: CacheItem.postKeyChanges(1, station: rig.emulator.uid))
         // An item that is not JSON at all, and one that is JSON but no object.
-        await cache.save(Array("garbage".utf8), as: CacheItem.postKeys)
-        await cache.save(Array("[1,2]".utf8), as: CacheItem.postKeyChanges(2))
+        await cache.save(Array("garbage".utf8), as: CacheItem.postKeys(station: rig.emulator.uid))
+        await cache.save(Array("[1,2]".utf8), as: CacheItem.postKeyChanges(2, station: rig.emulator.uid))
 
         rig.emulator.requests.removeAll()
         let relaunched = try await StationClient.load(configuration: client.configuration)
@@ -261,8 +262,8 @@ struct PostKeyPersistenceTests {
         #expect(rig.emulator.requests.count(Self.rewrapRoute) == 2)
         #expect(await relaunched.cachedPostKeyCount == 4)
         // The relearned keys went after the last item found.
-        #expect(await cache.load(CacheItem.postKeyChanges(3)) != nil)
-        let stored = try await Self.storedKeys(in: cache)
+        #expect(await cache.load(CacheItem.postKeyChanges(3, station: rig.emulator.uid)) != nil)
+        let stored = try await Self.storedKeys(in: cache, station: rig.emulator.uid)
         #expect(Set(posts.map(\.postCID)).isSubset(of: Set(stored.keys)))
     }
 
@@ -274,7 +275,7 @@ struct PostKeyPersistenceTests {
         let client = try await rig.pair(keyStore: keys, persistsPostKeys: true, cacheStore: cache)
         _ = try await Self.publish(3, by: client)
         _ = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(try await Self.storedKeys(in: cache).count == 3)
+        #expect(try await Self.storedKeys(in: cache, station: rig.emulator.uid).count == 3)
 
         await client.clearPostKeyCache()
         #expect(await cache.postKeyItems.isEmpty)
@@ -282,7 +283,7 @@ struct PostKeyPersistenceTests {
         rig.emulator.requests.removeAll()
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(rig.emulator.requests.count(Self.rewrapRoute) == 3)
-        #expect(try await Self.storedKeys(in: cache).count == 3)
+        #expect(try await Self.storedKeys(in: cache, station: rig.emulator.uid).count == 3)
 
         // An app that turns persistence off: its first listing removes what the earlier run kept.
         let offConfiguration = rig.configuration(keyStore: keys, persistsPostKeys: false, cacheStore: cache)

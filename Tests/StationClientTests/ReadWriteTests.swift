@@ -321,7 +321,7 @@ struct ReadWriteTests {
         try exactHandle.truncate(atOffset: UInt64(largest))
         try exactHandle.close()
         let metadataJSON = try StationClient.encodeMetadata(metadata)
-        let fromFile = try await StagedFile.withUpload(in: directory, operation: "preparing") { staged in
+        let fromFile = try await StagedFile.withUpload(in: directory, registeredIn: StagedUploads(), operation: "preparing") { staged in
             try await client.prepare(content: .file(exact, stagedAt: staged), metadataJSON: metadataJSON, namespace: nil,
                                      audience: .selfOnly)
         }

@@ -131,7 +131,7 @@ struct ResilienceTests {
         #expect(offline.posts.map(\.metadata?.filename) == ["kept.txt"])
         #expect(offline.manifestCID == online.manifestCID)
         // A fresh client on the same stores (app restart) also gets the offline view, from the cache store.
-        #expect(await cache.names == [CacheItem.offlineListing(namespace: "drive")])
+        #expect(await cache.names == [CacheItem.offlineListing(station: client.credentials.stationUID, namespace: "drive")])
         #expect(await store.load(KeyStoreItem.legacyOfflineListing(namespace: "drive")) == nil)
         let restarted = try await StationClient.load(configuration: rig.configuration(keyStore: store, cacheStore: cache))
         #expect(try await restarted.listPosts(as: DriveFileMetadata.self).posts.count == 1)
@@ -141,6 +141,44 @@ struct ResilienceTests {
         #expect(error?.kind == .unreachable)
     }
 
+    @Test("Caches are kept per station: a device paired with another station on the same stores reads none of the first one's")
+    func cachesAreKeptPerStation() async throws {
+        let stationA = try StationRig.served(), stationB = try StationRig.served(), stationC = try StationRig.served()
+        defer { stationA.emulator.stop(); stationB.emulator.stop() }
+        let cache = InMemoryCacheStore()
+        let first = try await stationA.pair(keyStore: InMemoryKeyStore(), persistsPostKeys: true, cacheStore: cache)
+        let postA = try await first.publish(data: Data("a".utf8), metadata: Fixture.drive("station-a.txt", size: 1))
+        _ = try await first.listPosts(as: DriveFileMetadata.self)
+        let stationAItems = await cache.names
+        #expect(stationAItems.count == 2, "\(stationAItems)")
+        #expect(stationAItems.allSatisfy { $0.contains(stationA.emulator.uid) }, "\(stationAItems)")
+        // As an earlier version kept them, named without the station: station A's listing and keys.
+        let legacyListing = "offline-listing-drive"
+        for name in stationAItems {
+            let legacy = name.hasPrefix("offline-listing") ? legacyListing : CacheItem.postKeys
+            await cache.save(try #require(await cache.load(name)), as: legacy)
+        }
+
+        // The same stores, paired with station C (as `cipher pair --replace` does), which goes down:
+        // no offline listing of station A is shown as C's.
+        let third = try await stationC.pair(keyStore: InMemoryKeyStore(), persistsPostKeys: true, cacheStore: cache)
+        stationC.emulator.stop()
+        let error = await #expect(throws: StationClientError.self) { try await third.listPosts(as: DriveFileMetadata.self) }
+        #expect(error?.kind == .unreachable)
+
+        // Paired with station B, which is up: none of station A's post keys is loaded, and the
+        // items named without the station are removed.
+        let second = try await stationB.pair(keyStore: InMemoryKeyStore(), persistsPostKeys: true, cacheStore: cache)
+        _ = try await second.publish(data: Data("b".utf8), metadata: Fixture.drive("station-b.txt", size: 1))
+        let listed = try await second.listPosts(as: DriveFileMetadata.self)
+        #expect(listed.posts.map(\.metadata?.filename) == ["station-b.txt"] && !listed.isOffline)
+        #expect(await second.cachedPostKey(postA.postCID) == nil)
+        #expect(await second.cachedPostKeyCount == 1)
+        let names = await cache.names
+        #expect(!names.contains(legacyListing) && !names.contains(CacheItem.postKeys), "\(names)")
+        #expect(stationAItems.allSatisfy(names.contains), "station A's own items stay for its device")
+    }
+
     @Test("clearOfflineListingCache drops the in-memory offline view; a persisted copy still serves it")
     func clearedOfflineListing() async throws {
         let rig = try StationRig.served()
@@ -148,7 +186,7 @@ struct ResilienceTests {
         let client = try await rig.pair(cacheStore: cache)
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("kept.txt", size: 1))
         let online = try await client.listPosts(as: DriveFileMetadata.self)
-        let item = CacheItem.offlineListing(namespace: "drive")
+        let item = CacheItem.offlineListing(station: await client.credentials.stationUID, namespace: "drive")
         let persisted = try #require(await cache.load(item))
         await cache.delete(item)
         rig.emulator.stop()
@@ -179,7 +217,7 @@ struct ResilienceTests {
         let client = try await rig.pair(keyStore: store, persistsPostKeys: true, cacheStore: cache)
         _ = try await client.publish(data: Data("a".utf8), metadata: Fixture.drive("a", size: 1))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(await cache.load(CacheItem.postKeyChanges(1)) != nil)
+        #expect(await cache.load(CacheItem.postKeyChanges(1, station: rig.emulator.uid)) != nil)
         #expect(await store.load(KeyStoreItem.legacyPostKeys) == nil)
         let before = rig.count("POST", "/rewrap")
         let restarted = try await StationClient.load(configuration: rig.configuration(
@@ -265,7 +303,7 @@ struct ResilienceTests {
         let before = try #require(stagedWhenCancelled.value)
         #expect(before.count == 1 && before.allSatisfy { $0.hasPrefix(StagedFile.uploadPrefix) }, "\(before)")
         #expect(staged().isEmpty, "\(staged())")
-        #expect(!StagedUploads.live.contains { $0.hasPrefix(staging.path) })
+        #expect(client.configuration.stagedUploads.live.isEmpty)
         // Nothing reached the station; the held request's options are still kept by the transport.
         #expect(rig.count("POST", "/post") == 0)
         #expect(holding.kept.value.count == (point == .sending ? 1 : 0))

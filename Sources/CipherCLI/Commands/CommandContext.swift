@@ -8,11 +8,20 @@ struct CommandContext: Sendable {
     var console: Console
     var home: Home
     var environment: [String: String]
+    /// The registry of this run's upload staging files, given to every client the command makes.
+    var stagedUploads: StagedUploads
+
+    /// `configuration` with this run's staging registry (what a second interrupt empties).
+    func configured(_ configuration: StationClientConfiguration) -> StationClientConfiguration {
+        var configuration = configuration
+        configuration.stagedUploads = stagedUploads
+        return configuration
+    }
 
     /// Opens the key store and loads the paired client.
     func client(namespace: String = DriveFiles.namespace) async throws -> StationClient {
         let store = try home.openKeyStore(console: console, environment: environment)
-        return try await StationClient.load(configuration: home.configuration(keyStore: store, namespace: namespace))
+        return try await StationClient.load(configuration: configured(home.configuration(keyStore: store, namespace: namespace)))
     }
 }
 
@@ -46,9 +55,11 @@ enum Commands {
             "",
             "Run `cipher <command> --help` for a command's options. Credentials live in --home DIR, $CIPHER_HOME",
             "or the platform config directory, encrypted with a passphrase (prompted, or $CIPHER_PASSPHRASE).",
-            "On Linux the unlocked store key (never the passphrase) is kept in the kernel session keyring for",
-            "$CIPHER_KEEP_UNLOCKED seconds (default 900; 0 keeps nothing), so later commands of the session skip",
-            "the passphrase; `cipher lock` forgets it. Elsewhere every command asks.",
+            "On Linux, a login with a session keyring of its own keeps a random session key there (never the passphrase",
+            "or the store key) that opens a copy of the store key sealed for this session, for $CIPHER_KEEP_UNLOCKED",
+            "seconds (whole seconds, default 900, at most 43200 = 12 h; 0 or off keeps nothing and forgets a kept key),",
+            "so later commands of the session skip the passphrase; `cipher lock` and the time-out delete the copy.",
+            "Without such a keyring (ssh, cron, containers: the user's shared default one) and elsewhere, every command asks.",
             "Exit codes: 0 success, 1 failure, 2 usage, 3 refused by the station, 4 station, gateway or network unreachable,",
             "130 interrupted (Ctrl-C cancels the command and removes its staged upload or partial download).",
         ]

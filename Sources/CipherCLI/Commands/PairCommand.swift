@@ -55,19 +55,30 @@ enum PairCommand: Command {
         let console = context.console
         let trust = try Self.trust(arguments, console: console)
         let store = try context.home.openKeyStore(console: console, environment: context.environment, creating: true)
-        let backup = try await CredentialBackups.setAside(in: store, replacing: arguments.has("--replace"), console: console)
-        var settings = try context.home.loadSettings()
+        let current = try context.home.loadSettings()
+        // The current credentials, with the settings of their pairing, are set aside first; a
+        // pairing that fails removes that backup again and writes nothing else, so the home is
+        // left exactly as it was (its gateway and every setting included).
+        let backup = try await CredentialBackups.setAside(in: store, replacing: arguments.has("--replace"), settings: current,
+                                                          console: console)
+        var settings = current
         settings.gateway = arguments.value("--gateway")
         settings.deviceName = name
-        try context.home.saveSettings(settings)
-        let configuration = try context.home.configuration(keyStore: store)
-        let client = try await StationClient.pair(endpoint: endpoint, deviceName: name, configuration: configuration,
+        let configuration = context.configured(context.home.configuration(keyStore: store, settings: settings))
+        let client: StationClient
+        do {
+            client = try await StationClient.pair(endpoint: endpoint, deviceName: name, configuration: configuration,
                                                   trust: trust) { prompt in
-            if let failure = prompt.previousFailure { console.note("That PIN was refused: \(failure).") }
-            // The PIN is in the station's log; on a terminal we ask, otherwise it comes on standard input.
-            if console.stdinIsTerminal { return console.ask("PIN shown by the station: ") }
-            return console.readLine()
+                if let failure = prompt.previousFailure { console.note("That PIN was refused: \(failure).") }
+                // The PIN is in the station's log; on a terminal we ask, otherwise it comes on standard input.
+                if console.stdinIsTerminal { return console.ask("PIN shown by the station: ") }
+                return console.readLine()
+            }
+        } catch {
+            if let backup { await CredentialBackups.discard(backup.name, in: store) }
+            throw error
         }
+        try context.home.saveSettings(settings)
         let credentials = await client.credentials
         console.say("paired as \(credentials.deviceUID) with station \(credentials.stationUID) at \(credentials.endpoint.absoluteString)")
         let pin = await client.activePins.first

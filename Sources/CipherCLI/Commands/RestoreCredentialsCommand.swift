@@ -44,14 +44,25 @@ enum RestoreCredentialsCommand: Command {
         guard let described = try await CredentialBackups.describe(name, in: store) else {
             throw CLIError.failure("the backup \(name) does not hold readable credentials")
         }
+        // The settings of the pairing being restored: those kept with the backup, else (a backup
+        // of an earlier version) the current ones without a gateway, which may be another station's.
+        let current = try context.home.loadSettings()
+        let restoredSettings = try await CredentialBackups.settings(for: name, in: store)
+            ?? CLISettings(gateway: nil, deviceName: current.deviceName)
         var setAside: String?
         if try await store.loadSecret(KeyStoreItem.credentials) != nil {
-            setAside = try await CredentialBackups.keepCopy(of: KeyStoreItem.credentials, in: store)
+            let aside = try await CredentialBackups.keepCopy(of: KeyStoreItem.credentials, in: store)
+            try await CredentialBackups.saveSettings(current, for: aside, in: store)
+            setAside = aside
         }
         try await store.saveSecret(backup, as: KeyStoreItem.credentials)
+        try context.home.saveSettings(restoredSettings)
+        // The caches are named after the station (offline listing, post keys): the restored
+        // station's own come back with it, and no other station's shows.
         try await store.delete(name)
+        try? await store.delete(CredentialBackups.settingsItem(for: name))
         console.say("restored \(name): device \(described.deviceUID) with station \(described.stationUID) at \(described.endpoint)")
-        if let setAside { console.note("The credentials it replaced are kept as \(setAside).") }
+        if let setAside { console.note("The credentials it replaced are kept as \(setAside), with their settings.") }
         console.emit(Output(backups: [], restored: name, setAside: setAside))
     }
 }

@@ -21,7 +21,9 @@ enum CredentialBackups {
     ///
     /// - Returns: the backup made, or `nil` when the home was not paired.
     /// - Throws: `CLIError.failure` naming the paired station and device when not `replacing`.
-    static func setAside(in store: FileKeyStore, replacing: Bool, console: Console) async throws -> Backup? {
+    /// `settings` (the gateway and device name of the current pairing) are kept with the backup
+    /// and come back with it.
+    static func setAside(in store: FileKeyStore, replacing: Bool, settings: CLISettings, console: Console) async throws -> Backup? {
         guard try await store.loadSecret(KeyStoreItem.credentials) != nil else { return nil }
         let described = try await describe(KeyStoreItem.credentials, in: store)
         guard replacing else {
@@ -33,6 +35,12 @@ enum CredentialBackups {
                 + "add --replace to pair anyway and keep them as a backup")
         }
         let name = try await keepCopy(of: KeyStoreItem.credentials, in: store)
+        do {
+            try await saveSettings(settings, for: name, in: store)
+        } catch {
+            await discard(name, in: store)
+            throw error
+        }
         return Backup(name: name, deviceUID: described?.deviceUID ?? "?", stationUID: described?.stationUID ?? "?",
                       endpoint: described?.endpoint ?? "?")
     }
@@ -52,6 +60,30 @@ enum CredentialBackups {
         }
         try await store.saveSecret(secret, as: name)
         return name
+    }
+
+    /// The item holding the settings kept with the backup `name` (its name does not start with
+    /// ``prefix``, so it is never listed as a backup).
+    static func settingsItem(for name: String) -> String { "settings-of-" + name }
+
+    /// Keeps `settings` with the backup `name`, sealed in the key store like the backup.
+    static func saveSettings(_ settings: CLISettings, for name: String, in store: FileKeyStore) async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        try await store.save(Array(try encoder.encode(settings)), as: settingsItem(for: name))
+    }
+
+    /// The settings kept with the backup `name`, or `nil` when it has none (a backup made by an
+    /// earlier version) or they do not read.
+    static func settings(for name: String, in store: FileKeyStore) async throws -> CLISettings? {
+        guard let bytes = try await store.load(settingsItem(for: name)) else { return nil }
+        return try? JSONDecoder().decode(CLISettings.self, from: Data(bytes))
+    }
+
+    /// Removes the backup `name` and its settings (best effort: a pairing that failed undoes its backup).
+    static func discard(_ name: String, in store: FileKeyStore) async {
+        try? await store.delete(settingsItem(for: name))
+        try? await store.delete(name)
     }
 
     /// The backup item names in `store`, oldest first.

@@ -115,21 +115,42 @@ struct Home: Sendable {
     static func sameEndpoint(_ a: URL, _ b: URL) -> Bool { Endpoints.sameEndpoint(a, b) }
 
     /// The session's kept key for this home's key store (see ``SessionKeyring``).
-    func sessionKeyring(environment: [String: String]) -> SessionKeyring {
-        SessionKeyring(storeDirectory: directory, environment: environment)
+    ///
+    /// - Throws: `CLIError.usage` when `CIPHER_KEEP_UNLOCKED` is not a lifetime.
+    func sessionKeyring(environment: [String: String]) throws(CLIError) -> SessionKeyring {
+        SessionKeyring(storeDirectory: directory, lifetime: try SessionKeyring.lifetime(from: environment))
     }
 
     /// Opens the key store with the key kept for this session, else with the passphrase from
-    /// `CIPHER_PASSPHRASE` or a terminal prompt (and then keeps the unlocked key for the session).
+    /// `CIPHER_PASSPHRASE` or a terminal prompt (and then keeps the unlocked key for the session,
+    /// when this login has a session keyring of its own; else says once that it does not).
+    /// `CIPHER_KEEP_UNLOCKED=0` (or `off`) forgets a key kept earlier.
     func openKeyStore(console: Console, environment: [String: String], creating: Bool = false) throws(CLIError) -> FileKeyStore {
-        let session = sessionKeyring(environment: environment)
-        if let kept = session.keptKey() {
+        let session = try sessionKeyring(environment: environment)
+        session.removeExpiredCopies()
+        let availability = SessionKeyring.availability
+        if session.lifetime == 0 || availability != .own {
+            // Nothing is kept: forget what an earlier command (or version) kept in this keyring.
+            session.forget()
+        } else if let kept = session.keptKey() {
             if let store = try? FileKeyStore(directory: directory, unlockedKey: kept) { return store }
             // Stale (the store was re-created or replaced): forget it and ask as without one.
             session.forget()
         }
         let store = try openKeyStoreWithPassphrase(console: console, environment: environment, creating: creating)
-        session.keep(store.unlockedKey)
+        guard session.lifetime > 0 else { return store }
+        switch availability {
+        case .own:
+            session.keep(store.unlockedKey)
+        case .sharedUserDefault(let name):
+            console.note("""
+                cipher: the unlocked key is not kept: this login has no session keyring of its own (\(name) is the user's \
+                default keyring, which every process of the user can read), so every command asks for the passphrase. \
+                A login through pam_keyinit, or `keyctl session`, gives one; \(SessionKeyring.lifetimeVariable)=0 silences this.
+                """)
+        case .unavailable:
+            break
+        }
         return store
     }
 
@@ -154,7 +175,11 @@ struct Home: Sendable {
     /// The client configuration for the `drive` namespace (or `namespace`), with the platform's
     /// default transport (libcurl on Linux).
     func configuration(keyStore: any KeyStore, namespace: String = DriveFiles.namespace) throws(CLIError) -> StationClientConfiguration {
-        let settings = try loadSettings()
+        configuration(keyStore: keyStore, settings: try loadSettings(), namespace: namespace)
+    }
+
+    /// The same, with `settings` instead of those in `cipher.json` (a pairing not yet saved).
+    func configuration(keyStore: any KeyStore, settings: CLISettings, namespace: String = DriveFiles.namespace) -> StationClientConfiguration {
         let transport = StationClientConfiguration.defaultTransport()
         let gateway = settings.gateway.flatMap(URL.init(string:)).map { IPFSGateway(baseURL: $0, transport: transport) }
         return StationClientConfiguration(namespace: namespace, keyStore: keyStore, transport: transport, gateway: gateway,

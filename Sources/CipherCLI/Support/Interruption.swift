@@ -10,8 +10,7 @@ import Darwin
 /// Turns SIGINT and SIGTERM into cancellation of the running command: the first signal cancels
 /// its task (the SDK then removes its staging files and partial downloads on the way out, and
 /// `main` exits only once the task has ended), a second one exits at once, after removing the
-/// upload staging files still alive (``StagedUploads/removeAllBeforeExit()``: the task has no
-/// chance to unwind then).
+/// upload staging files still alive in `uploads` (the task has no chance to unwind then).
 ///
 /// `@unchecked`: the signal sources are set once in `init` and only kept alive after; `caught`
 /// is read and written under `state`.
@@ -22,7 +21,7 @@ final class Interruption: @unchecked Sendable {
 
     /// Installs the handlers (the default actions are ignored from here on, so the process is not
     /// killed before its task has wound down).
-    init(cancelling task: Task<ExitCode, Never>) {
+    init(cancelling task: Task<ExitCode, Never>, removingOnExit uploads: StagedUploads) {
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
             Self.ignore(number)
@@ -32,7 +31,7 @@ final class Interruption: @unchecked Sendable {
         self.sources = sources
         for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
             // `data`: how many signals arrived since the handler last ran (two quick Ctrl-Cs are one event).
-            source.setEventHandler { [self, source] in handle(number, count: source.data, task: task) }
+            source.setEventHandler { [self, source] in handle(number, count: source.data, task: task, uploads: uploads) }
             source.resume()
         }
     }
@@ -44,7 +43,7 @@ final class Interruption: @unchecked Sendable {
         return caught
     }
 
-    private func handle(_ number: Int32, count: UInt, task: Task<ExitCode, Never>) {
+    private func handle(_ number: Int32, count: UInt, task: Task<ExitCode, Never>, uploads: StagedUploads) {
         state.lock()
         let first = caught == nil
         if first { caught = number }
@@ -57,7 +56,7 @@ final class Interruption: @unchecked Sendable {
         // A second interrupt: the user does not want to wait for the cleanup. The staged
         // ciphertext is removed all the same (a few unlinks): the task cannot unwind once the
         // process exits.
-        StagedUploads.removeAllBeforeExit()
+        uploads.removeAllBeforeExit()
         _exit(128 + number)
     }
 

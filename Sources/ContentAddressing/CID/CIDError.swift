@@ -17,6 +17,7 @@ public struct CIDError: Error, Hashable, Sendable, CustomStringConvertible {
         case digestLengthMismatch(code: UInt64, expected: Int, actual: Int)
         case notEd25519Key
         case unexpectedCodec(UInt64)
+        case unsupportedPeerIDHash(UInt64)
     }
 
     private let reason: Reason
@@ -53,6 +54,9 @@ public struct CIDError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let notEd25519Key = CIDError(.notEd25519Key)
     /// The codec does not fit the use (an IPNS name needs `libp2p-key`, a CIDv0 `dag-pb`); see ``codec``.
     public static func unexpectedCodec(_ codec: UInt64) -> CIDError { CIDError(.unexpectedCodec(codec)) }
+    /// A peer id or IPNS name whose multihash is neither identity (an inlined key) nor sha2-256
+    /// (libp2p makes peer ids with no other); see ``multihashCode``.
+    public static func unsupportedPeerIDHash(_ code: UInt64) -> CIDError { CIDError(.unsupportedPeerIDHash(code)) }
 
     /// The string's length, for ``tooLong(_:)``.
     public var length: Int? {
@@ -90,10 +94,13 @@ public struct CIDError: Error, Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// The multihash function code, for ``digestLengthMismatch(code:expected:actual:)``.
+    /// The multihash function code, for ``digestLengthMismatch(code:expected:actual:)`` and
+    /// ``unsupportedPeerIDHash(_:)``.
     public var multihashCode: UInt64? {
-        if case let .digestLengthMismatch(code, _, _) = reason { return code }
-        return nil
+        switch reason {
+        case let .digestLengthMismatch(code, _, _), let .unsupportedPeerIDHash(code): code
+        default: nil
+        }
     }
 
     /// The digest length the hash function needs, for ``digestLengthMismatch(code:expected:actual:)``.
@@ -124,6 +131,8 @@ public struct CIDError: Error, Hashable, Sendable, CustomStringConvertible {
             "multihash 0x\(String(code, radix: 16)) needs a \(expected)-byte digest, got \(actual)"
         case .notEd25519Key: "not an Ed25519 public key"
         case let .unexpectedCodec(codec): "unexpected codec 0x\(String(codec, radix: 16))"
+        case let .unsupportedPeerIDHash(code):
+            "a peer id's multihash must be identity or sha2-256, not 0x\(String(code, radix: 16))"
         }
     }
 }

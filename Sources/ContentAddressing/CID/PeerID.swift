@@ -25,7 +25,9 @@ public struct PeerID: Sendable, Hashable, CustomStringConvertible {
     /// multibase this package reads, usually `k51…`).
     ///
     /// - Throws: ``CIDError``: the errors of ``CID/init(_:)`` for a CID string,
-    ///   ``CIDError/unexpectedCodec(_:)`` for a CIDv1 that is not `libp2p-key`, and
+    ///   ``CIDError/unexpectedCodec(_:)`` for a CIDv1 that is not `libp2p-key`,
+    ///   ``CIDError/unsupportedPeerIDHash(_:)`` for a multihash other than identity or sha2-256
+    ///   (whose base58 form would not read back as a peer id), and
     ///   ``CIDError/invalidCharacter(offset:)``, ``CIDError/truncated``,
     ///   ``CIDError/trailingBytes(_:)`` for a malformed base58 multihash.
     public init(_ text: some StringProtocol) throws(CIDError) {
@@ -36,12 +38,22 @@ public struct PeerID: Sendable, Hashable, CustomStringConvertible {
             var index = 0
             let multihash = try Multihash.read(bytes[...], at: &index)
             guard index == bytes.count else { throw .trailingBytes(bytes.count - index) }
+            try Self.checkHash(multihash)
             self.multihash = multihash
             return
         }
         let cid = try CID(text)
         guard cid.codec == Multicodec.libp2pKey else { throw .unexpectedCodec(cid.codec) }
+        try Self.checkHash(cid.multihash)
         multihash = cid.multihash
+    }
+
+    /// libp2p peer ids are an identity multihash (an inlined key) or sha2-256 of the key; in
+    /// base58 they start with `1` or `Qm`, which is how ``init(_:)`` tells them from a CID.
+    private static func checkHash(_ multihash: Multihash) throws(CIDError) {
+        guard multihash.code == Multihash.identity || multihash.code == Multihash.sha2_256 else {
+            throw .unsupportedPeerIDHash(multihash.code)
+        }
     }
 
     /// The base58btc peer id (`12D3KooW…` for Ed25519 keys), as `ipfs_peer_id` carries it.

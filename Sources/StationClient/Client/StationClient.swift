@@ -85,7 +85,8 @@ public actor StationClient {
         do {
             try await configuration.keyStore.delete(KeyStoreItem.credentials)
             if let error = await removePersistedPostKeys() { throw error }
-            try await configuration.cacheStore.delete(CacheItem.offlineListing(namespace: namespace))
+            try await configuration.cacheStore.delete(CacheItem.offlineListing(station: credentials.stationUID, namespace: namespace))
+            if let error = await removeLegacyCacheItems() { throw error }
             try await configuration.keyStore.delete(KeyStoreItem.legacyPostKeys)
             try await configuration.keyStore.delete(KeyStoreItem.legacyOfflineListing(namespace: namespace))
         } catch {

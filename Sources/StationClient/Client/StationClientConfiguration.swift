@@ -137,6 +137,10 @@ public struct StationClientConfiguration: Sendable {
     public var keyPolicy: KeyPolicy = .generatePureSwiftKeys
     /// Hears each stage of a publish as it starts (tests hold or cancel a publish there).
     var publishStageObserver: (@Sendable (PublishStage) -> Void)? = nil
+    /// The upload staging files alive in the clients of this configuration (its copies share it):
+    /// a process that must exit before its tasks unwind removes them there (the CLI gives every
+    /// client of a run its own one registry, which its interrupt handler empties).
+    package var stagedUploads = StagedUploads()
 
     /// Creates a configuration.
     ///

@@ -34,12 +34,36 @@ public protocol CacheStore: Sendable {
 
 /// Names the client uses in its ``CacheStore``.
 public enum CacheItem {
-    /// Cached post keys, by post CID (with ``StationClientConfiguration/persistsPostKeys``). The
-    /// keys learned since this item was last rewritten are in `post-keys-1` … `post-keys-16`, one
-    /// item per listing that learned or dropped keys, so a listing writes only what changed.
+    /// Cached post keys of the station `station` (its uid), by post CID (with
+    /// ``StationClientConfiguration/persistsPostKeys``). The keys learned since this item was last
+    /// rewritten are in the items of this name followed by `-1` … `-16`, one item per listing that
+    /// learned or dropped keys, so a listing writes only what changed. Keyed by station, so a
+    /// device paired with another station never reads the first station's cache.
+    public static func postKeys(station: String) -> String {
+        // The uid's length first: no uid names the items of another.
+        "post-keys-station-\(station.utf8.count)-\(station)"
+    }
+
+    /// Where versions before station-keyed caches kept the post keys (whichever station they came
+    /// from), with `post-keys-1` … `post-keys-16`. The client no longer reads these items and
+    /// removes them; every name of the post-key cache still starts with this.
     public static let postKeys = "post-keys"
-    /// The last decrypted listing of a namespace, for offline use.
-    public static func offlineListing(namespace: String) -> String { "offline-listing-\(namespace)" }
+    /// The last decrypted listing of a namespace of the station `station` (its uid), for offline
+    /// use. Keyed by station as well as namespace, so a device paired with another station
+    /// (`pair --replace`, restored credentials) never shows one station's listing as another's.
+    public static func offlineListing(station: String, namespace: String) -> String {
+        // The uid's length first: no uid and namespace pair names the item of another.
+        "offline-listing-station-\(station.utf8.count)-\(station)-\(namespace)"
+    }
+
+    /// Where versions before station-keyed listings kept the last decrypted listing of a
+    /// namespace, whichever station it came from. The client no longer reads it and removes it.
+    @available(*, deprecated, renamed: "offlineListing(station:namespace:)",
+               message: "the listing of one namespace is kept per station: offlineListing(station:namespace:)")
+    public static func offlineListing(namespace: String) -> String { legacyOfflineListing(namespace: namespace) }
+
+    /// The name ``offlineListing(namespace:)`` gave (items earlier versions wrote, removed by the client).
+    static func legacyOfflineListing(namespace: String) -> String { "offline-listing-\(namespace)" }
     /// The last decrypted listing of a namespace of a followed station, for offline use.
     public static func offlineListing(followedStation station: FollowedStationAddress, namespace: String) -> String {
         switch station {

@@ -44,7 +44,17 @@ public final class FileKeyStore: KeyStore {
     private static let saltEnd = 5 + Argon2.saltByteCount
     /// The length of every valid `keystore.params`: limits and the sealed check value follow the salt.
     private static let parametersByteCount = saltEnd + 8 + SecretBox.overheadByteCount + checkValue.count
-    /// Limits read from a file are bounded so a tampered file cannot make unlocking exhaust memory.
+    /// The most a `keystore.params` may ask of an unlock, checked before Argon2 runs: the larger
+    /// of ``defaultLimits`` and the `limits` the opener passes (what this store writes), so a
+    /// rewritten file cannot make unlocking cost more time or memory than creating the store did.
+    /// Cheaper parameters cost less than a normal unlock and derive another key (the check value
+    /// then does not open: "wrong passphrase"), so only Argon2's own minimum bounds them below.
+    static func acceptedLimits(opening limits: Argon2.Limits) -> (operations: ClosedRange<UInt32>, memoryKiB: ClosedRange<UInt32>) {
+        let operations = min(maximumOperations, UInt32(clamping: max(defaultLimits.operations, limits.operations)))
+        let memoryKiB = min(maximumMemoryKiB, UInt32(clamping: max(defaultLimits.memoryBytes, limits.memoryBytes) / 1024))
+        return (1...max(1, operations), 8...max(8, memoryKiB))
+    }
+    /// Whatever the opener passes, a file never gets more than this (as before: 16 passes, 1 GiB).
     private static let maximumOperations: UInt32 = 16
     private static let maximumMemoryKiB: UInt32 = 1 << 20
 
@@ -55,9 +65,14 @@ public final class FileKeyStore: KeyStore {
     ///   - passphrase: the secret the items are encrypted with.
     ///   - limits: the Argon2id cost when the store is created (by default ``defaultLimits``,
     ///     libsodium's `moderate`: 3 passes, 256 MiB); an existing store keeps the cost recorded
-    ///     in its `keystore.params`, whatever this says.
+    ///     in its `keystore.params`, whatever this says. It also bounds what an existing
+    ///     `keystore.params` may ask for: Argon2 parameters above both these limits and
+    ///     ``defaultLimits`` are refused before Argon2 runs (a rewritten file cannot make an
+    ///     unlock slower or hungrier than creating the store was). A store created with costlier
+    ///     limits than the default opens when the same limits are passed.
     /// - Throws: ``StationClientError`` (`.keyStore`) when the passphrase is empty or wrong, the
-    ///   directory cannot be created or made private, or `keystore.params` is damaged.
+    ///   directory cannot be created or made private, or `keystore.params` is damaged or asks
+    ///   for more than the limits above.
     public convenience init(directory: URL, passphrase: String, limits: Argon2.Limits = FileKeyStore.defaultLimits) throws {
         try self.init(directory: directory, passphrase: passphrase, limits: limits, beforeRename: { _ in })
     }
@@ -91,7 +106,7 @@ public final class FileKeyStore: KeyStore {
         defer { SecureMemory.zero(&password) }
         let paramsURL = directory.appendingPathComponent(Self.paramsName)
         if let stored = try Self.readParameters(at: paramsURL, operation: operation) {
-            key = try Self.unlock(stored, password: password, operation: operation)
+            key = try Self.unlock(stored, password: password, accepting: limits, operation: operation)
             return
         }
         // Another process may create the store from here on; the exclusive link below finds out.
@@ -114,7 +129,7 @@ public final class FileKeyStore: KeyStore {
         guard let stored = try Self.readParameters(at: paramsURL, operation: operation) else {
             throw StationClientError(.keyStore, operation: operation, message: "\(Self.paramsName) vanished while it was created")
         }
-        key = try Self.unlock(stored, password: password, operation: operation)
+        key = try Self.unlock(stored, password: password, accepting: limits, operation: operation)
     }
 
     /// Opens the store in `directory` with a key unlocked earlier (``unlockedKey``, e.g. kept by a
@@ -167,15 +182,21 @@ public final class FileKeyStore: KeyStore {
     }
 
     /// Derives the key from a `keystore.params` file and checks it against the check value.
-    private static func unlock(_ bytes: [UInt8], password: [UInt8], operation: String) throws -> SymmetricKey {
+    /// Parameters above ``acceptedLimits(opening:)`` for `limits` are refused before Argon2 runs.
+    private static func unlock(_ bytes: [UInt8], password: [UInt8], accepting limits: Argon2.Limits, operation: String) throws -> SymmetricKey {
         // A file of another length is damaged (a truncated one must not read as a wrong passphrase).
         guard bytes.count == parametersByteCount, Array(bytes[0..<5]) == Self.paramsMagic else {
             throw StationClientError(.keyStore, operation: operation, message: "\(Self.paramsName) is damaged")
         }
         let operations = Self.readUInt32(bytes, at: saltEnd)
         let memoryKiB = Self.readUInt32(bytes, at: saltEnd + 4)
-        guard operations >= 1, operations <= Self.maximumOperations, memoryKiB >= 8, memoryKiB <= Self.maximumMemoryKiB else {
-            throw StationClientError(.keyStore, operation: operation, message: "the Argon2 parameters are out of range")
+        let accepted = acceptedLimits(opening: limits)
+        guard accepted.operations.contains(operations), accepted.memoryKiB.contains(memoryKiB) else {
+            throw StationClientError(
+                .keyStore, operation: operation,
+                message: "the Argon2 parameters in \(Self.paramsName) (\(operations) passes, \(memoryKiB) KiB) are outside what this "
+                    + "store writes (at most \(accepted.operations.upperBound) passes, \(accepted.memoryKiB.upperBound) KiB): "
+                    + "the file was altered")
         }
         let key = try Self.derive(password, salt: Array(bytes[5..<saltEnd]),
                                   limits: .init(operations: Int(operations), memoryBytes: Int(memoryKiB) * 1024))

@@ -10,16 +10,16 @@ import Darwin
 /// file (mode 0600) beside the destination, flushed and closed, then renamed or linked into place,
 /// and the directory flushed. On every failure the descriptor is closed and the temporary file
 /// removed, and the destination is left as it was.
-enum AtomicFile {
+package enum AtomicFile {
     /// Flushes a descriptor to disk (`fsync`); tests pass one that fails.
-    typealias Flush = (Int32) -> Int32
+    package typealias Flush = (Int32) -> Int32
 
     /// Writes `bytes` to `url` atomically, replacing what is there.
     ///
     /// - Parameter beforeRename: runs once the temporary file is flushed, before it is renamed
     ///   into place (tests interrupt a write with it).
     /// - Throws: ``StationClientError`` (`.keyStore`) naming the failed step; `url` is then unchanged.
-    static func replace(_ url: URL, with bytes: [UInt8], operation: String, beforeRename: (URL) throws -> Void = { _ in },
+    package static func replace(_ url: URL, with bytes: [UInt8], operation: String, beforeRename: (URL) throws -> Void = { _ in },
                         flush: Flush = { fsync($0) }) throws {
         let temporary = try writeTemporary(bytes, beside: url, operation: operation, flush: flush)
         do {
@@ -38,7 +38,7 @@ enum AtomicFile {
     ///
     /// - Returns: `false` when `url` already existed (another process created it first).
     /// - Throws: ``StationClientError`` (`.keyStore`) naming the failed step.
-    static func createExclusively(_ bytes: [UInt8], at url: URL, operation: String, flush: Flush = { fsync($0) }) throws -> Bool {
+    package static func createExclusively(_ bytes: [UInt8], at url: URL, operation: String, flush: Flush = { fsync($0) }) throws -> Bool {
         let temporary = try writeTemporary(bytes, beside: url, operation: operation, flush: flush)
         defer { unlink(temporary.path) }
         guard link(temporary.path, url.path) == 0 else {
@@ -50,7 +50,7 @@ enum AtomicFile {
     }
 
     /// Flushes a directory's entries so a rename or link survives a crash (best effort).
-    static func syncDirectory(_ directory: URL) {
+    package static func syncDirectory(_ directory: URL) {
         let descriptor = open(directory.path, O_RDONLY)
         guard descriptor >= 0 else { return }
         _ = fsync(descriptor)

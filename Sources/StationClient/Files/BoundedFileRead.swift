@@ -8,9 +8,9 @@ import Foundation
 /// Reads a small local file (a key-store item, a cache item) whole, with POSIX calls: bounded,
 /// so a huge or growing file cannot take the memory, and without Foundation's
 /// `Data(contentsOf:)`, which leaks its read buffer on an empty file.
-enum BoundedFileRead {
+package enum BoundedFileRead {
     /// Why a file could not be read.
-    enum Failure: Error, CustomStringConvertible {
+    package enum Failure: Error, CustomStringConvertible {
         /// The file does not exist.
         case missing
         /// `open`, `fstat` or `read` failed with this `errno`.
@@ -18,7 +18,7 @@ enum BoundedFileRead {
         /// The file is larger than the limit.
         case tooLarge(limit: Int)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .missing: "no such file"
             case let .system(call, code): "\(call) failed: \(String(cString: strerror(code)))"
@@ -31,7 +31,7 @@ enum BoundedFileRead {
     ///
     /// - Throws: ``Failure``: `.missing` when there is no file, `.tooLarge` past `limit`,
     ///   `.system` for other failures.
-    static func bytes(of url: URL, limit: Int) throws(Failure) -> [UInt8] {
+    package static func bytes(of url: URL, limit: Int) throws(Failure) -> [UInt8] {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw errno == ENOENT ? .missing : .system(call: "open", errno: errno) }
         defer { close(descriptor) }

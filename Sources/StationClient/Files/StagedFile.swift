@@ -35,19 +35,19 @@ enum StagedFile {
     /// the file is created (empty, readable by its owner only) in `directory` before `body` runs
     /// and removed when `body` returns or throws, cancellation included, whoever still holds its
     /// URL (a transport can keep a request's parts alive after the call was cancelled). While it
-    /// exists it is registered in ``StagedUploads``, so a process that must exit before its
+    /// exists it is registered in `uploads`, so a process that must exit before its
     /// tasks unwind removes it there.
     ///
     /// - Throws: ``StationClientError`` `.localFile` when the file cannot be created,
     ///   `.cancelled` when the process is exiting (``StagedUploads/removeAllBeforeExit()``),
     ///   and whatever `body` throws.
     static func withUpload<Result>(
-        in directory: URL, operation: String, isolation: isolated (any Actor)? = #isolation,
+        in directory: URL, registeredIn uploads: StagedUploads, operation: String, isolation: isolated (any Actor)? = #isolation,
         _ body: (URL) async throws -> Result
     ) async throws -> Result {
         let staged = upload(in: directory)
-        try StagedUploads.create(staged, operation: operation)
-        defer { StagedUploads.remove(staged) }
+        try uploads.create(staged, operation: operation)
+        defer { uploads.remove(staged) }
         return try await body(staged)
     }
 
@@ -118,23 +118,26 @@ enum StagedFile {
     }
 }
 
-/// The upload staging files alive in this process (each owned by a
-/// ``StagedFile/withUpload(in:operation:isolation:_:)`` scope, which creates, registers, and removes
-/// it): what a process that exits without waiting for its tasks (the CLI's second Ctrl-C) removes
-/// first with ``removeAllBeforeExit()``.
-package enum StagedUploads {
+/// The upload staging files alive in the clients of one configuration (each owned by a
+/// ``StagedFile/withUpload(in:registeredIn:operation:isolation:_:)`` scope, which creates, registers, and
+/// removes it): what a process that exits without waiting for its tasks (the CLI's second Ctrl-C)
+/// removes first with ``removeAllBeforeExit()``. Its owner is whoever made it (the CLI's `main`,
+/// or each configuration by default); copies of a configuration share it.
+package final class StagedUploads: Sendable {
     private struct State {
         var paths: Set<String> = []
         var exiting = false
     }
 
-    private static let state = Locked(State())
+    private let state = Locked(State())
+
+    package init() {}
 
     /// Creates `url` (empty, owner-only, not there before) and registers it.
     ///
     /// - Throws: ``StationClientError`` `.localFile` when it cannot be created, `.cancelled` after
     ///   ``removeAllBeforeExit()``.
-    static func create(_ url: URL, operation: String) throws {
+    func create(_ url: URL, operation: String) throws {
         try state.withLock { state in
             guard !state.exiting else {
                 throw StationClientError(.cancelled, operation: operation, message: "the process is exiting")
@@ -149,7 +152,7 @@ package enum StagedUploads {
     }
 
     /// Removes `url` and forgets it. Never fails.
-    static func remove(_ url: URL) {
+    func remove(_ url: URL) {
         state.withLock { state in
             _ = unlink(url.path)
             state.paths.remove(url.path)
@@ -157,13 +160,13 @@ package enum StagedUploads {
     }
 
     /// The staging files alive now (their paths).
-    static var live: Set<String> { state.withLock { $0.paths } }
+    var live: Set<String> { state.withLock { $0.paths } }
 
     /// Removes every staging file alive in this process, and the partial ciphertext beside each
     /// one that is still being written (SecretBox writes `.<name>.<16 hex>.partial` and renames
     /// it onto the staging file when complete), and refuses new ones: for a process about to exit
     /// without waiting for its tasks to unwind. Never fails.
-    package static func removeAllBeforeExit() {
+    package func removeAllBeforeExit() {
         state.withLock { state in
             state.exiting = true
             for path in state.paths {

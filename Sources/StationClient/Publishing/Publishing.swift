@@ -169,13 +169,14 @@ extension StationClient {
     }
 
     /// Encrypts the file at `source` into an upload staging file and publishes it; the staging
-    /// file is owned by ``StagedFile/withUpload(in:operation:isolation:_:)`` and removed on every
+    /// file is owned by ``StagedFile/withUpload(in:registeredIn:operation:isolation:_:)`` and removed on every
     /// way out. `prepared` runs once the post is prepared, before it is sent.
     func publishStaged(
         fileAt source: URL, metadataJSON: [UInt8]?, namespace: String?, audience: Audience, progress: ProgressHandler?,
         prepared whenPrepared: () -> Void = {}
     ) async throws -> PublishedPost {
-        try await StagedFile.withUpload(in: configuration.temporaryDirectory, operation: "staging an upload") { staged in
+        try await StagedFile.withUpload(in: configuration.temporaryDirectory, registeredIn: configuration.stagedUploads,
+                                        operation: "staging an upload") { staged in
             let prepared = try await prepare(content: .file(source, stagedAt: staged), metadataJSON: metadataJSON,
                                              namespace: namespace, audience: audience)
             whenPrepared()
@@ -212,7 +213,7 @@ extension StationClient {
     enum Content {
         case bytes(Data)
         /// The file at the first URL, its ciphertext written to the second: a staging file that
-        /// ``StagedFile/withUpload(in:operation:isolation:_:)`` owns.
+        /// ``StagedFile/withUpload(in:registeredIn:operation:isolation:_:)`` owns.
         case file(URL, stagedAt: URL)
     }
 

@@ -33,7 +33,7 @@ extension StationClient {
         do {
             profile = try await self.profile()
         } catch let error as StationClientError where error.kind == .unreachable {
-            let item = CacheItem.offlineListing(namespace: namespace)
+            let item = CacheItem.offlineListing(station: credentials.stationUID, namespace: namespace)
             if let offline = await offline.listing(item: item, as: type, dates: configuration.metadataDateDecoding,
                                                    memoryLimit: configuration.maximumListingMemory) {
                 log(.warning, "\(operation): station unreachable, showing the offline listing")

@@ -262,7 +262,8 @@ extension StationClient {
     func recordListing(_ posts: [ListedPost<JSONValue>], namespace: String, complete: Bool, manifestCID: String) async throws {
         await writePostKeys(manifestCID: manifestCID)
         await removeLegacyCaches()
-        await offline.record(posts, item: CacheItem.offlineListing(namespace: namespace), complete: complete, manifestCID: manifestCID)
+        await offline.record(posts, item: CacheItem.offlineListing(station: credentials.stationUID, namespace: namespace),
+                             complete: complete, manifestCID: manifestCID)
     }
 
     /// Drops the in-memory copy of the offline listing of every namespace (one's own station's

@@ -9,9 +9,10 @@ import ClassicalCrypto
 /// ``StationClientConfiguration/persistsPostKeys``): a journal of sealed items, so a listing writes
 /// only what it changed.
 ///
-/// - `post-keys` (``CacheItem/postKeys``) holds every key as of the last compaction;
-/// - `post-keys-1` … `post-keys-16` each hold the changes of one write since: keys learned, and
-///   keys dropped (`null`). They are read in order after `post-keys`.
+/// - `post-keys` (``CacheItem/postKeys(station:)``, named after the station) holds every key as of
+///   the last compaction;
+/// - `post-keys-1` … `post-keys-16` (that name followed by `-1` … `-16`) each hold the changes of
+///   one write since: keys learned, and keys dropped (`null`). They are read in order after `post-keys`.
 ///
 /// Each item is a JSON object from post CID to the key's 64 hex digits (or `null`), sealed by the
 /// store like any cache item. A listing that learned nothing writes nothing; one that learned keys
@@ -81,8 +82,11 @@ struct PostKeyJournal {
 }
 
 extension CacheItem {
-    /// Change item `index` (1…16) of the post-key journal (see ``PostKeyJournal``).
-    static func postKeyChanges(_ index: Int) -> String { "\(postKeys)-\(index)" }
+    /// Change item `index` (1…16) of the post-key journal of the station `station` (see ``PostKeyJournal``).
+    static func postKeyChanges(_ index: Int, station: String) -> String { "\(postKeys(station: station))-\(index)" }
+
+    /// The post-key items versions before station-keyed caches wrote (removed by the client).
+    static var legacyPostKeyItems: [String] { [postKeys] + (1...PostKeyJournal.changeItemLimit).map { "\(postKeys)-\($0)" } }
 }
 
 // The owner device's post-key cache: in memory on the actor, and (with
@@ -148,8 +152,9 @@ extension StationClient {
             return
         }
         let store = configuration.cacheStore
+        let station = credentials.stationUID
         var stored: [String: SymmetricKey] = [:]
-        if var bytes = try? await store.load(CacheItem.postKeys) {
+        if var bytes = try? await store.load(CacheItem.postKeys(station: station)) {
             PostKeyJournal.apply(bytes, to: &stored)
             SecureMemory.zero(&bytes)
         }
@@ -158,7 +163,7 @@ extension StationClient {
         // worst, since a post's key never changes), and the next write takes its number.
         var lastChangeItem = 0
         for index in 1...PostKeyJournal.changeItemLimit {
-            guard var bytes = try? await store.load(CacheItem.postKeyChanges(index)) else { break }
+            guard var bytes = try? await store.load(CacheItem.postKeyChanges(index, station: station)) else { break }
             PostKeyJournal.apply(bytes, to: &stored)
             SecureMemory.zero(&bytes)
             lastChangeItem = index
@@ -203,7 +208,7 @@ extension StationClient {
     /// Performs the writes due, one at a time; stops at the first failure (then the next write compacts).
     private func drainPostKeyJournal() async -> (any Error)? {
         while let write = nextPostKeyWrite() {
-            if let error = await Self.perform(write, in: configuration.cacheStore) {
+            if let error = await Self.perform(write, in: configuration.cacheStore, station: credentials.stationUID) {
                 postKeyJournal.needsCompaction = true
                 log(.warning, "cannot persist post keys: \(error)")
                 return error
@@ -233,24 +238,27 @@ extension StationClient {
         return .changes(index: postKeyJournal.changeItems, learned: learned, dropped: dropped)
     }
 
-    /// Writes one journal item (or, for a compaction, `post-keys` and the change items' removal).
-    private static func perform(_ write: PostKeyJournal.Write, in store: any CacheStore) async -> (any Error)? {
+    /// Writes one journal item of the station `station` (or, for a compaction, `post-keys` and the
+    /// change items' removal).
+    private static func perform(_ write: PostKeyJournal.Write, in store: any CacheStore, station: String) async -> (any Error)? {
         do {
             switch write {
             case .compaction(let keys):
                 if keys.isEmpty {
-                    try await store.delete(CacheItem.postKeys)
+                    try await store.delete(CacheItem.postKeys(station: station))
                 } else {
                     var bytes = PostKeyJournal.serialize(keys)
                     defer { SecureMemory.zero(&bytes) }
-                    try await store.save(bytes, as: CacheItem.postKeys)
+                    try await store.save(bytes, as: CacheItem.postKeys(station: station))
                 }
                 // In order: a crash part-way leaves the newest changes, which `post-keys` already holds.
-                for index in 1...PostKeyJournal.changeItemLimit { try await store.delete(CacheItem.postKeyChanges(index)) }
+                for index in 1...PostKeyJournal.changeItemLimit {
+                    try await store.delete(CacheItem.postKeyChanges(index, station: station))
+                }
             case .changes(let index, let learned, let dropped):
                 var bytes = PostKeyJournal.serialize(learned, dropped: dropped)
                 defer { SecureMemory.zero(&bytes) }
-                try await store.save(bytes, as: CacheItem.postKeyChanges(index))
+                try await store.save(bytes, as: CacheItem.postKeyChanges(index, station: station))
             }
             return nil
         } catch {
@@ -274,5 +282,26 @@ extension StationClient {
                 log(.warning, "cannot remove the old cache item \(name) from the key store: \(error)")
             }
         }
+        // The caches earlier versions kept in the cache store without naming the station: they
+        // may be another station's (a device paired again), so they are never read, only removed.
+        if let error = await removeLegacyCacheItems() { log(.warning, "cannot remove an old cache item: \(error)") }
+    }
+
+    /// Removes the cache-store items earlier versions named without the station (the offline
+    /// listing of the namespace, the post-key journal), those that exist; the first error.
+    func removeLegacyCacheItems() async -> (any Error)? {
+        let store = configuration.cacheStore
+        var names = CacheItem.legacyPostKeyItems
+        if let namespace = try? Self.normalizedNamespace(configuration.namespace) {
+            names.append(CacheItem.legacyOfflineListing(namespace: namespace))
+        }
+        for name in names where (try? await store.load(name)) != nil {
+            do {
+                try await store.delete(name)
+            } catch {
+                return error
+            }
+        }
+        return nil
     }
 }
