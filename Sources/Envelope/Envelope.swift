@@ -273,4 +273,7 @@ extension ErrorKind where Failure == EnvelopeError {
     public static var invalidPostKeyLength: Self { Self() }
     /// The recipient's key could not decapsulate the KEM ciphertext.
     public static var decapsulationFailed: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.invalidHex, .missingLengthPrefix, .lengthPrefixPastEnd, .wrongCiphertextLength, .sealedKeyFailed, .invalidPostKeyLength, .decapsulationFailed] }
 }

@@ -3,8 +3,8 @@ import Transport
 
 /// One request handed to a ``LoopbackHTTPServer/Handler`` in process (see ``InProcessHTTPTransport``):
 /// what stands in for the connection. The request body comes from a ``RequestBodyPipe``, the
-/// response head goes to the waiting `send`, body bytes go to a ``ResponseBuffer`` (a write it
-/// refuses as full waits until the reader has drained it to half), and the "client closing the connection" is the
+/// response head goes to the waiting `send`, body bytes go to a ``ResponseBuffer`` in pieces of at
+/// most 64 KiB (a write it refuses as full waits until the reader has drained it to half), and the "client closing the connection" is the
 /// transport giving up: cancelled, timed out, over a limit, or its stream dropped.
 ///
 /// The handler runs on a thread of its own and may block, as on a server connection.
@@ -125,8 +125,24 @@ final class InProcessExchange: @unchecked Sendable {
         waiter?()
     }
 
-    /// Hands body bytes to the reader, waiting while it is behind; throws once the client has gone.
+    /// The most body bytes handed to the reader at once: a larger write reaches it in pieces of
+    /// this size, as a socket delivers a large write in segments, so progress is reported in
+    /// steps and the buffer holds the writer back between pieces.
+    static let maximumChunkSize = 64 * 1024
+
+    /// Hands body bytes to the reader in pieces of at most ``maximumChunkSize``, waiting while it
+    /// is behind; throws once the client has gone.
     func writeBody(_ bytes: UnsafeRawBufferPointer, declaredLength: Int64?) throws {
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + Self.maximumChunkSize)
+            try writeChunk(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), declaredLength: declaredLength)
+            start = end
+        }
+    }
+
+    /// Hands one piece of the body to the reader, waiting while it is behind.
+    private func writeChunk(_ bytes: UnsafeRawBufferPointer, declaredLength: Int64?) throws {
         guard !bytes.isEmpty else { return }
         condition.lock()
         guard !clientClosed else {

@@ -21,7 +21,9 @@ import Darwin
 /// 0600, removed when the transfer fails) or as a stream that holds the handler back while its
 /// reader is behind; a handler that closes mid-body fails the transfer with `.connectionLost`;
 /// cancellation and the request's time limits end the exchange (the handler sees the client close);
-/// progress is reported as bytes move. There are no connections and no defaults for time limits.
+/// the answer's body reaches the reader in pieces of at most 64 KiB however the handler wrote it (as
+/// a socket splits a large write into segments), so progress is reported as bytes move, in steps,
+/// and a reader that is behind holds the handler's write back between pieces. There are no connections and no defaults for time limits.
 ///
 /// TLS is simulated from the ``SimulatedCertificate`` the server presents (the one given to
 /// ``init(handler:certificate:)``, or a loopback server's ``LoopbackHTTPServer/simulatedCertificate``):

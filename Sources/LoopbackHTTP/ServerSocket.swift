@@ -82,6 +82,9 @@ extension Transport.ErrorKind where Failure == ServerSocketError {
     public static var malformed: Self { Self() }
     /// The request head or body did not arrive within its deadline (which part).
     public static var deadlinePassed: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.system, .closedEarly, .malformed, .deadlinePassed] }
 }
 
 /// A connected TCP socket with a read buffer. One connection thread reads and writes it; other

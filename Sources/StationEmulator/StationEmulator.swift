@@ -138,12 +138,13 @@ public final class StationEmulator: Sendable {
     /// the gateway's faults.
     func handleGateway(_ request: StationRequest) async -> StationResponse {
         let gateway = self.gateway
-        let response: StationResponse
+        var response: StationResponse
         if case let .injected(fault) = faults.nextAction(method: request.method, path: request.path, server: .gateway) {
             response = await Self.apply(fault) { gateway.route(request) }
         } else {
             response = gateway.route(request)
         }
+        response.bytesPerSecond = faults.throttleRate(method: request.method, path: request.path, server: .gateway)
         requests.record(.gateway, request, response)
         return response
     }
@@ -152,7 +153,7 @@ public final class StationEmulator: Sendable {
         let latency = faults.latency
         if latency > 0 { try? await Task.sleep(nanoseconds: UInt64(latency * 1_000_000_000)) }
         let router = self.router
-        let response: StationResponse
+        var response: StationResponse
         switch faults.nextAction(method: request.method, path: request.path) {
         case let .fail(status, body, headers):
             let extra = headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
@@ -167,6 +168,7 @@ public final class StationEmulator: Sendable {
         case nil:
             response = await router.route(request)
         }
+        response.bytesPerSecond = faults.throttleRate(method: request.method, path: request.path, server: .station)
         requests.record(.station, request, response)
         return response
     }

@@ -538,25 +538,25 @@ struct CipherCLITests {
         #expect(followed["gateway"] as? String == otherGateway.absoluteString)
         let followerUID = try #require(followed["follower_uid"] as? String)
 
-        // The other station has published no social graph yet.
+        // The other station has published no social graph yet: the request was sent, so awaiting approval.
         let unpublished = try await status()
-        #expect(unpublished.row?["status"] as? String == "notPublished")
-        #expect(unpublished.stdout.contains("not published yet"), "\(unpublished.stdout)")
+        #expect(unpublished.row?["status"] as? String == "awaitingApproval")
+        #expect(unpublished.stdout.contains("awaiting approval"), "\(unpublished.stdout)")
 
         // Its owner approves someone else: the graph is published without this follower.
         let carol = FollowerIdentity.generate(name: "carol")
         _ = try await carol.sendFollowRequest(to: otherURL, transport: other.transport)
         _ = try await owner.approveFollower(uid: carol.uid)
         let pending = try await status()
-        #expect(pending.row?["status"] as? String == "pending")
-        #expect(pending.stdout.contains("pending"), "\(pending.stdout)")
+        #expect(pending.row?["status"] as? String == "awaitingApproval")
+        #expect(pending.stdout.contains("awaiting approval"), "\(pending.stdout)")
         // `read` says why its listing is empty (through the kept gateway: no --gateway here).
         _ = try await owner.publish(data: Data("news".utf8), metadata: DriveFileMetadata(filename: "news.txt"), audience: .allFollowers)
         let read = try await paired.cipher("read", otherURL.absoluteString)
         #expect(read.status == 0, "\(read.stderr)")
-        #expect(read.stdout.contains("nothing shared") && read.stdout.contains("pending"), "\(read.stdout)")
+        #expect(read.stdout.contains("nothing shared") && read.stdout.contains("awaiting approval"), "\(read.stdout)")
         let (_, readJSON) = try await paired.cipherJSON("read", otherURL.absoluteString)
-        #expect(readJSON["follow_status"] as? String == "pending")
+        #expect(readJSON["follow_status"] as? String == "awaitingApproval")
 
         _ = try await owner.approveFollower(uid: followerUID)
         #expect(try await status().row?["status"] as? String == "approved")

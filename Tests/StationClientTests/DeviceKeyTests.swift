@@ -55,6 +55,7 @@ struct DeviceKeyTests {
         let post = try await atBob.publish(data: content, metadata: metadata)
         let signaturesBefore = enclave.signatures.value
         #expect(signaturesBefore > 0)
+        await atBob.clearPostKeyCache()   // publishing kept the key: make the listing rewrap it
         let listing = try await atBob.listPosts(as: DriveFileMetadata.self)
         #expect(listing.posts.map(\.postCID) == [post.postCID])
         #expect(listing.posts.map(\.metadata) == [metadata])

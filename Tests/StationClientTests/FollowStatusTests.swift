@@ -24,21 +24,23 @@ struct FollowStatusTests {
         _ = try await stations.atAlice.approveFollower(uid: carol.uid)
     }
 
-    @Test("Not published, pending, approved, removed: each as Alice's station publishes it, and the handle keeps what it learned")
+    @Test("Awaiting approval (graph or not), approved, removed: each as Alice's station publishes it, and the handle keeps what it learned")
     func everyStatus() async throws {
         let stations = try await TwoStations()
         var handle = try await Self.follow(stations)
+        #expect(handle.requestWasSent)
 
         // Alice's station has approved nobody and followed nobody: it has published no graph.
+        // Bob sent a request: he is awaiting approval, not "nothing known".
         let first = try await stations.atBob.followStatus(of: handle)
-        #expect(first.status == .notPublished)
+        #expect(first.status == .awaitingApproval)
         handle.record(first)
         #expect(!handle.wasApproved)
 
-        // Once she approves someone else, her graph is published without Bob: he is pending.
+        // Once she approves someone else, her graph is published without Bob: still awaiting approval.
         try await Self.approveAnotherFollower(at: stations)
         let pending = try await stations.atBob.followStatus(of: handle)
-        #expect(pending.status == .pending)
+        #expect(pending.status == .awaitingApproval)
         #expect(pending.ipnsID != nil)
         #expect(pending.recordSequence != nil)
         handle.record(pending)
@@ -67,9 +69,9 @@ struct FollowStatusTests {
         #expect(removed.status == .removed)
         handle.record(removed)
         #expect(handle.wasApproved)
-        // The stated limit: without the approval seen, a removal reads as pending.
+        // The stated limit: without the approval seen, a removal reads as awaiting approval.
         #expect(unrecorded.wasApproved == false)
-        #expect(try await stations.atBob.followStatus(of: unrecorded).status == .pending)
+        #expect(try await stations.atBob.followStatus(of: unrecorded).status == .awaitingApproval)
     }
 
     @Test("A station with no IPNS name in the handle is asked for it; one of another uid there is refused")
@@ -79,7 +81,7 @@ struct FollowStatusTests {
         try await Self.approveAnotherFollower(at: stations)
         handle.ipnsID = nil
         let standing = try await stations.atBob.followStatus(of: handle)
-        #expect(standing.status == .pending)
+        #expect(standing.status == .awaitingApproval)
         #expect(standing.ipnsID != nil)
         handle.record(standing)
         #expect(handle.ipnsID == standing.ipnsID)
@@ -120,7 +122,7 @@ struct FollowStatusTests {
                                      route: RequestRoute("GET", pathPrefix: "/ipns/"), server: .gateway)
         let kept = try await stations.atBob.followStatus(of: handle)
         #expect(kept.status == .approved)
-        #expect(kept.status != .notPublished)
+        #expect(kept.status != .nothingKnown)
         #expect(!kept.isRefreshed)
         let failure = try #require(kept.refreshFailure)
         #expect(failure.kind == .gateway)
@@ -132,19 +134,24 @@ struct FollowStatusTests {
         #expect(handle == before)
         #expect(handle.ipnsSequence == floor)
 
-        // A handle that verified a record but never saw an approval keeps "pending", not "not published".
+        // A handle that verified a record but never saw an approval keeps "awaiting approval".
         var unapproved = handle
         unapproved.wasApproved = false
         let pending = try await stations.atBob.followStatus(of: unapproved)
-        #expect(pending.status == .pending)
+        #expect(pending.status == .awaitingApproval)
         #expect(pending.refreshFailure?.status == 404)
 
-        // A handle with nothing verified yet: a 404 is still "not published yet", and refreshed.
+        // A handle with nothing verified yet: a 404 is refreshed, awaiting approval (a request was
+        // sent), or nothing known when the handle records no request.
         var fresh = handle
         fresh.wasApproved = false
         fresh.ipnsSequence = nil
+        let awaiting = try await stations.atBob.followStatus(of: fresh)
+        #expect(awaiting.status == .awaitingApproval)
+        #expect(awaiting.isRefreshed)
+        fresh.requestStatus = nil
         let nothing = try await stations.atBob.followStatus(of: fresh)
-        #expect(nothing.status == .notPublished)
+        #expect(nothing.status == .nothingKnown)
         #expect(nothing.isRefreshed)
 
         // Once the gateway serves the record again, the standing is read afresh.
@@ -224,11 +231,37 @@ struct FollowStatusTests {
         }
     }
 
-    @Test("Statuses are named values: equal by name, described in words")
+    @Test("Statuses are named values: equal by name, described in words; the former names are the same values")
     func statusValues() {
-        let all: [FollowStatus] = [.approved, .pending, .notPublished, .removed]
-        #expect(all.map(\.description) == ["approved", "pending", "notPublished", "removed"])
+        let all = FollowStatus.knownValues
+        #expect(all.map(\.description) == ["approved", "awaitingApproval", "nothingKnown", "removed"])
         #expect(Set(all).count == 4)
         #expect(all.allSatisfy { !$0.explanation.isEmpty })
+        #expect((FormerStatusNames.self as any FormerNames.Type).names == [.awaitingApproval, .nothingKnown])
     }
+
+    @Test("A handle that records no request is 'nothing known' where one that does is 'awaiting approval', graph or not")
+    func awaitingApprovalNeedsARequest() async throws {
+        let stations = try await TwoStations()
+        let handle = try await Self.follow(stations)
+        var unrecorded = handle
+        unrecorded.requestStatus = nil
+        #expect(!unrecorded.requestWasSent)
+        #expect(try await stations.atBob.followStatus(of: handle).status == .awaitingApproval)
+        #expect(try await stations.atBob.followStatus(of: unrecorded).status == .nothingKnown)
+        try await Self.approveAnotherFollower(at: stations)
+        #expect(try await stations.atBob.followStatus(of: handle).status == .awaitingApproval)
+        #expect(try await stations.atBob.followStatus(of: unrecorded).status == .nothingKnown)
+    }
+}
+
+/// Reads deprecated names through a protocol requirement, so the test builds without a warning.
+private protocol FormerNames {
+    static var names: [FollowStatus] { get }
+}
+
+/// `.pending` and `.notPublished`, as an app written for an earlier release names them.
+private enum FormerStatusNames: FormerNames {
+    @available(*, deprecated)
+    static var names: [FollowStatus] { [.pending, .notPublished] }
 }

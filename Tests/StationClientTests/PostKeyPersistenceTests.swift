@@ -155,7 +155,10 @@ struct PostKeyPersistenceTests {
         let rig = try StationRig.inProcess()
         let cache = RecordingCacheStore()
         let client = try await rig.pair(persistsPostKeys: true, cacheStore: cache)
-        _ = try await Self.publish(8, by: client)
+        // Another device publishes: this client learns the keys by listing (its own posts' keys
+        // it keeps when publishing).
+        let other = try await rig.pair(deviceName: "Other Phone")
+        _ = try await Self.publish(8, by: other)
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         let firstWrites = await cache.saves.filter { $0.name.hasPrefix(CacheItem.postKeys) }
         #expect(firstWrites.map(\.name) == [CacheItem.postKeyChanges(1, station: rig.emulator.uid)])
@@ -168,7 +171,7 @@ struct PostKeyPersistenceTests {
 
         // One new post: one item holding its key alone.
         await cache.forgetHistory()
-        let new = try await client.publish(data: Data("new".utf8), metadata: Fixture.drive("new.txt", size: 3))
+        let new = try await other.publish(data: Data("new".utf8), metadata: Fixture.drive("new.txt", size: 3))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         let writes = await cache.saves.filter { $0.name.hasPrefix(CacheItem.postKeys) }
         #expect(writes.map(\.name) == [CacheItem.postKeyChanges(2, station: rig.emulator.uid)])
@@ -238,7 +241,7 @@ struct PostKeyPersistenceTests {
         let rig = try StationRig.inProcess()
         let cache = InMemoryCacheStore()
         let client = try await rig.pair(persistsPostKeys: true, cacheStore: cache)
-        let posts = try await Self.publish(4, by: client)
+        let posts = try await Self.publish(4, by: try await rig.pair(deviceName: "Other Phone"))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         let good = try #require(await cache.load(CacheItem.postKeyChanges(1, station: rig.emulator.uid)))
         var object = try #require(try WireJSON.parse(good).objectValue)

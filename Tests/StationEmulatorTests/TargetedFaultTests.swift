@@ -10,6 +10,40 @@ import Transport
 /// what the in-process transport reports.
 @Suite("Emulator: targeted faults, request log, replaced content")
 struct TargetedFaultTests {
+    @Test("A throttle applies to its route and server until reset; a later one replaces it, a rate of 0 removes it")
+    func throttleRates() throws {
+        let faults = FaultInjector()
+        let content = RequestRoute("GET", pathPrefix: "/content/")
+        faults.throttle(content, toBytesPerSecond: 4096)
+        #expect(faults.throttleRate(method: "GET", path: "/content/Qm1", server: .station) == 4096)
+        #expect(faults.throttleRate(method: "GET", path: "/profile", server: .station) == nil)
+        #expect(faults.throttleRate(method: "GET", path: "/content/Qm1", server: .gateway) == nil)
+        faults.throttle(content, toBytesPerSecond: 1024)
+        #expect(faults.throttleRate(method: "GET", path: "/content/Qm1", server: .station) == 1024)
+        faults.throttle(content, toBytesPerSecond: 0)
+        #expect(faults.throttleRate(method: "GET", path: "/content/Qm1", server: .station) == nil)
+        faults.throttle(toBytesPerSecond: -5)   // bad input: nothing to throttle, no crash
+        #expect(faults.throttleRate(method: "GET", path: "/x", server: .station) == nil)
+        faults.throttle(RequestRoute("GET", pathPrefix: "/ipfs/"), toBytesPerSecond: 10, server: .gateway)
+        faults.reset()
+        #expect(faults.throttleRate(method: "GET", path: "/ipfs/Qm1", server: .gateway) == nil)
+    }
+
+    @Test("A throttled gateway answer arrives whole, in steps")
+    func throttledAnswerArrivesWhole() async throws {
+        let emulator = try StationEmulator()
+        let body = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0) })
+        let post = emulator.core.blocks.add(body)
+        emulator.faults.throttle(RequestRoute("GET", pathPrefix: "/ipfs/"), toBytesPerSecond: 200_000, server: .gateway)
+        let url = try #require(URL(string: "http://gateway.test/ipfs/\(post)"))
+        let reports = Locked<[TransferProgress]>([])
+        let response = try await emulator.transport.send(HTTPRequest(method: .get, url: url), body: .none, options: TransferOptions(
+            progress: { progress in reports.withLock { $0.append(progress) } }))
+        #expect(response.status == 200)
+        #expect(response.body.data == body)
+        #expect(Set(reports.value.map(\.bytesReceived)).count >= 4)
+    }
+
     static let confirm = RequestRoute("POST", path: "/delegate/confirm")
 
     /// `POST /delegate/start` for a fresh device; returns the pairing id.

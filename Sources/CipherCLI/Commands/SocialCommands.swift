@@ -141,7 +141,7 @@ enum FollowCommand: Command {
 enum FollowingCommand: Command {
     static let spec = CommandSpec(
         name: "following", usage: "following",
-        summary: "list the stations you follow and whether each approved you (pending, approved, removed, not published yet)",
+        summary: "list the stations you follow and whether each approved you (awaiting approval, approved, removed, nothing known)",
         positionals: 0...0)
 
     struct Row: Encodable {
@@ -245,7 +245,7 @@ enum ReadCommand: Command {
         var followerUID: String
         var posts: [FileRow]
         var skipped: [SkippedRow]
-        /// When nothing is listed: where the follower stands (`pending`, `approved`, …), when known.
+        /// When nothing is listed: where the follower stands (`awaitingApproval`, `approved`, …), when known.
         var followStatus: String?
         enum CodingKeys: String, CodingKey { case station, followerUID = "follower_uid", posts, skipped, followStatus = "follow_status" }
     }

@@ -159,4 +159,7 @@ extension ErrorKind where Failure == ClassicalCryptoError {
     /// A file changed between the passes of a streamed seal or open, so the result could not be
     /// trusted and was discarded.
     public static var fileChanged: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.invalidKeyLength, .invalidNonceLength, .sealedBoxTooShort, .authenticationFailed, .invalidParameter, .passwordHashingFailed, .fileSystem, .fileChanged] }
 }

@@ -400,14 +400,27 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             guard pipe.offer(Data(bytes)) else { return CCURL_WRITEFUNC_PAUSE }
             written += Int64(bytes.count)
         }
+        reportDelivered()
         return bytes.count
     }
 
+    /// Reports the body bytes delivered so far, as each piece arrives: libcurl's own progress
+    /// callback may skip the middle of a fast transfer, and progress is promised in steps.
+    private func reportDelivered() {
+        guard setup.progress != nil else { return }
+        let delivered: Int64
+        if case .memory = setup.destination { delivered = Int64(collected.count) } else { delivered = written }
+        reportProgress(downloadTotal: lastProgress?.expectedBytesToReceive ?? announcedLength() ?? 0, downloaded: delivered,
+                       uploadTotal: lastProgress?.expectedBytesToSend ?? 0, uploaded: lastProgress?.bytesSent ?? 0)
+    }
+
+    /// Reports progress, never backwards (libcurl's counters may lag the pieces already delivered).
     private func reportProgress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) {
         guard let handler = setup.progress else { return }
         let progress = TransferProgress(
-            bytesSent: uploaded, expectedBytesToSend: uploadTotal > 0 ? uploadTotal : setup.body.length,
-            bytesReceived: downloaded, expectedBytesToReceive: downloadTotal > 0 ? downloadTotal : nil
+            bytesSent: max(uploaded, lastProgress?.bytesSent ?? 0), expectedBytesToSend: uploadTotal > 0 ? uploadTotal : setup.body.length,
+            bytesReceived: max(downloaded, lastProgress?.bytesReceived ?? 0),
+            expectedBytesToReceive: downloadTotal > 0 ? downloadTotal : lastProgress?.expectedBytesToReceive
         )
         guard progress != lastProgress else { return }
         lastProgress = progress

@@ -8,6 +8,7 @@ enum StreamingCases {
     static let all: [ConformanceCase] = [
         uploads100MiBFromAStream, uploads100MiBFromAFile, downloads100MiBAsAStream, downloads100MiBToAFile,
         memoryLimitIsEnforced, failedDownloadRemovesThePartialFile, droppingAStreamCancelsTheTransfer, progressIsReported,
+        progressComesInSteps,
     ]
 
     static let hundredMiB: Int64 = 100 * 1024 * 1024
@@ -195,5 +196,22 @@ enum StreamingCases {
         let backwards = zip(all, all.dropFirst()).first { $0.bytesSent > $1.bytesSent || $0.bytesReceived > $1.bytesReceived }
         try c.expect(backwards == nil, "successive reports", expected: "never decreasing",
                      got: backwards.map { "\($0.0) then \($0.1)" } ?? "")
+    }
+
+    static let progressComesInSteps = ConformanceCase(
+        "progressComesInSteps",
+        "A 4 MiB response the server writes in one call is received in steps: progress reports at least 8 "
+            + "figures between none and all of it, as the bytes arrive."
+    ) { c in
+        let size = 4 * 1024 * 1024
+        let pattern = PatternBytes(seed: 7)
+        let server = try c.serve(TestHandlers.ok(body: pattern.bytes(offset: 0, count: size)))
+        let reports = Locked<[TransferProgress]>([])
+        let options = TransferOptions(progress: { progress in reports.withLock { $0.append(progress) } })
+        let response = try await c.send(HTTPRequest(method: .get, url: server.url("/large")), options: options)
+        try c.expectEqual(response.body.data?.count, size, "the response body's size")
+        let between = Set(reports.value.map(\.bytesReceived).filter { $0 > 0 && $0 < Int64(size) })
+        try c.expect(between.count >= 8, "progress figures strictly between 0 and \(size) bytes received",
+                     expected: "at least 8", got: "\(between.count)")
     }
 }

@@ -198,4 +198,7 @@ extension ErrorKind where Failure == HexDecodingError {
     public static var oddLength: Self { Self() }
     /// The character at this UTF-8 offset is not a hex digit.
     public static var invalidCharacter: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.oddLength, .invalidCharacter] }
 }

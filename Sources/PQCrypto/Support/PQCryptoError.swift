@@ -93,4 +93,7 @@ extension ErrorKind where Failure == PQCryptoError {
     public static var contextTooLong: Self { Self() }
     /// An ML-DSA expanded private key failed its consistency checks (coefficient ranges).
     public static var invalidPrivateKey: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.invalidLength, .encapsulationKeyNotReduced, .decapsulationKeyHashMismatch, .contextTooLong, .invalidPrivateKey] }
 }

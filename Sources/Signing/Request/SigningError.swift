@@ -109,4 +109,7 @@ extension ErrorKind where Failure == SigningError {
     public static var signingFailed: Self { Self() }
     /// The signing key could not sign (a key kept elsewhere failed or its use was refused).
     public static var signingKeyFailed: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.invalidMethod, .invalidPath, .invalidHeaderValue, .invalidBodyDigestLength, .signingFailed, .signingKeyFailed] }
 }

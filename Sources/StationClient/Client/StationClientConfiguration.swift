@@ -129,6 +129,12 @@ public struct StationClientConfiguration: Sendable {
     /// it throws ``StationClientError/Kind/keyStore``. Set it after creating the configuration;
     /// see <doc:KeepingDeviceKeys>.
     public var keyReferenceResolver: KeyReferenceResolver? = nil
+    /// Where new device keys come from when pairing, following or
+    /// ``StationClient/followerIdentity(name:)`` needs keys the app did not pass: fresh pure-Swift
+    /// keys (``KeyPolicy/generatePureSwiftKeys``, the default), the app's factory
+    /// (``KeyPolicy/factory(_:)``), or none (``KeyPolicy/refuseToGenerate``: such a call throws
+    /// `.refused` naming it). Set it after creating the configuration; see <doc:KeepingDeviceKeys>.
+    public var keyPolicy: KeyPolicy = .generatePureSwiftKeys
     /// Hears each stage of a publish as it starts (tests hold or cancel a publish there).
     var publishStageObserver: (@Sendable (PublishStage) -> Void)? = nil
     /// The upload staging files alive in the clients of this configuration (its copies share it):
@@ -285,12 +291,56 @@ public final class ProgressTask<Value: Sendable>: Sendable {
     /// Starts `operation`, handing it the ``ProgressHandler`` that feeds ``updates``.
     ///
     /// - Parameter operation: the call, given the handler to pass as its `progress` argument.
-    public init(_ operation: @escaping @Sendable (_ progress: @escaping ProgressHandler) async throws -> Value) {
+    public convenience init(_ operation: @escaping @Sendable (_ progress: @escaping ProgressHandler) async throws -> Value) {
+        self.init(cancellingWhen: nil, operation)
+    }
+
+    /// Starts `operation` as ``init(_:)`` does, and cancels it from its progress handler, at once,
+    /// with the first report that satisfies `condition`: the transfer stops there, however busy
+    /// the tasks that read ``updates`` are. What makes "cancel a download halfway" a test with no
+    /// race:
+    ///
+    ///     let download = ProgressTask(cancellingWhen: { $0.completed * 2 >= $0.total ?? .max }) {
+    ///         try await client.download(postCID: cid, to: file, progress: $0)
+    ///     }
+    ///     await #expect(throws: StationClientError.self) { try await download.value }   // .cancelled
+    ///
+    /// - Parameters:
+    ///   - condition: called with each report, on the transfer's thread; return quickly.
+    ///   - operation: the call, given the handler to pass as its `progress` argument.
+    public convenience init(
+        cancellingWhen condition: @escaping @Sendable (ByteProgress) -> Bool,
+        _ operation: @escaping @Sendable (_ progress: @escaping ProgressHandler) async throws -> Value
+    ) {
+        self.init(cancellingWhen: Optional(condition), operation)
+    }
+
+    private init(
+        cancellingWhen condition: (@Sendable (ByteProgress) -> Bool)?,
+        _ operation: @escaping @Sendable (_ progress: @escaping ProgressHandler) async throws -> Value
+    ) {
         let (updates, continuation) = AsyncStream.makeStream(of: ByteProgress.self, bufferingPolicy: .bufferingNewest(1))
         self.updates = updates
-        task = Task {
+        // The task, once created, and whether the condition was met before that.
+        let cancellation = Locked<(task: Task<Value, any Error>?, requested: Bool)>((nil, false))
+        let task = Task {
             defer { continuation.finish() }
-            return try await operation { continuation.yield($0) }
+            return try await operation { progress in
+                continuation.yield(progress)
+                guard let condition, condition(progress) else { return }
+                let task = cancellation.withLock { state -> Task<Value, any Error>? in
+                    state.requested = true
+                    return state.task
+                }
+                task?.cancel()
+            }
+        }
+        self.task = task
+        if cancellation.withLock({ state -> Bool in
+            state.task = task
+            return state.requested
+        }) {
+            task.cancel()
         }
     }
 

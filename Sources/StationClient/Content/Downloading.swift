@@ -22,8 +22,8 @@ extension StationClient {
     }
 
     /// Downloads a listed post of this station into `destination`, in constant memory; the file
-    /// appears only once it verified. The metadata's `size_bytes`, when it is
-    /// `DriveFileMetadata`, bounds what is fetched. The same call as
+    /// appears only once it verified. The size the metadata states (``StatesPlaintextSize``, such
+    /// as `DriveFileMetadata`'s `size_bytes`) bounds what is fetched. The same call as
     /// ``FollowedStationFeed/download(_:to:progress:)`` for a followed station's post.
     ///
     /// - Throws: as ``download(postCID:envelopesCID:to:plaintextSize:progress:)`` and

@@ -72,6 +72,15 @@ public struct DeviceCredentials: Sendable {
     /// The device's ML-DSA-65 public key: what the station verifies this device's signatures with.
     public var signingPublicKey: MLDSA65.PublicKey { signingPrivateKey.publicKey }
 
+    /// Whether both private keys are kept by reference (the app's ``ReferenceStorableKey`` keys,
+    /// such as Secure Enclave keys): the key store then holds only their references and public
+    /// keys, never their bytes. `false` when either is a pure-Swift key (its bytes are stored,
+    /// sealed by the store), as keys from ``KeyPolicy/generatePureSwiftKeys`` are. What an app
+    /// checks to be sure the credentials did not get generated keys; see ``StationClientConfiguration/keyPolicy``.
+    public var keysAreStoredByReference: Bool {
+        PrivateKeyJSON.storesByReference(kem: kemPrivateKey, signing: signingPrivateKey)
+    }
+
     /// The pins every request to ``endpoint`` carries: ``stationPublicKeyPin`` when the endpoint
     /// is trusted by it, otherwise none.
     public var endpointPins: [PublicKeyFingerprint] {

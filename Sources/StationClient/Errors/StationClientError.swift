@@ -15,7 +15,7 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     /// `default:`. Kinds compare equal when they are the same kind; ``description`` is the kind's
     /// name (`"notFound"`).
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        private enum Code: String, Sendable, Hashable {
+        private enum Code: String, Sendable, Hashable, CaseIterable {
             case station, notFound, throttled, tooLarge, unauthorized, notShared, contentLost, localFile
             case pinningUnsupported, unreachable, gateway, invalidResponse, integrity, refused, invalidNamespace
             case notPaired, keyStore, cancelled, pairing, untrustedKey, keyChanged, tooSlow
@@ -27,6 +27,11 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
 
         /// The kind's name, as written after the dot (`"notFound"`).
         public var description: String { code.rawValue }
+
+        /// Every kind known to this version of the SDK, for an app's tests (that each kind has a
+        /// message for the user, say). A later version may add kinds: an app's `switch` still ends
+        /// with `default:`.
+        public static var knownValues: [Kind] { Code.allCases.map(Kind.init) }
 
         /// The station answered with an error status that no other kind covers (a 400 for an
         /// argument it rejects, a 5xx, or a 200 carrying `result.error`): see ``status`` and
@@ -302,7 +307,7 @@ public struct PairingFailure: Sendable, Hashable, CustomStringConvertible {
     /// What happened, without the details. Kinds compare equal when they are the same kind;
     /// ``description`` is the kind's name (`"wrongPIN"`).
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        fileprivate enum Code: String, Sendable, Hashable {
+        fileprivate enum Code: String, Sendable, Hashable, CaseIterable {
             case wrongPIN, sessionGone, throttled, invalidKeys, invalidPINFormat, cancelledByUser
         }
 
@@ -312,6 +317,10 @@ public struct PairingFailure: Sendable, Hashable, CustomStringConvertible {
 
         /// The kind's name, as written after the dot (`"wrongPIN"`).
         public var description: String { code.rawValue }
+
+        /// Every kind known to this version of the SDK, for an app's tests. A later version may
+        /// add kinds: an app's `switch` still ends with `default:`.
+        public static var knownValues: [Kind] { Code.allCases.map(Kind.init) }
 
         /// `invalid PIN`: try again; ``PairingFailure/attemptsLeft`` counts the station's five
         /// attempts per session locally.

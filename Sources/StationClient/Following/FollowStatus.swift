@@ -10,40 +10,55 @@ import OrderedJSON
 /// Statuses compare equal when they are the same status; ``description`` is its name
 /// (`"approved"`) and ``explanation`` says it in words.
 public struct FollowStatus: Sendable, Hashable, CustomStringConvertible {
-    private enum Code: String, Sendable, Hashable {
-        case pending, approved, notPublished, removed
+    private enum Code: String, Sendable, Hashable, CaseIterable {
+        case approved, awaitingApproval, nothingKnown, removed
     }
 
     private let code: Code
 
     private init(_ code: Code) { self.code = code }
 
-    /// The status's name, as written after the dot (`"notPublished"`).
+    /// The status's name, as written after the dot (`"awaitingApproval"`).
     public var description: String { code.rawValue }
 
     /// The station's published social graph holds a decoder envelope for this follower: its
     /// owner approved the follow, and posts shared with all followers are readable.
     public static let approved = FollowStatus(.approved)
-    /// The station has published a social graph and this follower is not in it: its owner has
-    /// not approved the request yet (or rejected it before approving: the station publishes
-    /// nothing that tells the two apart).
-    public static let pending = FollowStatus(.pending)
-    /// The station has published nothing to tell from yet: no IPNS name, no IPNS record, or a
-    /// record whose `public.json` has no social graph (a station builds its graph when its
-    /// owner first approves a follower or follows a station). Nobody is approved there as far
-    /// as it published.
-    public static let notPublished = FollowStatus(.notPublished)
+    /// A follow request was sent (the handle records it: ``FollowedStationHandle/requestWasSent``)
+    /// and no approval has been seen: whether the station has published no social graph yet (a
+    /// station builds its graph when its owner first approves a follower or follows a station)
+    /// or has published one without this follower. Its owner has not approved the request yet,
+    /// or rejected it (the station publishes nothing that tells the two apart).
+    public static let awaitingApproval = FollowStatus(.awaitingApproval)
+    /// Nothing is known: the handle records no follow request (one built by hand, or saved
+    /// without its ``FollowedStationHandle/requestStatus``) and the station's published state
+    /// does not approve this follower, or the station has published nothing to tell from (no
+    /// IPNS name, no IPNS record, no social graph).
+    public static let nothingKnown = FollowStatus(.nothingKnown)
     /// This follower was seen approved (``FollowedStationHandle/wasApproved``) and the
     /// station's graph no longer holds it: its owner removed it. Posts it could read before stay
     /// readable where their envelopes were not rewrapped; new ones are not shared with it.
     public static let removed = FollowStatus(.removed)
 
+    /// The former name of ``awaitingApproval`` (the same value).
+    @available(*, deprecated, renamed: "awaitingApproval")
+    public static var pending: FollowStatus { awaitingApproval }
+    /// The former name of ``nothingKnown`` (the same value). A request sent to a station that
+    /// has published no graph yet now reads ``awaitingApproval``, no longer this.
+    @available(*, deprecated, renamed: "nothingKnown")
+    public static var notPublished: FollowStatus { nothingKnown }
+
+    /// Every status known to this version of the SDK, for an app's tests (that each has a
+    /// message, say). A later version may add statuses: an app's `switch` still ends with
+    /// `default:`.
+    public static var knownValues: [FollowStatus] { Code.allCases.map(FollowStatus.init) }
+
     /// The status in a sentence, for people (`"approved: posts shared with followers are readable"`).
     public var explanation: String {
         switch code {
         case .approved: "approved: posts shared with followers are readable"
-        case .pending: "pending: the station's owner has not approved the follow request"
-        case .notPublished: "not published yet: the station has published no social graph, so nobody is approved there yet"
+        case .awaitingApproval: "awaiting approval: a follow request was sent and the station's owner has not approved it"
+        case .nothingKnown: "nothing known: no follow request is recorded and the station has not approved this follower"
         case .removed: "removed: the station's owner removed this follower"
         }
     }
@@ -75,8 +90,9 @@ public struct FollowStanding: Sendable, Hashable {
     /// record the handle had already verified (``FollowedStationHandle/ipnsSequence``) or that
     /// had approved this follower (``FollowedStationHandle/wasApproved``). Such a station did
     /// publish: the missing record says nothing about the follower, so ``status`` keeps the last
-    /// verified standing (``FollowStatus/approved`` when the handle saw an approval,
-    /// ``FollowStatus/pending`` otherwise) and is never ``FollowStatus/notPublished``.
+    /// verified standing: ``FollowStatus/approved`` when the handle saw an approval,
+    /// ``FollowStatus/awaitingApproval`` when it records a request, ``FollowStatus/nothingKnown``
+    /// otherwise.
     public var refreshFailure: StationClientError? {
         get { failure?.error }
         set { failure = newValue.map(RefreshFailure.init) }
@@ -114,7 +130,7 @@ public struct FollowStanding: Sendable, Hashable {
 
 extension FollowedStationHandle {
     /// Keeps what `standing` learned: an approval (``wasApproved``, which later tells
-    /// ``FollowStatus/removed`` from ``FollowStatus/pending``), the station's IPNS name when the
+    /// ``FollowStatus/removed`` from ``FollowStatus/awaitingApproval``), the station's IPNS name when the
     /// handle had none, and the record's sequence as the rollback floor (``ipnsSequence``).
     ///
     /// A kept standing (``FollowStanding/refreshFailure`` set) teaches nothing new and leaves the
@@ -134,15 +150,19 @@ extension FollowedStationReader {
     /// (`follow_decoder_envelopes_cid`, in the clear) names every approved follower; this
     /// follower in it is ``FollowStatus/approved``. Not in it, the follower is
     /// ``FollowStatus/removed`` when `station` was seen approved before
-    /// (``FollowedStationHandle/wasApproved``), ``FollowStatus/pending`` otherwise; no IPNS name,
-    /// no record (the gateway answers 404) or no graph yet is ``FollowStatus/notPublished``.
+    /// (``FollowedStationHandle/wasApproved``). Otherwise — not in the graph, or no IPNS name, no
+    /// record (the gateway answers 404) or no graph yet — it is ``FollowStatus/awaitingApproval``
+    /// when the handle records a follow request (``FollowedStationHandle/requestWasSent``, as
+    /// every handle ``StationClient/follow(stationAt:trust:name:)`` returns does), and
+    /// ``FollowStatus/nothingKnown`` when it records none.
     ///
     /// A 404 (or 410) for the record of a station the handle had already verified a record of
     /// (``FollowedStationHandle/ipnsSequence``) or seen approve this follower
     /// (``FollowedStationHandle/wasApproved``) is not "not published": that station published, and
     /// the gateway cannot serve its record just now. The standing is then the last one the handle
-    /// verified — ``FollowStatus/approved`` after an approval, ``FollowStatus/pending`` otherwise
-    /// — with ``FollowStanding/refreshFailure`` set to the gateway's error
+    /// verified — ``FollowStatus/approved`` after an approval, otherwise
+    /// ``FollowStatus/awaitingApproval`` (or ``FollowStatus/nothingKnown`` without a recorded
+    /// request) — with ``FollowStanding/refreshFailure`` set to the gateway's error
     /// (``FollowStanding/isRefreshed`` is `false`).
     ///
     /// When the handle has no IPNS name, the station's `/profile` is asked for one (with the
@@ -152,7 +172,7 @@ extension FollowedStationReader {
     /// rebuilds and republishes its graph when its owner approves a follower or removes an
     /// approved one, but publishes to IPNS in the background: until that record reaches the
     /// gateway, the older status shows. A request rejected before approval and one never
-    /// received both read ``FollowStatus/pending`` (the station publishes nothing for either).
+    /// received both read ``FollowStatus/awaitingApproval`` (the station publishes nothing for either).
     ///
     /// - Throws: ``StationClientError``: `.gateway` when the gateway fails or cannot be reached
     ///   (other than a 404 for the record), `.integrity` for a record that does not verify, an
@@ -169,26 +189,27 @@ extension FollowedStationReader {
             }
             name = profile.ipnsName ?? profile.ipfsPeerID
         }
-        guard let name else { return FollowStanding(status: .notPublished) }
+        let unapproved: FollowStatus = station.requestWasSent ? .awaitingApproval : .nothingKnown
+        guard let name else { return FollowStanding(status: unapproved) }
         let resolved: ResolvedIPNSName
         do {
             resolved = try await resolvedDocument(ipnsName: name)
         } catch let error as StationClientError where error.kind == .gateway && (error.status == 404 || error.status == 410) {
             // A station this handle verified a record of (or saw approve it) has published: the
             // gateway's missing record says nothing about the follower. Keep what was verified.
-            guard station.wasApproved || station.ipnsSequence != nil else { return FollowStanding(status: .notPublished, ipnsID: name) }
-            return FollowStanding(status: station.wasApproved ? .approved : .pending, ipnsID: name, refreshFailure: error)
+            guard station.wasApproved || station.ipnsSequence != nil else { return FollowStanding(status: unapproved, ipnsID: name) }
+            return FollowStanding(status: station.wasApproved ? .approved : unapproved, ipnsID: name, refreshFailure: error)
         }
         guard resolved.document.uid == station.uid else {
             throw StationClientError(.integrity, operation: operation,
                                      message: "/ipns/\(name) is the public.json of \(resolved.document.uid), not of \(station.uid)")
         }
-        var standing = FollowStanding(status: .notPublished, ipnsID: name, recordSequence: resolved.sequence)
+        var standing = FollowStanding(status: unapproved, ipnsID: name, recordSequence: resolved.sequence)
         guard resolved.document.followDecoderEnvelopesCID != nil else { return standing }
         if try await decoderEnvelopes(of: resolved.document) != nil {
             standing.status = .approved
         } else {
-            standing.status = station.wasApproved ? .removed : .pending
+            standing.status = station.wasApproved ? .removed : unapproved
         }
         return standing
     }
@@ -222,8 +243,8 @@ extension FollowedStationFeed {
 }
 
 extension StationClient {
-    /// Where this device's follower identity stands with a followed station — approved, pending,
-    /// removed, or not published yet — from what that station publishes (its IPNS record and
+    /// Where this device's follower identity stands with a followed station — approved, awaiting
+    /// approval, removed, or nothing known — from what that station publishes (its IPNS record and
     /// social graph, read through the handle's or the configured gateway): see
     /// ``FollowedStationReader/followStatus(of:)`` for how each is told and what cannot be known.
     /// Keep what it learned with ``FollowedStationHandle/record(_:)``: a later removal is told

@@ -196,12 +196,26 @@ extension FollowedStationReader {
     }
 
     /// Downloads a listed post shared with this follower into `destination`, in constant memory,
-    /// as ``download(_:to:plaintextSize:progress:)`` does; the metadata's `size_bytes`, when it is
-    /// `DriveFileMetadata`, bounds what is fetched.
+    /// as ``download(_:to:plaintextSize:progress:)-(PostEntry,_,_,_)`` does; the size the metadata
+    /// states (``StatesPlaintextSize``, such as `DriveFileMetadata`'s `size_bytes`) bounds what
+    /// is fetched.
     ///
-    /// - Throws: as ``download(_:to:plaintextSize:progress:)``.
+    /// - Throws: as ``download(_:to:plaintextSize:progress:)-(PostEntry,_,_,_)``.
     public func download<Metadata>(_ post: ListedPost<Metadata>, to destination: URL, progress: ProgressHandler? = nil) async throws {
         try await download(Self.entry(of: post), to: destination, plaintextSize: post.plaintextSize, progress: progress)
+    }
+
+    /// Downloads a listed post shared with this follower into `destination`, in constant memory,
+    /// fetching no more than `plaintextSize` bytes of plaintext (plus the encryption overhead):
+    /// the size the app knows from elsewhere, which wins over any the metadata states; `nil` for
+    /// the metadata's (``StatesPlaintextSize``).
+    ///
+    /// - Throws: as ``download(_:to:plaintextSize:progress:)-(PostEntry,_,_,_)``.
+    public func download<Metadata>(
+        _ post: ListedPost<Metadata>, to destination: URL, plaintextSize: Int64?, progress: ProgressHandler? = nil
+    ) async throws {
+        try await download(Self.entry(of: post), to: destination, plaintextSize: plaintextSize ?? post.plaintextSize,
+                           progress: progress)
     }
 
     /// The manifest entry fields a download of `post` needs.
@@ -346,9 +360,4 @@ extension ListingSettings {
         ManifestLimits(maximumPosts: maximumManifestPosts, maximumMetadataBytes: maximumPostMetadataBytes,
                        maximumMetadataDepth: maximumPostMetadataDepth, maximumMemory: maximumManifestMemory)
     }
-}
-
-extension ListedPost {
-    /// The plaintext size the metadata gives (`DriveFileMetadata`'s `size_bytes`), which bounds a download.
-    var plaintextSize: Int64? { (metadata as? DriveFileMetadata)?.sizeBytes.map { Int64($0) } }
 }

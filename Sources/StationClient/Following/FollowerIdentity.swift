@@ -51,6 +51,15 @@ public struct FollowerIdentity: Sendable {
     /// The ML-DSA-65 public key sent in follow requests.
     public var signingPublicKey: MLDSA65.PublicKey { signingPrivateKey.publicKey }
 
+    /// Whether both private keys are kept by reference (the app's ``ReferenceStorableKey`` keys,
+    /// such as Secure Enclave keys): the key store then holds only their references and public
+    /// keys, never their bytes. `false` when either is a pure-Swift key (its bytes are stored,
+    /// sealed by the store), as keys from ``KeyPolicy/generatePureSwiftKeys`` are. What an app
+    /// checks to be sure the identity did not get generated keys; see ``StationClientConfiguration/keyPolicy``.
+    public var keysAreStoredByReference: Bool {
+        PrivateKeyJSON.storesByReference(kem: kemPrivateKey, signing: signingPrivateKey)
+    }
+
     /// Saves the identity under ``KeyStoreItem/followerIdentity``: pure-Swift keys as bytes, the
     /// app's keys by reference (``ReferenceStorableKey``).
     ///

@@ -23,8 +23,14 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
     /// The uid of the follower identity its envelopes are sealed to.
     public var followerUID: String
     /// What its inbox answered to the follow request (`follow_request_pending_multi_device`
-    /// while its owner has not approved it).
+    /// while its owner has not approved it; `sent` when the answer named no status), or `nil`
+    /// when the handle records no request (see ``requestWasSent``).
     public var requestStatus: String?
+    /// Whether the handle records a follow request sent to the station (``requestStatus`` is
+    /// set, as in every handle ``StationClient/follow(stationAt:trust:name:)`` returns): without
+    /// an approval seen, its standing is then ``FollowStatus/awaitingApproval`` rather than
+    /// ``FollowStatus/nothingKnown``.
+    public var requestWasSent: Bool { requestStatus != nil }
     /// The sequence of its IPNS record when it was followed (read through the gateway and
     /// verified against its key), when known: a reader of the station by IPNS refuses an older
     /// record as a rollback. `nil` when there was no gateway or no record; the first record a
@@ -39,7 +45,7 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
     public var gateway: URL?
     /// Whether this follower was seen approved by the station (``FollowStatus/approved``, kept
     /// by ``record(_:)``): a later status without it is then ``FollowStatus/removed`` rather than
-    /// ``FollowStatus/pending``. `false` in a handle saved before this field existed.
+    /// ``FollowStatus/awaitingApproval``. `false` in a handle saved before this field existed.
     public var wasApproved: Bool
 
     /// Creates a handle.
@@ -176,12 +182,23 @@ public struct FollowedStationFeed: Sendable {
     }
 
     /// Downloads and decrypts a listed post into `destination`, in constant memory; the file
-    /// appears only once it verified. The metadata's `size_bytes`, when it is
-    /// `DriveFileMetadata`, bounds what is fetched.
+    /// appears only once it verified. The size the metadata states (``StatesPlaintextSize``, such
+    /// as `DriveFileMetadata`'s `size_bytes`) bounds what is fetched.
     ///
     /// - Throws: as ``FollowedStationReader/download(_:to:progress:)``.
     public func download<Metadata>(_ post: ListedPost<Metadata>, to destination: URL, progress: ProgressHandler? = nil) async throws {
         try await reader.download(post, to: destination, progress: progress)
+    }
+
+    /// Downloads and decrypts a listed post into `destination`, fetching no more than
+    /// `plaintextSize` bytes of plaintext (plus the encryption overhead): a size the app knows
+    /// from elsewhere, which wins over the metadata's; `nil` for the metadata's.
+    ///
+    /// - Throws: as ``FollowedStationReader/download(_:to:progress:)``.
+    public func download<Metadata>(
+        _ post: ListedPost<Metadata>, to destination: URL, plaintextSize: Int64?, progress: ProgressHandler? = nil
+    ) async throws {
+        try await reader.download(post, to: destination, plaintextSize: plaintextSize, progress: progress)
     }
 }
 
@@ -193,7 +210,8 @@ extension StationClient {
     ///    `expected` key or be confirmed, and that key is then pinned for every request to it and
     ///    kept in the returned handle (``FollowedStationHandle/publicKeyPin``).
     /// 2. Reads its `/profile` (uid, ML-KEM and ML-DSA keys, IPNS id).
-    /// 3. Loads the follower identity from the configuration's key store, or creates and saves one.
+    /// 3. Loads the follower identity from the configuration's key store, or creates and saves one
+    ///    with keys from ``StationClientConfiguration/keyPolicy``.
     /// 4. Sends it the follow request (`POST /inbox`); its owner still has to approve it.
     /// 5. Makes this station follow it (`POST /follow`).
     ///
@@ -204,7 +222,9 @@ extension StationClient {
     ///     unused when one is already stored.
     /// - Throws: ``StationClientError``: `.untrustedKey` when its TLS key is not trusted,
     ///   `.invalidResponse` when its profile has no ML-KEM key, `.keyStore`, `.unreachable`,
-    ///   `.station` when it or this station refuses.
+    ///   `.station` when it or this station refuses; `.refused` (its operation names the follow,
+    ///   before any request is sent to the station) when there is no follower identity and the
+    ///   key policy is ``KeyPolicy/refuseToGenerate``.
     public func follow(stationAt url: URL, trust: StationKeyTrust = .certificateAuthorityOnly, name: String? = nil) async throws -> FollowedStationHandle {
         let transport = configuration.transport
         let timeouts = configuration.requestTimeouts
@@ -214,7 +234,7 @@ extension StationClient {
             throw StationClientError(.invalidResponse, operation: "following \(url.absoluteString)",
                                      message: "the station's profile has no ML-KEM key")
         }
-        let identity = try await followerIdentity(name: name)
+        let identity = try await followerIdentity(name: name, operation: "following \(url.absoluteString)")
         let ours = try await self.profile()
         let result = try await identity.sendFollowRequest(to: url, transport: transport, ipnsID: ours.ipnsName ?? ours.ipfsPeerID,
                                                           pins: pins)
@@ -225,23 +245,34 @@ extension StationClient {
         }
         let handle = FollowedStationHandle(
             uid: profile.uid, endpoint: url, publicKeyPin: accepted, mlkemPublicKey: kemKey, mldsaPublicKey: profile.mldsaPublicKey,
-            ipnsID: ipnsID, followerUID: identity.uid, requestStatus: result.status, ipnsSequence: floor)
+            ipnsID: ipnsID, followerUID: identity.uid, requestStatus: result.status ?? "sent", ipnsSequence: floor)
         let followed = handle.followedStation
         _ = try await follow(FollowTarget(uid: followed.uid, mlkemPublicKey: followed.mlkemPublicKey, mldsaPublicKey: followed.mldsaPublicKey,
                                           endpoint: followed.endpoint, ipnsID: followed.ipnsID))
         return handle
     }
 
-    /// The follower identity in the configuration's key store, created and saved when there is none.
+    /// The follower identity in the configuration's key store, created and saved when there is
+    /// none, with keys from ``StationClientConfiguration/keyPolicy`` (by default fresh pure-Swift
+    /// keys). To use the app's keys without a policy, save ``FollowerIdentity/init(name:keys:)``
+    /// to the key store first.
     ///
     /// - Parameter name: the name a new identity's uid is built from (default: `follower`).
-    /// - Throws: ``StationClientError`` (`.keyStore`) when the store fails.
+    /// - Throws: ``StationClientError``: `.keyStore` when the store fails or the policy's factory
+    ///   fails; `.refused` (operation `creating a follower identity`) when there is none and the
+    ///   policy is ``KeyPolicy/refuseToGenerate``.
     public func followerIdentity(name: String? = nil) async throws -> FollowerIdentity {
+        try await followerIdentity(name: name, operation: "creating a follower identity")
+    }
+
+    /// ``followerIdentity(name:)``, a refusal naming `operation`.
+    func followerIdentity(name: String?, operation: String) async throws -> FollowerIdentity {
         let store = configuration.keyStore
         if let existing = try await FollowerIdentity.load(from: store, keyResolver: configuration.keyReferenceResolver) {
             return existing
         }
-        let identity = FollowerIdentity.generate(name: name ?? "follower")
+        let identity = FollowerIdentity(name: name ?? "follower",
+                                        keys: try configuration.keyPolicy.makeKeys(for: operation))
         try await identity.save(to: store)
         return identity
     }

@@ -114,16 +114,20 @@ extension StationClient {
     ///   - deviceName: a human name for the device; the uid is built from it (see ``DeviceUID``).
     ///   - configuration: the client configuration (its key store receives the credentials).
     ///   - trust: how to trust a certificate no trusted authority signed.
-    ///   - keys: the device's keys, or `nil` for fresh pure-Swift keys. Only their public keys are
+    ///   - keys: the device's keys, or `nil` for keys from ``StationClientConfiguration/keyPolicy``
+    ///     (by default fresh pure-Swift keys). Only their public keys are
     ///     sent. To be saved, each is a pure-Swift key or a ``ReferenceStorableKey``; load the
     ///     credentials back with ``StationClientConfiguration/keyReferenceResolver`` set.
     ///   - pin: asked for the PIN; return `nil` to give up.
     /// - Throws: as ``pair(endpoint:deviceName:configuration:trust:pin:)``; `.keyStore` when a key
-    ///   cannot be saved.
+    ///   cannot be saved or the policy's factory fails; `.refused` (operation `pairing`, before
+    ///   anything is sent) when `keys` is `nil` and the policy is ``KeyPolicy/refuseToGenerate``.
     public static func pair(
         endpoint: URL, deviceName: String, configuration: StationClientConfiguration, trust: StationKeyTrust,
         keys: DeviceKeys?, pin: @Sendable (PairingPrompt) async -> String?
     ) async throws -> StationClient {
+        // Before anything is sent: a policy that refuses to generate keys fails the call at once.
+        let deviceKeys = try keys ?? configuration.keyPolicy.makeKeys(for: "pairing")
         let transport = configuration.transport
         let timeouts = configuration.requestTimeouts
         let (pins, acceptedPin) = try await trustedPins(endpoint: endpoint, configuration: configuration, trust: trust)
@@ -136,7 +140,6 @@ extension StationClient {
               (try? MLKEM768.PublicKey(rawRepresentation: Hex.decode(stationKey))) != nil else {
             throw StationClientError(.invalidResponse, operation: "pairing", message: "the station's profile has no valid ML-KEM key")
         }
-        let deviceKeys = keys ?? .generate()
         let kemKey = deviceKeys.kemKey
         let signingKey = deviceKeys.signingKey
         // App keys that could not be saved are refused before the station registers them.

@@ -9,6 +9,18 @@ import ContentAddressing
 
 /// Who may read an encrypted post. (Public posts have their own, explicitly named call:
 /// ``StationClient/publishPermanentlyPublic(data:metadata:namespace:)``.)
+///
+/// A listing reports a post's audience as an `AudienceMode` (``ListedPost/audienceMode``, the
+/// manifest's `audience_mode`): ``mode`` and ``init(mode:uids:)`` convert between the two without
+/// loss, so an app keeps one vocabulary (an audience picker that shows what a listed post was
+/// published to, say):
+///
+/// | `Audience` (publishing) | `AudienceMode` (listing) |
+/// | --- | --- |
+/// | ``selfOnly`` | `.selfOnly` |
+/// | ``specific(_:)`` | `.specific` (the uids are the manifest entry's `audience_uids`) |
+/// | ``allFollowers`` | `.all` |
+/// | — (``StationClient/publishPermanentlyPublic(data:metadata:namespace:)``) | `.public` |
 public enum Audience: Sendable, Hashable {
     /// Only the owner and the owner's devices (the default).
     case selfOnly
@@ -59,8 +71,14 @@ public final class PreparedPost: Sendable {
     let form: MultipartForm
     let bodySHA256: [UInt8]
     let isPublic: Bool
+    /// The post key (for an encrypted post): handed to the post-key cache once the station has
+    /// confirmed the post (or it was found in the manifest), so this client's own listing needs
+    /// no `/rewrap` for it. A secret: kept in the zeroing ``SymmetricKey``, never logged.
+    let postKey: SymmetricKey?
 
-    init(postCID: String, namespace: String, form: MultipartForm, bodySHA256: [UInt8], isPublic: Bool, contentByteCount: Int64) {
+    init(postCID: String, namespace: String, form: MultipartForm, bodySHA256: [UInt8], isPublic: Bool, contentByteCount: Int64,
+         postKey: SymmetricKey? = nil) {
+        self.postKey = postKey
         self.contentByteCount = contentByteCount
         self.postCID = postCID
         self.namespace = namespace
@@ -115,6 +133,8 @@ extension StationClient {
     /// The key seals the data and the compact-JSON metadata (SecretBox), and a `self_envelope`
     /// seals the key to the station's ML-KEM key. Exactly once: if the answer is lost or the
     /// station fails, the client looks for the post's CID in the manifest before retrying once.
+    /// The key stays in the post-key cache (see ``submit(_:progress:)``), so listing the post
+    /// afterwards asks the station for no `/rewrap`.
     ///
     /// - Throws: ``StationClientError``: `.tooLarge` when the request would exceed the station's
     ///   limit (nothing is sent; ``StationClientError/limit`` is the limit) or the station refuses
@@ -279,7 +299,7 @@ extension StationClient {
         let form = try buildForm(file: body, sealedMetadataHex: sealedMetadata, namespace: namespace,
                                  audience: audience.wireValue, audienceUIDs: audience.uids, selfEnvelope: selfEnvelope)
         let prepared = try finish(form, postCID: postCID, namespace: namespace, isPublic: false, contentByteCount: plaintextSize,
-                                  operation: operation)
+                                  postKey: key, operation: operation)
         try Self.checkCancellation(operation)
         return prepared
     }
@@ -295,10 +315,11 @@ extension StationClient {
     }
 
     private nonisolated func finish(
-        _ form: MultipartForm, postCID: String, namespace: String, isPublic: Bool, contentByteCount: Int64, operation: String
+        _ form: MultipartForm, postCID: String, namespace: String, isPublic: Bool, contentByteCount: Int64,
+        postKey: SymmetricKey? = nil, operation: String
     ) throws -> PreparedPost {
         PreparedPost(postCID: postCID, namespace: namespace, form: form, bodySHA256: try Self.digest(of: form, operation: operation),
-                     isPublic: isPublic, contentByteCount: contentByteCount)
+                     isPublic: isPublic, contentByteCount: contentByteCount, postKey: postKey)
     }
 
     /// The SHA-256 of the exact bytes `form` will stream (the signature covers them), for a form
@@ -362,9 +383,35 @@ extension StationClient {
     /// connection it looks for the post's CID in the manifest, and resends once only if the post
     /// is not there.
     ///
+    /// Once the station has confirmed the post (or it was found in the manifest), its key goes to
+    /// the post-key cache (and, with ``StationClientConfiguration/persistsPostKeys``, to the cache
+    /// store): this client lists and downloads its own posts without a `/rewrap`. A prepared post
+    /// submitted again caches nothing new.
+    ///
     /// - Throws: ``StationClientError``: `.station` for a refusal (4xx), the last failure when
     ///   the post could not be published, `.cancelled`.
     public func submit(_ prepared: PreparedPost, progress: ProgressHandler? = nil) async throws -> PublishedPost {
+        let published = try await send(prepared, progress: progress)
+        await keepPostKey(of: prepared, as: published)
+        return published
+    }
+
+    /// Hands the key of a post the station confirmed (or the manifest lists) to the post-key
+    /// cache, so this client's listings open it without a `/rewrap`; with
+    /// ``StationClientConfiguration/persistsPostKeys`` the key is written to the cache store too.
+    /// A store that cannot be written is only logged: the next listing writes again.
+    func keepPostKey(of prepared: PreparedPost, as published: PublishedPost) async {
+        guard let key = prepared.postKey, published.postCID == prepared.postCID else { return }
+        // Persisted keys first: a change item written before they are read would take the number
+        // of one already stored.
+        await loadPersistedPostKeys()
+        cachePostKey(key, for: published.postCID)
+        guard configuration.persistsPostKeys else { return }
+        await writePostKeys(manifestCID: nil)
+    }
+
+    /// Sends a prepared post exactly once (see ``submit(_:progress:)``).
+    private func send(_ prepared: PreparedPost, progress: ProgressHandler?) async throws -> PublishedPost {
         let operation = "POST /post (\(prepared.postCID))"
         // Told in the file's bytes: the form around it is not the user's file.
         let fileProgress = FileProgress.handler(progress, wireOverhead: prepared.requestByteCount - prepared.contentByteCount)
@@ -424,8 +471,32 @@ extension StationClient {
 }
 
 extension Audience {
-    var uids: [String]? {
+    /// The followers of ``specific(_:)``, or `nil` for the other audiences.
+    public var uids: [String]? {
         if case .specific(let uids) = self { return uids }
         return nil
+    }
+
+    /// The audience mode a listing reports for a post published to this audience
+    /// (``allFollowers`` is `.all`; the uids of ``specific(_:)`` are in ``uids``).
+    public var mode: AudienceMode {
+        switch self {
+        case .selfOnly: .selfOnly
+        case .specific: .specific
+        case .allFollowers: .all
+        }
+    }
+
+    /// The audience of a listed mode: `.selfOnly`, `.specific` (with `uids`, by default none) and
+    /// `.all` (``allFollowers``); `nil` for `.public` (not an audience of an encrypted post) and a
+    /// mode this SDK does not know. `Audience(mode: audience.mode, uids: audience.uids)` is
+    /// `audience` again.
+    public init?(mode: AudienceMode, uids: [String]? = nil) {
+        switch mode {
+        case .selfOnly: self = .selfOnly
+        case .specific: self = .specific(uids ?? [])
+        case .all: self = .allFollowers
+        case .public, .unknown: return nil
+        }
     }
 }

@@ -133,6 +133,7 @@ struct ListingEngine: Sendable {
         var post = ListedPost<JSONValue>(
             postCID: entry.postCID, envelopesCID: entry.envelopesCID, audienceMode: entry.audienceMode,
             createdAt: entry.createdAt, isPublic: !entry.isEncrypted, metadata: nil, rawMetadata: nil)
+        post.audienceUIDs = entry.audienceUIDs
         guard entry.isEncrypted else {
             // Kept as the manifest's text, parsed only when the listing gives it its type.
             if let text = entry.metadata?.plaintextJSON {
@@ -262,9 +263,11 @@ extension ListingEngine {
         case .value(let value)?: metadata = try DriveFileMetadata.read(jsonBytes: WireJSON.serialize(value))
         case nil: metadata = nil
         }
-        return ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
-                          createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata,
-                          rawMetadataSource: post.rawMetadataSource)
+        var typed = ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
+                               createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata,
+                               rawMetadataSource: post.rawMetadataSource)
+        typed.audienceUIDs = post.audienceUIDs
+        return typed
     }
 
     /// The skip of a post whose metadata is not JSON, or not a `Metadata`.
@@ -312,8 +315,10 @@ extension ListingEngine {
                 metadata = try decodeMetadata(type, from: value, dates: dates)
             }
         }
-        return ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
-                          createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata, rawMetadataSource: source)
+        var typed = ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
+                               createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata, rawMetadataSource: source)
+        typed.audienceUIDs = post.audienceUIDs
+        return typed
     }
 
     /// A post's metadata as `type`: raw JSON as is, drive metadata through its one reader, else

@@ -11,6 +11,13 @@ public struct ListedPost<Metadata: Sendable>: Sendable {
     public var envelopesCID: String?
     /// Who may read it.
     public var audienceMode: AudienceMode
+    /// The followers of a `.specific` post (the manifest entry's `audience_uids`), or `nil`: for
+    /// the other modes, and in the offline view (``PostListing/isOffline``), which does not keep them.
+    public var audienceUIDs: [String]?
+    /// The audience in publishing's terms (``Audience``): ``Audience/allFollowers`` for `.all`,
+    /// ``Audience/specific(_:)`` with ``audienceUIDs``; `nil` for a public post or a mode this SDK
+    /// does not know. Publish to it again with `reshare(postCID:audience:)`.
+    public var audience: Audience? { Audience(mode: audienceMode, uids: audienceUIDs) }
     /// When the station added it (Unix seconds), if recorded.
     public var createdAt: Int?
     /// Whether the post is public (plaintext, world-readable).

@@ -42,7 +42,14 @@ public final class FaultInjector: Sendable {
         let server: RequestLog.Server
     }
 
+    private struct Throttle {
+        let route: RequestRoute
+        let server: RequestLog.Server
+        let bytesPerSecond: Int
+    }
+
     private struct State {
+        var throttles: [Throttle] = []
         var failures: [Failure] = []
         var cuts: [Cut] = []
         var injected: [Injected] = []
@@ -119,6 +126,37 @@ public final class FaultInjector: Sendable {
                        server: RequestLog.Server = .station) {
         guard count > 0 else { return }
         state.withLock { $0.injected.append(Injected(remaining: count, fault: fault, route: route, server: server)) }
+    }
+
+    /// Slows the body of every answer on `route` (by default every route) from `server` (by
+    /// default the station) to about `bytesPerSecond`, until ``reset()``: the head goes out at
+    /// once, then the body in slices of a twentieth of a second's bytes (at least one), each
+    /// followed by the time it takes at that rate. The answer is otherwise the same (it combines
+    /// with the other faults: a cut mid-body comes after the throttled bytes). A later throttle
+    /// of the same route and server replaces the earlier one; a rate of 0 or less removes it.
+    ///
+    /// What makes "cancel a download halfway" a short test, in process or over HTTP (see
+    /// <doc:TestingWithTheEmulator>):
+    ///
+    ///     emulator.faults.throttle(RequestRoute("GET", pathPrefix: "/content/"), toBytesPerSecond: 1 << 20)
+    ///     let download = ProgressTask(cancellingWhen: { $0.completed * 2 >= $0.total ?? .max }) {
+    ///         try await client.download(postCID: cid, to: file, progress: $0)
+    ///     }
+    public func throttle(_ route: RequestRoute = .any, toBytesPerSecond bytesPerSecond: Int, server: RequestLog.Server = .station) {
+        state.withLock { state in
+            state.throttles.removeAll { $0.route == route && $0.server == server }
+            if bytesPerSecond > 0 {
+                state.throttles.append(Throttle(route: route, server: server, bytesPerSecond: bytesPerSecond))
+            }
+        }
+    }
+
+    /// The byte rate answers to `method` `path` from `server` are throttled to (the latest
+    /// throttle whose route matches), or `nil`.
+    func throttleRate(method: String, path: String, server: RequestLog.Server) -> Int? {
+        state.withLock { state in
+            state.throttles.last { $0.server == server && $0.route.matches(method: method, path: path) }?.bytesPerSecond
+        }
     }
 
     /// Makes the gateway answer `GET /ipns/<the station's name or peer id>` with `document`

@@ -120,6 +120,12 @@ struct StationHTTPServer: Sendable {
             }
         }
         let bytes = [UInt8](answer.body)
+        if let rate = answer.bytesPerSecond, !isHead {
+            try response.writeHead(status: answer.status, reason: reasonPhrase(answer.status), headers: headers)
+            try writeThrottled(answer.closeMidBody ? [UInt8](answer.bodyBeforeClose) : bytes, to: response, bytesPerSecond: rate)
+            if answer.closeMidBody { response.abortConnection() }
+            return
+        }
         guard answer.closeMidBody, !isHead else {
             // A HEAD answer has the GET answer's head and no body (the response leaves it out).
             try response.writeHead(status: answer.status, reason: reasonPhrase(answer.status), headers: headers, body: bytes)
@@ -128,6 +134,21 @@ struct StationHTTPServer: Sendable {
         try response.writeHead(status: answer.status, reason: reasonPhrase(answer.status), headers: headers)
         try response.write([UInt8](answer.bodyBeforeClose))
         response.abortConnection()
+    }
+
+    /// Writes `bytes` at about `bytesPerSecond`: slices of a twentieth of a second's bytes, each
+    /// followed by its time at that rate (the connection's thread waits; a client that leaves
+    /// ends it at the next write).
+    private static func writeThrottled(_ bytes: [UInt8], to response: HTTPServerResponse, bytesPerSecond: Int) throws {
+        let rate = max(1, bytesPerSecond)
+        let slice = max(1, rate / 20)
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + slice)
+            try bytes.withUnsafeBytes { try response.write(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+            Thread.sleep(forTimeInterval: Double(end - start) / Double(rate))
+            start = end
+        }
     }
 
     static func reasonPhrase(_ status: Int) -> String {

@@ -10,7 +10,10 @@ import Transport
 /// by case): paths under `/ipfs/` and `/ipns/` go to the emulated gateway, everything else to the
 /// station, whatever the URL's host and port (sent as `Host`, as an HTTP client would). Responses
 /// carry `Date` and `Server` as over HTTP; a body over the station's upload limit is answered 413;
-/// progress is reported as bytes move. `https` requests go through a simulated TLS handshake with
+/// response bodies reach the client in pieces of at most 64 KiB, with back-pressure (a reader that
+/// is behind holds the emulator's write back), and progress is reported as they move, in steps, as
+/// over a socket. ``FaultInjector/throttle(_:toBytesPerSecond:server:)`` slows a route's answers
+/// to a byte rate, for a test that cancels a transfer halfway. `https` requests go through a simulated TLS handshake with
 /// the emulator's key (``StationEmulator/serverKeyFingerprint``): pins are enforced and a
 /// self-signed key refused unpinned, as a TLS transport would (see <doc:TestingWithTheEmulator>).
 /// An injected mid-body fault throws `TransportError` with kind

@@ -57,6 +57,40 @@ public final class StationNetwork: Sendable {
         hosts.withLock { hosts in hosts[Self.key(host)]?.isDown = down }
     }
 
+    /// Moves the station attached at `oldHost` to `newHost` in one call, as when a station's
+    /// tunnel or address changes: `newHost` answers for it (station and gateway paths), `oldHost`
+    /// goes down (`.cannotConnect`, as a dead tunnel), and its `public.json` is republished with
+    /// `endpoint` (by default `http://<newHost>`), so its IPNS name resolves to the new address
+    /// through any of its gateway hosts, which stay as they were. Returns that endpoint.
+    ///
+    /// A client follows the move on its own (`StationClientConfiguration.followsEndpointChanges`)
+    /// only when it holds the station's IPNS key: pinned at pairing from `/profile` — what the
+    /// emulator names — or adopted later over TLS only, never from a plain-`http` answer. A
+    /// station that named no IPNS key at pairing cannot be followed over `http`; pair over `https`
+    /// (the emulator's simulated TLS) for such a test. The client also needs a gateway
+    /// (`StationClientConfiguration.gateway`) to resolve the name.
+    ///
+    ///     let moved = try network.moveStation(from: "station.test", to: "moved.test")
+    ///     _ = try await client.listPosts(as: DriveFileMetadata.self)   // read online at `moved`
+    ///
+    /// - Throws: ``StationEmulatorError/noStationAt(_:)`` when no station is attached at `oldHost`
+    ///   (nothing is changed).
+    @discardableResult
+    public func moveStation(from oldHost: String, to newHost: String, endpoint: URL? = nil) throws(StationEmulatorError) -> URL {
+        let (old, new) = (Self.key(oldHost), Self.key(newHost))
+        let moved = hosts.withLock { hosts -> StationEmulator? in
+            guard let station = hosts[old], station.role == .stationAndGateway else { return nil }
+            hosts[new] = Host(emulator: station.emulator, role: .stationAndGateway)
+            if old != new { hosts[old]?.isDown = true }
+            return station.emulator
+        }
+        guard let emulator = moved else { throw .noStationAt(oldHost) }
+        let url = endpoint ?? url(host: newHost)
+        emulator.setEndpoint(url.absoluteString)
+        emulator.log.info("Station moved to \(url.absoluteString)")
+        return url
+    }
+
     /// Whether `host` is attached and down.
     public func isDown(host: String) -> Bool { hosts.withLock { $0[Self.key(host)]?.isDown ?? false } }
 

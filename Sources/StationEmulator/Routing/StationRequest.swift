@@ -49,6 +49,10 @@ public struct StationResponse: Sendable {
     /// the body).
     public var bytesBeforeClose: Int?
 
+    /// Set by ``FaultInjector/throttle(_:toBytesPerSecond:server:)``: the body goes out at about
+    /// this many bytes per second.
+    var bytesPerSecond: Int?
+
     /// Set by fault injection: after the head (with no `Content-Length`), body bytes keep coming
     /// until the client closes the connection; ``body`` is not sent.
     public var endlessBody = false

@@ -67,6 +67,7 @@ public struct StationEmulatorError: Error, Sendable, Hashable, CustomStringConve
         case corruptState(path: String, reason: String)
         case cannotListen(String)
         case notServing
+        case noStationAt(String)
     }
 
     /// What went wrong.
@@ -88,6 +89,11 @@ public struct StationEmulatorError: Error, Sendable, Hashable, CustomStringConve
     /// The operation needs the emulator to be serving over HTTP.
     public static let notServing = StationEmulatorError(.notServing, .notServing)
 
+    /// No station is attached at `host` on a ``StationNetwork`` (nothing, or a gateway host).
+    public static func noStationAt(_ host: String) -> StationEmulatorError {
+        StationEmulatorError(.noStationAt(host), .noStationAt)
+    }
+
     /// The unusable file, for `Kind.corruptState`.
     public var path: String? { if case .corruptState(let value, _) = detail { value } else { nil } }
 
@@ -108,6 +114,7 @@ public struct StationEmulatorError: Error, Sendable, Hashable, CustomStringConve
         switch detail {
         case let .corruptState(path, reason): "the emulator state at \(path) is unusable: \(reason)"
         case let .cannotListen(reason): "cannot listen: \(reason)"
+        case let .noStationAt(host): "no station is attached at \(host)"
         case .notServing: "the emulator is not serving over HTTP (call start first)"
         }
     }
@@ -120,4 +127,9 @@ extension Transport.ErrorKind where Failure == StationEmulatorError {
     public static var cannotListen: Self { Self() }
     /// The operation needs the emulator to be serving over HTTP.
     public static var notServing: Self { Self() }
+    /// No station is attached at the host a ``StationNetwork`` call named.
+    public static var noStationAt: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.corruptState, .cannotListen, .notServing, .noStationAt] }
 }

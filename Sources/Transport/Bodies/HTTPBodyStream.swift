@@ -117,6 +117,9 @@ public struct HTTPBodyStreamError: Error, Sendable, Hashable, CustomStringConver
 extension ErrorKind where Failure == HTTPBodyStreamError {
     /// The stream held more than `limit` bytes.
     public static var tooLarge: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.tooLarge] }
 }
 
 /// Holds the iterator of a wrapped sequence. `HTTPBodyStream` promises its `next` closure is never

@@ -16,7 +16,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     /// .responseTooLarge`); read it from ``limit``. ``description`` is the kind as written after
     /// the dot (`"timedOut"`, `"responseTooLarge(limit: 5)"`).
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        private enum Code: String, Sendable, Hashable {
+        private enum Code: String, Sendable, Hashable, CaseIterable {
             case dnsFailure, cannotConnect, timedOut, tlsFailure, pinMismatch, pinningUnsupported, probingUnsupported, cancelled
             case connectionLost, protocolError, responseTooLarge, invalidRequest, requestBodyFailed
             case responseBodyFailed, unsupportedContentEncoding, other
@@ -31,6 +31,11 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             self.code = code
             self.limit = limit
         }
+
+        /// Every kind known to this version of the package, for an app's tests
+        /// (``responseTooLarge`` without a limit). A later version may add kinds: an app's
+        /// `switch` still ends with `default:`.
+        public static var knownValues: [Kind] { Code.allCases.map { Kind($0) } }
 
         /// Whether both are the same kind; ``limit`` does not take part.
         public static func == (lhs: Kind, rhs: Kind) -> Bool { lhs.code == rhs.code }

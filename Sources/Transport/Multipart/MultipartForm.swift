@@ -383,4 +383,7 @@ extension ErrorKind where Failure == MultipartForm.Error {
     /// A file part's file changed after it was added (path): its size, modification time or
     /// the number of bytes read differs from what was recorded.
     public static var fileChanged: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.invalidBoundary, .invalidName, .boundaryInContent, .fileUnreadable, .fileChanged] }
 }

@@ -101,4 +101,7 @@ extension ErrorKind where Failure == PublicKeyFingerprint.ParseError {
     public static var notBase64: Self { Self() }
     /// The certificate is not DER this reader can walk to its public key.
     public static var malformedCertificate: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.wrongLength, .notBase64, .malformedCertificate] }
 }
