@@ -1,5 +1,5 @@
 // swift-tools-version:6.2
-// The Swift SDK for Cipher Station clients. See DESIGN in README.md for the module graph:
+// The Swift SDK for Cipher Station clients. See "Architecture" in README.md for the module graph:
 // data flows downward, and a target imports only from the layers below it.
 import PackageDescription
 

@@ -37,7 +37,7 @@ func runCommandLine() async -> ExitCode {
         return .usage
     }
     do {
-        let arguments = try ArgumentParser.parse(Array(rawArguments.dropFirst()), spec: command.spec)
+        let arguments = try CommandLineParser.parse(Array(rawArguments.dropFirst()), spec: command.spec)
         if arguments.has("--help") {
             print(command.spec.helpText)
             return .success

@@ -55,7 +55,7 @@ struct ParsedArguments: Sendable {
 
 /// Parses arguments against a spec. `--help` anywhere wins; unknown options and wrong counts are
 /// usage errors (exit 2).
-enum ArgumentParser {
+enum CommandLineParser {
     static func parse(_ arguments: [String], spec: CommandSpec) throws(CLIError) -> ParsedArguments {
         var parsed = ParsedArguments()
         let options = spec.options + CommandSpec.globalOptions
