@@ -263,11 +263,7 @@ extension ListingEngine {
         case .value(let value)?: metadata = try DriveFileMetadata.read(jsonBytes: WireJSON.serialize(value))
         case nil: metadata = nil
         }
-        var typed = ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
-                               createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata,
-                               rawMetadataSource: post.rawMetadataSource)
-        typed.audienceUIDs = post.audienceUIDs
-        return typed
+        return post.typed(metadata, source: post.rawMetadataSource)
     }
 
     /// The skip of a post whose metadata is not JSON, or not a `Metadata`.
@@ -315,10 +311,7 @@ extension ListingEngine {
                 metadata = try decodeMetadata(type, from: value, dates: dates)
             }
         }
-        var typed = ListedPost(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode,
-                               createdAt: post.createdAt, isPublic: post.isPublic, metadata: metadata, rawMetadataSource: source)
-        typed.audienceUIDs = post.audienceUIDs
-        return typed
+        return post.typed(metadata, source: source)
     }
 
     /// A post's metadata as `type`: raw JSON as is, drive metadata through its one reader, else

@@ -63,6 +63,15 @@ public struct ListedPost<Metadata: Sendable>: Sendable {
         self.metadata = metadata
         self.rawMetadataSource = rawMetadataSource
     }
+
+    /// This post with its metadata typed as `Other`, from `source`: every other field as it is
+    /// (a field added to ``ListedPost`` is carried here, once).
+    func typed<Other: Sendable>(_ metadata: Other?, source: RawPostMetadata?) -> ListedPost<Other> {
+        var typed = ListedPost<Other>(postCID: postCID, envelopesCID: envelopesCID, audienceMode: audienceMode,
+                                      createdAt: createdAt, isPublic: isPublic, metadata: metadata, rawMetadataSource: source)
+        typed.audienceUIDs = audienceUIDs
+        return typed
+    }
 }
 
 /// A listed post's raw metadata, parsed or as the decrypted JSON text.
