@@ -273,16 +273,21 @@ struct SessionKeyring: Sendable {
 
     /// The expiry a copy's header records, or `nil` when the file is not a session copy.
     static func expiry(ofCopyAt url: URL) -> UInt64? {
+        readCopy(at: url)?.expiry
+    }
+
+    /// The bytes of the copy at `url` and the expiry its header records, or `nil` when the file
+    /// is not a session copy (read bounded by a copy's exact size).
+    private static func readCopy(at url: URL) -> (bytes: [UInt8], expiry: UInt64)? {
         guard let bytes = try? BoundedFileRead.bytes(of: url, limit: copyByteCount), bytes.count == copyByteCount,
               Array(bytes[0..<5]) == copyMagic else { return nil }
-        return bytes[5..<13].reduce(0) { ($0 << 8) | UInt64($1) }
+        return (bytes, bytes[5..<13].reduce(0) { ($0 << 8) | UInt64($1) })
     }
 
     /// The store key in the copy at `url`, when `sessionKey` opens it, the sealed expiry matches
     /// the header's (compared in constant time) and has not passed.
     private static func openCopy(at url: URL, with sessionKey: SymmetricKey) -> SecretBytes? {
-        guard let bytes = try? BoundedFileRead.bytes(of: url, limit: copyByteCount), bytes.count == copyByteCount,
-              Array(bytes[0..<5]) == copyMagic,
+        guard let (bytes, expiry) = readCopy(at: url),
               let plain = try? SecretBox.openSecret(bytes[copyHeaderByteCount...], using: sessionKey),
               plain.count == 8 + keyByteCount else { return nil }
         let matches = plain.withUnsafeBytes { opened in
@@ -290,7 +295,6 @@ struct SessionKeyring: Sendable {
                 SecureMemory.constantTimeEquals(UnsafeRawBufferPointer(rebasing: opened[0..<8]), UnsafeRawBufferPointer(header))
             } ?? false
         }
-        let expiry = bytes[5..<13].reduce(0) { ($0 << 8) | UInt64($1) }
         guard matches, expiry > UInt64(max(0, Date().timeIntervalSince1970)) else { return nil }
         return plain.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[8...])) }
     }
