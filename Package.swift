@@ -45,17 +45,8 @@ let package = Package(
         .library(name: "LoopbackHTTP", targets: ["LoopbackHTTP"]),
         .library(name: "HTTPTransportConformance", targets: ["HTTPTransportConformance"]),
         .executable(name: "cipher-station-emulator", targets: ["CipherStationEmulator"]),
-        .executable(name: "cipher-bench", targets: ["CipherBench"]),
-        .executable(name: "station-client-bench", targets: ["StationClientBench"]),
-        .executable(name: "post-quantum-tour", targets: ["PostQuantumTour"]),
         .executable(name: "cipher", targets: ["CipherCLI"]),
-        .executable(name: "pair-device", targets: ["PairDevice"]),
-        .executable(name: "sign-request", targets: ["SignRequest"]),
-        .executable(name: "read-manifest", targets: ["ReadManifest"]),
-        .executable(name: "open-envelope", targets: ["OpenEnvelope"]),
-        .executable(name: "publish-post", targets: ["PublishPost"]),
-        .executable(name: "two-clients", targets: ["TwoClients"]),
-        .executable(name: "read-followed", targets: ["ReadFollowed"]),
+        .executable(name: "cipher-examples", targets: ["CipherExamples"]),
     ],
     traits: [
         // On by default. On Linux (and Android) the classical primitives then run in the system's
@@ -71,11 +62,23 @@ let package = Package(
     targets: [
         // Layer 0: the getrandom(2) declaration (a header only; nothing is linked).
         .systemLibrary(name: "CSystemRandom", path: "Sources/CSystemRandom"),
-        // add_key(2)/keyctl(2) wrappers for the `cipher` session unlock (Linux; empty elsewhere).
+        // Layer 0: add_key(2)/keyctl(2) wrappers for the `cipher` session unlock (Linux; empty elsewhere).
         .systemLibrary(name: "CKeyring", path: "Sources/CKeyring"),
-        // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
-        .target(name: "PQCrypto", dependencies: ["CSystemRandom"]),
-
+        // Layer 0: libsodium (Linux and Android, with the SystemLibraries trait).
+        .systemLibrary(
+            name: "CSodium",
+            path: "Sources/CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
+        // Layer 0: OpenSSL's libcrypto, for SHA-256 with the CPU's SHA extensions (Linux and Android,
+        // with the SystemLibraries trait; Apple platforms take SHA-256 from CommonCrypto).
+        .systemLibrary(
+            name: "CLibCrypto",
+            path: "Sources/CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // Layer 0: libcurl, with fixed-arity shims for its variadic setopt/getinfo calls.
         .systemLibrary(
             name: "CCurl",
@@ -83,43 +86,21 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // Layer 2: the HTTPTransport protocol, request/response types, multipart bodies (TLS key
-        // fingerprints hash with SHA2).
-        .target(name: "Transport", dependencies: ["SHA2"], resources: [.copy("PrivacyInfo.xcprivacy")]),
-        // Layer 3: an HTTP/1.1 server on 127.0.0.1 (POSIX sockets, a thread per connection) with
-        // deterministic test content, for the emulator, the conformance suite, tests and benchmarks.
-        .target(name: "LoopbackHTTP", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
-        // Layer 2: HTTPTransport over libcurl (multi loop on its own thread, TLS pinning); an empty
-        // module where libcurl is absent (iOS, tvOS, watchOS, visionOS).
-        .target(name: "CurlTransport", dependencies: ["Transport", .whereCurlIs("CCurl")], resources: [.copy("PrivacyInfo.xcprivacy")]),
-        // Layer 2: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
-        .target(name: "URLSessionTransport", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
 
-        // Layer 0, Linux/Android with the SystemLibraries trait: the system libsodium. Layer 1:
-        // `ClassicalCrypto`, pure-Swift SecretBox, BLAKE2b, Argon2 and Ed25519 (SHA-256 from SHA2),
-        // which runs them in libsodium where it is linked (it takes `PQCrypto.SymmetricKey`
-        // for secret keys, so keys are zeroed on drop).
-        .systemLibrary(
-            name: "CSodium",
-            path: "Sources/CSodium",
-            pkgConfig: "libsodium",
-            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
-        ),
-        // Layer 0, Linux/Android with the SystemLibraries trait: OpenSSL's libcrypto, for SHA-256
-        // with the CPU's SHA extensions (Apple platforms take SHA-256 from CommonCrypto).
-        .systemLibrary(
-            name: "CLibCrypto",
-            path: "Sources/CLibCrypto",
-            pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
-        ),
-        // Layer 1: SHA-256, the package's one implementation (libcrypto where linked, CommonCrypto on
-        // Apple platforms, pure Swift otherwise).
+        // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
+        .target(name: "PQCrypto", dependencies: ["CSystemRandom"]),
+        // Layer 1: SHA-256 (libcrypto where linked, CommonCrypto on Apple platforms, pure Swift otherwise).
         .target(
             name: "SHA2",
             dependencies: [
                 .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
             ]),
+        // Layer 1: the order-preserving JSON reader and writer (Python's layouts), the wire coder and
+        // RFC 3339 times.
+        .target(name: "OrderedJSON"),
+
+        // Layer 2: SecretBox, BLAKE2b, Argon2 and Ed25519 in pure Swift, run in libsodium where it is
+        // linked; secret keys are `PQCrypto.SymmetricKey`, zeroed on drop.
         .target(
             name: "ClassicalCrypto",
             dependencies: [
@@ -127,64 +108,49 @@ let package = Package(
                 .target(name: "CSodium", condition: .when(platforms: [.linux, .android], traits: ["SystemLibraries"])),
             ],
             resources: [.copy("PrivacyInfo.xcprivacy")]),
+        // Layer 2: the HTTPTransport protocol, request/response types, multipart bodies, key pins.
+        .target(name: "Transport", dependencies: ["SHA2"], resources: [.copy("PrivacyInfo.xcprivacy")]),
 
-        // Layer 2: the KEM-DEM key envelope; signed requests (the station-side verifier is the emulator's).
+        // Layer 3: the KEM-DEM key envelope.
         .target(name: "Envelope", dependencies: ["PQCrypto", "ClassicalCrypto"]),
+        // Layer 3: signed requests (the station-side verifier is the emulator's).
         .target(name: "Signing", dependencies: ["PQCrypto", "ClassicalCrypto"]),
-
-        // Layer 1: the order-preserving JSON reader and writer (Python's layouts), the wire coder, and
-        // the package's one RFC 3339 reader and writer.
-        .target(name: "OrderedJSON"),
-        // Layer 2: content addresses: CIDs, multibase, peer ids, varints, Kubo-exact UnixFS CIDs,
-        // IPNS records (SHA-256 and Ed25519 from ClassicalCrypto, RFC 3339 times from OrderedJSON).
+        // Layer 3: CIDs, multibase, peer ids, Kubo-exact UnixFS CIDs, IPNS records.
         .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto", "OrderedJSON"]),
-        // Layer 3: the station's wire models (profile, public.json, manifest, envelope sets,
-        // responses, errors).
-        .target(name: "Manifest", dependencies: ["OrderedJSON", "ContentAddressing", "ClassicalCrypto", "PQCrypto"]),
+        // Layer 3: HTTPTransport over libcurl; an empty module where libcurl is absent.
+        .target(name: "CurlTransport", dependencies: ["Transport", .whereCurlIs("CCurl")], resources: [.copy("PrivacyInfo.xcprivacy")]),
+        // Layer 3: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
+        .target(name: "URLSessionTransport", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
+        // Layer 3: an HTTP/1.1 server on 127.0.0.1 for the emulator, the conformance suite and tests.
+        .target(name: "LoopbackHTTP", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
 
-        // Layer 3: the high-level client (pairing, signed calls, listing, publishing, following,
-        // endpoint mobility, offline cache). CurlTransport is only its default transport.
+        // Layer 4: the station's wire models (profile, public.json, manifest, envelope sets, responses, errors).
+        .target(name: "Manifest", dependencies: ["OrderedJSON", "ContentAddressing", "ClassicalCrypto", "PQCrypto"]),
+        // Layer 4: what every HTTPTransport promises, as cases any test runner can run.
+        .target(name: "HTTPTransportConformance", dependencies: ["Transport", "LoopbackHTTP"], resources: [.copy("PrivacyInfo.xcprivacy")]),
+
+        // Layer 5: the client. CurlTransport is its default transport on Linux.
         .target(
             name: "StationClient",
             dependencies: [
                 "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "URLSessionTransport",
-                // The default transport on Linux; Apple platforms default to URLSessionTransport.
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ],
             resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
-
-        // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
+        // Layer 5: a Cipher Station on loopback or in process, for tests (the testing product).
         .target(
             name: "StationEmulator",
             dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "LoopbackHTTP"]
         ),
-        // Layer 3: the behaviour every HTTPTransport promises, as cases any test runner can run
-        // against a transport (served by LoopbackHTTP; no test framework, no station).
-        .target(name: "HTTPTransportConformance", dependencies: ["Transport", "LoopbackHTTP"], resources: [.copy("PrivacyInfo.xcprivacy")]),
+
+        // On top: the emulator as a program (`swift run cipher-station-emulator --port 8443`).
         .executableTarget(
             name: "CipherStationEmulator",
             dependencies: ["StationEmulator", "Signing", "Envelope", "Transport", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON",
                            "LoopbackHTTP"]
         ),
-
-        // Benchmarks (run with `swift run -c release cipher-bench`).
-        .executableTarget(
-            name: "CipherBench",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
-                           .whereCurlIs("CurlTransport"), "LoopbackHTTP"],
-            path: "Benchmarks/CipherBench"
-        ),
-
-        // The client against `cipher-station-emulator` in its own process (see its main.swift).
-        .executableTarget(
-            name: "StationClientBench",
-            dependencies: ["StationClient", .whereCurlIs("CurlTransport"), "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto",
-                           "PQCrypto", "Manifest", "OrderedJSON", "ContentAddressing"],
-            path: "Benchmarks/StationClientBench"
-        ),
-
-        // The `cipher` command-line drive (the `drive` namespace), on StationClient's public API.
+        // On top: the `cipher` command-line drive (the `drive` namespace), on StationClient's public API.
         .executableTarget(
             name: "CipherCLI",
             dependencies: [
@@ -192,49 +158,14 @@ let package = Package(
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
         ),
-
-        // Examples: one runnable program per step (see Examples/).
-        .executableTarget(name: "PostQuantumTour", dependencies: ["ExampleSupport", "PQCrypto"], path: "Examples/PostQuantumTour"),
-        // ExampleSupport: the examples' one argument parser (`--help`), the embedded emulator or `--station URL`, and clean-up.
-        .target(
-            name: "ExampleSupport",
-            dependencies: ["StationClient", "StationEmulator", .whereCurlIs("CurlTransport"), "URLSessionTransport", "Transport"],
-            path: "Examples/ExampleSupport"
-        ),
+        // On top: the examples, one runnable program per step of the guide, each a subcommand
+        // (`swift run cipher-examples pair-device`; see Examples/CipherExamples/main.swift).
+        // The benchmarks are a package of their own: Benchmarks/Package.swift.
         .executableTarget(
-            name: "PairDevice",
-            dependencies: ["ExampleSupport", "StationClient"],
-            path: "Examples/PairDevice"
-        ),
-        .executableTarget(
-            name: "SignRequest",
-            dependencies: ["ExampleSupport", "StationClient", "Signing", "Transport"],
-            path: "Examples/SignRequest"
-        ),
-        .executableTarget(
-            name: "ReadManifest",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest", "ContentAddressing"],
-            path: "Examples/ReadManifest"
-        ),
-        .executableTarget(
-            name: "OpenEnvelope",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest", "OrderedJSON", "Signing", "Envelope", "ClassicalCrypto", "Transport", "PQCrypto"],
-            path: "Examples/OpenEnvelope"
-        ),
-        .executableTarget(
-            name: "PublishPost",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest"],
-            path: "Examples/PublishPost"
-        ),
-        .executableTarget(
-            name: "TwoClients",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest"],
-            path: "Examples/TwoClients"
-        ),
-        .executableTarget(
-            name: "ReadFollowed",
-            dependencies: ["ExampleSupport", "StationClient", "Manifest", "ContentAddressing"],
-            path: "Examples/ReadFollowed"
+            name: "CipherExamples",
+            dependencies: ["StationClient", "StationEmulator", "Signing", "Envelope", "Manifest", "OrderedJSON", "ContentAddressing",
+                           "ClassicalCrypto", "PQCrypto", "Transport", "URLSessionTransport", .whereCurlIs("CurlTransport")],
+            path: "Examples"
         ),
 
         // Tests. TestSupport holds hex helpers and the runner for the Python interop halves.
@@ -249,7 +180,7 @@ let package = Package(
             dependencies: ["ClassicalCrypto", "SHA2", "PQCrypto", "TestSupport"],
             resources: [.copy("Resources")]
         ),
-        .testTarget(name: "ManifestTests", dependencies: ["Manifest", "OrderedJSON", "ContentAddressing", "ClassicalCrypto", "StationEmulator", "TestSupport"]),
+        .testTarget(name: "ManifestTests", dependencies: ["Manifest", "OrderedJSON", "ContentAddressing", "ClassicalCrypto", "TestSupport"]),
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"]),
         .testTarget(
             name: "ContentAddressingTests",
@@ -260,12 +191,11 @@ let package = Package(
         .testTarget(name: "SigningTests", dependencies: ["Signing", "StationEmulator", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
         .testTarget(
             name: "CipherCLITests",
-            dependencies: ["CipherCLI", "PQCrypto", "StationEmulator", "StationClient", "Manifest", "ContentAddressing", "Transport", "TransportTestSupport", "TestSupport"]
+            dependencies: ["CipherCLI", "PQCrypto", "ClassicalCrypto", "StationEmulator", "StationClient", "Manifest", "ContentAddressing", "Transport", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "ExampleTests",
-            dependencies: ["PostQuantumTour", "PairDevice", "SignRequest", "ReadManifest", "OpenEnvelope", "PublishPost",
-                           "TwoClients", "ReadFollowed", "StationEmulator", "Manifest", "TransportTestSupport", "TestSupport"]
+            dependencies: ["CipherExamples", "StationEmulator", "Manifest", "TransportTestSupport", "TestSupport"]
         ),
         // Openssl helpers, TLS fronts (scripts/tls-front.py, nghttpx) and waiting helpers for transport tests.
         .target(name: "TransportTestSupport", dependencies: ["LoopbackHTTP", "Transport"], path: "Tests/TransportTestSupport"),

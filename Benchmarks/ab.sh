@@ -12,6 +12,15 @@ tree=.build/ab/$commit
 if [ ! -d "$tree" ]; then
     git worktree add --detach "$tree" "$commit" >/dev/null
 fi
-(cd "$tree" && swift build -c release --product cipher-bench >/dev/null)
-swift build -c release --product cipher-bench >/dev/null
-python3 Benchmarks/ab.py "$tree/.build/release/cipher-bench" .build/release/cipher-bench "$@"
+# cipher-bench is in Benchmarks/Package.swift since the benchmarks left the root package; an
+# earlier commit builds it from its root package.
+build_bench() {  # prints the built binary's path
+    if [ -f "$1/Benchmarks/Package.swift" ]; then
+        (cd "$1" && swift build -c release --package-path Benchmarks --product cipher-bench >/dev/null) && echo "$1/Benchmarks/.build/release/cipher-bench"
+    else
+        (cd "$1" && swift build -c release --product cipher-bench >/dev/null) && echo "$1/.build/release/cipher-bench"
+    fi
+}
+base_bin=$(build_bench "$tree")
+this_bin=$(build_bench .)
+python3 Benchmarks/ab.py "$base_bin" "$this_bin" "$@"

@@ -11,5 +11,5 @@ if [ ! -x "$venv/bin/python3" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" 
     "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check -r Benchmarks/requirements.txt
     printf '%s' "$wanted" > "$venv/.requirements"
 fi
-swift build -c release --product cipher-bench >/dev/null
-"$venv/bin/python3" Benchmarks/compare.py .build/release/cipher-bench "$@"
+swift build -c release --package-path Benchmarks --product cipher-bench >/dev/null
+"$venv/bin/python3" Benchmarks/compare.py Benchmarks/.build/release/cipher-bench "$@"

@@ -4,16 +4,16 @@
 # 1. `cipher-bench --filter portable` (release, default traits): SecretBox one-shot and streamed
 #    over 64 MiB, BLAKE2b-256 and SHA-256 over 1 MiB, Argon2id at the key store's cost, Ed25519
 #    verify and sign; pure and system in alternating rounds in one process, with their ratio.
-# 2. Envelope open in the Apple configuration (--disable-default-traits, its own scratch path)
+# 2. Envelope open in the Apple configuration (CIPHER_APPLE_CONFIGURATION=1: the SDK without its default trait, own scratch path)
 #    against the default configuration: the two release binaries alternate ROUNDS times (default
 #    5) and the medians of their `envelope.open` medians give the ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
-apple_scratch=.build/apple-configuration
-swift build -c release --product cipher-bench >/dev/null
-swift build -c release --product cipher-bench --disable-default-traits --scratch-path "$apple_scratch" >/dev/null
-default_bin=.build/release/cipher-bench
+apple_scratch=Benchmarks/.build/apple-configuration
+swift build -c release --package-path Benchmarks --product cipher-bench >/dev/null
+CIPHER_APPLE_CONFIGURATION=1 swift build -c release --package-path Benchmarks --product cipher-bench --scratch-path "$apple_scratch" >/dev/null
+default_bin=Benchmarks/.build/release/cipher-bench
 apple_bin=$apple_scratch/release/cipher-bench
 
 echo "== pure Swift against the system libraries (one process, alternating rounds)"

@@ -5,6 +5,8 @@
 #   bash Fuzz/run.sh                  # every harness, one minute each
 #   bash Fuzz/run.sh 600 cid          # the CID harness for ten minutes
 #   bash Fuzz/run.sh 0                # replay every seed corpus only
+#   FUZZ_JOBS=2 bash Fuzz/run.sh 10   # two harnesses at a time (each runs on one core)
+#   FUZZ_BUILD_ONLY=1 bash Fuzz/run.sh # the sanitizer build alone (the test command starts it early)
 # Harnesses: manifest, cid, ipns, envelope, emulator-http, keystore (Fuzz/README.md says what each reads).
 # New corpus entries go to .build/fuzz/corpus/<harness> (the committed Fuzz/corpus/<harness> is
 # only read); a crashing input is written to .build/fuzz/<harness>-crash-* and the script exits
@@ -75,7 +77,9 @@ for target in "${targets[@]}"; do
     echo "==> building $target ($configuration, -sanitize=fuzzer,address) in $scratch"
     swift build -c "$configuration" --scratch-path "$scratch" --target "$target" "${flags[@]}" 2>&1 | grep -v '^\[' || true
 done
+[ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
 products="$scratch/$configuration"
+jobs="${FUZZ_JOBS:-1}"
 # The harnesses read the modules' `package` API (WireJSON, UnixFS, Multibase…), as the package's own
 # targets do: they are compiled with the package name SwiftPM gave the modules (the root package's
 # identity, which is the checkout's directory name), read from its build description.
@@ -85,7 +89,9 @@ package_name=$(grep -o -- '-package-name","[^"]*"' "$scratch/$configuration.yaml
 # A trap is reported by libFuzzer; Swift's own backtracer would only add noise (and reading the
 # stack from its helper thread trips AddressSanitizer).
 export SWIFT_BACKTRACE=enable=no
-status=0
+# Link every harness first, then run them, `jobs` at a time; each one's output is printed whole
+# when it ends, so parallel runs do not interleave.
+binaries=()
 for harness in "${harnesses[@]}"; do
     objects=()
     for module in $(modules_for "$harness"); do
@@ -103,17 +109,37 @@ for harness in "${harnesses[@]}"; do
         "$(source_for "$harness")" Fuzz/AllocationMeter.swift "${objects[@]}" "${libraries[@]}" -o "$binary" 2>&1 \
         | grep -v 'Cannot export local symbol' || true
     test -x "$binary" || { echo "fuzz-$harness did not link" >&2; exit 1; }
+    binaries+=("$binary")
+done
 
-    corpus="$scratch/corpus/$harness"
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+run_harness() {
+    local harness=$1 binary=$2
+    local corpus="$scratch/corpus/$harness"
     mkdir -p "$corpus"
-    leaks=1
     if [ "$seconds" = "0" ]; then
         echo "==> fuzz-$harness: replaying Fuzz/corpus/$harness"
-        ASAN_OPTIONS="detect_leaks=$leaks" "$binary" -runs=0 "Fuzz/corpus/$harness" || status=1
-        continue
+        ASAN_OPTIONS="detect_leaks=1" "$binary" -runs=0 "Fuzz/corpus/$harness"
+        return
     fi
     echo "==> fuzz-$harness: fuzzing for $seconds s"
-    ASAN_OPTIONS="detect_leaks=$leaks" "$binary" -detect_leaks="$leaks" -max_total_time="$seconds" -max_len=65536 -timeout=20 -rss_limit_mb=3072 \
-        -artifact_prefix="$scratch/$harness-" -print_final_stats=1 "$corpus" "Fuzz/corpus/$harness" || status=1
+    ASAN_OPTIONS="detect_leaks=1" "$binary" -detect_leaks=1 -max_total_time="$seconds" -max_len=65536 -timeout=20 -rss_limit_mb=3072 \
+        -artifact_prefix="$scratch/$harness-" -print_final_stats=1 "$corpus" "Fuzz/corpus/$harness"
+}
+status=0
+pids=()
+finish() {  # waits for the oldest running harness and prints its output
+    local pid=${pids[0]} index=${indices[0]}
+    pids=("${pids[@]:1}"); indices=("${indices[@]:1}")
+    wait "$pid" || { status=1; echo "fuzz-${harnesses[$index]} FAILED" >> "$logs/$index"; }
+    cat "$logs/$index"
+}
+indices=()
+for index in "${!harnesses[@]}"; do
+    [ "${#pids[@]}" -lt "$jobs" ] || finish
+    run_harness "${harnesses[$index]}" "${binaries[$index]}" > "$logs/$index" 2>&1 &
+    pids+=($!); indices+=("$index")
 done
+while [ "${#pids[@]}" -gt 0 ]; do finish; done
 exit $status

@@ -10,11 +10,13 @@ layer and the targets it depends on. Against `swift package dump-package` this s
   4. no client module (what an app links) depends on a testing module (the emulator, the loopback
      server, the conformance suite), and the conformance suite needs only `Transport` and
      `LoopbackHTTP`;
-  5. every `import` of a package module in any target's Swift sources (examples, benchmarks and
-     tests included) names one of that target's declared dependencies: a transitive dependency
-     compiles, but it is a shortcut the graph does not show.
+  5. `Package.swift` says the same: the comment above each library or system target starts with
+     `// Layer N:`, N its README layer, and above each executable with `// On top:`; the section
+     Package.swift's header points to exists.
+That every `import` names a declared dependency SwiftPM checks itself: the test command builds with
+`--explicit-target-dependency-import-check error`.
 
-Usage: check_module_graph.py [--package-json FILE] [--readme FILE]
+Usage: check_module_graph.py [--package-json FILE] [--readme FILE] [--manifest FILE]
        check_module_graph.py --print-rows   (rows for a new target: each layer one above its highest dependency)
        check_module_graph.py --self-test
 """
@@ -23,7 +25,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 from _common import report
 
@@ -37,6 +38,8 @@ CLIENT_MODULES = {
 TESTING_MODULES = {"StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"}
 CONFORMANCE_MAY_USE = {"Transport", "LoopbackHTTP"}
 
+TARGET_DECLARATION = re.compile(r"\.(target|systemLibrary|executableTarget)\(\s*name:\s*\"([A-Za-z0-9_]+)\"")
+LAYER_COMMENT = re.compile(r"^\s*// (?:Layer (\d+)|On top):")
 ROW = re.compile(r"^\|\s*`(?P<name>[A-Za-z0-9_]+)`\s*\|\s*(?P<layer>\d+)\s*\|(?P<deps>[^|]*)\|")
 IMPORT = re.compile(r"^\s*(?:@testable\s+|@_exported\s+|(?:public|package|internal)\s+)?import\s+(?:struct\s+|class\s+|enum\s+|func\s+)?([A-Za-z0-9_]+)")
 
@@ -71,7 +74,7 @@ def source_directory(package_root, target):
     return os.path.join(package_root, folder, target["name"])
 
 
-def check(package, readme_text, package_root):
+def check(package, readme_text, package_root, manifest_text):
     problems = []
     targets = {t["name"]: t for t in package["targets"]}
     declared = {name: set(dependency_names(t)) for name, t in targets.items()}
@@ -102,24 +105,42 @@ def check(package, readme_text, package_root):
         if extra:
             problems.append(f"HTTPTransportConformance depends on {sorted(extra)}: it may use only {sorted(CONFORMANCE_MAY_USE)}")
 
-    for name, target in sorted(targets.items()):
-        if target["type"] == "system":
+    problems += manifest_comment_problems(manifest_text, rows, targets)
+    return problems
+
+
+def manifest_comment_problems(text, rows, targets):
+    """Package.swift's comments against the README: each target's comment names its layer."""
+    problems = []
+    header = re.search(r'See "([^"]+)" in README\.md', text)
+    if not header or header.group(1) != "Architecture":
+        problems.append('Package.swift: its header must point to "Architecture" in README.md')
+    lines = text.splitlines()
+    seen = set()
+    for match in TARGET_DECLARATION.finditer(text):
+        kind, name = match.groups()
+        if name not in targets or targets[name]["type"] == "test" or name in seen:
             continue
-        directory = source_directory(package_root, target)
-        for folder, _, files in os.walk(directory):
-            for file in sorted(files):
-                if not file.endswith(".swift"):
-                    continue
-                path = os.path.join(folder, file)
-                with open(path, encoding="utf-8") as handle:
-                    for number, line in enumerate(handle, 1):
-                        match = IMPORT.match(line)
-                        if not match:
-                            continue
-                        module = match.group(1)
-                        if module in targets and module != name and module not in declared[name]:
-                            relative = os.path.relpath(path, package_root)
-                            problems.append(f"{relative}:{number}: imports {module}, which {name} does not declare as a dependency")
+        seen.add(name)
+        line = text.count("\n", 0, match.start())
+        # The comment block right above the declaration (blank lines and code end it).
+        comment = None
+        for previous in range(line - 1, -1, -1):
+            stripped = lines[previous].strip()
+            if not stripped.startswith("//"):
+                break
+            if LAYER_COMMENT.match(lines[previous]):
+                comment = LAYER_COMMENT.match(lines[previous])
+        if kind == "executableTarget":
+            if comment is None or comment.group(1) is not None:
+                problems.append(f"Package.swift: the comment above {name} must start with '// On top:'")
+            continue
+        if name.endswith("Support") and targets[name].get("path", "").startswith("Tests/"):
+            continue
+        if comment is None or comment.group(1) is None:
+            problems.append(f"Package.swift: the comment above {name} must start with '// Layer N:'")
+        elif name in rows and int(comment.group(1)) != rows[name][0]:
+            problems.append(f"Package.swift says {name} is on layer {comment.group(1)}, the README on layer {rows[name][0]}")
     return problems
 
 
@@ -139,37 +160,35 @@ def self_test():
         ]}
     readme = ("## Architecture\n| target | layer | depends on | holds |\n|---|---|---|---|\n"
               "| `Low` | 1 | — | x |\n| `High` | 2 | `Low` | y |\n| `StationEmulator` | 3 | `Low` | z |\n## Next\n")
-    with tempfile.TemporaryDirectory() as directory:
-        for name in ("Sources/Low", "Sources/High", "Sources/StationEmulator", "Tests/HighTests"):
-            os.makedirs(os.path.join(directory, name))
-        def write(path, text):
-            with open(os.path.join(directory, path), "w", encoding="utf-8") as handle:
-                handle.write(text)
-        write("Sources/Low/A.swift", "import Foundation\n")
-        write("Sources/High/B.swift", "import Foundation\nimport Low\n")
-        write("Sources/StationEmulator/C.swift", "import Low\n")
-        write("Tests/HighTests/T.swift", "import Testing\n@testable import High\n")
+    manifest = ('// See "Architecture" in README.md\n'
+                '        // Layer 1: low.\n        .target(name: "Low"),\n'
+                '        // Layer 2: high.\n        .target(name: "High", dependencies: ["Low"]),\n'
+                '        // Layer 3: the emulator.\n        .target(name: "StationEmulator", dependencies: ["Low"]),\n'
+                '        .testTarget(name: "HighTests", dependencies: ["High"]),\n')
+    failures = []
+    def expect(label, problems, fragment):
+        if fragment is None and problems:
+            failures.append(f"{label}: expected no findings, got {problems}")
+        if fragment is not None and not any(fragment in p for p in problems):
+            failures.append(f"{label}: expected a finding with {fragment!r}, got {problems}")
 
-        failures = []
-        def expect(label, problems, fragment):
-            if fragment is None and problems:
-                failures.append(f"{label}: expected no findings, got {problems}")
-            if fragment is not None and not any(fragment in p for p in problems):
-                failures.append(f"{label}: expected a finding with {fragment!r}, got {problems}")
-
-        expect("clean", check(package(["Low"]), readme, directory), None)
-        expect("README out of date", check(package(["Low", "StationEmulator"]), readme, directory), "README says")
-        expect("points up", check(package(["Low"]), readme.replace("| `Low` | 1 |", "| `Low` | 2 |"), directory), "points up")
-        expect("missing row", check(package(["Low"]), readme.replace("| `Low` | 1 | — | x |\n", ""), directory), "no row")
-        client = package(["Low", "StationEmulator"])
-        client["targets"][1]["name"] = "StationClient"
-        expect("client on emulator", check(client, readme.replace("`High`", "`StationClient`").replace("| `Low` | y |", "| `Low`, `StationEmulator` | y |"), directory), "testing module")
-        write("Tests/HighTests/T.swift", "import Testing\nimport Low\n")
-        expect("undeclared import", check(package(["Low"]), readme, directory), "does not declare")
-        expect("no section", check(package(["Low"]), "# nothing\n", directory), "no '## Architecture'")
-        if failures:
-            print("\n".join(failures))
-            return 1
+    def run(deps, readme_text=readme, manifest_text=manifest):
+        return check(package(deps), readme_text, ".", manifest_text)
+    expect("clean", run(["Low"]), None)
+    expect("README out of date", run(["Low", "StationEmulator"]), "README says")
+    expect("points up", run(["Low"], readme.replace("| `Low` | 1 |", "| `Low` | 2 |")), "points up")
+    expect("missing row", run(["Low"], readme.replace("| `Low` | 1 | — | x |\n", "")), "no row")
+    client = package(["Low", "StationEmulator"])
+    client["targets"][1]["name"] = "StationClient"
+    expect("client on emulator", check(client, readme.replace("`High`", "`StationClient`").replace("| `Low` | y |", "| `Low`, `StationEmulator` | y |"), ".",
+                                       manifest.replace('"High"', '"StationClient"')), "testing module")
+    expect("no section", run(["Low"], "# nothing\n"), "no '## Architecture'")
+    expect("manifest layer differs", run(["Low"], manifest_text=manifest.replace("// Layer 2: high", "// Layer 3: high")), "Package.swift says High is on layer 3")
+    expect("manifest comment missing", run(["Low"], manifest_text=manifest.replace("        // Layer 2: high.\n", "")), "the comment above High")
+    expect("header points nowhere", run(["Low"], manifest_text=manifest.replace('"Architecture"', '"Layers"')), "its header must point")
+    if failures:
+        print("\n".join(failures))
+        return 1
     print("check_module_graph self-test: every planted violation found, the clean package passes")
     return 0
 
@@ -199,7 +218,10 @@ def main(arguments):
         print_rows(package)
         return 0
     with open(readme_path, encoding="utf-8") as handle:
-        problems = check(package, handle.read(), root)
+        readme_text = handle.read()
+    manifest_path = arguments[arguments.index("--manifest") + 1] if "--manifest" in arguments else os.path.join(root, "Package.swift")
+    with open(manifest_path, encoding="utf-8") as handle:
+        problems = check(package, readme_text, root, handle.read())
     count = len([t for t in package["targets"]])
     return report(problems, f"check_module_graph: {len(problems)} problem(s) in {count} targets",
                   f"check_module_graph: {count} targets, every dependency points down, the README's table is the graph as built")

@@ -47,34 +47,115 @@ python3 scripts/check_module_graph.py
 phase "documentation snippets (scripts/check_snippets.py)"
 python3 scripts/check_snippets.py
 
-# Serially: on a 2-core machine, CPU-heavy suites (vectors, 100 MiB CIDs) running beside the
-# streaming transport tests would starve them of the two cooperative threads.
-phase "swift test"
+# One build of the default configuration, tests included. SwiftPM checks that every `import`
+# names a declared dependency of its target.
+phase "build (default configuration)"
+swift build --build-tests --explicit-target-dependency-import-check error
+
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-swift test --no-parallel "$@" 2>&1 | tee "$log"
+background_log=$(mktemp)
+trap 'rm -f "$log" "$background_log"' EXIT
+if [ $# -eq 0 ]; then
+    # The other builds the later phases need (the Apple configuration, the fuzz harnesses' sanitizer
+    # build, the benchmarks package) run now at a lower priority: they take the CPU the tests below
+    # leave idle while they wait on processes, sockets and timers, and little of the rest.
+    (
+        set -e
+        nice -n 10 swift build --build-tests --disable-default-traits --scratch-path .build/apple-configuration
+        FUZZ_CONFIGURATION=debug FUZZ_BUILD_ONLY=1 nice -n 10 bash Fuzz/run.sh
+        for product in cipher-bench station-client-bench cipher-station-emulator; do
+            nice -n 10 swift build --package-path Benchmarks --scratch-path .build/benchmarks --product "$product"
+        done
+    ) > "$background_log" 2>&1 &
+    background=$!
+fi
+
+# The tests run as several processes of the built test binary at once, one per group of targets:
+# each process has its own cooperative thread pool, so the CPU-heavy suites (vectors, interop,
+# 100 MiB CIDs), which run in parallel, never hold the threads that the suites waiting on sockets,
+# processes and timers need; those run one test at a time in their groups. A group is
+# "parallel:REGEX" or "serial:REGEX", optionally ":SKIP-REGEX"; each group's log is printed whole
+# when every group has ended, then the summed count.
+run_test_groups() {  # BINARY LOG GROUP...
+    local binary=$1 summary=$2 pids=() logs=() status=0 total=0 group mode rest filter skip index
+    shift 2
+    for group in "$@"; do
+        mode=${group%%:*}; rest=${group#*:}; filter=${rest%%:*}; skip=""
+        [ "$rest" = "$filter" ] || skip=${rest#*:}
+        local arguments=(--testing-library swift-testing --filter "$filter")
+        [ -z "$skip" ] || arguments+=(--skip "$skip")
+        [ "$mode" = parallel ] || arguments+=(--no-parallel)
+        logs+=("$(mktemp)")
+        "$binary" "${arguments[@]}" > "${logs[-1]}" 2>&1 &
+        pids+=($!)
+    done
+    for index in "${!pids[@]}"; do
+        wait "${pids[$index]}" || status=1
+        cat "${logs[$index]}"
+        local count
+        count=$(grep -E "Test run with [0-9]+ tests?" "${logs[$index]}" | tail -n 1 | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/')
+        total=$((total + ${count:-0}))
+        rm -f "${logs[$index]}"
+    done
+    echo "$total" > "$summary"
+    return $status
+}
+
+phase "swift test"
+if [ $# -eq 0 ]; then
+    bin=$(swift build --show-bin-path)
+    run_test_groups "$bin/swift-cipher-stationPackageTests.xctest" "$log" \
+        "parallel:^(PQCryptoTests|ClassicalCryptoTests|EnvelopeTests|SigningTests|OrderedJSONTests|ContentAddressingTests|ManifestTests)\." \
+        "serial:^(CipherCLITests|ExampleTests)\." \
+        "serial:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/" \
+        "serial:^StationClientTests\.:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/" \
+        "serial:^(TransportTests|CurlTransportTests|URLSessionTransportTests|StationEmulatorTests|SnippetTests)\."
+    # Every test ran in some group (a new test target needs a place above).
+    listed=$("$bin/swift-cipher-stationPackageTests.xctest" --testing-library swift-testing --list-tests | grep -c .)
+    [ "$(cat "$log")" = "$listed" ] || { echo "the groups ran $(cat "$log") of $listed tests: add the missing target to a group" >&2; exit 1; }
+else
+    swift test --skip-build --no-parallel "$@" 2>&1 | tee "$log.out"
+    grep -E "Test run with [0-9]+ tests? .* passed" "$log.out" | tail -n 1 | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/' > "$log"
+    rm -f "$log.out"
+fi
 
 # The Apple configuration, built and run here: without the default SystemLibraries trait the package
 # links no system library (pure-Swift SecretBox, BLAKE2b, Argon2, Ed25519, SHA-256; URLSessionTransport
 # as the default transport), exactly as iOS and macOS get it. Its own scratch path keeps the default
 # build intact. Skipped only when tests were filtered to a subset.
-apple_summary=""
 if [ $# -eq 0 ]; then
+    phase "waiting for the background builds"
+    wait "$background" || { cat "$background_log"; echo "a background build failed" >&2; exit 1; }
+    grep -E "error|warning: " "$background_log" || true
     phase "swift test, Apple configuration (--disable-default-traits)"
     apple_log=$(mktemp)
-    trap 'rm -f "$log" "$apple_log"' EXIT
+    trap 'rm -f "$log" "$background_log" "$apple_log"' EXIT
     # The transport scenarios (every shipped transport, TLS fronts) ran above and test no primitive.
-    swift test --no-parallel --disable-default-traits --scratch-path .build/apple-configuration \
-        --filter 'ClassicalCryptoTests|EnvelopeTests|SigningTests|ManifestTests|OrderedJSONTests|ContentAddressingTests|StationClientTests' \
-        --skip 'TransportScenarioTests' 2>&1 | tee "$apple_log"
-    apple_summary=$(grep -E "Test run with [0-9]+ tests? .* passed" "$apple_log" | tail -n 1 || true)
+    run_test_groups ".build/apple-configuration/debug/swift-cipher-stationPackageTests.xctest" "$apple_log" \
+        "parallel:^(ClassicalCryptoTests|EnvelopeTests|SigningTests|ManifestTests|OrderedJSONTests|ContentAddressingTests)\." \
+        "serial:^StationClientTests\.(TrustTests|EndToEndTests)/" \
+        "serial:^StationClientTests\.:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/"
 fi
 
-# A short libFuzzer smoke run of every harness (its seed corpus plus 10 s of new inputs each);
-# Fuzz/README.md has the long run. Skipped only when tests were filtered to a subset.
+# A short libFuzzer smoke run of every harness (its seed corpus plus 10 s of new inputs each, two
+# at a time); Fuzz/README.md has the long run. Skipped only when tests were filtered to a subset.
 if [ $# -eq 0 ]; then
-    phase "fuzz smoke run (FUZZ_CONFIGURATION=debug Fuzz/run.sh 10)"
-    FUZZ_CONFIGURATION=debug bash Fuzz/run.sh 10
+    phase "fuzz smoke run (FUZZ_CONFIGURATION=debug FUZZ_JOBS=2 Fuzz/run.sh 10)"
+    FUZZ_CONFIGURATION=debug FUZZ_JOBS=2 bash Fuzz/run.sh 10
+fi
+
+# The benchmarks (their own package, built above in debug) run once, briefly, so they keep working:
+# the figures themselves come from release builds (Benchmarks/README.md). station-client-bench exits
+# 1 when a figure misses its goal, which a debug build may; 2 or a crash fails the run.
+if [ $# -eq 0 ]; then
+    phase "benchmarks smoke run (Benchmarks/Package.swift, debug)"
+    benchmarks=.build/benchmarks/debug
+    "$benchmarks/cipher-bench" --filter sha3 --batches 1
+    set +e
+    "$benchmarks/station-client-bench" --posts 20 --reference-posts 0 --cold-runs 1 --large-file no
+    bench_status=$?
+    set -e
+    [ "$bench_status" -le 1 ] || { echo "station-client-bench failed (exit $bench_status)" >&2; exit 1; }
 fi
 
 # The DocC build (warnings are errors) and the check that every public symbol is documented.
@@ -85,12 +166,8 @@ fi
 
 phase "done"
 
-# Repeat the test runner's verdict last, so it is the closing line of the run.
-summary=$(grep -E "Test run with [0-9]+ tests? .* passed" "$log" | tail -n 1 || true)
-if [ -n "$apple_summary" ]; then
-    echo "Apple configuration: $(echo "$apple_summary" | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/') tests passed"
+# The counts last, so they close the run (the runs above stop the script on any failure).
+if [ $# -eq 0 ]; then
+    echo "Apple configuration: $(cat "$apple_log") tests passed"
 fi
-if [ -n "$summary" ]; then
-    count=$(echo "$summary" | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/')
-    echo "swift test: $count passed, 0 failed"
-fi
+echo "swift test: $(cat "$log") passed, 0 failed"

@@ -3,7 +3,7 @@ import Foundation
 /// What an example says about itself on `--help`: its name, what it does, and whether it talks
 /// to a station (and so takes the station options).
 public struct ExampleUsage: Sendable {
-    /// The product name, as `swift run <name>` takes it.
+    /// The step name, as `swift run cipher-examples <name>` takes it.
     public var name: String
     /// What the example does, in a few lines.
     public var summary: String
@@ -24,7 +24,7 @@ public struct ExampleUsage: Sendable {
 
     /// The text `--help` prints.
     public var helpText: String {
-        var lines = ["usage: swift run \(name)" + (networked ? " [--station URL [--gateway URL] [--fingerprint sha256//…]] [--keep]" : ""),
+        var lines = ["usage: swift run cipher-examples \(name)" + (networked ? " [--station URL [--gateway URL] [--fingerprint sha256//…]] [--keep]" : ""),
                      "", summary, "", "options:"]
         for option in options {
             let name = option.names.joined(separator: ", ") + (option.value.map { " \($0)" } ?? "")
@@ -55,7 +55,7 @@ struct ExampleOption: Sendable {
     ]
 }
 
-/// An example's parsed command line: the one parser every example uses.
+/// An example's parsed command line.
 public struct ExampleArguments: Sendable {
     /// The value of each option given (`--station` → URL).
     var values: [String: String] = [:]
@@ -70,13 +70,12 @@ public struct ExampleArguments: Sendable {
     /// Whether the flag `name` was given.
     public func has(_ name: String) -> Bool { flags.contains(name) }
 
-    /// Parses `arguments` (the program name first, as `CommandLine.arguments`) for `usage`.
+    /// Parses `arguments` (what follows the step's name on the command line) for `usage`.
     ///
     /// `--help` or `-h` anywhere prints the usage and exits with status 0 before anything starts;
     /// an unknown option, a missing value or a stray argument prints the error and the usage line
     /// and exits with status 2.
-    public static func parse(_ arguments: [String] = CommandLine.arguments, usage: ExampleUsage) -> ExampleArguments {
-        let given = Array(arguments.dropFirst())
+    public static func parse(_ given: [String], usage: ExampleUsage) -> ExampleArguments {
         if given.contains("--help") || given.contains("-h") {
             print(usage.helpText)
             exit(0)

@@ -203,8 +203,8 @@ public struct ExampleError: Error, CustomStringConvertible {
 /// Runs an example's body: `--help` prints `usage` and exits before anything starts; otherwise
 /// the station is set up from the command line, the body runs, and what it registered is removed
 /// (unless `--keep`). Prints any error and exits with status 1 on failure.
-public func runExample(_ usage: ExampleUsage, _ body: @Sendable (ExampleStation) async throws -> Void) async {
-    let arguments = ExampleArguments.parse(usage: usage)
+public func runExample(_ usage: ExampleUsage, _ given: [String], _ body: @Sendable (ExampleStation) async throws -> Void) async {
+    let arguments = ExampleArguments.parse(given, usage: usage)
     let station: ExampleStation
     do {
         station = try ExampleStation(arguments: arguments)

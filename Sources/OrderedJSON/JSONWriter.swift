@@ -22,6 +22,12 @@ package struct JSONStyle: Sendable, Hashable {
     /// `json.dumps(obj, separators=(",", ":"), ensure_ascii=False)`: the station's manifest,
     /// envelope sets and encrypted metadata, and what clients should send.
     package static let compact = JSONStyle(indent: nil, itemSeparator: ",", keySeparator: ":", asciiOnly: false)
+
+    /// `json.dumps(obj)`: the station's social-graph documents.
+    package static let pythonDefault = JSONStyle(indent: nil, itemSeparator: ", ", keySeparator: ": ", asciiOnly: true)
+
+    /// `json.dumps(obj, indent=2)`: the `public.json` the station publishes to IPNS.
+    package static let pythonIndented = JSONStyle(indent: 2, itemSeparator: ",", keySeparator: ": ", asciiOnly: true)
 }
 
 /// Writes ``JSONValue`` as Python's `json.dumps` would, byte for byte.

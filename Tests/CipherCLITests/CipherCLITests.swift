@@ -56,10 +56,12 @@ struct CipherCLITests {
         await eventually(timeout: 60) { emulator.log.pins.count > count } ? emulator.log.pins.last : nil
     }
 
-    static func pairedHome(gateway: Bool = true) async throws -> Paired {
+    /// A home paired with a fresh emulator; with `cheapKeyStore` its key store is made beforehand
+    /// at the least cost (``TemporaryDirectory/cipherHome(passphrase:)``), else `cipher pair` makes it.
+    static func pairedHome(gateway: Bool = true, cheapKeyStore: Bool = true) async throws -> Paired {
         let emulator = try StationEmulator()
         let url = try emulator.start()
-        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        let home = cheapKeyStore ? try TemporaryDirectory.cipherHome() : try TemporaryDirectory(prefix: "cipher-cli")
         let environment = ["CIPHER_PASSPHRASE": "correct horse battery staple"]
         var arguments = ["pair", url.absoluteString, "--name", "test laptop", "--home", home.url.path, "--json"]
         if gateway, let gatewayURL = emulator.gatewayURL { arguments += ["--gateway", gatewayURL.absoluteString] }

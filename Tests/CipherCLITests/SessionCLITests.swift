@@ -44,7 +44,7 @@ struct SessionCLITests {
 
     @Test("After one unlock, the next command needs no passphrase; cipher lock makes it ask again")
     func secondCommandNeedsNoPassphraseUntilLock() async throws {
-        let paired = try await CipherCLITests.pairedHome(gateway: false)
+        let paired = try await CipherCLITests.pairedHome(gateway: false, cheapKeyStore: false)
         defer { paired.cleanup() }
         let home = paired.home.url
         let keyring = TestKeyring.own()
@@ -111,7 +111,7 @@ struct SessionCLITests {
 
     @Test("A session key read while unlocked opens nothing after cipher lock or the time-out: the sealed copy is gone")
     func sessionKeyReadEarlierOpensNothingAfterwards() async throws {
-        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        let home = try TemporaryDirectory.cipherHome(passphrase: "pw")
         defer { home.cleanup() }
         let keyring = TestKeyring.own()
         defer { keyring.remove() }
@@ -155,7 +155,7 @@ struct SessionCLITests {
 
     @Test("The user's shared default session keyring keeps nothing: said once, and every command asks")
     func sharedUserKeyringKeepsNothing() async throws {
-        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        let home = try TemporaryDirectory.cipherHome(passphrase: "pw")
         defer { home.cleanup() }
         let shared = TestKeyring.shared
         let first = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "pw", keyring: shared)
@@ -181,7 +181,7 @@ struct SessionCLITests {
 
     @Test("CIPHER_KEEP_UNLOCKED takes whole seconds up to 43200, 0 or off; anything else is a usage error, never the default")
     func keepUnlockedIsStrict() async throws {
-        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        let home = try TemporaryDirectory.cipherHome(passphrase: "pw")
         defer { home.cleanup() }
         let keyring = TestKeyring.own()
         defer { keyring.remove() }
@@ -205,7 +205,7 @@ struct SessionCLITests {
 
     @Test("An expired kept key, or one that does not open the store any more, falls back to asking")
     func expiredOrStaleKeyFallsBack() async throws {
-        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        let home = try TemporaryDirectory.cipherHome(passphrase: "pw")
         defer { home.cleanup() }
         let keyring = TestKeyring.own()
         defer { keyring.remove() }
@@ -225,7 +225,7 @@ struct SessionCLITests {
         _ = try await cipher("status", passphrase: "pw")
         let kept = try await cipher("status", "--json", passphrase: nil)
         #expect((try kept.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(kept.stderr)")
-        let other = try TemporaryDirectory(prefix: "cipher-cli")
+        let other = try TemporaryDirectory.cipherHome(passphrase: "other")
         defer { other.cleanup() }
         _ = try await cipher("status", in: other.url, passphrase: "other", keep: "0")
         let params = home.file("keystore.params")

@@ -27,7 +27,7 @@ struct TrustCLITests {
         defer { emulator.stop() }
         let front = try TLSFront.start(backendPort: try #require(station.port.map(UInt16.init)), certificate: .runPyStyle)
         defer { front.stop() }
-        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        let home = try TemporaryDirectory.cipherHome()
         defer { home.cleanup() }
 
         let refused = try await CLIProcess.run(["pair", front.url("").absoluteString, "--home", home.url.path, "--json"],
@@ -64,7 +64,7 @@ struct TrustCLITests {
         defer { emulator.stop() }
         let backend = try #require(station.port.map(UInt16.init))
         let front = try TLSFront.start(backendPort: backend, certificate: .runPyStyle)
-        let home = try TemporaryDirectory(prefix: "cipher-cli")
+        let home = try TemporaryDirectory.cipherHome()
         defer { home.cleanup() }
         let paired = try await pair(emulator, url: front.url(""), home: home, extra: ["--fingerprint", front.pin.pinString])
         #expect(paired.status == 0, "\(paired.stderr)")

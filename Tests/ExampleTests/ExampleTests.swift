@@ -19,11 +19,12 @@ struct ExampleRun: Sendable {
 /// like swift-argument-parser's example tests.
 @Suite("Examples")
 struct ExampleTests {
-    /// Runs the example `product` with `arguments`. With `pinsFrom`, each pairing PIN that station
+    /// Runs the step `product` of `cipher-examples` (none: the tool alone) with `arguments`. With `pinsFrom`, each pairing PIN that station
     /// logs is typed on the example's standard input, as a user reading the station's log would.
-    static func launch(_ product: String, _ arguments: [String] = [], pinsFrom log: StationLog? = nil) async throws -> ExampleRun {
+    static func launch(_ product: String?, _ arguments: [String] = [], pinsFrom log: StationLog? = nil) async throws -> ExampleRun {
         signal(SIGPIPE, SIG_IGN)  // a write to an example that just ended fails instead of killing the tests
-        let launched = try PipedProcess(PipedProcess.productsDirectory.appendingPathComponent(product), arguments)
+        let launched = try PipedProcess(PipedProcess.productsDirectory.appendingPathComponent("cipher-examples"),
+                                        (product.map { [$0] } ?? []) + arguments)
         let out = PipeReader(launched.stdout), err = PipeReader(launched.stderr)
         if let log {
             var typed = 0
@@ -163,7 +164,7 @@ struct ExampleTests {
             let run = try await Self.launch(product, arguments)
             #expect(run.status == 0, "\(arguments): \(run.stderr)")
             #expect(run.stderr.isEmpty)
-            #expect(run.stdout.hasPrefix("usage: swift run \(product)"))
+            #expect(run.stdout.hasPrefix("usage: swift run cipher-examples \(product)"))
             #expect(run.stdout.contains("--help, -h"))
             let networked = product != "post-quantum-tour"
             for option in ["--station URL", "--gateway URL", "--fingerprint sha256//…", "--keep"] {
@@ -172,11 +173,24 @@ struct ExampleTests {
         }
     }
 
+    /// Without a step `cipher-examples` lists every step and exits 2 (with `--help`, 0); an
+    /// unknown step is a usage error.
+    @Test func stepsAreListed() async throws {
+        let bare = try await Self.launch(nil), help = try await Self.launch(nil, ["--help"])
+        #expect(bare.status == 2 && help.status == 0)
+        for step in Self.all {
+            #expect(bare.stdout.contains("  \(step) ") && help.stdout.contains("  \(step) "), "\(step) not listed")
+        }
+        let unknown = try await Self.launch("pair-devices")
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.hasPrefix("cipher-examples: no step named pair-devices"))
+    }
+
     @Test func unknownOptionIsAUsageError() async throws {
         let run = try await Self.launch("read-manifest", ["--stations", "http://127.0.0.1:9/"])
         #expect(run.status == 2)
         #expect(run.stderr.contains("read-manifest: unknown option --stations"))
-        #expect(run.stderr.contains("usage: swift run read-manifest"))
+        #expect(run.stderr.contains("usage: swift run cipher-examples read-manifest"))
         #expect(run.stdout.isEmpty)
     }
 

@@ -2,7 +2,6 @@ import Foundation
 import Manifest
 import Testing
 import OrderedJSON
-import StationEmulator
 
 private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 private func parse(_ json: String) throws -> JSONValue { try WireJSON.parse(Array(json.utf8)) }

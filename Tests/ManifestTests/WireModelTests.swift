@@ -3,7 +3,6 @@ import Manifest
 import Testing
 import OrderedJSON
 import ContentAddressing
-import StationEmulator
 
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }

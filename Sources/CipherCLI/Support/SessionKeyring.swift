@@ -262,10 +262,10 @@ struct SessionKeyring: Sendable {
     /// The file's bytes: magic, expiry, and the store key with the expiry sealed under the session key.
     private static func seal(_ storeKey: SecretBytes, expiry: UInt64, with sessionKey: SymmetricKey) -> [UInt8]? {
         let stamp = (0..<8).map { UInt8((expiry >> (56 - 8 * UInt64($0))) & 0xFF) }
-        guard let plain = try? SecretBytes(count: 8 + keyByteCount, initialize: { buffer in
+        let plain = SecretBytes(count: 8 + keyByteCount) { (buffer: UnsafeMutableRawBufferPointer) throws(Never) in
             buffer.copyBytes(from: stamp)
             storeKey.withUnsafeBytes { key in UnsafeMutableRawBufferPointer(rebasing: buffer[8...]).copyMemory(from: key) }
-        }) else { return nil }
+        }
         guard let sealed = try? plain.withUnsafeBytes({ bytes throws(ClassicalCryptoError) in try SecretBox.seal(bytes, using: sessionKey) })
         else { return nil }
         return copyMagic + stamp + [UInt8](sealed)

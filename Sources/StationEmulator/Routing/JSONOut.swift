@@ -56,11 +56,3 @@ enum PythonRepr {
         return out
     }
 }
-
-extension JSONStyle {
-    /// `json.dumps(obj)`: the station's social-graph documents.
-    package static let pythonDefault = JSONStyle(indent: nil, itemSeparator: ", ", keySeparator: ": ", asciiOnly: true)
-
-    /// `json.dumps(obj, indent=2)`: the `public.json` the station publishes to IPNS.
-    package static let pythonIndented = JSONStyle(indent: 2, itemSeparator: ",", keySeparator: ": ", asciiOnly: true)
-}
