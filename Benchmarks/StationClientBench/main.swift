@@ -35,9 +35,10 @@ import ContentAddressing
 // posts per second with this process's CPU time per post, the baseline (one ML-DSA-65 sign + one
 // envelope open + one metadata open) measured in the same run, and a publish and a download of the
 // largest file the station accepts with throughput and peak resident memory measured after the key
-// store is unlocked, and a followed station's listing of 500 posts sharing 5 envelope sets with
-// the number of sets fetched. Exits 1 when a required figure fails: the warm listing's CPU, the
-// transfers' peak memory, or the followed listing's 5 fetches (the cold ratios are for information).
+// store is unlocked (and, for the publish, the bytes read per byte published), and a followed
+// station's listing of 500 posts sharing 5 envelope sets with the number of sets fetched. Exits 1
+// when a required figure fails: the warm listing's CPU, the transfers' peak memory, the publish's
+// reads, or the followed listing's 5 fetches (the cold ratios are for information).
 //
 // Environment: BENCH_DIAGNOSE=1 adds the cost of each stage of a listed post measured alone;
 // BENCH_LOOP_COLD=N only runs N cold listings (for `perf record -p`); BENCH_MEMORY_PARTS=1 adds the
@@ -52,6 +53,25 @@ func fail(_ message: String, stopping emulator: EmulatorProcess? = nil) -> Never
     FileHandle.standardError.write(Data("station-client-bench: \(message)\n".utf8))
     emulator?.stop()
     exit(2)
+}
+
+/// This process's read counters (`/proc/self/io`): `rchar`, the bytes its read-family system calls
+/// returned, page-cache hits included (every byte the SDK reads, whether or not the disk was
+/// touched), and `read_bytes`, the bytes it made the kernel fetch from storage. `nil` where there
+/// is no `/proc`.
+func readCounters() -> (rchar: Int64, readBytes: Int64)? {
+    #if os(Linux)
+    guard let io = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return nil }
+    var values: [Substring: Int64] = [:]
+    for line in io.split(separator: "\n") {
+        let parts = line.split(separator: ":")
+        if parts.count == 2 { values[parts[0]] = Int64(parts[1].trimmingCharacters(in: .whitespaces)) }
+    }
+    guard let rchar = values["rchar"], let readBytes = values["read_bytes"] else { return nil }
+    return (rchar, readBytes)
+    #else
+    return nil
+    #endif
 }
 
 /// This process's user + system CPU time in seconds.
@@ -784,9 +804,14 @@ try writer.close()
 pattern = Data()
 
 resetPeakRSS()
+// Reads around the publish: the file's bytes (`rchar`), counted whether the page cache held them or
+// not, since every pass the SDK makes costs a read(2) of the whole file either way (on a device
+// short of memory, from storage). libcurl's recv(2) of the answers is not counted.
+let readsBefore = readCounters()
 let publishStart = Date()
 let big = try await client.publish(fileAt: source, metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: Int(largest)))
 let publishSeconds = Date().timeIntervalSince(publishStart)
+let readsAfter = readCounters()
 let publishPeak = peakRSS()
 let copy = work.appendingPathComponent("copy.bin")
 resetPeakRSS()
@@ -819,10 +844,18 @@ let same = try SHA256.hash(fileAt: source) == SHA256.hash(fileAt: copy)
 let mib = Double(largest) / 1_048_576
 say(String(format: "publish of %lld bytes (the largest accepted): %.1f MiB/s, peak RSS %.1f MiB (required ≤ 64)",
            largest, mib / publishSeconds, Double(publishPeak) / 1_048_576))
+// Three reads per byte are this protocol's floor (README, "The publish's reads"); 4 before issue 36.
+var readsPerByte = Double.nan
+if let readsBefore, let readsAfter {
+    readsPerByte = Double(readsAfter.rchar - readsBefore.rchar) / Double(largest)
+    say(String(format: "publish read %.3f bytes per byte published (rchar; required ≤ 3.05, the issue's goal of ≤ 2.05 is below what the body hash allows), %.3f from storage (read_bytes)",
+               readsPerByte, Double(readsAfter.readBytes - readsBefore.readBytes) / Double(largest)))
+}
 say(String(format: "download of %lld bytes: %.1f MiB/s, peak RSS %.1f MiB (required ≤ 64), content %@",
            largest, mib / downloadSeconds, Double(downloadPeak) / 1_048_576, same ? "identical" : "DIFFERENT"))
 
-let passed = listingPassed && publishPeak <= 64 << 20 && downloadPeak <= 64 << 20 && same
+let readsPassed = readsPerByte.isNaN || readsPerByte <= 3.05
+let passed = listingPassed && publishPeak <= 64 << 20 && downloadPeak <= 64 << 20 && same && readsPassed
 say(passed ? "station-client-bench: PASS" : "station-client-bench: FAIL")
 emulator.stop()
 finish(passed ? 0 : 1)

@@ -89,7 +89,7 @@ struct InterruptTests {
     }
 
     /// Two Ctrl-Cs in a row: the second exits at once, before the command's task can unwind,
-    /// and the staged ciphertext (and the partial of it being written) is removed all the same.
+    /// and the staged ciphertext is removed all the same.
     @Test func aSecondInterruptExitsAtOnceAndStillRemovesTheStagedUpload() async throws {
         let paired = try await CipherCLITests.pairedHome()
         defer { paired.cleanup() }

@@ -36,6 +36,17 @@ struct SecretBoxStreamingTests {
             try SecretBox.sealFile(at: plain, to: sealedFile, using: key, nonce: nonce, chunkByteCount: chunkByteCount)
             #expect([UInt8](try Data(contentsOf: sealedFile)) == expected, "size \(size) chunk \(chunkByteCount)")
 
+            // Into a file the caller owns (longer than the result: it is emptied first). What the
+            // observer sees is the file's bytes in order, with zeros for the tag.
+            let owned = try directory.write([UInt8](repeating: 0xAB, count: size + 100), to: "owned-\(size)")
+            var observed: [UInt8] = []
+            let head = try SecretBox.sealFile(at: plain, overwriting: owned, using: key, nonce: nonce, chunkByteCount: chunkByteCount) {
+                observed += $0
+            }
+            #expect([UInt8](try Data(contentsOf: owned)) == expected, "size \(size) chunk \(chunkByteCount)")
+            #expect(head == Array(expected.prefix(40)))
+            #expect(observed == nonce + [UInt8](repeating: 0, count: 16) + expected.dropFirst(40))
+
             try SecretBox.openFile(at: sealedFile, to: opened, using: key, chunkByteCount: chunkByteCount)
             #expect([UInt8](try Data(contentsOf: opened)) == message, "size \(size) chunk \(chunkByteCount)")
         }

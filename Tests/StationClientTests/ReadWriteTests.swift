@@ -322,8 +322,8 @@ struct ReadWriteTests {
         try exactHandle.close()
         let metadataJSON = try StationClient.encodeMetadata(metadata)
         let fromFile = try await StagedFile.withUpload(in: directory, registeredIn: StagedUploads(), operation: "preparing") { staged in
-            try await client.prepare(content: .file(exact, stagedAt: staged), metadataJSON: metadataJSON, namespace: nil,
-                                     audience: .selfOnly)
+            try await client.prepare(PostDraft(content: .file(exact), metadataJSON: metadataJSON, namespace: "drive", audience: .selfOnly),
+                                     stagingFile: staged)
         }
         #expect(fromFile.requestByteCount == StationClient.maximumRequestByteCount)
     }

@@ -28,6 +28,32 @@ struct MultipartFormTests {
         #expect(body == expected)
     }
 
+    /// The length from the framing alone equals the built form's, in any order of parts, for
+    /// escaped and multi-byte names, and for a fresh form's boundary.
+    @Test func lengthFromFramingMatchesBuiltForm() throws {
+        #expect(MultipartForm().boundary.utf8.count == MultipartForm.freshBoundaryByteCount)
+        #expect(try MultipartForm.contentLength(parts: []) == MultipartForm().contentLength)
+        for fileFirst in [true, false] {
+            var form = MultipartForm()
+            var parts: [MultipartForm.PartLayout] = []
+            func addFile() throws {
+                try form.addFile("file", filename: "bl\"ob.bin", data: Data(count: 1234))
+                parts.append(.file("file", filename: "bl\"ob.bin", byteCount: 1234))
+            }
+            if fileFirst { try addFile() }
+            for (name, value) in [("metadata", "a1b2"), ("client", "née"), ("audience_uids", "[\"u\"]")] {
+                try form.addField(name, value: value)
+                parts.append(.field(name, value: value))
+            }
+            if !fileFirst { try addFile() }
+            #expect(try MultipartForm.contentLength(parts: parts) == form.contentLength)
+            #expect(try MultipartForm.contentLength(parts: parts) == Int64(try form.encoded().count))
+        }
+        #expect(throws: MultipartForm.Error.invalidName("a\nb")) {
+            try MultipartForm.contentLength(parts: [.field("a\nb", value: "")])
+        }
+    }
+
     @Test func emptyFormIsJustTheClosingDelimiter() throws {
         let form = try MultipartForm(boundary: "b")
         #expect(try form.encoded() == Data("--b--\r\n".utf8))

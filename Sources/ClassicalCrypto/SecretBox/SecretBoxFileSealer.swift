@@ -148,6 +148,41 @@ extension SecretBox {
         at source: URL, to destination: URL, using key: SymmetricKey, nonce: [UInt8]? = nil,
         chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount
     ) throws(ClassicalCryptoError) {
+        var output: AtomicOutputFile?
+        _ = try seal(source, using: key, nonce: nonce, chunkByteCount: chunkByteCount, into: { byteCount throws(ClassicalCryptoError) in
+            let file = try AtomicOutputFile(destination: destination.path, expectedByteCount: byteCount)
+            output = file
+            return file.file
+        }, observing: { _ in })
+        try output?.commit()
+    }
+
+    /// Seals the file at `source` into the file at `destination`, which exists and belongs to the
+    /// caller (an upload's staging file): it is overwritten from its start, with no temporary name,
+    /// rename or flush, and what it holds after a failure is the caller's to remove. `observe` is
+    /// handed each run of sealed bytes as it is written, in order, so they can be hashed in the
+    /// same pass: the nonce with zeros in place of the tag (known only at the end), then the
+    /// ciphertext; each buffer is valid only during its call. Returns the real first bytes,
+    /// `nonce ‖ tag`.
+    ///
+    /// - Throws: as ``sealFile(at:to:using:nonce:chunkByteCount:)``.
+    package static func sealFile(
+        at source: URL, overwriting destination: URL, using key: SymmetricKey, nonce: [UInt8]? = nil,
+        chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount,
+        observing observe: (UnsafeRawBufferPointer) -> Void
+    ) throws(ClassicalCryptoError) -> [UInt8] {
+        try seal(source, using: key, nonce: nonce, chunkByteCount: chunkByteCount, into: { _ throws(ClassicalCryptoError) in
+            try FileDescriptor.openForOverwriting(destination.path)
+        }, observing: observe)
+    }
+
+    /// Seals `source` in one pass into the file `makeOutput` opens for the sealed length: the
+    /// ciphertext is written after a 16-byte placeholder, and the tag into its place at the end.
+    private static func seal(
+        _ source: URL, using key: SymmetricKey, nonce: [UInt8]?, chunkByteCount: Int,
+        into makeOutput: (_ sealedByteCount: Int) throws(ClassicalCryptoError) -> FileDescriptor,
+        observing observe: (UnsafeRawBufferPointer) -> Void
+    ) throws(ClassicalCryptoError) -> [UInt8] {
         try checkKey(key)
         let nonce = nonce ?? SecureRandom.bytes(count: nonceByteCount)
         guard nonce.count == nonceByteCount else {
@@ -159,26 +194,27 @@ extension SecretBox {
         let path = source.path
         let file = try FileDescriptor.openForReading(path)
         let identity = try file.identity()
-        let output = try AtomicOutputFile(
-            destination: destination.path, expectedByteCount: Int(identity.size) + overheadByteCount)
+        let output = try makeOutput(Int(identity.size) + overheadByteCount)
         let placeholder = nonce + [UInt8](repeating: 0, count: tagByteCount)
         try placeholder.withUnsafeBytes { buffer in
-            Result { () throws(ClassicalCryptoError) in try output.file.writeAll(buffer) }
+            observe(buffer)
+            return Result { () throws(ClassicalCryptoError) in try output.writeAll(buffer) }
         }.get()
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
         var writeError: ClassicalCryptoError?
         let total = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
             guard writeError == nil else { return }
             stream.sealChunk(chunk)
-            do throws(ClassicalCryptoError) { try output.file.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
+            observe(UnsafeRawBufferPointer(chunk))
+            do throws(ClassicalCryptoError) { try output.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
         }
         if let writeError { throw writeError }
         guard Int64(total) == identity.size, try file.identity() == identity else { throw .fileChanged(path: path) }
         let tag = stream.finalizeTag()
         try tag.withUnsafeBytes { buffer in
-            Result { () throws(ClassicalCryptoError) in try output.file.writeAll(buffer, at: Int64(nonceByteCount)) }
+            Result { () throws(ClassicalCryptoError) in try output.writeAll(buffer, at: Int64(nonceByteCount)) }
         }.get()
-        try output.commit()
+        return nonce + tag
     }
 
     /// Opens the sealed file at `source` into a new plaintext file at `destination` in constant

@@ -23,6 +23,10 @@ package struct DAGBlock: Sendable, Hashable {
 /// upload is hashed as it streams. With `collectingBlocks: true` it also keeps every serialized
 /// node for ``drainBlocks()``, which a block store or an emulated gateway needs; drain them as
 /// you go to keep memory bounded.
+///
+/// A stream whose first bytes are only known at its end (a SecretBox's tag comes before the
+/// ciphertext it authenticates) is hashed in the same pass with ``init(headByteCount:leafByteCount:linksPerNode:)``:
+/// placeholders are fed for the head, and ``resolveHead(_:)`` gives the real bytes before ``finish()``.
 package struct CIDBuilder: Sendable {
     /// Kubo's default chunk size (`size-262144`).
     package static let chunkSize = 262_144
@@ -40,6 +44,15 @@ package struct CIDBuilder: Sendable {
     private var leafCount = 0
     private var collected: [DAGBlock]
     private let collectingBlocks: Bool
+    private let leafByteCount: Int
+    private let linksPerNode: Int
+    /// The length of the head still to be given to ``resolveHead(_:)`` (0 once given, or without one).
+    private var pendingHeadByteCount: Int
+    /// The first leaf's data, kept with its placeholder head until the head is given.
+    private var heldLeaf: [UInt8]?
+    /// Per level, the links of its first node when that node was made before the head was given
+    /// (its first link leads to the first leaf, so its digest was made with a placeholder).
+    private var unresolvedNodes: [[Link]] = []
     /// The link of every leaf so far, in file order, kept for `UnixFS.RevisedFile` (which
     /// reuses the leaves of unchanged chunks; in the emulator); not reset by ``finish()``.
     package private(set) var leafLinks: [Link] = []
@@ -50,9 +63,55 @@ package struct CIDBuilder: Sendable {
     /// Creates an empty builder; `collectingBlocks` keeps the serialized nodes for
     /// ``drainBlocks()``.
     package init(collectingBlocks: Bool = false) {
+        self.init(collectingBlocks: collectingBlocks, headByteCount: 0, leafByteCount: Self.chunkSize,
+                  linksPerNode: Self.maximumLinksPerNode)
+    }
+
+    /// Creates a builder for a stream whose first `headByteCount` bytes (at most one leaf) are fed
+    /// as placeholders and given by ``resolveHead(_:)`` once known. Until then the first leaf and
+    /// the first node of each level wait: it holds one leaf and one node's links per level more.
+    /// `leafByteCount` and `linksPerNode` change Kubo's layout, for tests of deep trees only.
+    package init(headByteCount: Int, leafByteCount: Int = chunkSize, linksPerNode: Int = maximumLinksPerNode) {
+        self.init(collectingBlocks: false, headByteCount: headByteCount, leafByteCount: leafByteCount, linksPerNode: linksPerNode)
+    }
+
+    private init(collectingBlocks: Bool, headByteCount: Int, leafByteCount: Int, linksPerNode: Int) {
+        precondition((0...leafByteCount).contains(headByteCount) && linksPerNode >= 2, "a head fits in the first leaf")
         self.collectingBlocks = collectingBlocks
+        self.leafByteCount = leafByteCount
+        self.linksPerNode = linksPerNode
+        pendingHeadByteCount = headByteCount
         collected = []
-        chunk.reserveCapacity(Self.chunkSize)
+        chunk.reserveCapacity(leafByteCount)
+    }
+
+    /// Gives the real first bytes of the stream, fed as placeholders: `head` has the
+    /// `headByteCount` the builder was made with, and at least that many bytes have been fed.
+    /// The first leaf and the nodes above it are hashed now.
+    package mutating func resolveHead(_ head: [UInt8]) {
+        precondition(head.count == pendingHeadByteCount && head.count > 0 && byteCount >= UInt64(head.count),
+                     "the head is given once, after it was fed")
+        pendingHeadByteCount = 0
+        guard var leaf = heldLeaf else {
+            // The first leaf is still being filled.
+            chunk.replaceSubrange(0..<head.count, with: head)
+            return
+        }
+        heldLeaf = nil
+        leaf.replaceSubrange(0..<head.count, with: head)
+        var digest = Self.leaf(leaf).link.digest
+        // The first node of each level that has one, bottom up; the first link above them is
+        // still in its level.
+        for level in levels.indices {
+            guard level < unresolvedNodes.count else {
+                levels[level][0].digest = digest
+                break
+            }
+            var links = unresolvedNodes[level]
+            links[0].digest = digest
+            digest = makeParent(links).digest
+        }
+        unresolvedNodes = []
     }
 
     /// Bytes held in the chunk buffer (at most ``chunkSize``); for tests of the memory bound.
@@ -62,11 +121,11 @@ package struct CIDBuilder: Sendable {
     package mutating func update(_ buffer: UnsafeRawBufferPointer) {
         var position = 0
         while position < buffer.count {
-            let take = min(Self.chunkSize - chunk.count, buffer.count - position)
+            let take = min(leafByteCount - chunk.count, buffer.count - position)
             chunk.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[position..<position + take]))
             position += take
             byteCount += UInt64(take)
-            if chunk.count == Self.chunkSize {
+            if chunk.count == leafByteCount {
                 emitLeaf()
             }
         }
@@ -88,6 +147,7 @@ package struct CIDBuilder: Sendable {
     /// Ends the file and returns its root CID. The builder then starts over empty (blocks not
     /// yet drained stay available to ``drainBlocks()``).
     package mutating func finish() -> CID {
+        precondition(pendingHeadByteCount == 0, "the head is given before the stream ends")
         if !chunk.isEmpty || leafCount == 0 { emitLeaf() }
         var level = 0
         var root: Link?
@@ -114,12 +174,26 @@ package struct CIDBuilder: Sendable {
 
     // MARK: Nodes
 
-    /// Wraps the buffered chunk in a leaf node (dag-pb `Data` = UnixFS `File` with the chunk).
+    /// Wraps the buffered chunk in a leaf node. The first leaf of a stream whose head is still
+    /// to come is kept and linked with a placeholder digest (its sizes are already right).
     private mutating func emitLeaf() {
-        let size = UInt64(chunk.count)
+        let (link, block) = Self.leaf(chunk, keepingBlock: collectingBlocks)
+        if leafCount == 0, pendingHeadByteCount > 0 {
+            heldLeaf = chunk
+        } else if let block {
+            collected.append(DAGBlock(cid: CID(v0Unchecked: Multihash(sha256Digest: link.digest)), bytes: block))
+        }
+        chunk.removeAll(keepingCapacity: true)
+        appendLeaf(link)
+    }
+
+    /// The link to a leaf node over `data` (dag-pb `Data` = UnixFS `File` with the data), and the
+    /// node's bytes when `keepingBlock`.
+    private static func leaf(_ data: [UInt8], keepingBlock: Bool = false) -> (link: Link, block: [UInt8]?) {
+        let size = UInt64(data.count)
         // UnixFS Data: Type=File (08 02), Data (12 len bytes) unless empty, filesize (18 len).
         var unixFSLength = 2 + 1 + Varint.length(of: size)
-        if size > 0 { unixFSLength += 1 + Varint.length(of: size) + chunk.count }
+        if size > 0 { unixFSLength += 1 + Varint.length(of: size) + data.count }
         var header: [UInt8] = [0x0A]
         Varint.append(UInt64(unixFSLength), to: &header)
         header.append(contentsOf: [0x08, 0x02])
@@ -132,14 +206,10 @@ package struct CIDBuilder: Sendable {
 
         var hasher = SHA256()
         header.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        chunk.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        data.withUnsafeBytes { hasher.update(bufferPointer: $0) }
         trailer.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        let digest = hasher.finalize()
-        if collectingBlocks {
-            collected.append(DAGBlock(cid: CID(v0Unchecked: Multihash(sha256Digest: digest)), bytes: header + chunk + trailer))
-        }
-        chunk.removeAll(keepingCapacity: true)
-        appendLeaf(Link(digest: digest, cumulativeSize: UInt64(header.count + Int(size) + trailer.count), fileSize: size))
+        let link = Link(digest: hasher.finalize(), cumulativeSize: UInt64(header.count + Int(size) + trailer.count), fileSize: size)
+        return (link, keepingBlock ? header + data + trailer : nil)
     }
 
     /// Adds a leaf already built (from an earlier version of the file, with the same chunk) at
@@ -156,9 +226,12 @@ package struct CIDBuilder: Sendable {
     private mutating func push(_ link: Link, level: Int) {
         while levels.count <= level { levels.append([]) }
         levels[level].append(link)
-        if levels[level].count == Self.maximumLinksPerNode {
+        if levels[level].count == linksPerNode {
             let links = levels[level]
             levels[level] = []
+            // The first node of a level leads to the first leaf: while the head is to come, its
+            // digest is a placeholder too, and its links are kept to make it again.
+            if pendingHeadByteCount > 0, unresolvedNodes.count == level { unresolvedNodes.append(links) }
             push(makeParent(links), level: level + 1)
         }
     }

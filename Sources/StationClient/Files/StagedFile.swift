@@ -31,7 +31,7 @@ enum StagedFile {
         directory.appendingPathComponent(uploadPrefix + Hex.encode(SecureRandom.bytes(count: 8)))
     }
 
-    /// Runs `body` with an upload's staging file, the one owner of that file from its creation:
+    /// Runs `body` with an upload's staging file, which it owns from the file's creation:
     /// the file is created (empty, readable by its owner only) in `directory` before `body` runs
     /// and removed when `body` returns or throws, cancellation included, whoever still holds its
     /// URL (a transport can keep a request's parts alive after the call was cancelled). While it
@@ -52,8 +52,9 @@ enum StagedFile {
     }
 
     /// Removes the upload staging files in `directory` (``upload(in:)``'s names only, and the
-    /// partial ciphertext written beside one, `.cipher-upload-<16 hex>.<16 hex>.partial`) that
-    /// have not changed for `age` seconds: what a process killed mid-upload left behind. Never fails.
+    /// partial ciphertext that earlier versions wrote beside one,
+    /// `.cipher-upload-<16 hex>.<16 hex>.partial`) that have not changed for `age` seconds: what
+    /// a process killed mid-upload left behind. Never fails.
     static func removeStaleUploads(in directory: URL, olderThan age: TimeInterval = staleAge) {
         removeStale(in: directory, olderThan: age) { name in
             if isUpload(name[...]) { return true }
@@ -162,21 +163,13 @@ package final class StagedUploads: Sendable {
     /// The staging files alive now (their paths).
     var live: Set<String> { state.withLock { $0.paths } }
 
-    /// Removes every staging file alive in this process, and the partial ciphertext beside each
-    /// one that is still being written (SecretBox writes `.<name>.<16 hex>.partial` and renames
-    /// it onto the staging file when complete), and refuses new ones: for a process about to exit
-    /// without waiting for its tasks to unwind. Never fails.
+    /// Removes every staging file alive in this process (the ciphertext is written into the
+    /// staging file itself) and refuses new ones: for a process about to exit without waiting for
+    /// its tasks to unwind. Never fails.
     package func removeAllBeforeExit() {
         state.withLock { state in
             state.exiting = true
-            for path in state.paths {
-                _ = unlink(path)
-                let directory = (path as NSString).deletingLastPathComponent
-                for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-                where TemporaryFileName.isTemporary(name, beside: path, suffix: "partial") {
-                    _ = unlink((directory as NSString).appendingPathComponent(name))
-                }
-            }
+            for path in state.paths { _ = unlink(path) }
             state.paths.removeAll()
         }
     }

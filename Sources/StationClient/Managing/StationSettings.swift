@@ -91,7 +91,7 @@ extension StationClient {
         } catch {
             throw StationClientError(.refused, operation: operation, message: "\(error)", underlying: error)
         }
-        let digest = try Self.digest(of: form, operation: operation)
+        let digest = try Publisher.digest(of: form, operation: operation)
         return try await signedJSON(.post, "/profile/avatar", body: .multipart(form, sha256: digest),
                                     as: AvatarUpdateResponse.self, operation: operation).avatarCID
     }

@@ -89,23 +89,7 @@ public final class PreparedPost: Sendable {
     }
 }
 
-/// Where a publish is, for a test that cancels it at each stage
-/// (``StationClientConfiguration/publishStageObserver`` hears each as it starts).
-enum PublishStage: String, Sendable, Hashable, CaseIterable {
-    /// The file's ciphertext is being written to its staging file.
-    case staging
-    /// The ciphertext's CID and the request body's digest are being computed.
-    case hashing
-    /// The post is prepared and about to be sent.
-    case waitingToSend
-}
-
 extension StationClient {
-    /// The file name every upload's multipart part carries. The real name belongs in the
-    /// (encrypted) metadata: a part's file name travels in plaintext, and a fixed one also keeps
-    /// the request length, and so ``largestPublishableFileSize(metadata:namespace:audience:)``, exact.
-    static let uploadFilename = "blob.bin"
-
     /// The station's request-size limit (`MAX_UPLOAD_SIZE`): a declared `Content-Length` above it gets 413.
     public static let maximumRequestByteCount: Int64 = 104_857_600
 
@@ -117,15 +101,8 @@ extension StationClient {
     public nonisolated func largestPublishableFileSize<Metadata: Encodable>(
         metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly
     ) throws -> Int64 {
-        try largestPublishableFileSize(metadataJSON: try encodeMetadata(metadata), namespace: namespace, audience: audience)
-    }
-
-    nonisolated func largestPublishableFileSize(metadataJSON: [UInt8]?, namespace: String?, audience: Audience) throws -> Int64 {
-        let key = SymmetricKey(randomByteCount: 32)
-        let form = try buildForm(
-            file: .bytes(Data()), sealedMetadataHex: try sealMetadata(metadataJSON, key: key), namespace: try self.namespace(namespace),
-            audience: audience.wireValue, audienceUIDs: audience.uids, selfEnvelope: String(repeating: "0", count: Envelope.hexCount))
-        return Self.maximumRequestByteCount - form.contentLength - Int64(SecretBox.overheadByteCount)
+        try Publisher.largestFileSize(metadataJSON: try encodeMetadata(metadata), namespace: try self.namespace(namespace),
+                                      audience: audience)
     }
 
     /// Encrypts `data` with a fresh post key and publishes it to `audience` (only you by default).
@@ -144,15 +121,16 @@ extension StationClient {
         data: Data, metadata: Metadata?, namespace: String? = nil,
         audience: Audience = .selfOnly, progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
-        let prepared = try await prepare(content: .bytes(data), metadataJSON: try encodeMetadata(metadata),
-                                         namespace: namespace, audience: audience)
+        let prepared = try await prepare(PostDraft(content: .bytes(data), metadataJSON: try encodeMetadata(metadata),
+                                                   namespace: try self.namespace(namespace), audience: audience))
         return try await submit(prepared, progress: progress)
     }
 
     /// Encrypts the file at `fileURL` and publishes it, in constant memory (the ciphertext goes to
     /// a temporary file first); see ``publish(data:metadata:namespace:audience:progress:)``.
     ///
-    /// The temporary file (`cipher-upload-<16 hex>` in
+    /// The file is read once, to encrypt it; the ciphertext is read twice, to hash the request
+    /// (the signature covers it) and to upload it. The temporary file (`cipher-upload-<16 hex>` in
     /// ``StationClientConfiguration/temporaryDirectory``) is removed before the call returns or
     /// throws, whatever the way out: success, failure, or cancellation at any stage (encrypting,
     /// hashing, waiting to send, sending).
@@ -175,10 +153,11 @@ extension StationClient {
         fileAt source: URL, metadataJSON: [UInt8]?, namespace: String?, audience: Audience, progress: ProgressHandler?,
         prepared whenPrepared: () -> Void = {}
     ) async throws -> PublishedPost {
-        try await StagedFile.withUpload(in: configuration.temporaryDirectory, registeredIn: configuration.stagedUploads,
-                                        operation: "staging an upload") { staged in
-            let prepared = try await prepare(content: .file(source, stagedAt: staged), metadataJSON: metadataJSON,
-                                             namespace: namespace, audience: audience)
+        let draft = PostDraft(content: .file(source), metadataJSON: metadataJSON, namespace: try self.namespace(namespace),
+                              audience: audience)
+        return try await StagedFile.withUpload(in: configuration.temporaryDirectory, registeredIn: configuration.stagedUploads,
+                                               operation: "staging an upload") { staged in
+            let prepared = try await prepare(draft, stagingFile: staged)
             whenPrepared()
             return try await submit(prepared, progress: progress)
         }
@@ -192,29 +171,9 @@ extension StationClient {
     public func publishPermanentlyPublic<Metadata: Encodable>(
         data: Data, metadata: Metadata?, namespace: String? = nil
     ) async throws -> PublishedPost {
-        let namespace = try self.namespace(namespace)
-        let operation = "preparing a public post"
-        var form = MultipartForm()
-        do {
-            try form.addFile("file", filename: Self.uploadFilename, data: data)
-            if let metadata {
-                try form.addField("metadata", value: String(decoding: try WireJSON.encode(metadata, dates: configuration.metadataDateEncoding), as: UTF8.self))
-            }
-            try form.addField("client", value: namespace)
-            try form.addField("audience_mode", value: "public")
-        } catch {
-            throw StationClientError(.refused, operation: operation, message: "\(error)", underlying: error)
-        }
-        let prepared = try finish(form, postCID: UnixFS.cid(of: data).description, namespace: namespace, isPublic: true,
-                                  contentByteCount: Int64(data.count), operation: operation)
-        return try await submit(prepared, progress: nil)
-    }
-
-    enum Content {
-        case bytes(Data)
-        /// The file at the first URL, its ciphertext written to the second: a staging file that
-        /// ``StagedFile/withUpload(in:registeredIn:operation:isolation:_:)`` owns.
-        case file(URL, stagedAt: URL)
+        let draft = PostDraft(content: .bytes(data), metadataJSON: try encodeMetadata(metadata), namespace: try self.namespace(namespace),
+                              audience: nil)
+        return try await submit(try await prepare(draft), progress: nil)
     }
 
     /// Encrypts and lays out a post without sending it (see ``PreparedPost``).
@@ -224,8 +183,8 @@ extension StationClient {
     public nonisolated func preparePost<Metadata: Encodable>(
         data: Data, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly
     ) async throws -> PreparedPost {
-        try await prepare(content: .bytes(data), metadataJSON: try encodeMetadata(metadata), namespace: namespace,
-                          audience: audience)
+        try await prepare(PostDraft(content: .bytes(data), metadataJSON: try encodeMetadata(metadata),
+                                    namespace: try self.namespace(namespace), audience: audience))
     }
 
     /// The metadata as compact JSON (the station and other clients read it back with any JSON parser).
@@ -244,139 +203,14 @@ extension StationClient {
         }
     }
 
-    /// Encrypts off the actor: sealing a large file takes a while and must not hold up other calls.
-    nonisolated func prepare(
-        content: Content, metadataJSON: [UInt8]?, namespace: String?, audience: Audience
-    ) async throws -> PreparedPost {
+    /// This client's publisher (the station's side is this client's signed calls).
+    nonisolated var publisher: Publisher { Publisher(station: self, configuration: configuration) }
+
+    /// Seals and prepares a draft off the actor: encrypting a large file takes a while and must
+    /// not hold up other calls. A file draft is staged in `stagingFile`.
+    nonisolated func prepare(_ draft: PostDraft, stagingFile: URL? = nil) async throws -> PreparedPost {
         let stationKey = try await credentials.stationKEMPublicKey()
-        let namespace = try self.namespace(namespace)
-        let operation = "preparing a post for \(namespace)"
-        let limit = try largestPublishableFileSize(metadataJSON: metadataJSON, namespace: namespace, audience: audience)
-        let plaintextSize: Int64
-        switch content {
-        case .bytes(let data): plaintextSize = Int64(data.count)
-        case .file(let url, _):
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? NSNumber else {
-                throw StationClientError.localFile("cannot read \(url.path)", operation: operation)
-            }
-            plaintextSize = size.int64Value
-        }
-        guard plaintextSize <= limit else {
-            throw StationClientError.tooLarge("the file is \(plaintextSize) bytes; the station accepts at most \(limit) for this post",
-                                              limit: limit, operation: operation)
-        }
-        let key = SymmetricKey(randomByteCount: 32)
-        let sealedMetadata = try sealMetadata(metadataJSON, key: key)
-        let selfEnvelope: String
-        do {
-            selfEnvelope = try Envelope.seal(key, to: stationKey)
-        } catch {
-            throw StationClientError(.refused, operation: operation, message: "cannot seal the self envelope", underlying: error)
-        }
-        let postCID: String
-        let body: FormFile
-        do {
-            switch content {
-            case .bytes(let data):
-                let sealed = try SecretBox.seal(data, using: key)
-                enter(.hashing)
-                postCID = UnixFS.cid(of: sealed).description
-                body = .bytes(sealed)
-            case .file(let url, let staged):
-                try Self.checkCancellation(operation)
-                enter(.staging)
-                try SecretBox.sealFile(at: url, to: staged, using: key)
-                try Self.checkCancellation(operation)
-                enter(.hashing)
-                postCID = try UnixFS.cid(ofFileAt: staged).description
-                body = .file(staged)
-            }
-        } catch let error as StationClientError where error.kind == .cancelled {
-            throw error
-        } catch {
-            throw StationClientError(.refused, operation: operation, message: "cannot encrypt the content: \(error)", underlying: error)
-        }
-        let form = try buildForm(file: body, sealedMetadataHex: sealedMetadata, namespace: namespace,
-                                 audience: audience.wireValue, audienceUIDs: audience.uids, selfEnvelope: selfEnvelope)
-        let prepared = try finish(form, postCID: postCID, namespace: namespace, isPublic: false, contentByteCount: plaintextSize,
-                                  postKey: key, operation: operation)
-        try Self.checkCancellation(operation)
-        return prepared
-    }
-
-    /// Tells ``StationClientConfiguration/publishStageObserver`` that a publish starts `stage`.
-    nonisolated func enter(_ stage: PublishStage) {
-        configuration.publishStageObserver?(stage)
-    }
-
-    /// - Throws: ``StationClientError`` `.cancelled` when the current task is cancelled.
-    static func checkCancellation(_ operation: String) throws {
-        guard !Task.isCancelled else { throw StationClientError(.cancelled, operation: operation, message: "cancelled") }
-    }
-
-    private nonisolated func finish(
-        _ form: MultipartForm, postCID: String, namespace: String, isPublic: Bool, contentByteCount: Int64,
-        postKey: SymmetricKey? = nil, operation: String
-    ) throws -> PreparedPost {
-        PreparedPost(postCID: postCID, namespace: namespace, form: form, bodySHA256: try Self.digest(of: form, operation: operation),
-                     isPublic: isPublic, contentByteCount: contentByteCount, postKey: postKey)
-    }
-
-    /// The SHA-256 of the exact bytes `form` will stream (the signature covers them), for a form
-    /// within the station's request limit.
-    ///
-    /// - Throws: ``StationClientError`` `.tooLarge` when the form is over the limit, `.localFile`
-    ///   when a part cannot be read.
-    static func digest(of form: MultipartForm, operation: String) throws -> [UInt8] {
-        guard form.contentLength <= maximumRequestByteCount else {
-            throw StationClientError.tooLarge(
-                "the request would be \(form.contentLength) bytes; the station accepts at most \(maximumRequestByteCount)",
-                limit: maximumRequestByteCount, operation: operation)
-        }
-        var hasher = SHA256()
-        do {
-            try form.forEachChunk { hasher.update(data: $0) }
-        } catch {
-            throw StationClientError.localFile("cannot read the body: \(error)", operation: operation, underlying: error)
-        }
-        return hasher.finalize()
-    }
-
-    enum FormFile {
-        case bytes(Data)
-        case file(URL)
-    }
-
-    private nonisolated func sealMetadata(_ metadataJSON: [UInt8]?, key: SymmetricKey) throws -> String? {
-        guard let metadataJSON else { return nil }
-        do {
-            return Hex.encode(try SecretBox.seal(metadataJSON, using: key))
-        } catch {
-            throw StationClientError(.refused, operation: "encrypting metadata", message: "\(error)", underlying: error)
-        }
-    }
-
-    private nonisolated func buildForm(
-        file: FormFile, sealedMetadataHex: String?, namespace: String, audience: String,
-        audienceUIDs: [String]?, selfEnvelope: String
-    ) throws -> MultipartForm {
-        var form = MultipartForm()
-        do {
-            switch file {
-            case .bytes(let data): try form.addFile("file", filename: Self.uploadFilename, data: data)
-            case .file(let url): try form.addFile("file", filename: Self.uploadFilename, contentsOf: url)
-            }
-            if let sealedMetadataHex { try form.addField("metadata", value: sealedMetadataHex) }
-            try form.addField("client", value: namespace)
-            try form.addField("audience_mode", value: audience)
-            if let audienceUIDs {
-                try form.addField("audience_uids", value: String(decoding: WireJSON.serialize(.array(audienceUIDs.map { .string($0) })), as: UTF8.self))
-            }
-            try form.addField("self_envelope", value: selfEnvelope)
-        } catch {
-            throw StationClientError(.refused, operation: "building the post request", message: "\(error)", underlying: error)
-        }
-        return form
+        return try publisher.prepare(try publisher.seal(draft, stationKey: stationKey, stagingFile: stagingFile))
     }
 
     /// Sends a prepared post exactly once: on a lost answer, a station failure or a broken
@@ -391,7 +225,7 @@ extension StationClient {
     /// - Throws: ``StationClientError``: `.station` for a refusal (4xx), the last failure when
     ///   the post could not be published, `.cancelled`.
     public func submit(_ prepared: PreparedPost, progress: ProgressHandler? = nil) async throws -> PublishedPost {
-        let published = try await send(prepared, progress: progress)
+        let published = try await publisher.submit(prepared, progress: progress)
         await keepPostKey(of: prepared, as: published)
         return published
     }
@@ -409,62 +243,20 @@ extension StationClient {
         guard configuration.persistsPostKeys else { return }
         await writePostKeys(manifestCID: nil)
     }
+}
 
-    /// Sends a prepared post exactly once (see ``submit(_:progress:)``).
-    private func send(_ prepared: PreparedPost, progress: ProgressHandler?) async throws -> PublishedPost {
-        let operation = "POST /post (\(prepared.postCID))"
-        // Told in the file's bytes: the form around it is not the user's file.
-        let fileProgress = FileProgress.handler(progress, wireOverhead: prepared.requestByteCount - prepared.contentByteCount)
-        let options = TransferOptions(response: .memory(limit: ResponseLimit.small), timeouts: configuration.transferTimeouts,
-                                      progress: fileProgress.map { handler in
-            { @Sendable in handler(ByteProgress(completed: $0.bytesSent, total: $0.expectedBytesToSend ?? prepared.requestByteCount)) }
-        })
-        enter(.waitingToSend)
-        guard !Task.isCancelled else {
-            throw StationClientError(.cancelled, operation: operation, message: "cancelled before sending")
-        }
-        var lastError: StationClientError?
-        for attempt in 0..<2 {
-            if attempt > 0 {
-                guard !Task.isCancelled else { throw lastError ?? StationClientError(.cancelled, operation: operation, message: "cancelled") }
-                if let found = try? await findPublished(prepared) { return found }
-                log(.info, "\(operation): not in the manifest; sending again")
-            }
-            do {
-                let response = try await signed(
-                    .post, "/post", body: .multipart(prepared.form, sha256: prepared.bodySHA256), options: options, operation: operation)
-                if response.isSuccess {
-                    let posted = try Self.decode(PostResponse.self, from: response, operation: operation)
-                    guard posted.postCID == prepared.postCID else {
-                        throw StationClientError(.integrity, operation: operation,
-                                                 message: "the station stored the post as \(posted.postCID), not \(prepared.postCID)")
-                    }
-                    return PublishedPost(postCID: posted.postCID, envelopesCID: posted.envelopesCID,
-                                         audienceMode: posted.audienceMode, wasRecovered: false)
-                }
-                let error = StationClientError.station(response, operation: operation)
-                // `replay` means this very request already reached the station: the transport
-                // resent it after the connection broke (libcurl does so on a reused connection).
-                // Like a 5xx, that is ambiguous: look in the manifest before anything else.
-                guard response.status >= 500 || error.stationMessage == "replay" else { throw error }
-                lastError = error
-            } catch let error as StationClientError where error.kind == .unreachable || error.kind == .invalidResponse {
-                lastError = error
-                log(.warning, "\(operation): \(error.message)")
-            }
-        }
-        if let found = try? await findPublished(prepared) { return found }
-        throw lastError ?? StationClientError(.unreachable, operation: operation, message: "the post could not be published")
+extension StationClient: PostSubmitting {
+    nonisolated func sendPost(_ body: SignedBody, options: TransferOptions, operation: String) async throws -> HTTPResponse {
+        try await signed(.post, "/post", body: body, options: options, operation: operation)
     }
 
-    /// The post in the current manifest, if it is there.
-    func findPublished(_ prepared: PreparedPost) async throws -> PublishedPost? {
+    func findPost(_ postCID: String, namespace: String) async throws -> PublishedPost? {
         let profile = try await profile()
         guard let manifestCID = profile.manifestCID else { return nil }
         let manifest = try await fetchManifest(cid: manifestCID)
-        guard let entry = manifest.posts(in: Manifest.namespaceName(for: prepared.namespace))
-            .first(where: { $0.postCID == prepared.postCID }) else { return nil }
-        log(.info, "POST /post: the answer was lost but \(prepared.postCID) is in the manifest")
+        guard let entry = manifest.posts(in: Manifest.namespaceName(for: namespace)).first(where: { $0.postCID == postCID }) else {
+            return nil
+        }
         return PublishedPost(postCID: entry.postCID, envelopesCID: entry.envelopesCID, audienceMode: entry.audienceMode,
                              wasRecovered: true)
     }

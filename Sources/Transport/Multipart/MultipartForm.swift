@@ -230,21 +230,70 @@ public struct MultipartForm: Sendable {
     // MARK: Building
 
     /// The close delimiter, preceded by the CRLF that ends the last part's content.
-    private var closingBytes: Data { Data(((partCount > 0 ? "\r\n" : "") + "--\(boundary)--\r\n").utf8) }
+    private var closingBytes: Data { Self.closing(boundary: boundary, afterParts: partCount > 0) }
+
+    private static func closing(boundary: String, afterParts: Bool) -> Data {
+        Data(((afterParts ? "\r\n" : "") + "--\(boundary)--\r\n").utf8)
+    }
 
     private mutating func appendHeader(name: String, filename: String?, contentType: String?) throws {
-        var header = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(try Self.quoted(name))\""
-        if let filename { header += "; filename=\"\(try Self.quoted(filename))\"" }
+        appendBytes(try Self.header(boundary: boundary, name: name, filename: filename, contentType: contentType,
+                                    first: partCount == 0))
+        partCount += 1
+    }
+
+    /// A part's delimiter and headers. Every part after the first starts with the CRLF that ends
+    /// the previous part's content.
+    private static func header(boundary: String, name: String, filename: String?, contentType: String?, first: Bool) throws -> Data {
+        var header = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(try quoted(name))\""
+        if let filename { header += "; filename=\"\(try quoted(filename))\"" }
         header += "\r\n"
         if let contentType {
-            try Self.rejectLineBreaks(contentType)
+            try rejectLineBreaks(contentType)
             header += "Content-Type: \(contentType)\r\n"
         }
         header += "\r\n"
-        // Every part after the first starts with the CRLF that ends the previous part's content.
-        appendBytes(Data(((partCount > 0 ? "\r\n" : "") + header).utf8))
-        partCount += 1
+        return Data(((first ? "" : "\r\n") + header).utf8)
     }
+
+    /// A part as ``contentLength(boundaryByteCount:parts:)`` sees it: its names and its content's length.
+    package struct PartLayout: Sendable {
+        let name: String
+        let filename: String?
+        let contentType: String?
+        let byteCount: Int64
+
+        /// A plain field holding `value` (``addField(_:value:)``).
+        package static func field(_ name: String, value: String) -> Self {
+            Self(name: name, filename: nil, contentType: nil, byteCount: Int64(value.utf8.count))
+        }
+
+        /// A file part of `byteCount` bytes (``addFile(_:filename:contentType:contentsOf:)``).
+        package static func file(
+            _ name: String, filename: String, contentType: String = "application/octet-stream", byteCount: Int64
+        ) -> Self {
+            Self(name: name, filename: filename, contentType: contentType, byteCount: byteCount)
+        }
+    }
+
+    /// The ``contentLength`` of a form with these parts, in this order, and a boundary of
+    /// `boundaryByteCount` bytes (a fresh form's by default), from the framing alone: nothing is
+    /// built or read.
+    ///
+    /// - Throws: `MultipartForm.Error.invalidName` as adding the parts would.
+    package static func contentLength(boundaryByteCount: Int = freshBoundaryByteCount, parts: [PartLayout]) throws -> Int64 {
+        let boundary = String(repeating: "-", count: boundaryByteCount)
+        var total = Int64(closing(boundary: boundary, afterParts: !parts.isEmpty).count)
+        for (index, part) in parts.enumerated() {
+            let header = try header(boundary: boundary, name: part.name, filename: part.filename, contentType: part.contentType,
+                                    first: index == 0)
+            total += Int64(header.count) + part.byteCount
+        }
+        return total
+    }
+
+    /// The length of the boundary ``init()`` chooses: `cipher-` and 32 hex digits.
+    package static let freshBoundaryByteCount = 39
 
     private mutating func appendBytes(_ data: Data) {
         if case .bytes(let previous)? = segments.last {
