@@ -73,8 +73,10 @@ let package = Package(
         .systemLibrary(name: "CSystemRandom", path: "Sources/CSystemRandom"),
         // add_key(2)/keyctl(2) wrappers for the `cipher` session unlock (Linux; empty elsewhere).
         .systemLibrary(name: "CKeyring", path: "Sources/CKeyring"),
+        // Layer 0: `ErrorKind`, the growable kind of every module's errors (PQCrypto and Transport re-export it).
+        .target(name: "ErrorKinds"),
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
-        .target(name: "PQCrypto", dependencies: ["CSystemRandom"]),
+        .target(name: "PQCrypto", dependencies: ["CSystemRandom", "ErrorKinds"]),
 
         // Layer 0: libcurl, with fixed-arity shims for its variadic setopt/getinfo calls.
         .systemLibrary(
@@ -85,7 +87,7 @@ let package = Package(
         ),
         // Layer 2: the HTTPTransport protocol, request/response types, multipart bodies (TLS key
         // fingerprints hash with SHA2).
-        .target(name: "Transport", dependencies: ["SHA2"], resources: [.copy("PrivacyInfo.xcprivacy")]),
+        .target(name: "Transport", dependencies: ["SHA2", "ErrorKinds"], resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Layer 3: an HTTP/1.1 server on 127.0.0.1 (POSIX sockets, a thread per connection) with
         // deterministic test content, for the emulator, the conformance suite, tests and benchmarks.
         .target(name: "LoopbackHTTP", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
@@ -130,14 +132,14 @@ let package = Package(
 
         // Layer 2: the KEM-DEM key envelope; signed requests (the station-side verifier is the emulator's).
         .target(name: "Envelope", dependencies: ["PQCrypto", "ClassicalCrypto"]),
-        .target(name: "Signing", dependencies: ["PQCrypto", "ClassicalCrypto"]),
+        .target(name: "Signing", dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2"]),
 
         // Layer 1: the order-preserving JSON reader and writer (Python's layouts), the wire coder, and
         // the package's one RFC 3339 reader and writer.
         .target(name: "OrderedJSON"),
         // Layer 2: content addresses: CIDs, multibase, peer ids, varints, Kubo-exact UnixFS CIDs,
-        // IPNS records (SHA-256 and Ed25519 from ClassicalCrypto, RFC 3339 times from OrderedJSON).
-        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto", "OrderedJSON"]),
+        // IPNS records (SHA-256 from SHA2, Ed25519 from ClassicalCrypto, RFC 3339 times from OrderedJSON).
+        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto", "SHA2", "OrderedJSON"]),
         // Layer 3: the station's wire models (profile, public.json, manifest, envelope sets,
         // responses, errors).
         .target(name: "Manifest", dependencies: ["OrderedJSON", "ContentAddressing", "ClassicalCrypto", "PQCrypto"]),
@@ -147,7 +149,7 @@ let package = Package(
         .target(
             name: "StationClient",
             dependencies: [
-                "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "URLSessionTransport",
+                "PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "URLSessionTransport",
                 // The default transport on Linux; Apple platforms default to URLSessionTransport.
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ],
@@ -157,7 +159,7 @@ let package = Package(
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
         .target(
             name: "StationEmulator",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "LoopbackHTTP"]
+            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "LoopbackHTTP"]
         ),
         // Layer 3: the behaviour every HTTPTransport promises, as cases any test runner can run
         // against a transport (served by LoopbackHTTP; no test framework, no station).
@@ -179,7 +181,7 @@ let package = Package(
         // The client against `cipher-station-emulator` in its own process (see its main.swift).
         .executableTarget(
             name: "StationClientBench",
-            dependencies: ["StationClient", .whereCurlIs("CurlTransport"), "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto",
+            dependencies: ["StationClient", .whereCurlIs("CurlTransport"), "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto", "SHA2",
                            "PQCrypto", "Manifest", "OrderedJSON", "ContentAddressing"],
             path: "Benchmarks/StationClientBench"
         ),
@@ -257,7 +259,7 @@ let package = Package(
             resources: [.copy("Resources")]
         ),
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
-        .testTarget(name: "SigningTests", dependencies: ["Signing", "StationEmulator", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "StationEmulator", "ClassicalCrypto", "SHA2", "PQCrypto", "TestSupport"]),
         .testTarget(
             name: "CipherCLITests",
             dependencies: ["CipherCLI", "PQCrypto", "StationEmulator", "StationClient", "Manifest", "ContentAddressing", "Transport", "TransportTestSupport", "TestSupport"]
@@ -276,12 +278,12 @@ let package = Package(
         ),
         .testTarget(
             name: "StationClientTests",
-            dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
+            dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
                            .whereCurlIs("CurlTransport"), "URLSessionTransport", "StationEmulator", "LoopbackHTTP", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",
-            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON", "ContentAddressing",
+            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "ClassicalCrypto", "SHA2", "Manifest", "OrderedJSON", "ContentAddressing",
                            "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TestSupport"]
         ),
         .testTarget(

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import PQCrypto
 import ClassicalCrypto
+import SHA2
 
 /// Signs requests for a ``SigningIdentity``: returns the six `x-cipher-*` headers for a method,
 /// path and body.
