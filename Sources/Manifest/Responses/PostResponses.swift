@@ -99,7 +99,7 @@ package struct RewrapResponse: Sendable, Hashable {
         case status, uid, deviceUID = "device_uid", postCID = "post_cid", envelope, error
     }
 
-    /// Reads the body, the one reader of a `/rewrap` answer: a `result.error` string gives
+    /// Reads the body of a `/rewrap` answer: a `result.error` string gives
     /// ``Result/failed(_:)``; otherwise the four envelope strings are required (a missing
     /// `status` reads as `ok`).
     ///

@@ -31,7 +31,7 @@ enum StagedFile {
         directory.appendingPathComponent(uploadPrefix + Hex.encode(SecureRandom.bytes(count: 8)))
     }
 
-    /// Runs `body` with an upload's staging file, the one owner of that file from its creation:
+    /// Runs `body` with an upload's staging file, which owns that file from its creation:
     /// the file is created (empty, readable by its owner only) in `directory` before `body` runs
     /// and removed when `body` returns or throws, cancellation included, whoever still holds its
     /// URL (a transport can keep a request's parts alive after the call was cancelled). While it

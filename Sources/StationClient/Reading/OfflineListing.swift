@@ -163,7 +163,7 @@ final class OfflineListings: Sendable {
         return bytes
     }
 
-    /// Where the one JSON value of `text` starts (after a leading byte-order mark), or `nil`
+    /// Where the JSON value that is all of `text` starts (after a leading byte-order mark), or `nil`
     /// when `text` is not JSON or would nest too deep inside the stored listing.
     private static func jsonStart(_ text: [UInt8]) -> Int? {
         text.withUnsafeBufferPointer { buffer in
