@@ -102,7 +102,6 @@ extension JSONParser {
         if try openContainer(depth: 1) {
             repeat {
                 let field = try parseMemberName(Field.self)
-                skipWhitespace()
                 switch field {
                 case .filename?: filename = try parseMemberValue(depth: 1)
                 case .mimeType?: mimeType = try parseMemberValue(depth: 1)

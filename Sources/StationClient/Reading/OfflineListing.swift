@@ -196,7 +196,6 @@ extension JSONParser {
         if try openContainer(depth: 1) {
             repeat {
                 let key = try parseMemberKey()
-                skipWhitespace()
                 switch key {
                 case "manifest_cid":
                     manifestCID = try parseMemberValue(depth: 1).stringValue
@@ -230,7 +229,6 @@ extension JSONParser {
         if try openContainer(depth: depth) {
             repeat {
                 let key = try parseMemberKey()
-                skipWhitespace()
                 switch key {
                 case "post_cid": postCID = try parseMemberValue(depth: depth).stringValue
                 case "envelopes_cid": envelopesCID = try parseMemberValue(depth: depth).stringValue
