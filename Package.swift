@@ -60,6 +60,8 @@ let package = Package(
         .default(enabledTraits: ["SystemLibraries"]),
     ],
     targets: [
+        // Layer 0: `ErrorKind`, the growable kind of every module's errors (PQCrypto and Transport re-export it).
+        .target(name: "ErrorKinds"),
         // Layer 0: the getrandom(2) declaration (a header only; nothing is linked).
         .systemLibrary(name: "CSystemRandom", path: "Sources/CSystemRandom"),
         // Layer 0: add_key(2)/keyctl(2) wrappers for the `cipher` session unlock (Linux; empty elsewhere).
@@ -88,7 +90,7 @@ let package = Package(
         ),
 
         // Layer 1: pure-Swift post-quantum primitives (Keccak, ML-KEM-768, ML-DSA-65).
-        .target(name: "PQCrypto", dependencies: ["CSystemRandom"]),
+        .target(name: "PQCrypto", dependencies: ["CSystemRandom", "ErrorKinds"]),
         // Layer 1: SHA-256 (libcrypto where linked, CommonCrypto on Apple platforms, pure Swift otherwise).
         .target(
             name: "SHA2",
@@ -109,14 +111,14 @@ let package = Package(
             ],
             resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Layer 2: the HTTPTransport protocol, request/response types, multipart bodies, key pins.
-        .target(name: "Transport", dependencies: ["SHA2"], resources: [.copy("PrivacyInfo.xcprivacy")]),
+        .target(name: "Transport", dependencies: ["SHA2", "ErrorKinds"], resources: [.copy("PrivacyInfo.xcprivacy")]),
 
         // Layer 3: the KEM-DEM key envelope.
         .target(name: "Envelope", dependencies: ["PQCrypto", "ClassicalCrypto"]),
         // Layer 3: signed requests (the station-side verifier is the emulator's).
-        .target(name: "Signing", dependencies: ["PQCrypto", "ClassicalCrypto"]),
+        .target(name: "Signing", dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2"]),
         // Layer 3: CIDs, multibase, peer ids, Kubo-exact UnixFS CIDs, IPNS records.
-        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto", "OrderedJSON"]),
+        .target(name: "ContentAddressing", dependencies: ["ClassicalCrypto", "PQCrypto", "SHA2", "OrderedJSON"]),
         // Layer 3: HTTPTransport over libcurl; an empty module where libcurl is absent.
         .target(name: "CurlTransport", dependencies: ["Transport", .whereCurlIs("CCurl")], resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Layer 3: HTTPTransport over URLSession (Darwin's, or FoundationNetworking on Linux).
@@ -133,7 +135,7 @@ let package = Package(
         .target(
             name: "StationClient",
             dependencies: [
-                "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "URLSessionTransport",
+                "PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "URLSessionTransport",
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ],
             resources: [.copy("PrivacyInfo.xcprivacy")]
@@ -141,7 +143,7 @@ let package = Package(
         // Layer 5: a Cipher Station on loopback or in process, for tests (the testing product).
         .target(
             name: "StationEmulator",
-            dependencies: ["PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "LoopbackHTTP"]
+            dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "LoopbackHTTP"]
         ),
 
         // On top: the emulator as a program (`swift run cipher-station-emulator --port 8443`).
@@ -188,7 +190,7 @@ let package = Package(
             resources: [.copy("Resources")]
         ),
         .testTarget(name: "EnvelopeTests", dependencies: ["Envelope", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
-        .testTarget(name: "SigningTests", dependencies: ["Signing", "StationEmulator", "ClassicalCrypto", "PQCrypto", "TestSupport"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "StationEmulator", "ClassicalCrypto", "SHA2", "PQCrypto", "TestSupport"]),
         .testTarget(
             name: "CipherCLITests",
             dependencies: ["CipherCLI", "PQCrypto", "ClassicalCrypto", "StationEmulator", "StationClient", "Manifest", "ContentAddressing", "Transport", "TransportTestSupport", "TestSupport"]
@@ -206,12 +208,12 @@ let package = Package(
         ),
         .testTarget(
             name: "StationClientTests",
-            dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
+            dependencies: ["StationClient", "PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
                            .whereCurlIs("CurlTransport"), "URLSessionTransport", "StationEmulator", "LoopbackHTTP", "TransportTestSupport", "TestSupport"]
         ),
         .testTarget(
             name: "StationEmulatorTests",
-            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "ClassicalCrypto", "Manifest", "OrderedJSON", "ContentAddressing",
+            dependencies: ["StationEmulator", "CipherStationEmulator", "Signing", "Envelope", "PQCrypto", "ClassicalCrypto", "SHA2", "Manifest", "OrderedJSON", "ContentAddressing",
                            "Transport", "LoopbackHTTP", "HTTPTransportConformance", "TestSupport"]
         ),
         .testTarget(

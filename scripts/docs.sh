@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-system-deps.sh
 
-modules=(PQCrypto SHA2 ClassicalCrypto Envelope Signing OrderedJSON ContentAddressing Manifest Transport CurlTransport URLSessionTransport LoopbackHTTP HTTPTransportConformance)
+modules=(ErrorKinds PQCrypto SHA2 ClassicalCrypto Envelope Signing OrderedJSON ContentAddressing Manifest Transport CurlTransport URLSessionTransport LoopbackHTTP HTTPTransportConformance)
 for optional in StationEmulator StationClient; do
     [ -d "Sources/$optional" ] && modules+=("$optional")
 done

@@ -35,30 +35,30 @@ func runClassicalCryptoBenchmarks(options: BenchmarkOptions) {
 
 /// SecretBox throughput: one-shot in memory (the baseline: one libsodium call over the bytes)
 /// and streamed through files on disk (both passes, constant memory), with bytes per operation.
-func secretBoxBenchmarks(streamed: StreamedFiles) -> [(Benchmark, Int)] {
+func secretBoxBenchmarks(streamed: StreamedFiles) -> [(TimedOperation, Int)] {
     let key = streamed.key
     let nonce = SecureRandom.bytes(count: 24)
     let oneMiB = SecureRandom.bytes(count: 1 << 20)
     let size = streamed.byteCount
     return [
-        (Benchmark(name: "secretbox.seal.1MiB", iterations: 20) { n in
+        (TimedOperation(name: "secretbox.seal.1MiB", iterations: 20) { n in
             for _ in 0..<n { blackHole(try? SecretBox.seal(oneMiB, using: key, nonce: nonce)) }
         }, 1 << 20),
         // Seal the 64 MiB file into a new file (one pass; the tag is written into place at the end).
-        (Benchmark(name: "secretbox.stream.seal.64MiB", iterations: 1) { n in
+        (TimedOperation(name: "secretbox.stream.seal.64MiB", iterations: 1) { n in
             for _ in 0..<n { streamed.seal() }
         }, size),
         // The two-pass sealer for sinks that cannot seek, as an upload body source: both passes
         // over the file on disk, the bytes handed to a sink that drops them (the network's place).
-        (Benchmark(name: "secretbox.twopass.64MiB", iterations: 1) { n in
+        (TimedOperation(name: "secretbox.twopass.64MiB", iterations: 1) { n in
             for _ in 0..<n { streamed.sealTwoPass() }
         }, size),
         // Open it back into a plaintext file: pass 1 (verify) and pass 2 (decrypt, re-verify, write).
-        (Benchmark(name: "secretbox.stream.open.64MiB", iterations: 1) { n in
+        (TimedOperation(name: "secretbox.stream.open.64MiB", iterations: 1) { n in
             for _ in 0..<n { streamed.open() }
         }, size),
         // Both directions, both passes each: 2 × 64 MiB of SecretBox work per operation.
-        (Benchmark(name: "secretbox.stream.64MiB", iterations: 1) { n in
+        (TimedOperation(name: "secretbox.stream.64MiB", iterations: 1) { n in
             for _ in 0..<n {
                 streamed.seal()
                 streamed.open()
@@ -66,7 +66,7 @@ func secretBoxBenchmarks(streamed: StreamedFiles) -> [(Benchmark, Int)] {
         }, 2 * size),
         // The baseline: one crypto_secretbox_easy call over 64 MiB already in memory, into a
         // preallocated buffer.
-        (Benchmark(name: "secretbox.oneshot.64MiB", iterations: 1) { n in
+        (TimedOperation(name: "secretbox.oneshot.64MiB", iterations: 1) { n in
             streamed.withOneShotBuffers { message, output in
                 for _ in 0..<n {
                     do {
@@ -77,7 +77,7 @@ func secretBoxBenchmarks(streamed: StreamedFiles) -> [(Benchmark, Int)] {
                 }
             }
         }, size),
-        (Benchmark(name: "secretbox.oneshotopen.64MiB", iterations: 1) { n in
+        (TimedOperation(name: "secretbox.oneshotopen.64MiB", iterations: 1) { n in
             streamed.withOneShotBuffers { message, output in
                 for _ in 0..<n {
                     do {
@@ -172,23 +172,23 @@ final class StreamedFiles: @unchecked Sendable {
 
 /// Envelope seal (with a parsed public key, as a client holds the station's) and open (with a
 /// parsed private key, as a device holds its own).
-func envelopeBenchmarks() -> [Benchmark] {
+func envelopeBenchmarks() -> [TimedOperation] {
     let recipient = MLKEM768.PrivateKey()
     let publicKey = recipient.publicKey
     let postKey = SecureRandom.symmetricKey()
     guard let envelope = try? Envelope.seal(postKey, to: publicKey) else { fatalError("envelope seal") }
     return [
-        Benchmark(name: "envelope.seal", iterations: 300) { n in
+        TimedOperation(name: "envelope.seal", iterations: 300) { n in
             for _ in 0..<n { blackHole(try? Envelope.seal(postKey, to: publicKey)) }
         },
-        Benchmark(name: "envelope.open", iterations: 300) { n in
+        TimedOperation(name: "envelope.open", iterations: 300) { n in
             for _ in 0..<n { blackHole(try? Envelope.open(envelope, with: recipient)) }
         },
     ]
 }
 
 /// Request signing: SHA-256 of the body, the canonical string and a hedged ML-DSA-65 signature.
-func signingBenchmarks() -> [Benchmark] {
+func signingBenchmarks() -> [TimedOperation] {
     guard let privateKey = try? MLDSA65.PrivateKey(seedRepresentation: SecureRandom.bytes(count: 32)) else {
         fatalError("ML-DSA key")
     }
@@ -197,10 +197,10 @@ func signingBenchmarks() -> [Benchmark] {
     let smallBody = SecureRandom.bytes(count: 1 << 10)
     let largeBody = SecureRandom.bytes(count: 1 << 20)
     return [
-        Benchmark(name: "signing.sign.1KiB", iterations: 50) { n in
+        TimedOperation(name: "signing.sign.1KiB", iterations: 50) { n in
             for _ in 0..<n { blackHole(try? signer.sign(method: "POST", path: "/rewrap", body: smallBody)) }
         },
-        Benchmark(name: "signing.sign.1MiB", iterations: 20) { n in
+        TimedOperation(name: "signing.sign.1MiB", iterations: 20) { n in
             for _ in 0..<n { blackHole(try? signer.sign(method: "POST", path: "/post", body: largeBody)) }
         },
     ]

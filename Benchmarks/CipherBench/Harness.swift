@@ -2,7 +2,7 @@ import Foundation
 
 /// One timed operation. `run` performs the operation `iterations` times; the harness times whole
 /// batches and reports the median per-operation time over the batches.
-struct Benchmark {
+struct TimedOperation {
     let name: String
     /// Operations per batch, chosen so that a batch takes a few milliseconds.
     let iterations: Int
@@ -11,7 +11,7 @@ struct Benchmark {
 
 /// Bytes per operation, for throughput benchmarks (reported as MB/s besides the time).
 struct ThroughputBenchmark {
-    let benchmark: Benchmark
+    let benchmark: TimedOperation
     let bytesPerOperation: Int
 }
 
@@ -43,7 +43,7 @@ func monotonicNanoseconds() -> UInt64 {
 }
 
 /// Times `benchmark` and prints one line (or one JSON object) with the median µs per operation.
-func measure(_ benchmark: Benchmark, bytesPerOperation: Int? = nil, options: BenchmarkOptions) {
+func measure(_ benchmark: TimedOperation, bytesPerOperation: Int? = nil, options: BenchmarkOptions) {
     if let filter = options.filter, !benchmark.name.hasPrefix(filter) { return }
     benchmark.run(max(1, benchmark.iterations / 4))  // warm caches and lazy state
     var perOperation = [Double]()

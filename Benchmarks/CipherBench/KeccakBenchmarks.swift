@@ -1,12 +1,12 @@
 import PQCrypto
 
-func keccakBenchmarks() -> [Benchmark] {
+func keccakBenchmarks() -> [TimedOperation] {
     let input = [UInt8](repeating: 0xA5, count: 1184)
     return [
-        Benchmark(name: "sha3_256.1184B", iterations: 2000) { n in
+        TimedOperation(name: "sha3_256.1184B", iterations: 2000) { n in
             for _ in 0..<n { blackHole(SHA3_256.hash(data: input)) }
         },
-        Benchmark(name: "shake128.block", iterations: 20000) { n in
+        TimedOperation(name: "shake128.block", iterations: 20000) { n in
             var xof = SHAKE128()
             xof.update(data: input)
             var reader = xof.finalize()

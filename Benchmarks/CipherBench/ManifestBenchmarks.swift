@@ -14,7 +14,7 @@ func syntheticManifest(posts count: Int, sealedMetadataHex hex: String) -> [UInt
         + Array("]}}}".utf8)
 }
 
-func manifestBenchmarks() -> [Benchmark] {
+func manifestBenchmarks() -> [TimedOperation] {
     let file = (0..<1_048_576).map { UInt8(truncatingIfNeeded: $0 % 251) }
     let manifestBody = Array(#"{"clients":{"interop":{"posts":["#.utf8)
         + Array((0..<100).map { index in
@@ -30,23 +30,23 @@ func manifestBenchmarks() -> [Benchmark] {
     let large = syntheticManifest(posts: 10_000, sealedMetadataHex: sealedHex)
     let largeCID = UnixFS.cid(of: large)
     return [
-        Benchmark(name: "manifest.cid.1MiB", iterations: 20) { n in
+        TimedOperation(name: "manifest.cid.1MiB", iterations: 20) { n in
             for _ in 0..<n { blackHole(UnixFS.cid(of: file)) }
         },
-        Benchmark(name: "manifest.read.100posts", iterations: 200) { n in
+        TimedOperation(name: "manifest.read.100posts", iterations: 200) { n in
             for _ in 0..<n { blackHole(try? Manifest.read(manifestBody)) }
         },
-        Benchmark(name: "manifest.10kposts.cid", iterations: 2) { n in
+        TimedOperation(name: "manifest.10kposts.cid", iterations: 2) { n in
             for _ in 0..<n { blackHole(UnixFS.cid(of: large) == largeCID) }
         },
-        Benchmark(name: "manifest.10kposts.parse", iterations: 2) { n in
+        TimedOperation(name: "manifest.10kposts.parse", iterations: 2) { n in
             for _ in 0..<n { blackHole(try? WireJSON.parse(large)) }
         },
-        Benchmark(name: "manifest.10kposts.read", iterations: 2) { n in
+        TimedOperation(name: "manifest.10kposts.read", iterations: 2) { n in
             // The one manifest reader: straight from the bytes.
             for _ in 0..<n { blackHole(try? Manifest.read(large)) }
         },
-        Benchmark(name: "manifest.10kposts.metadata", iterations: 2) { n in
+        TimedOperation(name: "manifest.10kposts.metadata", iterations: 2) { n in
             // What a listing read as drive metadata does per entry: hex decode, SecretBox open,
             // and the direct drive-metadata reader (no JSON tree).
             for _ in 0..<n {

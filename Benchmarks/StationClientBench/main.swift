@@ -7,6 +7,7 @@ import Manifest
 import PQCrypto
 import Signing
 import ClassicalCrypto
+import SHA2
 import StationClient
 import Transport
 import URLSessionTransport

@@ -55,7 +55,7 @@ struct ExampleOption: Sendable {
     ]
 }
 
-/// An example's parsed command line.
+/// An example's parsed command line (every example parses with it).
 public struct ExampleArguments: Sendable {
     /// The value of each option given (`--station` → URL).
     var values: [String: String] = [:]

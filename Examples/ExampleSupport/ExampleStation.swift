@@ -119,7 +119,7 @@ public final class ExampleStation: Sendable {
     }
 
     /// Sends a request of the example's own to the station with `client`'s transport and the pins
-    /// its requests carry (`StationClient.activePins`): the one way an app's own request reaches
+    /// its requests carry (`StationClient.activePins`): the only way an app's own request reaches
     /// a station whose self-signed key is pinned.
     ///
     /// - Throws: `TransportError` when no response could be had (a pin mismatch among them).

@@ -53,7 +53,7 @@ enum PublishPost {
             _ = published(try await upload.value, "large.bin")
             print("large post uploaded: \(sent >= 1 << 20 ? "all bytes" : "\(sent) bytes")")
 
-            // The station's public profile; the one it had is put back at the end.
+                    // The station's public profile; the profile it had is put back at the end.
             let before = try await owner.fetchManifest(cid: try await owner.profile().manifestCID ?? "").clients["drive"]?.profile
             station.removeAtEnd("profile changes (display name and bio restored)") {
                 _ = try await owner.updateProfile(ProfileChanges(displayName: before?.displayName ?? "", bio: before?.bio ?? ""))

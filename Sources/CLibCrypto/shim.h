@@ -1,5 +1,5 @@
 // CLibCrypto: OpenSSL's libcrypto (Debian `libssl-dev`), found with pkg-config, on Linux only.
-// Only `ClassicalCrypto.SHA256` imports this module: libcrypto's SHA-256 uses the CPU's SHA extensions
+// Only `SHA2` (its `SHA256Engine`) imports this module: libcrypto's SHA-256 uses the CPU's SHA extensions
 // (x86 SHA-NI, ARMv8 crypto) where they exist, several times faster than libsodium's portable C.
 // Apple platforms use CommonCrypto instead.
 #ifndef CLIBCRYPTO_SHIM_H

@@ -75,22 +75,9 @@ final class RawHTTPClient {
     /// The open connection, connecting to 127.0.0.1:`port` first if there is none.
     private func connected() throws -> ServerSocket {
         if let connection { return connection }
-        #if canImport(Glibc)
-        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let socketDescriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let socketDescriptor = LoopbackSocket.make()
         guard socketDescriptor >= 0 else { throw Failure.connect(errno) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        let isConnected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard isConnected else {
+        guard LoopbackSocket.connects(socketDescriptor, toPort: port) else {
             let code = errno
             close(socketDescriptor)
             throw Failure.connect(code)

@@ -141,7 +141,7 @@ public enum Envelope {
 /// A struct rather than an enum, so a kind added in a later release does not break an app's
 /// `switch`: switch over ``kind`` (`case .sealedKeyFailed:`, ending with `default:`) and read the details
 /// from the properties. Two errors are equal when their kind and details are equal.
-public struct EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct EnvelopeError: KindedError, Sendable {
     /// What went wrong, without the details: compare it or `switch` over it (`case .sealedKeyFailed:`).
     public typealias Kind = ErrorKind<EnvelopeError>
 
@@ -236,10 +236,6 @@ public struct EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible 
         default: nil
         }
     }
-
-    /// Matches a thrown error equal to `pattern`, so `catch EnvelopeError.x` keeps working as when it
-    /// was an enum.
-    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {

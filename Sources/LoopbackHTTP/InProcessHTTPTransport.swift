@@ -25,7 +25,7 @@ import Darwin
 /// a socket splits a large write into segments), so progress is reported as bytes move, in steps,
 /// and a reader that is behind holds the handler's write back between pieces. There are no connections and no defaults for time limits.
 ///
-/// TLS is simulated from the ``SimulatedCertificate`` the server presents (the one given to
+/// TLS is simulated from the ``SimulatedCertificate`` the server presents (that given to
 /// ``init(handler:certificate:)``, or a loopback server's ``LoopbackHTTPServer/simulatedCertificate``):
 /// before anything reaches the handler, an `https` request pinned (`TransferOptions.pinnedPublicKeys`)
 /// to a set holding the certificate's key is delivered, one pinned to a set without it fails with

@@ -88,33 +88,18 @@ public final class LoopbackHTTPServer: Sendable {
     public init(port requestedPort: UInt16 = 0, limits: Limits = Limits(), handler: @escaping Handler) throws {
         self.handler = handler
         self.limits = limits
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let descriptor = LoopbackSocket.make()
         guard descriptor >= 0 else { throw ServerSocketError.system("socket", errno) }
         // Rebinding a port that has connections in TIME_WAIT (a restarted or moved station) must work.
         var one: Int32 = 1
         _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = requestedPort.bigEndian
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && listen(descriptor, 128) == 0
-                    && getsockname(descriptor, generic, &length) == 0
-            }
-        }
-        guard bound else {
+        guard let bound = LoopbackSocket.listens(descriptor, onPort: requestedPort, backlog: 128) else {
             let code = errno
             close(descriptor)
             throw ServerSocketError.system("bind/listen", code)
         }
         listener = descriptor
-        port = UInt16(bigEndian: address.sin_port)
+        port = bound
         Self.listening.withLock { $0[port] = Listening(server: self) }
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "LoopbackHTTPServer.accept"

@@ -11,9 +11,9 @@ import Darwin
 /// A struct rather than an enum, so a kind added in a later release does not break an app's
 /// `switch`: switch over ``kind`` (`case .closedEarly:`, ending with `default:`) and read the details
 /// from the properties. Two errors are equal when their kind and details are equal.
-public struct ServerSocketError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ServerSocketError: KindedError, Sendable {
     /// What went wrong, without the details: compare it or `switch` over it (`case .closedEarly:`).
-    public typealias Kind = Transport.ErrorKind<ServerSocketError>
+    public typealias Kind = ErrorKind<ServerSocketError>
 
     private enum Detail: Hashable, Sendable {
         case system(String, Int32)
@@ -58,10 +58,6 @@ public struct ServerSocketError: Error, Sendable, Hashable, CustomStringConverti
     /// Which part was late, for `Kind.deadlinePassed`.
     public var part: String? { if case .deadlinePassed(let value) = detail { value } else { nil } }
 
-    /// Matches a thrown error equal to `pattern`, so `catch ServerSocketError.x` keeps working as when it
-    /// was an enum.
-    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
-
     /// A readable explanation.
     public var description: String {
         switch detail {
@@ -73,7 +69,7 @@ public struct ServerSocketError: Error, Sendable, Hashable, CustomStringConverti
     }
 }
 
-extension Transport.ErrorKind where Failure == ServerSocketError {
+extension ErrorKind where Failure == ServerSocketError {
     /// A system call failed (its name, errno).
     public static var system: Self { Self() }
     /// The peer closed the connection before a complete message arrived.

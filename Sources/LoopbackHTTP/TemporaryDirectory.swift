@@ -1,6 +1,6 @@
 import Foundation
 
-/// A fresh empty directory under the system's temporary directory, removed by `cleanup()`: the one
+/// A fresh empty directory under the system's temporary directory, removed by `cleanup()`: the
 /// scratch-directory helper of the conformance cases and the package's tests.
 package struct TemporaryDirectory: Sendable {
     /// The directory.

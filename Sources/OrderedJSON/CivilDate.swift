@@ -1,5 +1,5 @@
 /// Proleptic Gregorian dates and days since 1970-01-01 (Howard Hinnant's algorithms), without
-/// Foundation's calendars: the package's one civil-date helper (RFC 3339 times of IPNS records,
+/// Foundation's calendars: the package's civil-date helper (RFC 3339 times of IPNS records,
 /// the emulator's HTTP dates and log lines).
 package enum CivilDate {
     /// Days since 1970-01-01 of a proleptic Gregorian date.

@@ -184,19 +184,26 @@ package struct JSONParser {
         }
     }
 
-    /// Reads `"key"` and the `:` after it.
+    /// Reads `"key"`, the `:` after it and the white space before the value, so the parser is at
+    /// the value.
     package mutating func parseMemberKey() throws(WireFormatError) -> String {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
             throw fail("expecting a property name in double quotes")
         }
         let key = try parseString()
-        skipWhitespace()
-        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expecting ':' delimiter") }
-        index += 1
+        try skipMemberColon()
         return key
     }
 
-    /// Reads `"key":` when the key is plain printable ASCII (no escape) and returns its bytes,
+    /// Reads the `:` after a member's key and the white space around it.
+    private mutating func skipMemberColon() throws(WireFormatError) {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expecting ':' delimiter") }
+        index += 1
+        skipWhitespace()
+    }
+
+    /// Reads `"key":` (up to the value) when the key is plain printable ASCII (no escape) and returns its bytes,
     /// so a reader can match it without making a `String`; returns `nil`, having read nothing,
     /// for any other key, which ``parseMemberKey()`` then reads (decoding escapes, checking UTF-8).
     package mutating func parsePlainMemberKey() throws(WireFormatError) -> UnsafeBufferPointer<UInt8>? {
@@ -209,9 +216,7 @@ package struct JSONParser {
         guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { return nil }
         let key = UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end])
         index = end + 1
-        skipWhitespace()
-        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expecting ':' delimiter") }
-        index += 1
+        try skipMemberColon()
         return key
     }
 

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// RFC 3339 times: the package's one reader and writer, for IPNS records' validity (Go's
+/// RFC 3339 times: the package's reader and writer, for IPNS records' validity (Go's
 /// `RFC3339Nano`: `2026-01-02T03:04:05.123456789Z`) and ISO-8601 dates in JSON.
 package enum RFC3339 {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` for anything else.

@@ -91,7 +91,7 @@ public struct WireFormatError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
-    /// The JSON type expected and the one found, for ``typeMismatch(path:expected:found:)``.
+    /// The JSON types expected and found, for ``typeMismatch(path:expected:found:)``.
     public var mismatch: (expected: String, found: String)? {
         if case let .typeMismatch(_, expected, found) = kind { return (expected, found) }
         return nil

@@ -13,7 +13,7 @@ import Foundation
 /// hash a streamed body with ``update(data:)`` as it is produced (`ClassicalCrypto` adds
 /// `hash(fileAt:chunkByteCount:)` for a file).
 ///
-/// This is the package's one SHA-256: `Transport` fingerprints TLS keys with it, `ClassicalCrypto`
+/// Every SHA-256 of the package is this: `Transport` fingerprints TLS keys with it, `ClassicalCrypto`
 /// and everything above it hash with it.
 public struct SHA256: Sendable {
     /// The digest length in bytes.

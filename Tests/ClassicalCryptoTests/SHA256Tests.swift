@@ -1,5 +1,6 @@
 import Foundation
 import ClassicalCrypto
+import SHA2
 import TestSupport
 import Testing
 

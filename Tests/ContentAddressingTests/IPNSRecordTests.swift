@@ -125,7 +125,7 @@ struct IPNSRecordTests {
         }
     }
 
-    @Test("A record made here has Kubo's layout and verifies; the data map is the one Kubo signs")
+    @Test("A record made here has Kubo's layout and verifies; the data map is what Kubo signs")
     func madeRecordVerifies() throws {
         let key = Ed25519.PrivateKey()
         let name = try PeerID(ed25519PublicKey: key.publicKey)

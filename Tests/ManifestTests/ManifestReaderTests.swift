@@ -3,10 +3,10 @@ import Foundation
 import Testing
 import OrderedJSON
 
-/// `Manifest.read`, the one reader of a manifest, on the documents stations write and have
+/// `Manifest.read` on the documents stations write and have
 /// written: the station's form read back byte for byte, the legacy flat forms, bad entries,
 /// namespaces and profiles skipped with an issue, and documents that are not manifests refused.
-@Suite("Manifest.read: the one reader of a manifest")
+@Suite("Manifest.read: reading a manifest")
 struct ManifestReaderTests {
     /// Documents in the station's form (any layout) read without issues and write back as the
     /// station wrote them.
@@ -151,9 +151,9 @@ struct ManifestReaderTests {
     }
 }
 
-/// `DriveFileMetadata.read(jsonBytes:)`, the one reader of drive metadata (its `Decodable`
+/// `DriveFileMetadata.read(jsonBytes:)`, which reads drive metadata (its `Decodable`
 /// conformance goes through it).
-@Suite("DriveFileMetadata.read: the one reader of drive metadata")
+@Suite("DriveFileMetadata.read: reading drive metadata")
 struct DriveFileMetadataReaderTests {
     @Test func readsEveryFieldAndToleratesTheWrongTypes() throws {
         func read(_ text: String) throws -> DriveFileMetadata { try DriveFileMetadata.read(jsonBytes: Array(text.utf8)) }

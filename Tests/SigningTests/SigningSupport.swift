@@ -1,6 +1,7 @@
 import Foundation
 import PQCrypto
 import ClassicalCrypto
+import SHA2
 import TestSupport
 
 @testable import Signing

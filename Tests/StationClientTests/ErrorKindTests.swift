@@ -97,7 +97,7 @@ struct ErrorKindTests {
         #expect(rig.count("POST", "/post") == posts)
     }
 
-    @Test("401 and 403 are .unauthorized, after the one retry a stale clock gets")
+    @Test("401 and 403 are .unauthorized, after the single retry a stale clock gets")
     func unauthorized() async throws {
         let (rig, client) = try await StationRig.pairedInProcess()
         let route = RequestRoute("POST", path: "/followers/remove")

@@ -168,7 +168,7 @@ struct FollowStatusTests {
         await #expect(throws: StationClientError.self) { _ = try await stations.atBob.followStatus(of: handle) }
     }
 
-    @Test("The handle's gateway is the one read through unless the call names another; the configured one otherwise")
+    @Test("The handle's gateway is read through unless the call names another; the configured one otherwise")
     func handleGateway() async throws {
         let stations = try await TwoStations()
         var handle = try await stations.atBob.follow(stationAt: stations.aliceURL)

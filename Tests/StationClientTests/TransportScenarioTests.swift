@@ -4,6 +4,7 @@ import CurlTransport
 import Foundation
 import Manifest
 import ClassicalCrypto
+import SHA2
 @testable import StationClient
 import StationEmulator
 import Testing

@@ -326,7 +326,7 @@ struct TrustTests {
         }
     }
 
-    @Test("The rollback floor starts at pairing: a record older than the one current when pairing is refused")
+    @Test("The rollback floor starts at pairing: a record older than the record current when pairing is refused")
     func rollbackFloorStartsAtPairing() async throws {
         try await expectRefusedMove("older than at pairing", prepare: { station, client in
             #expect(await client.credentials.ipnsSequence == station.rig.emulator.ipnsSequence)

@@ -3,6 +3,7 @@ import Manifest
 import PQCrypto
 import Signing
 import ClassicalCrypto
+import SHA2
 import StationEmulator
 import Testing
 

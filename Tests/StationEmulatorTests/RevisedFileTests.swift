@@ -21,7 +21,7 @@ struct RevisedFileTests {
         var middle = start
         middle[chunk + 5] &+= 1
         let big = Self.pattern(175 * chunk + 9, seed: 3)
-        // Each version with the length of the prefix it shares with the one before: grows,
+        // Each version with the length of the prefix it shares with the version before: grows,
         // changes one chunk, shrinks to a chunk boundary and below, empties, spans a second tree
         // level (175 chunks), then is written again unchanged.
         let versions: [([UInt8], Int)] = [

@@ -165,21 +165,10 @@ struct StationNetworkTests {
 
     /// Sends `request` on a fresh connection and reads until `atLeast` bytes came (or the peer closed).
     static func readRaw(port: UInt16, request: String, atLeast: Int) throws -> [UInt8] {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #elseif canImport(Darwin)
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let descriptor = LoopbackSocket.make()
         try #require(descriptor >= 0)
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
+        try #require(LoopbackSocket.connects(descriptor, toPort: port))
         let bytes = Array(request.utf8)
         try #require(bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) } == bytes.count)
         var received: [UInt8] = []

@@ -1,7 +1,7 @@
 import Foundation
 import PQCrypto
 
-// Test vectors are hex; these spell the package's one codec, PQCrypto's `Hex`, as initialisers
+// Test vectors are hex; these spell the package's codec, PQCrypto's `Hex`, as initialisers
 // and properties so that vector tables read naturally.
 extension Array where Element == UInt8 {
     /// Decodes upper- or lowercase hex; throws `HexDecodingError` on odd length or a non-hex character.

@@ -27,7 +27,7 @@ public struct PipedProcess {
         try process.run()
     }
 
-    /// The directory holding the package's built executables: the one containing the test bundle
+    /// The directory holding the package's built executables: the directory containing the test bundle
     /// (the test runner's bundle lives in the products directory, an xctest bundle or a runner binary).
     public static var productsDirectory: URL {
         var url = Bundle.main.bundleURL

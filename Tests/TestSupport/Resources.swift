@@ -20,7 +20,7 @@ public func loadResource<T: Decodable>(in bundle: Bundle, _ path: String, as typ
     try JSONDecoder().decode(T.self, from: resourceData(in: bundle, path))
 }
 
-/// The package's one temporary-directory helper (LoopbackHTTP's, which the conformance cases use too).
+/// The tests' temporary-directory helper (LoopbackHTTP's, which the conformance cases use too).
 package typealias TemporaryDirectory = LoopbackHTTP.TemporaryDirectory
 
 /// Why test data could not be read.

@@ -17,30 +17,17 @@ public final class FullListener {
     ///
     /// - Throws: `ServerSocketError.system` when the socket cannot be set up.
     public init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = LoopbackSocket.make()
         listener = descriptor
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 0) == 0
-                    && getsockname(descriptor, $0, &length) == 0
-            }
+        guard let bound = LoopbackSocket.listens(descriptor, onPort: 0, backlog: 0) else {
+            throw ServerSocketError.system("listen", errno)
         }
-        guard ok else { throw ServerSocketError.system("listen", errno) }
-        port = UInt16(bigEndian: address.sin_port)
+        port = bound
         // Fill the queue: connect non-blocking a few times; the kernel stops completing handshakes.
         for _ in 0..<4 {
-            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let filler = LoopbackSocket.make()
             _ = fcntl(filler, F_SETFL, fcntl(filler, F_GETFL) | O_NONBLOCK)
-            var target = address
-            _ = withUnsafePointer(to: &target) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
+            _ = LoopbackSocket.connects(filler, toPort: port)
             fillers.append(filler)
         }
         usleep(200_000)

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -85,17 +86,9 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 /// `process` exits; returns whether it listens.
 func waitUntilListening(port: UInt16, process: HelperProcess, deadline: Date) -> Bool {
     while Date() < deadline, process.isRunning {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = LoopbackSocket.make()
         guard descriptor >= 0 else { return false }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        let connected = LoopbackSocket.connects(descriptor, toPort: port)
         close(descriptor)
         if connected { return true }
         usleep(20_000)

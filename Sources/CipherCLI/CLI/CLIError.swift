@@ -22,7 +22,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
     case client(StationClientError)
     /// A ``StationClientError`` from the station at the URL (a followed one for `cipher follow` and
     /// `cipher read`, the paired one's new address for `cipher move`): as ``client(_:)``, with the
-    /// command to trust its key (`command` is the one that takes `--fingerprint` for it).
+    /// command to trust its key (`command` is the command that takes `--fingerprint` for it).
     case followedStation(StationClientError, URL, command: String = "follow")
 
     /// The client error carried, if any.

@@ -36,7 +36,7 @@ enum PairCommand: Command {
         return .confirm { prompt in
             console.say("The station at \(prompt.endpoint.absoluteString) presents a certificate no trusted authority signed.")
             console.say("Its TLS key: \(prompt.fingerprint.pinString)")
-            console.say("Compare it with the one on the station's machine:\n  \(trusted: TrustCommand.fingerprintCommand)")
+            console.say("Compare it with the fingerprint on the station's machine:\n  \(trusted: TrustCommand.fingerprintCommand)")
             let answer = console.ask("Trust this key? [y/N] ")?.trimmingCharacters(in: .whitespaces).lowercased()
             return answer == "y" || answer == "yes"
         }

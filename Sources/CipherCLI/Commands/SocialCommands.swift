@@ -91,7 +91,7 @@ enum FollowCommand: Command {
         summary: "ask the station at URL to let you follow it and record the follow on your station",
         options: [
             .fingerprint(help: "its TLS key, read on that station (pins it without asking; the key kept from an earlier follow otherwise)"),
-            OptionSpec(names: ["--gateway"], help: "the IPFS gateway to read it through, kept with it (default: the one given at pairing)",
+            OptionSpec(names: ["--gateway"], help: "the IPFS gateway to read it through, kept with it (default: the gateway given at pairing)",
                        value: "URL"),
         ],
         positionals: 1...1)
@@ -230,7 +230,7 @@ enum ReadCommand: Command {
         name: "read", usage: "read URL [--gateway URL] [--fingerprint sha256//BASE64] [--namespace drive] [--get NAME|CID [-o FILE] [--force]]",
         summary: "list the posts a followed station shares with you, or download one",
         options: [
-            OptionSpec(names: ["--gateway"], help: "the IPFS gateway to read it through (default: the one given at pairing)", value: "URL"),
+            OptionSpec(names: ["--gateway"], help: "the IPFS gateway to read it through (default: the gateway given at pairing)", value: "URL"),
             OptionSpec(names: ["--namespace"], help: "the namespace to read (default: drive)", value: "NAME"),
             OptionSpec(names: ["--get"], help: "download the post with this CID or exact filename", value: "NAME|CID"),
             OptionSpec(names: ["--output", "-o"], help: "with --get: where to write it (default: its filename here; - for standard output)",

@@ -83,7 +83,7 @@ struct Home: Sendable {
         try loadFollowing().first { Self.sameEndpoint($0.endpoint, url) }
     }
 
-    /// Keeps `handle`, replacing the one kept for the same endpoint or station uid (written
+    /// Keeps `handle`, replacing a handle kept for the same endpoint or station uid (written
     /// atomically: a temporary file renamed over the old one).
     func keepFollowed(_ handle: FollowedStationHandle) throws(CLIError) {
         var kept = try loadFollowing().filter { !Self.sameEndpoint($0.endpoint, handle.endpoint) && $0.uid != handle.uid }

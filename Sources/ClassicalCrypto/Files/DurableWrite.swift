@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// The package's one way to make a written file durable before it is renamed (or linked) into
+/// How the package makes a written file durable before it is renamed (or linked) into
 /// place: every write-then-rename (key store, caches, sealed files, downloads) flushes through it.
 ///
 /// On Darwin `fsync` only hands the data to the drive, which may keep it in its cache across a

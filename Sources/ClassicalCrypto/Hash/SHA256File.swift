@@ -5,10 +5,8 @@ import Foundation
 #endif
 import SHA2
 
-/// SHA-256 lives in the `SHA2` module (the package's one implementation, which `Transport` uses
-/// too); this name keeps `import ClassicalCrypto` code compiling.
-public typealias SHA256 = SHA2.SHA256
-
+// SHA-256 itself is the `SHA2` module's; ClassicalCrypto adds hashing a file through its
+// `FileDescriptor`.
 extension SHA2.SHA256 {
     /// Returns the SHA-256 digest of the file at `url`, read in constant memory.
     ///

@@ -17,7 +17,7 @@ import PQCrypto
 /// If the file changes between or during the passes, the second pass throws
 /// ``ClassicalCryptoError/fileChanged(path:)`` (the bytes already written are then unusable).
 public struct SecretBoxFileSealer: Sendable {
-    /// The default size of the one buffer each pass uses.
+    /// The default size of a pass's buffer.
     public static let defaultChunkByteCount = 256 * 1024
 
     /// The file being sealed.
@@ -108,7 +108,25 @@ public struct SecretBoxFileSealer: Sendable {
         }
     }
 
-    /// Reads the whole file through one reused buffer (zeroed afterwards, since it held plaintext)
+    /// Reads `file` from its offset to its end chunk by chunk, transforms each chunk in place
+    /// (sealing or opening it) and appends it to `output`; returns the number of bytes read. After a
+    /// failed write the rest is still read (so the count stays comparable) but neither transformed
+    /// nor written, and the write's error is thrown.
+    static func transformChunks(
+        of file: FileDescriptor, into output: FileDescriptor, chunkByteCount: Int,
+        _ transform: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws(ClassicalCryptoError) -> Int {
+        var writeError: ClassicalCryptoError?
+        let total = try forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+            guard writeError == nil else { return }
+            transform(chunk)
+            do throws(ClassicalCryptoError) { try output.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
+        }
+        if let writeError { throw writeError }
+        return total
+    }
+
+    /// Reads `file` from its offset to its end through one reused buffer (zeroed afterwards, since it held plaintext)
     /// and returns the byte count.
     static func forEachChunk(
         of file: FileDescriptor, chunkByteCount: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void
@@ -201,14 +219,10 @@ extension SecretBox {
             return Result { () throws(ClassicalCryptoError) in try output.writeAll(buffer) }
         }.get()
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
-        var writeError: ClassicalCryptoError?
-        let total = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
-            guard writeError == nil else { return }
+        let total = try SecretBoxFileSealer.transformChunks(of: file, into: output, chunkByteCount: chunkByteCount) { chunk in
             stream.sealChunk(chunk)
             observe(UnsafeRawBufferPointer(chunk))
-            do throws(ClassicalCryptoError) { try output.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
         }
-        if let writeError { throw writeError }
         guard Int64(total) == identity.size, try file.identity() == identity else { throw .fileChanged(path: path) }
         let tag = stream.finalizeTag()
         try tag.withUnsafeBytes { buffer in
@@ -274,13 +288,7 @@ extension SecretBox {
         try file.seek(to: Int64(overheadByteCount))
         let output = try AtomicOutputFile(destination: destination.path, expectedByteCount: messageCount)
         let decryptor = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
-        var writeError: ClassicalCryptoError?
-        let decryptedCount = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
-            guard writeError == nil else { return }
-            decryptor.openChunk(chunk)
-            do throws(ClassicalCryptoError) { try output.file.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
-        }
-        if let writeError { throw writeError }
+        let decryptedCount = try SecretBoxFileSealer.transformChunks(of: file, into: output.file, chunkByteCount: chunkByteCount, decryptor.openChunk)
         guard decryptedCount == messageCount, try file.identity() == identity,
               SecureMemory.constantTimeEquals(decryptor.finalizeTag(), expectedTag) else {
             throw .fileChanged(path: path)

@@ -8,7 +8,7 @@ import PQCrypto
 /// A struct rather than an enum, so a kind added in a later release does not break an app's
 /// `switch`: switch over ``kind`` (`case .authenticationFailed:`, ending with `default:`) and read the details
 /// from the properties. Two errors are equal when their kind and details are equal.
-public struct ClassicalCryptoError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ClassicalCryptoError: KindedError, Sendable {
     /// What went wrong, without the details: compare it or `switch` over it (`case .authenticationFailed:`).
     public typealias Kind = ErrorKind<ClassicalCryptoError>
 
@@ -112,10 +112,6 @@ public struct ClassicalCryptoError: Error, Sendable, Hashable, CustomStringConve
         default: nil
         }
     }
-
-    /// Matches a thrown error equal to `pattern`, so `catch ClassicalCryptoError.x` keeps working as when it
-    /// was an enum.
-    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {

@@ -1,4 +1,5 @@
 import ClassicalCrypto
+import SHA2
 
 /// Multicodec codes this package names.
 package enum Multicodec {

@@ -1,4 +1,4 @@
-/// The package's one protobuf wire-format reader: `dag-pb` and UnixFS nodes, IPNS records.
+/// The package's protobuf wire-format reader: `dag-pb` and UnixFS nodes, IPNS records.
 package struct ProtobufReader {
     package struct Failure: Error {
         package let reason: String

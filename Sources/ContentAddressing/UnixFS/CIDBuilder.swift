@@ -1,4 +1,5 @@
 import ClassicalCrypto
+import SHA2
 
 /// One serialized IPFS block and its CID.
 package struct DAGBlock: Sendable, Hashable {

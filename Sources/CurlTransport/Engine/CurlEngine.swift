@@ -6,7 +6,7 @@ import Transport
 /// Runs every transfer of one `CurlTransport` on a dedicated thread that drives a curl multi handle.
 ///
 /// Swift tasks never block on the network: they hand jobs to this thread through a locked inbox and
-/// wake it with `curl_multi_wakeup`, the one multi call libcurl allows from other threads. Every
+/// wake it with `curl_multi_wakeup`, the only multi call libcurl allows from other threads. Every
 /// other libcurl call happens on this thread, so easy handles are never shared. The multi handle
 /// keeps the connection cache (connections are reused across requests, and HTTP/2 streams to one
 /// origin share a connection), and finished easy handles are reset and kept for the next job.

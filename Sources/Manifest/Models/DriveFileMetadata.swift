@@ -50,7 +50,7 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
         self = try Self.read(jsonBytes: WireJSON.serialize(JSONValue(from: decoder)))
     }
 
-    /// Reads the metadata straight from its JSON text, the one reader of drive metadata: a
+    /// Reads the metadata straight from its JSON text (its `Decodable` conformance calls this): a
     /// string `filename` is required, other fields of the wrong type read as absent, members it
     /// does not know are ignored (but checked as JSON), of a repeated key the last value counts.
     /// No JSON tree is built (a listing of 10,000 drive posts spent most of its time on those trees).
@@ -102,7 +102,6 @@ extension JSONParser {
         if try openContainer(depth: 1) {
             repeat {
                 let field = try parseMemberName(Field.self)
-                skipWhitespace()
                 switch field {
                 case .filename?: filename = try parseMemberValue(depth: 1)
                 case .mimeType?: mimeType = try parseMemberValue(depth: 1)

@@ -181,7 +181,7 @@ public struct ClientNamespace: Sendable, Hashable, Encodable {
 ///
 /// `{"clients": {"<client>": {"posts": [...], "profile": {...}}}}`, compact JSON in insertion
 /// order. The legacy flat form `{"client": "...", "posts": [...]}` reads as one namespace
-/// (``wasLegacyFlat``). Read with ``read(_:limits:)-([UInt8],_)``, the one reader, which never fails on one
+/// (``wasLegacyFlat``). Read with ``read(_:limits:)-([UInt8],_)``, which never fails on one
 /// bad entry or namespace: those are skipped and listed in ``issues``. Written with
 /// `WireJSON/encode(_:style:dates:)` a manifest read from the station's bytes gives them back
 /// exactly, hence its CID.

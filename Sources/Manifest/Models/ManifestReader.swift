@@ -178,7 +178,6 @@ extension JSONParser {
         if try openContainer(depth: 1) {
             repeat {
                 let key = try parseMemberKey()
-                skipWhitespace()
                 switch key {
                 case "clients":
                     if next == UInt8(ascii: "{") {
@@ -226,7 +225,6 @@ extension JSONParser {
         repeat {
             let name = try parseMemberKey()
             try memory.charge(ManifestBudget.namespaceCost + name.utf8.count)
-            skipWhitespace()
             if next == UInt8(ascii: "{") {
                 clients[name] = try readNamespace(name, budget: &budget)
             } else {
@@ -247,7 +245,6 @@ extension JSONParser {
         if try openContainer(depth: 3) {
             repeat {
                 let key = try parseMemberKey()
-                skipWhitespace()
                 switch key {
                 case "posts":
                     (namespace.posts, namespace.issues) = try readPosts(depth: 3, path: "clients.\(name).posts", client: name,
@@ -322,7 +319,6 @@ extension JSONParser {
         if try openContainer(depth: depth) {
             repeat {
                 let key = try parseMemberName(PostEntry.EntryMembers.Key.self)
-                skipWhitespace()
                 switch key {
                 case nil:
                     _ = try skipValue(depth: depth)

@@ -41,13 +41,6 @@ package struct DelegateStartResponse: Sendable, Hashable, Decodable {
     /// How long the PIN stays valid.
     package var expiresInSeconds: Int
 
-    /// Creates a response.
-    package init(status: String = "ok", pairingID: String, expiresInSeconds: Int) {
-        self.status = status
-        self.pairingID = pairingID
-        self.expiresInSeconds = expiresInSeconds
-    }
-
     private enum CodingKeys: String, CodingKey {
         case status, pairingID = "pairing_id", expiresInSeconds = "expires_in_seconds"
     }
@@ -64,14 +57,6 @@ package struct DelegateConfirmResponse: Sendable, Hashable, Decodable {
     package var uid: String
     /// The device uid exactly as sent (case-sensitive; keep this string).
     package var deviceUID: String
-
-    /// Creates a response.
-    package init(status: String = "ok", action: String = "delegate_added", uid: String, deviceUID: String) {
-        self.status = status
-        self.action = action
-        self.uid = uid
-        self.deviceUID = deviceUID
-    }
 
     private enum CodingKeys: String, CodingKey {
         case status, action, uid, deviceUID = "device_uid"

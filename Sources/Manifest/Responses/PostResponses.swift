@@ -32,22 +32,6 @@ package struct PostResponse: Sendable, Hashable, Decodable {
     /// Posts in the manifest afterwards.
     package var manifestPosts: Int
 
-    /// Creates a response.
-    package init(
-        status: String = "post_ok", postCID: String, envelopesCID: String?, audienceMode: AudienceMode,
-        isEncrypted: Bool, audienceUIDs: [String]?, followersRaw: Int, followersUsed: Int, manifestPosts: Int
-    ) {
-        self.status = status
-        self.postCID = postCID
-        self.envelopesCID = envelopesCID
-        self.audienceMode = audienceMode
-        self.isEncrypted = isEncrypted
-        self.audienceUIDs = audienceUIDs
-        self.followersRaw = followersRaw
-        self.followersUsed = followersUsed
-        self.manifestPosts = manifestPosts
-    }
-
     private enum CodingKeys: String, CodingKey {
         case status, postCID = "cid", envelopesCID = "envelopes_cid", audienceMode = "audience_mode", encrypted
         case audienceUIDs = "audience_uids", followersRaw = "followers_raw", followersUsed = "followers_used"
@@ -99,7 +83,7 @@ package struct RewrapResponse: Sendable, Hashable {
         case status, uid, deviceUID = "device_uid", postCID = "post_cid", envelope, error
     }
 
-    /// Reads the body, the one reader of a `/rewrap` answer: a `result.error` string gives
+    /// Reads the body of a `/rewrap` answer: a `result.error` string gives
     /// ``Result/failed(_:)``; otherwise the four envelope strings are required (a missing
     /// `status` reads as `ok`).
     ///
@@ -198,12 +182,6 @@ package struct ProfileUpdateResponse: Sendable, Hashable, Decodable {
     package var status: String
     /// The namespace profile after the update.
     package var profile: ClientProfile
-
-    /// Creates a response.
-    package init(status: String = "profile_updated", profile: ClientProfile) {
-        self.status = status
-        self.profile = profile
-    }
 }
 
 /// `POST /profile/avatar`: `{"status":"avatar_updated","avatar_cid":"…"}`.
@@ -212,12 +190,6 @@ package struct AvatarUpdateResponse: Sendable, Hashable, Decodable {
     package var status: String
     /// The CID of the (public, plaintext) avatar image.
     package var avatarCID: String
-
-    /// Creates a response.
-    package init(status: String = "avatar_updated", avatarCID: String) {
-        self.status = status
-        self.avatarCID = avatarCID
-    }
 
     private enum CodingKeys: String, CodingKey { case status, avatarCID = "avatar_cid" }
 }

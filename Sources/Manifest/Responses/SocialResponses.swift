@@ -11,13 +11,6 @@ package struct GraphCIDs: Sendable, Hashable, Decodable {
     /// The graph decoder envelopes.
     package var followDecoderEnvelopesCID: String?
 
-    /// Creates the triple.
-    package init(followingCID: String?, followersCID: String?, followDecoderEnvelopesCID: String?) {
-        self.followingCID = followingCID
-        self.followersCID = followersCID
-        self.followDecoderEnvelopesCID = followDecoderEnvelopesCID
-    }
-
     private enum CodingKeys: String, CodingKey {
         case followingCID = "following_cid", followersCID = "followers_cid"
         case followDecoderEnvelopesCID = "follow_decoder_envelopes_cid"
@@ -109,12 +102,6 @@ package struct FollowersResponse: Sendable, Hashable, Decodable {
     package var status: String
     /// Approved followers, sorted by uid, the station excluded.
     package var followers: [FollowerSummary]
-
-    /// Creates a response.
-    package init(status: String = "ok", followers: [FollowerSummary]) {
-        self.status = status
-        self.followers = followers
-    }
 }
 
 /// A follower device row (`GET /followers/pending`).
@@ -163,12 +150,6 @@ package struct PendingFollowersResponse: Sendable, Hashable, Decodable {
     package var status: String
     /// Devices awaiting approval.
     package var pending: [FollowerDevice]
-
-    /// Creates a response.
-    package init(status: String = "ok", pending: [FollowerDevice]) {
-        self.status = status
-        self.pending = pending
-    }
 }
 
 /// `POST /followers/approve` and `POST /followers/remove`.
@@ -191,22 +172,6 @@ public struct FollowerChangeResponse: Sendable, Hashable, Decodable {
     public var rewrap: RewrapManifestSummary?
     /// The republished graph, when it was rebuilt.
     package var updatedGraph: GraphCIDs?
-
-    /// Creates a response.
-    package init(
-        status: String = "ok", action: String, uid: String, deviceUID: String?, devicesApproved: Int? = nil,
-        removed: Int? = nil, removedAllowed: Bool? = nil, rewrap: RewrapManifestSummary?, updatedGraph: GraphCIDs?
-    ) {
-        self.status = status
-        self.action = action
-        self.uid = uid
-        self.deviceUID = deviceUID
-        self.devicesApproved = devicesApproved
-        self.removed = removed
-        self.removedAllowed = removedAllowed
-        self.rewrap = rewrap
-        self.updatedGraph = updatedGraph
-    }
 
     private enum CodingKeys: String, CodingKey {
         case status, action, uid, deviceUID = "device_uid", devicesApproved = "devices_approved", removed
@@ -271,15 +236,6 @@ public struct FollowResponse: Sendable, Hashable, Decodable {
     /// The station's profile afterwards.
     public var updatedProfile: StationProfile?
 
-    /// Creates a response.
-    package init(status: String = "ok", action: String, target: FollowTarget, updatedGraph: GraphCIDs?, updatedProfile: StationProfile?) {
-        self.status = status
-        self.action = action
-        self.target = target
-        self.updatedGraph = updatedGraph
-        self.updatedProfile = updatedProfile
-    }
-
     private enum CodingKeys: String, CodingKey {
         case status, action, target, updatedGraph = "updated_graph", updatedProfile = "updated_profile"
     }
@@ -318,10 +274,4 @@ package struct FollowingResponse: Sendable, Hashable, Decodable {
     package var status: String
     /// Followed stations, sorted by uid.
     package var following: [FollowedStation]
-
-    /// Creates a response.
-    package init(status: String = "ok", following: [FollowedStation]) {
-        self.status = status
-        self.following = following
-    }
 }

@@ -12,14 +12,6 @@ package struct ValidationIssue: Sendable, Hashable, Decodable {
     /// The offending input, as sent back by the station.
     package var input: JSONValue?
 
-    /// Creates an issue.
-    package init(type: String?, location: [String], message: String?, input: JSONValue? = nil) {
-        self.type = type
-        self.location = location
-        self.message = message
-        self.input = input
-    }
-
     private enum CodingKeys: String, CodingKey {
         case type, location = "loc", message = "msg", input
     }

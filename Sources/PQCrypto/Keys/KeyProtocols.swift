@@ -12,7 +12,7 @@ import Foundation
 /// `SecureEnclave.MLDSA65.PrivateKey` on iOS and macOS 26, a hardware token): the SDK only asks
 /// it to sign and for its public key, never for its secret bytes.
 public protocol MLDSA65SigningKey: Sendable {
-    /// The ML-DSA-65 public key the signatures verify with (the one the station stores).
+    /// The ML-DSA-65 public key the signatures verify with, as the station stores it.
     var publicKey: MLDSA65.PublicKey { get }
 
     /// Signs `message` with pure ML-DSA-65 (FIPS 204 ML-DSA.Sign) and an empty context, as the
@@ -32,7 +32,7 @@ public protocol MLDSA65SigningKey: Sendable {
 /// `SecureEnclave.MLKEM768.PrivateKey` on iOS and macOS 26): the SDK only asks it to decapsulate
 /// and for its public key, never for its secret bytes.
 public protocol MLKEM768DecapsulationKey: Sendable {
-    /// The ML-KEM-768 public key ciphertexts are encapsulated to (the one the station stores).
+    /// The ML-KEM-768 public key ciphertexts are encapsulated to, as the station stores it.
     var publicKey: MLKEM768.PublicKey { get }
 
     /// Decapsulates a 1088-byte ML-KEM-768 ciphertext (FIPS 203 ML-KEM.Decaps).

@@ -64,7 +64,7 @@ struct MLDSAMaskSchedule {
     }
 
     /// c̃ = H(`message`, 48) for the 832-byte μ ‖ w1Encode(w1), in a free state, while the other runs
-    /// mask streams for the attempt after `attempt` (the one whose y was filled last).
+    /// mask streams for the attempt after `attempt` (the attempt whose y was filled last).
     mutating func challengeHash(
         attempt: Int, message: UnsafeRawBufferPointer, into challenge: UnsafeMutableRawBufferPointer
     ) {

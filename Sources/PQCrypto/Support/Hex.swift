@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import ErrorKinds
 
 /// Lowercase hex, the encoding the station uses for keys, envelopes, metadata and digests.
 ///
@@ -151,7 +152,7 @@ public enum Hex {
 /// A struct rather than an enum, so a kind added in a later release does not break an app's
 /// `switch`: switch over ``kind`` (`case .oddLength:`, ending with `default:`) and read the details
 /// from the properties. Two errors are equal when their kind and details are equal.
-public struct HexDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct HexDecodingError: KindedError, Sendable {
     /// What went wrong, without the details: compare it or `switch` over it (`case .oddLength:`).
     public typealias Kind = ErrorKind<HexDecodingError>
 
@@ -179,10 +180,6 @@ public struct HexDecodingError: Error, Sendable, Hashable, CustomStringConvertib
 
     /// The UTF-8 offset of the first non-hex character, for `Kind.invalidCharacter`.
     public var offset: Int? { if case .invalidCharacter(let value) = detail { value } else { nil } }
-
-    /// Matches a thrown error equal to `pattern`, so `catch HexDecodingError.x` keeps working as when it
-    /// was an enum.
-    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {

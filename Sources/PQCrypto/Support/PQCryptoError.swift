@@ -1,3 +1,6 @@
+// `ErrorKind` and `KindedError` come from ErrorKinds, which Transport re-exports as well.
+@_exported import ErrorKinds
+
 /// Why a post-quantum key, ciphertext or signature input was refused.
 ///
 /// Every malformed input from the network, disk or user maps to one of these; nothing in
@@ -6,7 +9,7 @@
 /// A struct rather than an enum, so a kind added in a later release does not break an app's
 /// `switch`: switch over ``kind`` (`case .invalidLength:`, ending with `default:`) and read the details
 /// from the properties. Two errors are equal when their kind and details are equal.
-public struct PQCryptoError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct PQCryptoError: KindedError, Sendable {
     /// What went wrong, without the details: compare it or `switch` over it (`case .invalidLength:`).
     public typealias Kind = ErrorKind<PQCryptoError>
 
@@ -61,10 +64,6 @@ public struct PQCryptoError: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// Which check failed, for `Kind.invalidPrivateKey`.
     public var reason: String? { if case .invalidPrivateKey(let value) = detail { value } else { nil } }
-
-    /// Matches a thrown error equal to `pattern`, so `catch PQCryptoError.x` keeps working as when it
-    /// was an enum.
-    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     public var description: String {
         switch detail {

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import PQCrypto
 import ClassicalCrypto
+import SHA2
 
 /// Signs requests for a ``SigningIdentity``: returns the six `x-cipher-*` headers for a method,
 /// path and body.
@@ -59,7 +60,7 @@ public struct RequestSigner: Sendable {
     }
 
     /// Signs a request whose body's SHA-256 was computed separately, for bodies streamed from disk
-    /// (hash them with `ClassicalCrypto.SHA256` while producing the exact bytes to send).
+    /// (hash them with `SHA2.SHA256` while producing the exact bytes to send).
     ///
     /// - Throws: ``SigningError/invalidBodyDigestLength(_:)`` unless the digest is 32 bytes, and
     ///   the other ``SigningError`` cases as ``sign(method:path:body:)``.

@@ -6,7 +6,7 @@ import PQCrypto
 /// A struct rather than an enum, so a kind added in a later release does not break an app's
 /// `switch`: switch over ``kind`` (`case .invalidPath:`, ending with `default:`) and read the details
 /// from the properties. Two errors are equal when their kind and details are equal.
-public struct SigningError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct SigningError: KindedError, Sendable {
     /// What went wrong, without the details: compare it or `switch` over it (`case .invalidPath:`).
     public typealias Kind = ErrorKind<SigningError>
 
@@ -76,10 +76,6 @@ public struct SigningError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// ML-DSA's refusal, for `Kind.signingFailed`.
     public var underlying: PQCryptoError? { if case .signingFailed(let value) = detail { value } else { nil } }
-
-    /// Matches a thrown error equal to `pattern`, so `catch SigningError.x` keeps working as when it
-    /// was an enum.
-    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation, for logs and error messages.
     public var description: String {

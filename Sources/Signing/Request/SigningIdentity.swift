@@ -27,6 +27,6 @@ public struct SigningIdentity: Sendable {
         self.init(uid: uid, deviceUID: deviceUID, signingKey: privateKey)
     }
 
-    /// The device's public key, the one the station stores at pairing.
+    /// The device's public key, as the station stores it at pairing.
     public var publicKey: MLDSA65.PublicKey { signingKey.publicKey }
 }

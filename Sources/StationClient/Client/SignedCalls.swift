@@ -3,6 +3,7 @@ import Manifest
 import PQCrypto
 import Signing
 import ClassicalCrypto
+import SHA2
 import Transport
 
 /// The body of a signed call, fixed before signing so the signature covers the exact bytes sent.

@@ -181,7 +181,7 @@ public actor StationClient {
                 log(.error, "\(operation): the station names another IPNS key (\(presented.ipnsName), stored \(stored.ipnsName)); not adopted")
                 throw StationClientError(
                     .integrity, operation: operation,
-                    message: "the station names another IPNS key (\(presented.ipnsName)) than the one fixed after pairing (\(stored.ipnsName)); not adopted")
+                    message: "the station names another IPNS key (\(presented.ipnsName)) than the key fixed after pairing (\(stored.ipnsName)); not adopted")
             }
         }
         let name = presented.ipnsName, peer = presented.description

@@ -105,7 +105,7 @@ public actor InMemoryCacheStore: CacheStore {
 }
 
 /// A ``CacheStore`` of encrypted files in one directory. Its only secret, a random 32-byte cache
-/// key, is the one item it keeps in a ``KeyStore`` (under ``KeyStoreItem/cacheKey``, created on
+/// key, is the only item it keeps in a ``KeyStore`` (under ``KeyStoreItem/cacheKey``, created on
 /// first use), so a Keychain holds 32 bytes however large the caches grow.
 ///
 /// Each item is sealed with SecretBox under the cache key, in a file named by a keyed BLAKE2b hash

@@ -96,7 +96,7 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
         /// it presented, when it could be read, is ``presentedFingerprint``; an expected one that
         /// did not match is ``expectedFingerprint``. Nothing was sent to the station.
         public static let untrustedKey = Kind(.untrustedKey)
-        /// The station presents another TLS key than the one pinned at pairing (or re-trusted):
+        /// The station presents another TLS key than the key pinned at pairing (or re-trusted):
         /// ``expectedFingerprint`` is the pin, ``presentedFingerprint`` the key now presented (when
         /// it could be read). Nothing was sent; re-trust only on purpose, with
         /// ``StationClient/trust(fingerprint:)``.

@@ -84,7 +84,7 @@ final class IPNSFloors: Sendable {
 }
 
 // The initializer and methods are declared in an extension, so the struct keeps its memberwise
-// `init(identity:gateway:transport:pins:settings:offline:)`, the one the public initializer and
+// `init(identity:gateway:transport:pins:settings:offline:)`, which the public initializer and
 // `StationClient.reader(for:gateway:)` build a reader with.
 extension FollowedStationReader {
     /// Creates a reader.

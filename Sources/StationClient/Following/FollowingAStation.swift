@@ -154,7 +154,7 @@ public struct FollowedStationFeed: Sendable {
     /// The reader doing the work (envelopes, keys, gateway).
     public let reader: FollowedStationReader
 
-    /// Creates a feed for `station` read through `reader` (whose identity must be the one the
+    /// Creates a feed for `station` read through `reader` (whose identity must be that the
     /// station was followed with).
     public init(station: FollowedStationHandle, reader: FollowedStationReader) {
         self.station = station
@@ -286,7 +286,7 @@ extension StationClient {
     ///     ``FollowedStationHandle/gateway``, through the configuration's transport, or else the
     ///     configuration's).
     /// - Throws: ``StationClientError`` (`.keyStore`) when there is no follower identity, or not
-    ///   the one `station` was followed with; `.refused` when there is no gateway.
+    ///   the gateway `station` was followed with; `.refused` when there is no gateway.
     public func reader(for station: FollowedStationHandle, gateway: IPFSGateway? = nil) async throws -> FollowedStationFeed {
         let operation = "reading \(station.endpoint.absoluteString)"
         guard let gateway = gateway ?? defaultGateway(for: station) else {

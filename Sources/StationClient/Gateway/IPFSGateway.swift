@@ -135,7 +135,7 @@ public struct IPFSGateway: Sendable {
         } catch {
             throw StationClientError.wrapGateway(error, operation: operation)
         }
-        // Renamed into place later (StagedFile.replace): flushed the one durable way.
+        // Renamed into place later (StagedFile.replace): flushed as every durable write is.
         _ = DurableWrite.flush(descriptor)
     }
 

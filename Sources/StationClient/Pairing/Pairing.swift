@@ -41,7 +41,7 @@ public struct StationKeyPrompt: Sendable {
     /// The endpoint being paired with.
     public var endpoint: URL
     /// The fingerprint of the public key the station presents (`sha256//<base64>`). Compare it
-    /// with the one the station's own machine shows before accepting.
+    /// with the fingerprint the station's own machine shows before accepting.
     public var fingerprint: PublicKeyFingerprint
 }
 

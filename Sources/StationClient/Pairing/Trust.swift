@@ -31,7 +31,7 @@ extension StationClient {
                                       pins: [fingerprint])
         } catch let error as StationClientError where error.kind == .keyChanged {
             var refused = StationClientError(.untrustedKey, operation: operation,
-                                             message: "the station presents another TLS key than the one to trust",
+                                             message: "the station presents another TLS key than the key to trust",
                                              transportError: error.transportError, underlying: error)
             refused.expectedFingerprint = fingerprint
             refused.presentedFingerprint = await configuration.transport.readablePublicKey(at: endpoint)

@@ -3,6 +3,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import ClassicalCrypto
+import SHA2
 import Transport
 import OrderedJSON
 import ContentAddressing

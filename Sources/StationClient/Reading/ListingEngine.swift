@@ -169,7 +169,7 @@ struct ListingEngine: Sendable {
         return ReadPost(post: post, newKey: isNew ? key : nil)
     }
 
-    /// One result slot per entry of a listing. Each slot is written by the one worker that took
+    /// One result slot per entry of a listing. Each slot is written only by the worker that took
     /// its index from the ``ReadQueue`` and read after every worker is done, so no two threads
     /// touch a slot at once; results move in and out without a copy of the array around them.
     final class ReadSlots: @unchecked Sendable {

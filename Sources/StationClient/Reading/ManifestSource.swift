@@ -4,10 +4,8 @@ import ContentAddressing
 import OrderedJSON
 import Transport
 
-// Where a listing's manifest comes from: one's own station (its `/content`, else the gateway)
-// or a followed station (the gateway), either way checked against the CID, bounded in bytes by
-// ``StationClientConfiguration/maximumManifestPosts`` and read by `Manifest.read`, the one reader,
-// which counts the posts and measures each post's metadata as it reads (`ManifestLimits`).
+// A listing's manifest: where it comes from, how it is checked and within which limits it is read
+// is decided in `fetchManifest(cid:)`.
 extension StationClient {
     /// Drops the in-memory copy of the last manifest read, for example when the app receives a
     /// memory warning (a manifest of 10,000 posts holds several megabytes). The next listing
@@ -70,7 +68,7 @@ extension StationClient {
         return try readManifest(Data(bytes), limits: limits, operation: "reading manifest \(cid)")
     }
 
-    /// Reads manifest bytes with the one manifest reader and `limits`.
+    /// Reads manifest bytes with `Manifest.read` and `limits`.
     ///
     /// - Throws: ``StationClientError`` `.tooLarge` (with ``StationClientError/limit`` the most
     ///   posts, or the memory limit in bytes) when the manifest holds more posts than `limits`

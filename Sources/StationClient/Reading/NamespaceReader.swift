@@ -6,16 +6,14 @@ import OrderedJSON
 extension StationClient {
     /// Reads this app's namespace and decrypts every post's metadata into `Metadata`.
     ///
-    /// `/profile` gives the manifest CID; the manifest comes from the station's `/content` (or, if
-    /// that fails, from the gateway, verified against the CID); only the configured namespace is
-    /// read. For each encrypted post the key comes from the cache or from `/rewrap` (at most
+    /// `/profile` gives the manifest CID and ``fetchManifest(cid:)`` the manifest (where from, and
+    /// within which limits, is said there); only the configured namespace is read. For each
+    /// encrypted post the key comes from the cache or from `/rewrap` (at most
     /// ``StationClientConfiguration/rewrapConcurrency`` at once), the envelope is opened with the
     /// device key and the metadata decrypted. Public posts are read as plaintext. A post that
     /// fails is reported in ``PostListing/skipped`` and never fails the listing; so is a manifest
-    /// entry that is not a post, or whose metadata is past
-    /// ``StationClientConfiguration/maximumPostMetadataBytes`` or
-    /// ``StationClientConfiguration/maximumPostMetadataDepth``. A listing makes at most one
-    /// `/rewrap` call per post it lists.
+    /// entry that is not a post, or that the manifest's limits left out. A listing makes at most
+    /// one `/rewrap` call per post it lists.
     ///
     /// When the station is unreachable, returns the last listing read online (marked
     /// ``PostListing/isOffline``) instead of failing.
@@ -23,9 +21,8 @@ extension StationClient {
     /// - Parameter type: the app's metadata type (`DriveFileMetadata` for `drive`, or
     ///   `JSONValue` for raw JSON).
     /// - Throws: ``StationClientError`` when the station is unreachable and there is no offline
-    ///   listing, when the manifest cannot be read, when it holds more than
-    ///   ``StationClientConfiguration/maximumManifestPosts`` posts (`.tooLarge`, with that number as
-    ///   ``StationClientError/limit``; the offline view is kept as it was), or when cancelled.
+    ///   listing, when ``fetchManifest(cid:)`` fails (the offline view is then kept as it was), or
+    ///   when cancelled.
     public func listPosts<Metadata: Decodable & Sendable>(as type: Metadata.Type) async throws -> PostListing<Metadata> {
         let namespace = try self.namespace(nil)
         let operation = "listing namespace \(namespace)"

@@ -163,7 +163,7 @@ final class OfflineListings: Sendable {
         return bytes
     }
 
-    /// Where the one JSON value of `text` starts (after a leading byte-order mark), or `nil`
+    /// Where the JSON value that is all of `text` starts (after a leading byte-order mark), or `nil`
     /// when `text` is not JSON or would nest too deep inside the stored listing.
     private static func jsonStart(_ text: [UInt8]) -> Int? {
         text.withUnsafeBufferPointer { buffer in
@@ -196,7 +196,6 @@ extension JSONParser {
         if try openContainer(depth: 1) {
             repeat {
                 let key = try parseMemberKey()
-                skipWhitespace()
                 switch key {
                 case "manifest_cid":
                     manifestCID = try parseMemberValue(depth: 1).stringValue
@@ -230,7 +229,6 @@ extension JSONParser {
         if try openContainer(depth: depth) {
             repeat {
                 let key = try parseMemberKey()
-                skipWhitespace()
                 switch key {
                 case "post_cid": postCID = try parseMemberValue(depth: depth).stringValue
                 case "envelopes_cid": envelopesCID = try parseMemberValue(depth: depth).stringValue

@@ -43,7 +43,7 @@ struct PostKeyJournal {
     /// Whether the next write rewrites `post-keys` (a write failed, the cache was cleared, or
     /// this client does not persist keys and removes what an earlier run kept).
     var needsCompaction = false
-    /// The last write started: each write waits for the one before, so items are written in order.
+    /// The last write started: each write waits for the write before, so items are written in order.
     var lastWrite: Task<(any Error)?, Never>?
 
     /// Whether stale keys are many enough to rewrite `post-keys` without them.
@@ -175,7 +175,7 @@ extension StationClient {
     }
 
     /// Writes what changed since the last write, after any write under way; the manifest of
-    /// `manifestCID`, when it is the one in memory, prunes the keys of posts no longer in it.
+    /// `manifestCID`, when it is the manifest in memory, prunes the keys of posts no longer in it.
     /// Failures are logged (and returned); the next write then compacts.
     @discardableResult
     func writePostKeys(manifestCID: String?) async -> (any Error)? {

@@ -40,7 +40,7 @@ enum PostKeySource: Sendable {
 /// A follower's post keys: the envelope for its uid in each post's envelope set, from the
 /// gateway (verified against the CID). Each set is fetched and parsed at most once per instance
 /// (one listing, one download), however many posts name it, and concurrent readers of the same
-/// set wait for the one fetch.
+/// set wait for a single fetch.
 final class EnvelopeKeys: Sendable {
     let identity: FollowerIdentity
     let gateway: IPFSGateway

@@ -1,6 +1,7 @@
 import Foundation
 import Manifest
 import ClassicalCrypto
+import SHA2
 import OrderedJSON
 
 extension StationCore {

@@ -5,6 +5,7 @@ import Manifest
 import PQCrypto
 import Signing
 import ClassicalCrypto
+import SHA2
 import OrderedJSON
 import ContentAddressing
 

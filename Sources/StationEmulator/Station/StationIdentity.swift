@@ -59,9 +59,9 @@ struct StationIdentity: Sendable {
 /// A struct rather than an enum, so a kind added in a later release does not break an app's
 /// `switch`: switch over ``kind`` (`case .corruptState:`, ending with `default:`) and read the details
 /// from the properties. Two errors are equal when their kind and details are equal.
-public struct StationEmulatorError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct StationEmulatorError: KindedError, Sendable {
     /// What went wrong, without the details: compare it or `switch` over it (`case .corruptState:`).
-    public typealias Kind = Transport.ErrorKind<StationEmulatorError>
+    public typealias Kind = ErrorKind<StationEmulatorError>
 
     private enum Detail: Hashable, Sendable {
         case corruptState(path: String, reason: String)
@@ -105,10 +105,6 @@ public struct StationEmulatorError: Error, Sendable, Hashable, CustomStringConve
         }
     }
 
-    /// Matches a thrown error equal to `pattern`, so `catch StationEmulatorError.x` keeps working as when it
-    /// was an enum.
-    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
-
     /// A readable explanation.
     public var description: String {
         switch detail {
@@ -120,7 +116,7 @@ public struct StationEmulatorError: Error, Sendable, Hashable, CustomStringConve
     }
 }
 
-extension Transport.ErrorKind where Failure == StationEmulatorError {
+extension ErrorKind where Failure == StationEmulatorError {
     /// A file in the data directory exists but cannot be used (its path, what is wrong).
     public static var corruptState: Self { Self() }
     /// A listening socket could not be set up (what failed).

@@ -1,4 +1,5 @@
 import Foundation
+import ErrorKinds
 
 /// A body that arrives or leaves in chunks: a single-pass `AsyncSequence` of `Data`, with its total
 /// length when known.
@@ -80,7 +81,7 @@ public struct HTTPBodyStream: AsyncSequence, Sendable {
 /// A struct rather than an enum, so a kind added in a later release does not break an app's
 /// `switch`: switch over ``kind`` (`case .tooLarge:`, ending with `default:`) and read the details
 /// from the properties. Two errors are equal when their kind and details are equal.
-public struct HTTPBodyStreamError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct HTTPBodyStreamError: KindedError, Sendable {
     /// What went wrong, without the details: compare it or `switch` over it (`case .tooLarge:`).
     public typealias Kind = ErrorKind<HTTPBodyStreamError>
 
@@ -101,10 +102,6 @@ public struct HTTPBodyStreamError: Error, Sendable, Hashable, CustomStringConver
 
     /// The limit the stream passed, for `Kind.tooLarge`.
     public var limit: Int? { switch detail { case .tooLarge(let value): value } }
-
-    /// Matches a thrown error equal to `pattern`, so `catch HTTPBodyStreamError.x` keeps working as when it
-    /// was an enum.
-    public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
     /// A readable explanation.
     public var description: String {

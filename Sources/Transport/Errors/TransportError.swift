@@ -1,4 +1,6 @@
 import Foundation
+// `ErrorKind` and `KindedError` come from ErrorKinds, which PQCrypto re-exports as well.
+@_exported import ErrorKinds
 
 /// A failure to exchange an HTTP message: the request could not be sent or its response could not
 /// be read. Every error names the request it belongs to.

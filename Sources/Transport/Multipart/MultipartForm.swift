@@ -1,4 +1,5 @@
 import Foundation
+import ErrorKinds
 
 /// A `multipart/form-data` body (RFC 7578) built so that its exact bytes are known before sending.
 ///
@@ -9,7 +10,7 @@ import Foundation
 /// chunked uploads) in constant memory. Hash with `forEachChunk` (or by reading `stream()`), then
 /// send a fresh `stream()`: both read the same bytes.
 ///
-/// The layout is the one browsers and Python `requests` produce, and the one the station's parser
+/// The layout is what browsers and Python `requests` produce, and what the station's parser
 /// (Starlette over python-multipart) reads:
 ///
 ///     --<boundary>\r\n
@@ -151,7 +152,7 @@ public struct MultipartForm: Sendable {
     /// A struct rather than an enum, so a kind added in a later release does not break an app's
     /// `switch`: switch over ``kind`` (`case .fileChanged:`, ending with `default:`) and read the details
     /// from the properties. Two errors are equal when their kind and details are equal.
-    public struct Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Error: KindedError, Sendable {
         /// What went wrong, without the details: compare it or `switch` over it (`case .fileChanged:`).
         public typealias Kind = ErrorKind<MultipartForm.Error>
 
@@ -210,10 +211,6 @@ public struct MultipartForm: Sendable {
 
         /// Why the file could not be read, for `Kind.fileUnreadable`.
         public var reason: String? { if case .fileUnreadable(_, let value) = detail { value } else { nil } }
-
-        /// Matches a thrown error equal to `pattern`, so `catch MultipartForm.Error.x` keeps working as when it
-        /// was an enum.
-        public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
         /// A readable explanation.
         public var description: String {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Carries a streamed request body from the task reading its `HTTPBodyStream` to the thread an
-/// HTTP library reads the body on, holding at most about `highWater` bytes: the one request-body
+/// HTTP library reads the body on, holding at most about `highWater` bytes: the request-body
 /// pipe of `CurlTransport` and `URLSessionTransport`.
 ///
 /// The producing task waits while the pipe is full. The reading side either never blocks

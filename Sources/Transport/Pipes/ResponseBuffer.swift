@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// Carries a streamed response body from an HTTP library's callbacks to the reading task, holding
-/// at most about `highWater` bytes in memory: the one response collector of `CurlTransport` and
+/// at most about `highWater` bytes in memory: the response collector of `CurlTransport` and
 /// `URLSessionTransport`.
 ///
 /// What happens when the reader falls behind depends on what the library allows:
@@ -260,7 +260,7 @@ package final class ResponseBuffer: @unchecked Sendable {
 
     /// Appends to the spill file, creating it on first use; the failure's text, or `nil`. Called
     /// with the lock held, and returns with it released: the write itself runs unlocked, so the
-    /// reader is not held up by the disk (only the one delegate queue ever writes).
+    /// reader is not held up by the disk (only the delegate queue ever writes).
     private func spill(_ data: Data) -> String? {
         if spillFailure == nil, spill < 0 {
             let path = FileManager.default.temporaryDirectory

@@ -5,8 +5,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Where a transport writes a response body, opened before the transfer starts: the one
-/// translation of `ResponseDestination` both transports use.
+/// Where a transport writes a response body, opened before the transfer starts: how
+/// both transports translate a `ResponseDestination`.
 package enum ResponseSink {
     /// Collect in memory, at most `limit` bytes.
     case memory(limit: Int)
@@ -37,7 +37,7 @@ package enum ResponseSink {
 
     /// Writes every byte of `data` to the open file `descriptor` (a `.file` sink's, a transport's
     /// spool, a download's or a key store's file), retrying an interrupted write; the failure's
-    /// text, or `nil`: the package's one write loop.
+    /// text, or `nil`. Every write loop of the package is this one.
     package static func writeAll(_ data: some ContiguousBytes, to descriptor: Int32) -> String? {
         data.withUnsafeBytes { bytes -> String? in
             var offset = 0

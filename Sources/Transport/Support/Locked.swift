@@ -1,6 +1,6 @@
 import Foundation
 
-/// A value behind a lock: the one lock type of the package's transports, loopback server,
+/// A value behind a lock: the lock type of the package's transports, loopback server,
 /// emulator, client and CLI.
 ///
 /// `NSLock` rather than `Synchronization.Mutex`, which needs iOS 18 / macOS 15 (the floor is

@@ -1,5 +1,6 @@
 import Foundation
 import SHA2
+import ErrorKinds
 
 /// The SHA-256 of a server's DER-encoded public key (its X.509 `SubjectPublicKeyInfo`): the value
 /// certificate pinning compares.
@@ -57,7 +58,7 @@ public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible 
     /// A struct rather than an enum, so a kind added in a later release does not break an app's
     /// `switch`: switch over ``kind`` (`case .wrongLength:`, ending with `default:`) and read the details
     /// from the properties. Two errors are equal when their kind and details are equal.
-    public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct ParseError: KindedError, Sendable {
         /// What went wrong, without the details: compare it or `switch` over it (`case .wrongLength:`).
         public typealias Kind = ErrorKind<PublicKeyFingerprint.ParseError>
 
@@ -84,10 +85,6 @@ public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible 
 
         /// The byte count found, for `Kind.wrongLength`.
         public var count: Int? { if case .wrongLength(let value) = detail { value } else { nil } }
-
-        /// Matches a thrown error equal to `pattern`, so `catch PublicKeyFingerprint.ParseError.x`
-        /// keeps working as when it was an enum.
-        public static func ~= (pattern: Self, error: any Swift.Error) -> Bool { (error as? Self) == pattern }
 
         /// The kind and its detail, as printed when this type was an enum: `"wrongLength(31)"`.
         public var description: String { count.map { "\(kind)(\($0))" } ?? "\(kind)" }

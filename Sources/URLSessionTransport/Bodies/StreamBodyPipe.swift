@@ -2,7 +2,7 @@ import Foundation
 import Transport
 
 /// A streamed request body for the thread URLSession reads the body on: Transport's
-/// `RequestBodyPipe` (the one pipe both transports use), read with blocking calls that wait at most
+/// `RequestBodyPipe` (which both transports use), read with blocking calls that wait at most
 /// `idleLimit` seconds for the producer.
 final class StreamBodyPipe: BlockingBodySource, Sendable {
     let pipe: RequestBodyPipe

@@ -9,7 +9,7 @@ import Darwin
 /// Writes a request body stream to an unlinked temporary file, so that FoundationNetworking can
 /// send it as a file.
 ///
-/// FoundationNetworking reads a body stream on the one serial queue every URLSession in the process
+/// FoundationNetworking reads a body stream on a single serial queue that every URLSession in the process
 /// shares, and takes a stream with no bytes available at that moment to have ended; waiting there
 /// for the caller's stream would stall every session (and deadlock once Swift's cooperative threads
 /// wait on that queue). A file's bytes are always available, so the stream is spooled first: memory

@@ -20,7 +20,7 @@ enum PinDecision: Equatable {
     }
 
     /// The fingerprint of the leaf certificate's public key, or `nil` when `chain` (DER, leaf
-    /// first) is empty or its leaf cannot be parsed: the one key a server is judged by.
+    /// first) is empty or its leaf cannot be parsed: a server is judged by its leaf's key alone.
     static func leafKey(of chain: [[UInt8]]) -> PublicKeyFingerprint? {
         chain.first.flatMap { try? PublicKeyFingerprint(certificateDER: $0) }
     }
