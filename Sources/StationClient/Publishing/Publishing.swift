@@ -402,12 +402,9 @@ extension StationClient {
     /// A store that cannot be written is only logged: the next listing writes again.
     func keepPostKey(of prepared: PreparedPost, as published: PublishedPost) async {
         guard let key = prepared.postKey, published.postCID == prepared.postCID else { return }
-        // Persisted keys first: a change item written before they are read would take the number
-        // of one already stored.
-        await loadPersistedPostKeys()
-        cachePostKey(key, for: published.postCID)
+        await postKeys.cache(key, for: published.postCID)
         guard configuration.persistsPostKeys else { return }
-        await writePostKeys(manifestCID: nil)
+        await postKeys.write()
     }
 
     /// Sends a prepared post exactly once (see ``submit(_:progress:)``).
