@@ -34,7 +34,7 @@ extension StationClient {
     /// - Returns: the response, whatever its status.
     /// - Throws: ``StationClientError`` when no answer could be had.
     nonisolated func signed(
-        _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, options: TransferOptions? = nil,
+        _ method: HTTPMethod, _ path: String, body: StationRequest.Body = .empty, options: TransferOptions? = nil,
         limit: Int = ResponseLimit.small, operation: String, budget: CallBudget? = nil
     ) async throws -> HTTPResponse {
         try await connection.send(.signed(method, path, body: body, options: options, limit: limit,
@@ -44,7 +44,7 @@ extension StationClient {
 
     /// Sends a signed call and requires a 2xx answer, decoding it as `T`.
     nonisolated func signedJSON<T: Decodable>(
-        _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, as type: T.Type, limit: Int = ResponseLimit.small,
+        _ method: HTTPMethod, _ path: String, body: StationRequest.Body = .empty, as type: T.Type, limit: Int = ResponseLimit.small,
         operation: String
     ) async throws -> T {
         let response = try await signed(method, path, body: body, limit: limit, operation: operation)

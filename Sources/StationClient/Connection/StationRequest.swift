@@ -6,7 +6,7 @@ import Transport
 struct StationRequest: Sendable {
     var method: HTTPMethod
     var path: String
-    var body: SignedBody
+    var body: Body
     /// Whether the request carries the device's six `x-cipher-*` headers.
     var isSigned: Bool
     /// Transfer options (response limit, time limits, progress); the origin's pins are added when sent.
@@ -18,7 +18,7 @@ struct StationRequest: Sendable {
 
     /// A signed call; without `options`, at most `limit` bytes of the answer are collected.
     static func signed(
-        _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, options: TransferOptions? = nil,
+        _ method: HTTPMethod, _ path: String, body: Body = .empty, options: TransferOptions? = nil,
         limit: Int = ResponseLimit.small, timeouts: TransferTimeouts, operation: String
     ) -> StationRequest {
         StationRequest(method: method, path: path, body: body, isSigned: true,
@@ -27,7 +27,7 @@ struct StationRequest: Sendable {
 
     /// An unsigned call, at most `limit` bytes of the answer collected.
     static func unsigned(
-        _ method: HTTPMethod, _ path: String, body: SignedBody = .empty, limit: Int, timeouts: TransferTimeouts,
+        _ method: HTTPMethod, _ path: String, body: Body = .empty, limit: Int, timeouts: TransferTimeouts,
         operation: String? = nil
     ) -> StationRequest {
         StationRequest(method: method, path: path, body: body, isSigned: false,
@@ -35,37 +35,39 @@ struct StationRequest: Sendable {
     }
 }
 
-/// The body of a station call, fixed before signing so a signature covers the exact bytes sent.
-enum SignedBody: Sendable {
-    /// No body (GET): the hash is SHA-256 of the empty string.
-    case empty
-    /// JSON bytes.
-    case json([UInt8])
-    /// A multipart form and the SHA-256 of its exact encoded bytes, hashed once before sending.
-    case multipart(MultipartForm, sha256: [UInt8])
+extension StationRequest {
+    /// The body of a station call, fixed before signing so a signature covers the exact bytes sent.
+    enum Body: Sendable {
+        /// No body (GET): the hash is SHA-256 of the empty string.
+        case empty
+        /// JSON bytes.
+        case json([UInt8])
+        /// A multipart form and the SHA-256 of its exact encoded bytes, hashed once before sending.
+        case multipart(MultipartForm, sha256: [UInt8])
 
-    var sha256: [UInt8] {
-        switch self {
-        case .empty: SHA256.hash(data: [UInt8]())
-        case .json(let bytes): SHA256.hash(data: bytes)
-        case .multipart(_, let digest): digest
+        var sha256: [UInt8] {
+            switch self {
+            case .empty: SHA256.hash(data: [UInt8]())
+            case .json(let bytes): SHA256.hash(data: bytes)
+            case .multipart(_, let digest): digest
+            }
         }
-    }
 
-    /// A fresh request body (a multipart stream restarts from its first byte each time).
-    var requestBody: HTTPRequestBody {
-        switch self {
-        case .empty: .none
-        case .json(let bytes): .bytes(Data(bytes))
-        case .multipart(let form, _): form.requestBody()
+        /// A fresh request body (a multipart stream restarts from its first byte each time).
+        var requestBody: HTTPRequestBody {
+            switch self {
+            case .empty: .none
+            case .json(let bytes): .bytes(Data(bytes))
+            case .multipart(let form, _): form.requestBody()
+            }
         }
-    }
 
-    var contentType: String? {
-        switch self {
-        case .empty: nil
-        case .json: "application/json"
-        case .multipart(let form, _): form.contentType
+        var contentType: String? {
+            switch self {
+            case .empty: nil
+            case .json: "application/json"
+            case .multipart(let form, _): form.contentType
+            }
         }
     }
 }
