@@ -42,18 +42,26 @@ public actor StationClient {
     ///
     /// - Throws: ``StationClientError`` (`.keyStore`) when the credentials cannot be saved.
     public init(credentials: DeviceCredentials, configuration: StationClientConfiguration) async throws {
-        self.init(loaded: credentials, configuration: configuration)
+        self.configuration = configuration
+        (connection, postKeys, offline) = Self.parts(credentials, configuration)
         try await connection.saveCredentials()
     }
 
     private init(loaded credentials: DeviceCredentials, configuration: StationClientConfiguration) {
         self.configuration = configuration
-        connection = StationConnection(credentials: credentials, configuration: configuration)
-        postKeys = PostKeyStore(cacheStore: configuration.cacheStore, station: credentials.stationUID,
-                                persists: configuration.persistsPostKeys, log: configuration.log)
-        offline = OfflineListings(cacheStore: configuration.cacheStore, persists: configuration.persistsOfflineListing,
-                                  log: configuration.log)
+        (connection, postKeys, offline) = Self.parts(credentials, configuration)
+    }
+
+    /// The parts a client is a front over; removes the stale upload staging files on the way.
+    private static func parts(
+        _ credentials: DeviceCredentials, _ configuration: StationClientConfiguration
+    ) -> (StationConnection, PostKeyStore, OfflineListings) {
         StagedFile.removeStaleUploads(in: configuration.temporaryDirectory)
+        return (StationConnection(credentials: credentials, configuration: configuration),
+                PostKeyStore(cacheStore: configuration.cacheStore, station: credentials.stationUID,
+                             persists: configuration.persistsPostKeys, log: configuration.log),
+                OfflineListings(cacheStore: configuration.cacheStore, persists: configuration.persistsOfflineListing,
+                                log: configuration.log))
     }
 
     /// Loads the credentials saved by an earlier pairing from the configuration's key store.

@@ -115,7 +115,7 @@ extension StationConnection {
     }
 
     /// Refuses a station that is not the paired one: its uid, ML-KEM and ML-DSA public keys (as
-    /// `source` gives them, in `document`) must equal the stored ones. The one identity check of
+    /// `source` gives them, in `document`) must equal the stored ones. The identity check of
     /// a move, automatic (an IPNS record) or on purpose (``move(to:trust:)``).
     private static func checkSameStation(
         _ credentials: DeviceCredentials, uid: String, mlkemPublicKey: String?, mldsaPublicKey: String?, source: String,
