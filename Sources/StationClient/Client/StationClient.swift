@@ -27,7 +27,7 @@ public actor StationClient {
     /// The post keys this device has learned.
     nonisolated let postKeys: PostKeyStore
     /// The offline view of this device's namespace and of the stations it follows.
-    let offline: OfflineListings
+    nonisolated let offline: OfflineListings
     /// The last manifest read, by CID: content-addressed, so the same CID never needs reading again.
     var manifestCache: (cid: String, manifest: Manifest)?
     /// Whether the caches earlier versions kept in the key store were removed.
