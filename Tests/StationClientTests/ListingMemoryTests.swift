@@ -101,7 +101,7 @@ struct ListingMemoryTests {
         #expect(Set(sizes).count == 1 && sizes[0] <= (before?.count ?? 0), "\(sizes)")
         #expect(await client.cachedPostKeyCount <= 1)
         // A key offered for such a CID is not kept either.
-        await client.cachePostKey(SymmetricKey(data: [UInt8](repeating: 7, count: 32)), for: long[0])
-        #expect(await client.cachedPostKey(long[0]) == nil)
+        await client.postKeys.cache(SymmetricKey(data: [UInt8](repeating: 7, count: 32)), for: long[0])
+        #expect(await client.postKeys.key(for: long[0]) == nil)
     }
 }

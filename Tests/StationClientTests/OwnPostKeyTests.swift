@@ -30,7 +30,7 @@ struct OwnPostKeyTests {
         #expect(try await client.download(fromFile) == Data("from a file".utf8))
         #expect(rig.emulator.requests.count(Self.rewrap) == 0)
         // The key is a secret: no log line carries it.
-        let key = try #require(await client.cachedPostKey(prepared.postCID))
+        let key = try #require(await client.postKeys.key(for: prepared.postCID))
         let hex = key.withUnsafeBytes { Hex.encode($0) }
         #expect(!log.messages.contains { $0.contains(hex) })
     }
@@ -40,7 +40,7 @@ struct OwnPostKeyTests {
         let (rig, client) = try await StationRig.pairedInProcess()
         let post = try await client.publish(data: Data("shared later".utf8), metadata: Fixture.drive("s", size: 12))
         let reshared = try await client.reshare(postCID: post.postCID, audience: .allFollowers)
-        #expect(await client.cachedPostKey(reshared.post.postCID) != nil)
+        #expect(await client.postKeys.key(for: reshared.post.postCID) != nil)
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(listing.posts.map(\.postCID) == [reshared.post.postCID])
         #expect(rig.emulator.requests.count(Self.rewrap) == 0)

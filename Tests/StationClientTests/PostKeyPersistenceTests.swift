@@ -65,7 +65,7 @@ struct PostKeyPersistenceTests {
         let real = try await client.publish(data: Data("real".utf8), metadata: Fixture.drive("real.txt", size: 4))
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         let entry = try #require(rig.emulator.manifest.posts(in: "drive").first { $0.postCID == real.postCID })
-        let key = try #require(await client.cachedPostKey(real.postCID))
+        let key = try #require(await client.postKeys.key(for: real.postCID))
         return ((0..<count).map { index in
             var copy = entry
             copy.postCID += "-\(index)"
@@ -94,7 +94,7 @@ struct PostKeyPersistenceTests {
         // 1,000 posts the first client knows the keys of (as 1,000 rewraps would have taught it:
         // publishing and rewrapping 1,000 posts takes minutes in a debug build).
         let (entries, key) = try await Self.entries(1_000, rig: rig, client: first)
-        for entry in entries { await first.cachePostKey(key, for: entry.postCID) }
+        for entry in entries { await first.postKeys.cache(key, for: entry.postCID) }
         try await Self.serve(entries, rig: rig, owner: first, count: 2)
         rig.emulator.requests.removeAll()
         let listed = try await first.listPosts(as: DriveFileMetadata.self)
@@ -191,13 +191,13 @@ struct PostKeyPersistenceTests {
         let rig = try StationRig.inProcess()
         let cache = RecordingCacheStore()
         let client = try await rig.pair(persistsPostKeys: true, cacheStore: cache)
-        await client.loadPersistedPostKeys()
+        await client.postKeys.load()
         // Each write after one key learned (as a listing or a download teaches it).
         let key = SymmetricKey(randomByteCount: 32)
         let learned = (0...PostKeyJournal.changeItemLimit).map { "QmLearned\($0)" }
         for (index, cid) in learned.enumerated() {
-            await client.cachePostKey(key, for: cid)
-            #expect(await client.writePostKeys(manifestCID: nil) == nil)
+            await client.postKeys.cache(key, for: cid)
+            #expect(await client.postKeys.write() == nil)
             if index < PostKeyJournal.changeItemLimit {
                 #expect(await cache.postKeyItems.contains(CacheItem.postKeyChanges(index + 1, station: rig.emulator.uid)))
             }
@@ -207,11 +207,11 @@ struct PostKeyPersistenceTests {
         #expect(Set(try await Self.storedKeys(in: cache, station: rig.emulator.uid).keys) == Set(learned))
 
         // Writing goes on after the compaction, and a relaunched client reads both.
-        await client.cachePostKey(key, for: "QmAfter")
-        await client.writePostKeys(manifestCID: nil)
+        await client.postKeys.cache(key, for: "QmAfter")
+        await client.postKeys.write()
         #expect(await cache.postKeyItems == [CacheItem.postKeys(station: rig.emulator.uid), CacheItem.postKeyChanges(1, station: rig.emulator.uid)])
         let relaunched = try await StationClient.load(configuration: client.configuration)
-        await relaunched.loadPersistedPostKeys()
+        await relaunched.postKeys.load()
         #expect(await relaunched.cachedPostKeyCount == learned.count + 1)
     }
 
@@ -221,7 +221,7 @@ struct PostKeyPersistenceTests {
         let cache = RecordingCacheStore()
         let client = try await rig.pair(persistsPostKeys: true, cacheStore: cache)
         let (entries, key) = try await Self.entries(40, rig: rig, client: client)
-        for entry in entries { await client.cachePostKey(key, for: entry.postCID) }
+        for entry in entries { await client.postKeys.cache(key, for: entry.postCID) }
         try await Self.serve(entries, rig: rig, owner: client)
         _ = try await client.listPosts(as: DriveFileMetadata.self)
         #expect(Set(try await Self.storedKeys(in: cache, station: rig.emulator.uid).keys).isSuperset(of: Set(entries.map(\.postCID))))

@@ -52,17 +52,19 @@ struct ResilienceTests {
 
     @Test("The HTTP Date header parses to Unix seconds")
     func httpDate() {
-        #expect(StationClient.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
-        #expect(StationClient.parseHTTPDate("yesterday") == nil)
+        #expect(StationConnection.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        #expect(StationConnection.parseHTTPDate("yesterday") == nil)
     }
 
     @Test("A replayed signed request is rejected by the station with a typed 401")
     func replay() async throws {
         let (rig, client) = try await StationRig.pairedInProcess()
-        let context = await client.signingContext()
+        let context = client.connection.signingContext()
         let recorder = RecordingTransport(base: rig.transport)
-        let first = try await StationClient.exchange(.get, "/followers", body: .empty, endpoint: rig.station, context: context,
-                                                     transport: recorder, options: TransferOptions(), pins: [], operation: "test")
+        let followers = StationRequest.signed(.get, "/followers", options: TransferOptions(),
+                                              timeouts: TransferTimeouts(idle: nil, total: nil), operation: "test")
+        let first = try await StationConnection.exchange(followers, at: StationOrigin(url: rig.station, pins: []), signing: context,
+                                                         transport: recorder)
         #expect(first.status == 200)
         let request = try #require(recorder.requests.withLock { $0.first })
         try await rig.expectReplayRefused(request)
@@ -172,7 +174,7 @@ struct ResilienceTests {
         _ = try await second.publish(data: Data("b".utf8), metadata: Fixture.drive("station-b.txt", size: 1))
         let listed = try await second.listPosts(as: DriveFileMetadata.self)
         #expect(listed.posts.map(\.metadata?.filename) == ["station-b.txt"] && !listed.isOffline)
-        #expect(await second.cachedPostKey(postA.postCID) == nil)
+        #expect(await second.postKeys.key(for: postA.postCID) == nil)
         #expect(await second.cachedPostKeyCount == 1)
         let names = await cache.names
         #expect(!names.contains(legacyListing) && !names.contains(CacheItem.postKeys), "\(names)")

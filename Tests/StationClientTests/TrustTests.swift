@@ -426,11 +426,14 @@ struct TrustTests {
         let stranger = try PeerID(ed25519PublicKey: Array(repeating: 7, count: 32))
         profile.ipnsName = stranger.ipnsName
         profile.ipfsPeerID = stranger.description
-        await #expect(throws: StationClientError.self) { _ = try await client.adoptAnchor(from: profile) }
+        let refused = await #expect(throws: StationClientError.self) {
+            _ = try await client.connection.adoptAnchor(from: profile, operation: "test")
+        }
+        #expect(refused?.kind == .integrity)
         #expect(await client.credentials.ipnsName == stored)
     }
 
-    @Test("An IPNS key named only after pairing is adopted over TLS, never over plain http")
+    @Test("An IPNS key named only after pairing is adopted by adoptIPNSKey over TLS, never over plain http, never by reading the profile")
     func anchorAdoptedOnlyOverTLS() async throws {
         let (rig, client) = try await StationRig.pairedInProcess()
         var unnamed = await client.credentials
@@ -438,14 +441,23 @@ struct TrustTests {
         unnamed.ipfsPeerID = nil
         let plain = try await StationClient(credentials: unnamed, configuration: rig.configuration())
         _ = try await plain.profile()
+        let refused = await #expect(throws: StationClientError.self) { try await plain.adoptIPNSKey() }
+        #expect(refused?.kind == .refused)
         #expect(await plain.credentials.ipnsName == nil, "not adopted over plain http")
         // The same station over https (the emulator presents a CA-trusted key in process).
         var components = try #require(URLComponents(url: unnamed.endpoint, resolvingAgainstBaseURL: false))
         components.scheme = "https"
         unnamed.endpoint = try #require(components.url)
-        let secure = try await StationClient(credentials: unnamed, configuration: rig.configuration())
+        let store = InMemoryKeyStore()
+        let secure = try await StationClient(credentials: unnamed, configuration: rig.configuration(keyStore: store))
         _ = try await secure.profile()
+        _ = try await secure.listPosts(as: DriveFileMetadata.self)
+        #expect(await secure.credentials.ipnsName == nil, "reading the profile or listing adopts nothing")
+        #expect(try await secure.adoptIPNSKey() == rig.emulator.ipnsName)
         #expect(await secure.credentials.ipnsName == rig.emulator.ipnsName, "adopted over TLS")
+        let saved = try await StationClient.load(configuration: rig.configuration(keyStore: store))
+        #expect(await saved.credentials.ipnsName == rig.emulator.ipnsName, "saved to the key store")
+        #expect(try await secure.adoptIPNSKey() == rig.emulator.ipnsName, "adopting again changes nothing")
     }
 
     @Test("Credentials written before the pin was kept still load, trusted by the authorities")

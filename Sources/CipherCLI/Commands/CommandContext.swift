@@ -119,3 +119,17 @@ let audienceOptions = [
     OptionSpec(names: ["--audience"], help: "who can read it: self (default), all (approved followers), specific", value: "MODE"),
     OptionSpec(names: ["--to"], help: "the follower uids for --audience specific", value: "UID", takesMany: true),
 ]
+
+extension CommandContext {
+    /// Fixes the station's IPNS key in the credentials when the station names one and they hold
+    /// none yet (a station paired before its first publish), so that this device finds the
+    /// station again when it moves. Reading the profile never does; a failure is only told.
+    func adoptIPNSKeyIfNew(_ client: StationClient) async {
+        guard await client.credentials.ipnsName == nil else { return }
+        do {
+            try await client.adoptIPNSKey()
+        } catch {
+            console.note("the station's IPNS key is not adopted: \((error as? StationClientError)?.message ?? "\(error)")")
+        }
+    }
+}

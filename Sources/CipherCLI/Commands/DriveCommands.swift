@@ -111,7 +111,11 @@ enum ListCommand: Command {
                             skipped: listing.skipped.map {
                                 SkippedRow(postCID: $0.postCID, error: $0.error.description) })
         let console = context.console
-        if listing.isOffline { console.note("station unreachable: showing the last listing read online") }
+        if listing.isOffline {
+            console.note("station unreachable: showing the last listing read online")
+        } else {
+            await context.adoptIPNSKeyIfNew(client)
+        }
         if output.posts.isEmpty { console.say("no files in \(namespace)") }
         for row in output.posts { console.say(row.line) }
         for skipped in output.skipped { console.note("skipped \(skipped.postCID): \(skipped.error)") }

@@ -27,6 +27,7 @@ enum StatusCommand: Command {
         let client = try await context.client()
         let health = try await client.health()
         let profile = try await client.profile()
+        await context.adoptIPNSKeyIfNew(client)
         let credentials = await client.credentials
         let fingerprint = try await client.presentedFingerprint().map { "\($0)" }
         let pin = await client.activePins.first

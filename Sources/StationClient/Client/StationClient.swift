@@ -14,47 +14,54 @@ import ContentAddressing
 /// ``load(configuration:)`` afterwards. Creating one removes the upload staging files
 /// (`cipher-upload-<16 hex>` in ``StationClientConfiguration/temporaryDirectory``, and the
 /// `.cipher-upload-<16 hex>.<16 hex>.partial` of one still being encrypted) that an earlier
-/// process left behind when it was killed mid-upload, once they are a day old. The actor keeps the shared state (credentials, clock
-/// offset, post-key cache, endpoint changes); the expensive work (signing, ML-KEM, SecretBox)
-/// runs outside it, so concurrent calls use every core.
+/// process left behind when it was killed mid-upload, once they are a day old.
+///
+/// The client is a front over its parts: the connection to the station (credentials, clock
+/// offset, endpoint changes, every call), the post-key store, and the offline view. The expensive
+/// work (signing, ML-KEM, SecretBox) runs outside the actor, so concurrent calls use every core.
 public actor StationClient {
     /// The configuration the client was created with.
     public nonisolated let configuration: StationClientConfiguration
-    /// The current credentials (the endpoint changes when the station moves).
-    public internal(set) var credentials: DeviceCredentials
-    /// Seconds to add to the local clock when signing, learned from a `stale request` answer.
-    package internal(set) var clockOffset: Int64 = 0
-
-    var postKeys: [String: SymmetricKey] = [:]
-    var postKeysLoaded = false
-    /// What the cache store's copy of ``postKeys`` still lacks, and the writes under way.
-    var postKeyJournal = PostKeyJournal()
+    /// The connection to the station: credentials, clock offset, endpoint changes, every call.
+    nonisolated let connection: StationConnection
+    /// The post keys this device has learned.
+    nonisolated let postKeys: PostKeyStore
     /// The offline view of this device's namespace and of the stations it follows.
-    let offline: OfflineListings
-    var endpointResolution: Task<StationOrigin, any Error>?
+    nonisolated let offline: OfflineListings
     /// The last manifest read, by CID: content-addressed, so the same CID never needs reading again.
     var manifestCache: (cid: String, manifest: Manifest)?
     /// Whether the caches earlier versions kept in the key store were removed.
     var legacyCachesRemoved = false
 
+    /// The current credentials (the endpoint changes when the station moves).
+    public var credentials: DeviceCredentials { connection.credentials }
+    /// Seconds to add to the local clock when signing, learned from a `stale request` answer.
+    package var clockOffset: Int64 { connection.clockOffset }
+
     /// Creates a client from credentials already at hand (they are saved to the key store).
     ///
     /// - Throws: ``StationClientError`` (`.keyStore`) when the credentials cannot be saved.
     public init(credentials: DeviceCredentials, configuration: StationClientConfiguration) async throws {
-        self.credentials = credentials
         self.configuration = configuration
-        offline = OfflineListings(cacheStore: configuration.cacheStore, persists: configuration.persistsOfflineListing,
-                                  log: configuration.log)
-        StagedFile.removeStaleUploads(in: configuration.temporaryDirectory)
-        try await saveCredentials()
+        (connection, postKeys, offline) = Self.parts(credentials, configuration)
+        try await connection.saveCredentials()
     }
 
     private init(loaded credentials: DeviceCredentials, configuration: StationClientConfiguration) {
-        self.credentials = credentials
         self.configuration = configuration
-        offline = OfflineListings(cacheStore: configuration.cacheStore, persists: configuration.persistsOfflineListing,
-                                  log: configuration.log)
+        (connection, postKeys, offline) = Self.parts(credentials, configuration)
+    }
+
+    /// The parts a client is a front over; removes the stale upload staging files on the way.
+    private static func parts(
+        _ credentials: DeviceCredentials, _ configuration: StationClientConfiguration
+    ) -> (StationConnection, PostKeyStore, OfflineListings) {
         StagedFile.removeStaleUploads(in: configuration.temporaryDirectory)
+        return (StationConnection(credentials: credentials, configuration: configuration),
+                PostKeyStore(cacheStore: configuration.cacheStore, station: credentials.stationUID,
+                             persists: configuration.persistsPostKeys, log: configuration.log),
+                OfflineListings(cacheStore: configuration.cacheStore, persists: configuration.persistsOfflineListing,
+                                log: configuration.log))
     }
 
     /// Loads the credentials saved by an earlier pairing from the configuration's key store.
@@ -78,24 +85,16 @@ public actor StationClient {
     ///
     /// - Throws: ``StationClientError`` (`.keyStore`) when a store cannot be written.
     public func forget() async throws {
-        postKeys.removeAll()
-        postKeysLoaded = true
-        offline.clearMemory()
         let namespace = (try? Self.normalizedNamespace(configuration.namespace)) ?? configuration.namespace
+        let postKeysError = await postKeys.forget()
         do {
-            try await configuration.keyStore.delete(KeyStoreItem.credentials)
-            if let error = await removePersistedPostKeys() { throw error }
-            try await configuration.cacheStore.delete(CacheItem.offlineListing(station: credentials.stationUID, namespace: namespace))
-            if let error = await removeLegacyCacheItems() { throw error }
-            try await configuration.keyStore.delete(KeyStoreItem.legacyPostKeys)
-            try await configuration.keyStore.delete(KeyStoreItem.legacyOfflineListing(namespace: namespace))
+            try await connection.forget()
+            if let postKeysError { throw postKeysError }
+            try await offline.forget(item: CacheItem.offlineListing(station: credentials.stationUID, namespace: namespace))
+            try await forgetLegacyCaches(namespace: namespace)
         } catch {
             throw StationClientError(.keyStore, operation: "forgetting credentials", message: "\(error)", underlying: error)
         }
-    }
-
-    func saveCredentials() async throws {
-        try await configuration.keyStore.saveSecret(credentials.encoded(), as: KeyStoreItem.credentials, operation: "saving credentials")
     }
 
     nonisolated func log(_ level: LogEvent.Level, _ message: @autoclosure () -> String) {
@@ -110,118 +109,68 @@ public actor StationClient {
     /// as a response whose `isHealthy` is `false`, not thrown.
     /// - Throws: ``StationClientError`` when the station cannot be reached or answers otherwise.
     public func health() async throws -> HealthResponse {
-        try await withEndpointMobility(operation: "GET /health") { origin in
-            try await Self.health(at: origin.url, transport: self.configuration.transport, timeouts: self.configuration.requestTimeouts,
-                                  pins: origin.pins)
-        }
+        let request = Self.healthRequest(timeouts: configuration.requestTimeouts)
+        return try Self.decodeAnswer(HealthResponse.self, from: try await connection.send(request), operation: request.operation,
+                                     alsoAccepting: 503)
     }
 
     static func health(
         at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts, pins: [PublicKeyFingerprint]
     ) async throws -> HealthResponse {
-        // A degraded station answers 503 with its health: that is an answer, not a refusal.
-        try await unsignedGet(HealthResponse.self, "/health", at: endpoint, transport: transport, timeouts: timeouts, pins: pins,
-                              limit: ResponseLimit.small, alsoAccepting: 503)
+        let request = healthRequest(timeouts: timeouts)
+        let response = try await StationConnection.exchange(request, at: StationOrigin(url: endpoint, pins: pins), signing: nil,
+                                                            transport: transport)
+        return try decodeAnswer(HealthResponse.self, from: response, operation: request.operation, alsoAccepting: 503)
+    }
+
+    /// A degraded station answers 503 with its health: that is an answer, not a refusal.
+    private static func healthRequest(timeouts: TransferTimeouts) -> StationRequest {
+        .unsigned(.get, "/health", limit: ResponseLimit.small, timeouts: timeouts)
     }
 
     /// `GET /profile`: the station's identity, manifest CID and counts.
     ///
-    /// The first profile that names the station's IPNS key (its peer id and IPNS name, null on a
-    /// fresh station until its first publish) fixes it in the credentials as the trust anchor of
-    /// endpoint moves, together with the station's ML-DSA key when not yet known. A later profile
-    /// naming another key, or other station keys, is refused, never adopted.
+    /// Reading the profile changes nothing: it is checked against the stored identity, and a
+    /// profile naming another uid, other station keys or another IPNS key than the stored ones
+    /// is refused. Fixing the IPNS key a fresh station names after its first publish is a step
+    /// of its own, ``adoptIPNSKey()``.
     ///
     /// - Throws: ``StationClientError`` when the station cannot be reached or the answer is not a
     ///   profile; `.integrity` when it names another IPNS key or other station keys than the stored ones.
     public func profile() async throws -> StationProfile {
-        let profile = try await withEndpointMobility(operation: "GET /profile") { origin in
-            try await Self.profile(at: origin.url, transport: self.configuration.transport, timeouts: self.configuration.requestTimeouts,
-                                   pins: origin.pins)
-        }
-        if try adoptAnchor(from: profile) { try await saveCredentials() }
+        let operation = "GET /profile"
+        let profile = try await fetchProfile()
+        try connection.check(profile, operation: operation)
         return profile
     }
 
-    /// Checks `profile` against the stored identity and records what it names for the first time.
+    /// Fixes the station's IPNS key in the credentials: the trust anchor of endpoint moves (see
+    /// <doc:Trust>), read from `GET /profile` over the pinned or CA-valid channel.
     ///
-    /// - Returns: whether the credentials changed.
-    func adoptAnchor(from profile: StationProfile) throws -> Bool {
-        let operation = "GET /profile"
-        guard profile.uid == credentials.stationUID else {
-            throw StationClientError(.integrity, operation: operation, message: "the station reports another uid")
-        }
-        if let key = profile.mlkemPublicKey, key.lowercased() != credentials.stationKEMPublicKeyHex.lowercased() {
-            throw StationClientError(.integrity, operation: operation, message: "the station reports another ML-KEM key; not adopted")
-        }
-        var changed = false
-        if let key = profile.mldsaPublicKey {
-            if let stored = credentials.stationMLDSAPublicKeyHex {
-                guard stored.lowercased() == key.lowercased() else {
-                    throw StationClientError(.integrity, operation: operation, message: "the station reports another ML-DSA key; not adopted")
-                }
-            } else {
-                credentials.stationMLDSAPublicKeyHex = key.lowercased()
-                changed = true
-            }
-        }
-        guard profile.ipnsName != nil || profile.ipfsPeerID != nil else { return changed }
-        // A key named for the first time after pairing is adopted only over TLS (pinned or
-        // CA-valid): over plain http anyone on the path could name their own key and later move
-        // the client with records they sign.
-        if credentials.ipnsName == nil, credentials.ipfsPeerID == nil, credentials.endpoint.scheme?.lowercased() != "https" {
-            log(.warning, "\(operation): the station names an IPNS key only now, over plain http; not adopted")
-            return changed
-        }
-        let presented = try Self.anchor(ipnsName: profile.ipnsName, peerID: profile.ipfsPeerID, operation: operation,
-                                        source: "the station's profile")
-        if credentials.ipnsName != nil || credentials.ipfsPeerID != nil {
-            let stored = try Self.anchor(ipnsName: credentials.ipnsName, peerID: credentials.ipfsPeerID, operation: operation,
-                                         source: "the stored credentials")
-            guard stored == presented else {
-                log(.error, "\(operation): the station names another IPNS key (\(presented.ipnsName), stored \(stored.ipnsName)); not adopted")
-                throw StationClientError(
-                    .integrity, operation: operation,
-                    message: "the station names another IPNS key (\(presented.ipnsName)) than the key fixed after pairing (\(stored.ipnsName)); not adopted")
-            }
-        }
-        let name = presented.ipnsName, peer = presented.description
-        if credentials.ipnsName != name { credentials.ipnsName = name; changed = true }
-        if credentials.ipfsPeerID != peer { credentials.ipfsPeerID = peer; changed = true }
-        return changed
+    /// A station names no IPNS key until its first publish; pairing fixes it when it does. A
+    /// device paired with a fresh station calls this once the station has published, so that it
+    /// can find the station again when it moves. The station's ML-DSA key, when the credentials
+    /// do not hold it yet, is fixed as well. The credentials are saved only when something new
+    /// was fixed; a key already fixed is never replaced.
+    ///
+    /// - Returns: the IPNS name the credentials hold now, or `nil` when the station names none yet.
+    /// - Throws: ``StationClientError``: `.integrity` when the profile names another IPNS key or
+    ///   other station keys than the stored ones; `.refused` when the station names an IPNS key
+    ///   for the first time over plain `http` (anyone on the path could name theirs);
+    ///   `.keyStore` when the credentials cannot be saved; as ``profile()`` when it cannot be read.
+    @discardableResult
+    public func adoptIPNSKey() async throws -> String? {
+        let profile = try await fetchProfile()
+        return try await connection.adoptAnchor(from: profile, operation: "adopting the station's IPNS key")
     }
 
-    /// The Ed25519 peer id both forms name (they must agree).
-    static func anchor(ipnsName: String?, peerID: String?, operation: String, source: String) throws -> PeerID {
-        func parse(_ text: String) throws -> PeerID {
-            guard let id = try? PeerID(text), id.ed25519PublicKey != nil else {
-                throw StationClientError(.integrity, operation: operation,
-                                         message: "\(source) names \(text.debugDescription), not an Ed25519 IPNS key")
-            }
-            return id
-        }
-        let fromName = try ipnsName.map(parse)
-        let fromPeer = try peerID.map(parse)
-        if let fromName, let fromPeer, fromName != fromPeer {
-            throw StationClientError(.integrity, operation: operation, message: "\(source) names two different IPNS keys")
-        }
-        guard let id = fromName ?? fromPeer else {
-            throw StationClientError(.integrity, operation: operation, message: "\(source) names no IPNS key")
-        }
-        return id
+    private nonisolated func fetchProfile() async throws -> StationProfile {
+        let request = Self.profileRequest(timeouts: configuration.requestTimeouts)
+        return try Self.decodeAnswer(StationProfile.self, from: try await connection.send(request), operation: request.operation)
     }
 
-    /// The current endpoint and the pins its requests carry.
-    func currentOrigin() -> StationOrigin {
-        StationOrigin(url: credentials.endpoint, pins: requestPins(for: credentials.endpointTrust))
-    }
-
-    /// The pins for an endpoint trusted as `trust`: ``StationClientConfiguration/stationPublicKeyPins``
-    /// when the app set them (an override of the stored pin), else the stored pin for a pinned
-    /// endpoint, else none.
-    func requestPins(for trust: EndpointTrust) -> [PublicKeyFingerprint] {
-        if !configuration.stationPublicKeyPins.isEmpty { return configuration.stationPublicKeyPins }
-        guard trust == .pinnedKey, let pin = credentials.stationPublicKeyPin else { return [] }
-        return [pin]
+    private static func profileRequest(timeouts: TransferTimeouts) -> StationRequest {
+        .unsigned(.get, "/profile", limit: ResponseLimit.profile, timeouts: timeouts)
     }
 
     /// `GET /profile` of any station, without pairing: what a device needs to follow it (its uid,
@@ -241,59 +190,22 @@ public actor StationClient {
         at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = StationClientConfiguration.defaultRequestTimeouts,
         pins: [PublicKeyFingerprint] = []
     ) async throws -> StationProfile {
-        try await unsignedGet(StationProfile.self, "/profile", at: endpoint, transport: transport, timeouts: timeouts, pins: pins,
-                              limit: ResponseLimit.profile)
+        let request = profileRequest(timeouts: timeouts)
+        let response = try await StationConnection.exchange(request, at: StationOrigin(url: endpoint, pins: pins), signing: nil,
+                                                            transport: transport)
+        return try decodeAnswer(StationProfile.self, from: response, operation: request.operation)
     }
 
-    // MARK: Exchanges
+    // MARK: Answers
 
-    /// An unsigned `GET path`, its answer decoded as `T`. A tunnel's 5xx throws `.unreachable` (the
-    /// station is not there, as for signed calls, rather than refusing); a status other than 2xx
-    /// or `alsoAccepting` throws `.station`.
-    static func unsignedGet<T: Decodable>(
-        _ type: T.Type, _ path: String, at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts,
-        pins: [PublicKeyFingerprint], limit: Int, alsoAccepting acceptedStatus: Int? = nil
-    ) async throws -> T {
-        let operation = "GET \(path)"
-        let response = try await unsignedExchange(
-            endpoint: endpoint, method: .get, path: path, body: nil, transport: transport, timeouts: timeouts,
-            pins: pins, limit: limit, operation: operation)
-        if let failure = StationClientError.tunnel(response, operation: operation) { throw failure }
+    /// `response` decoded as `T` when its status is 2xx or `alsoAccepting`; `.station` otherwise.
+    static func decodeAnswer<T: Decodable>(
+        _ type: T.Type, from response: HTTPResponse, operation: String, alsoAccepting acceptedStatus: Int? = nil
+    ) throws -> T {
         guard response.isSuccess || response.status == acceptedStatus else {
             throw StationClientError.station(response, operation: operation)
         }
         return try decode(T.self, from: response, operation: operation)
-    }
-
-    /// An unsigned call; at most `limit` bytes of the answer are collected (see ``ResponseLimit``).
-    static func unsignedExchange(
-        endpoint: URL, method: HTTPMethod, path: String, body: [UInt8]?, transport: any HTTPTransport,
-        timeouts: TransferTimeouts, pins: [PublicKeyFingerprint], limit: Int, operation: String
-    ) async throws -> HTTPResponse {
-        var request = HTTPRequest(method: method, url: url(endpoint, path))
-        if body != nil { request.headers.add("Content-Type", value: "application/json") }
-        do {
-            return try await transport.send(
-                request, body: body.map { .bytes(Data($0)) } ?? .none,
-                options: stationOptions(ResponseLimit.options(limit, timeouts: timeouts), endpoint: endpoint, pins: pins))
-        } catch {
-            throw StationClientError.wrap(error, operation: operation)
-        }
-    }
-
-    /// `options` for a request to the station at `endpoint`: over `https`, carrying the station's
-    /// public-key pins (plain `http` has no key to pin).
-    static func stationOptions(_ options: TransferOptions, endpoint: URL, pins: [PublicKeyFingerprint]) -> TransferOptions {
-        guard !pins.isEmpty, endpoint.scheme?.lowercased() == "https" else { return options }
-        var pinned = options
-        pinned.pinnedPublicKeys = pins
-        return pinned
-    }
-
-    static func url(_ endpoint: URL, _ path: String) -> URL {
-        var text = endpoint.absoluteString
-        while text.hasSuffix("/") { text.removeLast() }
-        return URL(string: text + path) ?? endpoint.appendingPathComponent(path)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from response: HTTPResponse, operation: String) throws -> T {

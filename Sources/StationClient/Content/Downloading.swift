@@ -297,23 +297,8 @@ extension StationClient {
 
     /// A signed GET with a `Range` header (the header is not part of the signature).
     private func signedRange(_ path: String, from offset: Int64, options: TransferOptions, operation: String) async throws -> HTTPResponse {
-        try await withEndpointMobility(operation: operation) { origin in
-            let context = await self.signingContext()
-            let ranged = RangeTransport(base: self.configuration.transport, range: "bytes=\(offset)-")
-            return try await Self.exchange(.get, path, body: .empty, endpoint: origin.url, context: context, transport: ranged,
-                                           options: options, pins: origin.pins, operation: operation)
-        }
-    }
-}
-
-/// Adds a `Range` header to every request it forwards.
-struct RangeTransport: WrappingTransport {
-    let base: any HTTPTransport
-    let range: String
-
-    func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
-        var request = request
-        request.headers.add("Range", value: range)
-        return try await base.send(request, body: body, options: options)
+        var request = StationRequest.signed(.get, path, options: options, timeouts: configuration.requestTimeouts, operation: operation)
+        request.unsignedHeaders = [("Range", "bytes=\(offset)-")]
+        return try await connection.send(request)
     }
 }

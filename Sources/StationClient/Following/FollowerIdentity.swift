@@ -121,11 +121,11 @@ public struct FollowerIdentity: Sendable {
             ])]),
         ]
         body["ipns_id"] = ipnsID.map { .string($0) } ?? .null
-        let response = try await StationClient.unsignedExchange(
-            endpoint: endpoint, method: .post, path: "/inbox", body: WireJSON.serialize(.object(body)), transport: transport,
-            timeouts: StationClientConfiguration.defaultRequestTimeouts, pins: pins, limit: ResponseLimit.small, operation: operation)
-        guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
-        let inbox = try StationClient.decode(InboxResponse.self, from: response, operation: operation)
+        let response = try await StationConnection.exchange(
+            .unsigned(.post, "/inbox", body: .json(WireJSON.serialize(.object(body))), limit: ResponseLimit.small,
+                      timeouts: StationClientConfiguration.defaultRequestTimeouts, operation: operation),
+            at: StationOrigin(url: endpoint, pins: pins), signing: nil, transport: transport)
+        let inbox = try StationClient.decodeAnswer(InboxResponse.self, from: response, operation: operation)
         if let error = inbox.result.error {
             throw StationClientError(.station, operation: operation, message: "the station refused the follow request",
                                      status: response.status, stationMessage: error)

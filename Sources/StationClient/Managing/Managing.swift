@@ -130,7 +130,7 @@ extension StationClient {
         object["client"] = .string(namespace)
         let response = try await signedJSON(.post, "/post/share", body: .json(WireJSON.serialize(.object(object))),
                                             as: ShareResponse.self, operation: operation)
-        forgetPostKey(postCID)
+        await postKeys.drop(postCID)
         let check = try await signed(.get, "/content/\(postCID)", options: TransferOptions(
             response: .memory(limit: 1 << 20), timeouts: configuration.requestTimeouts), operation: "checking \(postCID) after a reshare")
         let lost = check.status == 404
@@ -150,7 +150,7 @@ extension StationClient {
         let object: JSONObject = ["post_cid": .string(postCID), "client": .string(try self.namespace(namespace))]
         let response = try await signedJSON(.post, "/post/delete", body: .json(WireJSON.serialize(.object(object))),
                                             as: DeleteResponse.self, operation: "POST /post/delete (\(postCID))")
-        forgetPostKey(postCID)
+        await postKeys.drop(postCID)
         return response
     }
 

@@ -54,14 +54,9 @@ extension StationClient {
     ///   `.invalidResponse` when the answer is not a storage report.
     public func storage() async throws -> StorageResponse {
         let operation = "GET /storage"
-        let response = try await withEndpointMobility(operation: operation) { origin in
-            try await Self.unsignedExchange(
-                endpoint: origin.url, method: .get, path: "/storage", body: nil, transport: self.configuration.transport,
-                timeouts: self.configuration.requestTimeouts, pins: origin.pins,
-                limit: ResponseLimit.small, operation: operation)
-        }
-        guard response.isSuccess else { throw StationClientError.station(response, operation: operation) }
-        return try Self.decode(StorageResponse.self, from: response, operation: operation)
+        let response = try await connection.send(
+            .unsigned(.get, "/storage", limit: ResponseLimit.small, timeouts: configuration.requestTimeouts, operation: operation))
+        return try Self.decodeAnswer(StorageResponse.self, from: response, operation: operation)
     }
 
     /// `POST /profile/update`: changes the station's public profile and returns it as stored.

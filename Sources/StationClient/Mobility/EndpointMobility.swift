@@ -4,13 +4,7 @@ import Transport
 import OrderedJSON
 import ContentAddressing
 
-/// Where a request to the station goes: its endpoint and the TLS key pins it carries.
-struct StationOrigin: Sendable, Equatable {
-    var url: URL
-    var pins: [PublicKeyFingerprint]
-}
-
-extension StationClient {
+extension StationConnection {
     /// Runs `body` against the current endpoint; when the station cannot be reached (connection
     /// refused, DNS failure, time-out, or a tunnel's 5xx), finds the station's new endpoint through
     /// its signed IPNS record and runs `body` once more there.
@@ -20,17 +14,16 @@ extension StationClient {
     /// When no verified new endpoint is found, the original unreachable error is thrown (the
     /// search's failure as its ``StationClientError/underlying``), so callers still fall back to
     /// the offline view. A pinned request refused for another key becomes `.keyChanged` with both
-    /// fingerprints. Runs off the actor (it is entered only to resolve), with `origin` when the
-    /// caller has already read it.
-    nonisolated func withEndpointMobility<T: Sendable>(
-        operation: String, origin known: StationOrigin? = nil, _ body: @Sendable (StationOrigin) async throws -> T
-    ) async throws -> T {
-        let origin: StationOrigin
-        if let known { origin = known } else { origin = await currentOrigin() }
+    /// fingerprints. A tunnel's 5xx reaches here as `.unreachable`, thrown by
+    /// ``exchange(_:at:signing:transport:)``.
+    func withEndpointMobility(
+        operation: String, _ body: @Sendable (StationOrigin) async throws -> HTTPResponse
+    ) async throws -> HTTPResponse {
+        let origin = self.origin
         var current = origin
         do {
             do {
-                return try await Self.failOnTunnelError(operation: operation) { try await body(origin) }
+                return try await body(origin)
             } catch let unreachable as StationClientError where unreachable.isEndpointFailure {
                 guard configuration.followsEndpointChanges, !Task.isCancelled else { throw unreachable }
                 log(.warning, "\(operation): the station at \(origin.url.absoluteString) is unreachable (\(unreachable.message))")
@@ -46,16 +39,20 @@ extension StationClient {
                     // its offline view), whatever the search ran into (a gateway's 404, a forged record).
                     throw unreachable.withFailedSearch(search)
                 }
-                return try await Self.failOnTunnelError(operation: operation) { try await body(current) }
+                return try await body(current)
             }
         } catch let error as StationClientError where error.kind == .keyChanged {
             throw await keyChanged(error, origin: current)
         }
     }
 
+    func log(_ level: LogEvent.Level, _ message: @autoclosure () -> String) {
+        configuration.log?(LogEvent(level: level, message: message()))
+    }
+
     /// `error` (a pinned request refused for its key) with the pin expected and the key the
     /// station presents now, when the transport can read it.
-    nonisolated func keyChanged(_ error: StationClientError, origin: StationOrigin) async -> StationClientError {
+    func keyChanged(_ error: StationClientError, origin: StationOrigin) async -> StationClientError {
         var error = error
         if error.expectedFingerprint == nil { error.expectedFingerprint = origin.pins.first }
         if error.presentedFingerprint == nil {
@@ -65,38 +62,6 @@ extension StationClient {
         return error
     }
 
-    /// Runs `body`; a value that is an HTTP response from a tunnel in front of a dead station
-    /// counts as unreachable.
-    private static func failOnTunnelError<T>(operation: String, _ body: () async throws -> T) async throws -> T {
-        let value = try await body()
-        if let response = value as? HTTPResponse, let failure = StationClientError.tunnel(response, operation: operation) {
-            throw failure
-        }
-        return value
-    }
-
-    /// 502, 504 and Cloudflare's 52x/530 come from a tunnel, never from the station; a 503 whose
-    /// body is not the station's JSON also does (the station's own 503s are JSON).
-    static func isTunnelFailure(_ response: HTTPResponse) -> Bool {
-        switch response.status {
-        case 502, 504, 520...530: return true
-        case 503:
-            guard let data = response.body.data else { return false }
-            return (try? WireJSON.parse([UInt8](data)).objectValue) == nil
-        default: return false
-        }
-    }
-
-    /// The station's new origin, resolved once for all concurrent callers.
-    func resolvedOrigin(after failed: StationOrigin) async throws -> StationOrigin {
-        if credentials.endpoint != failed.url { return currentOrigin() }
-        if let running = endpointResolution { return try await running.value }
-        let task = Task { try await self.resolveEndpoint() }
-        endpointResolution = task
-        defer { endpointResolution = nil }
-        return try await task.value
-    }
-
     /// The signed IPNS record → the `public.json` it names → checks → `GET /health` → stored.
     ///
     /// Nothing is stored and nothing signed is sent unless every check passes: the record's
@@ -104,51 +69,58 @@ extension StationClient {
     /// not below the highest seen, the document's uid, ML-KEM and ML-DSA keys equal to the stored
     /// ones, no `https` → `http` downgrade, and a healthy station at the new endpoint presenting
     /// the pinned key or a certificate a trusted authority signed for its host.
-    private func resolveEndpoint() async throws -> StationOrigin {
+    func resolveEndpoint() async throws -> StationOrigin {
         let operation = "finding the station's new endpoint"
         guard let gateway = configuration.gateway else {
             throw StationClientError(.unreachable, operation: operation, message: "no IPFS gateway is configured")
         }
-        guard credentials.ipnsName != nil || credentials.ipfsPeerID != nil else {
+        let stored = credentials
+        guard stored.ipnsName != nil || stored.ipfsPeerID != nil else {
             throw StationClientError(.unreachable, operation: operation, message: "the station's IPNS name is not known yet")
         }
-        let anchor = try Self.anchor(ipnsName: credentials.ipnsName, peerID: credentials.ipfsPeerID, operation: operation,
-                                     source: "the stored credentials")
+        let anchor = try IPNSAnchor.peerID(ipnsName: stored.ipnsName, peerID: stored.ipfsPeerID, operation: operation,
+                                           source: "the stored credentials")
         let resolved = try await gateway.resolveVerified(ipnsName: anchor.ipnsName)
-        try IPNSFloors.refuseRollback(resolved.sequence, floor: credentials.ipnsSequence, operation: operation)
+        try IPNSFloors.refuseRollback(resolved.sequence, floor: stored.ipnsSequence, operation: operation)
         let document = resolved.document
-        try checkSameStation(uid: document.uid, mlkemPublicKey: document.mlkemPublicKey, mldsaPublicKey: document.mldsaPublicKey,
-                             source: "the IPNS record", document: "public.json", operation: operation)
+        try Self.checkSameStation(stored, uid: document.uid, mlkemPublicKey: document.mlkemPublicKey,
+                                  mldsaPublicKey: document.mldsaPublicKey, source: "the IPNS record", document: "public.json",
+                                  operation: operation)
         guard let text = document.endpoint, let endpoint = URL(string: text), let scheme = endpoint.scheme?.lowercased(),
               ["http", "https"].contains(scheme), endpoint.host?.isEmpty == false else {
             throw StationClientError(.unreachable, operation: operation, message: "the station's public.json has no endpoint")
         }
-        if credentials.endpoint.scheme?.lowercased() == "https", scheme != "https" {
+        if stored.endpoint.scheme?.lowercased() == "https", scheme != "https" {
             throw StationClientError(.integrity, operation: operation,
                                      message: "the IPNS record names \(endpoint.absoluteString), plain http in place of https; refused")
         }
-        guard endpoint != credentials.endpoint else {
+        guard endpoint != stored.endpoint else {
             // The station has not moved (a tunnel's passing 5xx): retry where it is, once.
-            if resolved.sequence > credentials.ipnsSequence ?? 0 {
+            try await updateCredentials { credentials in
+                guard resolved.sequence > credentials.ipnsSequence ?? 0 else { return false }
                 credentials.ipnsSequence = resolved.sequence
-                try await saveCredentials()
+                return true
             }
-            return currentOrigin()
+            return origin
         }
         let trust = try await verifiedTrust(of: endpoint, operation: operation)
-        credentials.endpoint = endpoint
-        credentials.endpointTrust = trust
-        credentials.ipnsSequence = max(resolved.sequence, credentials.ipnsSequence ?? 0)
-        try await saveCredentials()
+        try await updateCredentials { credentials in
+            credentials.endpoint = endpoint
+            credentials.endpointTrust = trust
+            credentials.ipnsSequence = max(resolved.sequence, credentials.ipnsSequence ?? 0)
+            return true
+        }
         log(.info, "the station moved to \(endpoint.absoluteString) (\(trust == .pinnedKey ? "its pinned key" : "a trusted certificate"))")
-        return currentOrigin()
+        return origin
     }
 
     /// Refuses a station that is not the paired one: its uid, ML-KEM and ML-DSA public keys (as
-    /// `source` gives them, in `document`) must equal the stored ones. The one identity check of
+    /// `source` gives them, in `document`) must equal the stored ones. The identity check of
     /// a move, automatic (an IPNS record) or on purpose (``move(to:trust:)``).
-    private func checkSameStation(uid: String, mlkemPublicKey: String?, mldsaPublicKey: String?, source: String, document: String,
-                                  operation: String) throws {
+    private static func checkSameStation(
+        _ credentials: DeviceCredentials, uid: String, mlkemPublicKey: String?, mldsaPublicKey: String?, source: String,
+        document: String, operation: String
+    ) throws {
         guard uid == credentials.stationUID else {
             throw StationClientError(.integrity, operation: operation, message: "\(source) names another station (uid \(uid))")
         }
@@ -158,7 +130,7 @@ extension StationClient {
         }
         guard let storedDSA = credentials.stationMLDSAPublicKeyHex else {
             throw StationClientError(.integrity, operation: operation,
-                                     message: "the station's ML-DSA key is not known yet (read /profile once)")
+                                     message: "the station's ML-DSA key is not known yet (adopt it with adoptIPNSKey())")
         }
         guard let dsa = mldsaPublicKey, dsa.lowercased() == storedDSA.lowercased() else {
             throw StationClientError(.integrity, operation: operation,
@@ -179,32 +151,36 @@ extension StationClient {
     ///
     /// - Throws: ``StationClientError``: `.integrity` for another station or a downgrade to
     ///   `http`, `.untrustedKey` for a TLS key not accepted, `.unreachable` when it does not answer.
-    package func move(to endpoint: URL, trust: StationKeyTrust) async throws {
+    func move(to endpoint: URL, trust: StationKeyTrust) async throws {
         let operation = "moving to \(endpoint.absoluteString)"
         guard let scheme = endpoint.scheme?.lowercased(), ["http", "https"].contains(scheme), endpoint.host?.isEmpty == false else {
             throw StationClientError(.refused, operation: operation, message: "\(endpoint.absoluteString) is not an http(s) URL")
         }
-        if credentials.endpoint.scheme?.lowercased() == "https", scheme != "https" {
+        let stored = credentials
+        if stored.endpoint.scheme?.lowercased() == "https", scheme != "https" {
             throw StationClientError(.integrity, operation: operation, message: "plain http in place of https; refused")
         }
-        let (pins, accepted) = try await Self.trustedPins(endpoint: endpoint, configuration: configuration, trust: trust,
-                                                          honoringOverride: false)
-        let profile = try await Self.profile(at: endpoint, transport: configuration.transport, timeouts: configuration.requestTimeouts,
-                                             pins: pins)
-        try checkSameStation(uid: profile.uid, mlkemPublicKey: profile.mlkemPublicKey, mldsaPublicKey: profile.mldsaPublicKey,
-                             source: "\(endpoint.absoluteString)/profile", document: "/profile", operation: operation)
-        if let stored = credentials.ipnsName, let given = profile.ipnsName, stored != given {
+        let (pins, accepted) = try await StationClient.trustedPins(endpoint: endpoint, configuration: configuration, trust: trust,
+                                                                   honoringOverride: false)
+        let profile = try await StationClient.profile(at: endpoint, transport: configuration.transport,
+                                                      timeouts: configuration.requestTimeouts, pins: pins)
+        try Self.checkSameStation(stored, uid: profile.uid, mlkemPublicKey: profile.mlkemPublicKey,
+                                  mldsaPublicKey: profile.mldsaPublicKey, source: "\(endpoint.absoluteString)/profile",
+                                  document: "/profile", operation: operation)
+        if let name = stored.ipnsName, let given = profile.ipnsName, name != given {
             throw StationClientError(.integrity, operation: operation, message: "the station there has another IPNS name")
         }
-        credentials.endpoint = endpoint
-        if let accepted {
-            credentials.stationPublicKeyPin = accepted
-            credentials.pinnedEndpoint = endpoint
-            credentials.endpointTrust = .pinnedKey
-        } else if scheme == "https" {
-            credentials.endpointTrust = .certificateAuthority
+        try await updateCredentials { credentials in
+            credentials.endpoint = endpoint
+            if let accepted {
+                credentials.stationPublicKeyPin = accepted
+                credentials.pinnedEndpoint = endpoint
+                credentials.endpointTrust = .pinnedKey
+            } else if scheme == "https" {
+                credentials.endpointTrust = .certificateAuthority
+            }
+            return true
         }
-        try await saveCredentials()
         log(.info, "moved on purpose to \(endpoint.absoluteString)\(accepted.map { " (TLS key \($0) pinned)" } ?? "")")
     }
 
@@ -228,8 +204,8 @@ extension StationClient {
         }
         for (trust, candidatePins) in candidates {
             do {
-                let health = try await Self.health(at: endpoint, transport: configuration.transport,
-                                                   timeouts: configuration.requestTimeouts, pins: candidatePins)
+                let health = try await StationClient.health(at: endpoint, transport: configuration.transport,
+                                                            timeouts: configuration.requestTimeouts, pins: candidatePins)
                 guard health.status == "healthy" || health.status == "degraded" else {
                     throw StationClientError(.unreachable, operation: operation, message: "the new endpoint is not a healthy station")
                 }
@@ -246,6 +222,14 @@ extension StationClient {
     }
 }
 
+extension StationClient {
+    /// Points this device at `endpoint` on purpose (the `cipher move` command); see
+    /// ``StationConnection/move(to:trust:)``.
+    package func move(to endpoint: URL, trust: StationKeyTrust) async throws {
+        try await connection.move(to: endpoint, trust: trust)
+    }
+}
+
 extension StationClientError {
     /// This unreachable error with a failed endpoint search attached: its text appended to
     /// ``message`` and the error itself as ``underlying``.
@@ -254,14 +238,6 @@ extension StationClientError {
         error.message += "; no new endpoint found: \(searchError)"
         error.underlying = searchError
         return error
-    }
-
-    /// The ``Kind/unreachable`` error for an answer that came from a tunnel in front of a dead
-    /// station (see ``StationClient/isTunnelFailure(_:)``), or `nil` for any other answer.
-    static func tunnel(_ response: HTTPResponse, operation: String) -> StationClientError? {
-        guard StationClient.isTunnelFailure(response) else { return nil }
-        return StationClientError(.unreachable, operation: operation, message: "the tunnel answered \(response.status)",
-                                  status: response.status)
     }
 
     /// Connection, DNS and tunnel failures: the kind that a new endpoint may fix, and where the

@@ -171,9 +171,10 @@ extension StationClient {
             }
             let body = WireJSON.serialize(.object(["pairing_id": .string(start.pairingID), "pin": .string(digits)]))
             let operation = "POST /delegate/confirm"
-            let response = try await unsignedExchange(
-                endpoint: endpoint, method: .post, path: "/delegate/confirm", body: body, transport: transport,
-                timeouts: timeouts, pins: pins, limit: ResponseLimit.profile, operation: operation)
+            let response = try await StationConnection.exchange(
+                .unsigned(.post, "/delegate/confirm", body: .json(body), limit: ResponseLimit.profile, timeouts: timeouts,
+                          operation: operation),
+                at: StationOrigin(url: endpoint, pins: pins), signing: nil, transport: transport)
             if response.isSuccess {
                 let confirmed = try decode(DelegateConfirmResponse.self, from: response, operation: operation)
                 guard confirmed.uid == profile.uid else {
@@ -185,8 +186,8 @@ extension StationClient {
                     stationMLDSAPublicKeyHex: profile.mldsaPublicKey?.lowercased(), stationPublicKeyPin: acceptedPin,
                     endpointTrust: acceptedPin == nil ? .certificateAuthority : .pinnedKey)
                 if profile.ipnsName != nil || profile.ipfsPeerID != nil {
-                    let anchor = try Self.anchor(ipnsName: profile.ipnsName, peerID: profile.ipfsPeerID, operation: "pairing",
-                                                 source: "the station's profile")
+                    let anchor = try IPNSAnchor.peerID(ipnsName: profile.ipnsName, peerID: profile.ipfsPeerID, operation: "pairing",
+                                                       source: "the station's profile")
                     credentials.ipnsName = anchor.ipnsName
                     credentials.ipfsPeerID = anchor.description
                     credentials.ipnsSequence = await ipnsFloor(of: anchor, gateway: configuration.gateway, log: configuration.log)
@@ -282,9 +283,9 @@ extension StationClient {
             "mlkem_public_key": .string(Hex.encode(kemKey.rawRepresentation)),
             "mldsa_public_key": .string(Hex.encode(signingKey.rawRepresentation)),
         ]))
-        let response = try await unsignedExchange(
-            endpoint: endpoint, method: .post, path: "/delegate/start", body: body, transport: transport, timeouts: timeouts,
-            pins: pins, limit: ResponseLimit.profile, operation: operation)
+        let response = try await StationConnection.exchange(
+            .unsigned(.post, "/delegate/start", body: .json(body), limit: ResponseLimit.profile, timeouts: timeouts, operation: operation),
+            at: StationOrigin(url: endpoint, pins: pins), signing: nil, transport: transport)
         guard response.isSuccess else {
             let message = StationErrorBody.parse([UInt8](response.body.data ?? Data()))?.message
             if response.status == 429 { throw pairingError(.throttled(message ?? ""), status: 429, station: message) }

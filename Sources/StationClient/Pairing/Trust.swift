@@ -6,7 +6,7 @@ extension StationClient {
     /// (``StationClientConfiguration/stationPublicKeyPins``) or the pin kept in the credentials
     /// when the current endpoint is trusted by it; empty when a trusted authority vouches for the
     /// endpoint (or it is plain `http`).
-    public var activePins: [PublicKeyFingerprint] { currentOrigin().pins }
+    public var activePins: [PublicKeyFingerprint] { connection.origin.pins }
 
     /// Pins the station's TLS key anew, on purpose: after the station changed its key (every
     /// request is refused with ``StationClientError/Kind/keyChanged`` until then), or to pin a
@@ -38,10 +38,12 @@ extension StationClient {
             throw refused
         }
         let previous = credentials.stationPublicKeyPin
-        credentials.stationPublicKeyPin = fingerprint
-        credentials.pinnedEndpoint = endpoint
-        credentials.endpointTrust = .pinnedKey
-        try await saveCredentials()
+        try await connection.updateCredentials { credentials in
+            credentials.stationPublicKeyPin = fingerprint
+            credentials.pinnedEndpoint = endpoint
+            credentials.endpointTrust = .pinnedKey
+            return true
+        }
         log(.warning, "the station's TLS key is now trusted as \(fingerprint) (was \(previous.map(\.pinString) ?? "none"))")
     }
 

@@ -53,7 +53,7 @@ protocol PostSubmitting: Sendable {
     /// Sends a signed `POST /post` with `body`; returns the answer whatever its status.
     ///
     /// - Throws: ``StationClientError`` when no answer could be had.
-    func sendPost(_ body: SignedBody, options: TransferOptions, operation: String) async throws -> HTTPResponse
+    func sendPost(_ body: StationRequest.Body, options: TransferOptions, operation: String) async throws -> HTTPResponse
 
     /// The post `postCID` in the entries of `namespace` in the station's current manifest, if it is there.
     ///

@@ -237,17 +237,14 @@ extension StationClient {
     /// A store that cannot be written is only logged: the next listing writes again.
     func keepPostKey(of prepared: PreparedPost, as published: PublishedPost) async {
         guard let key = prepared.postKey, published.postCID == prepared.postCID else { return }
-        // Persisted keys first: a change item written before they are read would take the number
-        // of one already stored.
-        await loadPersistedPostKeys()
-        cachePostKey(key, for: published.postCID)
+        await postKeys.cache(key, for: published.postCID)
         guard configuration.persistsPostKeys else { return }
-        await writePostKeys(manifestCID: nil)
+        await postKeys.write()
     }
 }
 
 extension StationClient: PostSubmitting {
-    nonisolated func sendPost(_ body: SignedBody, options: TransferOptions, operation: String) async throws -> HTTPResponse {
+    nonisolated func sendPost(_ body: StationRequest.Body, options: TransferOptions, operation: String) async throws -> HTTPResponse {
         try await signed(.post, "/post", body: body, options: options, operation: operation)
     }
 

@@ -44,12 +44,11 @@ extension StationClient {
         let manifest = try await fetchManifest(cid: manifestCID)
         let entries = manifest.posts(in: namespace)
         let refused = ListingEngine.skippedEntries(of: manifest, namespace: namespace, operation: operation)
-        await loadPersistedPostKeys()
-        let cachedKeys = entries.map { postKeys[$0.postCID] }
+        let cachedKeys = await postKeys.keys(for: entries.map(\.postCID))
         // Each worker holds at most one /rewrap answer of at most ResponseLimit.rewrap bytes.
         let width = ResponseLimit.listingWidth(rewrapConcurrency: configuration.rewrapConcurrency, entryCount: entries.count)
         let read = try await ListingEngine(keys: ownKeySource(posts: entries.count)).read(entries, cachedKeys: cachedKeys, width: width)
-        keep(read.learnedKeys, skipped: read.skipped)
+        await postKeys.keep(read.learnedKeys, skipped: read.skipped)
         for skip in refused + read.skipped { log(.warning, "\(operation): skipped \(skip)") }
         let typed = ListingEngine.typed(read.posts, as: type, dates: configuration.metadataDateDecoding,
                                         memoryLimit: configuration.maximumListingMemory, operation: operation)

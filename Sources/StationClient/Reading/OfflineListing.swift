@@ -111,6 +111,12 @@ final class OfflineListings: Sendable {
         }
     }
 
+    /// Drops every listing from memory and `item` from the cache store.
+    func forget(item: String) async throws {
+        clearMemory()
+        try await cacheStore.delete(item)
+    }
+
     /// The start of a stored listing, up to its posts: `{"manifest_cid":…,"complete":…,`.
     /// Listings stored before `complete` was written have no such start, and are stored again.
     private static func header(manifestCID: String, complete: Bool) -> [UInt8] {
@@ -258,7 +264,7 @@ extension StationClient {
     /// - Parameter complete: whether every post was read (a listing with skipped posts is stored
     ///   but read again next time).
     func recordListing(_ posts: [ListedPost<JSONValue>], namespace: String, complete: Bool, manifestCID: String) async throws {
-        await writePostKeys(manifestCID: manifestCID)
+        await postKeys.write(pruningTo: manifestCache.flatMap { $0.cid == manifestCID ? $0.manifest : nil })
         await removeLegacyCaches()
         await offline.record(posts, item: CacheItem.offlineListing(station: credentials.stationUID, namespace: namespace),
                              complete: complete, manifestCID: manifestCID)

@@ -93,48 +93,47 @@ final class EnvelopeKeys: Sendable {
 }
 
 extension StationClient {
-    /// What reading posts needs from the actor, read once so each post's work runs off it.
+    /// What reading posts needs from the credentials, read once for a listing.
     struct ReadContext: Sendable {
         let kemKey: any MLKEM768DecapsulationKey
         let stationUID: String
         let deviceUID: String
-        let call: CallState
         /// The `/rewrap` calls a listing may still make, or `nil` outside a listing.
-        var calls: ListingCalls?
+        var budget: CallBudget?
     }
 
-    func readContext() -> ReadContext {
-        ReadContext(kemKey: credentials.kemPrivateKey, stationUID: credentials.stationUID, deviceUID: credentials.deviceUID,
-                    call: callState())
+    nonisolated func readContext() -> ReadContext {
+        let credentials = connection.credentials
+        return ReadContext(kemKey: credentials.kemPrivateKey, stationUID: credentials.stationUID, deviceUID: credentials.deviceUID)
     }
 
     /// The key source of a listing of `posts` entries by this device: at most one `/rewrap` call
     /// per entry, retries included.
-    func ownKeySource(posts: Int) -> PostKeySource {
+    nonisolated func ownKeySource(posts: Int) -> PostKeySource {
         var context = readContext()
-        context.calls = ListingCalls(posts: posts)
+        context.budget = CallBudget(calls: posts)
         return .rewrap(self, context)
     }
 
-    /// The post key from the cache, or through `/rewrap` and the device's ML-KEM key.
+    /// The post key from the store, or through `/rewrap` and the device's ML-KEM key (then kept).
     ///
     /// - Throws: ``StationClientError``: `.notFound` when the station has no such post,
     ///   `.station` when it refuses the rewrap otherwise (its `result.error` text), `.integrity`
     ///   when the envelope does not open.
     nonisolated func postKey(for postCID: String, envelopesCID: String?, context: ReadContext) async throws -> SymmetricKey {
-        if let cached = await cachedPostKey(postCID) { return cached }
+        if let cached = await postKeys.key(for: postCID) { return cached }
         let key = try await rewrappedPostKey(for: postCID, envelopesCID: envelopesCID, context: context)
-        await cachePostKey(key, for: postCID)
+        await postKeys.cache(key, for: postCID)
         return key
     }
 
-    /// `/rewrap` and the device's ML-KEM key, without the cache (see ``postKey(for:envelopesCID:context:)``).
+    /// `/rewrap` and the device's ML-KEM key, without the store (see ``postKey(for:envelopesCID:context:)``).
     nonisolated func rewrappedPostKey(for postCID: String, envelopesCID: String?, context: ReadContext) async throws -> SymmetricKey {
         let operation = "POST /rewrap for \(postCID)"
         let body = Self.rewrapBody(uid: context.stationUID, deviceUID: context.deviceUID, postCID: postCID,
                                    envelopesCID: envelopesCID)
         let response = try await signed(.post, "/rewrap", body: .json(body), limit: ResponseLimit.rewrap, operation: operation,
-                                        state: context.call, calls: context.calls)
+                                        budget: context.budget)
         return try Self.postKey(fromRewrap: response, postCID: postCID, kemKey: context.kemKey, operation: operation)
     }
 

@@ -39,7 +39,7 @@ extension StationClient {
         let namespace = try self.namespace(nil)
         guard let manifestCID = try await profile().manifestCID else { return nil }
         let manifest = try await fetchManifest(cid: manifestCID)
-        await loadPersistedPostKeys()
+        await postKeys.load()
         let entries = manifest.posts(in: namespace)
         let skipped = ListingEngine.skippedEntries(of: manifest, namespace: namespace, operation: "listing namespace \(namespace)")
         return SequencePlan(entries: entries, skipped: skipped, engine: ListingEngine(keys: ownKeySource(posts: entries.count)),
@@ -58,10 +58,10 @@ extension StationClient {
 
     /// Keeps the outcome of one post a ``PostSequence`` read: a new key is cached, a key that
     /// did not open its post is dropped.
-    func recordSequenceRead(_ outcome: ListingEngine.Outcome) {
+    nonisolated func recordSequenceRead(_ outcome: ListingEngine.Outcome) async {
         switch outcome {
-        case .read(let read): if let key = read.newKey { cachePostKey(key, for: read.post.postCID) }
-        case .skipped(let skipped): forgetPostKey(skipped.postCID)
+        case .read(let read): if let key = read.newKey { await postKeys.cache(key, for: read.post.postCID) }
+        case .skipped(let skipped): await postKeys.drop(skipped.postCID)
         case .notShared: break
         }
     }
@@ -140,7 +140,7 @@ final class PostSequenceReader<Metadata: Decodable & Sendable> {
             let entry = entries[nextToStart]
             let client = client
             inFlight[nextToStart] = Task {
-                let cached = await client.cachedPostKey(entry.postCID)
+                let cached = await client.postKeys.key(for: entry.postCID)
                 return try await engine.read(entry, cachedKey: cached)
             }
             nextToStart += 1
