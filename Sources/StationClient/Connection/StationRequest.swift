@@ -1,4 +1,5 @@
 import Foundation
+import SHA2
 import ClassicalCrypto
 import Transport
 

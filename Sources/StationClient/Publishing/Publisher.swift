@@ -2,6 +2,7 @@ import ClassicalCrypto
 import ContentAddressing
 import Envelope
 import Foundation
+import SHA2
 import Manifest
 import OrderedJSON
 import PQCrypto
