@@ -90,7 +90,7 @@ struct SessionCLITests {
         #expect(payload.count == 48)
         #expect(SecretBytes(copying: payload.suffix(32)) != storeKey)
 
-        // CIPHER_KEEP_UNLOCKED=0 neither keeps nor uses a kept key, and forgets the one kept.
+        // CIPHER_KEEP_UNLOCKED=0 neither keeps nor uses a kept key, and forgets a key kept earlier.
         let unkept = try await cipher("status", keep: "0")
         #expect(unkept.status == 2, "\(unkept.stderr)")
         #expect(try Self.sessionCopies(home).isEmpty)
