@@ -46,7 +46,7 @@ enum IPNSAnchor {
         guard stored == presented else {
             throw StationClientError(
                 .integrity, operation: operation,
-                message: "the station names another IPNS key (\(presented.ipnsName)) than the one fixed after pairing (\(stored.ipnsName)); not adopted")
+                message: "the station names another IPNS key (\(presented.ipnsName)) than the key fixed after pairing (\(stored.ipnsName)); not adopted")
         }
     }
 }
