@@ -41,6 +41,7 @@ let package = Package(
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
         .library(name: "URLSessionTransport", targets: ["URLSessionTransport"]),
         .library(name: "StationClient", targets: ["StationClient"]),
+        .library(name: "DriveSync", targets: ["DriveSync"]),
         .library(name: "StationEmulator", targets: ["StationEmulator"]),
         .library(name: "LoopbackHTTP", targets: ["LoopbackHTTP"]),
         .library(name: "HTTPTransportConformance", targets: ["HTTPTransportConformance"]),
@@ -154,6 +155,18 @@ let package = Package(
             resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
 
+        // Layer 6: two-way sync of a local folder with a namespace of drive posts, on StationClient's
+        // public API (its own target: an app that only publishes and lists links none of it).
+        .target(
+            name: "DriveSync",
+            dependencies: ["StationClient", "Manifest", "OrderedJSON", "SHA2", "ClassicalCrypto", "PQCrypto", "Transport"],
+            resources: [.copy("PrivacyInfo.xcprivacy")]
+        ),
+        .testTarget(
+            name: "DriveSyncTests",
+            dependencies: ["DriveSync", "StationClient", "Manifest", "SHA2", "StationEmulator"]
+        ),
+
         // Layer 3: a Cipher Station on loopback (HTTP/1.1 over POSIX sockets, or in process) for tests.
         .target(
             name: "StationEmulator",
@@ -188,7 +201,8 @@ let package = Package(
         .executableTarget(
             name: "CipherCLI",
             dependencies: [
-                "StationClient", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "PQCrypto", "ClassicalCrypto", "CKeyring",
+                "StationClient", "DriveSync", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "PQCrypto", "ClassicalCrypto",
+                "CKeyring",
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
         ),
@@ -296,7 +310,7 @@ let package = Package(
             name: "SnippetTests",
             dependencies: ["PQCrypto", "SHA2", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
                            .whereCurlIs("CurlTransport"),
-                           "URLSessionTransport", "StationClient", "StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"],
+                           "URLSessionTransport", "StationClient", "DriveSync", "StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"],
             path: "Tests/SnippetTests"
         ),
         .testTarget(
