@@ -39,6 +39,7 @@ struct Runner {
         try await save()
         let total = plan.actions.reduce(0) { $0 + $1.byteCount }
         for action in plan.actions {
+            guard !Task.isCancelled else { throw DriveSyncError(.cancelled, "cancelled before \(action.kind) \(action.path)") }
             report(total: total, current: action.path, bytes: 0)
             do {
                 try await perform(action, total: total)

@@ -102,8 +102,7 @@ public struct SkippedItem: Sendable, Hashable, CustomStringConvertible {
     /// Why it is skipped.
     public let reason: Reason
 
-    /// Creates an item.
-    public init(path: String, isRemote: Bool = false, reason: Reason) {
+    init(path: String, isRemote: Bool = false, reason: Reason) {
         self.path = path
         self.isRemote = isRemote
         self.reason = reason

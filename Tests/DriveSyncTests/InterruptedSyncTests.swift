@@ -57,6 +57,24 @@ struct InterruptedSyncTests {
         #expect(tree.keys.filter { $0.hasPrefix("shared (conflict from laptop") }.count >= 1)
     }
 
+    @Test func cancellingTheTaskStopsAndTheNextSyncResumes() async throws {
+        let rig = try await SyncRig.make()
+        defer { rig.cleanup() }
+        for index in 0..<4 { try rig.laptop.write("f\(index).txt", String(repeating: "\(index)", count: 2000)) }
+        let sync = rig.laptop.sync()
+        // Cancelled from its own progress report once two actions are done.
+        let task = Task {
+            try await sync.sync { progress in
+                if progress.completedActions == 2, progress.currentPath == nil { withUnsafeCurrentTask { $0?.cancel() } }
+            }
+        }
+        await #expect(throws: DriveSyncError.self) { try await task.value }
+        #expect(try await rig.remotePaths().count == 2)
+        let report = try await rig.laptop.syncExpectingSuccess()
+        #expect(report.completed.count == 2)
+        #expect(try await rig.converge().count == 4)
+    }
+
     /// Every route a sync uses fails once (a 500, then an answer lost mid-body after the station
     /// acted); the rerun converges with each file once on the station.
     @Test func everyRouteFailingOnceConverges() async throws {

@@ -99,6 +99,24 @@ struct TwoDeviceSyncTests {
         #expect(try await rig.laptop.sync().plan().actions.map(\.kind) == [.upload])
     }
 
+    @Test func aLostSyncStateCopiesNothingTwiceAndDeletesNothing() async throws {
+        let rig = try await SyncRig.make()
+        defer { rig.cleanup() }
+        try rig.laptop.write("same.txt", "on both sides")
+        try rig.laptop.write("docs/only-synced.txt", "synced once")
+        try await rig.laptop.syncExpectingSuccess()
+        try await rig.laptop.sync().forgetState()
+        try rig.laptop.write("new.txt", "new after the loss")
+        try rig.laptop.remove("docs/only-synced.txt")
+        // Without a state: the same content is recognised, a missing file comes back, the new one goes up.
+        let plan = try await rig.laptop.sync().plan()
+        #expect(Set(plan.actions.map { "\($0.kind) \($0.path)" }) == ["upload new.txt", "download docs/only-synced.txt"])
+        #expect(plan.deletionCount == 0)
+        _ = try await rig.laptop.sync().run(plan)
+        #expect(try await rig.remotePaths() == ["/docs/only-synced.txt", "/new.txt", "/same.txt"])
+        #expect(try await rig.laptop.sync().plan().isInSync)
+    }
+
     @Test func tooManyDeletionsChangeNothing() async throws {
         let rig = try await SyncRig.make()
         defer { rig.cleanup() }
