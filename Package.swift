@@ -192,8 +192,8 @@ let package = Package(
         // The client against `cipher-station-emulator` in its own process (see its main.swift).
         .executableTarget(
             name: "StationClientBench",
-            dependencies: ["StationClient", .whereCurlIs("CurlTransport"), "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto",
-                           "PQCrypto", "Manifest", "OrderedJSON", "ContentAddressing"],
+            dependencies: ["StationClient", "DriveSync", .whereCurlIs("CurlTransport"), "URLSessionTransport", "Transport", "Envelope", "Signing",
+                           "ClassicalCrypto", "PQCrypto", "Manifest", "OrderedJSON", "ContentAddressing"],
             path: "Benchmarks/StationClientBench"
         ),
 

@@ -61,7 +61,10 @@ public struct DriveSync: Sendable {
             throw DriveSyncError(.station, "cannot list the namespace \(client.configuration.namespace): \(error)", underlying: error)
         }
         guard !listing.isOffline else {
-            throw DriveSyncError(.station, "the station is unreachable (only the offline listing could be read)")
+            // Deciding from the offline listing would take every post since it for a deletion.
+            let operation = "listing namespace \(client.configuration.namespace)"
+            throw DriveSyncError(.station, "the station is unreachable (only the offline listing could be read)",
+                                 underlying: StationClientError(.unreachable, operation: operation, message: "the station is unreachable"))
         }
         var planner = Planner(sync: self, state: try await stateStore().load(), scan: scan, listing: listing)
         return try await planner.plan()
