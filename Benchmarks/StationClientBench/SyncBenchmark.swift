@@ -53,7 +53,8 @@ func runSyncBenchmark(client: StationClient, transport: any HTTPTransport, files
     var configuration = client.configuration
     configuration.transport = counting
     configuration.persistsPostKeys = true
-    configuration.cacheStore = InMemoryCacheStore()
+    // An app's default: encrypted files beside the key store (the sync state goes there too).
+    configuration.cacheStore = StationClientConfiguration.defaultCacheStore(for: configuration.keyStore)
     let syncClient = try await StationClient(credentials: await client.credentials, configuration: configuration)
     let folder = directory.appendingPathComponent("sync-folder", isDirectory: true)
     let size = max(1, megabytes * 1_000_000 / max(1, files))

@@ -10,6 +10,8 @@ struct Runner {
     let store: SyncStateStore
     let progress: (@Sendable (SyncProgress) -> Void)?
     var state: SyncState
+    /// Results recorded in the journal since the last checkpoint.
+    var results: [SyncChange] = []
     var completed: [SyncAction] = []
     var failures: [SyncFailure] = []
     var stateWrites = 0
@@ -36,7 +38,7 @@ struct Runner {
     mutating func run() async throws(DriveSyncError) -> SyncReport {
         sync.local.removeIncoming()
         // What planning resolved (the journal, adopted files, new stamps) is recorded first.
-        try await save()
+        try await save(checkpoint: true)
         let total = plan.actions.reduce(0) { $0 + $1.byteCount }
         for action in plan.actions {
             guard !Task.isCancelled else { throw DriveSyncError(.cancelled, "cancelled before \(action.kind) \(action.path)") }
@@ -55,6 +57,7 @@ struct Runner {
             finishedBytes += action.byteCount
             report(total: total, current: nil, bytes: 0)
         }
+        try await save(checkpoint: true)
         sync.local.removeIncoming()
         return SyncReport(completed: completed, failures: failures, skipped: plan.skipped, byteCount: finishedBytes,
                           duration: ContinuousClock.now - start)
@@ -65,9 +68,15 @@ struct Runner {
                                totalBytes: total, currentPath: current, elapsed: ContinuousClock.now - start))
     }
 
-    /// Writes the state; the test hook may stop the run right after, as a kill would.
-    mutating func save() async throws(DriveSyncError) {
-        try await store.save(state)
+    /// Writes the journal, or with `checkpoint` (and every ``SyncStateStore/checkpointInterval``
+    /// results) the whole state; the test hook may stop the run after each write, as a kill would.
+    mutating func save(checkpoint: Bool = false) async throws(DriveSyncError) {
+        if checkpoint || results.count >= SyncStateStore.checkpointInterval {
+            try await store.saveCheckpoint(state)
+            results = []
+        } else {
+            try await store.saveJournal(pending: state.pending, results: results)
+        }
         stateWrites += 1
         do {
             try sync.options.afterStateWrite?(stateWrites)
@@ -82,10 +91,11 @@ struct Runner {
         try await save()
     }
 
-    /// Records the action of `entry` as done with `change` (after the action).
+    /// Records the action of `entry` as done with `change` to its path's entry (after the action).
     mutating func finish(_ entry: SyncState.Pending, _ change: (inout SyncState) -> Void) async throws(DriveSyncError) {
         state.pending.removeAll { $0.id == entry.id }
         change(&state)
+        results.append(SyncChange(path: entry.path, entry: state.files[entry.path]))
         try await save()
     }
 

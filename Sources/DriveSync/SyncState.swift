@@ -4,10 +4,10 @@ import StationClient
 /// What the last sync left, per file: the three-way decisions compare each side with it. Kept
 /// sealed in the app's ``CacheStore`` (``SyncStateStore``); losing it costs a comparison of every
 /// file present on both sides (same size: downloaded and compared), never a file.
-struct SyncState: Sendable, Codable, Equatable {
+struct SyncState: Sendable, Equatable {
+    /// The layout of the stored items (``SyncStateStore``); items of another version read as no state.
     static let currentVersion = 1
 
-    var version = SyncState.currentVersion
     /// The files as last synced, by relative path.
     var files: [String: Entry] = [:]
     /// The journal: actions begun and not yet recorded as done. A sync killed mid-action leaves
@@ -51,11 +51,27 @@ struct SyncState: Sendable, Codable, Equatable {
     }
 }
 
-/// Reads and writes a ``SyncState`` in a cache store, under a name keyed by station, namespace
+/// One recorded result: the path's entry after an action (`nil`: the path is no longer synced).
+struct SyncChange: Sendable, Codable, Equatable {
+    var path: String
+    var entry: SyncState.Entry?
+}
+
+/// Reads and writes a ``SyncState`` in a cache store, under names keyed by station, namespace
 /// and folder: two folders, or one folder synced with two namespaces, never share a state.
+///
+/// Two items, so that journalling an action writes a few hundred bytes rather than the whole
+/// state: a **checkpoint** (every file's entry) and the **journal** (the pending actions and the
+/// results recorded since the checkpoint). The state is the checkpoint with the journal's results
+/// applied in order; a checkpoint is written every ``checkpointInterval`` results and at the end
+/// of a run, then the journal is emptied (a kill between the two leaves results that are already
+/// in the checkpoint: applying them again changes nothing).
 struct SyncStateStore: Sendable {
     let cacheStore: any CacheStore
     let name: String
+
+    /// Results recorded in the journal before the next checkpoint.
+    static let checkpointInterval = 64
 
     init(cacheStore: any CacheStore, station: String, namespace: String, folder: URL) {
         self.cacheStore = cacheStore
@@ -64,34 +80,67 @@ struct SyncStateStore: Sendable {
         name = "drive-sync-station-\(station.utf8.count)-\(station)-\(namespace.utf8.count)-\(namespace)-\(folderPath)"
     }
 
+    var checkpointName: String { name + "-checkpoint" }
+    var journalName: String { name + "-journal" }
+
+    private struct Checkpoint: Codable {
+        var version = SyncState.currentVersion
+        var files: [String: SyncState.Entry]
+    }
+
+    private struct Journal: Codable {
+        var version = SyncState.currentVersion
+        var pending: [SyncState.Pending]
+        var results: [SyncChange]
+    }
+
     /// The state, or an empty one when there is none (a first sync) or it does not read.
     func load() async throws(DriveSyncError) -> SyncState {
+        let checkpoint: Checkpoint? = try await item(checkpointName)
+        guard let checkpoint, checkpoint.version == SyncState.currentVersion else { return SyncState() }
+        var state = SyncState(files: checkpoint.files)
+        guard let journal: Journal = try await item(journalName), journal.version == SyncState.currentVersion else { return state }
+        for result in journal.results { state.files[result.path] = result.entry }
+        state.pending = journal.pending
+        return state
+    }
+
+    private func item<Value: Decodable>(_ name: String) async throws(DriveSyncError) -> Value? {
         let bytes: [UInt8]?
         do {
             bytes = try await cacheStore.load(name)
         } catch {
             throw DriveSyncError(.state, "cannot read the sync state", underlying: error)
         }
-        guard let bytes, let state = try? JSONDecoder().decode(SyncState.self, from: Data(bytes)),
-              state.version == SyncState.currentVersion else { return SyncState() }
-        return state
+        return bytes.flatMap { try? JSONDecoder().decode(Value.self, from: Data($0)) }
     }
 
-    /// Replaces the state atomically (the cache store's promise).
-    func save(_ state: SyncState) async throws(DriveSyncError) {
+    private func write<Value: Encodable>(_ value: Value, as name: String) async throws(DriveSyncError) {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
-            try await cacheStore.save([UInt8](try encoder.encode(state)), as: name)
+            try await cacheStore.save([UInt8](try encoder.encode(value)), as: name)
         } catch {
             throw DriveSyncError(.state, "cannot write the sync state", underlying: error)
         }
     }
 
+    /// Writes every entry of `state`, then a journal holding only its pending actions.
+    func saveCheckpoint(_ state: SyncState) async throws(DriveSyncError) {
+        try await write(Checkpoint(files: state.files), as: checkpointName)
+        try await saveJournal(pending: state.pending, results: [])
+    }
+
+    /// Replaces the journal (each item is replaced atomically: the cache store's promise).
+    func saveJournal(pending: [SyncState.Pending], results: [SyncChange]) async throws(DriveSyncError) {
+        try await write(Journal(pending: pending, results: results), as: journalName)
+    }
+
     /// Removes the state (the next sync starts over, comparing what both sides hold).
     func delete() async throws(DriveSyncError) {
         do {
-            try await cacheStore.delete(name)
+            try await cacheStore.delete(journalName)
+            try await cacheStore.delete(checkpointName)
         } catch {
             throw DriveSyncError(.state, "cannot remove the sync state", underlying: error)
         }
