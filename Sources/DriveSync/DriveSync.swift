@@ -190,10 +190,11 @@ struct Planner {
     /// decisions see its effect.
     mutating func resolveJournal(remote: [SyncPath: [ListedPost<DriveFileMetadata>]]) async {
         for entry in state.pending {
-            guard let path = try? SyncPath(relative: entry.path), let sha = entry.sha256, let stamp = entry.stamp ?? FileStamp.of(sync.local.url(of: path)).stamp
-            else { continue }
+            guard let path = try? SyncPath(relative: entry.path) else { continue }
+            let url = sync.local.url(of: path)
             switch entry.action {
             case .upload:
+                guard let sha = entry.sha256, let stamp = entry.stamp else { continue }
                 let known = Set(entry.postCIDs + [state.files[entry.path]?.postCID].compactMap { $0 })
                 for post in remote[path] ?? [] where !known.contains(post.postCID) && post.statedSize == stamp.size {
                     if await contentHash(of: post) == sha {
@@ -204,12 +205,16 @@ struct Planner {
                     }
                 }
             case .place:
-                guard let postCID = entry.postCIDs.first, let post = remote[path]?.first(where: { $0.postCID == postCID }),
-                      let current = FileStamp.of(sync.local.url(of: path)).stamp,
-                      let hash = try? LocalFolder.sha256(of: sync.local.url(of: path)), Hex.encode(hash) == sha else { continue }
+                guard let sha = entry.sha256, let postCID = entry.postCIDs.first,
+                      let post = remote[path]?.first(where: { $0.postCID == postCID }), let current = FileStamp.of(url).stamp,
+                      let hash = try? LocalFolder.sha256(of: url), Hex.encode(hash) == sha else { continue }
                 state.files[entry.path] = SyncState.Entry(postCID: postCID, envelopesCID: post.envelopesCID, stamp: current, sha256: sha)
                 superseded.formUnion(entry.postCIDs.dropFirst())
-            case .trash, .deleteRemote, .conflictRename:
+            case .deleteRemote:
+                // A replaced version (not the post the path's entry names) is removed; a removal
+                // of the current post (a local deletion) is decided again.
+                superseded.formUnion(entry.postCIDs.filter { $0 != state.files[entry.path]?.postCID })
+            case .trash, .conflictRename:
                 continue
             }
         }

@@ -91,9 +91,13 @@ struct Runner {
         try await save()
     }
 
-    /// Records the action of `entry` as done with `change` to its path's entry (after the action).
-    mutating func finish(_ entry: SyncState.Pending, _ change: (inout SyncState) -> Void) async throws(DriveSyncError) {
+    /// Records the action of `entry` as done with `change` to its path's entry (after the action),
+    /// journalling `then` (the removals of the posts it replaced) in the same write: a stop before
+    /// they are done leaves them for the next sync, never a replaced post that looks like news.
+    mutating func finish(_ entry: SyncState.Pending, then: [SyncState.Pending] = [],
+                         _ change: (inout SyncState) -> Void) async throws(DriveSyncError) {
         state.pending.removeAll { $0.id == entry.id }
+        state.pending += then
         change(&state)
         results.append(SyncChange(path: entry.path, entry: state.files[entry.path]))
         try await save()
@@ -170,11 +174,17 @@ struct Runner {
         let published = try await station {
             try await client.publish(fileAt: url, metadata: metadata, audience: audience, progress: progress)
         }
-        try await finish(entry) {
+        let removals = Self.removals(of: replacing.map { [$0] } ?? [], at: path)
+        try await finish(entry, then: removals) {
             $0.files[path.description] = SyncState.Entry(postCID: published.postCID, envelopesCID: published.envelopesCID, stamp: stamp,
                                                          sha256: Hex.encode(sha))
         }
-        if let replacing { try await deleteRemote(replacing, at: path, keepingEntry: true) }
+        for removal in removals { try await deleteRemote(journalled: removal) }
+    }
+
+    /// Journal entries removing `posts`, the versions a new one at `path` replaces.
+    static func removals(of posts: [String], at path: SyncPath) -> [SyncState.Pending] {
+        posts.map { SyncState.Pending(action: .deleteRemote, path: path.description, postCIDs: [$0]) }
     }
 
     /// Downloads the post to `incoming`, verifies it, journals its SHA-256, renames it into place;
@@ -202,18 +212,25 @@ struct Runner {
         try await begin(entry)
         try attempt { () throws(SyncPathRefusal) in try local.place(incoming, at: path, replacing: replacing) }
         guard let placed = FileStamp.of(local.url(of: path)).stamp else { throw StepFailure(message: "the file is gone after placing it") }
-        try await finish(entry) {
+        let removals = Self.removals(of: supersedes, at: path)
+        try await finish(entry, then: removals) {
             $0.files[path.description] = SyncState.Entry(postCID: postCID, envelopesCID: post.envelopesCID, stamp: placed,
                                                          sha256: Hex.encode(sha))
         }
-        for old in supersedes { try await deleteRemote(old, at: path, keepingEntry: true) }
+        for removal in removals { try await deleteRemote(journalled: removal) }
     }
 
-    /// Removes a post (a post already gone counts as removed); unless `keepingEntry`, the path's
-    /// state entry goes too.
-    mutating func deleteRemote(_ postCID: String, at path: SyncPath, keepingEntry: Bool = false) async throws {
+    /// Removes a post (a post already gone counts as removed); the path's state entry goes too
+    /// when it names that post.
+    mutating func deleteRemote(_ postCID: String, at path: SyncPath) async throws {
         let entry = SyncState.Pending(action: .deleteRemote, path: path.description, postCIDs: [postCID])
         try await begin(entry)
+        try await deleteRemote(journalled: entry)
+    }
+
+    /// Removes the post of a journalled `.deleteRemote` entry and records it done.
+    mutating func deleteRemote(journalled entry: SyncState.Pending) async throws {
+        guard let postCID = entry.postCIDs.first else { return }
         let client = sync.client
         do {
             _ = try await station { try await client.delete(postCID: postCID) }
@@ -221,7 +238,7 @@ struct Runner {
             guard (failure.underlying as? StationClientError)?.kind == .notFound else { throw failure }
         }
         try await finish(entry) { state in
-            if !keepingEntry, state.files[path.description]?.postCID == postCID { state.files.removeValue(forKey: path.description) }
+            if state.files[entry.path]?.postCID == postCID { state.files.removeValue(forKey: entry.path) }
         }
     }
 }

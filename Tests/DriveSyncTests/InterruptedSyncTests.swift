@@ -28,33 +28,37 @@ struct InterruptedSyncTests {
         let rig = try await SyncRig.make()
         defer { rig.cleanup() }
         try rig.laptop.write("shared.txt", "start")
-        _ = try await rig.converge()
         try Self.makeChanges(rig, round: 0)
-        try await rig.phone.syncExpectingSuccess()
-        try Self.makeChanges(rig, round: 1)
-        try await rig.phone.syncExpectingSuccess()
-        // The laptop's sync stopped after its 1st state write, then (rerun) after its 2nd, … until
-        // a run gets through: every stop point of the plan's actions is hit once.
+        _ = try await rig.converge()
+        // Round k: the same kinds of change (an upload, a replacement, a conflict, a download, a
+        // deletion to the trash), and the laptop's sync stopped right after its k-th state write,
+        // as a kill there would; then rerun. Until a round's sync has fewer writes than k.
         var stopAt = 1
-        var finished = false
-        while !finished {
+        while stopAt < 100 {
+            try Self.makeChanges(rig, round: stopAt)
+            try await rig.phone.syncExpectingSuccess()
             var options = SyncOptions(maximumDeletions: 100, deviceName: "laptop")
             let limit = stopAt
             options.afterStateWrite = { count in if count == limit { throw Stop() } }
             do {
                 _ = try await rig.laptop.sync(options).sync()
-                finished = true
+                break
             } catch {
                 #expect(error.kind == .cancelled)
-                stopAt += 1
             }
-            #expect(stopAt < 200)
-            if stopAt >= 200 { break }
+            // The rerun finishes the laptop's side; the phone's next sync takes it all.
+            try await rig.laptop.syncExpectingSuccess()
+            try await rig.phone.syncExpectingSuccess()
+            let tree = try await rig.expectSameTree()
+            #expect(tree.keys.contains("new-\(stopAt).txt") && tree.keys.contains("docs/phone-\(stopAt).md"))
+            #expect(!tree.keys.contains("docs/phone-\(stopAt - 1).md"))
+            let edited = try rig.laptop.read("new-\(stopAt - 1).txt"), listing = try rig.laptop.tree().keys.sorted()
+            #expect(edited == "laptop edit of \(stopAt - 1)", "stop \(stopAt): \(edited) \(listing)")
+            stopAt += 1
         }
-        #expect(stopAt > 5)
-        let tree = try await rig.converge()
-        #expect(tree.keys.contains("new-1.txt") && tree.keys.contains("docs/phone-1.md") && !tree.keys.contains("docs/phone-0.md"))
-        #expect(tree.keys.filter { $0.hasPrefix("shared (conflict from laptop") }.count >= 1)
+        // Every write of a round's sync was a stop point once.
+        #expect(stopAt > 10 && stopAt < 100, "\(stopAt)")
+        #expect(try await rig.converge().keys.filter { $0.hasPrefix("shared (conflict from laptop") }.count >= stopAt - 1)
     }
 
     @Test func cancellingTheTaskStopsAndTheNextSyncResumes() async throws {

@@ -114,6 +114,12 @@ struct SyncRig {
             let laptopPlan = try await laptop.sync().plan(), phonePlan = try await phone.sync().plan()
             if laptopPlan.isInSync && phonePlan.isInSync { break }
         }
+        return try await expectSameTree(sourceLocation: sourceLocation)
+    }
+
+    /// Expects the same files on both devices, each once on the station; returns the tree.
+    @discardableResult
+    func expectSameTree(sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: String] {
         let tree = try laptop.tree()
         #expect(try phone.tree() == tree, sourceLocation: sourceLocation)
         let remote = try await remotePaths()
