@@ -8,7 +8,7 @@ import StationClient
 /// A file's remote path is CipherVault's: the post's `DriveFileMetadata` `path` plus `filename`
 /// (`notes.txt` in `documents` is `path: "/documents/"`, `filename: "notes.txt"`), so files synced
 /// here show in CipherVault and the other way round. Every decision is three-way, against the
-/// sync state the last sync left (sealed in the client's ``StationClientConfiguration/cacheStore``,
+/// sync state the last sync left (sealed in the client's `StationClientConfiguration.cacheStore`,
 /// keyed by station, namespace and folder); see <doc:KeepingAFolderInSync>.
 ///
 ///     let sync = DriveSync(client: client, folder: folder)
@@ -268,13 +268,17 @@ struct Planner {
             } else {
                 side = .deleted
             }
-        } else if let stamp {
-            guard let sha = others.isEmpty ? [] : try? LocalFolder.sha256(of: sync.local.url(of: path)) else {
-                skipped.append(SkippedItem(path: path.description, reason: .unreadable))
-                return
+        } else if stamp != nil {
+            // New here: read now only to compare with a post at the same path (the upload reads it anyway).
+            var sha: [UInt8] = []
+            if !others.isEmpty {
+                guard let read = try? LocalFolder.sha256(of: sync.local.url(of: path)) else {
+                    skipped.append(SkippedItem(path: path.description, reason: .unreadable))
+                    return
+                }
+                sha = read
             }
             side = .changed(sha: sha)
-            _ = stamp
         }
 
         let audience = known?.audience ?? sync.options.audience
@@ -286,7 +290,6 @@ struct Planner {
                 step: .download(path, postCID: main.postCID, replacing: nil, supersedes: []))
             duplicates(path, others.dropLast())
         case .unchanged:
-            guard let entry else { return }
             if let main = others.last {
                 add(.download, path, main.statedSize ?? 0, reason: "changed on the station",
                     step: .download(path, postCID: main.postCID, replacing: stamp, supersedes: known.map { [$0.postCID] } ?? []))
@@ -294,7 +297,6 @@ struct Planner {
             } else if known == nil, let stamp {
                 add(.deleteLocal, path, 0, reason: "deleted on the station", step: .trash(path, stamp), isDeletion: true)
             }
-            _ = entry
         case .deleted:
             guard entry != nil else { return }
             if let main = others.last {

@@ -1,7 +1,7 @@
 import Transport
 
 /// Why a sync could not run at all. Failures of single files do not throw: they are in
-/// ``SyncReport/failures`` and ``SyncPlan/refused``, and the rest of the folder is synced.
+/// ``SyncReport/failures`` and ``SyncPlan/skipped``, and the rest of the folder is synced.
 ///
 /// Match on ``kind``; show ``description`` (it names files, never secrets).
 public struct DriveSyncError: Error, Sendable, CustomStringConvertible {
