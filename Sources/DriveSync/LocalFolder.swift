@@ -170,6 +170,19 @@ struct LocalFolder: Sendable {
         trashDirectory.appendingPathComponent(Self.stamp(date), isDirectory: true)
     }
 
+    /// Where `path` goes in the trash folder `trash`: its path there, or in `trash-2`, `trash-3`…
+    /// when a file of that path was already trashed in the same second.
+    func freeTrashPlace(for path: SyncPath, in trash: URL) -> URL {
+        var folder = trash
+        var attempt = 1
+        while true {
+            let place = path.components.reduce(folder) { $0.appendingPathComponent($1) }
+            if FileStamp.of(place).type == nil || attempt >= 1000 { return place }
+            attempt += 1
+            folder = trash.deletingLastPathComponent().appendingPathComponent(trash.lastPathComponent + "-\(attempt)", isDirectory: true)
+        }
+    }
+
     /// `2026-12-06T061502Z`: the RFC 3339 UTC time to the second without its colons, so it sorts
     /// and is valid in a file name on every file system.
     static func stamp(_ date: Date) -> String {

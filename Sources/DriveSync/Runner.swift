@@ -120,7 +120,7 @@ struct Runner {
             let entry = SyncState.Pending(action: .trash, path: path.description, stamp: stamp)
             try await begin(entry)
             try attempt { () throws(SyncPathRefusal) in
-                try sync.local.move(path, expected: stamp, to: path.components.reduce(trash) { $0.appendingPathComponent($1) })
+                try sync.local.move(path, expected: stamp, to: sync.local.freeTrashPlace(for: path, in: trash))
             }
             try await finish(entry) { $0.files.removeValue(forKey: path.description) }
         case let .deleteRemote(path, postCID):

@@ -83,10 +83,12 @@ struct TwoDeviceSyncTests {
         let rig = try await SyncRig.make()
         defer { rig.cleanup() }
         try rig.laptop.write("a.txt", "aaaa")
+        // A whole second: set again below exactly (a file system's own times need not survive a Date).
+        let url = rig.laptop.folder.appendingPathComponent("a.txt")
+        let modified = Date(timeIntervalSince1970: 1_700_000_000)
+        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path)
         try await rig.laptop.syncExpectingSuccess()
         // Other bytes of the same size under the same modification time: not read, so not seen.
-        let url = rig.laptop.folder.appendingPathComponent("a.txt")
-        let modified = try #require(try FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date)
         try rig.laptop.write("a.txt", "bbbb")
         try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path)
         #expect(try await rig.laptop.sync().plan().isInSync)
@@ -115,6 +117,19 @@ struct TwoDeviceSyncTests {
         _ = try await rig.laptop.sync().run(plan)
         #expect(try await rig.remotePaths() == ["/docs/only-synced.txt", "/new.txt", "/same.txt"])
         #expect(try await rig.laptop.sync().plan().isInSync)
+    }
+
+    @Test func aSecondTrashingInOneSecondGetsItsOwnPlace() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("drive-sync-trash-" + UUID().uuidString.prefix(8))
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = LocalFolder(root: root)
+        let trash = folder.trash(startedAt: Date(timeIntervalSince1970: 1_796_537_702))
+        let path = try SyncPath(relative: "docs/a.txt")
+        let first = folder.freeTrashPlace(for: path, in: trash)
+        #expect(first.path.hasSuffix(".cipher-sync/trash/2026-12-06T061502Z/docs/a.txt"))
+        try FileManager.default.createDirectory(at: first.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: first)
+        #expect(folder.freeTrashPlace(for: path, in: trash).path.hasSuffix(".cipher-sync/trash/2026-12-06T061502Z-2/docs/a.txt"))
     }
 
     @Test func tooManyDeletionsChangeNothing() async throws {
