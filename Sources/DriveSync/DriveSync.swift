@@ -116,9 +116,13 @@ struct Planner {
     var taken: Set<String> = []
     let date = Date()
 
+    /// The state as loaded.
+    let original: SyncState
+
     init(sync: DriveSync, state: SyncState, scan: LocalFolder.Scan, listing: PostListing<DriveFileMetadata>) {
         self.sync = sync
         self.state = state
+        original = state
         self.scan = scan
         self.listing = listing
         skipped = scan.skipped
@@ -181,7 +185,7 @@ struct Planner {
         let synced = state.files.count
         let limit = sync.options.maximumDeletions ?? max(1, synced / 2)
         return SyncPlan(actions: actions, skipped: skipped, resumedActionCount: resumed, deletionLimit: limit, date: date,
-                        state: state, posts: posts)
+                        state: state, changesState: state != original, posts: posts)
     }
 
     /// Resolves the journal of an interrupted sync into the state: an upload whose post is listed

@@ -36,6 +36,10 @@ struct Runner {
     }
 
     mutating func run() async throws(DriveSyncError) -> SyncReport {
+        // In sync and nothing learned: nothing to write, not even locally.
+        guard !plan.actions.isEmpty || plan.changesState else {
+            return SyncReport(completed: [], failures: [], skipped: plan.skipped, byteCount: 0, duration: ContinuousClock.now - start)
+        }
         sync.local.removeIncoming()
         // What planning resolved (the journal, adopted files, new stamps) is recorded first.
         try await save(checkpoint: true)

@@ -126,6 +126,9 @@ public struct SyncPlan: Sendable {
     /// When the plan was made.
     public let date: Date
     let state: SyncState
+    /// Whether planning changed the state (the journal resolved, files adopted, new stamps): a run
+    /// records it even with no action.
+    let changesState: Bool
     let posts: [String: ListedPost<DriveFileMetadata>]
 
     /// Files deleted locally (to the trash) or posts removed, as ``SyncAction/isDeletion`` counts them.

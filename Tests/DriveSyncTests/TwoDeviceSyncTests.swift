@@ -68,8 +68,10 @@ struct TwoDeviceSyncTests {
         try await rig.phone.syncExpectingSuccess()
         try await rig.laptop.syncExpectingSuccess()
         // A fresh client of the laptop (as after a relaunch), with its persisted post keys.
-        let relaunched = try await StationClient(credentials: await rig.laptop.client.credentials,
-                                                 configuration: rig.laptop.client.configuration)
+        var configuration = rig.laptop.client.configuration
+        let cacheStore = WriteCountingCacheStore(base: rig.laptop.cacheStore)
+        configuration.cacheStore = cacheStore
+        let relaunched = try await StationClient(credentials: await rig.laptop.client.credentials, configuration: configuration)
         rig.emulator.requests.removeAll()
         let plan = try await DriveSync(client: relaunched, folder: rig.laptop.folder, options: SyncOptions(deviceName: "laptop")).plan()
         #expect(plan.isInSync)
@@ -77,6 +79,8 @@ struct TwoDeviceSyncTests {
         #expect(report.completed.isEmpty && report.isInSync)
         let writes = rig.emulator.requests.entries.filter { $0.method == "POST" }
         #expect(writes.isEmpty, "\(writes)")
+        // Nor is the sync state written again.
+        #expect(await cacheStore.written.filter { $0.hasPrefix("drive-sync") }.isEmpty)
     }
 
     @Test func unchangedFilesAreRecognisedBySizeAndModificationTime() async throws {
@@ -165,4 +169,21 @@ struct TwoDeviceSyncTests {
         #expect(report.skipped.first { $0.path == "pipe" }?.reason == .specialFile)
         #expect(try await rig.remotePaths() == ["/real.txt"])
     }
+}
+
+/// A cache store that records the names it was asked to write.
+actor WriteCountingCacheStore: CacheStore {
+    let base: any CacheStore
+    private(set) var written: [String] = []
+
+    init(base: any CacheStore) { self.base = base }
+
+    func load(_ name: String) async throws -> [UInt8]? { try await base.load(name) }
+
+    func save(_ bytes: [UInt8], as name: String) async throws {
+        written.append(name)
+        try await base.save(bytes, as: name)
+    }
+
+    func delete(_ name: String) async throws { try await base.delete(name) }
 }

@@ -21,8 +21,8 @@ enum DriveFiles {
         let size = (attributes[.size] as? NSNumber)?.intValue
         let modified = (attributes[.modificationDate] as? Date).map { Int($0.timeIntervalSince1970) }
         let now = Int(Date().timeIntervalSince1970)
-        return DriveFileMetadata(filename: file.lastPathComponent, mimeType: DriveFileMetadata.mimeType(forPathExtension: file.pathExtension), sizeBytes: size,
-                                 createdAt: now, modifiedAt: modified ?? now, path: "/")
+        return DriveFileMetadata(filename: file.lastPathComponent, mimeType: DriveFileMetadata.mimeType(forPathExtension: file.pathExtension),
+                                 sizeBytes: size, createdAt: now, modifiedAt: modified ?? now, path: "/")
     }
 
     /// Whether a stored filename can name a file in the current directory as it is: not empty,
