@@ -54,6 +54,13 @@ struct SyncCLITests {
         let allowed = try await paired.cipher("sync", folder.path, "--max-delete", "3")
         #expect(allowed.status == 0, "\(allowed.stderr)")
         #expect(paired.emulator.manifest.allPosts.count == 1)
+        // --yes goes over the limit too (2 of 3 synced files deleted; the limit is 1).
+        for name in ["d.txt", "e.txt"] { try Data(name.utf8).write(to: folder.appendingPathComponent(name)) }
+        #expect(try await paired.cipher("sync", folder.path).status == 0)
+        for name in ["d.txt", "e.txt"] { try FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
+        let (yes, yesDocument) = try await paired.cipherJSON("sync", folder.path, "--yes")
+        #expect(yes.status == 0 && (yesDocument["plan"] as? [String: Any])?["deletions"] as? Int == 2, "\(yes.stderr)")
+        #expect(paired.emulator.manifest.allPosts.count == 1)
 
         // A skipped file (a symbolic link): synced otherwise, exit 5.
         try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("link"), withDestinationURL: paired.home.url)

@@ -109,8 +109,9 @@ enum SyncCommand: Command {
                             plan: planOutput(plan), outcome: nil, inSync: false, waitingForDecision: false, exitCode: 0)
         if plan.exceedsDeletionLimit {
             let question: TerminalText = "The sync would delete \(plan.deletionCount) files (limit \(plan.deletionLimit)). Go on? [y/N] "
-            let allowed = !output.dryRun && !console.json
-                && (arguments.has("--yes") || (console.stdinIsTerminal && ["y", "yes"].contains(console.ask(question)?.lowercased() ?? "")))
+            // --yes goes on; otherwise only a person at a terminal can say so (never under --json).
+            let allowed = !output.dryRun && (arguments.has("--yes") || (!console.json && console.stdinIsTerminal
+                && ["y", "yes"].contains(console.ask(question)?.lowercased() ?? "")))
             if allowed {
                 sync.options.maximumDeletions = plan.deletionCount
                 plan = try await driveSync { try await sync.plan() }
@@ -145,7 +146,8 @@ enum SyncCommand: Command {
         for failure in report.failures { console.note("failed: \(failure.action) \(failure.path): \(failure.message)") }
         let seconds = Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
         let failed = report.failures.isEmpty ? "" : "; \(report.failures.count) failed (the next sync tries again)"
-        console.say("done: \(report.completed.count) of \(plan.actions.count) actions, \(Format.bytes(report.byteCount)) in \(String(format: "%.1f s", seconds))\(trusted: failed)")
+        let took = String(format: "%.1f s", seconds)
+        console.say("done: \(report.completed.count) of \(plan.actions.count) actions, \(Format.bytes(report.byteCount)) in \(took)\(trusted: failed)")
         output.outcome = OutcomeOutput(completed: report.completed.map(ActionRow.init), failures: report.failures.map {
             FailureRow(action: $0.action.description, path: $0.path, message: $0.message)
         }, bytes: report.byteCount, seconds: seconds)
