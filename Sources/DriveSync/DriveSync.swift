@@ -66,7 +66,9 @@ public struct DriveSync: Sendable {
             throw DriveSyncError(.station, "the station is unreachable (only the offline listing could be read)",
                                  underlying: StationClientError(.unreachable, operation: operation, message: "the station is unreachable"))
         }
-        var planner = Planner(sync: self, state: try await stateStore().load(), scan: scan, listing: listing)
+        let (state, isCheckpointed) = try await stateStore().load()
+        var planner = Planner(sync: self, state: state, scan: scan, listing: listing)
+        planner.isCheckpointed = isCheckpointed
         return try await planner.plan()
     }
 
@@ -118,6 +120,8 @@ struct Planner {
 
     /// The state as loaded.
     let original: SyncState
+    /// Whether the loaded state was all in the checkpoint item (an empty journal).
+    var isCheckpointed = false
 
     init(sync: DriveSync, state: SyncState, scan: LocalFolder.Scan, listing: PostListing<DriveFileMetadata>) {
         self.sync = sync
@@ -185,7 +189,7 @@ struct Planner {
         let synced = state.files.count
         let limit = sync.options.maximumDeletions ?? max(1, synced / 2)
         return SyncPlan(actions: actions, skipped: skipped, resumedActionCount: resumed, deletionLimit: limit, date: date,
-                        state: state, changesState: state != original, posts: posts)
+                        state: state, needsCheckpoint: state != original || !isCheckpointed, posts: posts)
     }
 
     /// Resolves the journal of an interrupted sync into the state: an upload whose post is listed

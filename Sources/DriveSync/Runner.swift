@@ -37,12 +37,13 @@ struct Runner {
 
     mutating func run() async throws(DriveSyncError) -> SyncReport {
         // In sync and nothing learned: nothing to write, not even locally.
-        guard !plan.actions.isEmpty || plan.changesState else {
+        guard !plan.actions.isEmpty || plan.needsCheckpoint else {
             return SyncReport(completed: [], failures: [], skipped: plan.skipped, byteCount: 0, duration: ContinuousClock.now - start)
         }
         sync.local.removeIncoming()
-        // What planning resolved (the journal, adopted files, new stamps) is recorded first.
-        try await save(checkpoint: true)
+        // What planning resolved (the journal, adopted files, new stamps) is recorded first; the
+        // journal's results are folded into a checkpoint before the run's own replace them.
+        if plan.needsCheckpoint { try await save(checkpoint: true) }
         let total = plan.actions.reduce(0) { $0 + $1.byteCount }
         for action in plan.actions {
             guard !Task.isCancelled else { throw DriveSyncError(.cancelled, "cancelled before \(action.kind) \(action.path)") }

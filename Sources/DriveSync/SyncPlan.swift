@@ -126,9 +126,9 @@ public struct SyncPlan: Sendable {
     /// When the plan was made.
     public let date: Date
     let state: SyncState
-    /// Whether planning changed the state (the journal resolved, files adopted, new stamps): a run
-    /// records it even with no action.
-    let changesState: Bool
+    /// Whether the state must be written before the first action: planning changed it (the
+    /// journal resolved, files adopted, new stamps) or it is not all in the checkpoint item.
+    let needsCheckpoint: Bool
     let posts: [String: ListedPost<DriveFileMetadata>]
 
     /// Files deleted locally (to the trash) or posts removed, as ``SyncAction/isDeletion`` counts them.

@@ -94,15 +94,17 @@ struct SyncStateStore: Sendable {
         var results: [SyncChange]
     }
 
-    /// The state, or an empty one when there is none (a first sync) or it does not read.
-    func load() async throws(DriveSyncError) -> SyncState {
+    /// The state, or an empty one when there is none (a first sync) or it does not read; and
+    /// whether it is all in the checkpoint (the journal holds nothing), so a run that changes
+    /// nothing before its first action need not write a checkpoint first.
+    func load() async throws(DriveSyncError) -> (state: SyncState, isCheckpointed: Bool) {
         let checkpoint: Checkpoint? = try await item(checkpointName)
-        guard let checkpoint, checkpoint.version == SyncState.currentVersion else { return SyncState() }
+        guard let checkpoint, checkpoint.version == SyncState.currentVersion else { return (SyncState(), false) }
         var state = SyncState(files: checkpoint.files)
-        guard let journal: Journal = try await item(journalName), journal.version == SyncState.currentVersion else { return state }
+        guard let journal: Journal = try await item(journalName), journal.version == SyncState.currentVersion else { return (state, false) }
         for result in journal.results { state.files[result.path] = result.entry }
         state.pending = journal.pending
-        return state
+        return (state, journal.results.isEmpty && journal.pending.isEmpty)
     }
 
     private func item<Value: Decodable>(_ name: String) async throws(DriveSyncError) -> Value? {
