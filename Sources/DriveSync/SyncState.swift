@@ -71,7 +71,7 @@ struct SyncStateStore: Sendable {
     let name: String
 
     /// Results recorded in the journal before the next checkpoint.
-    static let checkpointInterval = 64
+    static let checkpointInterval = 16
 
     init(cacheStore: any CacheStore, station: String, namespace: String, folder: URL) {
         self.cacheStore = cacheStore
