@@ -19,7 +19,8 @@ import StationClient
 public struct DriveSync: Sendable {
     /// The client of the station; the sync works in its namespace.
     public let client: StationClient
-    /// The local folder.
+    /// The local folder, its symbolic links resolved (a link the user chose as the folder is
+    /// followed; links inside it never are).
     public let folder: URL
     /// How the sync decides.
     public var options: SyncOptions
@@ -27,7 +28,7 @@ public struct DriveSync: Sendable {
     /// A sync of `folder` with the namespace of `client`'s configuration.
     public init(client: StationClient, folder: URL, options: SyncOptions = SyncOptions()) {
         self.client = client
-        self.folder = folder.standardizedFileURL
+        self.folder = folder.standardizedFileURL.resolvingSymlinksInPath()
         self.options = options
     }
 

@@ -75,7 +75,7 @@ struct SyncStateStore: Sendable {
 
     init(cacheStore: any CacheStore, station: String, namespace: String, folder: URL) {
         self.cacheStore = cacheStore
-        let folderPath = folder.standardizedFileURL.resolvingSymlinksInPath().path
+        let folderPath = folder.path
         // Lengths first: no station, namespace and folder triple names the item of another.
         name = "drive-sync-station-\(station.utf8.count)-\(station)-\(namespace.utf8.count)-\(namespace)-\(folderPath)"
     }

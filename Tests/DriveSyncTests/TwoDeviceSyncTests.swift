@@ -168,6 +168,11 @@ struct TwoDeviceSyncTests {
         #expect(Set(report.skipped.map(\.path)) == ["link.txt", "linked-folder", "pipe"])
         #expect(report.skipped.first { $0.path == "pipe" }?.reason == .specialFile)
         #expect(try await rig.remotePaths() == ["/real.txt"])
+        // A link the user chose as the folder itself is followed, to the same state.
+        let alias = rig.laptop.folder.deletingLastPathComponent().appendingPathComponent("alias")
+        try FileManager.default.createSymbolicLink(at: alias, withDestinationURL: rig.laptop.folder)
+        let throughAlias = DriveSync(client: rig.laptop.client, folder: alias, options: SyncOptions(deviceName: "laptop"))
+        #expect(try await throughAlias.plan().isInSync)
     }
 }
 
