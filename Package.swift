@@ -41,6 +41,7 @@ let package = Package(
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
         .library(name: "URLSessionTransport", targets: ["URLSessionTransport"]),
         .library(name: "StationClient", targets: ["StationClient"]),
+        .library(name: "DriveSync", targets: ["DriveSync"]),
         .library(name: "StationEmulator", targets: ["StationEmulator"]),
         .library(name: "LoopbackHTTP", targets: ["LoopbackHTTP"]),
         .library(name: "HTTPTransportConformance", targets: ["HTTPTransportConformance"]),
@@ -146,6 +147,14 @@ let package = Package(
             dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "LoopbackHTTP"]
         ),
 
+        // Layer 6: two-way sync of a local folder with a namespace of drive posts, on StationClient's
+        // public API (its own target: an app that only publishes and lists links none of it).
+        .target(
+            name: "DriveSync",
+            dependencies: ["StationClient", "Manifest", "OrderedJSON", "SHA2", "ClassicalCrypto", "PQCrypto", "Transport"],
+            resources: [.copy("PrivacyInfo.xcprivacy")]
+        ),
+
         // On top: the emulator as a program (`swift run cipher-station-emulator --port 8443`).
         .executableTarget(
             name: "CipherStationEmulator",
@@ -156,7 +165,8 @@ let package = Package(
         .executableTarget(
             name: "CipherCLI",
             dependencies: [
-                "StationClient", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "PQCrypto", "ClassicalCrypto", "CKeyring",
+                "StationClient", "DriveSync", "StationEmulator", "Manifest", "OrderedJSON", "ContentAddressing", "Transport", "PQCrypto", "ClassicalCrypto",
+                "CKeyring",
                 .target(name: "CurlTransport", condition: .when(platforms: [.linux], traits: ["SystemLibraries"])),
             ]
         ),
@@ -228,8 +238,12 @@ let package = Package(
             name: "SnippetTests",
             dependencies: ["PQCrypto", "SHA2", "ClassicalCrypto", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing", "Transport",
                            .whereCurlIs("CurlTransport"),
-                           "URLSessionTransport", "StationClient", "StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"],
+                           "URLSessionTransport", "StationClient", "DriveSync", "StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"],
             path: "Tests/SnippetTests"
+        ),
+        .testTarget(
+            name: "DriveSyncTests",
+            dependencies: ["DriveSync", "StationClient", "Manifest", "SHA2", "StationEmulator"]
         ),
         .testTarget(
             name: "URLSessionTransportTests",

@@ -44,7 +44,7 @@ let package = Package(
         // The client against `cipher-station-emulator` in its own process (see its main.swift).
         .executableTarget(
             name: "station-client-bench",
-            dependencies: ["StationClient", "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto", "SHA2", "PQCrypto",
+            dependencies: ["StationClient", "DriveSync", "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto", "SHA2", "PQCrypto",
                            "Manifest", "OrderedJSON", "ContentAddressing"].map(sdk)
                 + [.product(name: "CurlTransport", package: "swift-cipher-station", condition: .when(platforms: curlPlatforms))],
             path: "StationClientBench",

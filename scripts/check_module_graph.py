@@ -33,7 +33,7 @@ root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 # What an app links: none of these may depend on a testing module.
 CLIENT_MODULES = {
     "PQCrypto", "SHA2", "ClassicalCrypto", "Envelope", "Signing", "OrderedJSON", "ContentAddressing",
-    "Manifest", "Transport", "CurlTransport", "URLSessionTransport", "StationClient",
+    "Manifest", "Transport", "CurlTransport", "URLSessionTransport", "StationClient", "DriveSync",
 }
 TESTING_MODULES = {"StationEmulator", "LoopbackHTTP", "HTTPTransportConformance"}
 CONFORMANCE_MAY_USE = {"Transport", "LoopbackHTTP"}

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-system-deps.sh
 
 modules=(ErrorKinds PQCrypto SHA2 ClassicalCrypto Envelope Signing OrderedJSON ContentAddressing Manifest Transport CurlTransport URLSessionTransport LoopbackHTTP HTTPTransportConformance)
-for optional in StationEmulator StationClient; do
+for optional in StationEmulator StationClient DriveSync; do
     [ -d "Sources/$optional" ] && modules+=("$optional")
 done
 

@@ -108,7 +108,7 @@ if [ $# -eq 0 ]; then
         "parallel:^(PQCryptoTests|ClassicalCryptoTests|EnvelopeTests|SigningTests|OrderedJSONTests|ContentAddressingTests|ManifestTests)\." \
         "serial:^(CipherCLITests|ExampleTests)\." \
         "serial:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/" \
-        "serial:^StationClientTests\.:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/" \
+        "serial:^(StationClientTests|DriveSyncTests)\.:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/" \
         "serial:^(TransportTests|CurlTransportTests|URLSessionTransportTests|StationEmulatorTests|SnippetTests)\."
     # Every test ran in some group (a new test target needs a place above).
     listed=$("$bin/swift-cipher-stationPackageTests.xctest" --testing-library swift-testing --list-tests | grep -c .)
@@ -134,7 +134,7 @@ if [ $# -eq 0 ]; then
     run_test_groups ".build/apple-configuration/debug/swift-cipher-stationPackageTests.xctest" "$apple_log" \
         "parallel:^(ClassicalCryptoTests|EnvelopeTests|SigningTests|ManifestTests|OrderedJSONTests|ContentAddressingTests)\." \
         "serial:^StationClientTests\.(TrustTests|EndToEndTests)/" \
-        "serial:^StationClientTests\.:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/"
+        "serial:^(StationClientTests|DriveSyncTests)\.:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/"
 fi
 
 # A short libFuzzer smoke run of every harness (its seed corpus plus 10 s of new inputs each, two

@@ -28,7 +28,7 @@ import ContentAddressing
 //   swift build -c release --product station-client-bench
 //   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--reference-posts 500] [--cold-runs 11] [--large-file yes|no] [--width 8]
 //                                       [--scheme https|http] [--transport curl|urlsession] [--tls-front scripts/tls-front.py]
-//                                       [--attach station-URL,gateway-URL,log-file]
+//                                       [--attach station-URL,gateway-URL,log-file] [--sync-files 1000 [--sync-megabytes 200]]
 //
 // `--scheme http` talks to the emulator directly (for comparison). `--transport urlsession` uses
 // URLSessionTransport, which cannot pin on Linux (FoundationNetworking has no server-trust hook)
@@ -44,7 +44,8 @@ import ContentAddressing
 // Environment: BENCH_DIAGNOSE=1 adds the cost of each stage of a listed post measured alone;
 // BENCH_LOOP_COLD=N only runs N cold listings (for `perf record -p`); BENCH_MEMORY_PARTS=1 adds the
 // peak memory of the download's stages. `--attach` uses an emulator started by hand (valgrind and
-// some profilers cannot follow a spawned child).
+// some profilers cannot follow a spawned child). `--sync-files N` runs the DriveSync benchmark
+// instead of the others (SyncBenchmark.swift; use it with `--posts 0 --reference-posts 0`).
 
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
@@ -232,6 +233,9 @@ struct Options {
     var tlsFront = URL(fileURLWithPath: "scripts/tls-front.py")
     /// `station-URL,gateway-URL,log-file` of an emulator started by hand.
     var attach: (station: URL, gateway: URL, log: URL)?
+    /// `--sync-files N`: run the DriveSync benchmark (SyncBenchmark.swift) with N files instead.
+    var syncFiles: Int?
+    var syncMegabytes = 200
 }
 
 func parseOptions() -> Options {
@@ -253,6 +257,8 @@ func parseOptions() -> Options {
             guard value == "https" || value == "http" else { fail("--scheme takes https or http") }
             options.scheme = value
         case "--tls-front": options.tlsFront = URL(fileURLWithPath: value)
+        case "--sync-files": options.syncFiles = max(1, Int(value) ?? 1000)
+        case "--sync-megabytes": options.syncMegabytes = max(1, Int(value) ?? 200)
         case "--transport":
             guard value == "curl" || value == "urlsession" else { fail("--transport takes curl or urlsession") }
             options.transport = value
@@ -464,6 +470,14 @@ defer { main.stop() }
 let stationURL = main.url
 let pins = main.pins
 let client = main.client
+
+if let files = options.syncFiles {
+    let passed = try await runSyncBenchmark(client: client, transport: transport, files: files, megabytes: options.syncMegabytes,
+                                            directory: work, say: say)
+    say(passed ? "station-client-bench --sync-files: PASS" : "station-client-bench --sync-files: FAIL")
+    main.stop()
+    finish(passed ? 0 : 1)
+}
 
 let block = try await BaselineBlock(client: client)
 let parts = try block.parts()

@@ -47,6 +47,9 @@ func runCommandLine() async -> ExitCode {
                                      stagedUploads: stagedUploads)
         try await command.run(context)
         return .success
+    } catch let finished as Finished {
+        // The command printed its outcome; only the exit code is left to give.
+        return finished.code
     } catch {
         let failure = CLIError.from(error)
         console.note("cipher \(name): \(failure.message(verbose: rawArguments.contains("--verbose")))")

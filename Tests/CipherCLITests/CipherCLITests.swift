@@ -12,7 +12,7 @@ import ContentAddressing
 @Suite("cipher CLI", .serialized)
 struct CipherCLITests {
     static let commands = ["demo", "pair", "status", "trust", "move", "ls", "put", "get", "share", "rm", "followers", "follow", "following",
-                           "unfollow", "read", "restore-credentials", "lock"]
+                           "unfollow", "read", "sync", "restore-credentials", "lock"]
 
     /// A paired CLI home against a fresh emulator.
     struct Paired {

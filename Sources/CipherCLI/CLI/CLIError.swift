@@ -10,6 +10,10 @@ enum ExitCode: Int32, Sendable {
     case refused = 3
     /// The station, or an IPFS gateway, or the network could not be reached.
     case unreachable = 4
+    /// `cipher sync`: done, but files were skipped or failed (listed; the next sync tries the failed ones again).
+    case incomplete = 5
+    /// `cipher sync`: the plan deletes more files than the limit; nothing was changed (`--max-delete N` allows them).
+    case waitingForDecision = 6
 }
 
 /// A failure of the command line tool, carrying its exit code.

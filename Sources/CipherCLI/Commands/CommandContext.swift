@@ -36,7 +36,7 @@ enum Commands {
     static let all: [any Command.Type] = [
         DemoCommand.self, PairCommand.self, StatusCommand.self, TrustCommand.self, MoveCommand.self, ListCommand.self, PutCommand.self,
         GetCommand.self, ShareCommand.self, RemoveCommand.self, FollowersCommand.self, FollowCommand.self, FollowingCommand.self,
-        UnfollowCommand.self, ReadCommand.self, RestoreCredentialsCommand.self, LockCommand.self,
+        UnfollowCommand.self, ReadCommand.self, SyncCommand.self, RestoreCredentialsCommand.self, LockCommand.self,
     ]
 
     static var overview: String {
@@ -61,7 +61,8 @@ enum Commands {
             "so later commands of the session skip the passphrase; `cipher lock` and the time-out delete the copy.",
             "Without such a keyring (ssh, cron, containers: the user's shared default one) and elsewhere, every command asks.",
             "Exit codes: 0 success, 1 failure, 2 usage, 3 refused by the station, 4 station, gateway or network unreachable,",
-            "130 interrupted (Ctrl-C cancels the command and removes its staged upload or partial download).",
+            "5 (sync) files skipped or failed, 6 (sync) more deletions than the limit, nothing changed,",
+            "130 interrupted (Ctrl-C cancels the command and removes its staged upload or partial download; a sync resumes next time).",
         ]
         return lines.joined(separator: "\n")
     }

@@ -1,3 +1,4 @@
+import DriveSync
 import Foundation
 import Manifest
 import StationClient
@@ -20,19 +21,8 @@ enum DriveFiles {
         let size = (attributes[.size] as? NSNumber)?.intValue
         let modified = (attributes[.modificationDate] as? Date).map { Int($0.timeIntervalSince1970) }
         let now = Int(Date().timeIntervalSince1970)
-        return DriveFileMetadata(filename: file.lastPathComponent, mimeType: mimeType(for: file.pathExtension), sizeBytes: size,
-                                 createdAt: now, modifiedAt: modified ?? now, path: "/")
-    }
-
-    /// A MIME type from the file extension (`application/octet-stream` when unknown).
-    static func mimeType(for pathExtension: String) -> String {
-        let types = [
-            "txt": "text/plain", "md": "text/markdown", "html": "text/html", "csv": "text/csv", "json": "application/json",
-            "pdf": "application/pdf", "zip": "application/zip", "png": "image/png", "jpg": "image/jpeg",
-            "jpeg": "image/jpeg", "gif": "image/gif", "heic": "image/heic", "webp": "image/webp", "mp4": "video/mp4",
-            "mov": "video/quicktime", "mp3": "audio/mpeg", "m4a": "audio/mp4",
-        ]
-        return types[pathExtension.lowercased()] ?? "application/octet-stream"
+        return DriveFileMetadata(filename: file.lastPathComponent, mimeType: DriveFileMetadata.mimeType(forPathExtension: file.pathExtension),
+                                 sizeBytes: size, createdAt: now, modifiedAt: modified ?? now, path: "/")
     }
 
     /// Whether a stored filename can name a file in the current directory as it is: not empty,

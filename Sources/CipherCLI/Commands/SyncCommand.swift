@@ -1,0 +1,230 @@
+import DriveSync
+import Foundation
+import StationClient
+import Transport
+
+/// `cipher sync DIR`: two-way sync of a folder with the `drive` namespace (see DriveSync).
+enum SyncCommand: Command {
+    static let spec = CommandSpec(
+        name: "sync", usage: "sync DIR [--dry-run] [--max-delete N]",
+        summary: "keep a folder and the drive in step, both ways (plan first; conflicts kept as copies; deletions to DIR/.cipher-sync/trash)",
+        options: [
+            OptionSpec(names: ["--dry-run", "-n"], help: "show the plan and change nothing"),
+            OptionSpec(names: ["--max-delete"], help: "allow up to N deletions (default: half the files synced last time)", value: "N"),
+            OptionSpec(names: ["--yes", "-y"], help: "do not ask before going over the deletion limit on a terminal; go on"),
+        ],
+        positionals: 1...1)
+
+    /// One action as the plan and the outcome print it.
+    struct ActionRow: Encodable {
+        var action: String
+        var path: String
+        var sizeBytes: Int64
+        var conflictCopy: String?
+        var reason: String
+        enum CodingKeys: String, CodingKey {
+            case action, path, sizeBytes = "size_bytes", conflictCopy = "conflict_copy", reason
+        }
+
+        init(_ action: SyncAction) {
+            self.action = action.kind.description
+            path = action.path
+            sizeBytes = action.byteCount
+            conflictCopy = action.conflictCopyPath
+            reason = action.reason
+        }
+    }
+
+    struct SkippedRow: Encodable {
+        var path: String
+        var side: String
+        var reason: String
+        var message: String
+        init(_ item: SkippedItem) {
+            path = item.path
+            side = item.isRemote ? "station" : "local"
+            reason = item.reason.kind
+            message = item.reason.description
+        }
+    }
+
+    struct FailureRow: Encodable {
+        var action: String
+        var path: String
+        var message: String
+    }
+
+    struct PlanOutput: Encodable {
+        var actions: [ActionRow]
+        var skipped: [SkippedRow]
+        var uploadBytes: Int64
+        var downloadBytes: Int64
+        var deletions: Int
+        var deletionLimit: Int
+        var resumedActions: Int
+        enum CodingKeys: String, CodingKey {
+            case actions, skipped, uploadBytes = "upload_bytes", downloadBytes = "download_bytes", deletions
+            case deletionLimit = "deletion_limit", resumedActions = "resumed_actions"
+        }
+    }
+
+    struct OutcomeOutput: Encodable {
+        var completed: [ActionRow]
+        var failures: [FailureRow]
+        var bytes: Int64
+        var seconds: Double
+        enum CodingKeys: String, CodingKey { case completed, failures, bytes, seconds }
+    }
+
+    struct Output: Encodable {
+        var folder: String
+        var namespace: String
+        var dryRun: Bool
+        var plan: PlanOutput
+        var outcome: OutcomeOutput?
+        var inSync: Bool
+        var waitingForDecision: Bool
+        var exitCode: Int32
+        enum CodingKeys: String, CodingKey {
+            case folder, namespace, dryRun = "dry_run", plan, outcome, inSync = "in_sync", waitingForDecision = "waiting_for_decision"
+            case exitCode = "exit_code"
+        }
+    }
+
+    static func run(_ context: CommandContext) async throws {
+        let arguments = context.arguments
+        let console = context.console
+        var options = SyncOptions()
+        if let text = arguments.value("--max-delete") {
+            guard let limit = Int(text), limit >= 0 else { throw CLIError.usage("--max-delete takes a number of files (0 or more)") }
+            options.maximumDeletions = limit
+        }
+        let folder = URL(fileURLWithPath: arguments.positionals[0])
+        let client = try await context.client()
+        var sync = DriveSync(client: client, folder: folder, options: options)
+        var plan = try await driveSync { try await sync.plan() }
+        show(plan, console: console)
+
+        var output = Output(folder: sync.folder.path, namespace: client.configuration.namespace, dryRun: arguments.has("--dry-run"),
+                            plan: planOutput(plan), outcome: nil, inSync: false, waitingForDecision: false, exitCode: 0)
+        if plan.exceedsDeletionLimit {
+            let question: TerminalText = "The sync would delete \(plan.deletionCount) files (limit \(plan.deletionLimit)). Go on? [y/N] "
+            // --yes goes on; otherwise only a person at a terminal can say so (never under --json).
+            let allowed = !output.dryRun && (arguments.has("--yes") || (!console.json && console.stdinIsTerminal
+                && ["y", "yes"].contains(console.ask(question)?.lowercased() ?? "")))
+            if allowed {
+                sync.options.maximumDeletions = plan.deletionCount
+                plan = try await driveSync { try await sync.plan() }
+                output.plan = planOutput(plan)
+            }
+        }
+        if plan.exceedsDeletionLimit {
+            console.note("""
+                the sync would delete \(plan.deletionCount) files, more than the limit of \(plan.deletionLimit): nothing was changed. \
+                If these deletions are meant, run again with --max-delete \(plan.deletionCount)
+                """)
+            output.waitingForDecision = true
+            output.exitCode = ExitCode.waitingForDecision.rawValue
+            console.emit(output)
+            throw Finished(code: .waitingForDecision)
+        }
+        if output.dryRun {
+            console.say(plan.isInSync ? "in sync: nothing to do" : "dry run: nothing was changed")
+            output.inSync = plan.isInSync && plan.skipped.isEmpty
+            output.exitCode = plan.skipped.isEmpty ? 0 : ExitCode.incomplete.rawValue
+            console.emit(output)
+            if !plan.skipped.isEmpty { throw Finished(code: .incomplete) }
+            return
+        }
+        let line = console.json ? nil : SyncProgressLine(console: console)
+        var progress: (@Sendable (SyncProgress) -> Void)?
+        if let line { progress = { line.update($0) } }
+        let (runner, runPlan) = (sync, plan)
+        let report = try await driveSync { try await runner.run(runPlan, progress: progress) }
+        line?.finish()
+
+        for failure in report.failures { console.note("failed: \(failure.action) \(failure.path): \(failure.message)") }
+        let seconds = Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
+        let failed = report.failures.isEmpty ? "" : "; \(report.failures.count) failed (the next sync tries again)"
+        let took = String(format: "%.1f s", seconds)
+        console.say("done: \(report.completed.count) of \(plan.actions.count) actions, \(Format.bytes(report.byteCount)) in \(took)\(trusted: failed)")
+        output.outcome = OutcomeOutput(completed: report.completed.map(ActionRow.init), failures: report.failures.map {
+            FailureRow(action: $0.action.description, path: $0.path, message: $0.message)
+        }, bytes: report.byteCount, seconds: seconds)
+        output.inSync = report.isInSync && plan.skipped.isEmpty
+        output.exitCode = output.inSync ? 0 : ExitCode.incomplete.rawValue
+        if output.inSync { console.say("in sync") }
+        console.emit(output)
+        if !output.inSync { throw Finished(code: .incomplete) }
+    }
+
+    /// Runs a DriveSync call; a station's error keeps its kind (and so its exit code).
+    static func driveSync<Value>(_ body: () async throws -> Value) async throws -> Value {
+        do {
+            return try await body()
+        } catch let error as DriveSyncError {
+            if let underlying = error.underlying as? StationClientError { throw CLIError.client(underlying) }
+            throw CLIError.failure(error.message)
+        }
+    }
+
+    static func planOutput(_ plan: SyncPlan) -> PlanOutput {
+        PlanOutput(actions: plan.actions.map(ActionRow.init), skipped: plan.skipped.map(SkippedRow.init), uploadBytes: plan.uploadByteCount,
+                   downloadBytes: plan.downloadByteCount, deletions: plan.deletionCount, deletionLimit: plan.deletionLimit,
+                   resumedActions: plan.resumedActionCount)
+    }
+
+    /// The plan as a table, a summary line, and what is skipped.
+    static func show(_ plan: SyncPlan, console: Console) {
+        if plan.resumedActionCount > 0 { console.say("resuming an interrupted sync (\(plan.resumedActionCount) journalled actions resolved)") }
+        let rows = plan.actions.map { action in
+            [action.kind.description, Format.bytes(action.byteCount),
+             TerminalText.escapingControlCharacters(in: action.path + (action.conflictCopyPath.map { " → \($0)" } ?? "")), action.reason]
+        }
+        if !rows.isEmpty {
+            for line in Format.table(["ACTION", "SIZE", "PATH", "WHY"], rows) { console.say(TerminalText(trusted: line)) }
+        }
+        let count = { (kind: SyncAction.Kind) in plan.actions.filter { $0.kind == kind }.count }
+        let skipped = plan.skipped.isEmpty ? "" : ", \(plan.skipped.count) skipped"
+        console.say("""
+            plan: \(count(.upload)) uploads (\(Format.bytes(plan.uploadByteCount))), \(count(.download)) downloads \
+            (\(Format.bytes(plan.downloadByteCount))), \(plan.deletionCount) deletions, \(count(.conflict) + count(.duplicate)) conflicts\(trusted: skipped)
+            """)
+        for item in plan.skipped { console.note("skipped \(item.isRemote ? "station file" : "local file") \(item.path): \(item.reason.description)") }
+    }
+}
+
+/// The end of a command whose outcome is already printed, with its exit code.
+struct Finished: Error {
+    var code: ExitCode
+}
+
+/// A sync's progress on standard error on a terminal: actions, bytes, throughput and the time
+/// left for the whole run, redrawn at most every 1 % or on a new file.
+final class SyncProgressLine: Sendable {
+    private let console: Console
+    private let last = Locked((permille: -1, path: String?.none))
+
+    init?(console: Console) {
+        guard console.stderrIsTerminal else { return nil }
+        self.console = console
+    }
+
+    func update(_ progress: SyncProgress) {
+        let permille = progress.totalBytes > 0 ? Int(min(1000, progress.completedBytes * 1000 / progress.totalBytes)) : 0
+        let redraw = last.withLock { last -> Bool in
+            guard permille / 10 != last.permille / 10 || progress.currentPath != last.path else { return false }
+            last = (permille, progress.currentPath)
+            return true
+        }
+        guard redraw else { return }
+        var text = "\rsyncing \(progress.completedActions)/\(progress.totalActions) · \(Format.bytes(progress.completedBytes))"
+            + "/\(Format.bytes(progress.totalBytes))"
+        if let rate = progress.bytesPerSecond { text += " · \(Format.bytes(Int64(rate)))/s" }
+        if let left = progress.estimatedTimeRemaining { text += " · \(left.components.seconds) s left" }
+        if let path = progress.currentPath { text += " · " + TerminalText.escapingControlCharacters(in: path) }
+        FileHandle.standardError.write(Data((text + "\u{1b}[K").utf8))
+    }
+
+    func finish() { FileHandle.standardError.write(Data("\n".utf8)) }
+}

@@ -1,0 +1,44 @@
+import Transport
+
+/// Why a sync could not run at all. Failures of single files do not throw: they are in
+/// ``SyncReport/failures`` and ``SyncPlan/skipped``, and the rest of the folder is synced.
+///
+/// Match on ``kind``; show ``description`` (it names files, never secrets).
+public struct DriveSyncError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong (a struct with static members: end a `switch` over it with `default:`).
+    public typealias Kind = Transport.ErrorKind<DriveSyncError>
+
+    /// What went wrong.
+    public var kind: Kind
+    /// A readable explanation.
+    public var message: String
+    /// The error that caused this one (a `StationClientError` for `.station`), if any.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    public init(_ kind: Kind, _ message: String, underlying: (any Error)? = nil) {
+        self.kind = kind
+        self.message = message
+        self.underlying = underlying
+    }
+
+    /// `"<kind>: <message>"`.
+    public var description: String { "\(kind): \(message)" }
+}
+
+extension Transport.ErrorKind where Failure == DriveSyncError {
+    /// The folder is missing, not a directory, or cannot be read.
+    public static var folder: Self { Self() }
+    /// The plan deletes more files than the limit allows (``SyncOptions/maximumDeletions``):
+    /// nothing was changed. Show the plan and sync again with a higher limit if the deletions are meant.
+    public static var tooManyDeletions: Self { Self() }
+    /// The sync state could not be read or written in the cache store.
+    public static var state: Self { Self() }
+    /// Listing the namespace failed (the station is unreachable, refused, or sent a bad answer).
+    public static var station: Self { Self() }
+    /// The sync was cancelled; what was done is recorded, and the next sync resumes.
+    public static var cancelled: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.folder, .tooManyDeletions, .state, .station, .cancelled] }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import Manifest
+import StationClient
+
+/// One change a sync makes, as a plan shows it and a report confirms it.
+public struct SyncAction: Sendable, Hashable, CustomStringConvertible {
+    /// What the action does (a struct with static members: end a `switch` over it with `default:`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        /// The kind's name (`"upload"`).
+        public let description: String
+        private init(_ name: String = #function) { description = name }
+
+        /// A local file is published (new, or a new version of a synced one; the old post is
+        /// removed after the new one is published).
+        public static var upload: Kind { Kind() }
+        /// A post is downloaded and put in place atomically (new, or a new version).
+        public static var download: Kind { Kind() }
+        /// A local file deleted on another device goes to the trash (`.cipher-sync/trash`).
+        public static var deleteLocal: Kind { Kind() }
+        /// A post whose file was deleted here is removed from the namespace.
+        public static var deleteRemote: Kind { Kind() }
+        /// Both sides changed: the local version is kept under ``SyncAction/conflictCopyPath`` (and
+        /// published there), the station's takes the name.
+        public static var conflict: Kind { Kind() }
+        /// A second post with the same remote path: kept as a copy under
+        /// ``SyncAction/conflictCopyPath`` on both sides, then the duplicate post is removed.
+        public static var duplicate: Kind { Kind() }
+    }
+
+    /// What it does.
+    public let kind: Kind
+    /// The file's path relative to the folder (`documents/notes.txt`).
+    public let path: String
+    /// The bytes it transfers (both ways for a conflict).
+    public let byteCount: Int64
+    /// Where the other version goes, for ``Kind/conflict`` and ``Kind/duplicate``.
+    public let conflictCopyPath: String?
+    /// Why (`"new here"`, `"changed on the station"`, …).
+    public let reason: String
+    /// Whether it deletes a file or a post a user had: what ``SyncOptions/maximumDeletions`` counts.
+    public let isDeletion: Bool
+    let step: SyncStep
+
+    /// `"upload documents/notes.txt (12 KB, new here)"`.
+    public var description: String {
+        "\(kind) \(path)" + (conflictCopyPath.map { " → \($0)" } ?? "") + " (\(byteCount) bytes, \(reason))"
+    }
+
+    public static func == (lhs: SyncAction, rhs: SyncAction) -> Bool { lhs.step == rhs.step }
+    public func hash(into hasher: inout Hasher) { hasher.combine(step) }
+}
+
+/// What an action does, as the run executes it.
+enum SyncStep: Sendable, Hashable {
+    /// Publish the local file; then remove `replacing` (publish first, never the reverse).
+    case upload(SyncPath, FileStamp, replacing: String?, audience: Audience)
+    /// Download the post to the path: replacing exactly the file of that stamp, or only where
+    /// nothing is; then remove `supersedes`.
+    case download(SyncPath, postCID: String, replacing: FileStamp?, supersedes: [String])
+    case trash(SyncPath, FileStamp)
+    case deleteRemote(SyncPath, postCID: String)
+    /// Rename the local file to `copy` and publish it there; download the post to the path;
+    /// remove `supersedes`.
+    case conflict(SyncPath, FileStamp, copy: SyncPath, postCID: String, supersedes: [String])
+    /// Download the post to `copy`, publish it there, remove the post.
+    case duplicate(SyncPath, copy: SyncPath, postCID: String)
+}
+
+/// A file or post the sync leaves alone, and why.
+public struct SkippedItem: Sendable, Hashable, CustomStringConvertible {
+    /// Why an item is skipped.
+    public struct Reason: Sendable, Hashable, CustomStringConvertible {
+        /// A short machine-readable name (`"symbolicLink"`).
+        public let kind: String
+        /// A readable explanation.
+        public let description: String
+
+        /// A symbolic link in the folder: never followed.
+        public static let symbolicLink = Reason(kind: "symbolicLink", description: "a symbolic link (not followed)")
+        /// A device, socket or pipe in the folder.
+        public static let specialFile = Reason(kind: "specialFile", description: "not a regular file")
+        /// A folder that cannot be read.
+        public static let unreadable = Reason(kind: "unreadable", description: "cannot be read")
+        /// A public post (unencrypted and permanent): not synced, so no local edit republishes it in the open.
+        public static let publicPost = Reason(kind: "publicPost", description: "a public post (not synced)")
+        /// A post without drive metadata (no `filename`).
+        public static let notADriveFile = Reason(kind: "notADriveFile", description: "no drive file metadata")
+        /// A name no file system could store safely, or that could leave the folder.
+        public static func invalidName(_ why: String) -> Reason { Reason(kind: "invalidName", description: "refused name: \(why)") }
+        /// A name equal, ignoring case and Unicode normalization, to another file's.
+        public static func nameCollision(with other: String) -> Reason {
+            Reason(kind: "nameCollision", description: "differs from \(other) only in case or normalization")
+        }
+        /// A post the listing could not open.
+        public static func unreadablePost(_ why: String) -> Reason { Reason(kind: "unreadablePost", description: why) }
+    }
+
+    /// The path relative to the folder, or for a post, the name it would have had (or its CID).
+    public let path: String
+    /// Whether it is a post of the station (otherwise a local file).
+    public let isRemote: Bool
+    /// Why it is skipped.
+    public let reason: Reason
+
+    init(path: String, isRemote: Bool = false, reason: Reason) {
+        self.path = path
+        self.isRemote = isRemote
+        self.reason = reason
+    }
+
+    /// `"link.txt: a symbolic link (not followed)"`.
+    public var description: String { "\(path)\(isRemote ? " (station)" : ""): \(reason)" }
+}
+
+/// What a sync will do, decided from three sides: the folder, the namespace's listing and the sync
+/// state the last sync left. Make one with ``DriveSync/plan()``, show it, then ``DriveSync/run(_:progress:)``.
+public struct SyncPlan: Sendable {
+    /// The changes, in the order they run.
+    public let actions: [SyncAction]
+    /// Files and posts left alone.
+    public let skipped: [SkippedItem]
+    /// Journal entries of an interrupted sync that this plan resolved.
+    public let resumedActionCount: Int
+    /// How many deletions the options allow (``SyncOptions/maximumDeletions``).
+    public let deletionLimit: Int
+    /// When the plan was made.
+    public let date: Date
+    let state: SyncState
+    /// Whether the state must be written before the first action: planning changed it (the
+    /// journal resolved, files adopted, new stamps) or it is not all in the checkpoint item.
+    let needsCheckpoint: Bool
+    let posts: [String: ListedPost<DriveFileMetadata>]
+
+    /// Files deleted locally (to the trash) or posts removed, as ``SyncAction/isDeletion`` counts them.
+    public var deletionCount: Int { actions.filter(\.isDeletion).count }
+    /// Whether the plan deletes more than ``deletionLimit``: ``DriveSync/run(_:progress:)`` then
+    /// changes nothing and throws `.tooManyDeletions`.
+    public var exceedsDeletionLimit: Bool { deletionCount > deletionLimit }
+    /// The bytes uploads send.
+    public var uploadByteCount: Int64 { byteCount(of: [.upload, .conflict, .duplicate]) }
+    /// The bytes downloads fetch.
+    public var downloadByteCount: Int64 { byteCount(of: [.download, .conflict, .duplicate]) }
+    /// Whether both sides already agree (nothing to do).
+    public var isInSync: Bool { actions.isEmpty }
+
+    private func byteCount(of kinds: Set<SyncAction.Kind>) -> Int64 {
+        actions.filter { kinds.contains($0.kind) }.reduce(0) { $0 + $1.byteCount }
+    }
+}
+
+/// An action that failed; the rest of the sync went on, and the next sync tries it again.
+public struct SyncFailure: Sendable, CustomStringConvertible {
+    /// The file's path relative to the folder.
+    public let path: String
+    /// The action that failed.
+    public let action: SyncAction.Kind
+    /// What went wrong.
+    public let message: String
+    /// The error (a `StationClientError` for the station's part), if any.
+    public let underlying: (any Error)?
+
+    /// `"upload notes.txt: …"`.
+    public var description: String { "\(action) \(path): \(message)" }
+}
+
+/// What a run did.
+public struct SyncReport: Sendable {
+    /// The actions done, in order.
+    public let completed: [SyncAction]
+    /// The actions that failed (tried again by the next sync).
+    public let failures: [SyncFailure]
+    /// Files and posts left alone (from the plan).
+    public let skipped: [SkippedItem]
+    /// Bytes sent and fetched.
+    public let byteCount: Int64
+    /// How long the run took.
+    public let duration: Duration
+
+    /// Whether the folder and the namespace now agree on every file the sync handles: no action
+    /// failed. Skipped items may still need the user's attention.
+    public var isInSync: Bool { failures.isEmpty }
+}
+
+/// Where a run is, for a progress display: actions and bytes done, throughput and an estimate of
+/// the time left for the whole run.
+public struct SyncProgress: Sendable {
+    /// Actions finished (done or failed).
+    public var completedActions: Int
+    /// All actions of the run.
+    public var totalActions: Int
+    /// Bytes transferred so far.
+    public var completedBytes: Int64
+    /// All bytes the run transfers.
+    public var totalBytes: Int64
+    /// The file being worked on.
+    public var currentPath: String?
+    /// Time since the run started.
+    public var elapsed: Duration
+
+    /// Bytes per second so far (`nil` before any time has passed).
+    public var bytesPerSecond: Double? {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return seconds > 0 ? Double(completedBytes) / seconds : nil
+    }
+
+    /// The time left at the throughput so far, for the bytes and the actions left (each action
+    /// also waits for the station's answers, which a byte rate alone does not show): the larger
+    /// of the two estimates. `nil` until something finished.
+    public var estimatedTimeRemaining: Duration? {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        guard seconds > 0 else { return nil }
+        var estimates: [Double] = []
+        if completedBytes > 0 { estimates.append(Double(totalBytes - completedBytes) * seconds / Double(completedBytes)) }
+        if completedActions > 0 { estimates.append(Double(totalActions - completedActions) * seconds / Double(completedActions)) }
+        guard let estimate = estimates.max() else { return nil }
+        return .milliseconds(Int64(estimate * 1000))
+    }
+}
+
+/// How a sync decides.
+public struct SyncOptions: Sendable {
+    /// The most deletions (local files to the trash plus posts removed) a run makes without being
+    /// asked; `nil`: half the files synced last time (at least 1). Above it the run changes nothing
+    /// and throws `.tooManyDeletions`, as `rclone`'s `--max-delete` does.
+    public var maximumDeletions: Int?
+    /// The name conflict copies of local versions carry (`notes (conflict from laptop …).txt`).
+    public var deviceName: String
+    /// Who may read files published for the first time (a new version keeps its post's audience).
+    public var audience: Audience
+    /// Called after each write of the sync state (journal entries and results) with their count
+    /// so far; throwing stops the run there, as a kill would (tests of resumption).
+    var afterStateWrite: (@Sendable (Int) throws -> Void)?
+
+    /// Creates options.
+    ///
+    /// - Parameters:
+    ///   - maximumDeletions: the deletion limit (`nil`: half the files synced last time).
+    ///   - deviceName: the name conflict copies of local versions carry; by default the host name.
+    ///   - audience: the audience of files published for the first time.
+    public init(maximumDeletions: Int? = nil, deviceName: String = ProcessInfo.processInfo.hostName, audience: Audience = .selfOnly) {
+        self.maximumDeletions = maximumDeletions
+        self.deviceName = deviceName
+        self.audience = audience
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import StationClient
+
+/// What the last sync left, per file: the three-way decisions compare each side with it. Kept
+/// sealed in the app's ``CacheStore`` (``SyncStateStore``); losing it costs a comparison of every
+/// file present on both sides (same size: downloaded and compared), never a file.
+struct SyncState: Sendable, Equatable {
+    /// The layout of the stored items (``SyncStateStore``); items of another version read as no state.
+    static let currentVersion = 1
+
+    /// The files as last synced, by relative path.
+    var files: [String: Entry] = [:]
+    /// The journal: actions begun and not yet recorded as done. A sync killed mid-action leaves
+    /// its entry here, and the next sync resolves it before deciding anything.
+    var pending: [Pending] = []
+
+    /// A file as last synced: its post, and the local file it matched.
+    struct Entry: Sendable, Codable, Equatable {
+        var postCID: String
+        var envelopesCID: String?
+        /// The local file's size, modification time and file number when it matched the post.
+        var stamp: FileStamp
+        /// The SHA-256 of the plaintext, lowercase hex.
+        var sha256: String
+    }
+
+    /// One journalled action.
+    struct Pending: Sendable, Codable, Equatable {
+        enum Action: String, Sendable, Codable {
+            /// Publishing the local file at ``path`` (``sha256``, ``stamp``); ``postCIDs`` are the
+            /// posts it replaces.
+            case upload
+            /// Putting the post ``postCIDs``[0] in place at ``path``; once ``sha256`` is set the
+            /// verified download is about to be renamed into place.
+            case place
+            /// Moving the local file at ``path`` to the trash.
+            case trash
+            /// Removing the post ``postCIDs``[0].
+            case deleteRemote
+            /// Renaming the local file at ``path`` to its conflict copy's name.
+            case conflictRename
+        }
+
+        var action: Action
+        var path: String
+        var sha256: String?
+        var stamp: FileStamp?
+        var postCIDs: [String] = []
+        /// Tells apart two entries of one action and path.
+        var id = UUID().uuidString
+    }
+}
+
+/// One recorded result: the path's entry after an action (`nil`: the path is no longer synced).
+struct SyncChange: Sendable, Codable, Equatable {
+    var path: String
+    var entry: SyncState.Entry?
+}
+
+/// Reads and writes a ``SyncState`` in a cache store, under names keyed by station, namespace
+/// and folder: two folders, or one folder synced with two namespaces, never share a state.
+///
+/// Two items, so that journalling an action writes a few hundred bytes rather than the whole
+/// state: a **checkpoint** (every file's entry) and the **journal** (the pending actions and the
+/// results recorded since the checkpoint). The state is the checkpoint with the journal's results
+/// applied in order; a checkpoint is written every ``checkpointInterval`` results and at the end
+/// of a run, then the journal is emptied (a kill between the two leaves results that are already
+/// in the checkpoint: applying them again changes nothing).
+struct SyncStateStore: Sendable {
+    let cacheStore: any CacheStore
+    let name: String
+
+    /// Results recorded in the journal before the next checkpoint.
+    static let checkpointInterval = 16
+
+    init(cacheStore: any CacheStore, station: String, namespace: String, folder: URL) {
+        self.cacheStore = cacheStore
+        let folderPath = folder.path
+        // Lengths first: no station, namespace and folder triple names the item of another.
+        name = "drive-sync-station-\(station.utf8.count)-\(station)-\(namespace.utf8.count)-\(namespace)-\(folderPath)"
+    }
+
+    var checkpointName: String { name + "-checkpoint" }
+    var journalName: String { name + "-journal" }
+
+    private struct Checkpoint: Codable {
+        var version = SyncState.currentVersion
+        var files: [String: SyncState.Entry]
+    }
+
+    private struct Journal: Codable {
+        var version = SyncState.currentVersion
+        var pending: [SyncState.Pending]
+        var results: [SyncChange]
+    }
+
+    /// The state, or an empty one when there is none (a first sync) or it does not read; and
+    /// whether it is all in the checkpoint (the journal holds nothing), so a run that changes
+    /// nothing before its first action need not write a checkpoint first.
+    func load() async throws(DriveSyncError) -> (state: SyncState, isCheckpointed: Bool) {
+        let checkpoint: Checkpoint? = try await item(checkpointName)
+        guard let checkpoint, checkpoint.version == SyncState.currentVersion else { return (SyncState(), false) }
+        var state = SyncState(files: checkpoint.files)
+        guard let journal: Journal = try await item(journalName), journal.version == SyncState.currentVersion else { return (state, false) }
+        for result in journal.results { state.files[result.path] = result.entry }
+        state.pending = journal.pending
+        return (state, journal.results.isEmpty && journal.pending.isEmpty)
+    }
+
+    private func item<Value: Decodable>(_ name: String) async throws(DriveSyncError) -> Value? {
+        let bytes: [UInt8]?
+        do {
+            bytes = try await cacheStore.load(name)
+        } catch {
+            throw DriveSyncError(.state, "cannot read the sync state", underlying: error)
+        }
+        return bytes.flatMap { try? JSONDecoder().decode(Value.self, from: Data($0)) }
+    }
+
+    private func write<Value: Encodable>(_ value: Value, as name: String) async throws(DriveSyncError) {
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            try await cacheStore.save([UInt8](try encoder.encode(value)), as: name)
+        } catch {
+            throw DriveSyncError(.state, "cannot write the sync state", underlying: error)
+        }
+    }
+
+    /// Writes every entry of `state`, then a journal holding only its pending actions.
+    func saveCheckpoint(_ state: SyncState) async throws(DriveSyncError) {
+        try await write(Checkpoint(files: state.files), as: checkpointName)
+        try await saveJournal(pending: state.pending, results: [])
+    }
+
+    /// Replaces the journal (each item is replaced atomically: the cache store's promise).
+    func saveJournal(pending: [SyncState.Pending], results: [SyncChange]) async throws(DriveSyncError) {
+        try await write(Journal(pending: pending, results: results), as: journalName)
+    }
+
+    /// Removes the state (the next sync starts over, comparing what both sides hold).
+    func delete() async throws(DriveSyncError) {
+        do {
+            try await cacheStore.delete(journalName)
+            try await cacheStore.delete(checkpointName)
+        } catch {
+            throw DriveSyncError(.state, "cannot remove the sync state", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Manifest
+import SHA2
+import StationClient
+import StationEmulator
+import Testing
+@testable import DriveSync
+
+/// An in-process station and two devices of its owner, each syncing a folder of its own with the
+/// `drive` namespace: the setup of the scenario tests.
+struct SyncRig {
+    let emulator: StationEmulator
+    let station: URL
+    let laptop: Device
+    let phone: Device
+
+    /// One device: its client (post keys persisted in its own cache store) and its folder.
+    struct Device {
+        let client: StationClient
+        let folder: URL
+        let cacheStore: InMemoryCacheStore
+        let name: String
+
+        func sync(_ options: SyncOptions? = nil) -> DriveSync {
+            DriveSync(client: client, folder: folder, options: options ?? SyncOptions(maximumDeletions: 100, deviceName: name))
+        }
+
+        /// Syncs and expects every action to succeed.
+        @discardableResult
+        func syncExpectingSuccess(_ options: SyncOptions? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws
+            -> SyncReport {
+            let report = try await sync(options).sync()
+            #expect(report.failures.isEmpty, "\(report.failures)", sourceLocation: sourceLocation)
+            return report
+        }
+
+        func write(_ path: String, _ text: String) throws {
+            let url = folder.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+
+        func remove(_ path: String) throws { try FileManager.default.removeItem(at: folder.appendingPathComponent(path)) }
+
+        func read(_ path: String) throws -> String {
+            String(decoding: try Data(contentsOf: folder.appendingPathComponent(path)), as: UTF8.self)
+        }
+
+        /// Every synced file's SHA-256 (hex) by relative path (`.cipher-sync` left out).
+        func tree() throws -> [String: String] {
+            var tree: [String: String] = [:]
+            let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])
+            while let url = enumerator?.nextObject() as? URL {
+                let relative = String(url.standardizedFileURL.path.dropFirst(folder.standardizedFileURL.path.count + 1))
+                if relative.hasPrefix(SyncPath.reservedDirectory) { continue }
+                guard (try url.resourceValues(forKeys: [.isRegularFileKey])).isRegularFile == true else { continue }
+                tree[relative] = SHA2.SHA256.hash(data: try Data(contentsOf: url)).map { String(format: "%02x", $0) }.joined()
+            }
+            return tree
+        }
+
+        /// What is in the trash, by relative path inside the sync's trash folder.
+        func trashed() -> [String] {
+            let trash = folder.appendingPathComponent(".cipher-sync/trash")
+            let enumerator = FileManager.default.enumerator(atPath: trash.path)
+            var names: [String] = []
+            while let name = enumerator?.nextObject() as? String {
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: trash.appendingPathComponent(name).path, isDirectory: &isDirectory),
+                   !isDirectory.boolValue {
+                    names.append(String(name.split(separator: "/", maxSplits: 1).last ?? ""))
+                }
+            }
+            return names.sorted()
+        }
+    }
+
+    static func make() async throws -> SyncRig {
+        let emulator = try StationEmulator()
+        let station = try #require(URL(string: "http://station.test"))
+        emulator.setEndpoint(station.absoluteString)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("drive-sync-" + UUID().uuidString.prefix(8))
+        func device(_ name: String) async throws -> Device {
+            let folder = root.appendingPathComponent(name, isDirectory: true)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let cacheStore = InMemoryCacheStore()
+            let configuration = StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: emulator.transport,
+                                                           persistsPostKeys: true, cacheStore: cacheStore)
+            let log = emulator.log
+            let client = try await StationClient.pair(endpoint: station, deviceName: name, configuration: configuration) { _ in
+                log.latestPIN
+            }
+            return Device(client: client, folder: folder, cacheStore: cacheStore, name: name)
+        }
+        return SyncRig(emulator: emulator, station: station, laptop: try await device("laptop"), phone: try await device("phone"))
+    }
+
+    func cleanup() {
+        try? FileManager.default.removeItem(at: laptop.folder.deletingLastPathComponent())
+    }
+
+    /// The posts of the namespace by remote path (`/dir/` + filename), as the station lists them.
+    func remotePaths() async throws -> [String] {
+        try await laptop.client.listPosts(as: DriveFileMetadata.self).posts
+            .map { ($0.metadata?.path ?? "/") + ($0.metadata?.filename ?? "?") }.sorted()
+    }
+
+    /// Syncs both devices until neither has anything to do (at most three rounds each), then
+    /// expects the same tree on both, each file once on the station.
+    func converge(sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: String] {
+        for _ in 0..<3 {
+            try await laptop.syncExpectingSuccess(sourceLocation: sourceLocation)
+            try await phone.syncExpectingSuccess(sourceLocation: sourceLocation)
+            let laptopPlan = try await laptop.sync().plan(), phonePlan = try await phone.sync().plan()
+            if laptopPlan.isInSync && phonePlan.isInSync { break }
+        }
+        return try await expectSameTree(sourceLocation: sourceLocation)
+    }
+
+    /// Expects the same files on both devices, each once on the station; returns the tree.
+    @discardableResult
+    func expectSameTree(sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: String] {
+        let tree = try laptop.tree()
+        #expect(try phone.tree() == tree, sourceLocation: sourceLocation)
+        let remote = try await remotePaths()
+        #expect(remote == tree.keys.map { "/" + $0 }.sorted(), "duplicate or missing posts", sourceLocation: sourceLocation)
+        return tree
+    }
+}
