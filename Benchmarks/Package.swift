@@ -15,7 +15,12 @@ import PackageDescription
 // they compile as part of the SDK's Swift package: `-package-name` is the SDK's identity, the
 // name of the folder holding it (`..`), and `packageAccess: false` keeps SwiftPM from passing
 // this package's own.
-let sdkPackageName = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent.lowercased()
+// SwiftPM makes the identity a C99 identifier (`wt-bench` → `wt_bench`).
+let sdkIdentity = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent.lowercased()
+let sdkPackageName = String(sdkIdentity.unicodeScalars.enumerated().map { index, scalar in
+    let allowed = scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "_")
+    return allowed && !(index == 0 && CharacterSet.decimalDigits.contains(scalar)) ? Character(scalar) : "_"
+})
 let asPartOfTheSDK: [SwiftSetting] = [.unsafeFlags(["-package-name", sdkPackageName])]
 
 // `CIPHER_APPLE_CONFIGURATION=1` builds the SDK as Apple platforms get it (without its default

@@ -30,21 +30,6 @@ final class RouteTally: WrappingTransport {
     func take() -> [String: Int] { counts.withLock { counts in defer { counts = [:] }; return counts } }
 }
 
-/// `rchar` and `read_bytes` of /proc/self/io (Linux; zeros on Darwin, which has no such counters).
-func readCounters() -> (rchar: Int64, readBytes: Int64) {
-    #if os(Linux)
-    guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return (0, 0) }
-    var values: [String: Int64] = [:]
-    for line in text.split(separator: "\n") {
-        let parts = line.split(separator: ":")
-        if parts.count == 2 { values[String(parts[0])] = Int64(parts[1].trimmingCharacters(in: .whitespaces)) }
-    }
-    return (values["rchar"] ?? 0, values["read_bytes"] ?? 0)
-    #else
-    return (0, 0)
-    #endif
-}
-
 /// Runs the three syncs; `client` is the paired benchmark client, whose credentials a second
 /// client with a counting transport and persisted post keys uses.
 func runSyncBenchmark(client: StationClient, transport: any HTTPTransport, files: Int, megabytes: Int, directory: URL,
@@ -70,7 +55,7 @@ func runSyncBenchmark(client: StationClient, transport: any HTTPTransport, files
 
     func measure(_ label: String) async throws -> (report: SyncReport, requests: [String: Int]) {
         _ = counting.take()
-        let before = readCounters()
+        let before = readCounters() ?? (0, 0)
         let start = ContinuousClock.now
         let progressStep = Locked(-1)
         let report = try await sync.sync { progress in
@@ -83,7 +68,7 @@ func runSyncBenchmark(client: StationClient, transport: any HTTPTransport, files
             say("  \(label): \(progress.completedActions)/\(progress.totalActions) actions, \(rate), \(left)")
         }
         let elapsed = ContinuousClock.now - start
-        let after = readCounters()
+        let after = readCounters() ?? (0, 0)
         let requests = counting.take()
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let writes = requests.filter { $0.key.hasPrefix("POST") && $0.key != "POST /rewrap" }.values.reduce(0, +)
