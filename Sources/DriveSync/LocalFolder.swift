@@ -142,7 +142,7 @@ struct LocalFolder: Sendable {
             guard let stamp, stamp.matches(expected), stamp.fileNumber == expected.fileNumber else {
                 throw .init("the local file changed during the sync; it is left as it is")
             }
-            guard rename(source.path, target.path) == 0 else { throw .init("cannot put the file in place: \(Self.errnoText())") }
+            guard DurableWrite.rename(source.path, onto: target.path) == 0 else { throw .init("cannot put the file in place: \(Self.errnoText())") }
         } else {
             guard type == nil else { throw .init("a local file appeared there during the sync; it is left as it is") }
             guard link(source.path, target.path) == 0 else { throw .init("cannot put the file in place: \(Self.errnoText())") }
@@ -162,7 +162,7 @@ struct LocalFolder: Sendable {
             throw .init("cannot create \(destination.deletingLastPathComponent().path): \(error.localizedDescription)")
         }
         guard FileStamp.of(destination).type == nil else { throw .init("\(destination.path) already exists") }
-        guard rename(source.path, destination.path) == 0 else { throw .init("cannot move the file: \(Self.errnoText())") }
+        guard DurableWrite.rename(source.path, onto: destination.path) == 0 else { throw .init("cannot move the file: \(Self.errnoText())") }
     }
 
     /// The trash folder of a sync started at `date`: `.cipher-sync/trash/2026-12-06T061502Z`.

@@ -3,8 +3,9 @@ import Testing
 
 @testable import ClassicalCrypto
 
-/// The one durable flush every write-then-rename goes through: the platform's full flush first
-/// (`F_FULLFSYNC` on Darwin), `fsync` when that fails or does not exist.
+/// The durable flush and rename every write-then-rename goes through: the platform's full flush
+/// first (`F_FULLFSYNC` on Darwin), `fsync` when that fails or does not exist; the rename replaces
+/// the destination in one step.
 @Suite("Durable writes")
 struct DurableWriteTests {
     @Test func fallsBackToFsyncWhenTheFullFlushFails() {
@@ -42,6 +43,23 @@ struct DurableWriteTests {
         #else
         #expect(DurableWrite.platformFullFlush == nil)
         #endif
+    }
+
+    /// The rename replaces what is at the destination whole and leaves no temporary file; a rename
+    /// that cannot happen reports -1 and changes nothing.
+    @Test func renameReplacesTheDestinationInOneStep() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("durable-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("item").path
+        let temporary = directory.appendingPathComponent("item.tmp").path
+        try Data("old".utf8).write(to: URL(fileURLWithPath: destination))
+        try Data("new".utf8).write(to: URL(fileURLWithPath: temporary))
+        #expect(DurableWrite.rename(temporary, onto: destination) == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == Data("new".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["item"])
+        #expect(DurableWrite.rename(temporary, onto: destination) == -1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == Data("new".utf8))
     }
 
     private final class Counter: @unchecked Sendable {

@@ -35,6 +35,18 @@ package enum DurableWrite {
         return fsync(descriptor)
     }
 
+    /// Puts a flushed file in place: renames `temporary` onto `destination` (replacing what is there
+    /// in one step), then flushes the directory's entries, so that after a crash the destination
+    /// holds the new file or the old one, never a part of either.
+    ///
+    /// - Returns: 0 on success, -1 with `errno` set when the rename failed (as `rename(2)`).
+    package static func rename(_ temporary: String, onto destination: String) -> Int32 {
+        guard systemRename(temporary, destination) == 0 else { return -1 }
+        let slash = destination.lastIndex(of: "/")
+        flushDirectory(slash.map { $0 == destination.startIndex ? "/" : String(destination[..<$0]) } ?? ".")
+        return 0
+    }
+
     /// Flushes a directory's entries so that a rename or link in it survives a crash (best effort).
     package static func flushDirectory(_ path: String) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -46,3 +58,6 @@ package enum DurableWrite {
 
 /// `fsync(2)`, under a name that `DurableWrite.flush`'s parameter does not shadow.
 private func systemFsync(_ descriptor: Int32) -> Int32 { fsync(descriptor) }
+
+/// `rename(2)`, under a name that `DurableWrite.rename` does not shadow.
+private func systemRename(_ old: String, _ new: String) -> Int32 { rename(old, new) }

@@ -158,7 +158,7 @@ final class AtomicOutputFile {
         guard DurableWrite.flush(file.descriptor) == 0 else {
             throw .fileSystem(operation: "fsync", path: temporaryPath, errno: errno)
         }
-        guard rename(temporaryPath, destination) == 0 else {
+        guard DurableWrite.rename(temporaryPath, onto: destination) == 0 else {
             throw .fileSystem(operation: "rename", path: destination, errno: errno)
         }
         committed = true

@@ -25,13 +25,12 @@ package enum AtomicFile {
         let temporary = try writeTemporary(bytes, beside: url, operation: operation, flush: flush)
         do {
             try beforeRename(temporary)
-            guard rename(temporary.path, url.path) == 0 else { throw failure("cannot rename", temporary, operation: operation) }
+            guard DurableWrite.rename(temporary.path, onto: url.path) == 0 else { throw failure("cannot rename", temporary, operation: operation) }
         } catch {
             unlink(temporary.path)
             if let error = error as? StationClientError { throw error }
             throw StationClientError(.keyStore, operation: operation, message: "the write was interrupted", underlying: error)
         }
-        syncDirectory(url.deletingLastPathComponent())
     }
 
     /// Puts `bytes` at `url` only if nothing is there yet, never a partial file: they are written

@@ -108,11 +108,12 @@ enum StagedFile {
         }
     }
 
-    /// Renames `temporary` onto `destination` in one step (rename(2) replaces an existing file).
+    /// Renames `temporary` onto `destination` in one step (``DurableWrite/rename(_:onto:)``: an
+    /// existing file is replaced, and the directory flushed).
     ///
     /// - Throws: ``StationClientError`` `.localFile` when `destination` cannot be written.
     static func moveIntoPlace(_ temporary: URL, at destination: URL, operation: String) throws {
-        guard rename(temporary.path, destination.path) == 0 else {
+        guard DurableWrite.rename(temporary.path, onto: destination.path) == 0 else {
             throw StationClientError(.localFile, operation: operation,
                                      message: "cannot move the download to \(destination.path): errno \(errno)")
         }
