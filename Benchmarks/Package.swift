@@ -3,6 +3,7 @@
 // SDK's root package builds only what an app or its tests need. They depend on the SDK by path:
 //
 //   swift build -c release --package-path Benchmarks
+//   swift build -c release --package-path Benchmarks --product cipher-station-emulator  # (the SDK's)
 //   Benchmarks/.build/release/cipher-bench                   # the hot paths, median per operation
 //   Benchmarks/.build/release/station-client-bench           # the client against the emulator
 //

@@ -272,7 +272,7 @@ func parseOptions() -> Options {
         }
     }
     guard options.attach != nil || FileManager.default.isExecutableFile(atPath: options.emulator.path) else {
-        fail("no emulator at \(options.emulator.path); build it with `swift build -c release --product cipher-station-emulator` or pass --emulator")
+        fail("no emulator at \(options.emulator.path); build it with `swift build -c release --package-path Benchmarks --product cipher-station-emulator` or pass --emulator")
     }
     if options.scheme == "https", options.attach == nil, !FileManager.default.fileExists(atPath: options.tlsFront.path) {
         fail("no TLS front at \(options.tlsFront.path); run from the package root or pass --tls-front")
