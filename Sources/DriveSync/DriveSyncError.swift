@@ -6,7 +6,7 @@ import Transport
 /// Match on ``kind``; show ``description`` (it names files, never secrets).
 public struct DriveSyncError: Error, Sendable, CustomStringConvertible {
     /// What went wrong (a struct with static members: end a `switch` over it with `default:`).
-    public typealias Kind = Transport.ErrorKind<DriveSyncError>
+    public typealias Kind = ErrorKind<DriveSyncError>
 
     /// What went wrong.
     public var kind: Kind
@@ -26,7 +26,7 @@ public struct DriveSyncError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(kind): \(message)" }
 }
 
-extension Transport.ErrorKind where Failure == DriveSyncError {
+extension ErrorKind where Failure == DriveSyncError {
     /// The folder is missing, not a directory, or cannot be read.
     public static var folder: Self { Self() }
     /// The plan deletes more files than the limit allows (``SyncOptions/maximumDeletions``):
