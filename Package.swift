@@ -175,7 +175,7 @@ let package = Package(
         // The benchmarks are a package of their own: Benchmarks/Package.swift.
         .executableTarget(
             name: "CipherExamples",
-            dependencies: ["StationClient", "StationEmulator", "Signing", "Envelope", "Manifest", "OrderedJSON", "ContentAddressing",
+            dependencies: ["StationClient", "DriveSync", "StationEmulator", "Signing", "Envelope", "Manifest", "OrderedJSON", "ContentAddressing",
                            "ClassicalCrypto", "PQCrypto", "Transport", "URLSessionTransport", .whereCurlIs("CurlTransport")],
             path: "Examples"
         ),

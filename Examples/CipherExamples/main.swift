@@ -14,6 +14,7 @@ let steps: [(usage: ExampleUsage, run: @Sendable ([String]) async throws -> Void
     (PublishPost.usage, PublishPost.run),
     (TwoClients.usage, TwoClients.run),
     (ReadFollowed.usage, ReadFollowed.run),
+    (SyncFolder.usage, SyncFolder.run),
     (PostQuantumTour.usage, PostQuantumTour.run),
 ]
 

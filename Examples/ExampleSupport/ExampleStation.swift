@@ -138,9 +138,15 @@ public final class ExampleStation: Sendable {
     /// Registers `post`, published by `client`, for removal from the manifest when the example ends.
     /// A post already gone by then (a reshare removed it) counts as removed.
     public func removeAtEnd(_ post: PublishedPost, publishedBy client: StationClient, name: String) {
+        removeAtEnd(postCID: post.postCID, publishedBy: client, name: name)
+    }
+
+    /// Registers the post `postCID` (one the example made some other way, e.g. a sync) for removal
+    /// when the example ends, as ``removeAtEnd(_:publishedBy:name:)``.
+    public func removeAtEnd(postCID: String, publishedBy client: StationClient, name: String) {
         removeAtEnd("post \(name)") {
             do {
-                _ = try await client.delete(postCID: post.postCID)
+                _ = try await client.delete(postCID: postCID)
             } catch let error as StationClientError where error.kind == .notFound {
                 return
             }

@@ -151,9 +151,22 @@ struct ExampleTests {
         #expect(!output.contains("mine only"))  // the self post is not readable by the follower
     }
 
+    @Test func syncFolder() async throws {
+        let output = try await Self.run("sync-folder")
+        Self.expect(output, toContain: [
+            "laptop: upload notes/todo.txt", "laptop: upload photo.jpg",
+            "phone: download notes/todo.txt", "phone: download photo.jpg",
+            "phone: upload notes/todo.txt",
+            "laptop: download notes/todo.txt", "laptop: deleteRemote photo.jpg",
+            "phone: deleteLocal photo.jpg",
+            "folders match: true",
+        ])
+        #expect(!output.contains("in sync: false"))
+    }
+
     // Every example is a command-line tool: --help, and its station options.
 
-    static let all = ["post-quantum-tour", "pair-device", "sign-request", "read-manifest", "open-envelope", "publish-post",
+    static let all = ["post-quantum-tour", "pair-device", "sign-request", "read-manifest", "open-envelope", "publish-post", "sync-folder",
                       "two-clients", "read-followed"]
 
     /// `--help` and `-h` print the usage and exit 0 before anything starts: with a station that
@@ -254,6 +267,8 @@ struct ExampleTests {
             "left on the station: namespace notes, empty (the protocol has no call to remove a namespace)",
         ]),
         Networked(product: "read-followed", lines: ["news.txt: shared with followers", "readable posts: 1 of 2", "removed: follower "]),
+        Networked(product: "sync-folder", lines: ["folders match: true", "removed: post todo.txt",
+                                                  "left on the station: namespace sync-example, empty"]),
     ]
 
     /// Each networked example works against a self-signed TLS station given `--fingerprint` (every
