@@ -52,9 +52,21 @@ python3 scripts/check_snippets.py
 phase "build (default configuration)"
 swift build --build-tests --explicit-target-dependency-import-check error
 
-log=$(mktemp)
-background_log=$(mktemp)
-trap 'rm -f "$log" "$background_log"' EXIT
+# Every file the run writes is in one scratch directory; a run that stops early (a failed test, a
+# failed build, Ctrl-C) also stops the background builds below, which would outlive it otherwise.
+scratch=$(mktemp -d)
+log=$scratch/count apple_log=$scratch/apple-count background_log=$scratch/background.log
+background=""
+cleanup() {
+    # The build under way first (a child of the subshell), then the subshell, which would start the next.
+    [ -z "$background" ] || { pkill -TERM -P "$background" 2>/dev/null; kill "$background" 2>/dev/null; } || true
+    rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+# The number of tests a runner's log says ran ("Test run with N tests …"), or nothing.
+test_count() { { grep -E "Test run with [0-9]+ tests?" "$1" || true; } | tail -n 1 | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/'; }
+
 if [ $# -eq 0 ]; then
     # The other builds the later phases need (the Apple configuration, the fuzz harnesses' sanitizer
     # build, the benchmarks package) run now at a lower priority: they take the CPU the tests below
@@ -85,7 +97,7 @@ run_test_groups() {  # BINARY LOG GROUP...
         local arguments=(--testing-library swift-testing --filter "$filter")
         [ -z "$skip" ] || arguments+=(--skip "$skip")
         [ "$mode" = parallel ] || arguments+=(--no-parallel)
-        logs+=("$(mktemp)")
+        logs+=("$scratch/group-${#logs[@]}.log")
         "$binary" "${arguments[@]}" > "${logs[-1]}" 2>&1 &
         pids+=($!)
     done
@@ -93,9 +105,8 @@ run_test_groups() {  # BINARY LOG GROUP...
         wait "${pids[$index]}" || status=1
         cat "${logs[$index]}"
         local count
-        count=$(grep -E "Test run with [0-9]+ tests?" "${logs[$index]}" | tail -n 1 | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/')
+        count=$(test_count "${logs[$index]}")
         total=$((total + ${count:-0}))
-        rm -f "${logs[$index]}"
     done
     echo "$total" > "$summary"
     return $status
@@ -114,9 +125,8 @@ if [ $# -eq 0 ]; then
     listed=$("$bin/swift-cipher-stationPackageTests.xctest" --testing-library swift-testing --list-tests | grep -c .)
     [ "$(cat "$log")" = "$listed" ] || { echo "the groups ran $(cat "$log") of $listed tests: add the missing target to a group" >&2; exit 1; }
 else
-    swift test --skip-build --no-parallel "$@" 2>&1 | tee "$log.out"
-    grep -E "Test run with [0-9]+ tests? .* passed" "$log.out" | tail -n 1 | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/' > "$log"
-    rm -f "$log.out"
+    swift test --skip-build --no-parallel "$@" 2>&1 | tee "$scratch/filtered.log"
+    test_count "$scratch/filtered.log" > "$log"
 fi
 
 # The Apple configuration, built and run here: without the default SystemLibraries trait the package
@@ -125,11 +135,10 @@ fi
 # build intact. Skipped only when tests were filtered to a subset.
 if [ $# -eq 0 ]; then
     phase "waiting for the background builds"
-    wait "$background" || { cat "$background_log"; echo "a background build failed" >&2; exit 1; }
+    wait "$background" || { background=""; cat "$background_log"; echo "a background build failed" >&2; exit 1; }
+    background=""
     grep -E "error|warning: " "$background_log" || true
     phase "swift test, Apple configuration (--disable-default-traits)"
-    apple_log=$(mktemp)
-    trap 'rm -f "$log" "$background_log" "$apple_log"' EXIT
     # The transport scenarios (every shipped transport, TLS fronts) ran above and test no primitive;
     # nor do the two size-limit tests, which check the request's framing by sealing 100 MiB posts
     # (eight of them, in a debug build of the pure-Swift SecretBox and SHA-256: most of this phase's
