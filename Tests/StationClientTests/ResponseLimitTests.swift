@@ -60,7 +60,7 @@ final class OversizedBodyTransport: WrappingTransport, @unchecked Sendable {
             return HTTPResponse(status: 200, body: .stream(stream))
         case .file(let url):
             // As a transport writing to a file would: every byte, unbounded.
-            FileManager.default.createFile(atPath: url.path, contents: nil)
+            try Data().write(to: url)
             let handle = try FileHandle(forWritingTo: url)
             defer { try? handle.close() }
             var written: Int64 = 0
