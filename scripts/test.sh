@@ -48,9 +48,9 @@ phase "documentation snippets (scripts/check_snippets.py)"
 python3 scripts/check_snippets.py
 
 # One build of the default configuration, tests included. SwiftPM checks that every `import`
-# names a declared dependency of its target.
+# names a declared dependency of its target, and the compiler that nothing warns.
 phase "build (default configuration)"
-swift build --build-tests --explicit-target-dependency-import-check error
+swift build --build-tests --explicit-target-dependency-import-check error -Xswiftc -warnings-as-errors
 
 # Every file the run writes is in one scratch directory; a run that stops early (a failed test, a
 # failed build, Ctrl-C) also stops the background builds below, which would outlive it otherwise.
@@ -73,7 +73,7 @@ if [ $# -eq 0 ]; then
     # leave idle while they wait on processes, sockets and timers, and little of the rest.
     (
         set -e
-        nice -n 10 swift build --build-tests --disable-default-traits --scratch-path .build/apple-configuration
+        nice -n 10 swift build --build-tests --disable-default-traits --scratch-path .build/apple-configuration -Xswiftc -warnings-as-errors
         FUZZ_CONFIGURATION=debug FUZZ_BUILD_ONLY=1 nice -n 10 bash Fuzz/run.sh
         for product in cipher-bench station-client-bench; do
             nice -n 10 swift build --package-path Benchmarks --scratch-path .build/benchmarks --product "$product"
@@ -113,14 +113,18 @@ run_test_groups() {  # BINARY LOG GROUP...
 }
 
 phase "swift test"
+# The station's halves of signing and content addressing (the emulator's verifier, DAG builder and
+# IPNS writer against the client's code) are StationEmulatorTests (Tests/StationEmulatorTests/StationHalves),
+# CPU-bound like the primitives' tests, so they run with those.
+station_halves='^StationEmulatorTests\.(RequestVerifierTests|UnixFSDAGTests|HostileUnixFSTests|IPNSRecordWritingTests|PythonParsingInteropTests)/'
 if [ $# -eq 0 ]; then
     bin=$(swift build --show-bin-path)
     run_test_groups "$bin/swift-cipher-stationPackageTests.xctest" "$log" \
-        "parallel:^(PQCryptoTests|ClassicalCryptoTests|EnvelopeTests|SigningTests|OrderedJSONTests|ContentAddressingTests|ManifestTests)\." \
+        "parallel:^(PQCryptoTests|ClassicalCryptoTests|EnvelopeTests|SigningTests|OrderedJSONTests|ContentAddressingTests|ManifestTests)\.|$station_halves" \
         "serial:^(CipherCLITests|ExampleTests)\." \
         "serial:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/" \
         "serial:^(StationClientTests|DriveSyncTests)\.:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/" \
-        "serial:^(TransportTests|CurlTransportTests|URLSessionTransportTests|StationEmulatorTests|SnippetTests)\."
+        "serial:^(TransportTests|CurlTransportTests|URLSessionTransportTests|StationEmulatorTests|SnippetTests)\.:$station_halves"
     # Every test ran in some group (a new test target needs a place above).
     listed=$("$bin/swift-cipher-stationPackageTests.xctest" --testing-library swift-testing --list-tests | grep -c .)
     [ "$(cat "$log")" = "$listed" ] || { echo "the groups ran $(cat "$log") of $listed tests: add the missing target to a group" >&2; exit 1; }
@@ -144,7 +148,7 @@ if [ $# -eq 0 ]; then
     # (eight of them, in a debug build of the pure-Swift SecretBox and SHA-256: most of this phase's
     # time; those primitives have their own tests here).
     run_test_groups ".build/apple-configuration/debug/swift-cipher-stationPackageTests.xctest" "$apple_log" \
-        "parallel:^(ClassicalCryptoTests|EnvelopeTests|SigningTests|ManifestTests|OrderedJSONTests|ContentAddressingTests)\." \
+        "parallel:^(ClassicalCryptoTests|EnvelopeTests|SigningTests|ManifestTests|OrderedJSONTests|ContentAddressingTests)\.|$station_halves" \
         "serial:^StationClientTests\.(TrustTests|EndToEndTests)/" \
         "serial:^(StationClientTests|DriveSyncTests)\.:^StationClientTests\.((TrustTests|TransportScenarioTests|EndToEndTests)/|ReadWriteTests/sizeLimit|PublisherTests/largestFillsTheRequest)"
 fi

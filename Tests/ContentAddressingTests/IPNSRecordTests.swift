@@ -1,9 +1,7 @@
 import Foundation
 @testable import ContentAddressing
-import ClassicalCrypto
 import OrderedJSON
 import Testing
-@testable import StationEmulator
 
 /// A record from `Resources/gateway-conformance` (ipfs/gateway-conformance's Kubo- and
 /// boxo-made fixtures, see its COMMIT and LICENSE files), with the name from its file name.
@@ -123,29 +121,6 @@ struct IPNSRecordTests {
         #expect(throws: IPNSRecordError.tooLarge(IPNSRecord.maximumByteCount + 1)) {
             try IPNSRecord.verified([UInt8](repeating: 0, count: IPNSRecord.maximumByteCount + 1), name: good.name, at: now)
         }
-    }
-
-    @Test("A record made here has Kubo's layout and verifies; the data map is what Kubo signs")
-    func madeRecordVerifies() throws {
-        let key = Ed25519.PrivateKey()
-        let name = try PeerID(ed25519PublicKey: key.publicKey)
-        let validity = Date(timeIntervalSince1970: 1_900_000_000.123456)
-        let bytes = IPNSRecord.make(value: "/ipfs/bafkqaddwgevxmmraojswg33smq", sequence: 7, validity: validity, signingKey: key)
-        let record = try IPNSRecord.verified(bytes, name: name, at: now)
-        #expect(record.value == "/ipfs/bafkqaddwgevxmmraojswg33smq")
-        #expect(record.sequence == 7)
-        #expect(record.validityText.hasPrefix("2030-03-17T17:46:40.12345"))
-        #expect(record.ipfsCID?.description == "bafkqaddwgevxmmraojswg33smq")
-        // Kubo's fixture data map, re-encoded by this writer from its own fields, is byte-identical.
-        let kubo = try fixture(Self.valid[3].path)
-        let entry = try IPNSRecord.Entry(protobuf: kubo.bytes)
-        let fields = try IPNSRecord.DataFields(cbor: try #require(entry.data))
-        #expect(IPNSRecord.dataCBOR(value: fields.value, validity: fields.validity, sequence: fields.sequence,
-                                    ttl: try #require(fields.ttl)) == entry.data)
-        // Signed by another key: refused.
-        let forged = IPNSRecord.make(value: "/ipfs/bafkqaddwgevxmmraojswg33smq", sequence: 8, validity: validity,
-                                     signingKey: Ed25519.PrivateKey())
-        #expect(throws: IPNSRecordError.invalidSignature) { try IPNSRecord.verified(forged, name: name, at: now) }
     }
 
     @Test("RFC 3339 times: offsets, fractions, and the forms refused")

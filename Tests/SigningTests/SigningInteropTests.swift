@@ -6,7 +6,6 @@ import TestSupport
 import Testing
 
 @testable import Signing
-@testable import StationEmulator
 
 @Suite("Signing interop with the station's checks in Python (dilithium-py)")
 struct SigningInteropTests {
@@ -58,12 +57,11 @@ struct SigningInteropTests {
         }
     }
 
-    /// Requests signed by dilithium-py (another client) pass the Swift verifier; a wrong key or
-    /// altered field fails it.
-    @Test func pythonSignedRequestsPassTheVerifier() async throws {
+    /// Requests signed by dilithium-py (another client) carry signatures that verify here over the
+    /// canonical string the headers describe; an altered field does not verify.
+    @Test func pythonSignedRequestsVerify() throws {
         let fixture = try Fixture()
-        let body = Array("{\"post_cid\":\"Qm\"}".utf8)
-        let hash = SHA256.hash(data: body).hex
+        let hash = SHA256.hash(data: Array("{\"post_cid\":\"Qm\"}".utf8)).hex
         var request = SigningInteropRequest()
         var canonicals = [CanonicalRequest]()
         for index in 0..<10 {
@@ -80,18 +78,15 @@ struct SigningInteropTests {
                 ("x-cipher-uid", canonical.uid), ("x-cipher-device", canonical.deviceUID), ("x-cipher-ts", canonical.timestamp),
                 ("x-cipher-nonce", canonical.nonce), ("x-cipher-body-sha256", canonical.bodySHA256), ("x-cipher-sig", signature),
             ]
-            await #expect(throws: VerificationFailure.badAuth) {
-                try await fixture.verify(path: "/post/delete", headers: headers.map {
-                    $0.name == "x-cipher-nonce" ? ($0.name, $0.value + "x") : $0
-                }, body: body)
-            }
-            #expect(try await fixture.verify(path: "/post/delete", headers: headers, body: body).uid == Fixture.stationUID)
+            #expect(fixture.signatureVerifies(headers, method: "POST", path: "/post/delete"))
+            let altered = headers.map { $0.name == "x-cipher-nonce" ? ($0.name, $0.value + "x") : $0 }
+            #expect(!fixture.signatureVerifies(altered, method: "POST", path: "/post/delete"))
         }
     }
 
-    /// The path rules and Python's `int()`, `b64decode(validate=True)` and `bytes.fromhex`
-    /// agree with Python on crafted and random inputs.
-    @Test func parsingMatchesPython() throws {
+    /// The canonical path of a request target agrees with the station's Python on crafted and
+    /// random targets.
+    @Test func stationPathMatchesPython() throws {
         var rng = SplitMix64(seed: 0xC0_4BA7)
         var request = SigningInteropRequest()
         request.paths = Self.paths + ["/%", "/%%41", "/a%2", "/%E2%82%AC", "/%C3", "/a%0Ab", "/a%0db#", "/%3F%3F", "/%7e"]
@@ -100,37 +95,7 @@ struct SigningInteropTests {
             let length = Int(rng.next() % 12) + 1
             request.paths.append("/" + String(decoding: (0..<length).map { _ in pathAlphabet[Int(rng.next() % UInt64(pathAlphabet.count))] }, as: UTF8.self))
         }
-        request.ints = [
-            "0", "-0", "+0", " 12 ", "\t12\n", "\u{0B}7\u{0C}", "\u{1C}5\u{1F}", "\u{85}9\u{A0}", "1_000", "1__000", "_1", "1_", "+",
-            "-", "", " ", "12.5", "1e3", "0x1f", "٣", "１２", "9223372036854775807", "9223372036854775808",
-            "-9223372036854775808", "-9223372036854775809", "0012", "+-1", "1 2", String(repeating: "7", count: 4300),
-            String(repeating: "7", count: 4301), String(repeating: "1_", count: 4300) + "1", "\u{2003}5\u{3000}",
-            "\u{1680}6", "5\u{200B}", "1\u{0}",
-        ]
-        request.base64 = [
-            "", "A", "AA", "AAA", "AAAA", "AA=", "AA==", "AAA=", "AAA==", "AAAA=", "AAAA==", "AAAA===", "A=", "A==",
-            "AB==", "AB=", "ABC=", "AB/+", "ab-_", "AA AA", "AA\nAA", "=AAA", "AA=A", "é", "AAAAA", "AAAAAA", "AAAAAAA",
-            "AQ==", "AR==", "AAE=", "AAF=", "QUJD", "AAAA====", "AB=====", "A=A=", "AAAA=A", "AAAA=AAAA", "=", "==",
-        ]
-        request.fromhex = [
-            "", "00", "0", "000", "0a0B", "0a 0b", " 0a", "0a ", "0 a", "0a\t0b", "0a\n0b\r", "0a\u{0B}0b", "0a\u{0C}0b",
-            "0a\u{1C}0b", "é0", "0g", "g0", "0a  0b", "  ", "\u{A0}00",
-        ]
         let response = try InteropPython.call("signing_interop.py", request, as: SigningInteropResponse.self)
         #expect(response.paths == request.paths.map { CanonicalRequest.stationPath(requestTarget: $0) })
-        for (text, python) in zip(request.ints, response.ints) {
-            let swift: String? = switch PythonCompatibility.parseInteger(text) {
-            case let .value(value): String(value)
-            case .outOfRange: "out of range"
-            case .invalid: nil
-            }
-            if swift == "out of range" {
-                #expect(python != nil, "\(text.prefix(40))")
-            } else {
-                #expect(swift == python, "\(text.prefix(40))")
-            }
-        }
-        #expect(request.base64.map { PythonCompatibility.decodeBase64Strict($0)?.hex } == response.base64)
-        #expect(request.fromhex.map { PythonCompatibility.bytesFromHex($0)?.hex } == response.fromhex)
     }
 }

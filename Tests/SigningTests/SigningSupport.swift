@@ -5,7 +5,6 @@ import SHA2
 import TestSupport
 
 @testable import Signing
-@testable import StationEmulator
 
 /// A fixed device and station for the tests.
 struct Fixture {
@@ -16,51 +15,23 @@ struct Fixture {
     let privateKey: MLDSA65.PrivateKey
     let identity: SigningIdentity
     let signer: RequestSigner
-    let nonces: InMemoryNonceStore
-    let verifier: RequestVerifier
 
-    /// `storedKey` replaces the device's stored public key hex (nil: the real one).
-    init(seed: UInt8 = 1, storedKey: String?? = .none, nonce: String = "0123456789abcdef0123456789abcdef") throws {
+    init(seed: UInt8 = 1, nonce: String = "0123456789abcdef0123456789abcdef") throws {
         privateKey = try MLDSA65.PrivateKey(seedRepresentation: [UInt8](repeating: seed, count: 32))
         identity = SigningIdentity(uid: Self.stationUID, deviceUID: Self.deviceUID, privateKey: privateKey)
         signer = RequestSigner(identity: identity, clock: { Fixture.now }, nonceSource: { nonce })
-        let keyHex: String? = storedKey ?? privateKey.publicKey.rawRepresentation.hex
-        nonces = InMemoryNonceStore(clock: { Fixture.now })
-        verifier = RequestVerifier(
-            devices: DeviceDirectory { uid, device in
-                uid == Fixture.stationUID && device == Fixture.deviceUID ? .authorized(mldsaPublicKeyHex: keyHex) : .notAuthorized
-            },
-            nonces: nonces)
     }
 
-    /// Signs a canonical string directly, for header values the signer would never produce.
-    func signature(method: String, path: String, timestamp: String, nonce: String, bodySHA256: String,
-                   uid: String = Fixture.stationUID, deviceUID: String = Fixture.deviceUID) throws -> String {
+    /// Whether `headers` carry this device's signature over the canonical string they describe
+    /// with `method` and `path`: the station's check of the signature itself (its other checks
+    /// are the emulator's `RequestVerifier`, tested in StationEmulatorTests).
+    func signatureVerifies(_ headers: [(name: String, value: String)], method: String, path: String) -> Bool {
+        let field = { (name: String) in headers.first { $0.name == name }?.value ?? "" }
         let canonical = CanonicalRequest(
-            method: method, path: path, uid: uid, deviceUID: deviceUID, timestamp: timestamp, nonce: nonce,
-            bodySHA256: bodySHA256)
-        return try privateKey.signature(for: canonical.bytes).base64EncodedString()
-    }
-
-    /// Verifies with the station's inputs for `path`: the body's hash on hashed paths.
-    func verify(
-        method: String = "POST", path: String = "/post", headers: [(name: String, value: String)], body: [UInt8],
-        now: Int64 = Fixture.now
-    ) async throws(VerificationFailure) -> AuthenticatedDevice {
-        let hashed = RequestVerifier.bodyHashedPaths.contains(path) ? SHA256.hash(data: body) : nil
-        return try await verifier.verify(method: method, path: path, headers: headers, rawBodySHA256: hashed, now: now)
-    }
-}
-
-extension SignedRequestHeaders {
-    /// The fields with one value replaced.
-    func replacing(_ name: String, with value: String) -> [(name: String, value: String)] {
-        fields.map { $0.name == name ? ($0.name, value) : $0 }
-    }
-
-    /// The fields without `names`.
-    func removing(_ names: String...) -> [(name: String, value: String)] {
-        fields.filter { !names.contains($0.name) }
+            method: method, path: path, uid: field("x-cipher-uid"), deviceUID: field("x-cipher-device"),
+            timestamp: field("x-cipher-ts"), nonce: field("x-cipher-nonce"), bodySHA256: field("x-cipher-body-sha256"))
+        guard let signature = Data(base64Encoded: field("x-cipher-sig")) else { return false }
+        return identity.publicKey.isValidSignature(signature, for: canonical.bytes)
     }
 }
 
@@ -81,9 +52,6 @@ struct SigningInteropRequest: Encodable {
     var verify: [VerifyCase] = []
     var sign: [SignCase] = []
     var paths: [String] = []
-    var ints: [String] = []
-    var base64: [String] = []
-    var fromhex: [String] = []
 }
 
 struct SigningInteropResponse: Decodable {
@@ -91,7 +59,4 @@ struct SigningInteropResponse: Decodable {
     let verified: [Verified]
     let signatures: [String]
     let paths: [String]
-    let ints: [String?]
-    let base64: [String?]
-    let fromhex: [String?]
 }

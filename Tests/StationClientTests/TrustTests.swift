@@ -11,6 +11,7 @@ import PQCrypto
 import StationEmulator
 import Testing
 import Transport
+import TestSupport
 import TransportTestSupport
 import OrderedJSON
 import ContentAddressing

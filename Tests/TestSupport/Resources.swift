@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 
 /// The URL of `path` inside a test target's bundle (`.copy("Resources")` keeps the folder inside
 /// the bundle directory, so paths start with `Resources/`); throws when the file is missing.
@@ -19,9 +18,6 @@ public func resourceData(in bundle: Bundle, _ path: String) throws -> Data {
 public func loadResource<T: Decodable>(in bundle: Bundle, _ path: String, as type: T.Type = T.self) throws -> T {
     try JSONDecoder().decode(T.self, from: resourceData(in: bundle, path))
 }
-
-/// The tests' temporary-directory helper (LoopbackHTTP's, which the conformance cases use too).
-package typealias TemporaryDirectory = LoopbackHTTP.TemporaryDirectory
 
 /// Why test data could not be read.
 public enum TestDataError: Error, CustomStringConvertible {

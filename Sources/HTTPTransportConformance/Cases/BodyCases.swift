@@ -145,10 +145,10 @@ enum BodyCases {
         let server = try c.serve(TestHandlers.ok(body: Array("x".utf8)))
         let directory = try c.scratchDirectory()
         let put = HTTPRequest(method: .put, url: server.url("/m"))
-        try await c.expectError(.requestBodyFailed, sending: put, body: .file(directory.file("absent")), "a missing file")
-        try await c.expectError(.requestBodyFailed, sending: put, body: .file(directory.url), "a directory as the body")
+        try await c.expectError(.requestBodyFailed, sending: put, body: .file(directory.appendingPathComponent("absent")), "a missing file")
+        try await c.expectError(.requestBodyFailed, sending: put, body: .file(directory), "a directory as the body")
         try await c.expectError(.responseBodyFailed, sending: HTTPRequest(method: .get, url: server.url("/m")),
-                                options: TransferOptions(response: .file(directory.file("no/such/dir/out"))),
+                                options: TransferOptions(response: .file(directory.appendingPathComponent("no/such/dir/out"))),
                                 "a response file in a missing directory")
         try c.expectEqual(server.statistics.requestsReceived, 0, "requests the server received")
     }

@@ -172,7 +172,7 @@ enum FailureCases {
         let request = HTTPRequest(method: .get, url: server.url("/gzip"))
         try await c.expectError(.unsupportedContentEncoding, sending: request, "collected in memory")
         let directory = try c.scratchDirectory()
-        let file = directory.file("encoded.bin")
+        let file = directory.appendingPathComponent("encoded.bin")
         try await c.expectError(.unsupportedContentEncoding, sending: request, options: TransferOptions(response: .file(file)),
                                 "written to a file")
         try c.expect(!FileManager.default.fileExists(atPath: file.path), "the response file after the refusal",
@@ -191,7 +191,7 @@ enum FailureCases {
         "A request body file that shrinks during the upload fails with .requestBodyFailed instead of sending less."
     ) { c in
         let directory = try c.scratchDirectory()
-        let file = directory.file("shrinking.bin")
+        let file = directory.appendingPathComponent("shrinking.bin")
         try PatternBytes(seed: 51).writeFile(file, count: 48 * 1024 * 1024)
         let readByServer = Locked<Int64>(0)
         let mayContinue = Locked(false)

@@ -51,7 +51,7 @@ enum StreamingCases {
     ) { c in
         let directory = try c.scratchDirectory()
         let pattern = PatternBytes(seed: 2)
-        let file = directory.file("upload.bin")
+        let file = directory.appendingPathComponent("upload.bin")
         try pattern.writeFile(file, count: hundredMiB)
         let server = try c.serve(TestHandlers.verifyingUpload(pattern))
         let response = try await c.send(HTTPRequest(method: .put, url: server.url("/upload")), body: .file(file))
@@ -102,7 +102,7 @@ enum StreamingCases {
         let directory = try c.scratchDirectory()
         let pattern = PatternBytes(seed: 4)
         let server = try c.serve(TestHandlers.patternDownload(pattern, count: hundredMiB))
-        let target = directory.file("download.bin")
+        let target = directory.appendingPathComponent("download.bin")
         let response = try await c.send(HTTPRequest(method: .get, url: server.url("/download")),
                                         options: TransferOptions(response: .file(target)))
         guard case .file(let url, let byteCount) = response.body else {
@@ -145,7 +145,7 @@ enum StreamingCases {
     ) { c in
         let server = try c.serve(TestHandlers.cutMidBody(1))
         let directory = try c.scratchDirectory()
-        let target = directory.file("partial.bin")
+        let target = directory.appendingPathComponent("partial.bin")
         try await c.expectError(.connectionLost, sending: HTTPRequest(method: .get, url: server.url("/cut")),
                                 options: TransferOptions(response: .file(target)))
         try c.expect(!FileManager.default.fileExists(atPath: target.path), "the partial file",

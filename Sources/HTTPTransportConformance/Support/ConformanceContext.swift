@@ -34,9 +34,11 @@ struct ConformanceContext: Sendable {
     }
 
     /// A fresh empty directory for the rest of the case: it is removed when the case ends.
-    func scratchDirectory() throws -> TemporaryDirectory {
-        let directory = try TemporaryDirectory(prefix: "transport-conformance")
-        cleanups.withLock { $0.append(directory.cleanup) }
+    func scratchDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("transport-conformance-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        cleanups.withLock { $0.append { try? FileManager.default.removeItem(at: directory) } }
         return directory
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackHTTP
+import TestSupport
 import Transport
 import Manifest
 @testable import StationClient

@@ -13,23 +13,23 @@ struct RequestVerifierTests {
     let body = Array(#"{"uid":"U","device_uid":"D","post_cid":"Qm"}"#.utf8)
 
     @Test func acceptsASignedRequestOnceThenReplay() async throws {
-        let fixture = try Fixture()
+        let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/rewrap", body: body)
         let device = try await fixture.verify(path: "/rewrap", headers: headers.fields, body: body)
-        #expect(device == AuthenticatedDevice(uid: Fixture.stationUID, deviceUID: Fixture.deviceUID))
+        #expect(device == AuthenticatedDevice(uid: VerifierFixture.stationUID, deviceUID: VerifierFixture.deviceUID))
         #expect(await fixture.nonces.count == 1)
         await #expect(throws: VerificationFailure.replay) {
             try await fixture.verify(path: "/rewrap", headers: headers.fields, body: body)
         }
         // Header names match case-insensitively; the first of repeated headers counts.
-        let other = try Fixture(nonce: "feedfeedfeedfeedfeedfeedfeedfeed")
+        let other = try VerifierFixture(nonce: "feedfeedfeedfeedfeedfeedfeedfeed")
         let signed = try other.signer.sign(method: "GET", path: "/followers", body: [UInt8]())
         let shouting: [(name: String, value: String)] = signed.fields.map { ($0.name.uppercased(), $0.value) } + [("x-cipher-nonce", "second")]
-        #expect(try await other.verify(method: "GET", path: "/followers", headers: shouting, body: []).uid == Fixture.stationUID)
+        #expect(try await other.verify(method: "GET", path: "/followers", headers: shouting, body: []).uid == VerifierFixture.stationUID)
     }
 
     @Test func missingHeadersAre422InDeclarationOrder() async throws {
-        let fixture = try Fixture()
+        let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
         await #expect(throws: VerificationFailure.missingHeaders(["x-cipher-ts"])) {
             try await fixture.verify(headers: headers.removing("x-cipher-ts"), body: body)
@@ -47,14 +47,14 @@ struct RequestVerifierTests {
     /// `int()` rules: whitespace, sign and underscores are accepted (and the raw text is what is
     /// signed); decimals, empty text and stray underscores are `bad timestamp`.
     @Test func timestampParsing() async throws {
-        let fixture = try Fixture()
+        let fixture = try VerifierFixture()
         let hash = SHA256.hash(data: body).hex
         for (index, text) in [" 1795956595 ", "+1795956595", "1_795_956_595", "\t1795956600\n", "01795956595"].enumerated() {
             let nonce = "nonce-\(index)"
             let signature = try fixture.signature(method: "POST", path: "/post", timestamp: text, nonce: nonce, bodySHA256: hash)
-            let headers: [(name: String, value: String)] = [("x-cipher-uid", Fixture.stationUID), ("x-cipher-device", Fixture.deviceUID), ("x-cipher-ts", text),
+            let headers: [(name: String, value: String)] = [("x-cipher-uid", VerifierFixture.stationUID), ("x-cipher-device", VerifierFixture.deviceUID), ("x-cipher-ts", text),
                            ("x-cipher-nonce", nonce), ("x-cipher-body-sha256", hash), ("x-cipher-sig", signature)]
-            #expect(try await fixture.verify(headers: headers, body: body).deviceUID == Fixture.deviceUID, "\(text)")
+            #expect(try await fixture.verify(headers: headers, body: body).deviceUID == VerifierFixture.deviceUID, "\(text)")
         }
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
         for text in ["12.5", "", " ", "abc", "1_", "_1", "1__0", "0x10", "1e9", String(repeating: "1", count: 4301)] {
@@ -65,9 +65,9 @@ struct RequestVerifierTests {
     }
 
     @Test func staleRequests() async throws {
-        let fixture = try Fixture()
+        let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
-        for now in [Fixture.now + 61, Fixture.now - 61, Fixture.now + 100_000] {
+        for now in [VerifierFixture.now + 61, VerifierFixture.now - 61, VerifierFixture.now + 100_000] {
             await #expect(throws: VerificationFailure.staleRequest) {
                 try await fixture.verify(headers: headers.fields, body: body, now: now)
             }
@@ -78,16 +78,16 @@ struct RequestVerifierTests {
             }
         }
         // Exactly 60 s either way is still fresh (and the failed attempts above recorded no nonce).
-        #expect(try await fixture.verify(headers: headers.fields, body: body, now: Fixture.now + 60).uid == Fixture.stationUID)
-        let later = try Fixture(nonce: "later")
+        #expect(try await fixture.verify(headers: headers.fields, body: body, now: VerifierFixture.now + 60).uid == VerifierFixture.stationUID)
+        let later = try VerifierFixture(nonce: "later")
         let other = try later.signer.sign(method: "POST", path: "/post", body: body)
-        #expect(try await later.verify(headers: other.fields, body: body, now: Fixture.now - 60).uid == Fixture.stationUID)
+        #expect(try await later.verify(headers: other.fields, body: body, now: VerifierFixture.now - 60).uid == VerifierFixture.stationUID)
     }
 
     @Test func deviceChecks() async throws {
-        let fixture = try Fixture()
+        let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
-        for device in ["unknown", Fixture.deviceUID.lowercased(), ""] {
+        for device in ["unknown", VerifierFixture.deviceUID.lowercased(), ""] {
             await #expect(throws: VerificationFailure.deviceNotAuthorized) {
                 try await fixture.verify(headers: headers.replacing("x-cipher-device", with: device), body: body)
             }
@@ -96,7 +96,7 @@ struct RequestVerifierTests {
             try await fixture.verify(headers: headers.replacing("x-cipher-uid", with: "someone-else"), body: body)
         }
         for stored in [String?.none, ""] {
-            let keyless = try Fixture(storedKey: .some(stored))
+            let keyless = try VerifierFixture(storedKey: .some(stored))
             await #expect(throws: VerificationFailure.deviceHasNoAuthKey) {
                 try await keyless.verify(headers: headers.fields, body: body)
             }
@@ -105,7 +105,7 @@ struct RequestVerifierTests {
 
     /// The station checks in a fixed order; a request with several faults gets the first one.
     @Test func checkOrder() async throws {
-        let fixture = try Fixture()
+        let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
         let faults: [(String, String)] = [
             ("x-cipher-ts", "1795956000"), ("x-cipher-device", "unknown"), ("x-cipher-body-sha256", String(repeating: "0", count: 64)),
@@ -127,7 +127,7 @@ struct RequestVerifierTests {
             try await fixture.verify(headers: headers.replacing("x-cipher-sig", with: "!"), body: Array("other".utf8))
         }
         // The stored key is decoded after the body hash and before the signature encoding.
-        let badKey = try Fixture(storedKey: .some("zz"))
+        let badKey = try VerifierFixture(storedKey: .some("zz"))
         await #expect(throws: VerificationFailure.badBodyHash) {
             try await badKey.verify(headers: headers.replacing("x-cipher-body-sha256", with: "00"), body: body)
         }
@@ -137,46 +137,46 @@ struct RequestVerifierTests {
     }
 
     @Test func bodyHashRules() async throws {
-        let fixture = try Fixture()
+        let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
         await #expect(throws: VerificationFailure.badBodyHash) {
             try await fixture.verify(headers: headers.fields, body: body + [0])
         }
         // Signed lowercase, sent uppercase: the station lowercases both, so it passes.
         #expect(try await fixture.verify(headers: headers.replacing("x-cipher-body-sha256", with: headers.bodySHA256.uppercased()), body: body)
-            .uid == Fixture.stationUID)
+            .uid == VerifierFixture.stationUID)
         // Signed uppercase: passes the hash check, fails the signature.
         let upper = SHA256.hash(data: body).hex.uppercased()
-        let canonical = "POST\n/post\n\(Fixture.stationUID)\n\(Fixture.deviceUID)\n\(headers.timestamp)\nu\n\(upper)"
+        let canonical = "POST\n/post\n\(VerifierFixture.stationUID)\n\(VerifierFixture.deviceUID)\n\(headers.timestamp)\nu\n\(upper)"
         let upperSignature = try fixture.privateKey.signature(for: Array(canonical.utf8)).base64EncodedString()
-        let upperFields: [(name: String, value: String)] = [("x-cipher-uid", Fixture.stationUID), ("x-cipher-device", Fixture.deviceUID), ("x-cipher-ts", headers.timestamp),
+        let upperFields: [(name: String, value: String)] = [("x-cipher-uid", VerifierFixture.stationUID), ("x-cipher-device", VerifierFixture.deviceUID), ("x-cipher-ts", headers.timestamp),
                            ("x-cipher-nonce", "u"), ("x-cipher-body-sha256", upper), ("x-cipher-sig", upperSignature)]
         await #expect(throws: VerificationFailure.badAuth) { try await fixture.verify(headers: upperFields, body: body) }
         // A non-ASCII body hash crashes the station's comparison on hashed paths (500) ...
-        let fresh = try Fixture()
+        let fresh = try VerifierFixture()
         await #expect(throws: VerificationFailure.internalServerError) {
             try await fresh.verify(headers: headers.replacing("x-cipher-body-sha256", with: "é"), body: body)
         }
         // ... while on GET paths the header is only signed, never compared.
-        let getter = try Fixture(nonce: "g")
+        let getter = try VerifierFixture(nonce: "g")
         let get = try getter.signer.sign(method: "GET", path: "/followers", body: [UInt8]())
         #expect(try await getter.verify(method: "GET", path: "/followers", headers: get.fields, body: Array("ignored".utf8)).uid
-            == Fixture.stationUID)
+            == VerifierFixture.stationUID)
         await #expect(throws: VerificationFailure.badAuth) {
             try await fresh.verify(method: "GET", path: "/followers", headers: get.replacing("x-cipher-body-sha256", with: "é"), body: [])
         }
     }
 
     @Test func storedKeyChecks() async throws {
-        let base = try Fixture()
+        let base = try VerifierFixture()
         let keyHex = base.privateKey.publicKey.rawRepresentation.hex
         let headers = try base.signer.sign(method: "POST", path: "/post", body: body)
         for stored in ["zz", "abc", keyHex + "0", "é" + keyHex] {
-            let fixture = try Fixture(storedKey: .some(stored))
+            let fixture = try VerifierFixture(storedKey: .some(stored))
             await #expect(throws: VerificationFailure.badDeviceAuthPublicKey) { try await fixture.verify(headers: headers.fields, body: body) }
         }
         for stored in [String(keyHex.dropLast(2)), keyHex + "00", "00"] {
-            let fixture = try Fixture(storedKey: .some(stored))
+            let fixture = try VerifierFixture(storedKey: .some(stored))
             await #expect(throws: VerificationFailure.badDeviceAuthPublicKeyLength) {
                 try await fixture.verify(headers: headers.fields, body: body)
             }
@@ -187,12 +187,12 @@ struct RequestVerifierTests {
             if index % 2 == 0, index > 0 { spaced += index % 64 == 0 ? "\n" : " " }
             spaced.append(character)
         }
-        let fixture = try Fixture(storedKey: .some(spaced))
-        #expect(try await fixture.verify(headers: headers.fields, body: body).uid == Fixture.stationUID)
+        let fixture = try VerifierFixture(storedKey: .some(spaced))
+        #expect(try await fixture.verify(headers: headers.fields, body: body).uid == VerifierFixture.stationUID)
     }
 
     @Test func signatureEncodingAndValidity() async throws {
-        let fixture = try Fixture()
+        let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
         for text in ["not base64!", "A", "AA", "AAA", "AA=", "AAAAA", "A===", "é", "=AAA", "AA=A", "AAA==", "-_-_"] {
             await #expect(throws: VerificationFailure.badSignatureEncoding, "\(text)") {
@@ -205,7 +205,7 @@ struct RequestVerifierTests {
             }
         }
         // Wrong key, method, path or signed fields all fail the signature.
-        let stranger = try Fixture(seed: 2)
+        let stranger = try VerifierFixture(seed: 2)
         let strangers = try stranger.signer.sign(method: "POST", path: "/post", body: body)
         await #expect(throws: VerificationFailure.badAuth) { try await fixture.verify(headers: strangers.fields, body: body) }
         await #expect(throws: VerificationFailure.badAuth) { try await fixture.verify(method: "PUT", headers: headers.fields, body: body) }
@@ -223,14 +223,14 @@ struct RequestVerifierTests {
         // None of the failures recorded the nonce: the genuine request still passes. Lowercase
         // method on the wire is uppercased by the station too.
         #expect(await fixture.nonces.count == 0)
-        #expect(try await fixture.verify(method: "post", headers: headers.fields, body: body).uid == Fixture.stationUID)
+        #expect(try await fixture.verify(method: "post", headers: headers.fields, body: body).uid == VerifierFixture.stationUID)
     }
 
     @Test func ownerOnly() throws {
-        let owner = AuthenticatedDevice(uid: Fixture.stationUID, deviceUID: "d")
-        try RequestVerifier.requireOwner(owner, stationUID: Fixture.stationUID)
+        let owner = AuthenticatedDevice(uid: VerifierFixture.stationUID, deviceUID: "d")
+        try RequestVerifier.requireOwner(owner, stationUID: VerifierFixture.stationUID)
         #expect(throws: VerificationFailure.ownerOnlyEndpoint) {
-            try RequestVerifier.requireOwner(AuthenticatedDevice(uid: "follower", deviceUID: "follower"), stationUID: Fixture.stationUID)
+            try RequestVerifier.requireOwner(AuthenticatedDevice(uid: "follower", deviceUID: "follower"), stationUID: VerifierFixture.stationUID)
         }
         #expect(throws: VerificationFailure.ownerOnlyEndpoint) { try RequestVerifier.requireOwner(owner, stationUID: "") }
     }
@@ -257,7 +257,7 @@ struct RequestVerifierTests {
 
     /// Two requests racing with one nonce: exactly one passes.
     @Test func concurrentReplay() async throws {
-        let fixture = try Fixture()
+        let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
         let body = self.body
         let outcomes = await withTaskGroup(of: Bool.self) { group in
@@ -277,7 +277,7 @@ struct RequestVerifierTests {
     }
 
     @Test func nonceStoreForgetsAfterRetention() async {
-        let clock = ManualClock(now: 1_000_000)
+        let clock = SettableClock(now: 1_000_000)
         let store = InMemoryNonceStore(clock: { clock.now })
         #expect(await store.insert(uid: "u", deviceUID: "d", nonce: "old", timestamp: 1_000_000))
         #expect(await !store.insert(uid: "u", deviceUID: "d", nonce: "old", timestamp: 1_000_000))
@@ -292,7 +292,7 @@ struct RequestVerifierTests {
 }
 
 /// A clock the test moves by hand.
-final class ManualClock: @unchecked Sendable {
+final class SettableClock: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Int64
 

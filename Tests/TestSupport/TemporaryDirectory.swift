@@ -1,7 +1,7 @@
 import Foundation
 
 /// A fresh empty directory under the system's temporary directory, removed by `cleanup()`: the
-/// scratch-directory helper of the conformance cases and the package's tests.
+/// tests' scratch directory.
 package struct TemporaryDirectory: Sendable {
     /// The directory.
     package let url: URL
