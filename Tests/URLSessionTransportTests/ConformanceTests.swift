@@ -17,14 +17,14 @@ struct ConformanceTests {
     static let linuxLimitations: [String: String] = [
         "unsizedStreamIsSentChunked":
             "request streams are spooled to a file first (a stream FoundationNetworking reads may not wait), then sent with Content-Length",
-        "uploads100MiBFromAStream": "the stream is spooled to disk before sending, so it is read ahead of the server (memory stays bounded)",
+        "uploads64MiBFromAStream": "the stream is spooled to disk before sending, so it is read ahead of the server (memory stays bounded)",
         "headersKeepOrderSpellingAndRepeats": "HTTPURLResponse keeps response fields in a dictionary: repeats and order are lost",
-        "downloads100MiBAsAStream":
+        "downloads64MiBAsAStream":
             "a download cannot be paused (suspend restarts it), so past the buffer it spills to disk and the server is not held back",
     ]
     /// Of those, the ones that fail only when the reader falls behind (whether it does depends on
     /// the machine's load).
-    static let intermittent: Set<String> = ["downloads100MiBAsAStream"]
+    static let intermittent: Set<String> = ["downloads64MiBAsAStream"]
     /// Cases left out on Linux, and why: FoundationNetworking traps the whole process on one, and
     /// the other would write to disk for as long as it waits (`FailureTests` checks cancelling a
     /// spooling upload and a file upload instead).
