@@ -326,6 +326,7 @@ struct CipherCLITests {
         #expect(get.status == 0, "\(get.stderr)")
         #expect(got["post_cid"] as? String == cid)
         #expect(got["size_bytes"] as? Int == original.count)
+        #expect(got["station"] == nil)  // only `read --get` names a station
         #expect(try Data(contentsOf: byName) == original)
         let byCID = paired.home.file("by-cid.jpg")
         #expect(try await paired.cipher("get", cid, "-o", byCID.path).status == 0)
@@ -497,6 +498,7 @@ struct CipherCLITests {
         #expect(try Data(contentsOf: saved) == Data("shared".utf8))
         #expect(getJSON["filename"] as? String == "shared.txt")
         #expect(getJSON["size_bytes"] as? Int == 6)
+        #expect(getJSON["station"] as? String == otherURL.absoluteString && getJSON["output"] as? String == saved.path)
         let sharedCID = try #require(getJSON["post_cid"] as? String)
         let byCID = try await paired.cipher("read", otherURL.absoluteString, "--gateway", otherGateway.absoluteString,
                                             "--get", sharedCID, "-o", "-")

@@ -187,20 +187,11 @@ enum GetCommand: Command {
                   OptionSpec(names: ["--force"], help: "replace the file if it exists (it is replaced only once the download verified)")],
         positionals: 1...1)
 
-    struct Output: Encodable {
-        var postCID: String
-        var filename: String?
-        var output: String
-        var sizeBytes: Int64
-    }
-
     static func run(_ context: CommandContext) async throws {
-        let console = context.console
         let client = try await context.client()
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         let post = try DriveFiles.find(context.arguments.positionals[0], in: listing)
-        let (target, size) = try await DriveFiles.save(post, output: context.arguments.value("--output"), force: context.arguments.has("--force"),
-                                                        console: console) {
+        let saved = try await DriveFiles.save(post, context: context) {
             post.isPublic ? try await client.downloadPublic(postCID: post.postCID)
                 : try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
         } toFile: { destination, progress in
@@ -213,7 +204,7 @@ enum GetCommand: Command {
                                           plaintextSize: known, progress: progress)
             }
         }
-        console.emit(Output(postCID: post.postCID, filename: post.metadata?.filename, output: target, sizeBytes: size))
+        context.console.emit(saved)
     }
 }
 

@@ -234,14 +234,6 @@ enum ReadCommand: Command {
         var followStatus: String?
     }
 
-    struct GetOutput: Encodable {
-        var station: String
-        var postCID: String
-        var filename: String?
-        var output: String
-        var sizeBytes: Int64
-    }
-
     static func run(_ context: CommandContext) async throws {
         let url = try ParsedArguments.url(context.arguments.positionals[0])
         let reference = context.arguments.value("--get")
@@ -324,19 +316,14 @@ enum ReadCommand: Command {
     /// `--get`: finds the post by CID or exact filename and downloads it (to a file with progress, or standard output).
     static func get(_ reference: String, from url: URL, reader: FollowedStationReader, namespace: String,
                     context: CommandContext) async throws {
-        let console = context.console
         let listing = try await reader.listPosts(of: .endpoint(url), namespace: namespace, as: DriveFileMetadata.self)
-        let found = try DriveFiles.find(reference, in: listing.posts)
-        guard let item = listing.posts.first(where: { $0.postCID == found.postCID }) else {
-            throw CLIError.failure("no post \(reference) shared with you")
-        }
-        let (target, size) = try await DriveFiles.save(item, output: context.arguments.value("--output"),
-                                                        force: context.arguments.has("--force"), console: console) {
+        let item = try DriveFiles.find(reference, in: listing.posts)
+        var saved = try await DriveFiles.save(item, context: context) {
             try await reader.download(item)
         } toFile: { destination, progress in
             try await reader.download(item, to: destination, progress: progress)
         }
-        console.emit(GetOutput(station: url.absoluteString, postCID: item.postCID, filename: item.metadata?.filename, output: target,
-                               sizeBytes: size))
+        saved.station = url.absoluteString
+        context.console.emit(saved)
     }
 }
