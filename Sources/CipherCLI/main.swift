@@ -72,10 +72,6 @@ struct ErrorOutput: Encodable {
         /// For a refused TLS key: the pin expected and the key presented.
         var expectedFingerprint: String?
         var presentedFingerprint: String?
-        enum CodingKeys: String, CodingKey {
-            case kind, message, exitCode = "exit_code", expectedFingerprint = "expected_fingerprint"
-            case presentedFingerprint = "presented_fingerprint"
-        }
     }
     var error: Detail
 }

@@ -14,6 +14,12 @@ struct CLIResult: Sendable {
         }
         return object
     }
+
+    /// The `error` object of the JSON document a failure prints under `--json` (`nil` when there is none).
+    func jsonError() throws -> [String: Any]? { try json()["error"] as? [String: Any] }
+
+    /// The `kind` of that error (`notPaired`, `unreachable`, …).
+    func errorKind() throws -> String? { try jsonError()?["kind"] as? String }
 }
 
 struct CLITestError: Error, CustomStringConvertible {

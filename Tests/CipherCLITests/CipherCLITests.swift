@@ -99,7 +99,7 @@ struct CipherCLITests {
         #expect(try await CLIProcess.run(["followers", "approve"]).status == 2)
         let json = try await CLIProcess.run(["ls", "--bogus", "--json"])
         #expect(json.status == 2)
-        let error = try #require(try json.json()["error"] as? [String: Any])
+        let error = try #require(try json.jsonError())
         #expect(error["exit_code"] as? Int == 2)
         #expect(error["kind"] as? String == "usage")
     }
@@ -111,7 +111,7 @@ struct CipherCLITests {
         #expect(try await CLIProcess.run(["status", "--home", home.url.path]).status == 2)
         let notPaired = try await CLIProcess.run(["status", "--home", home.url.path, "--json"], environment: ["CIPHER_PASSPHRASE": "pw"])
         #expect(notPaired.status == 1)
-        #expect((try notPaired.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired")
+        #expect(try notPaired.errorKind() == "notPaired")
         // CIPHER_HOME is honoured like --home: the store created above now needs the same passphrase.
         let wrong = try await CLIProcess.run(["status"], environment: ["CIPHER_PASSPHRASE": "other", "CIPHER_HOME": home.url.path])
         #expect(wrong.status == 1)
@@ -260,7 +260,7 @@ struct CipherCLITests {
             return Array(repeating: wrong, count: 5)
         }
         #expect(result.status == 3, "\(result.stderr)")
-        #expect((try result.json()["error"] as? [String: Any])?["kind"] as? String == "pairing")
+        #expect(try result.errorKind() == "pairing")
         // The retry lines are words, not the SDK's enum.
         #expect(result.stderr.contains("That PIN was refused: wrong PIN (4 attempts left)."), "\(result.stderr)")
         #expect(!result.stderr.contains("wrongPIN("))
@@ -273,7 +273,7 @@ struct CipherCLITests {
         let pair = try await CLIProcess.run(["pair", "http://127.0.0.1:1", "--home", home.url.path, "--json"],
                                             environment: ["CIPHER_PASSPHRASE": "pw"])
         #expect(pair.status == 4)
-        #expect((try pair.json()["error"] as? [String: Any])?["kind"] as? String == "unreachable")
+        #expect(try pair.errorKind() == "unreachable")
 
         // A paired station that went away.
         let paired = try await Self.pairedHome(gateway: false)
@@ -326,6 +326,7 @@ struct CipherCLITests {
         #expect(get.status == 0, "\(get.stderr)")
         #expect(got["post_cid"] as? String == cid)
         #expect(got["size_bytes"] as? Int == original.count)
+        #expect(got["station"] == nil)  // only `read --get` names a station
         #expect(try Data(contentsOf: byName) == original)
         let byCID = paired.home.file("by-cid.jpg")
         #expect(try await paired.cipher("get", cid, "-o", byCID.path).status == 0)
@@ -497,6 +498,7 @@ struct CipherCLITests {
         #expect(try Data(contentsOf: saved) == Data("shared".utf8))
         #expect(getJSON["filename"] as? String == "shared.txt")
         #expect(getJSON["size_bytes"] as? Int == 6)
+        #expect(getJSON["station"] as? String == otherURL.absoluteString && getJSON["output"] as? String == saved.path)
         let sharedCID = try #require(getJSON["post_cid"] as? String)
         let byCID = try await paired.cipher("read", otherURL.absoluteString, "--gateway", otherGateway.absoluteString,
                                             "--get", sharedCID, "-o", "-")

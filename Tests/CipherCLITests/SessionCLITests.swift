@@ -14,22 +14,51 @@ import TransportTestSupport
 struct SessionCLITests {
     static let passphrase = "correct horse battery staple"
 
-    /// Runs `cipher` in `home` keeping the unlocked key for `keep` seconds (`nil`: the variable
-    /// unset), with `passphrase` if given, in the session keyring `keyring`.
-    static func cipher(_ arguments: [String], home: URL, passphrase: String?, keep: String? = "900",
-                       keyring: TestKeyring) async throws -> CLIResult {
-        var environment = ["CIPHER_KEEP_UNLOCKED": keep ?? CLIProcess.unset]
-        if let passphrase { environment["CIPHER_PASSPHRASE"] = passphrase }
-        return try await CLIProcess.run(arguments + ["--home", home.path], environment: environment, keyring: keyring)
-    }
+    /// `cipher` commands run one after another in one session keyring, as those of one login.
+    struct Session: Sendable {
+        let home: URL
+        let keyring: TestKeyring
+        /// The home this session made, removed with it.
+        private let madeHome: TemporaryDirectory?
 
-    /// Whether this system lets `cipher` keep a key in a session keyring of the login's own (a
-    /// Linux kernel with keys, a keyring not refused by a sandbox); elsewhere the plain unlock is
-    /// the behaviour, tested everywhere else.
-    static func keyringAvailable(home: URL, keyring: TestKeyring) async throws -> Bool {
-        let lock = try await cipher(["lock", "--json"], home: home, passphrase: nil, keyring: keyring)
-        guard lock.status == 0 else { return false }
-        return try lock.json()["session_keyring"] as? Bool == true
+        /// A session in `keyring` (by default one of its own) for `home`, by default a fresh one
+        /// whose store is made with the passphrase "pw".
+        init(home: URL? = nil, keyring: TestKeyring = .own()) throws {
+            if let home {
+                madeHome = nil
+                self.home = home
+            } else {
+                let made = try TemporaryDirectory.cipherHome(passphrase: "pw")
+                madeHome = made
+                self.home = made.url
+            }
+            self.keyring = keyring
+        }
+
+        /// Removes the keyring (when it is the session's own) and the home the session made.
+        func cleanup() {
+            keyring.remove()
+            madeHome?.cleanup()
+        }
+
+        /// Runs `cipher` in `home` (or `directory`) keeping the unlocked key for `keep` seconds
+        /// (`nil`: the variable unset), with `passphrase` if given.
+        func cipher(_ arguments: String..., in directory: URL? = nil, passphrase: String? = nil,
+                    keep: String? = "900") async throws -> CLIResult {
+            var environment = ["CIPHER_KEEP_UNLOCKED": keep ?? CLIProcess.unset]
+            if let passphrase { environment["CIPHER_PASSPHRASE"] = passphrase }
+            return try await CLIProcess.run(arguments + ["--home", (directory ?? home).path], environment: environment,
+                                            keyring: keyring)
+        }
+
+        /// Whether this system lets `cipher` keep a key in this keyring (a Linux kernel with keys,
+        /// a keyring of the login's own not refused by a sandbox); elsewhere the plain unlock is
+        /// the behaviour, tested everywhere else.
+        func keepsKeys() async throws -> Bool {
+            let lock = try await cipher("lock", "--json")
+            guard lock.status == 0 else { return false }
+            return try lock.json()["session_keyring"] as? Bool == true
+        }
     }
 
     /// The session copies of the store key in `home`.
@@ -47,29 +76,26 @@ struct SessionCLITests {
         let paired = try await CipherCLITests.pairedHome(gateway: false, cheapKeyStore: false)
         defer { paired.cleanup() }
         let home = paired.home.url
-        let keyring = TestKeyring.own()
-        defer { keyring.remove() }
-        guard try await Self.keyringAvailable(home: home, keyring: keyring) else { return }
-        func cipher(_ arguments: String..., passphrase: String? = nil, keep: String = "900") async throws -> CLIResult {
-            try await Self.cipher(arguments, home: home, passphrase: passphrase, keep: keep, keyring: keyring)
-        }
+        let session = try Session(home: home)
+        defer { session.cleanup() }
+        guard try await session.keepsKeys() else { return }
 
         // No key kept yet (pairing ran with CIPHER_KEEP_UNLOCKED=0): asked, and refused without a terminal.
-        let asked = try await cipher("status")
+        let asked = try await session.cipher("status")
         #expect(asked.status == 2 && asked.stderr.contains("CIPHER_PASSPHRASE"), "\(asked.stderr)")
-        let first = try await cipher("status", "--json", passphrase: Self.passphrase)
+        let first = try await session.cipher("status", "--json", passphrase: Self.passphrase)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(!first.stderr.contains("session keyring"), "\(first.stderr)")
         // The same session: no passphrase, not even a wrong one is looked at.
-        let second = try await cipher("status", "--json")
+        let second = try await session.cipher("status", "--json")
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try second.json()["station_uid"] as? String == paired.emulator.uid)
-        let listed = try await cipher("ls")
+        let listed = try await session.cipher("ls")
         #expect(listed.status == 0, "\(listed.stderr)")
         // Another login (another session keyring) is asked.
-        let elsewhere = TestKeyring.own()
-        defer { elsewhere.remove() }
-        let otherSession = try await Self.cipher(["status"], home: home, passphrase: nil, keyring: elsewhere)
+        let elsewhere = try Session(home: home)
+        defer { elsewhere.cleanup() }
+        let otherSession = try await elsewhere.cipher("status")
         #expect(otherSession.status == 2, "\(otherSession.stderr)")
 
         // The store's at-rest cost stays at least libsodium's "interactive" (2 passes, 64 MiB).
@@ -86,156 +112,146 @@ struct SessionCLITests {
         let storeKey = try FileKeyStore(directory: home, passphrase: Self.passphrase).unlockedKey
         let sealed = try Data(contentsOf: copy)
         #expect(storeKey.withUnsafeBytes { sealed.range(of: Data($0)) } == nil)
-        let payload = try [UInt8](hex: keyring.run("read", Self.sessionKeyName(home)))
+        let payload = try [UInt8](hex: session.keyring.run("read", Self.sessionKeyName(home)))
         #expect(payload.count == 48)
         #expect(SecretBytes(copying: payload.suffix(32)) != storeKey)
 
         // CIPHER_KEEP_UNLOCKED=0 neither keeps nor uses a kept key, and forgets a key kept earlier.
-        let unkept = try await cipher("status", keep: "0")
+        let unkept = try await session.cipher("status", keep: "0")
         #expect(unkept.status == 2, "\(unkept.stderr)")
         #expect(try Self.sessionCopies(home).isEmpty)
-        let forgotten = try await cipher("status")
+        let forgotten = try await session.cipher("status")
         #expect(forgotten.status == 2 && forgotten.stderr.contains("CIPHER_PASSPHRASE"), "\(forgotten.stderr)")
 
-        _ = try await cipher("status", passphrase: Self.passphrase)
+        _ = try await session.cipher("status", passphrase: Self.passphrase)
         #expect(try Self.sessionCopies(home).count == 1)
-        let lock = try await cipher("lock", "--json")
+        let lock = try await session.cipher("lock", "--json")
         #expect(lock.status == 0, "\(lock.stderr)")
         #expect(try lock.json()["forgot"] as? Bool == true, "\(lock.stdout)")
         #expect(try Self.sessionCopies(home).isEmpty)
-        let afterLock = try await cipher("status")
+        let afterLock = try await session.cipher("status")
         #expect(afterLock.status == 2 && afterLock.stderr.contains("CIPHER_PASSPHRASE"), "\(afterLock.stderr)")
-        let again = try await cipher("lock")
+        let again = try await session.cipher("lock")
         #expect(again.status == 0 && again.stdout.contains("nothing to lock"), "\(again.stdout)")
     }
 
     @Test("A session key read while unlocked opens nothing after cipher lock or the time-out: the sealed copy is gone")
     func sessionKeyReadEarlierOpensNothingAfterwards() async throws {
-        let home = try TemporaryDirectory.cipherHome(passphrase: "pw")
-        defer { home.cleanup() }
-        let keyring = TestKeyring.own()
-        defer { keyring.remove() }
-        guard try await Self.keyringAvailable(home: home.url, keyring: keyring) else { return }
-        let name = Self.sessionKeyName(home.url)
+        let session = try Session()
+        defer { session.cleanup() }
+        guard try await session.keepsKeys() else { return }
+        let name = Self.sessionKeyName(session.home)
         func status(passphrase: String? = nil, keep: String = "900") async throws -> CLIResult {
-            try await Self.cipher(["status", "--json"], home: home.url, passphrase: passphrase, keep: keep, keyring: keyring)
+            try await session.cipher("status", "--json", passphrase: passphrase, keep: keep)
         }
         func notPaired(_ result: CLIResult) -> Bool {
-            (try? result.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired"
+            (try? result.errorKind()) == "notPaired"
         }
 
         // Unlocked: a process of this session reads the session key, then `cipher lock` runs.
         #expect(notPaired(try await status(passphrase: "pw")))
-        let stolen = try keyring.run("read", name)
+        let stolen = try session.keyring.run("read", name)
         #expect(notPaired(try await status()))
-        let copies = try Self.sessionCopies(home.url)
+        let copies = try Self.sessionCopies(session.home)
         #expect(copies.count == 1)
-        #expect(try await Self.cipher(["lock"], home: home.url, passphrase: nil, keyring: keyring).status == 0)
-        #expect(try Self.sessionCopies(home.url).isEmpty)
+        #expect(try await session.cipher("lock").status == 0)
+        #expect(try Self.sessionCopies(session.home).isEmpty)
         // The key read earlier, put back where `cipher` looks: it opens nothing, the passphrase is asked.
-        _ = try keyring.run("add", name, stolen)
+        _ = try session.keyring.run("add", name, stolen)
         let replayed = try await status()
         #expect(replayed.status == 2 && replayed.stderr.contains("CIPHER_PASSPHRASE"), "\(replayed.stderr)")
         // Nor is it the store key, which would open the store without any copy.
         let payload = try [UInt8](hex: stolen)
         #expect(throws: StationClientError.self) {
-            try FileKeyStore(directory: home.url, unlockedKey: SecretBytes(copying: payload.suffix(32)))
+            try FileKeyStore(directory: session.home, unlockedKey: SecretBytes(copying: payload.suffix(32)))
         }
 
         // The time-out: kept for three seconds, the copy is deleted when it ends (by the process the
         // command left waiting for it), without any later command.
         #expect(notPaired(try await status(passphrase: "pw", keep: "3")))
-        let timed = try keyring.run("read", name)
-        #expect(try Self.sessionCopies(home.url).count == 1)
-        #expect(await eventually(timeout: 60) { (try? Self.sessionCopies(home.url).isEmpty) == true })
-        _ = try keyring.run("add", name, timed)
+        let timed = try session.keyring.run("read", name)
+        #expect(try Self.sessionCopies(session.home).count == 1)
+        #expect(await eventually(timeout: 60) { (try? Self.sessionCopies(session.home).isEmpty) == true })
+        _ = try session.keyring.run("add", name, timed)
         let expired = try await status()
         #expect(expired.status == 2 && expired.stderr.contains("CIPHER_PASSPHRASE"), "\(expired.stderr)")
     }
 
     @Test("The user's shared default session keyring keeps nothing: said once, and every command asks")
     func sharedUserKeyringKeepsNothing() async throws {
-        let home = try TemporaryDirectory.cipherHome(passphrase: "pw")
-        defer { home.cleanup() }
-        let shared = TestKeyring.shared
-        let first = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "pw", keyring: shared)
-        #expect((try first.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(first.stderr)")
+        let session = try Session(keyring: .shared)
+        defer { session.cleanup() }
+        let first = try await session.cipher("status", "--json", passphrase: "pw")
+        #expect(try first.errorKind() == "notPaired", "\(first.stderr)")
         #if os(Linux)
         let said = first.stderr.components(separatedBy: "no session keyring of its own").count - 1
         #expect(said == 1, "\(first.stderr)")
         #endif
-        #expect(try Self.sessionCopies(home.url).isEmpty)
-        let next = try await Self.cipher(["status"], home: home.url, passphrase: nil, keyring: shared)
+        #expect(try Self.sessionCopies(session.home).isEmpty)
+        let next = try await session.cipher("status")
         #expect(next.status == 2 && next.stderr.contains("CIPHER_PASSPHRASE"), "\(next.stderr)")
         // Nothing of it is in the shared keyring, under the name of this version or of earlier ones.
-        let path = home.url.standardizedFileURL.resolvingSymlinksInPath().path
-        for name in [Self.sessionKeyName(home.url), "cipher-station:key-store:" + path] {
-            #expect(throws: (any Error).self) { try shared.run("read", name) }
+        let path = session.home.standardizedFileURL.resolvingSymlinksInPath().path
+        for name in [Self.sessionKeyName(session.home), "cipher-station:key-store:" + path] {
+            #expect(throws: (any Error).self) { try session.keyring.run("read", name) }
         }
-        let lock = try await Self.cipher(["lock", "--json"], home: home.url, passphrase: nil, keyring: shared)
+        let lock = try await session.cipher("lock", "--json")
         #expect(try lock.json()["session_keyring"] as? Bool == false, "\(lock.stdout)")
         // No keeping asked for: nothing said.
-        let quiet = try await Self.cipher(["status"], home: home.url, passphrase: "pw", keep: "off", keyring: shared)
+        let quiet = try await session.cipher("status", passphrase: "pw", keep: "off")
         #expect(!quiet.stderr.contains("session keyring"), "\(quiet.stderr)")
     }
 
     @Test("CIPHER_KEEP_UNLOCKED takes whole seconds up to 43200, 0 or off; anything else is a usage error, never the default")
     func keepUnlockedIsStrict() async throws {
-        let home = try TemporaryDirectory.cipherHome(passphrase: "pw")
-        defer { home.cleanup() }
-        let keyring = TestKeyring.own()
-        defer { keyring.remove() }
+        let session = try Session()
+        defer { session.cleanup() }
         for bad in ["no", "false", "5m", "-1", "+5", "1e3", "4294967295", "43201", "", " ", "9999999999999"] {
-            let result = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "pw", keep: bad, keyring: keyring)
+            let result = try await session.cipher("status", "--json", passphrase: "pw", keep: bad)
             #expect(result.status == 2, "\(bad.debugDescription): \(result.stderr)")
             #expect(result.stderr.contains("CIPHER_KEEP_UNLOCKED") && result.stderr.contains("43200"), "\(result.stderr)")
-            #expect(try Self.sessionCopies(home.url).isEmpty, "\(bad.debugDescription)")
+            #expect(try Self.sessionCopies(session.home).isEmpty, "\(bad.debugDescription)")
         }
         for good in ["0", "off", "1", "43200", " 60 "] {
-            let result = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "pw", keep: good, keyring: keyring)
-            #expect((try result.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(good): \(result.stderr)")
+            let result = try await session.cipher("status", "--json", passphrase: "pw", keep: good)
+            #expect(try result.errorKind() == "notPaired", "\(good): \(result.stderr)")
         }
-        let unset = try await Self.cipher(["status", "--json"], home: home.url, passphrase: "pw", keep: nil, keyring: keyring)
-        #expect((try unset.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(unset.stderr)")
+        let unset = try await session.cipher("status", "--json", passphrase: "pw", keep: nil)
+        #expect(try unset.errorKind() == "notPaired", "\(unset.stderr)")
         // The help text documents what is accepted.
         let help = try await CLIProcess.run(["--help"])
         #expect(help.stdout.contains("43200") && help.stdout.contains("0 or off"), "\(help.stdout)")
-        _ = try await Self.cipher(["lock"], home: home.url, passphrase: nil, keyring: keyring)
+        _ = try await session.cipher("lock")
     }
 
     @Test("An expired kept key, or one that does not open the store any more, falls back to asking")
     func expiredOrStaleKeyFallsBack() async throws {
-        let home = try TemporaryDirectory.cipherHome(passphrase: "pw")
-        defer { home.cleanup() }
-        let keyring = TestKeyring.own()
-        defer { keyring.remove() }
-        guard try await Self.keyringAvailable(home: home.url, keyring: keyring) else { return }
-        func cipher(_ arguments: String..., in directory: URL? = nil, passphrase: String?, keep: String = "900") async throws -> CLIResult {
-            try await Self.cipher(arguments, home: directory ?? home.url, passphrase: passphrase, keep: keep, keyring: keyring)
-        }
+        let session = try Session()
+        defer { session.cleanup() }
+        guard try await session.keepsKeys() else { return }
         // A store created with "pw" and its key kept for one second: gone after it.
-        let created = try await cipher("status", "--json", passphrase: "pw", keep: "1")
-        #expect((try created.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(created.stderr)")
+        let created = try await session.cipher("status", "--json", passphrase: "pw", keep: "1")
+        #expect(try created.errorKind() == "notPaired", "\(created.stderr)")
         try await Task.sleep(nanoseconds: 2_500_000_000)
-        let expired = try await cipher("status", passphrase: nil)
+        let expired = try await session.cipher("status")
         #expect(expired.status == 2 && expired.stderr.contains("CIPHER_PASSPHRASE"), "\(expired.stderr)")
 
         // Kept again, then the store is re-created under another passphrase: the kept key does
         // not open it, so the passphrase is asked (and the new one works).
-        _ = try await cipher("status", passphrase: "pw")
-        let kept = try await cipher("status", "--json", passphrase: nil)
-        #expect((try kept.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(kept.stderr)")
+        _ = try await session.cipher("status", passphrase: "pw")
+        let kept = try await session.cipher("status", "--json")
+        #expect(try kept.errorKind() == "notPaired", "\(kept.stderr)")
         let other = try TemporaryDirectory.cipherHome(passphrase: "other")
         defer { other.cleanup() }
-        _ = try await cipher("status", in: other.url, passphrase: "other", keep: "0")
-        let params = home.file("keystore.params")
+        _ = try await session.cipher("status", in: other.url, passphrase: "other", keep: "0")
+        let params = session.home.appendingPathComponent("keystore.params")
         try FileManager.default.removeItem(at: params)
         try FileManager.default.copyItem(at: other.file("keystore.params"), to: params)
-        let stale = try await cipher("status", passphrase: nil)
+        let stale = try await session.cipher("status")
         #expect(stale.status == 2 && stale.stderr.contains("CIPHER_PASSPHRASE"), "\(stale.stderr)")
-        let rekeyed = try await cipher("status", "--json", passphrase: "other")
-        #expect((try rekeyed.json()["error"] as? [String: Any])?["kind"] as? String == "notPaired", "\(rekeyed.stderr)")
-        _ = try await cipher("lock", passphrase: nil)
+        let rekeyed = try await session.cipher("status", "--json", passphrase: "other")
+        #expect(try rekeyed.errorKind() == "notPaired", "\(rekeyed.stderr)")
+        _ = try await session.cipher("lock")
     }
 
     @Test("A station gone from its address: a few words, what was tried and `cipher move`; --verbose for the details")
@@ -250,7 +266,7 @@ struct SessionCLITests {
         #expect(short.stderr.contains("Tried: finding its new address through its signed IPNS record"), "\(short.stderr)")
         #expect(short.stderr.contains("cipher move NEW-URL"), "\(short.stderr)")
         #expect(!short.stderr.contains("code "), "\(short.stderr)")
-        #expect((try short.json()["error"] as? [String: Any])?["kind"] as? String == "unreachable")
+        #expect(try short.errorKind() == "unreachable")
         let verbose = try await paired.cipher("status", "--verbose")
         #expect(verbose.status == 4)
         #expect(verbose.stderr.contains("no new endpoint found"), "\(verbose.stderr)")
@@ -267,7 +283,7 @@ struct SessionCLITests {
         let untrusted = try await paired.cipher("move", frontURL, "--json")
         #expect(untrusted.status == 3, "\(untrusted.stderr)")
         #expect(untrusted.stderr.contains("cipher move \(frontURL) --fingerprint"), "\(untrusted.stderr)")
-        #expect((try untrusted.json()["error"] as? [String: Any])?["presented_fingerprint"] as? String == front.pin.pinString)
+        #expect((try untrusted.jsonError())?["presented_fingerprint"] as? String == front.pin.pinString)
 
         let other = try StationEmulator()
         defer { other.stop() }

@@ -44,57 +44,44 @@ struct ExampleTests {
                           stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    /// The standard output of a successful run.
-    static func run(_ product: String, _ arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
-        let run = try await launch(product, arguments)
-        #expect(run.status == 0, "\(product) failed: \(run.stderr)", sourceLocation: sourceLocation)
-        return run.stdout
-    }
-
     /// Expects each of `lines` in `output`, each a check of its own.
     static func expect(_ output: String, toContain lines: [String], sourceLocation: SourceLocation = #_sourceLocation) {
         for line in lines { #expect(output.contains(line), "missing: \(line)", sourceLocation: sourceLocation) }
     }
 
-    @Test func postQuantumTour() async throws {
-        let output = try await Self.run("post-quantum-tour")
-        Self.expect(output, toContain: [
+    /// An example, lines its run prints, and any checks of its output the lines do not make.
+    struct Example: Sendable, CustomTestStringConvertible {
+        var product: String
+        var lines: [String]
+        var alsoCheck: @Sendable (String) -> Void = { _ in }
+        var testDescription: String { product }
+    }
+
+    /// Every example as it runs by default: the step examples against an embedded StationEmulator
+    /// (no --station argument).
+    static let steps: [Example] = [
+        Example(product: "post-quantum-tour", lines: [
             "ML-KEM-768: public key 1184 B, ciphertext 1088 B, shared secrets match: true",
             "reloaded 2400-byte key decapsulates too: true",
             // SHA3-256("cipher station"), computed independently with Python's hashlib.
             "f36dbec02a696b1acdde0b0a9d2fe173c485b396cb0c8e4bba0e11e66abe8a3d",
-        ])
-    }
-
-    // The step examples run against an embedded StationEmulator (no --station argument).
-
-    @Test func pairDevice() async throws {
-        let output = try await Self.run("pair-device")
-        #expect(output.range(of: #"paired device uid: examplelaptop-[0-9a-f]{8}\n"#, options: .regularExpression) != nil)
-        Self.expect(output, toContain: [
+        ]),
+        Example(product: "pair-device", lines: [
             "ML-KEM-768 public key: 1184 B",
             "ML-DSA-65 public key: 1952 B",
             "reloaded from the key store: true",
             "signed call accepted, followers: 0",
-        ])
-    }
-
-    @Test func signRequest() async throws {
-        let output = try await Self.run("sign-request")
-        Self.expect(output, toContain: [
+        ]) { output in
+            #expect(output.range(of: #"paired device uid: examplelaptop-[0-9a-f]{8}\n"#, options: .regularExpression) != nil)
+        },
+        Example(product: "sign-request", lines: [
             "canonical string fields: 7",
             // SHA-256 of the empty body, the value every GET signs.
             "body sha256 (empty body): e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
             "GET /followers, signed for /followers: HTTP 200",
             "GET /followers, signed for /following: HTTP 401",
-        ] + ["x-cipher-uid", "x-cipher-device", "x-cipher-ts", "x-cipher-nonce", "x-cipher-body-sha256", "x-cipher-sig"].map { "  \($0): " })
-    }
-
-    @Test func readManifest() async throws {
-        let output = try await Self.run("read-manifest")
-        #expect(output.range(of: #"manifest CID: Qm[1-9A-HJ-NP-Za-km-z]{44}"#, options: .regularExpression) != nil)
-        #expect(output.components(separatedBy: "audience self, envelopes Qm").count == 3)
-        Self.expect(output, toContain: [
+        ] + ["x-cipher-uid", "x-cipher-device", "x-cipher-ts", "x-cipher-nonce", "x-cipher-body-sha256", "x-cipher-sig"].map { "  \($0): " }),
+        Example(product: "read-manifest", lines: [
             "namespaces: drive\n",
             "decrypted: report.pdf",
             "decrypted: holiday.jpg",
@@ -102,23 +89,18 @@ struct ExampleTests {
             "streamed: report.pdf\nstreamed: holiday.jpg\n",
             "storage: drive has 2 posts",
             "removed: post holiday.jpg\nremoved: post report.pdf\n",
-        ])
-    }
-
-    @Test func openEnvelope() async throws {
-        let output = try await Self.run("open-envelope")
-        Self.expect(output, toContain: [
+        ]) { output in
+            #expect(output.range(of: #"manifest CID: Qm[1-9A-HJ-NP-Za-km-z]{44}"#, options: .regularExpression) != nil)
+            #expect(output.components(separatedBy: "audience self, envelopes Qm").count == 3)
+        },
+        Example(product: "open-envelope", lines: [
             // 2 + 1088 + 16 + 32 + 24 (nonce) bytes.
             "envelope: 1162 B, ML-KEM ciphertext length prefix 1088",
             "post key recovered: 32 B",
             #"metadata: {"filename":"secret.txt","mime_type":"text/plain","size_bytes":11}"#,
             "content: hello world",
-        ])
-    }
-
-    @Test func publishPost() async throws {
-        let output = try await Self.run("publish-post")
-        Self.expect(output, toContain: ["self", "specific", "all"].map { "published \($0): envelopes yes" } + [
+        ]),
+        Example(product: "publish-post", lines: ["self", "specific", "all"].map { "published \($0): envelopes yes" } + [
             "published public: envelopes none",
             "large post uploaded: all bytes",
             "profile: Publisher, posts things",
@@ -126,48 +108,45 @@ struct ExampleTests {
             "reshared diary.txt to all as a new post (old entry removed: true)",
             "the follower now reads: diary.txt, for-followers.txt, for-friend.txt, hello-world.txt\n",
             "the owner still downloads it: true",
-        ])
-    }
-
-    @Test func twoClients() async throws {
-        let output = try await Self.run("two-clients")
-        Self.expect(output, toContain: [
+        ]),
+        Example(product: "two-clients", lines: [
             "manifest namespace drive: 1 posts",
             "manifest namespace notes: 2 posts",
             "file app sees: taxes.pdf\n",
             "notes app sees: Shopping, Todo\n",
-        ])
-    }
-
-    @Test func readFollowed() async throws {
-        let output = try await Self.run("read-followed")
-        Self.expect(output, toContain: [
+        ]),
+        Example(product: "read-followed", lines: [
             "follow request: follow_request_pending_multi_device",
             "pending: true",
             "news.txt: shared with followers",
             "saved to a file: 21 bytes",
             "readable posts: 1 of 2",
-        ])
-        #expect(!output.contains("mine only"))  // the self post is not readable by the follower
-    }
-
-    @Test func syncFolder() async throws {
-        let output = try await Self.run("sync-folder")
-        Self.expect(output, toContain: [
+        ]) { output in
+            #expect(!output.contains("mine only"))  // the self post is not readable by the follower
+        },
+        Example(product: "sync-folder", lines: [
             "laptop: upload notes/todo.txt", "laptop: upload photo.jpg",
             "phone: download notes/todo.txt", "phone: download photo.jpg",
             "phone: upload notes/todo.txt",
             "laptop: download notes/todo.txt", "laptop: deleteRemote photo.jpg",
             "phone: deleteLocal photo.jpg",
             "folders match: true",
-        ])
-        #expect(!output.contains("in sync: false"))
+        ]) { output in
+            #expect(!output.contains("in sync: false"))
+        },
+    ]
+
+    @Test(arguments: steps)
+    func printsItsSteps(_ example: Example) async throws {
+        let run = try await Self.launch(example.product)
+        #expect(run.status == 0, "\(run.stderr)")
+        Self.expect(run.stdout, toContain: example.lines)
+        example.alsoCheck(run.stdout)
     }
 
     // Every example is a command-line tool: --help, and its station options.
 
-    static let all = ["post-quantum-tour", "pair-device", "sign-request", "read-manifest", "open-envelope", "publish-post", "sync-folder",
-                      "two-clients", "read-followed"]
+    static let all = steps.map(\.product)
 
     /// `--help` and `-h` print the usage and exit 0 before anything starts: with a station that
     /// does not exist given too, a run that started anything would fail.
@@ -246,28 +225,22 @@ struct ExampleTests {
         }
     }
 
-    /// A networked example and lines its run prints.
-    struct Networked: Sendable, CustomTestStringConvertible {
-        var product: String
-        var lines: [String]
-        var testDescription: String { product }
-    }
-
-    static let networked = [
-        Networked(product: "pair-device", lines: ["signed call accepted, followers: 0", "TLS key pin: sha256//"]),
-        Networked(product: "sign-request", lines: ["GET /followers, signed for /followers: HTTP 200", "GET /followers, signed for /following: HTTP 401"]),
-        Networked(product: "read-manifest", lines: ["posts: 2, skipped: 0", "removed: post report.pdf", "removed: post holiday.jpg"]),
-        Networked(product: "open-envelope", lines: ["post key recovered: 32 B", "content: hello world", "removed: post secret.txt"]),
-        Networked(product: "publish-post", lines: [
+    /// The networked examples (all but the post-quantum tour) and lines each prints against a TLS station.
+    static let networked: [Example] = [
+        Example(product: "pair-device", lines: ["signed call accepted, followers: 0", "TLS key pin: sha256//"]),
+        Example(product: "sign-request", lines: ["GET /followers, signed for /followers: HTTP 200", "GET /followers, signed for /following: HTTP 401"]),
+        Example(product: "read-manifest", lines: ["posts: 2, skipped: 0", "removed: post report.pdf", "removed: post holiday.jpg"]),
+        Example(product: "open-envelope", lines: ["post key recovered: 32 B", "content: hello world", "removed: post secret.txt"]),
+        Example(product: "publish-post", lines: [
             "the follower now reads: diary.txt, for-followers.txt, for-friend.txt, hello-world.txt\n", "the owner still downloads it: true",
             "removed: post large.bin", "removed: profile changes", "removed: follower ",
         ]),
-        Networked(product: "two-clients", lines: [
+        Example(product: "two-clients", lines: [
             "notes app sees: Shopping, Todo\n", "removed: post Todo",
             "left on the station: namespace notes, empty (the protocol has no call to remove a namespace)",
         ]),
-        Networked(product: "read-followed", lines: ["news.txt: shared with followers", "readable posts: 1 of 2", "removed: follower "]),
-        Networked(product: "sync-folder", lines: ["folders match: true", "removed: post todo.txt",
+        Example(product: "read-followed", lines: ["news.txt: shared with followers", "readable posts: 1 of 2", "removed: follower "]),
+        Example(product: "sync-folder", lines: ["folders match: true", "removed: post todo.txt",
                                                   "left on the station: namespace sync-example, empty"]),
     ]
 
@@ -275,7 +248,7 @@ struct ExampleTests {
     /// request pinned, its own requests included), removes what it created, and says that the
     /// device it paired stays.
     @Test(arguments: networked)
-    func overTLSLeavesNothingBehind(_ example: Networked) async throws {
+    func overTLSLeavesNothingBehind(_ example: Example) async throws {
         let station = try TLSStation()
         let profileBefore = station.emulator.manifest.clients["drive"]?.profile
         let run = try await station.run(example.product)

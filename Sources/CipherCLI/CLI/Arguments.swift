@@ -13,7 +13,8 @@ struct OptionSpec: Sendable {
 /// A command's syntax: what `--help` prints and what the parser accepts.
 struct CommandSpec: Sendable {
     var name: String
-    var usage: String
+    /// What follows the name in the usage line (`URL [--name NAME]`).
+    var arguments = ""
     var summary: String
     var options: [OptionSpec] = []
     var positionals: ClosedRange<Int> = 0...0
@@ -25,6 +26,9 @@ struct CommandSpec: Sendable {
         OptionSpec(names: ["--verbose"], help: "on failure, print every detail (transport, IPNS search) instead of the short words"),
         OptionSpec(names: ["--help", "-h"], help: "show this help"),
     ]
+
+    /// The usage line after `cipher`: the name and its arguments.
+    var usage: String { arguments.isEmpty ? name : name + " " + arguments }
 
     var helpText: String {
         var lines = ["usage: cipher \(usage)", "", summary]

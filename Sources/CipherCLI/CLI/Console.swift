@@ -26,13 +26,26 @@ struct Console: Sendable {
         FileHandle.standardError.write(Data((line.rendered + "\n").utf8))
     }
 
-    /// Prints `value` as the command's JSON document (only under `--json`).
+    /// Prints `value` as the command's JSON document (only under `--json`). Its keys are the
+    /// property names in snake case (`stationUID` is `station_uid`), so an output record
+    /// spells out a key only where it differs.
     func emit<Value: Encodable>(_ value: Value) {
         guard json else { return }
         let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(value) else { return }
         FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    /// `rows` under `header` as ``Format/table(_:_:)`` lays them out, each line escaped (cells hold
+    /// the station's strings); with no rows, the line `empty` if given.
+    func sayTable(_ header: [String], _ rows: [[String]], empty: TerminalText? = nil) {
+        guard !rows.isEmpty else {
+            if let empty { say(empty) }
+            return
+        }
+        for line in Format.table(header, rows) { say("\(line)") }
     }
 
     /// Reads one line from standard input (`nil` at end of input).
@@ -132,10 +145,9 @@ enum Format {
             return line
         }
     }
+}
 
-    static func milliseconds(since start: ContinuousClock.Instant) -> String {
-        let elapsed = ContinuousClock.now - start
-        let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        return String(format: "%.0f ms", ms)
-    }
+extension Duration {
+    /// The duration in seconds, fractions included.
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

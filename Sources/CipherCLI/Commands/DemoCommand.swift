@@ -9,7 +9,7 @@ import ContentAddressing
 /// `cipher demo`: the whole flow against an embedded emulator, step by step, with timings.
 enum DemoCommand: Command {
     static let spec = CommandSpec(
-        name: "demo", usage: "demo",
+        name: "demo",
         summary: "run the whole flow against an embedded station emulator, step by step, with timings")
 
     struct Step: Encodable {
@@ -27,8 +27,7 @@ enum DemoCommand: Command {
 
     /// The milliseconds from `start` to now.
     static func milliseconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        (ContinuousClock.now - start).inSeconds * 1000
     }
 
     /// Runs the steps in order, timing each and printing it as it finishes.

@@ -15,9 +15,9 @@ struct FileRow: Encodable {
     var createdAt: Int?
     var isPublic: Bool
 
+    /// The names `Console.emit` turns into snake case, but for `public` (the station's word for it).
     enum CodingKeys: String, CodingKey {
-        case postCID = "post_cid", envelopesCID = "envelopes_cid", audienceMode = "audience_mode", filename
-        case mimeType = "mime_type", sizeBytes = "size_bytes", createdAt = "created_at", isPublic = "public"
+        case postCID, envelopesCID, audienceMode, filename, mimeType, sizeBytes, createdAt, isPublic = "public"
     }
 
     init(postCID: String, envelopesCID: String?, audienceMode: String, filename: String?, mimeType: String?, sizeBytes: Int?,
@@ -67,13 +67,12 @@ struct FileRow: Encodable {
 struct SkippedRow: Encodable {
     var postCID: String
     var error: String
-    enum CodingKeys: String, CodingKey { case postCID = "post_cid", error }
 }
 
 /// `cipher ls`.
 enum ListCommand: Command {
     static let spec = CommandSpec(
-        name: "ls", usage: "ls [--namespace drive] [--manifest-order]", summary: "list the files (posts) of a namespace, newest first",
+        name: "ls", arguments: "[--namespace drive] [--manifest-order]", summary: "list the files (posts) of a namespace, newest first",
         options: [
             OptionSpec(names: ["--namespace"], help: "the manifest namespace to list (default: drive)", value: "NAME"),
             OptionSpec(names: ["--manifest-order"], help: "list in the manifest's order (oldest first) instead of by date, newest first"),
@@ -99,7 +98,6 @@ enum ListCommand: Command {
         var offline: Bool
         var posts: [FileRow]
         var skipped: [SkippedRow]
-        enum CodingKeys: String, CodingKey { case namespace, manifestCID = "manifest_cid", offline, posts, skipped }
     }
 
     static func run(_ context: CommandContext) async throws {
@@ -126,7 +124,7 @@ enum ListCommand: Command {
 /// `cipher put FILE`.
 enum PutCommand: Command {
     static let spec = CommandSpec(
-        name: "put", usage: "put FILE [--audience self|all|specific --to UID…] [--public] [--force]",
+        name: "put", arguments: "FILE [--audience self|all|specific --to UID…] [--public] [--force]",
         summary: "encrypt and upload a file (only you can read it unless --audience says otherwise)",
         options: audienceOptions + [
             OptionSpec(names: ["--public"], help: "publish UNENCRYPTED and permanently, readable by anyone (asks first on a terminal)"),
@@ -183,27 +181,17 @@ enum PutCommand: Command {
 /// `cipher get CID|NAME`.
 enum GetCommand: Command {
     static let spec = CommandSpec(
-        name: "get", usage: "get CID|NAME [-o FILE] [--force]", summary: "download and decrypt a file (NAME matches the filename exactly)",
+        name: "get", arguments: "CID|NAME [-o FILE] [--force]", summary: "download and decrypt a file (NAME matches the filename exactly)",
         options: [OptionSpec(names: ["--output", "-o"], help: "where to write it (default: its filename here; - for standard output)",
                              value: "FILE"),
                   OptionSpec(names: ["--force"], help: "replace the file if it exists (it is replaced only once the download verified)")],
         positionals: 1...1)
 
-    struct Output: Encodable {
-        var postCID: String
-        var filename: String?
-        var output: String
-        var sizeBytes: Int64
-        enum CodingKeys: String, CodingKey { case postCID = "post_cid", filename, output, sizeBytes = "size_bytes" }
-    }
-
     static func run(_ context: CommandContext) async throws {
-        let console = context.console
         let client = try await context.client()
         let listing = try await client.listPosts(as: DriveFileMetadata.self)
         let post = try DriveFiles.find(context.arguments.positionals[0], in: listing)
-        let (target, size) = try await DriveFiles.save(post, output: context.arguments.value("--output"), force: context.arguments.has("--force"),
-                                                        console: console) {
+        let saved = try await DriveFiles.save(post, context: context) {
             post.isPublic ? try await client.downloadPublic(postCID: post.postCID)
                 : try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
         } toFile: { destination, progress in
@@ -216,7 +204,7 @@ enum GetCommand: Command {
                                           plaintextSize: known, progress: progress)
             }
         }
-        console.emit(Output(postCID: post.postCID, filename: post.metadata?.filename, output: target, sizeBytes: size))
+        context.console.emit(saved)
     }
 }
 
@@ -224,7 +212,7 @@ enum GetCommand: Command {
 /// removes the old entry (the station's in-place share would destroy the file's bytes).
 enum ShareCommand: Command {
     static let spec = CommandSpec(
-        name: "share", usage: "share CID|NAME --audience self|all|specific [--to UID…]",
+        name: "share", arguments: "CID|NAME --audience self|all|specific [--to UID…]",
         summary: "give a file a new audience (published anew under a fresh key; the old entry is removed)",
         options: audienceOptions, positionals: 1...1)
 
@@ -234,10 +222,6 @@ enum ShareCommand: Command {
         var envelopesCID: String?
         var audienceMode: String
         var previousEntryRemoved: Bool
-        enum CodingKeys: String, CodingKey {
-            case postCID = "post_cid", previousPostCID = "previous_post_cid", envelopesCID = "envelopes_cid"
-            case audienceMode = "audience_mode", previousEntryRemoved = "previous_entry_removed"
-        }
     }
 
     static func run(_ context: CommandContext) async throws {
@@ -262,13 +246,12 @@ enum ShareCommand: Command {
 /// `cipher rm CID|NAME`.
 enum RemoveCommand: Command {
     static let spec = CommandSpec(
-        name: "rm", usage: "rm CID|NAME", summary: "remove a file from the manifest (copies already fetched stay fetched)",
+        name: "rm", arguments: "CID|NAME", summary: "remove a file from the manifest (copies already fetched stay fetched)",
         positionals: 1...1)
 
     struct Output: Encodable {
         var postCID: String
         var removed: Bool
-        enum CodingKeys: String, CodingKey { case postCID = "post_cid", removed }
     }
 
     static func run(_ context: CommandContext) async throws {

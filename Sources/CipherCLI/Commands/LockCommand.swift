@@ -5,16 +5,14 @@ import Foundation
 /// read earlier opens nothing.
 enum LockCommand: Command {
     static let spec = CommandSpec(
-        name: "lock", usage: "lock",
-        summary: "forget the unlocked key kept for this session and delete every session's copy (the next command asks)",
-        positionals: 0...0)
+        name: "lock",
+        summary: "forget the unlocked key kept for this session and delete every session's copy (the next command asks)")
 
     struct Output: Encodable {
         /// Whether a kept key was forgotten (none is kept after a time-out or an earlier `lock`).
         var forgot: Bool
         /// Whether this session can keep a key at all (a Linux kernel session keyring of this login's own).
         var sessionKeyring: Bool
-        enum CodingKeys: String, CodingKey { case forgot, sessionKeyring = "session_keyring" }
     }
 
     static func run(_ context: CommandContext) async throws {

@@ -6,7 +6,7 @@ import Transport
 /// on purpose, once the station there proves to be the paired one.
 enum MoveCommand: Command {
     static let spec = CommandSpec(
-        name: "move", usage: "move URL [--fingerprint sha256//BASE64]",
+        name: "move", arguments: "URL [--fingerprint sha256//BASE64]",
         summary: "point this device at the station's new address (checked: the same station uid and keys)",
         options: [.fingerprint(help: "the station's TLS key at the new address, as read on the station (a self-signed key)")],
         positionals: 1...1)
@@ -16,9 +16,6 @@ enum MoveCommand: Command {
         var previousEndpoint: String
         var stationUID: String
         var tlsPin: String?
-        enum CodingKeys: String, CodingKey {
-            case endpoint, previousEndpoint = "previous_endpoint", stationUID = "station_uid", tlsPin = "tls_pin"
-        }
     }
 
     static func run(_ context: CommandContext) async throws {

@@ -5,7 +5,7 @@ import Transport
 /// `cipher pair URL`: pairs this device with a station.
 enum PairCommand: Command {
     static let spec = CommandSpec(
-        name: "pair", usage: "pair URL [--name NAME] [--gateway URL] [--fingerprint sha256//BASE64] [--replace]",
+        name: "pair", arguments: "URL [--name NAME] [--gateway URL] [--fingerprint sha256//BASE64] [--replace]",
         summary: "pair this device with the station at URL (the PIN is in the station's log)",
         options: [
             OptionSpec(names: ["--replace"],
@@ -15,17 +15,6 @@ enum PairCommand: Command {
             .fingerprint(help: "the station's TLS key, read on the station (pins it without asking; see `cipher trust --help`)"),
         ],
         positionals: 1...1)
-
-    struct Output: Encodable {
-        var deviceUID: String
-        var stationUID: String
-        var endpoint: String
-        var tlsPin: String?
-        var endpointTrust: String
-        enum CodingKeys: String, CodingKey {
-            case deviceUID = "device_uid", stationUID = "station_uid", endpoint, tlsPin = "tls_pin", endpointTrust = "endpoint_trust"
-        }
-    }
 
     /// How a self-signed station's TLS key is trusted: `--fingerprint`, else `kept` (a key trusted
     /// before, so a changed one is refused), else asked on a terminal, else not at all.
@@ -79,16 +68,13 @@ enum PairCommand: Command {
             throw error
         }
         try context.home.saveSettings(settings)
-        let credentials = await client.credentials
-        console.say("paired as \(credentials.deviceUID) with station \(credentials.stationUID) at \(credentials.endpoint.absoluteString)")
-        let pin = await client.activePins.first
-        if let pin { console.say("TLS key pinned: \(pin.pinString)") }
+        let output = await PairingOutput(client)
+        console.say("paired as \(output.deviceUID) with station \(output.stationUID) at \(output.endpoint)")
+        if let pin = output.tlsPin { console.say("TLS key pinned: \(pin)") }
         if let backup {
             console.note("The previous credentials are kept as \(backup.name); `cipher restore-credentials \(backup.name)` brings them back.")
             console.note("The previous device \(backup.deviceUID) stays registered on its station; remove it there if it is no longer used.")
         }
-        console.emit(Output(deviceUID: credentials.deviceUID, stationUID: credentials.stationUID,
-                            endpoint: credentials.endpoint.absoluteString, tlsPin: pin?.pinString,
-                            endpointTrust: StatusCommand.trustName(credentials)))
+        console.emit(output)
     }
 }

@@ -5,7 +5,7 @@ import StationClient
 /// makes one the current credentials again (the current ones are kept as a backup in turn).
 enum RestoreCredentialsCommand: Command {
     static let spec = CommandSpec(
-        name: "restore-credentials", usage: "restore-credentials [BACKUP]",
+        name: "restore-credentials", arguments: "[BACKUP]",
         summary: "list the credentials `pair --replace` kept, or make BACKUP the current ones again",
         positionals: 0...1)
 
@@ -18,9 +18,7 @@ enum RestoreCredentialsCommand: Command {
             var deviceUID: String?
             var stationUID: String?
             var endpoint: String?
-            enum CodingKeys: String, CodingKey { case name, deviceUID = "device_uid", stationUID = "station_uid", endpoint }
         }
-        enum CodingKeys: String, CodingKey { case backups, restored, setAside = "set_aside" }
     }
 
     static func run(_ context: CommandContext) async throws {

@@ -8,7 +8,7 @@ import ContentAddressing
 /// `cipher followers [pending|approve UID|remove UID]`.
 enum FollowersCommand: Command {
     static let spec = CommandSpec(
-        name: "followers", usage: "followers [pending|approve UID|remove UID]",
+        name: "followers", arguments: "[pending|approve UID|remove UID]",
         summary: "list approved followers, pending requests, or approve/remove one", positionals: 0...2)
 
     struct Row: Encodable {
@@ -16,7 +16,6 @@ enum FollowersCommand: Command {
         var deviceUID: String?
         var alias: String?
         var endpoint: String?
-        enum CodingKeys: String, CodingKey { case uid, deviceUID = "device_uid", alias, endpoint }
     }
 
     struct ListOutput: Encodable {
@@ -36,12 +35,7 @@ enum FollowersCommand: Command {
         case (nil, _):
             let client = try await context.client()
             let rows = try await client.followers().map { Row(uid: $0.uid, alias: $0.alias, endpoint: $0.endpoint) }
-            if rows.isEmpty { console.say("no followers") }
-            if !rows.isEmpty {
-                for line in Format.table(["UID", "NAME", "ENDPOINT"], rows.map { [$0.uid, $0.alias ?? "-", $0.endpoint ?? "-"] }) {
-                    console.say("\(line)")
-                }
-            }
+            console.sayTable(["UID", "NAME", "ENDPOINT"], rows.map { [$0.uid, $0.alias ?? "-", $0.endpoint ?? "-"] }, empty: "no followers")
             console.emit(ListOutput(followers: rows))
         case ("pending", 1):
             let client = try await context.client()
@@ -60,7 +54,7 @@ enum FollowersCommand: Command {
                 let table = order.map { uid in
                     [uid, rows.first { $0.uid == uid }?.alias ?? "-", "\(devices[uid] ?? 0)"]
                 }
-                for line in Format.table(["UID", "NAME", "DEVICES"], table) { console.say("\(line)") }
+                console.sayTable(["UID", "NAME", "DEVICES"], table)
                 console.say("approve one with: cipher followers approve UID")
             }
             console.emit(ListOutput(pending: rows))
@@ -87,7 +81,7 @@ enum FollowersCommand: Command {
 /// `following.json`, for `cipher read` and `cipher following`.
 enum FollowCommand: Command {
     static let spec = CommandSpec(
-        name: "follow", usage: "follow URL [--fingerprint sha256//BASE64] [--gateway URL]",
+        name: "follow", arguments: "URL [--fingerprint sha256//BASE64] [--gateway URL]",
         summary: "ask the station at URL to let you follow it and record the follow on your station",
         options: [
             .fingerprint(help: "its TLS key, read on that station (pins it without asking; the key kept from an earlier follow otherwise)"),
@@ -103,7 +97,6 @@ enum FollowCommand: Command {
         var request: String
         var tlsPin: String?
         var gateway: String?
-        enum CodingKeys: String, CodingKey { case uid, endpoint, followerUID = "follower_uid", request, tlsPin = "tls_pin", gateway }
     }
 
     static func run(_ context: CommandContext) async throws {
@@ -140,9 +133,8 @@ enum FollowCommand: Command {
 /// its IPNS name) is kept in `following.json`.
 enum FollowingCommand: Command {
     static let spec = CommandSpec(
-        name: "following", usage: "following",
-        summary: "list the stations you follow and whether each approved you (awaiting approval, approved, removed, nothing known)",
-        positionals: 0...0)
+        name: "following",
+        summary: "list the stations you follow and whether each approved you (awaiting approval, approved, removed, nothing known)")
 
     struct Row: Encodable {
         var uid: String
@@ -152,9 +144,6 @@ enum FollowingCommand: Command {
         var explanation: String
         var gateway: String?
         var error: String?
-        enum CodingKeys: String, CodingKey {
-            case uid, endpoint, followerUID = "follower_uid", status, explanation, gateway, error
-        }
     }
 
     struct Output: Encodable {
@@ -182,19 +171,15 @@ enum FollowingCommand: Command {
             rows.append(row)
         }
         let console = context.console
-        if rows.isEmpty { console.say("not following any station from this device (cipher follow URL)") }
-        if !rows.isEmpty {
-            for line in Format.table(["UID", "ENDPOINT", "STATUS"], rows.map { [$0.uid, $0.endpoint, $0.explanation] }) {
-                console.say("\(line)")
-            }
-        }
+        console.sayTable(["UID", "ENDPOINT", "STATUS"], rows.map { [$0.uid, $0.endpoint, $0.explanation] },
+                         empty: "not following any station from this device (cipher follow URL)")
         console.emit(Output(following: rows))
     }
 }
 
 /// `cipher unfollow UID`.
 enum UnfollowCommand: Command {
-    static let spec = CommandSpec(name: "unfollow", usage: "unfollow UID|URL", summary: "stop following a station (by its uid or its URL)",
+    static let spec = CommandSpec(name: "unfollow", arguments: "UID|URL", summary: "stop following a station (by its uid or its URL)",
                                   positionals: 1...1)
 
     struct Output: Encodable {
@@ -227,7 +212,7 @@ enum UnfollowCommand: Command {
 /// `cipher read URL [--get NAME|CID [-o FILE]]`.
 enum ReadCommand: Command {
     static let spec = CommandSpec(
-        name: "read", usage: "read URL [--gateway URL] [--fingerprint sha256//BASE64] [--namespace drive] [--get NAME|CID [-o FILE] [--force]]",
+        name: "read", arguments: "URL [--gateway URL] [--fingerprint sha256//BASE64] [--namespace drive] [--get NAME|CID [-o FILE] [--force]]",
         summary: "list the posts a followed station shares with you, or download one",
         options: [
             OptionSpec(names: ["--gateway"], help: "the IPFS gateway to read it through (default: the gateway given at pairing)", value: "URL"),
@@ -247,16 +232,6 @@ enum ReadCommand: Command {
         var skipped: [SkippedRow]
         /// When nothing is listed: where the follower stands (`awaitingApproval`, `approved`, …), when known.
         var followStatus: String?
-        enum CodingKeys: String, CodingKey { case station, followerUID = "follower_uid", posts, skipped, followStatus = "follow_status" }
-    }
-
-    struct GetOutput: Encodable {
-        var station: String
-        var postCID: String
-        var filename: String?
-        var output: String
-        var sizeBytes: Int64
-        enum CodingKeys: String, CodingKey { case station, postCID = "post_cid", filename, output, sizeBytes = "size_bytes" }
     }
 
     static func run(_ context: CommandContext) async throws {
@@ -341,19 +316,14 @@ enum ReadCommand: Command {
     /// `--get`: finds the post by CID or exact filename and downloads it (to a file with progress, or standard output).
     static func get(_ reference: String, from url: URL, reader: FollowedStationReader, namespace: String,
                     context: CommandContext) async throws {
-        let console = context.console
         let listing = try await reader.listPosts(of: .endpoint(url), namespace: namespace, as: DriveFileMetadata.self)
-        let found = try DriveFiles.find(reference, in: listing.posts)
-        guard let item = listing.posts.first(where: { $0.postCID == found.postCID }) else {
-            throw CLIError.failure("no post \(reference) shared with you")
-        }
-        let (target, size) = try await DriveFiles.save(item, output: context.arguments.value("--output"),
-                                                        force: context.arguments.has("--force"), console: console) {
+        let item = try DriveFiles.find(reference, in: listing.posts)
+        var saved = try await DriveFiles.save(item, context: context) {
             try await reader.download(item)
         } toFile: { destination, progress in
             try await reader.download(item, to: destination, progress: progress)
         }
-        console.emit(GetOutput(station: url.absoluteString, postCID: item.postCID, filename: item.metadata?.filename, output: target,
-                               sizeBytes: size))
+        saved.station = url.absoluteString
+        context.console.emit(saved)
     }
 }

@@ -4,53 +4,59 @@ import Transport
 
 /// `cipher status`: what this device is paired with and how the station is.
 enum StatusCommand: Command {
-    static let spec = CommandSpec(name: "status", usage: "status",
+    static let spec = CommandSpec(name: "status",
                                   summary: "station URL, uids, health, post count and the TLS fingerprint in use")
-
-    struct Output: Encodable {
-        var endpoint: String
-        var stationUID: String
-        var deviceUID: String
-        var health: String
-        var posts: Int
-        var drivePosts: Int
-        var tlsFingerprint: String?
-        var tlsPin: String?
-        var endpointTrust: String
-        enum CodingKeys: String, CodingKey {
-            case endpoint, stationUID = "station_uid", deviceUID = "device_uid", health, posts
-            case drivePosts = "drive_posts", tlsFingerprint = "tls_fingerprint", tlsPin = "tls_pin", endpointTrust = "endpoint_trust"
-        }
-    }
 
     static func run(_ context: CommandContext) async throws {
         let client = try await context.client()
         let health = try await client.health()
         let profile = try await client.profile()
         await context.adoptIPNSKeyIfNew(client)
-        let credentials = await client.credentials
         let fingerprint = try await client.presentedFingerprint().map { "\($0)" }
-        let pin = await client.activePins.first
-        let output = Output(
-            endpoint: credentials.endpoint.absoluteString, stationUID: credentials.stationUID, deviceUID: credentials.deviceUID,
-            health: health.status, posts: profile.manifestPostsTotal,
-            drivePosts: profile.manifestPostsByClient[DriveFiles.namespace] ?? 0, tlsFingerprint: fingerprint,
-            tlsPin: pin?.pinString, endpointTrust: trustName(credentials))
+        let drivePosts = profile.manifestPostsByClient[DriveFiles.namespace] ?? 0
+        var output = await PairingOutput(client)
+        output.health = health.status
+        output.posts = profile.manifestPostsTotal
+        output.drivePosts = drivePosts
+        output.tlsFingerprint = fingerprint
         let console = context.console
         console.say("station:  \(output.endpoint) (uid \(output.stationUID))")
         console.say("device:   \(output.deviceUID)")
-        console.say("health:   \(output.health)")
-        console.say("posts:    \(output.posts) (\(output.drivePosts) in drive)")
+        console.say("health:   \(health.status)")
+        console.say("posts:    \(profile.manifestPostsTotal) (\(drivePosts) in drive)")
         console.say("TLS:      \(fingerprint.map { "public key \($0)" } ?? "none (plain http)")")
-        if credentials.endpoint.scheme == "https" {
-            console.say("trust:    \(pin.map { "pinned \($0.pinString)" } ?? "certificate authorities (no pin)")")
+        if output.endpointTrust != PairingOutput.plainHTTP {
+            console.say("trust:    \(output.tlsPin.map { "pinned \($0)" } ?? "certificate authorities (no pin)")")
         }
         console.emit(output)
     }
+}
 
-    /// How the endpoint is trusted, for `--json`: `pinned_key`, `certificate_authority` or `plain_http`.
-    static func trustName(_ credentials: DeviceCredentials) -> String {
-        guard credentials.endpoint.scheme == "https" else { return "plain_http" }
-        return credentials.endpointTrust.rawValue
+/// This device's pairing as `pair` and `status` print it under `--json`; the fields only `status`
+/// reads stay `nil` for `pair`, so its document has none of them.
+struct PairingOutput: Encodable {
+    var deviceUID: String
+    var stationUID: String
+    var endpoint: String
+    var tlsPin: String?
+    /// How the endpoint is trusted: `pinned_key`, `certificate_authority` or ``plainHTTP`` (the
+    /// station's certificate is never looked at over `http`).
+    var endpointTrust: String
+    var health: String?
+    var posts: Int?
+    var drivePosts: Int?
+    var tlsFingerprint: String?
+
+    /// `endpointTrust` for an `http` endpoint.
+    static let plainHTTP = "plain_http"
+
+    /// The pairing of `client`, with the TLS key it pins now.
+    init(_ client: StationClient) async {
+        let credentials = await client.credentials
+        deviceUID = credentials.deviceUID
+        stationUID = credentials.stationUID
+        endpoint = credentials.endpoint.absoluteString
+        tlsPin = await client.activePins.first?.pinString
+        endpointTrust = credentials.endpoint.scheme == "https" ? credentials.endpointTrust.rawValue : Self.plainHTTP
     }
 }

@@ -6,7 +6,7 @@ import Transport
 /// `cipher sync DIR`: two-way sync of a folder with the `drive` namespace (see DriveSync).
 enum SyncCommand: Command {
     static let spec = CommandSpec(
-        name: "sync", usage: "sync DIR [--dry-run] [--max-delete N]",
+        name: "sync", arguments: "DIR [--dry-run] [--max-delete N]",
         summary: "keep a folder and the drive in step, both ways (plan first; conflicts kept as copies; deletions to DIR/.cipher-sync/trash)",
         options: [
             OptionSpec(names: ["--dry-run", "-n"], help: "show the plan and change nothing"),
@@ -22,9 +22,6 @@ enum SyncCommand: Command {
         var sizeBytes: Int64
         var conflictCopy: String?
         var reason: String
-        enum CodingKeys: String, CodingKey {
-            case action, path, sizeBytes = "size_bytes", conflictCopy = "conflict_copy", reason
-        }
 
         init(_ action: SyncAction) {
             self.action = action.kind.description
@@ -62,10 +59,6 @@ enum SyncCommand: Command {
         var deletions: Int
         var deletionLimit: Int
         var resumedActions: Int
-        enum CodingKeys: String, CodingKey {
-            case actions, skipped, uploadBytes = "upload_bytes", downloadBytes = "download_bytes", deletions
-            case deletionLimit = "deletion_limit", resumedActions = "resumed_actions"
-        }
     }
 
     struct OutcomeOutput: Encodable {
@@ -73,7 +66,6 @@ enum SyncCommand: Command {
         var failures: [FailureRow]
         var bytes: Int64
         var seconds: Double
-        enum CodingKeys: String, CodingKey { case completed, failures, bytes, seconds }
     }
 
     struct Output: Encodable {
@@ -85,10 +77,6 @@ enum SyncCommand: Command {
         var inSync: Bool
         var waitingForDecision: Bool
         var exitCode: Int32
-        enum CodingKeys: String, CodingKey {
-            case folder, namespace, dryRun = "dry_run", plan, outcome, inSync = "in_sync", waitingForDecision = "waiting_for_decision"
-            case exitCode = "exit_code"
-        }
     }
 
     static func run(_ context: CommandContext) async throws {
@@ -144,7 +132,7 @@ enum SyncCommand: Command {
         line?.finish()
 
         for failure in report.failures { console.note("failed: \(failure.action) \(failure.path): \(failure.message)") }
-        let seconds = Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
+        let seconds = report.duration.inSeconds
         let failed = report.failures.isEmpty ? "" : "; \(report.failures.count) failed (the next sync tries again)"
         let took = String(format: "%.1f s", seconds)
         console.say("done: \(report.completed.count) of \(plan.actions.count) actions, \(Format.bytes(report.byteCount)) in \(took)\(trusted: failed)")
@@ -181,9 +169,7 @@ enum SyncCommand: Command {
             [action.kind.description, Format.bytes(action.byteCount),
              TerminalText.escapingControlCharacters(in: action.path + (action.conflictCopyPath.map { " → \($0)" } ?? "")), action.reason]
         }
-        if !rows.isEmpty {
-            for line in Format.table(["ACTION", "SIZE", "PATH", "WHY"], rows) { console.say(TerminalText(trusted: line)) }
-        }
+        console.sayTable(["ACTION", "SIZE", "PATH", "WHY"], rows)
         let count = { (kind: SyncAction.Kind) in plan.actions.filter { $0.kind == kind }.count }
         let skipped = plan.skipped.isEmpty ? "" : ", \(plan.skipped.count) skipped"
         console.say("""

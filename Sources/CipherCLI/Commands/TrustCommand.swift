@@ -5,10 +5,9 @@ import Transport
 /// `cipher trust --fingerprint PIN`: pins the station's TLS key anew, on purpose (after it changed).
 enum TrustCommand: Command {
     static let spec = CommandSpec(
-        name: "trust", usage: "trust --fingerprint sha256//BASE64",
+        name: "trust", arguments: "--fingerprint sha256//BASE64",
         summary: "pin the station's TLS key anew after it changed (read the fingerprint on the station)",
-        options: [.fingerprint(help: "the key the station presents now, as read on the station")],
-        positionals: 0...0)
+        options: [.fingerprint(help: "the key the station presents now, as read on the station")])
 
     /// The command that prints a station's fingerprint, run where `run.py` keeps `cert.pem`.
     static let fingerprintCommand =
@@ -18,7 +17,6 @@ enum TrustCommand: Command {
         var endpoint: String
         var tlsPin: String
         var previousPin: String?
-        enum CodingKeys: String, CodingKey { case endpoint, tlsPin = "tls_pin", previousPin = "previous_pin" }
     }
 
     static func run(_ context: CommandContext) async throws {

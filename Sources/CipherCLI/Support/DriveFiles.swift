@@ -31,15 +31,27 @@ enum DriveFiles {
         !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
     }
 
-    /// Downloads `post` where `-o` says (`get`, `read --get`): `-` writes the bytes `toMemory`
-    /// fetches to standard output; otherwise `toFile` writes the file (by default its stored
-    /// filename in the current directory) with a progress bar. Returns where it went and its size.
+    /// A downloaded post as `get` and `read --get` print it under `--json`.
+    struct Saved: Encodable {
+        var postCID: String
+        var filename: String?
+        /// Where it went: a path, or `-` for standard output.
+        var output: String
+        var sizeBytes: Int64
+        /// For `read --get`: the followed station it came from.
+        var station: String?
+    }
+
+    /// Downloads `post` where `-o` says (`get`, `read --get`, with `--force`): `-` writes the bytes
+    /// `toMemory` fetches to standard output; otherwise `toFile` writes the file (by default its
+    /// stored filename in the current directory) with a progress bar.
     ///
     /// - Throws: a failure when the stored filename, with no `-o`, is not a plain name.
     static func save(
-        _ post: ListedPost<DriveFileMetadata>, output: String?, force: Bool, console: Console, toMemory: () async throws -> Data,
+        _ post: ListedPost<DriveFileMetadata>, context: CommandContext, toMemory: () async throws -> Data,
         toFile: (URL, ProgressHandler?) async throws -> Void
-    ) async throws -> (target: String, size: Int64) {
+    ) async throws -> Saved {
+        let (output, console) = (context.arguments.value("--output"), context.console)
         let name = post.metadata?.filename ?? post.postCID
         let target = output ?? name
         // The stored filename is the station's data: it never picks a directory or (being "-")
@@ -50,11 +62,11 @@ enum DriveFiles {
         if output == "-" {
             let bytes = try await toMemory()
             FileHandle.standardOutput.write(bytes)
-            return (target, Int64(bytes.count))
+            return Saved(postCID: post.postCID, filename: post.metadata?.filename, output: target, sizeBytes: Int64(bytes.count))
         }
         // Nothing the user has is overwritten without asking (a dangling symlink counts as there).
         var status = stat()
-        if !force, lstat(target, &status) == 0 {
+        if !context.arguments.has("--force"), lstat(target, &status) == 0 {
             throw CLIError.failure("\(target) already exists; add --force to replace it, or choose another name with -o FILE")
         }
         let destination = URL(fileURLWithPath: target)
@@ -62,7 +74,7 @@ enum DriveFiles {
         console.finishProgress()
         let size = ((try? FileManager.default.attributesOfItem(atPath: destination.path)[.size]) as? NSNumber)?.int64Value ?? 0
         console.say("saved \(name) (\(Format.bytes(size))) to \(target)")
-        return (target, size)
+        return Saved(postCID: post.postCID, filename: post.metadata?.filename, output: target, sizeBytes: size)
     }
 
     /// The one post whose CID is `reference` or whose metadata `filename` is exactly `reference`.

@@ -45,23 +45,34 @@ struct Home: Sendable {
     var settingsURL: URL { directory.appendingPathComponent("cipher.json") }
 
     func loadSettings() throws(CLIError) -> CLISettings {
-        guard let data = try? Data(contentsOf: settingsURL) else { return CLISettings() }
-        do {
-            return try JSONDecoder().decode(CLISettings.self, from: data)
-        } catch {
-            throw .failure("\(settingsURL.path) is damaged: \(error)")
-        }
+        try load(CLISettings.self, from: settingsURL) ?? CLISettings()
     }
 
     func saveSettings(_ settings: CLISettings) throws(CLIError) {
+        try save(settings, to: settingsURL)
+    }
+
+    /// The JSON file at `url` read as `Value`, or `nil` when there is none.
+    private func load<Value: Decodable>(_ type: Value.Type, from url: URL) throws(CLIError) -> Value? {
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw .failure("\(url.path) is damaged: \(error)")
+        }
+    }
+
+    /// Writes `value` as JSON to `url` (atomically: a temporary file renamed over the old one),
+    /// making the home (owner only) first.
+    private func save(_ value: some Encodable, to url: URL) throws(CLIError) {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            try encoder.encode(settings).write(to: settingsURL, options: .atomic)
+            try encoder.encode(value).write(to: url, options: .atomic)
         } catch {
-            throw .failure("cannot write \(settingsURL.path): \(error)")
+            throw .failure("cannot write \(url.path): \(error)")
         }
     }
 
@@ -70,12 +81,7 @@ struct Home: Sendable {
 
     /// The followed stations kept by `cipher follow` (none when the file does not exist).
     func loadFollowing() throws(CLIError) -> [FollowedStationHandle] {
-        guard let data = try? Data(contentsOf: followingURL) else { return [] }
-        do {
-            return try JSONDecoder().decode(FollowingFile.self, from: data).following
-        } catch {
-            throw .failure("\(followingURL.path) is damaged: \(error)")
-        }
+        try load(FollowingFile.self, from: followingURL)?.following ?? []
     }
 
     /// The kept handle of the station at `url`, if `cipher follow` followed it.
@@ -99,15 +105,7 @@ struct Home: Sendable {
     }
 
     private func saveFollowing(_ handles: [FollowedStationHandle]) throws(CLIError) {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            try encoder.encode(FollowingFile(following: handles)).write(to: followingURL, options: .atomic)
-        } catch {
-            throw .failure("cannot write \(followingURL.path): \(error)")
-        }
+        try save(FollowingFile(following: handles), to: followingURL)
     }
 
     /// Whether two endpoint URLs name the same station: scheme and host case-insensitively, the
