@@ -37,11 +37,14 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     dependencies: [.package(name: "swift-cipher-station", path: "..", traits: appleConfiguration ? [] : [.defaults])],
     targets: [
+        // What both benchmarks read of their own process (CPU time, peak memory).
+        .target(name: "BenchmarkSupport", path: "BenchmarkSupport"),
         // The hot paths (post-quantum, classical, manifest, transport), median time per operation.
         .executableTarget(
             name: "cipher-bench",
             dependencies: ["PQCrypto", "ClassicalCrypto", "SHA2", "Envelope", "Signing", "Manifest", "OrderedJSON", "ContentAddressing",
                            "Transport", "LoopbackHTTP"].map(sdk)
+                + ["BenchmarkSupport"]
                 + [.product(name: "CurlTransport", package: "swift-cipher-station", condition: .when(platforms: curlPlatforms))],
             path: "CipherBench",
             packageAccess: false,
@@ -52,6 +55,7 @@ let package = Package(
             name: "station-client-bench",
             dependencies: ["StationClient", "DriveSync", "URLSessionTransport", "Transport", "Envelope", "Signing", "ClassicalCrypto", "SHA2", "PQCrypto",
                            "Manifest", "OrderedJSON", "ContentAddressing"].map(sdk)
+                + ["BenchmarkSupport"]
                 + [.product(name: "CurlTransport", package: "swift-cipher-station", condition: .when(platforms: curlPlatforms))],
             path: "StationClientBench",
             packageAccess: false,

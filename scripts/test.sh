@@ -20,27 +20,22 @@ if [ ! -x "$venv/bin/python3" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" 
 fi
 export CIPHER_INTEROP_PYTHON="$PWD/$venv/bin/python3"
 
+# The checks of what the compiler cannot see; each first proves it catches what it plants in a copy.
+check() {  # WHAT SCRIPT
+    phase "$1 (scripts/$2)"
+    python3 "scripts/$2" --self-test
+    python3 "scripts/$2"
+}
 # Apple platforms are built by construction: every Linux-only call has its Darwin branch.
-phase "platform guards (scripts/check_platform_guards.py)"
-python3 scripts/check_platform_guards.py --self-test
-python3 scripts/check_platform_guards.py
-
+check "platform guards" check_platform_guards.py
 # The deployment floor (iOS 16 / macOS 13): no standard-library API from a newer Apple OS outside an
 # availability guard, checked against the toolchain's own interface files.
-phase "availability (scripts/check_availability.py)"
-python3 scripts/check_availability.py --self-test
-python3 scripts/check_availability.py
-python3 scripts/check_apple_dependencies.py --self-test
-python3 scripts/check_apple_dependencies.py
+check "availability" check_availability.py
+check "Apple platforms link only the OS's libraries" check_apple_dependencies.py
 # App Store Connect refuses code that calls a required-reason API no privacy manifest declares.
-echo "==> privacy manifests (scripts/check_privacy_manifests.py)"
-python3 scripts/check_privacy_manifests.py --self-test
-python3 scripts/check_privacy_manifests.py
-
+check "privacy manifests" check_privacy_manifests.py
 # The module graph: the README's architecture table is the graph as built, and nothing points up.
-phase "module graph (scripts/check_module_graph.py)"
-python3 scripts/check_module_graph.py --self-test
-python3 scripts/check_module_graph.py
+check "module graph" check_module_graph.py
 
 # Every Swift snippet of the README and the documentation becomes a file of the SnippetTests
 # target, which the `swift test` below compiles (package snippets are loaded against this package).

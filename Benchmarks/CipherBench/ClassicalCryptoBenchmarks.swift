@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Envelope
 import Foundation
 import PQCrypto
@@ -206,13 +207,5 @@ func signingBenchmarks() -> [TimedOperation] {
     ]
 }
 
-/// Peak resident memory so far, in KiB (Linux `ru_maxrss` unit).
-func peakResidentKiB() -> Int {
-    var usage = rusage()
-    #if os(Linux)
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    #else
-    getrusage(RUSAGE_SELF, &usage)
-    #endif
-    return Int(usage.ru_maxrss)
-}
+/// Peak resident memory so far, in KiB.
+func peakResidentKiB() -> Int { ResourceUsage.peakResidentBytes() / 1024 }

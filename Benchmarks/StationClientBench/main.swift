@@ -1,6 +1,7 @@
 #if canImport(CCurl)
 import CurlTransport
 #endif
+import BenchmarkSupport
 import Envelope
 import Foundation
 import Manifest
@@ -83,16 +84,7 @@ func cpuSeconds() -> Double {
 }
 
 /// This process's user and system CPU time in seconds, separately.
-func cpuSplit() -> (user: Double, system: Double) {
-    var usage = rusage()
-    #if os(Linux)
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    #else
-    getrusage(RUSAGE_SELF, &usage)
-    #endif
-    return (Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
-            Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6)
-}
+func cpuSplit() -> (user: Double, system: Double) { ResourceUsage.cpuSeconds() }
 
 /// Resets the kernel's peak-RSS mark for this process (Linux `clear_refs` 5; elsewhere the peak
 /// is the process's).
@@ -118,34 +110,18 @@ func releaseFreeHeap() {
     #endif
 }
 
-/// This process's resident set now, in bytes (`VmRSS`; 0 where not available).
-func currentRSS() -> Int {
-    #if os(Linux)
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        return (Int(line.filter(\.isNumber)) ?? 0) * 1024
-    }
-    return 0
-    #else
-    return 0
-    #endif
+/// A size line of `/proc/self/status` (`VmRSS:`, `VmHWM:`) in bytes; nil where there is none.
+func procStatusBytes(_ field: String) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    return status.split(separator: "\n").first { $0.hasPrefix(field) }.map { (Int($0.filter(\.isNumber)) ?? 0) * 1024 }
 }
 
-/// The peak resident set since the last reset, in bytes (`VmHWM`; `ru_maxrss` elsewhere).
-func peakRSS() -> Int {
-    #if os(Linux)
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-        let digits = line.filter(\.isNumber)
-        return (Int(digits) ?? 0) * 1024
-    }
-    return 0
-    #else
-    var usage = rusage()
-    getrusage(RUSAGE_SELF, &usage)
-    return Int(usage.ru_maxrss)  // bytes on Darwin
-    #endif
-}
+/// This process's resident set now, in bytes (`VmRSS`; 0 where not available).
+func currentRSS() -> Int { procStatusBytes("VmRSS:") ?? 0 }
+
+/// The peak resident set since the last reset, in bytes (`VmHWM`; the process's peak where there is
+/// no `/proc`).
+func peakRSS() -> Int { procStatusBytes("VmHWM:") ?? ResourceUsage.peakResidentBytes() }
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()

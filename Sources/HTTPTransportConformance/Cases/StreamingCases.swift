@@ -171,21 +171,35 @@ enum StreamingCases {
         try await c.eventually("the server seeing the connection close") { closed.value }
     }
 
+    /// The size of the progress cases' bodies.
+    static let progressSize = 4 * 1024 * 1024
+
+    /// Sends a request (a streamed upload of ``progressSize`` bytes when `uploading`, else a GET)
+    /// to a server answering ``progressSize`` pattern bytes in one write; returns every progress
+    /// report, in order, once the whole response is in.
+    static func reportedProgress(_ c: ConformanceContext, seed: UInt64, uploading: Bool) async throws -> [TransferProgress] {
+        let pattern = PatternBytes(seed: seed)
+        let server = try c.serve(TestHandlers.ok(body: pattern.bytes(offset: 0, count: progressSize)))
+        let reports = Locked<[TransferProgress]>([])
+        let options = TransferOptions(progress: { progress in reports.withLock { $0.append(progress) } })
+        let response = if uploading {
+            try await c.send(HTTPRequest(method: .post, url: server.url("/p")),
+                             body: .stream(HTTPBodyStream(length: Int64(progressSize), pattern.stream(count: Int64(progressSize)))),
+                             options: options)
+        } else {
+            try await c.send(HTTPRequest(method: .get, url: server.url("/large")), options: options)
+        }
+        try c.expectEqual(response.body.data?.count, progressSize, "the response body's size")
+        return reports.value
+    }
+
     static let progressIsReported = ConformanceCase(
         "progressIsReported",
         "Progress reaches the full upload and download sizes before send returns, announces both sizes, "
             + "ends with a complete report and never goes backwards."
     ) { c in
-        let size = 4 * 1024 * 1024
-        let pattern = PatternBytes(seed: 6)
-        let server = try c.serve(TestHandlers.ok(body: pattern.bytes(offset: 0, count: size)))
-        let reports = Locked<[TransferProgress]>([])
-        let options = TransferOptions(progress: { progress in reports.withLock { $0.append(progress) } })
-        let body = HTTPBodyStream(length: Int64(size), pattern.stream(count: Int64(size)))
-        let response = try await c.send(HTTPRequest(method: .post, url: server.url("/p")), body: .stream(body),
-                                        options: options)
-        try c.expectEqual(response.body.data?.count, size, "the response body's size")
-        let all = reports.value
+        let size = progressSize
+        let all = try await reportedProgress(c, seed: 6, uploading: true)
         try c.expectEqual(all.map(\.bytesSent).max(), Int64(size), "the most bytesSent reported")
         try c.expectEqual(all.map(\.bytesReceived).max(), Int64(size), "the most bytesReceived reported")
         try c.expect(all.contains { $0.expectedBytesToSend == Int64(size) }, "expectedBytesToSend",
@@ -205,14 +219,9 @@ enum StreamingCases {
         "A 4 MiB response the server writes in one call is received in steps: progress reports at least 8 "
             + "figures between none and all of it, as the bytes arrive."
     ) { c in
-        let size = 4 * 1024 * 1024
-        let pattern = PatternBytes(seed: 7)
-        let server = try c.serve(TestHandlers.ok(body: pattern.bytes(offset: 0, count: size)))
-        let reports = Locked<[TransferProgress]>([])
-        let options = TransferOptions(progress: { progress in reports.withLock { $0.append(progress) } })
-        let response = try await c.send(HTTPRequest(method: .get, url: server.url("/large")), options: options)
-        try c.expectEqual(response.body.data?.count, size, "the response body's size")
-        let between = Set(reports.value.map(\.bytesReceived).filter { $0 > 0 && $0 < Int64(size) })
+        let size = progressSize
+        let reports = try await reportedProgress(c, seed: 7, uploading: false)
+        let between = Set(reports.map(\.bytesReceived).filter { $0 > 0 && $0 < Int64(size) })
         try c.expect(between.count >= 8, "progress figures strictly between 0 and \(size) bytes received",
                      expected: "at least 8", got: "\(between.count)")
     }
