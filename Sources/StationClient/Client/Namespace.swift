@@ -11,7 +11,7 @@ extension StationClient {
     ///
     /// - Parameter namespace: the name as the app gives it.
     /// - Returns: the normalized name.
-    /// - Throws: ``StationClientError`` ``StationClientError/Kind/invalidNamespace`` for a name
+    /// - Throws: ``StationClientError`` `StationClientError.Kind.invalidNamespace` for a name
     ///   that is blank or holds a control character.
     public static func normalizedNamespace(_ namespace: String) throws(StationClientError) -> String {
         let trimmed = Manifest.namespaceName(for: namespace)

@@ -43,7 +43,7 @@ public struct StationClientConfiguration: Sendable {
     public var rewrapConcurrency: Int
     /// The most posts (in all namespaces together) a manifest read by this client may hold,
     /// counted while it is read: at the first post past it the reader stops, before any
-    /// `/rewrap`, and the listing fails with ``StationClientError/Kind/tooLarge`` whose
+    /// `/rewrap`, and the listing fails with `StationClientError.Kind.tooLarge` whose
     /// ``StationClientError/limit`` is this number; the offline view stays as it was. The
     /// manifest's bytes are bounded too, at 4 KiB per post plus 64 KiB (a longer answer fails
     /// with `.invalidResponse`). A listing makes at most one `/rewrap` call per post, so at most
@@ -65,7 +65,7 @@ public struct StationClientConfiguration: Sendable {
     public var maximumPostMetadataDepth: Int = ManifestLimits.defaultMaximumMetadataDepth
     /// The most memory, in bytes, reading one manifest may take (its entries, the text they keep
     /// and any JSON values built), charged as it is read: past it the reader stops and the
-    /// listing fails with ``StationClientError/Kind/tooLarge`` whose ``StationClientError/limit``
+    /// listing fails with `StationClientError.Kind.tooLarge` whose ``StationClientError/limit``
     /// is this number; the offline view stays as it was. A public post's metadata is kept as its
     /// JSON text, not built into a tree. Default 128 MiB (`ManifestLimits.defaultMaximumMemory`).
     public var maximumManifestMemory: Int = ManifestLimits.defaultMaximumMemory
@@ -73,7 +73,7 @@ public struct StationClientConfiguration: Sendable {
     /// when the listing parses them for its type (JSON, or an app's `Decodable` type; drive
     /// metadata is read from the text without a tree), charged value by value: a post whose
     /// metadata would pass it is skipped and reported in ``PostListing/skipped`` as
-    /// ``StationClientError/Kind/tooLarge``; the rest of the listing is read. Default
+    /// `StationClientError.Kind.tooLarge`; the rest of the listing is read. Default
     /// ``defaultMaximumListingMemory``.
     public var maximumListingMemory: Int = StationClientConfiguration.defaultMaximumListingMemory
     /// The default of ``maximumListingMemory``: 64 MiB.
@@ -126,7 +126,7 @@ public struct StationClientConfiguration: Sendable {
     /// Turns keys the app keeps itself back into keys when the client loads credentials or the
     /// follower identity that hold them by reference (``StationClient/load(configuration:)``,
     /// following). `nil` (the default) suffices for pure-Swift keys; loading a reference without
-    /// it throws ``StationClientError/Kind/keyStore``. Set it after creating the configuration;
+    /// it throws `StationClientError.Kind.keyStore`. Set it after creating the configuration;
     /// see <doc:KeepingDeviceKeys>.
     public var keyReferenceResolver: KeyReferenceResolver? = nil
     /// Where new device keys come from when pairing, following or

@@ -224,7 +224,7 @@ final class StationConnection: Sendable {
 }
 
 extension StationClientError {
-    /// The ``Kind/unreachable`` error for an answer that came from a tunnel in front of a dead
+    /// The `Kind.unreachable` error for an answer that came from a tunnel in front of a dead
     /// station (see ``StationConnection/isTunnelFailure(_:)``), or `nil` for any other answer.
     static func tunnel(_ response: HTTPResponse, operation: String) -> StationClientError? {
         guard StationConnection.isTunnelFailure(response) else { return nil }

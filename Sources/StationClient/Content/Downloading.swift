@@ -179,7 +179,7 @@ extension StationClient {
         }
     }
 
-    /// The error of a download the station failed with `stationError`: ``StationClientError/Kind/contentLost``
+    /// The error of a download the station failed with `stationError`: `StationClientError.Kind.contentLost`
     /// when the station has no such content (404) and the gateway, if one is configured, has not
     /// either (404 or 410); otherwise the gateway's error when it was tried, else the station's.
     /// The station's status and text are kept.

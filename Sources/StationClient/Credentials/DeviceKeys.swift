@@ -36,12 +36,12 @@ public struct DeviceKeys: Sendable {
 /// of a CryptoKit Secure Enclave key (a blob only that device's enclave can use) or a Keychain
 /// tag; the SDK stores it beside the key's public key and gives both back to the app's
 /// ``KeyReferenceResolver`` when loading. A key that is neither a pure-Swift key nor
-/// reference-storable cannot be saved (``StationClientError/Kind/keyStore``).
+/// reference-storable cannot be saved (`StationClientError.Kind.keyStore`).
 public protocol ReferenceStorableKey: Sendable {
     /// The opaque reference the app's ``KeyReferenceResolver`` turns back into this key.
     ///
     /// - Throws: when the reference cannot be produced; saving then fails with
-    ///   ``StationClientError/Kind/keyStore``.
+    ///   `StationClientError.Kind.keyStore`.
     var keyReference: Data { get throws }
 }
 
@@ -50,7 +50,7 @@ public protocol ReferenceStorableKey: Sendable {
 ///
 /// Each closure is given the reference the key produced and the public key stored with it, and
 /// returns the key. The SDK then checks that the returned key's public key is the stored one, and
-/// refuses another with ``StationClientError/Kind/keyStore``. Give it to
+/// refuses another with `StationClientError.Kind.keyStore`. Give it to
 /// ``DeviceCredentials/init(encoded:keyResolver:)``, ``FollowerIdentity/load(from:keyResolver:)``,
 /// or ``StationClientConfiguration/keyReferenceResolver`` (which ``StationClient/load(configuration:)``
 /// and following use).

@@ -12,7 +12,7 @@ import PQCrypto
 /// - ``factory(_:)``: the app's keys, such as Secure Enclave keys (see <doc:KeepingDeviceKeys>),
 ///   made by the app's closure each time new keys are needed.
 /// - ``refuseToGenerate``: no keys are made; a call that would make them throws
-///   ``StationClientError/Kind/refused`` whose ``StationClientError/operation`` names the call, so
+///   `StationClientError.Kind.refused` whose ``StationClientError/operation`` names the call, so
 ///   an app that must keep every key in hardware learns at once where it forgot to pass its own.
 ///
 ///     var configuration = StationClientConfiguration(namespace: "drive", keyStore: keys)
@@ -37,14 +37,14 @@ public struct KeyPolicy: Sendable, CustomStringConvertible {
 
     /// The app's keys, from `makeKeys` each time new keys are needed. To be saved, each key is a
     /// pure-Swift key or a ``ReferenceStorableKey``; an error `makeKeys` throws fails the call
-    /// with ``StationClientError/Kind/keyStore`` (the error is its
+    /// with `StationClientError.Kind.keyStore` (the error is its
     /// ``StationClientError/underlying``).
     public static func factory(_ makeKeys: @escaping @Sendable () throws -> DeviceKeys) -> KeyPolicy {
         KeyPolicy(.factory(makeKeys))
     }
 
     /// Never makes keys: a call that needs new keys the app did not pass throws
-    /// ``StationClientError/Kind/refused`` naming the call.
+    /// `StationClientError.Kind.refused` naming the call.
     public static var refuseToGenerate: KeyPolicy { KeyPolicy(.refuse) }
 
     /// The policy's name: `generatePureSwiftKeys`, `factory` or `refuseToGenerate`.

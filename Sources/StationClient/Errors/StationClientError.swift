@@ -8,104 +8,9 @@ import ContentAddressing
 ///
 /// Match on ``kind`` to decide what to do; show ``description`` in logs (it never contains secrets).
 public struct StationClientError: Error, Sendable, CustomStringConvertible {
-    /// What went wrong.
-    ///
-    /// A struct with static members rather than an enum, so a new kind in a later release does not
-    /// break an app's `switch`: match with `case .notFound:` as before, and end the `switch` with
-    /// `default:`. Kinds compare equal when they are the same kind; ``description`` is the kind's
-    /// name (`"notFound"`).
-    public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        private enum Code: String, Sendable, Hashable, CaseIterable {
-            case station, notFound, throttled, tooLarge, unauthorized, notShared, contentLost, localFile
-            case pinningUnsupported, unreachable, gateway, invalidResponse, integrity, refused, invalidNamespace
-            case notPaired, keyStore, cancelled, pairing, untrustedKey, keyChanged, tooSlow
-        }
-
-        private let code: Code
-
-        private init(_ code: Code) { self.code = code }
-
-        /// The kind's name, as written after the dot (`"notFound"`).
-        public var description: String { code.rawValue }
-
-        /// Every kind known to this version of the SDK, for an app's tests (that each kind has a
-        /// message for the user, say). A later version may add kinds: an app's `switch` still ends
-        /// with `default:`.
-        public static var knownValues: [Kind] { Code.allCases.map(Kind.init) }
-
-        /// The station answered with an error status that no other kind covers (a 400 for an
-        /// argument it rejects, a 5xx, or a 200 carrying `result.error`): see ``status`` and
-        /// ``stationMessage``.
-        public static let station = Kind(.station)
-        /// The station has no such thing (HTTP 404): an unknown post, follower, pending follower
-        /// or CID. Content a listed post should have is ``contentLost`` instead.
-        public static let notFound = Kind(.notFound)
-        /// The station is rate-limiting this client (HTTP 429): wait ``retryAfter`` (when the
-        /// station said, from its `Retry-After` header) and retry.
-        public static let throttled = Kind(.throttled)
-        /// Too large: the station refused the request's size (HTTP 413), or the SDK refused
-        /// before sending because the request or file would pass the station's limit; ``limit``
-        /// is that limit in bytes when known. Also a manifest holding more posts than
-        /// ``StationClientConfiguration/maximumManifestPosts`` (read no further, before any
-        /// `/rewrap`); ``limit`` is then that number of posts.
-        public static let tooLarge = Kind(.tooLarge)
-        /// The station refused this device's authentication (HTTP 401 or 403, after the SDK's
-        /// one retry for a stale clock): the device was revoked or its keys are not the station's.
-        public static let unauthorized = Kind(.unauthorized)
-        /// A followed station's post that was not shared with this follower: its envelope set
-        /// holds no envelope for this identity.
-        public static let notShared = Kind(.notShared)
-        /// The manifest lists the post but neither the station's `/content` nor the gateway has
-        /// its bytes (HTTP 404 from both), e.g. after the station's in-place share
-        /// (``StationClient/unsafeReshareInPlace(postCID:audience:namespace:)``) destroyed them.
-        public static let contentLost = Kind(.contentLost)
-        /// A local file cannot be read, created, written or moved into place; the path is in
-        /// ``message`` and the system error in ``underlying`` when there is one.
-        public static let localFile = Kind(.localFile)
-        /// The transport cannot enforce the TLS key pin this request needs (e.g. `URLSession` on
-        /// Linux); nothing was sent. Use a transport that pins (`CurlTransport`).
-        public static let pinningUnsupported = Kind(.pinningUnsupported)
-        /// No answer from the station: the network failed (see ``transportError``).
-        public static let unreachable = Kind(.unreachable)
-        /// An IPFS gateway failed: it answered with an error status (see ``status``), or it could
-        /// not be reached (``transportError`` is set). Bytes it served that fail verification are
-        /// ``integrity``; an invalid CID or IPNS name is ``refused`` before anything is sent.
-        public static let gateway = Kind(.gateway)
-        /// The answer could not be read as the expected shape, or was longer than any answer of
-        /// that call can be (then ``transportError`` has kind `.responseTooLarge`).
-        public static let invalidResponse = Kind(.invalidResponse)
-        /// Content or keys failed verification: a CID mismatch, an envelope or SecretBox that does not open.
-        public static let integrity = Kind(.integrity)
-        /// The request was refused locally before anything was sent: an invalid argument (a
-        /// malformed CID or IPNS name, a public post given a new audience, a post that is not
-        /// in the namespace). Size refusals are ``tooLarge``, file errors ``localFile``.
-        public static let refused = Kind(.refused)
-        /// The namespace is blank or holds a control character; nothing was sent (see
-        /// ``StationClient/StationClient/normalizedNamespace(_:)``).
-        public static let invalidNamespace = Kind(.invalidNamespace)
-        /// No credentials: the device is not paired, or the key store holds nothing under that name.
-        public static let notPaired = Kind(.notPaired)
-        /// The key store failed (wrong passphrase, unreadable or corrupt file, disk error).
-        public static let keyStore = Kind(.keyStore)
-        /// The task was cancelled.
-        public static let cancelled = Kind(.cancelled)
-        /// A pairing step failed; see ``pairingFailure``.
-        public static let pairing = Kind(.pairing)
-        /// The station presented a TLS key nobody accepted: a certificate no trusted authority
-        /// signed, with neither an expected fingerprint that matches nor a confirmation. The key
-        /// it presented, when it could be read, is ``presentedFingerprint``; an expected one that
-        /// did not match is ``expectedFingerprint``. Nothing was sent to the station.
-        public static let untrustedKey = Kind(.untrustedKey)
-        /// The station presents another TLS key than the key pinned at pairing (or re-trusted):
-        /// ``expectedFingerprint`` is the pin, ``presentedFingerprint`` the key now presented (when
-        /// it could be read). Nothing was sent; re-trust only on purpose, with
-        /// ``StationClient/trust(fingerprint:)``.
-        public static let keyChanged = Kind(.keyChanged)
-        /// A download ran past its deadline: the station sent its bytes slower on average than
-        /// ``StationClientConfiguration/minimumDownloadRate`` allows (after
-        /// ``StationClientConfiguration/downloadGracePeriod``), so it was stopped.
-        public static let tooSlow = Kind(.tooSlow)
-    }
+    /// What went wrong, without the details: compare it or `switch` over it (`case .notFound:`, ending
+    /// with `default:`).
+    public typealias Kind = ErrorKind<StationClientError>
 
     /// What went wrong.
     public var kind: Kind
@@ -114,24 +19,24 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     /// The HTTP status of the station's answer, when there was one.
     public var status: Int?
     /// The station's message (`detail`, `error` or `result.error` text), when there was one; for
-    /// ``Kind/gateway``, the gateway's, when it answered in one of those shapes.
+    /// `Kind.gateway`, the gateway's, when it answered in one of those shapes.
     public var stationMessage: String?
     /// A readable explanation of the failure.
     public var message: String
-    /// The pairing outcome, for ``Kind/pairing``.
+    /// The pairing outcome, for `Kind.pairing`.
     public var pairingFailure: PairingFailure?
-    /// The network failure, for ``Kind/unreachable``; the size limit an answer passed, for
-    /// ``Kind/invalidResponse``.
+    /// The network failure, for `Kind.unreachable`; the size limit an answer passed, for
+    /// `Kind.invalidResponse`.
     public var transportError: TransportError?
-    /// The TLS key pin that was expected, for ``Kind/keyChanged`` and ``Kind/untrustedKey``.
+    /// The TLS key pin that was expected, for `Kind.keyChanged` and `Kind.untrustedKey`.
     public var expectedFingerprint: PublicKeyFingerprint?
-    /// The TLS key the station presented, for ``Kind/keyChanged`` and ``Kind/untrustedKey``.
+    /// The TLS key the station presented, for `Kind.keyChanged` and `Kind.untrustedKey`.
     public var presentedFingerprint: PublicKeyFingerprint?
-    /// How long the station asked to wait before retrying, for ``Kind/throttled``: its
+    /// How long the station asked to wait before retrying, for `Kind.throttled`: its
     /// `Retry-After` header (delay seconds or an HTTP date; at most a year), `nil` when it sent
     /// none or one that does not parse.
     public var retryAfter: Duration?
-    /// The limit that was passed, for ``Kind/tooLarge``, when known: a size in bytes, or the most
+    /// The limit that was passed, for `Kind.tooLarge`, when known: a size in bytes, or the most
     /// posts for a manifest past ``StationClientConfiguration/maximumManifestPosts``.
     public var limit: Int64?
     /// The error that caused this one, if any.
@@ -159,7 +64,7 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     /// group, a helper taking a throwing closure): `error` itself when it is a
     /// `StationClientError`, which is every error the calls of this module throw; otherwise mapped
     /// the way the SDK maps what a transport, key store or decoder throws (a `TransportError` by
-    /// its kind, a cancellation as ``Kind/cancelled``, anything else as ``Kind/invalidResponse``).
+    /// its kind, a cancellation as `Kind.cancelled`, anything else as `Kind.invalidResponse`).
     ///
     /// - Parameters:
     ///   - error: the error caught.
@@ -192,9 +97,9 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     }
 
     /// An error for a station answer with an error status, reading the body's message in any of
-    /// the station's four shapes; the kind follows the status (401/403 ``Kind/unauthorized``,
-    /// 404 ``Kind/notFound``, 413 ``Kind/tooLarge``, 429 ``Kind/throttled`` with its
-    /// `Retry-After`, anything else ``Kind/station``).
+    /// the station's four shapes; the kind follows the status (401/403 `Kind.unauthorized`,
+    /// 404 `Kind.notFound`, 413 `Kind.tooLarge`, 429 `Kind.throttled` with its
+    /// `Retry-After`, anything else `Kind.station`).
     static func station(_ response: HTTPResponse, operation: String, now: Date = Date()) -> StationClientError {
         let body = response.body.data.map { [UInt8]($0) } ?? []
         let message = StationErrorBody.parse(body)?.message
@@ -234,17 +139,17 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
     /// The longest ``retryAfter`` a station's header can set: a year.
     static let maximumRetryAfterSeconds: Int64 = 365 * 24 * 3600
 
-    /// A local file error (``Kind/localFile``).
+    /// A local file error (`Kind.localFile`).
     static func localFile(_ message: String, operation: String, underlying: (any Error)? = nil) -> StationClientError {
         StationClientError(.localFile, operation: operation, message: message, underlying: underlying)
     }
 
-    /// A local size refusal (``Kind/tooLarge``) against `limit`; nothing was sent.
+    /// A local size refusal (`Kind.tooLarge`) against `limit`; nothing was sent.
     static func tooLarge(_ message: String, limit: Int64, operation: String) -> StationClientError {
         StationClientError(.tooLarge, operation: operation, message: message, limit: limit)
     }
 
-    /// An error for a gateway answer with an error status (``Kind/gateway``).
+    /// An error for a gateway answer with an error status (`Kind.gateway`).
     static func gateway(_ response: HTTPResponse, operation: String) -> StationClientError {
         let body = response.body.data.map { [UInt8]($0) } ?? []
         return StationClientError(
@@ -252,7 +157,7 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
             status: response.status, stationMessage: StationErrorBody.parse(body)?.message)
     }
 
-    /// Wraps an error of a gateway request: a network failure is ``Kind/gateway`` (with
+    /// Wraps an error of a gateway request: a network failure is `Kind.gateway` (with
     /// ``transportError``), anything else as ``wrap(_:operation:)`` has it.
     static func wrapGateway(_ error: any Error, operation: String) -> StationClientError {
         var wrapped = wrap(error, operation: operation)
@@ -304,46 +209,15 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
 /// details from ``attemptsLeft`` and ``stationMessage``. Two failures are equal when their kind and
 /// details are equal; compare ``kind`` to ask only what happened.
 public struct PairingFailure: Sendable, Hashable, CustomStringConvertible {
-    /// What happened, without the details. Kinds compare equal when they are the same kind;
-    /// ``description`` is the kind's name (`"wrongPIN"`).
-    public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        fileprivate enum Code: String, Sendable, Hashable, CaseIterable {
-            case wrongPIN, sessionGone, throttled, invalidKeys, invalidPINFormat, cancelledByUser
-        }
-
-        fileprivate let code: Code
-
-        fileprivate init(_ code: Code) { self.code = code }
-
-        /// The kind's name, as written after the dot (`"wrongPIN"`).
-        public var description: String { code.rawValue }
-
-        /// Every kind known to this version of the SDK, for an app's tests. A later version may
-        /// add kinds: an app's `switch` still ends with `default:`.
-        public static var knownValues: [Kind] { Code.allCases.map(Kind.init) }
-
-        /// `invalid PIN`: try again; ``PairingFailure/attemptsLeft`` counts the station's five
-        /// attempts per session locally.
-        public static let wrongPIN = Kind(.wrongPIN)
-        /// The session cannot be confirmed any more (expired, locked after five wrong PINs, not
-        /// pending, unknown pairing id): start again. ``PairingFailure/stationMessage`` is the
-        /// station's text.
-        public static let sessionGone = Kind(.sessionGone)
-        /// HTTP 429: too many pending sessions or too many failed attempts; wait and retry.
-        public static let throttled = Kind(.throttled)
-        /// The station rejected the device's public keys.
-        public static let invalidKeys = Kind(.invalidKeys)
-        /// The app's PIN closure returned something that is not 4–8 digits.
-        public static let invalidPINFormat = Kind(.invalidPINFormat)
-        /// The app cancelled by returning `nil` from the PIN closure.
-        public static let cancelledByUser = Kind(.cancelledByUser)
-    }
+    /// What happened, without the details: compare it or `switch` over it (`case .wrongPIN:`, ending
+    /// with `default:`).
+    public typealias Kind = ErrorKind<PairingFailure>
 
     /// What happened.
     public let kind: Kind
-    /// The attempts left in this session, for ``Kind/wrongPIN``.
+    /// The attempts left in this session, for `Kind.wrongPIN`.
     public let attemptsLeft: Int?
-    /// The station's text, for ``Kind/sessionGone``, ``Kind/throttled`` and ``Kind/invalidKeys``.
+    /// The station's text, for `Kind.sessionGone`, `Kind.throttled` and `Kind.invalidKeys`.
     public let stationMessage: String?
 
     private init(_ kind: Kind, attemptsLeft: Int? = nil, stationMessage: String? = nil) {
@@ -369,7 +243,7 @@ public struct PairingFailure: Sendable, Hashable, CustomStringConvertible {
     /// What happened and what to do, in words for people ("wrong PIN (4 attempts left)").
     public var description: String {
         let text = stationMessage ?? ""
-        switch kind.code {
+        switch kind {
         case .wrongPIN:
             let left = attemptsLeft ?? 0
             return "wrong PIN (\(left) \(left == 1 ? "attempt" : "attempts") left)"
@@ -378,6 +252,107 @@ public struct PairingFailure: Sendable, Hashable, CustomStringConvertible {
         case .invalidKeys: return "the station rejected the device's keys (\(text))"
         case .invalidPINFormat: return "a PIN is 4 to 8 digits"
         case .cancelledByUser: return "cancelled"
+        default: return "\(kind)"
         }
     }
+}
+
+extension ErrorKind where Failure == StationClientError {
+    /// The station answered with an error status that no other kind covers (a 400 for an
+    /// argument it rejects, a 5xx, or a 200 carrying `result.error`): see ``StationClientError/status`` and
+    /// ``StationClientError/stationMessage``.
+    public static var station: Self { Self() }
+    /// The station has no such thing (HTTP 404): an unknown post, follower, pending follower
+    /// or CID. Content a listed post should have is `.contentLost` instead.
+    public static var notFound: Self { Self() }
+    /// The station is rate-limiting this client (HTTP 429): wait ``StationClientError/retryAfter`` (when the
+    /// station said, from its `Retry-After` header) and retry.
+    public static var throttled: Self { Self() }
+    /// Too large: the station refused the request's size (HTTP 413), or the SDK refused
+    /// before sending because the request or file would pass the station's limit; ``StationClientError/limit``
+    /// is that limit in bytes when known. Also a manifest holding more posts than
+    /// ``StationClientConfiguration/maximumManifestPosts`` (read no further, before any
+    /// `/rewrap`); ``StationClientError/limit`` is then that number of posts.
+    public static var tooLarge: Self { Self() }
+    /// The station refused this device's authentication (HTTP 401 or 403, after the SDK's
+    /// one retry for a stale clock): the device was revoked or its keys are not the station's.
+    public static var unauthorized: Self { Self() }
+    /// A followed station's post that was not shared with this follower: its envelope set
+    /// holds no envelope for this identity.
+    public static var notShared: Self { Self() }
+    /// The manifest lists the post but neither the station's `/content` nor the gateway has
+    /// its bytes (HTTP 404 from both), e.g. after the station's in-place share
+    /// (``StationClient/unsafeReshareInPlace(postCID:audience:namespace:)``) destroyed them.
+    public static var contentLost: Self { Self() }
+    /// A local file cannot be read, created, written or moved into place; the path is in
+    /// ``StationClientError/message`` and the system error in ``StationClientError/underlying`` when there is
+    /// one.
+    public static var localFile: Self { Self() }
+    /// The transport cannot enforce the TLS key pin this request needs (e.g. `URLSession` on
+    /// Linux); nothing was sent. Use a transport that pins (`CurlTransport`).
+    public static var pinningUnsupported: Self { Self() }
+    /// No answer from the station: the network failed (see ``StationClientError/transportError``).
+    public static var unreachable: Self { Self() }
+    /// An IPFS gateway failed: it answered with an error status (see ``StationClientError/status``), or it
+    /// could not be reached (``StationClientError/transportError`` is set). Bytes it served that fail
+    /// verification are `.integrity`; an invalid CID or IPNS name is `.refused` before anything is sent.
+    public static var gateway: Self { Self() }
+    /// The answer could not be read as the expected shape, or was longer than any answer of
+    /// that call can be (then ``StationClientError/transportError`` has kind `.responseTooLarge`).
+    public static var invalidResponse: Self { Self() }
+    /// Content or keys failed verification: a CID mismatch, an envelope or SecretBox that does not open.
+    public static var integrity: Self { Self() }
+    /// The request was refused locally before anything was sent: an invalid argument (a
+    /// malformed CID or IPNS name, a public post given a new audience, a post that is not
+    /// in the namespace). Size refusals are `.tooLarge`, file errors `.localFile`.
+    public static var refused: Self { Self() }
+    /// The namespace is blank or holds a control character; nothing was sent (see
+    /// ``StationClient/StationClient/normalizedNamespace(_:)``).
+    public static var invalidNamespace: Self { Self() }
+    /// No credentials: the device is not paired, or the key store holds nothing under that name.
+    public static var notPaired: Self { Self() }
+    /// The key store failed (wrong passphrase, unreadable or corrupt file, disk error).
+    public static var keyStore: Self { Self() }
+    /// The task was cancelled.
+    public static var cancelled: Self { Self() }
+    /// A pairing step failed; see ``StationClientError/pairingFailure``.
+    public static var pairing: Self { Self() }
+    /// The station presented a TLS key nobody accepted: a certificate no trusted authority signed, with neither
+    /// an expected fingerprint that matches nor a confirmation. The key it presented, when it could be read, is
+    /// ``StationClientError/presentedFingerprint``; an expected one that did not match is
+    /// ``StationClientError/expectedFingerprint``. Nothing was sent to the station.
+    public static var untrustedKey: Self { Self() }
+    /// The station presents another TLS key than the key pinned at pairing (or re-trusted):
+    /// ``StationClientError/expectedFingerprint`` is the pin, ``StationClientError/presentedFingerprint`` the
+    /// key now presented (when it could be read). Nothing was sent; re-trust only on purpose, with
+    /// ``StationClient/trust(fingerprint:)``.
+    public static var keyChanged: Self { Self() }
+    /// A download ran past its deadline: the station sent its bytes slower on average than
+    /// ``StationClientConfiguration/minimumDownloadRate`` allows (after
+    /// ``StationClientConfiguration/downloadGracePeriod``), so it was stopped.
+    public static var tooSlow: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.station, .notFound, .throttled, .tooLarge, .unauthorized, .notShared, .contentLost, .localFile, .pinningUnsupported, .unreachable, .gateway, .invalidResponse, .integrity, .refused, .invalidNamespace, .notPaired, .keyStore, .cancelled, .pairing, .untrustedKey, .keyChanged, .tooSlow] }
+}
+
+extension ErrorKind where Failure == PairingFailure {
+    /// `invalid PIN`: try again; ``PairingFailure/attemptsLeft`` counts the station's five
+    /// attempts per session locally.
+    public static var wrongPIN: Self { Self() }
+    /// The session cannot be confirmed any more (expired, locked after five wrong PINs, not
+    /// pending, unknown pairing id): start again. ``PairingFailure/stationMessage`` is the
+    /// station's text.
+    public static var sessionGone: Self { Self() }
+    /// HTTP 429: too many pending sessions or too many failed attempts; wait and retry.
+    public static var throttled: Self { Self() }
+    /// The station rejected the device's public keys.
+    public static var invalidKeys: Self { Self() }
+    /// The app's PIN closure returned something that is not 4–8 digits.
+    public static var invalidPINFormat: Self { Self() }
+    /// The app cancelled by returning `nil` from the PIN closure.
+    public static var cancelledByUser: Self { Self() }
+    /// Every kind known to this version of the package, for an app's tests. A later version may
+    /// add kinds: a `switch` still ends with `default:`.
+    public static var knownValues: [Self] { [.wrongPIN, .sessionGone, .throttled, .invalidKeys, .invalidPINFormat, .cancelledByUser] }
 }

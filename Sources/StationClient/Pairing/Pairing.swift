@@ -22,7 +22,7 @@ public struct PairingPrompt: Sendable {
 /// trust an `https` station whose certificate no trusted authority signed (the self-signed one
 /// `run.py` makes). A certificate the transport trusts needs no decision and no pin.
 public enum StationKeyTrust: Sendable {
-    /// Trust only certificates a trusted authority signed; refuse any other (``StationClientError/Kind/untrustedKey``).
+    /// Trust only certificates a trusted authority signed; refuse any other (`StationClientError.Kind.untrustedKey`).
     case certificateAuthorityOnly
     /// Trust the station if it presents the key with this fingerprint (read on the station, or
     /// given out of band): nothing is asked.

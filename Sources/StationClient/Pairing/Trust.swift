@@ -9,7 +9,7 @@ extension StationClient {
     public var activePins: [PublicKeyFingerprint] { connection.origin.pins }
 
     /// Pins the station's TLS key anew, on purpose: after the station changed its key (every
-    /// request is refused with ``StationClientError/Kind/keyChanged`` until then), or to pin a
+    /// request is refused with `StationClientError.Kind.keyChanged` until then), or to pin a
     /// station that was trusted through a certificate authority.
     ///
     /// The current endpoint must present exactly `fingerprint` (checked with a pinned
