@@ -32,8 +32,8 @@ struct RequestSignerTests {
         let fixture = try Fixture()
         let body = Array("{\"uid\":\"U\"}".utf8)
         let headers = try fixture.signer.sign(method: "POST", path: "/rewrap", body: body)
-        #expect(headers.uid == Fixture.stationUID)
-        #expect(headers.device == Fixture.deviceUID)
+        #expect(headers.uid == SignedRequestValues.stationUID)
+        #expect(headers.device == SignedRequestValues.deviceUID)
         #expect(headers.timestamp == "1795956595")
         #expect(headers.nonce == "0123456789abcdef0123456789abcdef")
         #expect(headers.bodySHA256 == SHA256.hash(data: body).hex)
@@ -41,7 +41,7 @@ struct RequestSignerTests {
         let signature = try #require(Data(base64Encoded: headers.signature))
         #expect(signature.count == 3309)
         let canonical = CanonicalRequest(
-            method: "POST", path: "/rewrap", uid: Fixture.stationUID, deviceUID: Fixture.deviceUID,
+            method: "POST", path: "/rewrap", uid: SignedRequestValues.stationUID, deviceUID: SignedRequestValues.deviceUID,
             timestamp: "1795956595", nonce: headers.nonce, bodySHA256: headers.bodySHA256)
         #expect(fixture.identity.publicKey.isValidSignature(signature, for: canonical.bytes))
         // Pure ML-DSA with an empty context: a non-empty context does not verify.
@@ -58,7 +58,7 @@ struct RequestSignerTests {
         let headers = try fixture.signer.sign(method: "get", path: "/content/QmAbc?download=1", body: Data())
         #expect(headers.bodySHA256 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         let canonical = CanonicalRequest(
-            method: "GET", path: "/content/QmAbc", uid: Fixture.stationUID, deviceUID: Fixture.deviceUID,
+            method: "GET", path: "/content/QmAbc", uid: SignedRequestValues.stationUID, deviceUID: SignedRequestValues.deviceUID,
             timestamp: headers.timestamp, nonce: headers.nonce, bodySHA256: headers.bodySHA256)
         #expect(fixture.identity.publicKey.isValidSignature(try #require(Data(base64Encoded: headers.signature)), for: canonical.bytes))
     }
@@ -144,12 +144,12 @@ struct SigningKeyProtocolTests {
     @Test("A kept key signs requests that verify under the device's public key, as the pure-Swift key's do")
     func keptKeySigns() throws {
         let fixture = try Fixture()  // the device's key is seed 1's
-        let identity = SigningIdentity(uid: Fixture.stationUID, deviceUID: Fixture.deviceUID, signingKey: try KeptSigningKey(seed: 1))
+        let identity = SigningIdentity(uid: SignedRequestValues.stationUID, deviceUID: SignedRequestValues.deviceUID, signingKey: try KeptSigningKey(seed: 1))
         #expect(identity.publicKey.rawRepresentation == fixture.identity.publicKey.rawRepresentation)
-        let signer = RequestSigner(identity: identity, clock: { Fixture.now }, nonceSource: { "00112233445566778899aabbccddeeff" })
+        let signer = RequestSigner(identity: identity, clock: { SignedRequestValues.now }, nonceSource: { "00112233445566778899aabbccddeeff" })
         let body = Array(#"{"uid":"U"}"#.utf8)
         let headers = try signer.sign(method: "POST", path: "/post", body: body)
-        #expect(headers.device == Fixture.deviceUID)
+        #expect(headers.device == SignedRequestValues.deviceUID)
         #expect(fixture.signatureVerifies(headers.fields, method: "POST", path: "/post"))
         #expect(!fixture.signatureVerifies(headers.fields, method: "POST", path: "/post/delete"))
         // The concrete key's convenience initializer gives the same identity.

@@ -66,8 +66,8 @@ struct SigningInteropTests {
         var canonicals = [CanonicalRequest]()
         for index in 0..<10 {
             let canonical = CanonicalRequest(
-                method: "POST", path: "/post/delete", uid: Fixture.stationUID, deviceUID: Fixture.deviceUID,
-                timestamp: String(Fixture.now - Int64(index)), nonce: "python-\(index)", bodySHA256: hash)
+                method: "POST", path: "/post/delete", uid: SignedRequestValues.stationUID, deviceUID: SignedRequestValues.deviceUID,
+                timestamp: String(SignedRequestValues.now - Int64(index)), nonce: "python-\(index)", bodySHA256: hash)
             canonicals.append(canonical)
             request.sign.append(.init(sk: fixture.privateKey.expandedRepresentation.hex, canonical: canonical.string))
         }

@@ -6,20 +6,16 @@ import TestSupport
 
 @testable import Signing
 
-/// A fixed device and station for the tests.
+/// The device of ``SignedRequestValues``, signing with the key of `seed`.
 struct Fixture {
-    static let stationUID = "da27af3e-b2ac-4d02-a894-3c22d638d1ba"
-    static let deviceUID = "Kims-MacBook-Pro-990DCF48"
-    static let now: Int64 = 1_795_956_595
-
     let privateKey: MLDSA65.PrivateKey
     let identity: SigningIdentity
     let signer: RequestSigner
 
     init(seed: UInt8 = 1, nonce: String = "0123456789abcdef0123456789abcdef") throws {
         privateKey = try MLDSA65.PrivateKey(seedRepresentation: [UInt8](repeating: seed, count: 32))
-        identity = SigningIdentity(uid: Self.stationUID, deviceUID: Self.deviceUID, privateKey: privateKey)
-        signer = RequestSigner(identity: identity, clock: { Fixture.now }, nonceSource: { nonce })
+        identity = SigningIdentity(uid: SignedRequestValues.stationUID, deviceUID: SignedRequestValues.deviceUID, privateKey: privateKey)
+        signer = RequestSigner(identity: identity, clock: { SignedRequestValues.now }, nonceSource: { nonce })
     }
 
     /// Whether `headers` carry this device's signature over the canonical string they describe

@@ -16,7 +16,7 @@ struct RequestVerifierTests {
         let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/rewrap", body: body)
         let device = try await fixture.verify(path: "/rewrap", headers: headers.fields, body: body)
-        #expect(device == AuthenticatedDevice(uid: VerifierFixture.stationUID, deviceUID: VerifierFixture.deviceUID))
+        #expect(device == AuthenticatedDevice(uid: SignedRequestValues.stationUID, deviceUID: SignedRequestValues.deviceUID))
         #expect(await fixture.nonces.count == 1)
         await #expect(throws: VerificationFailure.replay) {
             try await fixture.verify(path: "/rewrap", headers: headers.fields, body: body)
@@ -25,7 +25,7 @@ struct RequestVerifierTests {
         let other = try VerifierFixture(nonce: "feedfeedfeedfeedfeedfeedfeedfeed")
         let signed = try other.signer.sign(method: "GET", path: "/followers", body: [UInt8]())
         let shouting: [(name: String, value: String)] = signed.fields.map { ($0.name.uppercased(), $0.value) } + [("x-cipher-nonce", "second")]
-        #expect(try await other.verify(method: "GET", path: "/followers", headers: shouting, body: []).uid == VerifierFixture.stationUID)
+        #expect(try await other.verify(method: "GET", path: "/followers", headers: shouting, body: []).uid == SignedRequestValues.stationUID)
     }
 
     @Test func missingHeadersAre422InDeclarationOrder() async throws {
@@ -52,9 +52,9 @@ struct RequestVerifierTests {
         for (index, text) in [" 1795956595 ", "+1795956595", "1_795_956_595", "\t1795956600\n", "01795956595"].enumerated() {
             let nonce = "nonce-\(index)"
             let signature = try fixture.signature(method: "POST", path: "/post", timestamp: text, nonce: nonce, bodySHA256: hash)
-            let headers: [(name: String, value: String)] = [("x-cipher-uid", VerifierFixture.stationUID), ("x-cipher-device", VerifierFixture.deviceUID), ("x-cipher-ts", text),
+            let headers: [(name: String, value: String)] = [("x-cipher-uid", SignedRequestValues.stationUID), ("x-cipher-device", SignedRequestValues.deviceUID), ("x-cipher-ts", text),
                            ("x-cipher-nonce", nonce), ("x-cipher-body-sha256", hash), ("x-cipher-sig", signature)]
-            #expect(try await fixture.verify(headers: headers, body: body).deviceUID == VerifierFixture.deviceUID, "\(text)")
+            #expect(try await fixture.verify(headers: headers, body: body).deviceUID == SignedRequestValues.deviceUID, "\(text)")
         }
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
         for text in ["12.5", "", " ", "abc", "1_", "_1", "1__0", "0x10", "1e9", String(repeating: "1", count: 4301)] {
@@ -67,7 +67,7 @@ struct RequestVerifierTests {
     @Test func staleRequests() async throws {
         let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
-        for now in [VerifierFixture.now + 61, VerifierFixture.now - 61, VerifierFixture.now + 100_000] {
+        for now in [SignedRequestValues.now + 61, SignedRequestValues.now - 61, SignedRequestValues.now + 100_000] {
             await #expect(throws: VerificationFailure.staleRequest) {
                 try await fixture.verify(headers: headers.fields, body: body, now: now)
             }
@@ -78,16 +78,16 @@ struct RequestVerifierTests {
             }
         }
         // Exactly 60 s either way is still fresh (and the failed attempts above recorded no nonce).
-        #expect(try await fixture.verify(headers: headers.fields, body: body, now: VerifierFixture.now + 60).uid == VerifierFixture.stationUID)
+        #expect(try await fixture.verify(headers: headers.fields, body: body, now: SignedRequestValues.now + 60).uid == SignedRequestValues.stationUID)
         let later = try VerifierFixture(nonce: "later")
         let other = try later.signer.sign(method: "POST", path: "/post", body: body)
-        #expect(try await later.verify(headers: other.fields, body: body, now: VerifierFixture.now - 60).uid == VerifierFixture.stationUID)
+        #expect(try await later.verify(headers: other.fields, body: body, now: SignedRequestValues.now - 60).uid == SignedRequestValues.stationUID)
     }
 
     @Test func deviceChecks() async throws {
         let fixture = try VerifierFixture()
         let headers = try fixture.signer.sign(method: "POST", path: "/post", body: body)
-        for device in ["unknown", VerifierFixture.deviceUID.lowercased(), ""] {
+        for device in ["unknown", SignedRequestValues.deviceUID.lowercased(), ""] {
             await #expect(throws: VerificationFailure.deviceNotAuthorized) {
                 try await fixture.verify(headers: headers.replacing("x-cipher-device", with: device), body: body)
             }
@@ -144,12 +144,12 @@ struct RequestVerifierTests {
         }
         // Signed lowercase, sent uppercase: the station lowercases both, so it passes.
         #expect(try await fixture.verify(headers: headers.replacing("x-cipher-body-sha256", with: headers.bodySHA256.uppercased()), body: body)
-            .uid == VerifierFixture.stationUID)
+            .uid == SignedRequestValues.stationUID)
         // Signed uppercase: passes the hash check, fails the signature.
         let upper = SHA256.hash(data: body).hex.uppercased()
-        let canonical = "POST\n/post\n\(VerifierFixture.stationUID)\n\(VerifierFixture.deviceUID)\n\(headers.timestamp)\nu\n\(upper)"
+        let canonical = "POST\n/post\n\(SignedRequestValues.stationUID)\n\(SignedRequestValues.deviceUID)\n\(headers.timestamp)\nu\n\(upper)"
         let upperSignature = try fixture.privateKey.signature(for: Array(canonical.utf8)).base64EncodedString()
-        let upperFields: [(name: String, value: String)] = [("x-cipher-uid", VerifierFixture.stationUID), ("x-cipher-device", VerifierFixture.deviceUID), ("x-cipher-ts", headers.timestamp),
+        let upperFields: [(name: String, value: String)] = [("x-cipher-uid", SignedRequestValues.stationUID), ("x-cipher-device", SignedRequestValues.deviceUID), ("x-cipher-ts", headers.timestamp),
                            ("x-cipher-nonce", "u"), ("x-cipher-body-sha256", upper), ("x-cipher-sig", upperSignature)]
         await #expect(throws: VerificationFailure.badAuth) { try await fixture.verify(headers: upperFields, body: body) }
         // A non-ASCII body hash crashes the station's comparison on hashed paths (500) ...
@@ -161,7 +161,7 @@ struct RequestVerifierTests {
         let getter = try VerifierFixture(nonce: "g")
         let get = try getter.signer.sign(method: "GET", path: "/followers", body: [UInt8]())
         #expect(try await getter.verify(method: "GET", path: "/followers", headers: get.fields, body: Array("ignored".utf8)).uid
-            == VerifierFixture.stationUID)
+            == SignedRequestValues.stationUID)
         await #expect(throws: VerificationFailure.badAuth) {
             try await fresh.verify(method: "GET", path: "/followers", headers: get.replacing("x-cipher-body-sha256", with: "é"), body: [])
         }
@@ -188,7 +188,7 @@ struct RequestVerifierTests {
             spaced.append(character)
         }
         let fixture = try VerifierFixture(storedKey: .some(spaced))
-        #expect(try await fixture.verify(headers: headers.fields, body: body).uid == VerifierFixture.stationUID)
+        #expect(try await fixture.verify(headers: headers.fields, body: body).uid == SignedRequestValues.stationUID)
     }
 
     @Test func signatureEncodingAndValidity() async throws {
@@ -223,14 +223,14 @@ struct RequestVerifierTests {
         // None of the failures recorded the nonce: the genuine request still passes. Lowercase
         // method on the wire is uppercased by the station too.
         #expect(await fixture.nonces.count == 0)
-        #expect(try await fixture.verify(method: "post", headers: headers.fields, body: body).uid == VerifierFixture.stationUID)
+        #expect(try await fixture.verify(method: "post", headers: headers.fields, body: body).uid == SignedRequestValues.stationUID)
     }
 
     @Test func ownerOnly() throws {
-        let owner = AuthenticatedDevice(uid: VerifierFixture.stationUID, deviceUID: "d")
-        try RequestVerifier.requireOwner(owner, stationUID: VerifierFixture.stationUID)
+        let owner = AuthenticatedDevice(uid: SignedRequestValues.stationUID, deviceUID: "d")
+        try RequestVerifier.requireOwner(owner, stationUID: SignedRequestValues.stationUID)
         #expect(throws: VerificationFailure.ownerOnlyEndpoint) {
-            try RequestVerifier.requireOwner(AuthenticatedDevice(uid: "follower", deviceUID: "follower"), stationUID: VerifierFixture.stationUID)
+            try RequestVerifier.requireOwner(AuthenticatedDevice(uid: "follower", deviceUID: "follower"), stationUID: SignedRequestValues.stationUID)
         }
         #expect(throws: VerificationFailure.ownerOnlyEndpoint) { try RequestVerifier.requireOwner(owner, stationUID: "") }
     }

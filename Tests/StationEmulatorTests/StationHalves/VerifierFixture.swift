@@ -6,34 +6,30 @@ import TestSupport
 @testable import Signing
 @testable import StationEmulator
 
-/// The station's half of a signed request: the emulator's `RequestVerifier` for one station and
-/// one device, and that device's signer (the client's half, from `Signing`).
+/// The station's half of a signed request: the emulator's `RequestVerifier` for the station and
+/// device of ``SignedRequestValues``, and that device's signer (the client's half, from `Signing`).
 struct VerifierFixture {
-    static let stationUID = "da27af3e-b2ac-4d02-a894-3c22d638d1ba"
-    static let deviceUID = "Kims-MacBook-Pro-990DCF48"
-    static let now: Int64 = 1_795_956_595
-
     let privateKey: MLDSA65.PrivateKey
     let signer: RequestSigner
-    let nonces = InMemoryNonceStore(clock: { VerifierFixture.now })
+    let nonces = InMemoryNonceStore(clock: { SignedRequestValues.now })
     let verifier: RequestVerifier
 
     /// `storedKey` replaces the device's stored public key hex (nil: the real one).
     init(seed: UInt8 = 1, storedKey: String?? = .none, nonce: String = "0123456789abcdef0123456789abcdef") throws {
         privateKey = try MLDSA65.PrivateKey(seedRepresentation: [UInt8](repeating: seed, count: 32))
-        let device = SigningIdentity(uid: Self.stationUID, deviceUID: Self.deviceUID, privateKey: privateKey)
-        signer = RequestSigner(identity: device, clock: { VerifierFixture.now }, nonceSource: { nonce })
+        let device = SigningIdentity(uid: SignedRequestValues.stationUID, deviceUID: SignedRequestValues.deviceUID, privateKey: privateKey)
+        signer = RequestSigner(identity: device, clock: { SignedRequestValues.now }, nonceSource: { nonce })
         let keyHex: String? = storedKey ?? privateKey.publicKey.rawRepresentation.hex
         verifier = RequestVerifier(
             devices: DeviceDirectory { uid, device in
-                uid == Self.stationUID && device == Self.deviceUID ? .authorized(mldsaPublicKeyHex: keyHex) : .notAuthorized
+                uid == SignedRequestValues.stationUID && device == SignedRequestValues.deviceUID ? .authorized(mldsaPublicKeyHex: keyHex) : .notAuthorized
             },
             nonces: nonces)
     }
 
     /// Signs a canonical string directly, for header values the signer would never produce.
     func signature(method: String, path: String, timestamp: String, nonce: String, bodySHA256: String,
-                   uid: String = VerifierFixture.stationUID, deviceUID: String = VerifierFixture.deviceUID) throws -> String {
+                   uid: String = SignedRequestValues.stationUID, deviceUID: String = SignedRequestValues.deviceUID) throws -> String {
         let canonical = CanonicalRequest(
             method: method, path: path, uid: uid, deviceUID: deviceUID, timestamp: timestamp, nonce: nonce,
             bodySHA256: bodySHA256)
@@ -43,7 +39,7 @@ struct VerifierFixture {
     /// Verifies with the station's inputs for `path`: the body's hash on hashed paths.
     func verify(
         method: String = "POST", path: String = "/post", headers: [(name: String, value: String)], body: [UInt8],
-        now: Int64 = VerifierFixture.now
+        now: Int64 = SignedRequestValues.now
     ) async throws(VerificationFailure) -> AuthenticatedDevice {
         let hashed = RequestVerifier.bodyHashedPaths.contains(path) ? SHA256.hash(data: body) : nil
         return try await verifier.verify(method: method, path: path, headers: headers, rawBodySHA256: hashed, now: now)
