@@ -340,7 +340,7 @@ struct ResponseModelTests {
         let follow = try decode(FollowResponse.self, WireNotes.follow)
         #expect(follow.target.endpoint == "https://t.example" && follow.updatedProfile?.manifestPosts == 1)
         let unfollow = try decode(FollowResponse.self, WireNotes.unfollow)
-        #expect(unfollow.target == FollowTarget(uid: "T"))
+        #expect(unfollow.target == FollowedStation(uid: "T"))
         let following = try decode(FollowingResponse.self, WireNotes.following)
         #expect(following.following.first?.mldsaPublicKey == nil)
     }
