@@ -1,21 +1,5 @@
 import OrderedJSON
 
-/// The three social-graph CIDs the station republishes after a follow change
-/// (`updated_graph`).
-package struct GraphCIDs: Sendable, Hashable, Decodable {
-    /// The encrypted following graph.
-    package var followingCID: String?
-    /// The encrypted followers graph.
-    package var followersCID: String?
-    /// The graph decoder envelopes.
-    package var followDecoderEnvelopesCID: String?
-
-    private enum CodingKeys: String, CodingKey {
-        case followingCID = "following_cid", followersCID = "followers_cid"
-        case followDecoderEnvelopesCID = "follow_decoder_envelopes_cid"
-    }
-}
-
 /// The summary of re-sealing every `all` post after a follower change (`rewrap` in
 /// `/followers/approve` and `/followers/remove`), or `{"error": "…"}` when it failed.
 public struct RewrapManifestSummary: Sendable, Hashable, Decodable {
@@ -151,7 +135,8 @@ package struct PendingFollowersResponse: Sendable, Hashable, Decodable {
     package var pending: [FollowerDevice]
 }
 
-/// `POST /followers/approve` and `POST /followers/remove`.
+/// `POST /followers/approve` and `POST /followers/remove`. Their `updated_graph` (the graph CIDs
+/// republished) is not read: `public.json` carries the same CIDs.
 public struct FollowerChangeResponse: Sendable, Hashable, Decodable {
     /// `ok`.
     public var status: String
@@ -169,12 +154,10 @@ public struct FollowerChangeResponse: Sendable, Hashable, Decodable {
     public var removedAllowed: Bool?
     /// The rewrap of `all` posts, when one ran.
     public var rewrap: RewrapManifestSummary?
-    /// The republished graph, when it was rebuilt.
-    package var updatedGraph: GraphCIDs?
 
     private enum CodingKeys: String, CodingKey {
         case status, action, uid, deviceUID = "device_uid", devicesApproved = "devices_approved", removed
-        case removedAllowed = "removed_allowed", rewrap, updatedGraph = "updated_graph"
+        case removedAllowed = "removed_allowed", rewrap
     }
 
     /// Reads either response; fields of the other action are absent.
@@ -190,12 +173,12 @@ public struct FollowerChangeResponse: Sendable, Hashable, Decodable {
         removed = container.lenient(Int.self, .removed)
         removedAllowed = container.lenient(Bool.self, .removedAllowed)
         rewrap = container.lenient(RewrapManifestSummary.self, .rewrap)
-        updatedGraph = container.lenient(GraphCIDs.self, .updatedGraph)
     }
 }
 
 /// `POST /follow` and `POST /unfollow`: `{"status":"ok","action":"follow"|"unfollow","target",
-/// "updated_graph","updated_profile"}` (`updated_profile` has the shape of `GET /profile`).
+/// "updated_graph","updated_profile"}` (`updated_profile` has the shape of `GET /profile`;
+/// `updated_graph` is not read, `public.json` carries the same CIDs).
 public struct FollowResponse: Sendable, Hashable, Decodable {
     /// `ok`.
     public var status: String
@@ -203,13 +186,11 @@ public struct FollowResponse: Sendable, Hashable, Decodable {
     public var action: String
     /// The station followed or unfollowed.
     public var target: FollowedStation
-    /// The republished graph.
-    package var updatedGraph: GraphCIDs?
     /// The station's profile afterwards.
     public var updatedProfile: StationProfile?
 
     private enum CodingKeys: String, CodingKey {
-        case status, action, target, updatedGraph = "updated_graph", updatedProfile = "updated_profile"
+        case status, action, target, updatedProfile = "updated_profile"
     }
 }
 
