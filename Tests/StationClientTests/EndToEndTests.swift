@@ -221,8 +221,8 @@ struct EndToEndTests {
         // The second station's owner follows the first.
         let otherClient = try await other.pair(namespace: "cipherframe")
         let profile = try await ownerClient.profile()
-        _ = try await otherClient.follow(FollowTarget(uid: profile.uid, mlkemPublicKey: profile.mlkemPublicKey,
-                                                      mldsaPublicKey: profile.mldsaPublicKey, endpoint: owner.station.absoluteString))
+        _ = try await otherClient.follow(FollowedStation(uid: profile.uid, mlkemPublicKey: profile.mlkemPublicKey,
+                                                           mldsaPublicKey: profile.mldsaPublicKey, endpoint: owner.station.absoluteString))
         #expect(try await otherClient.following().map(\.uid) == [profile.uid])
         _ = try await otherClient.unfollow(uid: profile.uid)
         #expect(try await otherClient.following().isEmpty)

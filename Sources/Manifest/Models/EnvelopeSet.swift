@@ -1,7 +1,5 @@
-import ClassicalCrypto
 import PQCrypto
 import OrderedJSON
-import ContentAddressing
 
 /// A post's envelopes document (`GET /content/<envelopes_cid>`):
 /// `{"v":1,"post_cid":"…","envelopes":{"<uid>":"<hex>"}}`, keyed by **uid**, the station's own

@@ -1,5 +1,4 @@
 import OrderedJSON
-import ContentAddressing
 
 /// Something ``Manifest`` skipped while reading, instead of failing the whole document.
 public struct ManifestIssue: Sendable, Hashable, CustomStringConvertible {

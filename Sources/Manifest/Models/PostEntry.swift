@@ -1,4 +1,3 @@
-import ClassicalCrypto
 import PQCrypto
 import OrderedJSON
 import ContentAddressing

@@ -1,5 +1,4 @@
 import OrderedJSON
-import ContentAddressing
 
 /// The station's `public.json` as it publishes it to IPNS (`GET /ipns/<ipns_name>`): its
 /// protocol identity and the pointers to its manifest and social graph.

@@ -1,5 +1,4 @@
 import OrderedJSON
-import ContentAddressing
 
 /// `GET /profile` (no auth): the station's identity, current manifest pointer and counts.
 ///

@@ -1,5 +1,4 @@
 import OrderedJSON
-import ContentAddressing
 
 /// `POST /inbox`: always `{"status":"ok","result":{…}}`, HTTP 200 even when `result` is an error.
 ///

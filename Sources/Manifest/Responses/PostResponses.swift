@@ -1,12 +1,5 @@
 import OrderedJSON
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-import ContentAddressing
-
 /// `POST /post`: the new post's CIDs and counts.
 ///
 /// Encrypted: `{"status":"post_ok","cid","envelopes_cid","audience_mode","audience_uids",
@@ -76,11 +69,6 @@ package struct RewrapResponse: Sendable, Hashable {
     package init(status: String = "ok", result: Result) {
         self.status = status
         self.result = result
-    }
-
-    private enum CodingKeys: String, CodingKey { case status, result }
-    private enum ResultKeys: String, CodingKey {
-        case status, uid, deviceUID = "device_uid", postCID = "post_cid", envelope, error
     }
 
     /// Reads the body of a `/rewrap` answer: a `result.error` string gives

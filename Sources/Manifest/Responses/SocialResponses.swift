@@ -1,21 +1,4 @@
 import OrderedJSON
-import ContentAddressing
-
-/// The three social-graph CIDs the station republishes after a follow change
-/// (`updated_graph`).
-package struct GraphCIDs: Sendable, Hashable, Decodable {
-    /// The encrypted following graph.
-    package var followingCID: String?
-    /// The encrypted followers graph.
-    package var followersCID: String?
-    /// The graph decoder envelopes.
-    package var followDecoderEnvelopesCID: String?
-
-    private enum CodingKeys: String, CodingKey {
-        case followingCID = "following_cid", followersCID = "followers_cid"
-        case followDecoderEnvelopesCID = "follow_decoder_envelopes_cid"
-    }
-}
 
 /// The summary of re-sealing every `all` post after a follower change (`rewrap` in
 /// `/followers/approve` and `/followers/remove`), or `{"error": "…"}` when it failed.
@@ -152,7 +135,8 @@ package struct PendingFollowersResponse: Sendable, Hashable, Decodable {
     package var pending: [FollowerDevice]
 }
 
-/// `POST /followers/approve` and `POST /followers/remove`.
+/// `POST /followers/approve` and `POST /followers/remove`. Their `updated_graph` (the graph CIDs
+/// republished) is not read: `public.json` carries the same CIDs.
 public struct FollowerChangeResponse: Sendable, Hashable, Decodable {
     /// `ok`.
     public var status: String
@@ -170,12 +154,10 @@ public struct FollowerChangeResponse: Sendable, Hashable, Decodable {
     public var removedAllowed: Bool?
     /// The rewrap of `all` posts, when one ran.
     public var rewrap: RewrapManifestSummary?
-    /// The republished graph, when it was rebuilt.
-    package var updatedGraph: GraphCIDs?
 
     private enum CodingKeys: String, CodingKey {
         case status, action, uid, deviceUID = "device_uid", devicesApproved = "devices_approved", removed
-        case removedAllowed = "removed_allowed", rewrap, updatedGraph = "updated_graph"
+        case removedAllowed = "removed_allowed", rewrap
     }
 
     /// Reads either response; fields of the other action are absent.
@@ -191,24 +173,42 @@ public struct FollowerChangeResponse: Sendable, Hashable, Decodable {
         removed = container.lenient(Int.self, .removed)
         removedAllowed = container.lenient(Bool.self, .removedAllowed)
         rewrap = container.lenient(RewrapManifestSummary.self, .rewrap)
-        updatedGraph = container.lenient(GraphCIDs.self, .updatedGraph)
     }
 }
 
-/// The followed station in a `/follow` or `/unfollow` response (`target`).
-public struct FollowTarget: Sendable, Hashable, Decodable {
+/// `POST /follow` and `POST /unfollow`: `{"status":"ok","action":"follow"|"unfollow","target",
+/// "updated_graph","updated_profile"}` (`updated_profile` has the shape of `GET /profile`;
+/// `updated_graph` is not read, `public.json` carries the same CIDs).
+public struct FollowResponse: Sendable, Hashable, Decodable {
+    /// `ok`.
+    public var status: String
+    /// `follow` or `unfollow`.
+    public var action: String
+    /// The station followed or unfollowed.
+    public var target: FollowedStation
+    /// The station's profile afterwards.
+    public var updatedProfile: StationProfile?
+
+    private enum CodingKeys: String, CodingKey {
+        case status, action, target, updatedProfile = "updated_profile"
+    }
+}
+
+/// A station this one follows: a `GET /following` entry, the `target` of a `/follow` or
+/// `/unfollow` response, and what `StationClient.follow(_:)` is given.
+public struct FollowedStation: Sendable, Hashable, Decodable {
     /// Its uid.
     public var uid: String
-    /// Its ML-KEM key, as sent (not validated by the station).
+    /// Its ML-KEM-768 key, hex, as sent (the station does not check it).
     public var mlkemPublicKey: String?
-    /// Its ML-DSA key, as sent.
+    /// Its ML-DSA-65 key, hex.
     public var mldsaPublicKey: String?
     /// Its endpoint.
     public var endpoint: String?
     /// Its IPFS peer id.
     public var ipnsID: String?
 
-    /// Creates a target.
+    /// Creates an entry.
     public init(uid: String, mlkemPublicKey: String? = nil, mldsaPublicKey: String? = nil, endpoint: String? = nil, ipnsID: String? = nil) {
         self.uid = uid
         self.mlkemPublicKey = mlkemPublicKey
@@ -222,51 +222,9 @@ public struct FollowTarget: Sendable, Hashable, Decodable {
     }
 }
 
-/// `POST /follow` and `POST /unfollow`: `{"status":"ok","action":"follow"|"unfollow","target",
-/// "updated_graph","updated_profile"}` (`updated_profile` has the shape of `GET /profile`).
-public struct FollowResponse: Sendable, Hashable, Decodable {
-    /// `ok`.
-    public var status: String
-    /// `follow` or `unfollow`.
-    public var action: String
-    /// The station followed or unfollowed.
-    public var target: FollowTarget
-    /// The republished graph.
-    package var updatedGraph: GraphCIDs?
-    /// The station's profile afterwards.
-    public var updatedProfile: StationProfile?
-
-    private enum CodingKeys: String, CodingKey {
-        case status, action, target, updatedGraph = "updated_graph", updatedProfile = "updated_profile"
-    }
-}
-
-/// One station this one follows (`GET /following`).
-public struct FollowedStation: Sendable, Hashable, Decodable {
-    /// Its uid.
-    public var uid: String
-    /// Its endpoint.
-    public var endpoint: String?
-    /// Its IPFS peer id.
-    public var ipnsID: String?
-    /// Its ML-KEM key.
-    public var mlkemPublicKey: String?
-    /// Its ML-DSA key.
-    public var mldsaPublicKey: String?
-
-    /// Creates an entry.
-    public init(uid: String, endpoint: String?, ipnsID: String?, mlkemPublicKey: String?, mldsaPublicKey: String?) {
-        self.uid = uid
-        self.endpoint = endpoint
-        self.ipnsID = ipnsID
-        self.mlkemPublicKey = mlkemPublicKey
-        self.mldsaPublicKey = mldsaPublicKey
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case uid, endpoint, ipnsID = "ipns_id", mlkemPublicKey = "mlkem_public_key", mldsaPublicKey = "mldsa_public_key"
-    }
-}
+/// The station a `/follow` or `/unfollow` response names: the record `GET /following` lists.
+@available(*, deprecated, renamed: "FollowedStation")
+public typealias FollowTarget = FollowedStation
 
 /// `GET /following`: `{"status":"ok","following":[…]}`.
 package struct FollowingResponse: Sendable, Hashable, Decodable {

@@ -132,8 +132,8 @@ public struct FollowedStationHandle: Sendable, Hashable, Codable {
 
     /// The station as `GET /following` lists it.
     public var followedStation: FollowedStation {
-        FollowedStation(uid: uid, endpoint: endpoint.absoluteString, ipnsID: ipnsID, mlkemPublicKey: mlkemPublicKey,
-                        mldsaPublicKey: mldsaPublicKey)
+        FollowedStation(uid: uid, mlkemPublicKey: mlkemPublicKey, mldsaPublicKey: mldsaPublicKey, endpoint: endpoint.absoluteString,
+                        ipnsID: ipnsID)
     }
 }
 
@@ -246,9 +246,7 @@ extension StationClient {
         let handle = FollowedStationHandle(
             uid: profile.uid, endpoint: url, publicKeyPin: accepted, mlkemPublicKey: kemKey, mldsaPublicKey: profile.mldsaPublicKey,
             ipnsID: ipnsID, followerUID: identity.uid, requestStatus: result.status ?? "sent", ipnsSequence: floor)
-        let followed = handle.followedStation
-        _ = try await follow(FollowTarget(uid: followed.uid, mlkemPublicKey: followed.mlkemPublicKey, mldsaPublicKey: followed.mldsaPublicKey,
-                                          endpoint: followed.endpoint, ipnsID: followed.ipnsID))
+        _ = try await follow(handle.followedStation)
         return handle
     }
 

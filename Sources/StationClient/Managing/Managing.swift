@@ -188,10 +188,11 @@ extension StationClient {
                                     as: FollowerChangeResponse.self, operation: "POST /followers/remove")
     }
 
-    /// `POST /follow`: makes this station follow another one.
+    /// `POST /follow`: makes this station follow another one (an entry of ``following()`` or a
+    /// handle's ``FollowedStationHandle/followedStation`` will do).
     ///
     /// - Throws: ``StationClientError``.
-    public func follow(_ target: FollowTarget) async throws -> FollowResponse {
+    public func follow(_ target: FollowedStation) async throws -> FollowResponse {
         var object: JSONObject = ["uid": .string(target.uid), "endpoint": .string(target.endpoint ?? "")]
         object["mlkem_public_key"] = .string(target.mlkemPublicKey ?? "")
         if let key = target.mldsaPublicKey { object["mldsa_public_key"] = .string(key) }
