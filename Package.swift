@@ -128,7 +128,7 @@ let package = Package(
         .target(name: "LoopbackHTTP", dependencies: ["Transport"], resources: [.copy("PrivacyInfo.xcprivacy")]),
 
         // Layer 4: the station's wire models (profile, public.json, manifest, envelope sets, responses, errors).
-        .target(name: "Manifest", dependencies: ["OrderedJSON", "ContentAddressing", "ClassicalCrypto", "PQCrypto"]),
+        .target(name: "Manifest", dependencies: ["OrderedJSON", "ContentAddressing", "PQCrypto"]),
         // Layer 4: what every HTTPTransport promises, as cases any test runner can run.
         .target(name: "HTTPTransportConformance", dependencies: ["Transport", "LoopbackHTTP"], resources: [.copy("PrivacyInfo.xcprivacy")]),
 

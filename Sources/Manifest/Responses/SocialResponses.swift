@@ -217,6 +217,13 @@ public struct FollowedStation: Sendable, Hashable, Decodable {
         self.ipnsID = ipnsID
     }
 
+    /// Creates an entry, with the arguments in the order this initializer had before
+    /// `FollowTarget` and `FollowedStation` became one type.
+    @available(*, deprecated, message: "list the arguments as init(uid:mlkemPublicKey:mldsaPublicKey:endpoint:ipnsID:) does")
+    public init(uid: String, endpoint: String?, ipnsID: String?, mlkemPublicKey: String?, mldsaPublicKey: String?) {
+        self.init(uid: uid, mlkemPublicKey: mlkemPublicKey, mldsaPublicKey: mldsaPublicKey, endpoint: endpoint, ipnsID: ipnsID)
+    }
+
     private enum CodingKeys: String, CodingKey {
         case uid, mlkemPublicKey = "mlkem_public_key", mldsaPublicKey = "mldsa_public_key", endpoint, ipnsID = "ipns_id"
     }
