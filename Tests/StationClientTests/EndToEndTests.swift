@@ -77,9 +77,8 @@ struct EndToEndTests {
 
     @Test("A post whose metadata opens but is not JSON is skipped by every listing, and left out of the offline view")
     func metadataThatIsNotJSON() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed()
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         let good = try await client.publish(data: Data("g".utf8), metadata: Fixture.drive("good.txt", size: 1)).postCID
         let credentials = await client.credentials
         let notJSON = try await RawPoster(credentials: credentials, transport: rig.transport)
@@ -179,9 +178,8 @@ struct EndToEndTests {
 
     @Test("A station that moved to a new port is found again through IPNS")
     func moved() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed()
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         _ = try await client.publish(data: Data("m".utf8), metadata: Fixture.drive("m", size: 1))
         #expect(try await client.adoptIPNSKey() != nil)
         let moved = try rig.emulator.moveStation()
@@ -230,9 +228,8 @@ struct EndToEndTests {
 
     @Test("A download onto an existing file replaces it only once it verified; a failed one leaves it as it was")
     func downloadsReplaceAnExistingFileOnlyWhenVerified() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed()
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         let content = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let post = try await client.publish(data: content, metadata: Fixture.drive("doc", size: content.count))
         let directory = try Fixture.temporaryDirectory()
@@ -256,8 +253,7 @@ struct EndToEndTests {
 
     @Test("A station that holds a download back past its deadline fails it with .tooSlow; without a rate it is waited for")
     func downloadsHaveAnOverallDeadline() async throws {
-        let rig = try StationRig.inProcess()
-        let paired = try await rig.pair()
+        let (rig, paired) = try await StationRig.pairedInProcess()
         let content = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 5) })
         let post = try await paired.publish(data: content, metadata: Fixture.drive("slow", size: content.count))
         // A deadline of the 1 s grace period (the rate is so high that the size adds nothing);
@@ -294,9 +290,8 @@ struct EndToEndTests {
 
     @Test("Downloads resume after a broken body; a tunnel 502 is survived; reshare is checked for content loss")
     func transfersAndManaging() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed()
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         let content = Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
         let post = try await client.publish(data: content, metadata: Fixture.drive("big", size: content.count))
         let directory = try Fixture.temporaryDirectory()

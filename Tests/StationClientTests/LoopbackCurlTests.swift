@@ -14,9 +14,8 @@ import Transport
 struct LoopbackCurlTests {
     @Test("Pair, publish a streamed file, list, download with resume, over real HTTP")
     func roundTrip() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed(deviceName: "curl")
         defer { rig.emulator.stop() }
-        let client = try await rig.pair(deviceName: "curl")
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("photo.raw")
@@ -36,9 +35,8 @@ struct LoopbackCurlTests {
 
     @Test("A station that moved ports is found through IPNS over real HTTP; a stopped one gives the offline listing")
     func movedAndOffline() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed(deviceName: "curl")
         defer { rig.emulator.stop() }
-        let client = try await rig.pair(deviceName: "curl")
         _ = try await client.publish(data: Data("m".utf8), metadata: Fixture.drive("m.txt", size: 1))
         #expect(try await client.listPosts(as: DriveFileMetadata.self).posts.count == 1)
         let moved = try rig.emulator.moveStation()
@@ -52,9 +50,8 @@ struct LoopbackCurlTests {
 
     @Test("A lost publish answer over a broken connection is recovered without a duplicate")
     func lostAnswer() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed(deviceName: "curl")
         defer { rig.emulator.stop() }
-        let client = try await rig.pair(deviceName: "curl")
         let route = RequestRoute("POST", path: "/post")
         rig.emulator.faults.closeNextResponsesMidBody(1, route: route)
         let post = try await client.publish(data: Data("once".utf8), metadata: Fixture.drive("once", size: 4))

@@ -167,8 +167,7 @@ struct ResponseLimitTests {
     /// file's size from its root block (`?format=raw`, verified against the CID) and writes no
     /// more than that.
     @Test func aGatewayReadStopsAtTheSizeItsRootBlockRecords() async throws {
-        let rig = try StationRig.inProcess()
-        let owner = try await rig.pair()
+        let (rig, owner) = try await StationRig.pairedInProcess()
         let post = try await owner.publish(data: Data("tiny".utf8), metadata: Fixture.drive("tiny.txt", size: 4))
         let endless = OversizedBodyTransport(base: rig.transport, pathPrefix: "/ipfs/", chunkCount: 3_200)
         let gateway = IPFSGateway(baseURL: rig.gateway, transport: endless)
@@ -191,8 +190,7 @@ struct ResponseLimitTests {
     /// at the station's 100 MiB upload limit, which no stored file exceeds, and removes what it
     /// wrote. (The body here ends at 200 MiB, so the test ends before the fix too.)
     @Test func anEndlessGatewayBodyStopsAtTheUploadLimit() async throws {
-        let rig = try StationRig.inProcess()
-        let owner = try await rig.pair()
+        let (rig, owner) = try await StationRig.pairedInProcess()
         let post = try await owner.publish(data: Data("tiny".utf8), metadata: Fixture.drive("tiny.txt", size: 4))
         let endless = OversizedBodyTransport(base: rig.transport, pathPrefix: "/ipfs/", chunkCount: 3_200, servesBlocks: false)
         let gateway = IPFSGateway(baseURL: rig.gateway, transport: endless)

@@ -19,9 +19,8 @@ import URLSessionTransport
 struct TransportScenarioTests {
     @Test("Pair, list, publish and download the largest file the station accepts", arguments: ShippedTransport.allCases)
     func largestFileBothWays(transport kind: ShippedTransport) async throws {
-        let rig = try StationRig.served(transport: kind.make())
+        let (rig, client) = try await StationRig.pairedServed(transport: kind.make())
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let metadata = Fixture.drive("largest.bin", size: 0)
@@ -38,9 +37,8 @@ struct TransportScenarioTests {
 
     @Test("A station that goes down shows the offline listing; a moved one is found again", arguments: ShippedTransport.allCases)
     func offlineAndMoved(transport kind: ShippedTransport) async throws {
-        let rig = try StationRig.served(transport: kind.make())
+        let (rig, client) = try await StationRig.pairedServed(transport: kind.make())
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         _ = try await client.publish(data: Data("m".utf8), metadata: Fixture.drive("moved.txt", size: 1))
         _ = try await client.profile()
         let moved = try rig.emulator.moveStation()
@@ -52,9 +50,8 @@ struct TransportScenarioTests {
 
     @Test("A download cancelled mid-body ends as cancelled and leaves no file", arguments: ShippedTransport.allCases)
     func cancelledDownload(transport kind: ShippedTransport) async throws {
-        let rig = try StationRig.served(transport: kind.make())
+        let (rig, client) = try await StationRig.pairedServed(transport: kind.make())
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         let directory = try Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("big.bin")
