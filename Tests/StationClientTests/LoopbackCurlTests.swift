@@ -16,21 +16,21 @@ struct LoopbackCurlTests {
     func roundTrip() async throws {
         let (rig, client) = try await StationRig.pairedServed(deviceName: "curl")
         defer { rig.emulator.stop() }
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let source = directory.appendingPathComponent("photo.raw")
-        let content = Data((0..<900_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
-        try content.write(to: source)
-        let progress = Locked<Int64>(0)
-        let post = try await client.publish(fileAt: source, metadata: Fixture.drive("photo.raw", size: content.count)) { update in
-            progress.withLock { $0 = max($0, update.completed) }
-        }
-        #expect(progress.withLock { $0 } == Int64(content.count), "told in the file's bytes, ending at all of them")
-        let listing = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(listing.posts.map(\.postCID) == [post.postCID])
+        try await Fixture.withTemporaryDirectory { directory in
+            let source = directory.appendingPathComponent("photo.raw")
+            let content = Data((0..<900_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+            try content.write(to: source)
+            let progress = Locked<Int64>(0)
+            let post = try await client.publish(fileAt: source, metadata: Fixture.drive("photo.raw", size: content.count)) { update in
+                progress.withLock { $0 = max($0, update.completed) }
+            }
+            #expect(progress.withLock { $0 } == Int64(content.count), "told in the file's bytes, ending at all of them")
+            let listing = try await client.listPosts(as: DriveFileMetadata.self)
+            #expect(listing.posts.map(\.postCID) == [post.postCID])
 
-        try await rig.expectResumedDownload(of: post, by: client, to: directory.appendingPathComponent("copy.raw"),
-                                            content: content, cutAfter: [300_000])
+            try await rig.expectResumedDownload(of: post, by: client, to: directory.appendingPathComponent("copy.raw"),
+                                                content: content, cutAfter: [300_000])
+        }
     }
 
     @Test("A station that moved ports is found through IPNS over real HTTP; a stopped one gives the offline listing")
