@@ -15,10 +15,8 @@ struct StreamingTests {
     @Test func slowReaderAppliesBackpressure() async throws {
         let pattern = PatternBytes(seed: 5)
         let total: Int64 = 256 * 1024 * 1024
-        guard let download = try await startStreamedDownload(CurlTransport.forTests(), pattern: pattern, total: total) else {
-            Issue.record("expected a streamed body")
-            return
-        }
+        let download = try #require(try await startStreamedDownload(CurlTransport.forTests(), pattern: pattern, total: total),
+                                    "expected a streamed body")
         defer { download.server.stop() }
         #expect(download.firstChunkMatches)
         await waitUntilSteady(download.written)

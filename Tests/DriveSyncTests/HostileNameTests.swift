@@ -1,7 +1,6 @@
 import Foundation
 import Manifest
 import StationClient
-import StationEmulator
 import Testing
 @testable import DriveSync
 
@@ -9,38 +8,38 @@ import Testing
 @Suite("Hostile remote names")
 struct HostileNameTests {
     @Test func aHostileManifestWritesNothingOutsideTheFolder() async throws {
-        let rig = try await SyncRig.make()
-        defer { rig.cleanup() }
-        let outside = rig.laptop.folder.deletingLastPathComponent()
-        // The laptop's folder holds a link to a folder outside it: never followed.
-        let elsewhere = outside.appendingPathComponent("elsewhere", isDirectory: true)
-        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(at: rig.laptop.folder.appendingPathComponent("linked"), withDestinationURL: elsewhere)
-        let before = try FileManager.default.contentsOfDirectory(atPath: outside.path).sorted()
+        try await SyncRig.with { rig in
+            let outside = rig.laptop.folder.deletingLastPathComponent()
+            // The laptop's folder holds a link to a folder outside it: never followed.
+            let elsewhere = outside.appendingPathComponent("elsewhere", isDirectory: true)
+            try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(at: rig.laptop.folder.appendingPathComponent("linked"), withDestinationURL: elsewhere)
+            let before = try FileManager.default.contentsOfDirectory(atPath: outside.path).sorted()
 
-        let hostile: [(path: String?, filename: String)] = [
-            ("/", "../escape.txt"), ("/../../", "escape2.txt"), ("/a/../../", "escape3.txt"), ("/", ".."), ("/", "."),
-            ("/", "a/b.txt"), ("relative/", "r.txt"), ("/", "nul\u{0}.txt"), ("/", "bell\u{7}.txt"), ("/", "esc\u{1b}[2J.txt"),
-            ("/", String(repeating: "x", count: 300)), ("/", "back\\slash.txt"), ("/.cipher-sync/trash/", "planted.txt"),
-            ("/.CIPHER-SYNC/", "planted2.txt"), ("//", "empty-folder.txt"), ("/linked/", "through-link.txt"),
-            ("/", "Readme.txt"), ("/", "README.txt"), ("/Docs/", "one.txt"), ("/docs/", "two.txt"), ("/", "fine.txt"),
-        ]
-        for (path, filename) in hostile {
-            _ = try await rig.phone.client.publish(data: Data("hostile \(filename)".utf8),
-                                                   metadata: DriveFileMetadata(filename: filename, sizeBytes: 8 + filename.utf8.count, path: path))
+            let hostile: [(path: String?, filename: String)] = [
+                ("/", "../escape.txt"), ("/../../", "escape2.txt"), ("/a/../../", "escape3.txt"), ("/", ".."), ("/", "."),
+                ("/", "a/b.txt"), ("relative/", "r.txt"), ("/", "nul\u{0}.txt"), ("/", "bell\u{7}.txt"), ("/", "esc\u{1b}[2J.txt"),
+                ("/", String(repeating: "x", count: 300)), ("/", "back\\slash.txt"), ("/.cipher-sync/trash/", "planted.txt"),
+                ("/.CIPHER-SYNC/", "planted2.txt"), ("//", "empty-folder.txt"), ("/linked/", "through-link.txt"),
+                ("/", "Readme.txt"), ("/", "README.txt"), ("/Docs/", "one.txt"), ("/docs/", "two.txt"), ("/", "fine.txt"),
+            ]
+            for (path, filename) in hostile {
+                _ = try await rig.phone.client.publish(data: Data("hostile \(filename)".utf8),
+                                                       metadata: DriveFileMetadata(filename: filename, sizeBytes: 8 + filename.utf8.count, path: path))
+            }
+            let report = try await rig.laptop.sync().sync()
+            // Written: the valid names, the first spelling of each colliding pair.
+            #expect(try rig.laptop.tree().keys.sorted() == ["Docs/one.txt", "Readme.txt", "empty-folder.txt", "fine.txt"])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).sorted() == before)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty)
+            // Each refused name is reported, as a remote item, with why.
+            let refused = report.skipped.filter(\.isRemote)
+            #expect(refused.filter { $0.reason.kind == "invalidName" }.count == 14, "\(refused)")
+            #expect(Set(refused.filter { $0.reason.kind == "nameCollision" }.map(\.path)) == ["README.txt", "docs/two.txt"])
+            // The link on the way is not followed: that file fails, and the rest is in sync.
+            #expect(report.failures.map(\.path) == ["linked/through-link.txt"])
+            #expect(report.skipped.contains { $0.path == "linked" && $0.reason == .symbolicLink })
         }
-        let report = try await rig.laptop.sync().sync()
-        // Written: the valid names, the first spelling of each colliding pair.
-        #expect(try rig.laptop.tree().keys.sorted() == ["Docs/one.txt", "Readme.txt", "empty-folder.txt", "fine.txt"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).sorted() == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty)
-        // Each refused name is reported, as a remote item, with why.
-        let refused = report.skipped.filter(\.isRemote)
-        #expect(refused.filter { $0.reason.kind == "invalidName" }.count == 14, "\(refused)")
-        #expect(Set(refused.filter { $0.reason.kind == "nameCollision" }.map(\.path)) == ["README.txt", "docs/two.txt"])
-        // The link on the way is not followed: that file fails, and the rest is in sync.
-        #expect(report.failures.map(\.path) == ["linked/through-link.txt"])
-        #expect(report.skipped.contains { $0.path == "linked" && $0.reason == .symbolicLink })
     }
 
     @Test func remoteNamesAreChecked() throws {

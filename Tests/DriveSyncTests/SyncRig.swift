@@ -75,11 +75,18 @@ struct SyncRig {
         }
     }
 
-    static func make() async throws -> SyncRig {
+    /// Runs `body` with a new rig whose folders (under one new temporary folder) are removed
+    /// however `body` or the set-up ends.
+    static func with(_ body: (SyncRig) async throws -> Void) async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("drive-sync-" + UUID().uuidString.prefix(8))
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await body(try await make(in: root))
+    }
+
+    private static func make(in root: URL) async throws -> SyncRig {
         let emulator = try StationEmulator()
         let station = try #require(URL(string: "http://station.test"))
         emulator.setEndpoint(station.absoluteString)
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("drive-sync-" + UUID().uuidString.prefix(8))
         func device(_ name: String) async throws -> Device {
             let folder = root.appendingPathComponent(name, isDirectory: true)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -93,10 +100,6 @@ struct SyncRig {
             return Device(client: client, folder: folder, cacheStore: cacheStore, name: name)
         }
         return SyncRig(emulator: emulator, station: station, laptop: try await device("laptop"), phone: try await device("phone"))
-    }
-
-    func cleanup() {
-        try? FileManager.default.removeItem(at: laptop.folder.deletingLastPathComponent())
     }
 
     /// The posts of the namespace by remote path (`/dir/` + filename), as the station lists them.

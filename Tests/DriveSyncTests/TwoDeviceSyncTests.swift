@@ -10,117 +10,117 @@ import Testing
 @Suite("Two devices in sync")
 struct TwoDeviceSyncTests {
     @Test func editsRenamesDeletionsAndConflictsConverge() async throws {
-        let rig = try await SyncRig.make()
-        defer { rig.cleanup() }
-        let (laptop, phone) = (rig.laptop, rig.phone)
+        try await SyncRig.with { rig in
+            let (laptop, phone) = (rig.laptop, rig.phone)
 
-        // New files on both sides, nested folders included.
-        try laptop.write("notes.txt", "first notes")
-        try laptop.write("documents/work/plan.md", "# plan")
-        try phone.write("photos/cat.jpg", String(repeating: "c", count: 3000))
-        var tree = try await rig.converge()
-        #expect(tree.keys.sorted() == ["documents/work/plan.md", "notes.txt", "photos/cat.jpg"])
-        // CipherVault's shape: path plus filename, the size and a MIME type.
-        let posts = try await laptop.client.listPosts(as: DriveFileMetadata.self).posts.compactMap(\.metadata)
-        let plan = try #require(posts.first { $0.filename == "plan.md" })
-        #expect(plan.path == "/documents/work/" && plan.sizeBytes == 6 && plan.mimeType == "text/markdown")
+            // New files on both sides, nested folders included.
+            try laptop.write("notes.txt", "first notes")
+            try laptop.write("documents/work/plan.md", "# plan")
+            try phone.write("photos/cat.jpg", String(repeating: "c", count: 3000))
+            var tree = try await rig.converge()
+            #expect(tree.keys.sorted() == ["documents/work/plan.md", "notes.txt", "photos/cat.jpg"])
+            // CipherVault's shape: path plus filename, the size and a MIME type.
+            let posts = try await laptop.client.listPosts(as: DriveFileMetadata.self).posts.compactMap(\.metadata)
+            let plan = try #require(posts.first { $0.filename == "plan.md" })
+            #expect(plan.path == "/documents/work/" && plan.sizeBytes == 6 && plan.mimeType == "text/markdown")
 
-        // An edit on each side, a rename (delete + add) and a deletion.
-        try laptop.write("notes.txt", "second notes")
-        try phone.write("documents/work/plan.md", "# plan, v2")
-        try phone.remove("photos/cat.jpg")
-        try phone.write("photos/kitten.jpg", String(repeating: "c", count: 3000))
-        tree = try await rig.converge()
-        #expect(tree.keys.sorted() == ["documents/work/plan.md", "notes.txt", "photos/kitten.jpg"])
-        #expect(try laptop.read("notes.txt") == "second notes" && (try phone.read("notes.txt")) == "second notes")
-        #expect(try laptop.read("documents/work/plan.md") == "# plan, v2")
-        #expect(laptop.trashed() == ["photos/cat.jpg"])
+            // An edit on each side, a rename (delete + add) and a deletion.
+            try laptop.write("notes.txt", "second notes")
+            try phone.write("documents/work/plan.md", "# plan, v2")
+            try phone.remove("photos/cat.jpg")
+            try phone.write("photos/kitten.jpg", String(repeating: "c", count: 3000))
+            tree = try await rig.converge()
+            #expect(tree.keys.sorted() == ["documents/work/plan.md", "notes.txt", "photos/kitten.jpg"])
+            #expect(try laptop.read("notes.txt") == "second notes" && (try phone.read("notes.txt")) == "second notes")
+            #expect(try laptop.read("documents/work/plan.md") == "# plan, v2")
+            #expect(laptop.trashed() == ["photos/cat.jpg"])
 
-        // The same file changed on both sides: both versions kept, the laptop's under a conflict name.
-        try laptop.write("notes.txt", "laptop's notes")
-        try phone.write("notes.txt", "phone's notes")
-        try await phone.syncExpectingSuccess()
-        let conflictReport = try await laptop.syncExpectingSuccess()
-        let conflict = try #require(conflictReport.completed.first { $0.kind == .conflict })
-        let copy = try #require(conflict.conflictCopyPath)
-        #expect(copy.hasPrefix("notes (conflict from laptop ") && copy.hasSuffix(").txt"))
-        tree = try await rig.converge()
-        #expect(try laptop.read("notes.txt") == "phone's notes" && (try phone.read(copy)) == "laptop's notes")
-        #expect(tree.count == 4)
+            // The same file changed on both sides: both versions kept, the laptop's under a conflict name.
+            try laptop.write("notes.txt", "laptop's notes")
+            try phone.write("notes.txt", "phone's notes")
+            try await phone.syncExpectingSuccess()
+            let conflictReport = try await laptop.syncExpectingSuccess()
+            let conflict = try #require(conflictReport.completed.first { $0.kind == .conflict })
+            let copy = try #require(conflict.conflictCopyPath)
+            #expect(copy.hasPrefix("notes (conflict from laptop ") && copy.hasSuffix(").txt"))
+            tree = try await rig.converge()
+            #expect(try laptop.read("notes.txt") == "phone's notes" && (try phone.read(copy)) == "laptop's notes")
+            #expect(tree.count == 4)
 
-        // Deleted on one side while the other is unchanged: gone on both, in the other's trash.
-        try laptop.remove(copy)
-        tree = try await rig.converge()
-        #expect(tree[copy] == nil && phone.trashed().contains(copy))
+            // Deleted on one side while the other is unchanged: gone on both, in the other's trash.
+            try laptop.remove(copy)
+            tree = try await rig.converge()
+            #expect(tree[copy] == nil && phone.trashed().contains(copy))
 
-        // An edit against a deletion: the edit wins, nothing is lost.
-        try laptop.remove("photos/kitten.jpg")
-        try phone.write("photos/kitten.jpg", "a new kitten")
-        try await laptop.syncExpectingSuccess()
-        tree = try await rig.converge()
-        #expect(try laptop.read("photos/kitten.jpg") == "a new kitten")
+            // An edit against a deletion: the edit wins, nothing is lost.
+            try laptop.remove("photos/kitten.jpg")
+            try phone.write("photos/kitten.jpg", "a new kitten")
+            try await laptop.syncExpectingSuccess()
+            tree = try await rig.converge()
+            #expect(try laptop.read("photos/kitten.jpg") == "a new kitten")
+        }
     }
 
     @Test func aNoChangeSyncWritesNothingAndNeedsNoRewrap() async throws {
-        let rig = try await SyncRig.make()
-        defer { rig.cleanup() }
-        for index in 0..<5 { try rig.phone.write("file\(index).txt", "content \(index)") }
-        try await rig.phone.syncExpectingSuccess()
-        try await rig.laptop.syncExpectingSuccess()
-        // A fresh client of the laptop (as after a relaunch), with its persisted post keys.
-        var configuration = rig.laptop.client.configuration
-        let cacheStore = WriteCountingCacheStore(base: rig.laptop.cacheStore)
-        configuration.cacheStore = cacheStore
-        let relaunched = try await StationClient(credentials: await rig.laptop.client.credentials, configuration: configuration)
-        rig.emulator.requests.removeAll()
-        let plan = try await DriveSync(client: relaunched, folder: rig.laptop.folder, options: SyncOptions(deviceName: "laptop")).plan()
-        #expect(plan.isInSync)
-        let report = try await DriveSync(client: relaunched, folder: rig.laptop.folder).run(plan)
-        #expect(report.completed.isEmpty && report.isInSync)
-        let writes = rig.emulator.requests.entries.filter { $0.method == "POST" }
-        #expect(writes.isEmpty, "\(writes)")
-        // Nor is the sync state written again.
-        #expect(await cacheStore.written.filter { $0.hasPrefix("drive-sync") }.isEmpty)
+        try await SyncRig.with { rig in
+            for index in 0..<5 { try rig.phone.write("file\(index).txt", "content \(index)") }
+            try await rig.phone.syncExpectingSuccess()
+            try await rig.laptop.syncExpectingSuccess()
+            // A fresh client of the laptop (as after a relaunch), with its persisted post keys.
+            var configuration = rig.laptop.client.configuration
+            let cacheStore = WriteCountingCacheStore(base: rig.laptop.cacheStore)
+            configuration.cacheStore = cacheStore
+            let relaunched = try await StationClient(credentials: await rig.laptop.client.credentials, configuration: configuration)
+            rig.emulator.requests.removeAll()
+            let plan = try await DriveSync(client: relaunched, folder: rig.laptop.folder, options: SyncOptions(deviceName: "laptop")).plan()
+            #expect(plan.isInSync)
+            let report = try await DriveSync(client: relaunched, folder: rig.laptop.folder).run(plan)
+            #expect(report.completed.isEmpty && report.isInSync)
+            let writes = rig.emulator.requests.entries.filter { $0.method == "POST" }
+            #expect(writes.isEmpty, "\(writes)")
+            // Nor is the sync state written again.
+            #expect(await cacheStore.written.filter { $0.hasPrefix("drive-sync") }.isEmpty)
+        }
     }
 
     @Test func unchangedFilesAreRecognisedBySizeAndModificationTime() async throws {
-        let rig = try await SyncRig.make()
-        defer { rig.cleanup() }
-        try rig.laptop.write("a.txt", "aaaa")
-        // A whole second: set again below exactly (a file system's own times need not survive a Date).
-        let url = rig.laptop.folder.appendingPathComponent("a.txt")
-        let modified = Date(timeIntervalSince1970: 1_700_000_000)
-        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path)
-        try await rig.laptop.syncExpectingSuccess()
-        // Other bytes of the same size under the same modification time: not read, so not seen.
-        try rig.laptop.write("a.txt", "bbbb")
-        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path)
-        #expect(try await rig.laptop.sync().plan().isInSync)
-        // A new modification time with the same bytes: read, found unchanged, nothing to do.
-        try rig.laptop.write("a.txt", "aaaa")
-        let touched = try await rig.laptop.sync().plan()
-        #expect(touched.isInSync)
-        // Another size: changed.
-        try rig.laptop.write("a.txt", "aaaaa")
-        #expect(try await rig.laptop.sync().plan().actions.map(\.kind) == [.upload])
+        try await SyncRig.with { rig in
+            try rig.laptop.write("a.txt", "aaaa")
+            // A whole second: set again below exactly (a file system's own times need not survive a Date).
+            let url = rig.laptop.folder.appendingPathComponent("a.txt")
+            let modified = Date(timeIntervalSince1970: 1_700_000_000)
+            try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path)
+            try await rig.laptop.syncExpectingSuccess()
+            // Other bytes of the same size under the same modification time: not read, so not seen.
+            try rig.laptop.write("a.txt", "bbbb")
+            try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path)
+            #expect(try await rig.laptop.sync().plan().isInSync)
+            // A new modification time with the same bytes: read, found unchanged, nothing to do.
+            try rig.laptop.write("a.txt", "aaaa")
+            let touched = try await rig.laptop.sync().plan()
+            #expect(touched.isInSync)
+            // Another size: changed.
+            try rig.laptop.write("a.txt", "aaaaa")
+            #expect(try await rig.laptop.sync().plan().actions.map(\.kind) == [.upload])
+        }
     }
 
     @Test func aLostSyncStateCopiesNothingTwiceAndDeletesNothing() async throws {
-        let rig = try await SyncRig.make()
-        defer { rig.cleanup() }
-        try rig.laptop.write("same.txt", "on both sides")
-        try rig.laptop.write("docs/only-synced.txt", "synced once")
-        try await rig.laptop.syncExpectingSuccess()
-        try await rig.laptop.sync().forgetState()
-        try rig.laptop.write("new.txt", "new after the loss")
-        try rig.laptop.remove("docs/only-synced.txt")
-        // Without a state: the same content is recognised, a missing file comes back, the new one goes up.
-        let plan = try await rig.laptop.sync().plan()
-        #expect(Set(plan.actions.map { "\($0.kind) \($0.path)" }) == ["upload new.txt", "download docs/only-synced.txt"])
-        #expect(plan.deletionCount == 0)
-        _ = try await rig.laptop.sync().run(plan)
-        #expect(try await rig.remotePaths() == ["/docs/only-synced.txt", "/new.txt", "/same.txt"])
-        #expect(try await rig.laptop.sync().plan().isInSync)
+        try await SyncRig.with { rig in
+            try rig.laptop.write("same.txt", "on both sides")
+            try rig.laptop.write("docs/only-synced.txt", "synced once")
+            try await rig.laptop.syncExpectingSuccess()
+            try await rig.laptop.sync().forgetState()
+            try rig.laptop.write("new.txt", "new after the loss")
+            try rig.laptop.remove("docs/only-synced.txt")
+            // Without a state: the same content is recognised, a missing file comes back, the new one goes up.
+            let plan = try await rig.laptop.sync().plan()
+            #expect(Set(plan.actions.map { "\($0.kind) \($0.path)" }) == ["upload new.txt", "download docs/only-synced.txt"])
+            #expect(plan.deletionCount == 0)
+            _ = try await rig.laptop.sync().run(plan)
+            #expect(try await rig.remotePaths() == ["/docs/only-synced.txt", "/new.txt", "/same.txt"])
+            #expect(try await rig.laptop.sync().plan().isInSync)
+        }
     }
 
     @Test func aSecondTrashingInOneSecondGetsItsOwnPlace() throws {
@@ -137,42 +137,42 @@ struct TwoDeviceSyncTests {
     }
 
     @Test func tooManyDeletionsChangeNothing() async throws {
-        let rig = try await SyncRig.make()
-        defer { rig.cleanup() }
-        for index in 0..<4 { try rig.laptop.write("f\(index).txt", "\(index)") }
-        try await rig.laptop.syncExpectingSuccess()
-        for index in 0..<3 { try rig.laptop.remove("f\(index).txt") }
-        // The default limit: half the synced files.
-        let sync = rig.laptop.sync(SyncOptions(deviceName: "laptop"))
-        let plan = try await sync.plan()
-        #expect(plan.deletionCount == 3 && plan.deletionLimit == 2 && plan.exceedsDeletionLimit)
-        await #expect(throws: DriveSyncError.self) { try await sync.run(plan) }
-        #expect(try await rig.remotePaths().count == 4)
-        // Allowed explicitly.
-        let report = try await rig.laptop.sync(SyncOptions(maximumDeletions: 3, deviceName: "laptop")).sync()
-        #expect(report.completed.filter(\.isDeletion).count == 3)
-        #expect(try await rig.remotePaths() == ["/f3.txt"])
+        try await SyncRig.with { rig in
+            for index in 0..<4 { try rig.laptop.write("f\(index).txt", "\(index)") }
+            try await rig.laptop.syncExpectingSuccess()
+            for index in 0..<3 { try rig.laptop.remove("f\(index).txt") }
+            // The default limit: half the synced files.
+            let sync = rig.laptop.sync(SyncOptions(deviceName: "laptop"))
+            let plan = try await sync.plan()
+            #expect(plan.deletionCount == 3 && plan.deletionLimit == 2 && plan.exceedsDeletionLimit)
+            await #expect(throws: DriveSyncError.self) { try await sync.run(plan) }
+            #expect(try await rig.remotePaths().count == 4)
+            // Allowed explicitly.
+            let report = try await rig.laptop.sync(SyncOptions(maximumDeletions: 3, deviceName: "laptop")).sync()
+            #expect(report.completed.filter(\.isDeletion).count == 3)
+            #expect(try await rig.remotePaths() == ["/f3.txt"])
+        }
     }
 
     @Test func symlinksAndSpecialFilesAreSkippedAndReported() async throws {
-        let rig = try await SyncRig.make()
-        defer { rig.cleanup() }
-        try rig.laptop.write("real.txt", "real")
-        let outside = rig.laptop.folder.deletingLastPathComponent().appendingPathComponent("outside.txt")
-        try Data("secret".utf8).write(to: outside)
-        try FileManager.default.createSymbolicLink(at: rig.laptop.folder.appendingPathComponent("link.txt"), withDestinationURL: outside)
-        try FileManager.default.createSymbolicLink(at: rig.laptop.folder.appendingPathComponent("linked-folder"),
-                                                   withDestinationURL: rig.laptop.folder.deletingLastPathComponent())
-        #expect(mkfifo(rig.laptop.folder.appendingPathComponent("pipe").path, 0o600) == 0)
-        let report = try await rig.laptop.syncExpectingSuccess()
-        #expect(Set(report.skipped.map(\.path)) == ["link.txt", "linked-folder", "pipe"])
-        #expect(report.skipped.first { $0.path == "pipe" }?.reason == .specialFile)
-        #expect(try await rig.remotePaths() == ["/real.txt"])
-        // A link the user chose as the folder itself is followed, to the same state.
-        let alias = rig.laptop.folder.deletingLastPathComponent().appendingPathComponent("alias")
-        try FileManager.default.createSymbolicLink(at: alias, withDestinationURL: rig.laptop.folder)
-        let throughAlias = DriveSync(client: rig.laptop.client, folder: alias, options: SyncOptions(deviceName: "laptop"))
-        #expect(try await throughAlias.plan().isInSync)
+        try await SyncRig.with { rig in
+            try rig.laptop.write("real.txt", "real")
+            let outside = rig.laptop.folder.deletingLastPathComponent().appendingPathComponent("outside.txt")
+            try Data("secret".utf8).write(to: outside)
+            try FileManager.default.createSymbolicLink(at: rig.laptop.folder.appendingPathComponent("link.txt"), withDestinationURL: outside)
+            try FileManager.default.createSymbolicLink(at: rig.laptop.folder.appendingPathComponent("linked-folder"),
+                                                       withDestinationURL: rig.laptop.folder.deletingLastPathComponent())
+            #expect(mkfifo(rig.laptop.folder.appendingPathComponent("pipe").path, 0o600) == 0)
+            let report = try await rig.laptop.syncExpectingSuccess()
+            #expect(Set(report.skipped.map(\.path)) == ["link.txt", "linked-folder", "pipe"])
+            #expect(report.skipped.first { $0.path == "pipe" }?.reason == .specialFile)
+            #expect(try await rig.remotePaths() == ["/real.txt"])
+            // A link the user chose as the folder itself is followed, to the same state.
+            let alias = rig.laptop.folder.deletingLastPathComponent().appendingPathComponent("alias")
+            try FileManager.default.createSymbolicLink(at: alias, withDestinationURL: rig.laptop.folder)
+            let throughAlias = DriveSync(client: rig.laptop.client, folder: alias, options: SyncOptions(deviceName: "laptop"))
+            #expect(try await throughAlias.plan().isInSync)
+        }
     }
 }
 

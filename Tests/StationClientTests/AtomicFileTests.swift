@@ -17,51 +17,51 @@ struct AtomicFileTests {
     }
 
     @Test func aFailedFlushClosesTheDescriptorAndKeepsTheOldFile() throws {
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("item")
-        try AtomicFile.replace(file, with: Array("old".utf8), operation: "test")
-        var flushed: [Int32] = []
-        let failingFlush: AtomicFile.Flush = { descriptor in
-            flushed.append(descriptor)
-            errno = EIO
-            return -1
-        }
-        let error = #expect(throws: StationClientError.self) {
-            try AtomicFile.replace(file, with: Array("new".utf8), operation: "test", flush: failingFlush)
-        }
-        #expect(error?.kind == .keyStore)
-        #expect(error?.message.contains("cannot flush") == true)
-        #expect(flushed.count == 1)
-        #if os(Linux)
-        #expect(Self.openFiles(under: directory).isEmpty)
-        #endif
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["item"])
-        #expect(try Data(contentsOf: file) == Data("old".utf8))
+        try Fixture.withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("item")
+            try AtomicFile.replace(file, with: Array("old".utf8), operation: "test")
+            var flushed: [Int32] = []
+            let failingFlush: AtomicFile.Flush = { descriptor in
+                flushed.append(descriptor)
+                errno = EIO
+                return -1
+            }
+            let error = #expect(throws: StationClientError.self) {
+                try AtomicFile.replace(file, with: Array("new".utf8), operation: "test", flush: failingFlush)
+            }
+            #expect(error?.kind == .keyStore)
+            #expect(error?.message.contains("cannot flush") == true)
+            #expect(flushed.count == 1)
+            #if os(Linux)
+            #expect(Self.openFiles(under: directory).isEmpty)
+            #endif
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["item"])
+            #expect(try Data(contentsOf: file) == Data("old".utf8))
 
-        let created = directory.appendingPathComponent("params")
-        #expect(throws: StationClientError.self) {
-            _ = try AtomicFile.createExclusively(Array("p".utf8), at: created, operation: "test", flush: failingFlush)
+            let created = directory.appendingPathComponent("params")
+            #expect(throws: StationClientError.self) {
+                _ = try AtomicFile.createExclusively(Array("p".utf8), at: created, operation: "test", flush: failingFlush)
+            }
+            #if os(Linux)
+            #expect(Self.openFiles(under: directory).isEmpty)
+            #endif
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["item"])
         }
-        #if os(Linux)
-        #expect(Self.openFiles(under: directory).isEmpty)
-        #endif
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["item"])
     }
 
     @Test func anInterruptedRenameKeepsTheOldFile() throws {
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("item")
-        try AtomicFile.replace(file, with: Array("old".utf8), operation: "test")
-        struct Interrupted: Error {}
-        #expect(throws: StationClientError.self) {
-            try AtomicFile.replace(file, with: Array("new".utf8), operation: "test", beforeRename: { _ in throw Interrupted() })
+        try Fixture.withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("item")
+            try AtomicFile.replace(file, with: Array("old".utf8), operation: "test")
+            struct Interrupted: Error {}
+            #expect(throws: StationClientError.self) {
+                try AtomicFile.replace(file, with: Array("new".utf8), operation: "test", beforeRename: { _ in throw Interrupted() })
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["item"])
+            #expect(try Data(contentsOf: file) == Data("old".utf8))
+            #expect(try AtomicFile.createExclusively(Array("p".utf8), at: file, operation: "test") == false)
+            try AtomicFile.replace(file, with: Array("new".utf8), operation: "test")
+            #expect(try Data(contentsOf: file) == Data("new".utf8))
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["item"])
-        #expect(try Data(contentsOf: file) == Data("old".utf8))
-        #expect(try AtomicFile.createExclusively(Array("p".utf8), at: file, operation: "test") == false)
-        try AtomicFile.replace(file, with: Array("new".utf8), operation: "test")
-        #expect(try Data(contentsOf: file) == Data("new".utf8))
     }
 }

@@ -13,13 +13,13 @@ struct ChunkedTransferTests {
         let content = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0) })
         let post = try await client.publish(data: content, metadata: Fixture.drive("big.bin", size: content.count))
         let reports = Locked<[ByteProgress]>([])
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await client.download(postCID: post.postCID, to: directory.appendingPathComponent("big.bin"),
-                                  plaintextSize: Int64(content.count)) { progress in reports.withLock { $0.append(progress) } }
-        let between = Set(reports.value.map(\.completed).filter { $0 > 0 && $0 < Int64(content.count) })
-        #expect(between.count >= 8, "\(reports.value)")
-        #expect(reports.value.last == ByteProgress(completed: Int64(content.count), total: Int64(content.count)))
+        try await Fixture.withTemporaryDirectory { directory in
+            try await client.download(postCID: post.postCID, to: directory.appendingPathComponent("big.bin"),
+                                      plaintextSize: Int64(content.count)) { progress in reports.withLock { $0.append(progress) } }
+            let between = Set(reports.value.map(\.completed).filter { $0 > 0 && $0 < Int64(content.count) })
+            #expect(between.count >= 8, "\(reports.value)")
+            #expect(reports.value.last == ByteProgress(completed: Int64(content.count), total: Int64(content.count)))
+        }
     }
 
     @Test("A throttled download cancelled once half has arrived ends .cancelled and leaves no file")
@@ -27,16 +27,16 @@ struct ChunkedTransferTests {
         let (rig, client) = try await StationRig.pairedInProcess()
         let content = Data(count: 512 * 1024)
         let post = try await client.publish(data: content, metadata: Fixture.drive("memo.m4a", size: content.count))
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("memo.m4a")
+        try await Fixture.withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("memo.m4a")
 
-        rig.emulator.faults.throttle(RequestRoute("GET", pathPrefix: "/content/"), toBytesPerSecond: 1 << 20)
-        let download = ProgressTask(cancellingWhen: { $0.completed * 2 >= $0.total ?? .max }) {
-            try await client.download(postCID: post.postCID, to: file, progress: $0)
+            rig.emulator.faults.throttle(RequestRoute("GET", pathPrefix: "/content/"), toBytesPerSecond: 1 << 20)
+            let download = ProgressTask(cancellingWhen: { $0.completed * 2 >= $0.total ?? .max }) {
+                try await client.download(postCID: post.postCID, to: file, progress: $0)
+            }
+            let error = await #expect(throws: StationClientError.self) { try await download.value }
+            #expect(error?.kind == .cancelled)
+            try Fixture.expectEmpty(directory)
         }
-        let error = await #expect(throws: StationClientError.self) { try await download.value }
-        #expect(error?.kind == .cancelled)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 }

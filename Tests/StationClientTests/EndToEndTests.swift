@@ -18,26 +18,26 @@ struct EndToEndTests {
     func seedGuide() async throws {
         let rig = try StationRig.served()
         defer { rig.emulator.stop() }
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try FileKeyStore(directory: directory.appendingPathComponent("keys"), passphrase: "seed guide",
-                                     limits: .init(operations: 1, memoryBytes: 1 << 20))
-        let client = try await rig.pair(deviceName: "E2E drive", keyStore: store)
-        #expect(try await client.health().isHealthy)
-        #expect(try await client.profile().uid == rig.emulator.uid)
-        let device = await client.credentials.deviceUID
-        #expect(device.hasPrefix("e2edrive-"))
+        try await Fixture.withTemporaryDirectory { directory in
+            let store = try FileKeyStore(directory: directory.appendingPathComponent("keys"), passphrase: "seed guide",
+                                         limits: .init(operations: 1, memoryBytes: 1 << 20))
+            let client = try await rig.pair(deviceName: "E2E drive", keyStore: store)
+            #expect(try await client.health().isHealthy)
+            #expect(try await client.profile().uid == rig.emulator.uid)
+            let device = await client.credentials.deviceUID
+            #expect(device.hasPrefix("e2edrive-"))
 
-        let file = directory.appendingPathComponent("notes.txt")
-        try Data("the whole seed guide".utf8).write(to: file)
-        let post = try await client.publish(fileAt: file, metadata: Fixture.drive("notes.txt", size: 20))
-        let listing = try await StationClient.load(configuration: rig.configuration(keyStore: store))
-            .listPosts(as: DriveFileMetadata.self)
-        #expect(listing.posts.map(\.postCID) == [post.postCID])
-        #expect(listing.posts.first?.metadata?.filename == "notes.txt")
-        #expect(try await client.download(postCID: post.postCID) == Data("the whole seed guide".utf8))
-        _ = try await client.delete(postCID: post.postCID)
-        #expect(try await client.listPosts(as: DriveFileMetadata.self).posts.isEmpty)
+            let file = directory.appendingPathComponent("notes.txt")
+            try Data("the whole seed guide".utf8).write(to: file)
+            let post = try await client.publish(fileAt: file, metadata: Fixture.drive("notes.txt", size: 20))
+            let listing = try await StationClient.load(configuration: rig.configuration(keyStore: store))
+                .listPosts(as: DriveFileMetadata.self)
+            #expect(listing.posts.map(\.postCID) == [post.postCID])
+            #expect(listing.posts.first?.metadata?.filename == "notes.txt")
+            #expect(try await client.download(postCID: post.postCID) == Data("the whole seed guide".utf8))
+            _ = try await client.delete(postCID: post.postCID)
+            #expect(try await client.listPosts(as: DriveFileMetadata.self).posts.isEmpty)
+        }
     }
 
     @Test("Two namespaces, drive and cipherframe, each client seeing only its own")
@@ -77,9 +77,8 @@ struct EndToEndTests {
 
     @Test("A post whose metadata opens but is not JSON is skipped by every listing, and left out of the offline view")
     func metadataThatIsNotJSON() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed()
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         let good = try await client.publish(data: Data("g".utf8), metadata: Fixture.drive("good.txt", size: 1)).postCID
         let credentials = await client.credentials
         let notJSON = try await RawPoster(credentials: credentials, transport: rig.transport)
@@ -167,21 +166,20 @@ struct EndToEndTests {
         #expect(rig.emulator.manifest.posts(in: "drive").map(\.postCID) == [post.postCID])
 
         let largest = try client.largestPublishableFileSize(metadata: Fixture.drive("huge", size: 0))
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let huge = directory.appendingPathComponent("huge.bin")
-        try Fixture.sparseFile(at: huge, byteCount: largest + 1)
-        let before = recorder.requests.withLock { $0.count }
-        let error = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: huge, metadata: Fixture.drive("huge", size: 0)) }
-        #expect(error?.kind == .tooLarge)
-        #expect(recorder.requests.withLock { $0.count } == before)
+        try await Fixture.withTemporaryDirectory { directory in
+            let huge = directory.appendingPathComponent("huge.bin")
+            try Fixture.sparseFile(at: huge, byteCount: largest + 1)
+            let before = recorder.requests.withLock { $0.count }
+            let error = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: huge, metadata: Fixture.drive("huge", size: 0)) }
+            #expect(error?.kind == .tooLarge)
+            #expect(recorder.requests.withLock { $0.count } == before)
+        }
     }
 
     @Test("A station that moved to a new port is found again through IPNS")
     func moved() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed()
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         _ = try await client.publish(data: Data("m".utf8), metadata: Fixture.drive("m", size: 1))
         #expect(try await client.adoptIPNSKey() != nil)
         let moved = try rig.emulator.moveStation()
@@ -230,34 +228,32 @@ struct EndToEndTests {
 
     @Test("A download onto an existing file replaces it only once it verified; a failed one leaves it as it was")
     func downloadsReplaceAnExistingFileOnlyWhenVerified() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed()
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         let content = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let post = try await client.publish(data: content, metadata: Fixture.drive("doc", size: content.count))
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("doc.bin")
-        try Data("the user's own file".utf8).write(to: destination)
-        // Bytes that fail the tag, from the station and from the gateway it falls back to.
-        rig.emulator.faults.inject(.replaceBody(byteCount: content.count + 40), count: 1_000,
-                                   route: RequestRoute("GET", path: "/content/\(post.postCID)"))
-        rig.emulator.faults.inject(.replaceBody(byteCount: content.count + 40), count: 1_000,
-                                   route: RequestRoute("GET", pathPrefix: "/ipfs/\(post.postCID)"), server: .gateway)
-        await #expect(throws: StationClientError.self) {
+        try await Fixture.withTemporaryDirectory { directory in
+            let destination = directory.appendingPathComponent("doc.bin")
+            try Data("the user's own file".utf8).write(to: destination)
+            // Bytes that fail the tag, from the station and from the gateway it falls back to.
+            rig.emulator.faults.inject(.replaceBody(byteCount: content.count + 40), count: 1_000,
+                                       route: RequestRoute("GET", path: "/content/\(post.postCID)"))
+            rig.emulator.faults.inject(.replaceBody(byteCount: content.count + 40), count: 1_000,
+                                       route: RequestRoute("GET", pathPrefix: "/ipfs/\(post.postCID)"), server: .gateway)
+            await #expect(throws: StationClientError.self) {
+                try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
+            }
+            #expect(try Data(contentsOf: destination) == Data("the user's own file".utf8))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["doc.bin"])
+            rig.emulator.faults.reset()
             try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
+            #expect(try Data(contentsOf: destination) == content)
         }
-        #expect(try Data(contentsOf: destination) == Data("the user's own file".utf8))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["doc.bin"])
-        rig.emulator.faults.reset()
-        try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
-        #expect(try Data(contentsOf: destination) == content)
     }
 
     @Test("A station that holds a download back past its deadline fails it with .tooSlow; without a rate it is waited for")
     func downloadsHaveAnOverallDeadline() async throws {
-        let rig = try StationRig.inProcess()
-        let paired = try await rig.pair()
+        let (rig, paired) = try await StationRig.pairedInProcess()
         let content = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 5) })
         let post = try await paired.publish(data: content, metadata: Fixture.drive("slow", size: content.count))
         // A deadline of the 1 s grace period (the rate is so high that the size adds nothing);
@@ -268,57 +264,56 @@ struct EndToEndTests {
             $0.gateway = nil
         }
         rig.emulator.faults.inject(.delay(seconds: 30), count: 2, route: RequestRoute("GET", path: "/content/\(post.postCID)"))
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("slow.bin")
-        let toFile = await #expect(throws: StationClientError.self) {
-            try await hurried.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
+        try await Fixture.withTemporaryDirectory { directory in
+            let destination = directory.appendingPathComponent("slow.bin")
+            let toFile = await #expect(throws: StationClientError.self) {
+                try await hurried.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
+            }
+            #expect(toFile?.kind == .tooSlow, "\(String(describing: toFile))")
+            #expect(toFile?.transportError?.kind == .timedOut)
+            try Fixture.expectEmpty(directory)
+            let toMemory = await #expect(throws: StationClientError.self) {
+                _ = try await hurried.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
+            }
+            #expect(toMemory?.kind == .tooSlow, "\(String(describing: toMemory))")
+            // Both held answers were used; with the rate at 0 there is no deadline and the next answer comes.
+            rig.emulator.faults.reset()
+            rig.emulator.faults.inject(.delay(seconds: 2), route: RequestRoute("GET", path: "/content/\(post.postCID)"))
+            let patient = try await rig.client(for: paired) {
+                $0.minimumDownloadRate = 0
+                $0.downloadGracePeriod = 0
+            }
+            try await patient.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
+            #expect(try Data(contentsOf: destination) == content)
         }
-        #expect(toFile?.kind == .tooSlow, "\(String(describing: toFile))")
-        #expect(toFile?.transportError?.kind == .timedOut)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
-        let toMemory = await #expect(throws: StationClientError.self) {
-            _ = try await hurried.download(postCID: post.postCID, envelopesCID: post.envelopesCID)
-        }
-        #expect(toMemory?.kind == .tooSlow, "\(String(describing: toMemory))")
-        // Both held answers were used; with the rate at 0 there is no deadline and the next answer comes.
-        rig.emulator.faults.reset()
-        rig.emulator.faults.inject(.delay(seconds: 2), route: RequestRoute("GET", path: "/content/\(post.postCID)"))
-        let patient = try await rig.client(for: paired) {
-            $0.minimumDownloadRate = 0
-            $0.downloadGracePeriod = 0
-        }
-        try await patient.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: destination)
-        #expect(try Data(contentsOf: destination) == content)
     }
 
     @Test("Downloads resume after a broken body; a tunnel 502 is survived; reshare is checked for content loss")
     func transfersAndManaging() async throws {
-        let rig = try StationRig.served()
+        let (rig, client) = try await StationRig.pairedServed()
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         let content = Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
         let post = try await client.publish(data: content, metadata: Fixture.drive("big", size: content.count))
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let copy = directory.appendingPathComponent("big.bin")
-        let received = Locked<Int64>(0)
-        try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: copy) { _ in }
-        rig.emulator.faults.closeNextResponsesMidBody(1)
-        try FileManager.default.removeItem(at: copy)
-        try await client.download(postCID: post.postCID, to: copy) { progress in received.withLock { $0 = progress.completed } }
-        #expect(try Data(contentsOf: copy) == content)
-        #expect(received.withLock { $0 } == Int64(content.count))
+        try await Fixture.withTemporaryDirectory { directory in
+            let copy = directory.appendingPathComponent("big.bin")
+            let received = Locked<Int64>(0)
+            try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: copy) { _ in }
+            rig.emulator.faults.closeNextResponsesMidBody(1)
+            try FileManager.default.removeItem(at: copy)
+            try await client.download(postCID: post.postCID, to: copy) { progress in received.withLock { $0 = progress.completed } }
+            #expect(try Data(contentsOf: copy) == content)
+            #expect(received.withLock { $0 } == Int64(content.count))
 
-        _ = try await client.profile()
-        rig.emulator.faults.failNextRequests(1, status: 502, body: "<html>Bad Gateway</html>")
-        #expect(try await client.followers().isEmpty)
+            _ = try await client.profile()
+            rig.emulator.faults.failNextRequests(1, status: 502, body: "<html>Bad Gateway</html>")
+            #expect(try await client.followers().isEmpty)
 
-        // The emulator keeps the bytes on an in-place share (a documented deviation from the real
-        // station), so the client reports no loss here; SocialTests reproduces the loss (`losesResharedContent`).
-        let reshared = try await client.unsafeReshareInPlace(postCID: post.postCID, audience: .allFollowers)
-        #expect(reshared.response.audienceMode == .all)
-        #expect(!reshared.contentLost)
+            // The emulator keeps the bytes on an in-place share (a documented deviation from the real
+            // station), so the client reports no loss here; SocialTests reproduces the loss (`losesResharedContent`).
+            let reshared = try await client.unsafeReshareInPlace(postCID: post.postCID, audience: .allFollowers)
+            #expect(reshared.response.audienceMode == .all)
+            #expect(!reshared.contentLost)
+        }
     }
 
     @Test("A follower decrypts the followed station's social graph with its decoder envelope")

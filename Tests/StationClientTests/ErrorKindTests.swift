@@ -85,16 +85,16 @@ struct ErrorKindTests {
 
         let metadata = Fixture.drive("big", size: 0)
         let largest = try client.largestPublishableFileSize(metadata: metadata)
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let big = directory.appendingPathComponent("big.bin")
-        try Fixture.sparseFile(at: big, byteCount: largest + 1)
-        let posts = rig.count("POST", "/post")
-        let local = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: big, metadata: metadata) }
-        #expect(local?.kind == .tooLarge)
-        #expect(local?.limit == largest)
-        #expect(local?.status == nil)
-        #expect(rig.count("POST", "/post") == posts)
+        try await Fixture.withTemporaryDirectory { directory in
+            let big = directory.appendingPathComponent("big.bin")
+            try Fixture.sparseFile(at: big, byteCount: largest + 1)
+            let posts = rig.count("POST", "/post")
+            let local = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: big, metadata: metadata) }
+            #expect(local?.kind == .tooLarge)
+            #expect(local?.limit == largest)
+            #expect(local?.status == nil)
+            #expect(rig.count("POST", "/post") == posts)
+        }
     }
 
     @Test("401 and 403 are .unauthorized, after the single retry a stale clock gets")
@@ -136,18 +136,18 @@ struct ErrorKindTests {
         #expect(inMemory?.kind == .contentLost)
         #expect(inMemory?.status == 404)
         #expect(inMemory?.stationMessage == "content not found")
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let toFile = await #expect(throws: StationClientError.self) {
-            try await client.download(postCID: post.postCID, to: directory.appendingPathComponent("gone"))
-        }
-        #expect(toFile?.kind == .contentLost)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        try await Fixture.withTemporaryDirectory { directory in
+            let toFile = await #expect(throws: StationClientError.self) {
+                try await client.download(postCID: post.postCID, to: directory.appendingPathComponent("gone"))
+            }
+            #expect(toFile?.kind == .contentLost)
+            try Fixture.expectEmpty(directory)
 
-        // A station that is down (not a 404) is not lost content: the gateway's answer decides.
-        let kept = try await client.publish(data: Data("kept".utf8), metadata: Fixture.drive("kept", size: 4))
-        rig.emulator.faults.failNextRequests(1, status: 503, route: RequestRoute("GET", pathPrefix: "/content/"))
-        #expect(try await client.download(postCID: kept.postCID) == Data("kept".utf8))
+            // A station that is down (not a 404) is not lost content: the gateway's answer decides.
+            let kept = try await client.publish(data: Data("kept".utf8), metadata: Fixture.drive("kept", size: 4))
+            rig.emulator.faults.failNextRequests(1, status: 503, route: RequestRoute("GET", pathPrefix: "/content/"))
+            #expect(try await client.download(postCID: kept.postCID) == Data("kept".utf8))
+        }
     }
 
     @Test("A transport that cannot pin is .pinningUnsupported, not .unreachable; nothing is sent")
@@ -168,22 +168,22 @@ struct ErrorKindTests {
     @Test("A file that cannot be read or written is .localFile")
     func localFile() async throws {
         let (rig, client) = try await StationRig.pairedInProcess()
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let absent = directory.appendingPathComponent("absent.bin")
-        let unreadable = await #expect(throws: StationClientError.self) {
-            try await client.publish(fileAt: absent, metadata: Fixture.drive("absent", size: 0))
-        }
-        #expect(unreadable?.kind == .localFile)
-        #expect(unreadable?.message.contains(absent.path) == true)
-        #expect(rig.count("POST", "/post") == 0)
+        try await Fixture.withTemporaryDirectory { directory in
+            let absent = directory.appendingPathComponent("absent.bin")
+            let unreadable = await #expect(throws: StationClientError.self) {
+                try await client.publish(fileAt: absent, metadata: Fixture.drive("absent", size: 0))
+            }
+            #expect(unreadable?.kind == .localFile)
+            #expect(unreadable?.message.contains(absent.path) == true)
+            #expect(rig.count("POST", "/post") == 0)
 
-        let post = try await client.publish(data: Data("f".utf8), metadata: Fixture.drive("f", size: 1))
-        let nowhere = directory.appendingPathComponent("no-such-directory").appendingPathComponent("f")
-        let unwritable = await #expect(throws: StationClientError.self) {
-            try await client.download(postCID: post.postCID, to: nowhere)
+            let post = try await client.publish(data: Data("f".utf8), metadata: Fixture.drive("f", size: 1))
+            let nowhere = directory.appendingPathComponent("no-such-directory").appendingPathComponent("f")
+            let unwritable = await #expect(throws: StationClientError.self) {
+                try await client.download(postCID: post.postCID, to: nowhere)
+            }
+            #expect(unwritable?.kind == .localFile)
         }
-        #expect(unwritable?.kind == .localFile)
     }
 }
 

@@ -17,13 +17,13 @@ struct HostileGatewayTests {
         for cid in [inlined.description, "bafyaagqkdaeaeih77777777777776aja77777777777777yb"] {
             let inMemory = await #expect(throws: StationClientError.self) { try await gateway.fetch(cid: cid) }
             #expect(inMemory?.kind == .refused)
-            let directory = try Fixture.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let toFile = await #expect(throws: StationClientError.self) {
-                try await gateway.fetch(cid: cid, to: directory.appendingPathComponent("out"))
+            try await Fixture.withTemporaryDirectory { directory in
+                let toFile = await #expect(throws: StationClientError.self) {
+                    try await gateway.fetch(cid: cid, to: directory.appendingPathComponent("out"))
+                }
+                #expect(toFile?.kind == .refused)
+                try Fixture.expectEmpty(directory)
             }
-            #expect(toFile?.kind == .refused)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
         }
         #expect(recorder.requests.withLock { $0.isEmpty })
     }
@@ -33,28 +33,28 @@ struct HostileGatewayTests {
         let (rig, client) = try await StationRig.pairedInProcess()
         let post = try await client.publish(data: Data("the real content".utf8), metadata: Fixture.drive("real", size: 16))
         let gateway = try #require(client.configuration.gateway)
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("precious.txt")
-        let precious = Data("written before the fetch".utf8)
-        try precious.write(to: destination)
+        try await Fixture.withTemporaryDirectory { directory in
+            let destination = directory.appendingPathComponent("precious.txt")
+            let precious = Data("written before the fetch".utf8)
+            try precious.write(to: destination)
 
-        rig.emulator.faults.replaceContent(of: post.postCID, with: Data("the gateway's forgery".utf8))
-        let mismatch = await #expect(throws: StationClientError.self) { try await gateway.fetch(cid: post.postCID, to: destination) }
-        #expect(mismatch?.kind == .integrity)
-        #expect(try Data(contentsOf: destination) == precious)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["precious.txt"])
+            rig.emulator.faults.replaceContent(of: post.postCID, with: Data("the gateway's forgery".utf8))
+            let mismatch = await #expect(throws: StationClientError.self) { try await gateway.fetch(cid: post.postCID, to: destination) }
+            #expect(mismatch?.kind == .integrity)
+            #expect(try Data(contentsOf: destination) == precious)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["precious.txt"])
 
-        let unknown = "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"
-        await #expect(throws: StationClientError.self) { try await gateway.fetch(cid: unknown, to: destination) }
-        #expect(try Data(contentsOf: destination) == precious)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["precious.txt"])
+            let unknown = "QmVwHkGaN7sKa3inX17LBc4W86tzijPVZbN3TTpwpfqXTX"
+            await #expect(throws: StationClientError.self) { try await gateway.fetch(cid: unknown, to: destination) }
+            #expect(try Data(contentsOf: destination) == precious)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["precious.txt"])
 
-        // Verified bytes replace the file.
-        rig.emulator.faults.reset()
-        try await gateway.fetch(cid: post.postCID, to: destination)
-        #expect(try Data(contentsOf: destination) == rig.emulator.block(post.postCID))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["precious.txt"])
+            // Verified bytes replace the file.
+            rig.emulator.faults.reset()
+            try await gateway.fetch(cid: post.postCID, to: destination)
+            #expect(try Data(contentsOf: destination) == rig.emulator.block(post.postCID))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["precious.txt"])
+        }
     }
 
     @Test("Gateway failures are .gateway errors in the gateway's words, not station refusals")

@@ -20,8 +20,7 @@ struct ListingMemoryTests {
 
     @Test("Public metadata past the listing's memory budget skips its posts as .tooLarge; drive listings read the text")
     func listingBudgetSkipsPosts() async throws {
-        let rig = try StationRig.inProcess()
-        let owner = try await rig.pair()
+        let (rig, owner) = try await StationRig.pairedInProcess()
         let entries = (0..<40).map { ManifestCapsTests.publicPost("QmHostile\($0)", metadata: Self.nestedMetadata) }
             + [ManifestCapsTests.publicPost("QmFile", metadata: #"{"filename":"a.txt","size_bytes":3}"#)]
         // What one post's tree costs, as the listing charges it.
@@ -52,8 +51,7 @@ struct ListingMemoryTests {
 
     @Test("A manifest past maximumManifestMemory fails the listing as .tooLarge naming the limit; the offline view is kept")
     func manifestMemoryLimit() async throws {
-        let rig = try StationRig.inProcess()
-        let owner = try await rig.pair()
+        let (rig, owner) = try await StationRig.pairedInProcess()
         _ = try await owner.publish(data: Data("kept".utf8), metadata: DriveFileMetadata(filename: "kept.txt"))
         let client = try await rig.client(for: owner) { $0.maximumManifestMemory = 64 * 1024 }
         let online = try await client.listPosts(as: DriveFileMetadata.self)
@@ -70,8 +68,7 @@ struct ListingMemoryTests {
 
     @Test("Three listings of posts with 3.6 KB post_cids make no /rewrap and leave the persisted key cache as it was")
     func longCIDsDoNotGrowTheKeyCache() async throws {
-        let rig = try StationRig.inProcess()
-        let owner = try await rig.pair()
+        let (rig, owner) = try await StationRig.pairedInProcess()
         let real = try await owner.publish(data: Data("real".utf8), metadata: DriveFileMetadata(filename: "real.txt"))
         let client = try await rig.client(for: owner) { _ in }
         _ = try await client.listPosts(as: DriveFileMetadata.self)

@@ -41,8 +41,7 @@ struct ManifestCapsTests {
 
     @Test("Past maximumManifestPosts: .tooLarge naming the limit, no /rewrap, the offline view kept")
     func postCapFailsTypedAndKeepsTheOfflineView() async throws {
-        let rig = try StationRig.inProcess()
-        let owner = try await rig.pair()
+        let (rig, owner) = try await StationRig.pairedInProcess()
         let client = try await rig.client(for: owner) { $0.maximumManifestPosts = 5 }
         let real = try await client.publish(data: Data("real".utf8), metadata: Fixture.drive("real.txt", size: 4))
         let online = try await client.listPosts(as: DriveFileMetadata.self)
@@ -74,8 +73,7 @@ struct ManifestCapsTests {
 
     @Test("Posts with metadata past the size or depth cap are skipped and reported, and left out of the offline view")
     func metadataCapsSkipPosts() async throws {
-        let rig = try StationRig.inProcess()
-        let owner = try await rig.pair()
+        let (rig, owner) = try await StationRig.pairedInProcess()
         let client = try await rig.client(for: owner) {
             $0.maximumPostMetadataBytes = 256
             $0.maximumPostMetadataDepth = 4
@@ -108,8 +106,7 @@ struct ManifestCapsTests {
 
     @Test("A listing makes at most one /rewrap per post, even when the station answers every one as stale")
     func oneRewrapPerPost() async throws {
-        let rig = try StationRig.inProcess()
-        let owner = try await rig.pair()
+        let (rig, owner) = try await StationRig.pairedInProcess()
         try await Self.serve(Self.manifest((0..<4).map { Self.encrypted("QmStale\($0)") }), rig: rig, owner: owner)
         rig.emulator.requests.removeAll()
         let date = "Sun, 06 Nov 1994 08:49:37 GMT"

@@ -13,26 +13,27 @@ struct OwnPostKeyTests {
     func ownPostsNeedNoRewrap() async throws {
         let log = LogCollector()
         let (rig, client) = try await StationRig.pairedInProcess(log: log.handler)
-        let directory = try Fixture.temporaryDirectory()
-        let file = directory.appendingPathComponent("note.txt")
-        try Data("from a file".utf8).write(to: file)
-        var published = try await PostKeyPersistenceTests.publish(3, by: client)
-        published.append(try await client.publish(fileAt: file, metadata: Fixture.drive("note.txt", size: 11),
-                                                  audience: .allFollowers))
-        let prepared = try await client.preparePost(data: Data("prepared".utf8), metadata: Fixture.drive("p", size: 8))
-        published.append(try await client.submit(prepared))
-        #expect(await client.cachedPostKeyCount == 5)
+        try await Fixture.withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("note.txt")
+            try Data("from a file".utf8).write(to: file)
+            var published = try await PostKeyPersistenceTests.publish(3, by: client)
+            published.append(try await client.publish(fileAt: file, metadata: Fixture.drive("note.txt", size: 11),
+                                                      audience: .allFollowers))
+            let prepared = try await client.preparePost(data: Data("prepared".utf8), metadata: Fixture.drive("p", size: 8))
+            published.append(try await client.submit(prepared))
+            #expect(await client.cachedPostKeyCount == 5)
 
-        let listing = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(Set(listing.posts.map(\.postCID)) == Set(published.map(\.postCID)))
-        #expect(listing.skipped.isEmpty)
-        let fromFile = try #require(listing.posts.first { $0.postCID == published[3].postCID })
-        #expect(try await client.download(fromFile) == Data("from a file".utf8))
-        #expect(rig.emulator.requests.count(Self.rewrap) == 0)
-        // The key is a secret: no log line carries it.
-        let key = try #require(await client.postKeys.key(for: prepared.postCID))
-        let hex = key.withUnsafeBytes { Hex.encode($0) }
-        #expect(!log.messages.contains { $0.contains(hex) })
+            let listing = try await client.listPosts(as: DriveFileMetadata.self)
+            #expect(Set(listing.posts.map(\.postCID)) == Set(published.map(\.postCID)))
+            #expect(listing.skipped.isEmpty)
+            let fromFile = try #require(listing.posts.first { $0.postCID == published[3].postCID })
+            #expect(try await client.download(fromFile) == Data("from a file".utf8))
+            #expect(rig.emulator.requests.count(Self.rewrap) == 0)
+            // The key is a secret: no log line carries it.
+            let key = try #require(await client.postKeys.key(for: prepared.postCID))
+            let hex = key.withUnsafeBytes { Hex.encode($0) }
+            #expect(!log.messages.contains { $0.contains(hex) })
+        }
     }
 
     @Test("A reshare keeps the new post's key: listing afterwards makes no /rewrap")

@@ -87,49 +87,49 @@ struct PublisherTests {
 
     @Test("A file is sealed in one pass into its staging file, with the CID of the staged bytes; the body hash is the exact body's")
     func fileSealedAndPrepared() throws {
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // Three leaves, the last one short: the tag lands in the first.
-        let plaintext = Data((0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let source = directory.appendingPathComponent("source")
-        try plaintext.write(to: source)
-        // The staging file exists (its owner created it) and is written over.
-        let staged = directory.appendingPathComponent("staged")
-        try Data(count: 1_000_000).write(to: staged)
-        let sealed = try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey, stagingFile: staged)
+        try Fixture.withTemporaryDirectory { directory in
+            // Three leaves, the last one short: the tag lands in the first.
+            let plaintext = Data((0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            let source = directory.appendingPathComponent("source")
+            try plaintext.write(to: source)
+            // The staging file exists (its owner created it) and is written over.
+            let staged = directory.appendingPathComponent("staged")
+            try Data(count: 1_000_000).write(to: staged)
+            let sealed = try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey, stagingFile: staged)
 
-        #expect(sealed.postCID == (try UnixFS.cid(ofFileAt: staged)).description)
-        #expect(sealed.contentByteCount == Int64(plaintext.count))
-        let key = try #require(sealed.postKey)
-        let opened = directory.appendingPathComponent("opened")
-        try SecretBox.openFile(at: staged, to: opened, using: key)
-        #expect(try Data(contentsOf: opened) == plaintext)
-        #expect(sealed.fields.map(\.name) == ["metadata", "client", "audience_mode", "self_envelope"])
-        let envelope = try #require(sealed.fields.last?.value)
-        let sealedKey = try Envelope.open(envelope, with: stationKey)
-        #expect(sealedKey.withUnsafeBytes { Array($0) } == key.withUnsafeBytes { Array($0) })
+            #expect(sealed.postCID == (try UnixFS.cid(ofFileAt: staged)).description)
+            #expect(sealed.contentByteCount == Int64(plaintext.count))
+            let key = try #require(sealed.postKey)
+            let opened = directory.appendingPathComponent("opened")
+            try SecretBox.openFile(at: staged, to: opened, using: key)
+            #expect(try Data(contentsOf: opened) == plaintext)
+            #expect(sealed.fields.map(\.name) == ["metadata", "client", "audience_mode", "self_envelope"])
+            let envelope = try #require(sealed.fields.last?.value)
+            let sealedKey = try Envelope.open(envelope, with: stationKey)
+            #expect(sealedKey.withUnsafeBytes { Array($0) } == key.withUnsafeBytes { Array($0) })
 
-        let prepared = try publisher().prepare(sealed)
-        let body = [UInt8](try prepared.form.encoded())
-        #expect(prepared.bodySHA256 == SHA256.hash(data: body))
-        #expect(prepared.requestByteCount == Int64(body.count))
-        #expect(prepared.postCID == sealed.postCID)
-        #expect(ScriptedStation.fileCID(of: body) == sealed.postCID)
+            let prepared = try publisher().prepare(sealed)
+            let body = [UInt8](try prepared.form.encoded())
+            #expect(prepared.bodySHA256 == SHA256.hash(data: body))
+            #expect(prepared.requestByteCount == Int64(body.count))
+            #expect(prepared.postCID == sealed.postCID)
+            #expect(ScriptedStation.fileCID(of: body) == sealed.postCID)
+        }
     }
 
     @Test("Bytes and a file of the same content give requests of the same length", arguments: [0, 1, 262_104, 262_105])
     func bytesAndFileAgree(size: Int) throws {
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let plaintext = Data(repeating: 0x5A, count: size)
-        let source = directory.appendingPathComponent("source")
-        try plaintext.write(to: source)
-        let staged = directory.appendingPathComponent("staged")
-        try Data().write(to: staged)
-        let fromFile = try publisher().prepare(try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey, stagingFile: staged))
-        let fromBytes = try publisher().prepare(try publisher().seal(draft(.bytes(plaintext)), stationKey: stationKey.publicKey, stagingFile: nil))
-        #expect(fromFile.requestByteCount == fromBytes.requestByteCount)
-        #expect(fromFile.postCID == ScriptedStation.fileCID(of: [UInt8](try fromFile.form.encoded())))
+        try Fixture.withTemporaryDirectory { directory in
+            let plaintext = Data(repeating: 0x5A, count: size)
+            let source = directory.appendingPathComponent("source")
+            try plaintext.write(to: source)
+            let staged = directory.appendingPathComponent("staged")
+            try Data().write(to: staged)
+            let fromFile = try publisher().prepare(try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey, stagingFile: staged))
+            let fromBytes = try publisher().prepare(try publisher().seal(draft(.bytes(plaintext)), stationKey: stationKey.publicKey, stagingFile: nil))
+            #expect(fromFile.requestByteCount == fromBytes.requestByteCount)
+            #expect(fromFile.postCID == ScriptedStation.fileCID(of: [UInt8](try fromFile.form.encoded())))
+        }
     }
 
     @Test("The largest file size, from the framing, fills the request exactly; one byte more is refused before sealing",
@@ -151,21 +151,21 @@ struct PublisherTests {
 
     @Test("A file that cannot be read or staged is a local-file error")
     func unreadableFile() throws {
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let source = directory.appendingPathComponent("source")
-        try Data("x".utf8).write(to: source)
-        let missing = #expect(throws: StationClientError.self) {
-            try publisher().seal(draft(.file(directory.appendingPathComponent("missing"))), stationKey: stationKey.publicKey,
-                                 stagingFile: source)
+        try Fixture.withTemporaryDirectory { directory in
+            let source = directory.appendingPathComponent("source")
+            try Data("x".utf8).write(to: source)
+            let missing = #expect(throws: StationClientError.self) {
+                try publisher().seal(draft(.file(directory.appendingPathComponent("missing"))), stationKey: stationKey.publicKey,
+                                     stagingFile: source)
+            }
+            #expect(missing?.kind == .localFile)
+            // The staging file is gone (its owner removed it on exit): nothing is created in its place.
+            let notStaged = #expect(throws: StationClientError.self) {
+                try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey, stagingFile: directory.appendingPathComponent("gone"))
+            }
+            #expect(notStaged?.kind == .localFile)
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("gone").path))
         }
-        #expect(missing?.kind == .localFile)
-        // The staging file is gone (its owner removed it on exit): nothing is created in its place.
-        let notStaged = #expect(throws: StationClientError.self) {
-            try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey, stagingFile: directory.appendingPathComponent("gone"))
-        }
-        #expect(notStaged?.kind == .localFile)
-        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("gone").path))
     }
 
     @Test("A public post is sent in the clear, its metadata as JSON")

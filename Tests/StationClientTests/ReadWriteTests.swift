@@ -46,30 +46,30 @@ struct ReadWriteTests {
         #expect(rig.emulator.block(open.postCID) == Data("hello world".utf8))
         // Public content is read as it is stored, from memory or into a file.
         #expect(try await client.downloadPublic(postCID: open.postCID) == Data("hello world".utf8))
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("pub.txt")
-        try await client.downloadPublic(postCID: open.postCID, to: file)
-        #expect(try Data(contentsOf: file) == Data("hello world".utf8))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["pub.txt"])
-        // Bytes that do not match the CID are refused, and no file appears.
-        rig.emulator.faults.replaceContent(of: open.postCID, with: Data("hello w0rld".utf8))
-        await #expect(throws: StationClientError.self) { _ = try await client.downloadPublic(postCID: open.postCID) }
-        let refused = directory.appendingPathComponent("refused.txt")
-        let error = await #expect(throws: StationClientError.self) { try await client.downloadPublic(postCID: open.postCID, to: refused) }
-        #expect(error?.kind == .integrity)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["pub.txt"])
+        try await Fixture.withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("pub.txt")
+            try await client.downloadPublic(postCID: open.postCID, to: file)
+            #expect(try Data(contentsOf: file) == Data("hello world".utf8))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["pub.txt"])
+            // Bytes that do not match the CID are refused, and no file appears.
+            rig.emulator.faults.replaceContent(of: open.postCID, with: Data("hello w0rld".utf8))
+            await #expect(throws: StationClientError.self) { _ = try await client.downloadPublic(postCID: open.postCID) }
+            let refused = directory.appendingPathComponent("refused.txt")
+            let error = await #expect(throws: StationClientError.self) { try await client.downloadPublic(postCID: open.postCID, to: refused) }
+            #expect(error?.kind == .integrity)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["pub.txt"])
 
-        let listing = try await client.listPosts(as: JSONValue.self)
-        #expect(listing.posts.count == 3)
-        #expect(listing.posts[0].rawMetadata?["filename"]?.stringValue == "a.txt")
-        #expect(listing.posts[1].rawMetadata == nil)
-        #expect(listing.posts[2].isPublic)
-        #expect(listing.posts[2].rawMetadata?["filename"]?.stringValue == "pub.txt")
-        // A metadata type that does not fit is reported per post, not fatal.
-        let typed = try await client.listPosts(as: FramePost.self)
-        #expect(typed.skipped.count == 2)
-        #expect(typed.posts.count == 1)
+            let listing = try await client.listPosts(as: JSONValue.self)
+            #expect(listing.posts.count == 3)
+            #expect(listing.posts[0].rawMetadata?["filename"]?.stringValue == "a.txt")
+            #expect(listing.posts[1].rawMetadata == nil)
+            #expect(listing.posts[2].isPublic)
+            #expect(listing.posts[2].rawMetadata?["filename"]?.stringValue == "pub.txt")
+            // A metadata type that does not fit is reported per post, not fatal.
+            let typed = try await client.listPosts(as: FramePost.self)
+            #expect(typed.skipped.count == 2)
+            #expect(typed.posts.count == 1)
+        }
     }
 
     @Test("A listing of 50 skips a corrupted envelope and corrupted metadata, and caches keys")
@@ -184,66 +184,66 @@ struct ReadWriteTests {
         rig.emulator.faults.replaceContent(of: post.postCID, with: blob)
         let error = await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID) }
         #expect(error?.kind == .integrity)
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("out.bin")
-        await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID, to: destination) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        try await Fixture.withTemporaryDirectory { directory in
+            let destination = directory.appendingPathComponent("out.bin")
+            await #expect(throws: StationClientError.self) { try await client.download(postCID: post.postCID, to: destination) }
+            try Fixture.expectEmpty(directory)
+        }
     }
 
     @Test("Publishing a file streams it and downloads to a file with progress")
     func fileRoundTrip() async throws {
         let rig = try StationRig.inProcess()
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (client, staging) = try await rig.pair(stagingIn: directory)
-        let source = directory.appendingPathComponent("big.bin")
-        var rng = SystemRandomNumberGenerator()
-        let content = Data((0..<700_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
-        try content.write(to: source)
-        let uploaded = Locked<[ByteProgress]>([])
-        let post = try await client.publish(fileAt: source, metadata: Fixture.drive("big.bin", size: content.count)) { progress in
-            uploaded.withLock { $0.append(progress) }
+        try await Fixture.withTemporaryDirectory { directory in
+            let (client, staging) = try await rig.pair(stagingIn: directory)
+            let source = directory.appendingPathComponent("big.bin")
+            var rng = SystemRandomNumberGenerator()
+            let content = Data((0..<700_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
+            try content.write(to: source)
+            let uploaded = Locked<[ByteProgress]>([])
+            let post = try await client.publish(fileAt: source, metadata: Fixture.drive("big.bin", size: content.count)) { progress in
+                uploaded.withLock { $0.append(progress) }
+            }
+            // Told in the file's bytes (not the multipart request around its ciphertext), rising to all of them.
+            #expect(uploaded.value.last == ByteProgress(completed: Int64(content.count), total: Int64(content.count)))
+            #expect(uploaded.value.map(\.completed) == uploaded.value.map(\.completed).sorted())
+            #expect(uploaded.value.allSatisfy { $0.total == Int64(content.count) })
+            try Fixture.expectEmpty(staging)
+            let destination = directory.appendingPathComponent("copy.bin")
+            let downloaded = Locked<Int64>(0)
+            try await client.download(postCID: post.postCID, to: destination) { progress in
+                downloaded.withLock { $0 = progress.completed }
+            }
+            #expect(try Data(contentsOf: destination) == content)
+            #expect(downloaded.withLock { $0 } == Int64(content.count), "the file's bytes, not the sealed ones")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["big.bin", "copy.bin", "staging"])
         }
-        // Told in the file's bytes (not the multipart request around its ciphertext), rising to all of them.
-        #expect(uploaded.value.last == ByteProgress(completed: Int64(content.count), total: Int64(content.count)))
-        #expect(uploaded.value.map(\.completed) == uploaded.value.map(\.completed).sorted())
-        #expect(uploaded.value.allSatisfy { $0.total == Int64(content.count) })
-        #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).isEmpty)
-        let destination = directory.appendingPathComponent("copy.bin")
-        let downloaded = Locked<Int64>(0)
-        try await client.download(postCID: post.postCID, to: destination) { progress in
-            downloaded.withLock { $0 = progress.completed }
-        }
-        #expect(try Data(contentsOf: destination) == content)
-        #expect(downloaded.withLock { $0 } == Int64(content.count), "the file's bytes, not the sealed ones")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["big.bin", "copy.bin", "staging"])
     }
 
     @Test("A 240-byte file name downloads: temporary names beside it stay within NAME_MAX")
     func longFileNames() async throws {
         let (rig, client) = try await StationRig.pairedInProcess()
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let name = String(repeating: "é", count: 118) + ".bin"  // 240 bytes of UTF-8
-        #expect(name.utf8.count == 240)
-        let content = Data("long names are fine".utf8)
-        let sealed = try await client.publish(data: content, metadata: Fixture.drive(name, size: content.count))
-        let open = try await client.publishPermanentlyPublic(data: content, metadata: Fixture.drive(name, size: content.count))
+        try await Fixture.withTemporaryDirectory { directory in
+            let name = String(repeating: "é", count: 118) + ".bin"  // 240 bytes of UTF-8
+            #expect(name.utf8.count == 240)
+            let content = Data("long names are fine".utf8)
+            let sealed = try await client.publish(data: content, metadata: Fixture.drive(name, size: content.count))
+            let open = try await client.publishPermanentlyPublic(data: content, metadata: Fixture.drive(name, size: content.count))
 
-        let destination = directory.appendingPathComponent(name)
-        try await client.download(postCID: sealed.postCID, to: destination)
-        #expect(try Data(contentsOf: destination) == content)
-        try FileManager.default.removeItem(at: destination)
-        try await client.downloadPublic(postCID: open.postCID, to: destination)
-        #expect(try Data(contentsOf: destination) == content)
-        // Through the gateway too (the station's content store is down).
-        try FileManager.default.removeItem(at: destination)
-        rig.emulator.faults.failNextRequests(.max, status: 503, body: #"{"detail":"content store unavailable"}"#,
-                                             route: RequestRoute("GET", pathPrefix: "/content/"))
-        try await client.download(postCID: sealed.postCID, to: destination)
-        #expect(try Data(contentsOf: destination) == content)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [name])
+            let destination = directory.appendingPathComponent(name)
+            try await client.download(postCID: sealed.postCID, to: destination)
+            #expect(try Data(contentsOf: destination) == content)
+            try FileManager.default.removeItem(at: destination)
+            try await client.downloadPublic(postCID: open.postCID, to: destination)
+            #expect(try Data(contentsOf: destination) == content)
+            // Through the gateway too (the station's content store is down).
+            try FileManager.default.removeItem(at: destination)
+            rig.emulator.faults.failNextRequests(.max, status: 503, body: #"{"detail":"content store unavailable"}"#,
+                                                 route: RequestRoute("GET", pathPrefix: "/content/"))
+            try await client.download(postCID: sealed.postCID, to: destination)
+            #expect(try Data(contentsOf: destination) == content)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [name])
+        }
     }
 
     @Test("A download resumes with Range after the connection breaks")
@@ -251,10 +251,10 @@ struct ReadWriteTests {
         let (rig, client) = try await StationRig.pairedInProcess()
         let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let post = try await client.publish(data: content, metadata: Fixture.drive("r", size: content.count))
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await rig.expectResumedDownload(of: post, by: client, to: directory.appendingPathComponent("r.bin"),
-                                            content: content, cutAfter: [50_000, 120_000])
+        try await Fixture.withTemporaryDirectory { directory in
+            try await rig.expectResumedDownload(of: post, by: client, to: directory.appendingPathComponent("r.bin"),
+                                                content: content, cutAfter: [50_000, 120_000])
+        }
     }
 
     @Test("A rewrap refused with result.error is a typed station error carrying the text")
@@ -300,32 +300,32 @@ struct ReadWriteTests {
         let (rig, client) = try await StationRig.pairedInProcess()
         let metadata = Fixture.drive("huge.bin", size: 0)
         let largest = try client.largestPublishableFileSize(metadata: metadata)
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let huge = directory.appendingPathComponent("huge.bin")
-        #expect(FileManager.default.createFile(atPath: huge.path, contents: nil))
-        let handle = try FileHandle(forWritingTo: huge)
-        try handle.truncate(atOffset: UInt64(largest + 1))
-        try handle.close()
-        let error = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: huge, metadata: metadata) }
-        #expect(error?.kind == .tooLarge)
-        #expect(error?.limit == largest)
-        #expect(rig.count("POST", "/post") == 0)
+        try await Fixture.withTemporaryDirectory { directory in
+            let huge = directory.appendingPathComponent("huge.bin")
+            #expect(FileManager.default.createFile(atPath: huge.path, contents: nil))
+            let handle = try FileHandle(forWritingTo: huge)
+            try handle.truncate(atOffset: UInt64(largest + 1))
+            try handle.close()
+            let error = await #expect(throws: StationClientError.self) { try await client.publish(fileAt: huge, metadata: metadata) }
+            #expect(error?.kind == .tooLarge)
+            #expect(error?.limit == largest)
+            #expect(rig.count("POST", "/post") == 0)
 
-        let prepared = try await client.preparePost(data: Data(count: Int(largest)), metadata: metadata)
-        #expect(prepared.requestByteCount == StationClient.maximumRequestByteCount)
-        // A file of exactly that size, whatever its name, fills the request exactly too.
-        let exact = directory.appendingPathComponent("a much longer file name than blob.bin.dat")
-        #expect(FileManager.default.createFile(atPath: exact.path, contents: nil))
-        let exactHandle = try FileHandle(forWritingTo: exact)
-        try exactHandle.truncate(atOffset: UInt64(largest))
-        try exactHandle.close()
-        let metadataJSON = try StationClient.encodeMetadata(metadata)
-        let fromFile = try await StagedFile.withUpload(in: directory, registeredIn: StagedUploads(), operation: "preparing") { staged in
-            try await client.prepare(PostDraft(content: .file(exact), metadataJSON: metadataJSON, namespace: "drive", audience: .selfOnly),
-                                     stagingFile: staged)
+            let prepared = try await client.preparePost(data: Data(count: Int(largest)), metadata: metadata)
+            #expect(prepared.requestByteCount == StationClient.maximumRequestByteCount)
+            // A file of exactly that size, whatever its name, fills the request exactly too.
+            let exact = directory.appendingPathComponent("a much longer file name than blob.bin.dat")
+            #expect(FileManager.default.createFile(atPath: exact.path, contents: nil))
+            let exactHandle = try FileHandle(forWritingTo: exact)
+            try exactHandle.truncate(atOffset: UInt64(largest))
+            try exactHandle.close()
+            let metadataJSON = try StationClient.encodeMetadata(metadata)
+            let fromFile = try await StagedFile.withUpload(in: directory, registeredIn: StagedUploads(), operation: "preparing") { staged in
+                try await client.prepare(PostDraft(content: .file(exact), metadataJSON: metadataJSON, namespace: "drive", audience: .selfOnly),
+                                         stagingFile: staged)
+            }
+            #expect(fromFile.requestByteCount == StationClient.maximumRequestByteCount)
         }
-        #expect(fromFile.requestByteCount == StationClient.maximumRequestByteCount)
     }
 
     @Test("A publish whose answer is lost is found in the manifest, never posted twice")

@@ -232,31 +232,31 @@ struct ResilienceTests {
     func cancelledDownload() async throws {
         let client = try await StationRig.pairedInProcess().client
         let post = try await client.publish(data: Data(count: 300_000), metadata: Fixture.drive("z", size: 300_000))
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("z.bin")
-        let task = Task { try await client.download(postCID: post.postCID, to: destination) }
-        task.cancel()
-        await #expect(throws: (any Error).self) { try await task.value }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        try await Fixture.withTemporaryDirectory { directory in
+            let destination = directory.appendingPathComponent("z.bin")
+            let task = Task { try await client.download(postCID: post.postCID, to: destination) }
+            task.cancel()
+            await #expect(throws: (any Error).self) { try await task.value }
+            try Fixture.expectEmpty(directory)
+        }
     }
 
     @Test("A cancelled publish sends nothing and leaves no temporary file")
     func cancelledPublish() async throws {
         let rig = try StationRig.inProcess()
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (client, staging) = try await rig.pair(stagingIn: directory)
-        let source = directory.appendingPathComponent("c.bin")
-        try Data(count: 100_000).write(to: source)
-        let task = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return try await client.publish(fileAt: source, metadata: Fixture.drive("c", size: 100_000))
+        try await Fixture.withTemporaryDirectory { directory in
+            let (client, staging) = try await rig.pair(stagingIn: directory)
+            let source = directory.appendingPathComponent("c.bin")
+            try Data(count: 100_000).write(to: source)
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await client.publish(fileAt: source, metadata: Fixture.drive("c", size: 100_000))
+            }
+            let error = await #expect(throws: StationClientError.self) { try await task.value }
+            #expect(error?.kind == .cancelled)
+            #expect(rig.count("POST", "/post") == 0)
+            try Fixture.expectEmpty(staging)
         }
-        let error = await #expect(throws: StationClientError.self) { try await task.value }
-        #expect(error?.kind == .cancelled)
-        #expect(rig.count("POST", "/post") == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).isEmpty)
     }
 
     /// Where a test cancels a publish: at the start of each of its stages, or while the station's
@@ -269,46 +269,46 @@ struct ResilienceTests {
     @Test("A file publish cancelled at any stage leaves nothing in the staging directory", arguments: PublishCancellationPoint.allCases)
     func publishCancelledAtEachStage(at point: PublishCancellationPoint) async throws {
         let rig = try StationRig.inProcess()
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (paired, staging) = try await rig.pair(stagingIn: directory)
-        let holding = HoldingPostTransport(base: rig.transport)
-        // What the staging directory held when the publish was cancelled.
-        let stagedWhenCancelled = Locked<[String]?>(nil)
-        let staged = { @Sendable in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] }
-        let stage = PublishStage(rawValue: point.rawValue)
-        let client = try await rig.client(for: paired) { configuration in
-            configuration.temporaryDirectory = staging
-            configuration.transport = holding
-            configuration.publishStageObserver = { entered in
-                // Cancels the publish's own task as it enters the stage: no timing involved.
-                guard entered == stage else { return }
-                stagedWhenCancelled.withLock { $0 = staged() }
-                withUnsafeCurrentTask { $0?.cancel() }
+        try await Fixture.withTemporaryDirectory { directory in
+            let (paired, staging) = try await rig.pair(stagingIn: directory)
+            let holding = HoldingPostTransport(base: rig.transport)
+            // What the staging directory held when the publish was cancelled.
+            let stagedWhenCancelled = Locked<[String]?>(nil)
+            let staged = { @Sendable in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] }
+            let stage = PublishStage(rawValue: point.rawValue)
+            let client = try await rig.client(for: paired) { configuration in
+                configuration.temporaryDirectory = staging
+                configuration.transport = holding
+                configuration.publishStageObserver = { entered in
+                    // Cancels the publish's own task as it enters the stage: no timing involved.
+                    guard entered == stage else { return }
+                    stagedWhenCancelled.withLock { $0 = staged() }
+                    withUnsafeCurrentTask { $0?.cancel() }
+                }
             }
+            let source = directory.appendingPathComponent("c.bin")
+            try Data(count: 300_000).write(to: source)
+            // A progress handler, as the CLI passes: the transport keeps it after the call.
+            let task = Task {
+                try await client.publish(fileAt: source, metadata: Fixture.drive("c", size: 300_000), progress: { _ in })
+            }
+            if point == .sending {
+                var arrivals = holding.arrivals.makeAsyncIterator()
+                _ = await arrivals.next()
+                stagedWhenCancelled.withLock { $0 = staged() }
+                task.cancel()
+            }
+            let error = await #expect(throws: StationClientError.self) { try await task.value }
+            #expect(error?.kind == .cancelled)
+            // The publish was cancelled with its ciphertext staged, and nothing is left of it.
+            let before = try #require(stagedWhenCancelled.value)
+            #expect(before.count == 1 && before.allSatisfy { $0.hasPrefix(StagedFile.uploadPrefix) }, "\(before)")
+            #expect(staged().isEmpty, "\(staged())")
+            #expect(client.configuration.stagedUploads.live.isEmpty)
+            // Nothing reached the station; the held request's options are still kept by the transport.
+            #expect(rig.count("POST", "/post") == 0)
+            #expect(holding.kept.value.count == (point == .sending ? 1 : 0))
         }
-        let source = directory.appendingPathComponent("c.bin")
-        try Data(count: 300_000).write(to: source)
-        // A progress handler, as the CLI passes: the transport keeps it after the call.
-        let task = Task {
-            try await client.publish(fileAt: source, metadata: Fixture.drive("c", size: 300_000), progress: { _ in })
-        }
-        if point == .sending {
-            var arrivals = holding.arrivals.makeAsyncIterator()
-            _ = await arrivals.next()
-            stagedWhenCancelled.withLock { $0 = staged() }
-            task.cancel()
-        }
-        let error = await #expect(throws: StationClientError.self) { try await task.value }
-        #expect(error?.kind == .cancelled)
-        // The publish was cancelled with its ciphertext staged, and nothing is left of it.
-        let before = try #require(stagedWhenCancelled.value)
-        #expect(before.count == 1 && before.allSatisfy { $0.hasPrefix(StagedFile.uploadPrefix) }, "\(before)")
-        #expect(staged().isEmpty, "\(staged())")
-        #expect(client.configuration.stagedUploads.live.isEmpty)
-        // Nothing reached the station; the held request's options are still kept by the transport.
-        #expect(rig.count("POST", "/post") == 0)
-        #expect(holding.kept.value.count == (point == .sending ? 1 : 0))
     }
 
     @Test("Log lines never carry secret key material")

@@ -150,59 +150,57 @@ struct ResponseLimitTests {
         ) { _ in stationLog.latestPIN }
         // Pairing read the station's IPNS record (its public.json came through the gateway too).
         let pulledWhilePairing = hostileGateway.pulled.value
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let error = await #expect(throws: StationClientError.self) {
-            try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID,
-                                      to: directory.appendingPathComponent("small.bin"), plaintextSize: Int64(content.count))
+        try await Fixture.withTemporaryDirectory { directory in
+            let error = await #expect(throws: StationClientError.self) {
+                try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID,
+                                          to: directory.appendingPathComponent("small.bin"), plaintextSize: Int64(content.count))
+            }
+            #expect(error?.kind == .invalidResponse)
+            #expect(error?.description.contains("the gateway sent more than the \(content.count + 40) bytes") == true,
+                    "\(error?.description ?? "")")
+            #expect(hostileStation.pulled.value == 1 && hostileGateway.pulled.value - pulledWhilePairing == 1)
+            try Fixture.expectEmpty(directory)
         }
-        #expect(error?.kind == .invalidResponse)
-        #expect(error?.description.contains("the gateway sent more than the \(content.count + 40) bytes") == true,
-                "\(error?.description ?? "")")
-        #expect(hostileStation.pulled.value == 1 && hostileGateway.pulled.value - pulledWhilePairing == 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
     /// An endless body from the gateway wrote 2.24 GB in 6 s. A gateway read first learns the
     /// file's size from its root block (`?format=raw`, verified against the CID) and writes no
     /// more than that.
     @Test func aGatewayReadStopsAtTheSizeItsRootBlockRecords() async throws {
-        let rig = try StationRig.inProcess()
-        let owner = try await rig.pair()
+        let (rig, owner) = try await StationRig.pairedInProcess()
         let post = try await owner.publish(data: Data("tiny".utf8), metadata: Fixture.drive("tiny.txt", size: 4))
         let endless = OversizedBodyTransport(base: rig.transport, pathPrefix: "/ipfs/", chunkCount: 3_200)
         let gateway = IPFSGateway(baseURL: rig.gateway, transport: endless)
         let sealedSize = try #require(rig.emulator.block(post.postCID)).count
         #expect(await gateway.rootFileSize(of: try CID(post.postCID)) == Int64(sealedSize))
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let error = await #expect(throws: StationClientError.self) {
-            try await gateway.fetch(cid: post.postCID, to: directory.appendingPathComponent("tiny.txt"))
+        try await Fixture.withTemporaryDirectory { directory in
+            let error = await #expect(throws: StationClientError.self) {
+                try await gateway.fetch(cid: post.postCID, to: directory.appendingPathComponent("tiny.txt"))
+            }
+            #expect(error?.description.contains("the gateway sent more than the \(sealedSize) bytes") == true, "\(error?.description ?? "")")
+            #expect(endless.pulled.value == 1)
+            try Fixture.expectEmpty(directory)
+            // The verified file itself still fetches.
+            try await IPFSGateway(baseURL: rig.gateway, transport: rig.transport).fetch(cid: post.postCID, to: directory.appendingPathComponent("ok"))
+            #expect(try Data(contentsOf: directory.appendingPathComponent("ok")) == rig.emulator.block(post.postCID))
         }
-        #expect(error?.description.contains("the gateway sent more than the \(sealedSize) bytes") == true, "\(error?.description ?? "")")
-        #expect(endless.pulled.value == 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
-        // The verified file itself still fetches.
-        try await IPFSGateway(baseURL: rig.gateway, transport: rig.transport).fetch(cid: post.postCID, to: directory.appendingPathComponent("ok"))
-        #expect(try Data(contentsOf: directory.appendingPathComponent("ok")) == rig.emulator.block(post.postCID))
     }
 
     /// With nothing known about the file (a gateway that serves no blocks), a gateway read stops
     /// at the station's 100 MiB upload limit, which no stored file exceeds, and removes what it
     /// wrote. (The body here ends at 200 MiB, so the test ends before the fix too.)
     @Test func anEndlessGatewayBodyStopsAtTheUploadLimit() async throws {
-        let rig = try StationRig.inProcess()
-        let owner = try await rig.pair()
+        let (rig, owner) = try await StationRig.pairedInProcess()
         let post = try await owner.publish(data: Data("tiny".utf8), metadata: Fixture.drive("tiny.txt", size: 4))
         let endless = OversizedBodyTransport(base: rig.transport, pathPrefix: "/ipfs/", chunkCount: 3_200, servesBlocks: false)
         let gateway = IPFSGateway(baseURL: rig.gateway, transport: endless)
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let error = await #expect(throws: StationClientError.self) {
-            try await gateway.fetch(cid: post.postCID, to: directory.appendingPathComponent("tiny.txt"))
+        try await Fixture.withTemporaryDirectory { directory in
+            let error = await #expect(throws: StationClientError.self) {
+                try await gateway.fetch(cid: post.postCID, to: directory.appendingPathComponent("tiny.txt"))
+            }
+            #expect(error?.kind == .invalidResponse, "\(error?.description ?? "")")
+            #expect(endless.pulled.value == 104_857_600 / 65_536 + 1)
+            try Fixture.expectEmpty(directory)
         }
-        #expect(error?.kind == .invalidResponse, "\(error?.description ?? "")")
-        #expect(endless.pulled.value == 104_857_600 / 65_536 + 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 }

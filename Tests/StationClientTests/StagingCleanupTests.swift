@@ -20,41 +20,41 @@ struct StagingCleanupTests {
     @Test("A client's creation removes day-old cipher-upload-<hex> files and their partials, and only those")
     func staleUploads() async throws {
         let rig = try StationRig.inProcess()
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let kept = ["cipher-upload-aaaaaaaaaaaaaaaa", ".cipher-upload-aaaaaaaaaaaaaaaa.0123456789abcdef.partial", "cipher-upload-0123",
-                    "cipher-upload-0123456789ABCDEF", ".cipher-upload-0123.0123456789abcdef.partial",
-                    ".cipher-upload-0123456789abcdef.0123456789abcdef.sealed", "notes.txt"]
-        // A killed process's staging file, and the partial ciphertext of one it was still encrypting.
-        let killed = ["cipher-upload-0123456789abcdef", ".cipher-upload-1123456789abcdef.0123456789abcdef.partial"]
-        for name in kept + killed {
-            try Data("x".utf8).write(to: directory.appendingPathComponent(name))
+        try await Fixture.withTemporaryDirectory { directory in
+            let kept = ["cipher-upload-aaaaaaaaaaaaaaaa", ".cipher-upload-aaaaaaaaaaaaaaaa.0123456789abcdef.partial", "cipher-upload-0123",
+                        "cipher-upload-0123456789ABCDEF", ".cipher-upload-0123.0123456789abcdef.partial",
+                        ".cipher-upload-0123456789abcdef.0123456789abcdef.sealed", "notes.txt"]
+            // A killed process's staging file, and the partial ciphertext of one it was still encrypting.
+            let killed = ["cipher-upload-0123456789abcdef", ".cipher-upload-1123456789abcdef.0123456789abcdef.partial"]
+            for name in kept + killed {
+                try Data("x".utf8).write(to: directory.appendingPathComponent(name))
+            }
+            for name in kept.dropFirst(2) + killed { try Self.age(directory.appendingPathComponent(name), days: 2) }
+            let store = InMemoryKeyStore()
+            _ = try await rig.pair(keyStore: store, temporaryDirectory: directory)
+            #expect(try Self.names(directory) == Set(kept))
+            // Loading from the store (an app's next start) sweeps too.
+            let stale = directory.appendingPathComponent("cipher-upload-fedcba9876543210")
+            try Data("x".utf8).write(to: stale)
+            try Self.age(stale, days: 1.5)
+            _ = try await StationClient.load(configuration: rig.configuration(keyStore: store, temporaryDirectory: directory))
+            #expect(try Self.names(directory) == Set(kept))
         }
-        for name in kept.dropFirst(2) + killed { try Self.age(directory.appendingPathComponent(name), days: 2) }
-        let store = InMemoryKeyStore()
-        _ = try await rig.pair(keyStore: store, temporaryDirectory: directory)
-        #expect(try Self.names(directory) == Set(kept))
-        // Loading from the store (an app's next start) sweeps too.
-        let stale = directory.appendingPathComponent("cipher-upload-fedcba9876543210")
-        try Data("x".utf8).write(to: stale)
-        try Self.age(stale, days: 1.5)
-        _ = try await StationClient.load(configuration: rig.configuration(keyStore: store, temporaryDirectory: directory))
-        #expect(try Self.names(directory) == Set(kept))
     }
 
     @Test("A download removes its target's day-old partials and leaves younger ones and other files")
     func stalePartials() async throws {
         let client = try await StationRig.pairedInProcess().client
         let post = try await client.publish(data: Data("content".utf8), metadata: Fixture.drive("t.bin", size: 7))
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("t.bin")
-        let stale = [".t.bin.0123456789abcdef.sealed", ".t.bin.1123456789abcdef.part", ".t.bin.2123456789abcdef.gateway"]
-        let kept = [".t.bin.3123456789abcdef.sealed", ".other.bin.0123456789abcdef.sealed", ".t.bin.0123456789abcdef.tmp"]
-        for name in stale + kept { try Data("x".utf8).write(to: directory.appendingPathComponent(name)) }
-        for name in stale + kept.dropFirst() { try Self.age(directory.appendingPathComponent(name), days: 3) }
-        try await client.download(postCID: post.postCID, to: destination)
-        #expect(try Data(contentsOf: destination) == Data("content".utf8))
-        #expect(try Self.names(directory) == Set(kept + ["t.bin"]))
+        try await Fixture.withTemporaryDirectory { directory in
+            let destination = directory.appendingPathComponent("t.bin")
+            let stale = [".t.bin.0123456789abcdef.sealed", ".t.bin.1123456789abcdef.part", ".t.bin.2123456789abcdef.gateway"]
+            let kept = [".t.bin.3123456789abcdef.sealed", ".other.bin.0123456789abcdef.sealed", ".t.bin.0123456789abcdef.tmp"]
+            for name in stale + kept { try Data("x".utf8).write(to: directory.appendingPathComponent(name)) }
+            for name in stale + kept.dropFirst() { try Self.age(directory.appendingPathComponent(name), days: 3) }
+            try await client.download(postCID: post.postCID, to: destination)
+            #expect(try Data(contentsOf: destination) == Data("content".utf8))
+            #expect(try Self.names(directory) == Set(kept + ["t.bin"]))
+        }
     }
 }

@@ -19,28 +19,26 @@ import URLSessionTransport
 struct TransportScenarioTests {
     @Test("Pair, list, publish and download the largest file the station accepts", arguments: ShippedTransport.allCases)
     func largestFileBothWays(transport kind: ShippedTransport) async throws {
-        let rig = try StationRig.served(transport: kind.make())
+        let (rig, client) = try await StationRig.pairedServed(transport: kind.make())
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let metadata = Fixture.drive("largest.bin", size: 0)
-        let size = try client.largestPublishableFileSize(metadata: metadata)
-        let source = directory.appendingPathComponent("largest.bin")
-        try PatternFile.write(size: Int(size), to: source)
-        let post = try await client.publish(fileAt: source, metadata: metadata)
-        let listing = try await client.listPosts(as: DriveFileMetadata.self)
-        #expect(listing.posts.map(\.postCID) == [post.postCID])
-        let copy = directory.appendingPathComponent("copy.bin")
-        try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: copy)
-        #expect(try SHA256.hash(fileAt: copy) == SHA256.hash(fileAt: source))
+        try await Fixture.withTemporaryDirectory { directory in
+            let metadata = Fixture.drive("largest.bin", size: 0)
+            let size = try client.largestPublishableFileSize(metadata: metadata)
+            let source = directory.appendingPathComponent("largest.bin")
+            try PatternFile.write(size: Int(size), to: source)
+            let post = try await client.publish(fileAt: source, metadata: metadata)
+            let listing = try await client.listPosts(as: DriveFileMetadata.self)
+            #expect(listing.posts.map(\.postCID) == [post.postCID])
+            let copy = directory.appendingPathComponent("copy.bin")
+            try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID, to: copy)
+            #expect(try SHA256.hash(fileAt: copy) == SHA256.hash(fileAt: source))
+        }
     }
 
     @Test("A station that goes down shows the offline listing; a moved one is found again", arguments: ShippedTransport.allCases)
     func offlineAndMoved(transport kind: ShippedTransport) async throws {
-        let rig = try StationRig.served(transport: kind.make())
+        let (rig, client) = try await StationRig.pairedServed(transport: kind.make())
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
         _ = try await client.publish(data: Data("m".utf8), metadata: Fixture.drive("moved.txt", size: 1))
         _ = try await client.profile()
         let moved = try rig.emulator.moveStation()
@@ -52,30 +50,29 @@ struct TransportScenarioTests {
 
     @Test("A download cancelled mid-body ends as cancelled and leaves no file", arguments: ShippedTransport.allCases)
     func cancelledDownload(transport kind: ShippedTransport) async throws {
-        let rig = try StationRig.served(transport: kind.make())
+        let (rig, client) = try await StationRig.pairedServed(transport: kind.make())
         defer { rig.emulator.stop() }
-        let client = try await rig.pair()
-        let directory = try Fixture.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let source = directory.appendingPathComponent("big.bin")
-        try PatternFile.write(size: 48 << 20, to: source)
-        let post = try await client.publish(fileAt: source, metadata: Fixture.drive("big.bin", size: 48 << 20))
-        let downloads = directory.appendingPathComponent("downloads")
-        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-        let started = AsyncStream<Void>.makeStream()
-        let task = Task {
-            try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID,
-                                      to: downloads.appendingPathComponent("big.bin")) { progress in
-                if progress.completed > 0 { started.continuation.yield() }
+        try await Fixture.withTemporaryDirectory { directory in
+            let source = directory.appendingPathComponent("big.bin")
+            try PatternFile.write(size: 48 << 20, to: source)
+            let post = try await client.publish(fileAt: source, metadata: Fixture.drive("big.bin", size: 48 << 20))
+            let downloads = directory.appendingPathComponent("downloads")
+            try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+            let started = AsyncStream<Void>.makeStream()
+            let task = Task {
+                try await client.download(postCID: post.postCID, envelopesCID: post.envelopesCID,
+                                          to: downloads.appendingPathComponent("big.bin")) { progress in
+                    if progress.completed > 0 { started.continuation.yield() }
+                }
             }
+            // Cancelled once bytes flow: 48 MiB through a bounded stream cannot be done by then.
+            var firstBytes = started.stream.makeAsyncIterator()
+            _ = await firstBytes.next()
+            task.cancel()
+            let error = await #expect(throws: StationClientError.self) { try await task.value }
+            #expect(error?.kind == .cancelled)
+            try Fixture.expectEmpty(downloads)
         }
-        // Cancelled once bytes flow: 48 MiB through a bounded stream cannot be done by then.
-        var firstBytes = started.stream.makeAsyncIterator()
-        _ = await firstBytes.next()
-        task.cancel()
-        let error = await #expect(throws: StationClientError.self) { try await task.value }
-        #expect(error?.kind == .cancelled)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads.path).isEmpty)
     }
 
     @Test("Pairing and reading over TLS with the station's self-signed key pinned", arguments: ShippedTransport.allCases)

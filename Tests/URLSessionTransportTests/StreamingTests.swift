@@ -58,10 +58,8 @@ struct StreamingTests {
         #else
         let total: Int64 = 256 * 1024 * 1024
         #endif
-        guard var download = try await startStreamedDownload(URLSessionTransport.forTests(), pattern: pattern, total: total) else {
-            Issue.record("expected a streamed body")
-            return
-        }
+        var download = try #require(try await startStreamedDownload(URLSessionTransport.forTests(), pattern: pattern, total: total),
+                                    "expected a streamed body")
         defer { download.server.stop() }
         #expect(download.firstChunkMatches)
         await waitUntilSteady(download.written)

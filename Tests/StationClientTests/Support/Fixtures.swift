@@ -3,6 +3,7 @@ import LoopbackHTTP
 import TestSupport
 import Transport
 import Manifest
+import Testing
 @testable import StationClient
 @_exported import TransportTestSupport
 
@@ -16,6 +17,28 @@ final class LogCollector: Sendable {
 enum Fixture {
     static func temporaryDirectory() throws -> URL {
         try TemporaryDirectory(prefix: "station-client-tests").url
+    }
+
+    /// Runs `body` with a new empty directory, removed with what is in it however `body` ends.
+    @discardableResult
+    static func withTemporaryDirectory<Value>(_ body: (URL) throws -> Value) throws -> Value {
+        let directory = try TemporaryDirectory(prefix: "station-client-tests")
+        defer { directory.cleanup() }
+        return try body(directory.url)
+    }
+
+    /// Runs `body` with a new empty directory, removed with what is in it however `body` ends,
+    /// cancellation included.
+    @discardableResult
+    static func withTemporaryDirectory<Value>(_ body: (URL) async throws -> Value) async throws -> Value {
+        let directory = try TemporaryDirectory(prefix: "station-client-tests")
+        defer { directory.cleanup() }
+        return try await body(directory.url)
+    }
+
+    /// Expects `directory` to hold nothing: no partial download, no temporary file left behind.
+    static func expectEmpty(_ directory: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, sourceLocation: sourceLocation)
     }
 
     static func drive(_ name: String, size: Int) -> DriveFileMetadata {

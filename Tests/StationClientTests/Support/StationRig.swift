@@ -53,6 +53,21 @@ struct StationRig {
         return (rig, try await rig.pair(namespace: namespace, keyStore: keyStore, log: log))
     }
 
+    /// A station on loopback and a device named `deviceName` paired with it over `transport`
+    /// (namespace `drive`, in-memory keys). The caller stops the emulator; a pairing that fails
+    /// stops it here.
+    static func pairedServed(
+        deviceName: String = "Test Phone", transport: any HTTPTransport = loopbackTransport()
+    ) async throws -> (rig: StationRig, client: StationClient) {
+        let rig = try served(transport: transport)
+        do {
+            return (rig, try await rig.pair(deviceName: deviceName))
+        } catch {
+            rig.emulator.stop()
+            throw error
+        }
+    }
+
     /// The transport a served station is reached over: libcurl's, or URLSession where libcurl is
     /// absent (iOS, tvOS, watchOS, visionOS).
     static func loopbackTransport() -> any HTTPTransport {
