@@ -112,8 +112,12 @@ func releaseFreeHeap() {
 
 /// A size line of `/proc/self/status` (`VmRSS:`, `VmHWM:`) in bytes; nil where there is none.
 func procStatusBytes(_ field: String) -> Int? {
+    #if os(Linux)
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
     return status.split(separator: "\n").first { $0.hasPrefix(field) }.map { (Int($0.filter(\.isNumber)) ?? 0) * 1024 }
+    #else
+    return nil
+    #endif
 }
 
 /// This process's resident set now, in bytes (`VmRSS`; 0 where not available).
