@@ -13,7 +13,8 @@ for optional in StationEmulator StationClient DriveSync; do
 done
 
 echo "==> symbol graphs"
-swift package dump-symbol-graph --minimum-access-level public >/dev/null
+# With the test command's compiler flags, so the build it made is reused rather than redone.
+swift package -Xswiftc -warnings-as-errors dump-symbol-graph --minimum-access-level public >/dev/null
 graphs=$(find .build -type d -name symbolgraph -path "*$(uname -m)*" | head -n 1)
 [ -n "$graphs" ] || { echo "no symbol graphs were written" >&2; exit 1; }
 
