@@ -23,8 +23,8 @@ struct FileIdentity: Equatable, Sendable {
 }
 
 /// An open file descriptor, closed on deinit, with the few POSIX calls the streamed SecretBox
-/// needs. Errors carry the failing call, the path and `errno`.
-final class FileDescriptor {
+/// (and the UnixFS CID of a file) needs. Errors carry the failing call, the path and `errno`.
+package final class FileDescriptor {
     let descriptor: Int32
     let path: String
 
@@ -36,7 +36,7 @@ final class FileDescriptor {
     deinit { _ = close(descriptor) }
 
     /// Opens `path` for reading.
-    static func openForReading(_ path: String) throws(ClassicalCryptoError) -> FileDescriptor {
+    package static func openForReading(_ path: String) throws(ClassicalCryptoError) -> FileDescriptor {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .fileSystem(operation: "open", path: path, errno: errno) }
         let file = FileDescriptor(descriptor: descriptor, path: path)
@@ -80,7 +80,7 @@ final class FileDescriptor {
     }
 
     /// Reads until `buffer` is full or the file ends; returns the byte count (short only at the end).
-    func readFully(into buffer: UnsafeMutableRawBufferPointer) throws(ClassicalCryptoError) -> Int {
+    package func readFully(into buffer: UnsafeMutableRawBufferPointer) throws(ClassicalCryptoError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var filled = 0
         while filled < buffer.count {

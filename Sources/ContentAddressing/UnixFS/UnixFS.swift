@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import ClassicalCrypto
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -36,23 +30,20 @@ package enum UnixFS {
     /// - Throws: ``UnixFSError/fileSystem(operation:path:errno:)`` when the file cannot be
     ///   opened or read.
     package static func cid(ofFileAt url: URL) throws(UnixFSError) -> CID {
-        let path = url.path
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw .fileSystem(operation: "open", path: path, errno: errno) }
-        defer { close(descriptor) }
-        var builder = CIDBuilder()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: CIDBuilder.chunkSize, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let count = posixRead(descriptor, buffer)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .fileSystem(operation: "read", path: path, errno: errno)
+        do throws(ClassicalCryptoError) {
+            let file = try FileDescriptor.openForReading(url.path)
+            var builder = CIDBuilder()
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: CIDBuilder.chunkSize, alignment: 16)
+            defer { buffer.deallocate() }
+            var count = buffer.count
+            while count == buffer.count {
+                count = try file.readFully(into: buffer)
+                builder.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             }
-            if count == 0 { break }
-            builder.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            return builder.finish()
+        } catch {
+            throw .fileSystem(operation: error.operation ?? "read", path: error.path ?? url.path, errno: error.errno ?? 0)
         }
-        return builder.finish()
     }
 
     /// The file size recorded in the root block of a UnixFS file.
@@ -102,9 +93,4 @@ package enum UnixFS {
         guard !overflow else { throw .malformedNode(cid, reason: "sizes overflow") }
         return sum
     }
-}
-
-/// `read(2)` (a free function, so the name does not resolve to the emulator's `UnixFS.read`).
-private func posixRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
-    read(descriptor, buffer.baseAddress, buffer.count)
 }
