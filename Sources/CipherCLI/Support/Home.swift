@@ -62,15 +62,16 @@ struct Home: Sendable {
         }
     }
 
-    /// Writes `value` as JSON to `url` (atomically: a temporary file renamed over the old one),
-    /// making the home (owner only) first.
+    /// Writes `value` as JSON to `url` as the key store writes its items (`AtomicFile`: a
+    /// temporary file flushed, then renamed over the old one and the directory flushed), making
+    /// the home (owner only) first.
     private func save(_ value: some Encodable, to url: URL) throws(CLIError) {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            try encoder.encode(value).write(to: url, options: .atomic)
+            try AtomicFile.replace(url, with: [UInt8](try encoder.encode(value)), operation: "saving \(url.lastPathComponent)")
         } catch {
             throw .failure("cannot write \(url.path): \(error)")
         }
