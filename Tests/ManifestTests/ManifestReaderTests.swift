@@ -40,8 +40,9 @@ struct ManifestReaderTests {
     @Test func integersReadLeniently() throws {
         let document = #"{"clients":{"x":{"posts":[{"post_cid":"Q1","created_at":999999999999999999,"envelopes_count":-7},{"post_cid":"Q2","created_at":3.0,"envelopes_count":1.5},{"post_cid":"Q3","created_at":-0,"envelopes_count":"many"},{"post_cid":"Q4","created_at":9223372036854775808,"envelopes_count":true},{"post_cid":"Q5","created_at":1e3,"envelopes_count":-1E2}]}}}"#
         let posts = try Manifest.read(Array(document.utf8)).posts(in: "x")
-        #expect(posts.map(\.createdAt) == [999_999_999_999_999_999, 3, 0, nil, 1000])
-        #expect(posts.map(\.envelopesCount) == [-7, nil, nil, nil, -100])
+        // A time no calendar date has (past the year 9999) and a negative count read as absent.
+        #expect(posts.map(\.createdAt) == [nil, 3, 0, nil, 1000])
+        #expect(posts.map(\.envelopesCount) == [nil, nil, nil, nil, nil])
     }
 
     @Test func badEntriesNamespacesAndProfilesAreSkippedWithAnIssue() throws {
@@ -168,6 +169,27 @@ struct DriveFileMetadataReaderTests {
         #expect(try read(#"{"filename":"a","filename":"b","size_bytes":"x","size_bytes":5}"#) == DriveFileMetadata(filename: "b", sizeBytes: 5))
         #expect(try read(#" { "file\u006eame" : "x\"y" , "pa\u0074h" : "/" } "#) == DriveFileMetadata(filename: "x\"y", path: "/"))
         #expect(try read("\u{FEFF}{\"filename\":\"bom\"}").filename == "bom")
+    }
+
+    /// DriveSync's two fields, and values no file can have, which read as absent (so a hostile
+    /// post's dates cannot trap a formatter, nor its digest name another file's content).
+    @Test func readsTheDigestAndAncestryAndDropsImpossibleValues() throws {
+        func read(_ text: String) throws -> DriveFileMetadata { try DriveFileMetadata.read(jsonBytes: Array(text.utf8)) }
+        let digest = String(repeating: "ab", count: 32)
+        let metadata = try read(#"{"filename":"a","sha256":"\#(digest.uppercased())","replaces":"bafkreiabc123"}"#)
+        #expect(metadata.sha256 == digest && metadata.replaces == "bafkreiabc123")
+        #expect(try read(#"{"filename":"a","sha256":"\#(digest.dropLast())","replaces":"../etc"}"#) == DriveFileMetadata(filename: "a"))
+        #expect(try read(#"{"filename":"a","sha256":"\#(digest.dropLast())g","replaces":""}"#) == DriveFileMetadata(filename: "a"))
+        #expect(try read(#"{"filename":"a","size_bytes":-1,"created_at":9223372036854775807,"modified_at":-9223372036854775808}"#)
+                == DriveFileMetadata(filename: "a"))
+        #expect(try read(#"{"filename":"a","created_at":253402300799,"modified_at":-62135596800}"#)
+                == DriveFileMetadata(filename: "a", createdAt: 253_402_300_799, modifiedAt: -62_135_596_800))
+        #expect(try read(#"{"filename":"a","created_at":253402300800,"modified_at":-62135596801}"#) == DriveFileMetadata(filename: "a"))
+        // Written after `path`, left out when absent.
+        let written = String(decoding: try JSONEncoder().encode(DriveFileMetadata(filename: "a", path: "/", sha256: digest, replaces: "Qm1")),
+                             as: UTF8.self)
+        #expect(written.contains(#""sha256":"\#(digest)""#) && written.contains(#""replaces":"Qm1""#))
+        #expect(!String(decoding: try JSONEncoder().encode(DriveFileMetadata(filename: "a")), as: UTF8.self).contains("sha256"))
     }
 
     @Test func refusesWhatIsNotDriveMetadata() {

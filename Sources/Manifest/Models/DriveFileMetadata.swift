@@ -17,11 +17,18 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     public var modifiedAt: Int?
     /// The folder it sits in, e.g. `/documents/work/`.
     public var path: String?
+    /// The SHA-256 of the plaintext, 64 lowercase hex digits: a reader compares a local file with
+    /// the post without downloading it. Written by `DriveSync`; other clients (CipherVault) ignore it.
+    public var sha256: String?
+    /// The post CID of the version this one replaces (the version its publisher had): a reader tells
+    /// a newer version of a file from a second version made beside it. Written by `DriveSync`;
+    /// other clients ignore it.
+    public var replaces: String?
 
     /// Creates file metadata.
     public init(
         filename: String, mimeType: String? = nil, sizeBytes: Int? = nil, createdAt: Int? = nil,
-        modifiedAt: Int? = nil, path: String? = nil
+        modifiedAt: Int? = nil, path: String? = nil, sha256: String? = nil, replaces: String? = nil
     ) {
         self.filename = filename
         self.mimeType = mimeType
@@ -29,6 +36,8 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
         self.createdAt = createdAt
         self.modifiedAt = modifiedAt
         self.path = path
+        self.sha256 = sha256
+        self.replaces = replaces
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -38,6 +47,8 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
         case createdAt = "created_at"
         case modifiedAt = "modified_at"
         case path
+        case sha256
+        case replaces
     }
 
     /// Reads the metadata from any decoder through its one reader, ``read(jsonBytes:)`` (the
@@ -51,7 +62,9 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     }
 
     /// Reads the metadata straight from its JSON text (its `Decodable` conformance calls this): a
-    /// string `filename` is required, other fields of the wrong type read as absent, members it
+    /// string `filename` is required, other fields of the wrong type read as absent, and so do
+    /// values no file can have (a negative size, a date outside the years 1 to 9999, a `sha256`
+    /// that is not 64 hex digits, a `replaces` that is not a CID's characters), members it
     /// does not know are ignored (but checked as JSON), of a repeated key the last value counts.
     /// No JSON tree is built (a listing of 10,000 drive posts spent most of its time on those trees).
     ///
@@ -70,7 +83,7 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     /// `filename` is required, other fields of the wrong type are absent.
     static func make(
         filename: JSONValue?, mimeType: JSONValue?, sizeBytes: LenientInteger, createdAt: LenientInteger,
-        modifiedAt: LenientInteger, path: JSONValue?
+        modifiedAt: LenientInteger, path: JSONValue?, sha256: JSONValue?, replaces: JSONValue?
     ) throws(WireFormatError) -> DriveFileMetadata {
         guard let filename else { throw .missingField(path: "filename") }
         guard case let .string(name) = filename else {
@@ -81,13 +94,27 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
             return nil
         }
         return DriveFileMetadata(
-            filename: name, mimeType: string(mimeType), sizeBytes: sizeBytes.integer,
-            createdAt: createdAt.integer, modifiedAt: modifiedAt.integer, path: string(path))
+            filename: name, mimeType: string(mimeType), sizeBytes: sizeBytes.integer.flatMap { $0 >= 0 ? $0 : nil },
+            createdAt: createdAt.integer.flatMap(UnixSeconds.checked), modifiedAt: modifiedAt.integer.flatMap(UnixSeconds.checked),
+            path: string(path), sha256: string(sha256).flatMap(Self.checkedDigest), replaces: string(replaces).flatMap(Self.checkedCID))
+    }
+
+    /// A SHA-256 as 64 hex digits, lowercased; `nil` for anything else.
+    static func checkedDigest(_ text: String) -> String? {
+        guard text.utf8.count == 64, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0 | 0x20) }) else { return nil }
+        return text.lowercased()
+    }
+
+    /// A post CID's text: 1 to 128 ASCII letters and digits (base32, base58 or base36); `nil` otherwise.
+    static func checkedCID(_ text: String) -> String? {
+        guard (1...128).contains(text.utf8.count),
+              text.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }) else { return nil }
+        return text
     }
 }
 
 extension JSONParser {
-    /// Reads one document that should be drive metadata, keeping only the six members it has
+    /// Reads one document that should be drive metadata, keeping only the eight members it has
     /// (other members are parsed, so the text is checked as fully as by ``parseDocument()``).
     mutating func readDriveFileMetadata() throws(WireFormatError) -> DriveFileMetadata {
         skipByteOrderMark()
@@ -97,7 +124,7 @@ extension JSONParser {
             let value = try parseDocument()
             throw .typeMismatch(path: "", expected: "an object", found: value.kindName)
         }
-        var filename, mimeType, path: JSONValue?
+        var filename, mimeType, path, sha256, replaces: JSONValue?
         var sizeBytes = LenientInteger.absent, createdAt = LenientInteger.absent, modifiedAt = LenientInteger.absent
         if try openContainer(depth: 1) {
             repeat {
@@ -106,6 +133,8 @@ extension JSONParser {
                 case .filename?: filename = try parseMemberValue(depth: 1)
                 case .mimeType?: mimeType = try parseMemberValue(depth: 1)
                 case .path?: path = try parseMemberValue(depth: 1)
+                case .sha256?: sha256 = try parseMemberValue(depth: 1)
+                case .replaces?: replaces = try parseMemberValue(depth: 1)
                 case .sizeBytes?: sizeBytes = try parseLenientInteger(depth: 1)
                 case .createdAt?: createdAt = try parseLenientInteger(depth: 1)
                 case .modifiedAt?: modifiedAt = try parseLenientInteger(depth: 1)
@@ -117,18 +146,20 @@ extension JSONParser {
         guard index == bytes.count else { throw fail("extra data after the JSON value") }
         return try DriveFileMetadata.make(
             filename: filename, mimeType: mimeType, sizeBytes: sizeBytes, createdAt: createdAt, modifiedAt: modifiedAt,
-            path: path)
+            path: path, sha256: sha256, replaces: replaces)
     }
 
     /// The members drive metadata has.
     private enum Field: JSONMemberName {
-        case filename, mimeType, sizeBytes, createdAt, modifiedAt, path
+        case filename, mimeType, sizeBytes, createdAt, modifiedAt, path, sha256, replaces
 
         init?(utf8 key: UnsafeBufferPointer<UInt8>) {
             func matches(_ name: StaticString) -> Bool { JSONParser.bytes(key, are: name) }
             switch key.count {
             case 4 where matches("path"): self = .path
+            case 6 where matches("sha256"): self = .sha256
             case 8 where matches("filename"): self = .filename
+            case 8 where matches("replaces"): self = .replaces
             case 9 where matches("mime_type"): self = .mimeType
             case 10 where matches("size_bytes"): self = .sizeBytes
             case 10 where matches("created_at"): self = .createdAt

@@ -95,7 +95,8 @@ extension PostEntry {
         if case let .array(elements)? = members.audienceUIDs { audienceUIDs = elements.compactMap(\.stringValue) }
         return PostEntry(
             postCID: cid, audienceMode: audienceMode, isEncrypted: isEncrypted, envelopesCID: string(members.envelopesCID),
-            envelopesCount: members.envelopesCount.integer, createdAt: members.createdAt.integer,
+            envelopesCount: members.envelopesCount.integer.flatMap { $0 >= 0 ? $0 : nil },
+            createdAt: members.createdAt.integer.flatMap(UnixSeconds.checked),
             audienceUIDs: audienceUIDs, metadata: members.metadata)
     }
 
