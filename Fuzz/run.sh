@@ -7,7 +7,7 @@
 #   bash Fuzz/run.sh 0                # replay every seed corpus only
 #   FUZZ_JOBS=2 bash Fuzz/run.sh 10   # two harnesses at a time (each runs on one core)
 #   FUZZ_BUILD_ONLY=1 bash Fuzz/run.sh # the sanitizer build alone (the test command starts it early)
-# Harnesses: manifest, cid, ipns, envelope, emulator-http, keystore (Fuzz/README.md says what each reads).
+# Harnesses: manifest, cid, ipns, envelope, emulator-http, keystore, sync-planner (Fuzz/README.md says what each reads).
 # New corpus entries go to .build/fuzz/corpus/<harness> (the committed Fuzz/corpus/<harness> is
 # only read); a crashing input is written to .build/fuzz/<harness>-crash-* and the script exits
 # non-zero.
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
-all=(manifest cid ipns envelope emulator-http keystore)
+all=(manifest cid ipns envelope emulator-http keystore sync-planner)
 if [ $# -gt 0 ]; then harnesses=("$@"); else harnesses=("${all[@]}"); fi
 scratch=.build/fuzz
 flags=(-Xswiftc -sanitize=fuzzer,address)
@@ -32,6 +32,7 @@ top_target_for() {
         manifest | cid | ipns | emulator-http) echo StationEmulator ;;
         envelope) echo Envelope ;;
         keystore) echo StationClient ;;
+        sync-planner) echo DriveSync ;;
         *) echo "unknown harness $1 (known: ${all[*]})" >&2; exit 2 ;;
     esac
 }
@@ -64,6 +65,7 @@ source_for() {
         envelope) echo Fuzz/FuzzEnvelope.swift ;;
         emulator-http) echo Fuzz/FuzzEmulatorHTTP.swift ;;
         keystore) echo Fuzz/FuzzKeyStore.swift ;;
+        sync-planner) echo Fuzz/FuzzSyncPlanner.swift ;;
     esac
 }
 

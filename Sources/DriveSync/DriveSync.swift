@@ -15,7 +15,12 @@ import StationClient
 ///     let plan = try await sync.plan()
 ///     let report = try await sync.run(plan)
 ///
-/// Uses only `StationClient`'s public calls: listing, exactly-once publishing, downloading, deleting.
+/// One sync of a folder runs at a time: an exclusive lock on `.cipher-sync/lock` (released by the
+/// system when a process dies), so a second sync throws `.busy` or waits
+/// (``SyncOptions/waitsForOtherSyncs``).
+///
+/// Uses only `StationClient`'s public calls: listing, exactly-once publishing from an open file,
+/// downloading into one, deleting.
 public struct DriveSync: Sendable {
     /// The client of the station; the sync works in its namespace.
     public let client: StationClient
@@ -39,21 +44,35 @@ public struct DriveSync: Sendable {
                        namespace: client.configuration.namespace, folder: folder)
     }
 
-    /// Plans and runs a sync.
+    /// Plans and runs a sync, holding the folder's lock from the scan to the last action.
     ///
     /// - Throws: as ``plan()`` and ``run(_:progress:)``.
     public func sync(progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError) -> SyncReport {
-        try await run(try await plan(), progress: progress)
+        let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
+        defer { withExtendedLifetime(lock) {} }
+        return try await run(try await planLocked(), progress: progress, checkingState: false)
     }
 
-    /// Decides what a sync would do, changing nothing: scans the folder (reading only files whose
-    /// size or modification time changed), lists the namespace, and resolves what an interrupted
-    /// sync left in the journal. A file present on both sides that the state does not
-    /// explain, with the same size on both, is downloaded to a temporary file and compared, so an
-    /// upload whose answer was lost is recognised instead of duplicated.
+    /// Decides what a sync would do, changing nothing in the folder or on the station: scans the
+    /// folder (reading only files whose size, times or file number changed), lists the namespace,
+    /// and resolves what an interrupted sync left in the journal. A file present on both sides
+    /// that the state does not explain is compared by the SHA-256 the post's metadata states; a
+    /// post without one (published by another client), with the same size as the file, is
+    /// downloaded into `.cipher-sync/incoming` and hashed, so an upload whose answer was lost is
+    /// recognised instead of duplicated.
     ///
-    /// - Throws: ``DriveSyncError``: `.folder`, `.station` when the listing fails, `.state`.
+    /// Holds the folder's lock while it plans (``SyncOptions/waitsForOtherSyncs``).
+    ///
+    /// - Throws: ``DriveSyncError``: `.folder`, `.station` when the listing fails, `.state`,
+    ///   `.busy` when another sync of the folder is running.
     public func plan() async throws(DriveSyncError) -> SyncPlan {
+        let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
+        defer { withExtendedLifetime(lock) {} }
+        return try await planLocked()
+    }
+
+    private func planLocked() async throws(DriveSyncError) -> SyncPlan {
+        local.removeIncoming()
         let scan = try local.scan()
         let listing: PostListing<DriveFileMetadata>
         do {
@@ -68,9 +87,16 @@ public struct DriveSync: Sendable {
                                  underlying: StationClientError(.unreachable, operation: operation, message: "the station is unreachable"))
         }
         let (state, isCheckpointed) = try await stateStore().load()
-        var planner = Planner(sync: self, state: state, scan: scan, listing: listing)
+        var posts: [String: ListedPost<DriveFileMetadata>] = [:]
+        for post in listing.posts { posts[post.postCID] = post }
+        let (versions, skipped) = Planner.versions(of: listing)
+        var planner = Planner(options: options, reading: FolderReading(client: client, local: local, posts: posts), state: state,
+                              scan: scan, versions: versions, skipped: skipped, date: Date())
         planner.isCheckpointed = isCheckpointed
-        return try await planner.plan()
+        var plan = await planner.plan()
+        plan.posts = posts
+        local.removeIncoming()
+        return plan
     }
 
     /// Runs `plan`: each action journalled in the sync state before and after, so a run stopped at
@@ -78,13 +104,36 @@ public struct DriveSync: Sendable {
     /// a duplicate post, a lost file or a half-written one. A failed action is reported and the run
     /// goes on; the next sync tries it again.
     ///
-    /// - Throws: ``DriveSyncError``: `.tooManyDeletions` (nothing changed), `.state`, `.cancelled`.
+    /// Holds the folder's lock while it runs (``SyncOptions/waitsForOtherSyncs``), and runs only a
+    /// plan made from the sync state as it is now: a sync that ran since the plan was made makes
+    /// it `.planOutdated` (plan again).
+    ///
+    /// - Throws: ``DriveSyncError``: `.tooManyDeletions` (nothing changed), `.planOutdated`
+    ///   (nothing changed), `.busy`, `.state`, `.cancelled`.
     public func run(_ plan: SyncPlan, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError)
         -> SyncReport {
+        let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
+        defer { withExtendedLifetime(lock) {} }
+        return try await run(plan, progress: progress, checkingState: true)
+    }
+
+    private func run(_ plan: SyncPlan, progress: (@Sendable (SyncProgress) -> Void)?, checkingState: Bool) async throws(DriveSyncError)
+        -> SyncReport {
         guard !plan.exceedsDeletionLimit else {
-            throw DriveSyncError(.tooManyDeletions, "the sync would delete \(plan.deletionCount) files; the limit is \(plan.deletionLimit)")
+            var message = "the sync would delete \(plan.deletionCount) files; the limit is \(plan.deletionLimit)"
+            if plan.deletionCount <= plan.deletionLimit {
+                message = "the sync would leave \(plan.projectedFileCount) files in sync of the \(plan.highWaterMark) the folder had; "
+                    + "the limit is \(plan.deletionLimit) fewer"
+            }
+            throw DriveSyncError(.tooManyDeletions, message)
         }
-        var runner = Runner(sync: self, plan: plan, store: await stateStore(), progress: progress)
+        let store = await stateStore()
+        if checkingState {
+            guard try await store.load().state == plan.original else {
+                throw DriveSyncError(.planOutdated, "the folder was synced since this plan was made: plan again")
+            }
+        }
+        var runner = Runner(sync: self, plan: plan, store: store, progress: progress)
         return try await runner.run()
     }
 
@@ -96,11 +145,13 @@ public struct DriveSync: Sendable {
         try await stateStore().delete()
     }
 
-    /// The metadata a local file is published with: CipherVault's fields.
-    func metadata(for path: SyncPath, stamp: FileStamp) -> DriveFileMetadata {
+    /// The metadata a local file is published with: CipherVault's fields, the plaintext's SHA-256
+    /// and the post it replaces.
+    func metadata(for path: SyncPath, stamp: FileStamp, sha256: String, replaces: String?) -> DriveFileMetadata {
         let pathExtension = (path.filename as NSString).pathExtension
         return DriveFileMetadata(filename: path.filename, mimeType: DriveFileMetadata.mimeType(forPathExtension: pathExtension),
                                  sizeBytes: Int(stamp.size), createdAt: Int(Date().timeIntervalSince1970),
-                                 modifiedAt: Int(stamp.modified / 1_000_000), path: path.remoteDirectory)
+                                 modifiedAt: Int(stamp.modified / 1_000_000), path: path.remoteDirectory,
+                                 sha256: sha256, replaces: replaces)
     }
 }

@@ -67,5 +67,14 @@ struct SyncCLITests {
         let skipped = try await paired.cipher("sync", folder.path)
         #expect(skipped.status == 5 && skipped.stderr.contains("link") && skipped.stderr.contains("symbolic link"), "\(skipped.stderr)")
         #expect(try await paired.cipher("sync", folder.path, "--max-delete", "x").status == 2)
+
+        // Another sync of the folder running (its lock held, as that sync would): exit 7, nothing changed.
+        let lock = open(folder.appendingPathComponent(".cipher-sync/lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
+        let (busy, busyDocument) = try await paired.cipherJSON("sync", folder.path)
+        #expect(busy.status == 7 && busy.stderr.contains("another sync"), "\(busy.stderr)")
+        #expect(busyDocument["error"] != nil || busy.stdout.contains("busy"), "\(busy.stdout)")
+        close(lock)
+        #expect(try await paired.cipher("sync", folder.path, "--wait").status == 5)
     }
 }

@@ -59,8 +59,36 @@ struct SyncRig {
             return tree
         }
 
+        /// The texts of every file in the folder and in its trash: a version is lost when its text is in neither.
+        func keptTexts() throws -> Set<String> {
+            var texts = Set(try tree().keys.map { try read($0) })
+            let trash = folder.appendingPathComponent(".cipher-sync/trash")
+            for name in trashed(withFolders: true) {
+                texts.insert(String(decoding: try Data(contentsOf: trash.appendingPathComponent(name)), as: UTF8.self))
+            }
+            return texts
+        }
+
+        /// Runs `body` while the folder `relative` cannot be read: mode 000, and where the tests
+        /// run as root (whom permissions do not stop), with the process's effective user
+        /// `nobody`, owner of the device's folder for that time.
+        func whileUnreadable<Value>(_ relative: String, _ body: () async throws -> Value) async throws -> Value {
+            let directory = folder.appendingPathComponent(relative)
+            let asRoot = geteuid() == 0
+            let nobody: uid_t = 65534
+            if asRoot { try SyncRig.changeOwner(of: folder, to: nobody) }
+            #expect(chmod(directory.path, 0) == 0)
+            if asRoot { #expect(seteuid(nobody) == 0) }
+            defer {
+                if asRoot { _ = seteuid(0) }
+                _ = chmod(directory.path, 0o755)
+                if asRoot { try? SyncRig.changeOwner(of: folder, to: 0) }
+            }
+            return try await body()
+        }
+
         /// What is in the trash, by relative path inside the sync's trash folder.
-        func trashed() -> [String] {
+        func trashed(withFolders: Bool = false) -> [String] {
             let trash = folder.appendingPathComponent(".cipher-sync/trash")
             let enumerator = FileManager.default.enumerator(atPath: trash.path)
             var names: [String] = []
@@ -68,7 +96,7 @@ struct SyncRig {
                 var isDirectory: ObjCBool = false
                 if FileManager.default.fileExists(atPath: trash.appendingPathComponent(name).path, isDirectory: &isDirectory),
                    !isDirectory.boolValue {
-                    names.append(String(name.split(separator: "/", maxSplits: 1).last ?? ""))
+                    names.append(withFolders ? name : String(name.split(separator: "/", maxSplits: 1).last ?? ""))
                 }
             }
             return names.sorted()
@@ -91,8 +119,11 @@ struct SyncRig {
             let folder = root.appendingPathComponent(name, isDirectory: true)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let cacheStore = InMemoryCacheStore()
-            let configuration = StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: emulator.transport,
+            var configuration = StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore(), transport: emulator.transport,
                                                            persistsPostKeys: true, cacheStore: cacheStore)
+            // A temporary directory of the device's own, so a test can tell what the sync left there.
+            configuration.temporaryDirectory = root.appendingPathComponent("tmp-\(name)", isDirectory: true)
+            try FileManager.default.createDirectory(at: configuration.temporaryDirectory, withIntermediateDirectories: true)
             let log = emulator.log
             let client = try await StationClient.pair(endpoint: station, deviceName: name, configuration: configuration) { _ in
                 log.latestPIN
@@ -100,6 +131,34 @@ struct SyncRig {
             return Device(client: client, folder: folder, cacheStore: cacheStore, name: name)
         }
         return SyncRig(emulator: emulator, station: station, laptop: try await device("laptop"), phone: try await device("phone"))
+    }
+
+    /// Every entry under `directory`, with its type and a regular file's content: equal listings
+    /// mean nothing there was touched.
+    static func listing(of directory: URL) throws -> Set<String> {
+        var entries: Set<String> = []
+        let enumerator = FileManager.default.enumerator(atPath: directory.path)
+        while let name = enumerator?.nextObject() as? String {
+            let url = directory.appendingPathComponent(name)
+            let type = (try FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType)?.rawValue ?? "?"
+            let content = type == FileAttributeType.typeRegular.rawValue ? sha256(String(decoding: try Data(contentsOf: url), as: UTF8.self)) : ""
+            entries.insert("\(name) \(type) \(content)")
+        }
+        return entries
+    }
+
+    /// The SHA-256 of `text`'s UTF-8, lowercase hex (as drive metadata states it).
+    static func sha256(_ text: String) -> String {
+        SHA2.SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Gives `directory` and everything in it (links not followed) to `owner`.
+    static func changeOwner(of directory: URL, to owner: uid_t) throws {
+        #expect(lchown(directory.path, owner, gid_t(owner == 0 ? 0 : 65534)) == 0)
+        let enumerator = FileManager.default.enumerator(atPath: directory.path)
+        while let name = enumerator?.nextObject() as? String {
+            #expect(lchown(directory.appendingPathComponent(name).path, owner, gid_t(owner == 0 ? 0 : 65534)) == 0, "\(name)")
+        }
     }
 
     /// The posts of the namespace by remote path (`/dir/` + filename), as the station lists them.

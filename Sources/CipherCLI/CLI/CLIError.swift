@@ -14,6 +14,8 @@ enum ExitCode: Int32, Sendable {
     case incomplete = 5
     /// `cipher sync`: the plan deletes more files than the limit; nothing was changed (`--max-delete N` allows them).
     case waitingForDecision = 6
+    /// `cipher sync`: another sync of the folder is running; nothing was changed (`--wait` waits for it).
+    case busy = 7
 }
 
 /// A failure of the command line tool, carrying its exit code.
@@ -22,6 +24,8 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
     case usage(String)
     /// Any other failure (exit 1).
     case failure(String)
+    /// Another sync of the folder is running (exit 7).
+    case busy(String)
     /// A ``StationClientError``, mapped to 1, 3 or 4 (see ``exitCode``).
     case client(StationClientError)
     /// A ``StationClientError`` from the station at the URL (a followed one for `cipher follow` and
@@ -33,7 +37,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
     var clientError: StationClientError? {
         switch self {
         case .client(let error), .followedStation(let error, _, _): error
-        case .usage, .failure: nil
+        case .usage, .failure, .busy: nil
         }
     }
 
@@ -50,6 +54,7 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .usage: return .usage
         case .failure: return .failure
+        case .busy: return .busy
         case .client(let error), .followedStation(let error, _, _):
             switch error.kind {
             case .unreachable, .tooSlow: return .unreachable
@@ -76,13 +81,14 @@ enum CLIError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .usage: "usage"
         case .failure: "failure"
+        case .busy: "busy"
         case .client(let error), .followedStation(let error, _, _): "\(error.kind)"
         }
     }
 
     var description: String {
         switch self {
-        case .usage(let text), .failure(let text): return text
+        case .usage(let text), .failure(let text), .busy(let text): return text
         case .client(let error):
             return Self.describe(error, trustCommand: { "cipher trust --fingerprint \($0)" },
                                  firstContactCommand: "cipher pair URL --fingerprint sha256//<that base64>",

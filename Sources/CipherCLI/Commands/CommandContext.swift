@@ -62,6 +62,7 @@ enum Commands {
             "Without such a keyring (ssh, cron, containers: the user's shared default one) and elsewhere, every command asks.",
             "Exit codes: 0 success, 1 failure, 2 usage, 3 refused by the station, 4 station, gateway or network unreachable,",
             "5 (sync) files skipped or failed, 6 (sync) more deletions than the limit, nothing changed,",
+            "7 (sync) another sync of the folder is running, nothing changed (--wait waits for it),",
             "130 interrupted (Ctrl-C cancels the command and removes its staged upload or partial download; a sync resumes next time).",
         ]
         return lines.joined(separator: "\n")

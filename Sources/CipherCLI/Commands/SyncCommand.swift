@@ -6,12 +6,13 @@ import Transport
 /// `cipher sync DIR`: two-way sync of a folder with the `drive` namespace (see DriveSync).
 enum SyncCommand: Command {
     static let spec = CommandSpec(
-        name: "sync", arguments: "DIR [--dry-run] [--max-delete N]",
+        name: "sync", arguments: "DIR [--dry-run] [--max-delete N] [--wait]",
         summary: "keep a folder and the drive in step, both ways (plan first; conflicts kept as copies; deletions to DIR/.cipher-sync/trash)",
         options: [
             OptionSpec(names: ["--dry-run", "-n"], help: "show the plan and change nothing"),
-            OptionSpec(names: ["--max-delete"], help: "allow up to N deletions (default: half the files synced last time)", value: "N"),
+            OptionSpec(names: ["--max-delete"], help: "allow up to N deletions (default: half the most files DIR had in sync)", value: "N"),
             OptionSpec(names: ["--yes", "-y"], help: "do not ask before going over the deletion limit on a terminal; go on"),
+            OptionSpec(names: ["--wait"], help: "wait for another sync of DIR to finish (otherwise exit 7 at once)"),
         ],
         positionals: 1...1)
 
@@ -83,6 +84,7 @@ enum SyncCommand: Command {
         let arguments = context.arguments
         let console = context.console
         var options = SyncOptions()
+        options.waitsForOtherSyncs = arguments.has("--wait")
         if let text = arguments.value("--max-delete") {
             guard let limit = Int(text), limit >= 0 else { throw CLIError.usage("--max-delete takes a number of files (0 or more)") }
             options.maximumDeletions = limit
@@ -151,6 +153,7 @@ enum SyncCommand: Command {
         do {
             return try await body()
         } catch let error as DriveSyncError {
+            if error.kind == .busy { throw CLIError.busy(error.message + " (exit 7; --wait waits for it)") }
             if let underlying = error.underlying as? StationClientError { throw CLIError.client(underlying) }
             throw CLIError.failure(error.message)
         }

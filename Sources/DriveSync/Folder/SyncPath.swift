@@ -19,7 +19,8 @@ struct SyncPath: Sendable, Hashable, Comparable, CustomStringConvertible {
         return (1..<components.count).map { components[0..<$0].joined(separator: "/") }
     }
 
-    static func < (lhs: SyncPath, rhs: SyncPath) -> Bool { lhs.description < rhs.description }
+    /// By bytes, as `==` compares: two spellings of one name sort apart, in a fixed order.
+    static func < (lhs: SyncPath, rhs: SyncPath) -> Bool { lhs.description.utf8.lexicographicallyPrecedes(rhs.description.utf8) }
 
     // Byte for byte: Swift's `String ==` treats canonically equivalent spellings (`é` and
     // `e` + U+0301) as equal, but Linux stores them as two files; ``NameClaims`` refuses the second.

@@ -3,40 +3,92 @@ import Manifest
 import PQCrypto
 import StationClient
 
-/// The three-way decisions of one plan.
+/// A version of a file on the station, as the planner reads it from a listed post's metadata.
+struct RemoteVersion: Sendable, Hashable {
+    let postCID: String
+    let path: SyncPath
+    /// The plaintext size the metadata states (the station's word: it sizes the plan and bounds the download).
+    let statedSize: Int64?
+    /// The plaintext's SHA-256 the metadata states (lowercase hex), for versions `DriveSync` published.
+    let sha256: String?
+    /// The post the version replaces, as its publisher said.
+    let replaces: String?
+    /// When it was made (Unix seconds, checked when the metadata was read).
+    let createdAt: Int?
+
+    /// The version a listed drive post describes; `nil` when it has no drive metadata.
+    init(_ post: ListedPost<DriveFileMetadata>, path: SyncPath) {
+        postCID = post.postCID
+        self.path = path
+        statedSize = post.metadata?.sizeBytes.map { Int64($0) }
+        sha256 = post.metadata?.sha256
+        replaces = post.metadata?.replaces
+        createdAt = post.metadata?.createdAt ?? post.createdAt
+    }
+
+    init(postCID: String, path: SyncPath, statedSize: Int64?, sha256: String?, replaces: String?, createdAt: Int?) {
+        self.postCID = postCID
+        self.path = path
+        self.statedSize = statedSize
+        self.sha256 = sha256
+        self.replaces = replaces
+        self.createdAt = createdAt
+    }
+}
+
+/// What the planner reads besides the scan and the listing: file contents, each read only when a
+/// decision needs it.
+protocol PlannerReading: Sendable {
+    /// The SHA-256 of the local file at `path`, which must still be the file of `stamp` (`nil`
+    /// when it cannot be read as that file: it then gets no decision).
+    func localDigest(of path: SyncPath, stamp: FileStamp) -> (digest: [UInt8], stamp: FileStamp)?
+    /// The SHA-256 (hex) of a version's plaintext when its metadata states none: downloaded into
+    /// the sync's `incoming` folder and hashed; `nil` when it cannot be fetched.
+    func remoteDigest(of version: RemoteVersion) async -> String?
+}
+
+/// The three-way decisions of one plan: the folder's scan, the namespace's versions and the
+/// state the last sync left in; actions out. Reads contents only through ``PlannerReading``.
 struct Planner {
-    let sync: DriveSync
+    let options: SyncOptions
+    let reading: any PlannerReading
     var state: SyncState
     let scan: LocalFolder.Scan
-    let listing: PostListing<DriveFileMetadata>
-    var skipped: [SkippedItem] = []
+    let versions: [RemoteVersion]
+    var skipped: [SkippedItem]
     var actions: [SyncAction] = []
     /// Posts a journalled replacement left behind: removed, and not counted as deletions.
     var superseded: Set<String> = []
     /// Every name taken, folded: conflict copies get a free one.
     var taken: Set<String> = []
-    let date = Date()
+    /// The paths synced once the plan has run, as far as planning can tell.
+    var projected: Set<SyncPath> = []
+    let date: Date
 
     /// The state as loaded.
     let original: SyncState
     /// Whether the loaded state was all in the checkpoint item (an empty journal).
     var isCheckpointed = false
 
-    init(sync: DriveSync, state: SyncState, scan: LocalFolder.Scan, listing: PostListing<DriveFileMetadata>) {
-        self.sync = sync
+    /// The longest `replaces` chain followed through the listed versions of one path.
+    static let maximumAncestry = 64
+
+    init(options: SyncOptions, reading: any PlannerReading, state: SyncState, scan: LocalFolder.Scan, versions: [RemoteVersion],
+         skipped remoteSkipped: [SkippedItem], date: Date) {
+        self.options = options
+        self.reading = reading
         self.state = state
         original = state
         self.scan = scan
-        self.listing = listing
-        skipped = scan.skipped
+        self.versions = versions
+        self.date = date
+        skipped = scan.skipped + remoteSkipped
     }
 
-    enum LocalSide { case none, unchanged, changed(sha: [UInt8]), deleted }
-
-    mutating func plan() async throws(DriveSyncError) -> SyncPlan {
-        var posts: [String: ListedPost<DriveFileMetadata>] = [:]
-        var remote: [SyncPath: [ListedPost<DriveFileMetadata>]] = [:]
-        var remoteOrder: [SyncPath] = []
+    /// The posts of a listing as versions by path; the posts that are not synced, as skipped items.
+    static func versions(of listing: PostListing<DriveFileMetadata>) -> (versions: [RemoteVersion], skipped: [SkippedItem]) {
+        var versions: [RemoteVersion] = []
+        var skipped: [SkippedItem] = []
         for post in listing.posts {
             guard let metadata = post.metadata else {
                 skipped.append(SkippedItem(path: post.postCID, isRemote: true, reason: .notADriveFile))
@@ -47,80 +99,106 @@ struct Planner {
                 continue
             }
             do {
-                let path = try SyncPath(remotePath: metadata.path, filename: metadata.filename)
-                if remote[path] == nil { remoteOrder.append(path) }
-                remote[path, default: []].append(post)
-                posts[post.postCID] = post
+                versions.append(RemoteVersion(post, path: try SyncPath(remotePath: metadata.path, filename: metadata.filename)))
             } catch {
-                skipped.append(SkippedItem(path: (metadata.path ?? "/") + metadata.filename, isRemote: true,
-                                           reason: .invalidName(error.reason)))
+                skipped.append(SkippedItem(path: (metadata.path ?? "/") + metadata.filename, isRemote: true, reason: .invalidName(error.reason)))
             }
         }
         for post in listing.skipped {
             skipped.append(SkippedItem(path: post.postCID, isRemote: true, reason: .unreadablePost(post.error.message)))
         }
+        return (versions, skipped)
+    }
+
+    mutating func plan() async -> SyncPlan {
+        var remote: [SyncPath: [RemoteVersion]] = [:]
+        var remoteOrder: [SyncPath] = []
+        for version in versions {
+            if remote[version.path] == nil { remoteOrder.append(version.path) }
+            remote[version.path, default: []].append(version)
+        }
         let resumed = state.pending.count
         await resolveJournal(remote: remote)
+
+        // What could not be read, or is there but is no regular file, gets no decision: its state
+        // entry stays, nothing is downloaded over it and nothing deleted for it, on either side.
+        let blocked = Set(scan.skipped.filter { !$0.isRemote }.compactMap { try? SyncPath(relative: $0.path) })
+        func isBlocked(_ path: SyncPath) -> Bool {
+            scan.isUnread(path) || blocked.contains(path) || path.parents.contains { (try? SyncPath(relative: $0)).map(blocked.contains) ?? false }
+        }
 
         // Names as a case-insensitive file system sees them: synced files first, then local, then remote.
         var claims = NameClaims()
         var localFiles = scan.files
-        let statePaths = state.files.keys.compactMap { try? SyncPath(relative: $0) }.sorted()
-        for path in statePaths { _ = claims.claim(path) }
-        for path in scan.files.keys.sorted() where state.files[path.description] == nil {
+        let statePaths = state.files.keys.sorted()
+        // A synced name whose file is gone while another spelling of it is new (on the same side)
+        // was renamed to that spelling (`café` NFC to NFD, `Photos` to `photos`): the new spelling
+        // claims the name, the old one is decided as a deletion.
+        let newLocal = Set(scan.files.keys.filter { state.files[$0] == nil }.map { SyncPath.fold($0.description) })
+        let newRemote = Set(remoteOrder.filter { state.files[$0] == nil && scan.files[$0] == nil }.map { SyncPath.fold($0.description) })
+        let listed = Set(versions.map(\.postCID))
+        for path in statePaths {
+            let folded = SyncPath.fold(path.description)
+            let renamedHere = scan.files[path] == nil && newLocal.contains(folded)
+            let renamedThere = state.files[path].map { !listed.contains($0.postCID) } == true && newRemote.contains(folded)
+            if !renamedHere && !renamedThere { _ = claims.claim(path) }
+        }
+        for path in scan.files.keys.sorted() where state.files[path] == nil {
             if let other = claims.claim(path) {
                 skipped.append(SkippedItem(path: path.description, reason: .nameCollision(with: other)))
                 localFiles.removeValue(forKey: path)
             }
         }
-        for path in remoteOrder where state.files[path.description] == nil && scan.files[path] == nil {
+        for path in remoteOrder where state.files[path] == nil && scan.files[path] == nil && !isBlocked(path) {
             if let other = claims.claim(path) {
                 skipped.append(SkippedItem(path: path.description, isRemote: true, reason: .nameCollision(with: other)))
                 remote.removeValue(forKey: path)
             }
         }
         taken = Set((statePaths + Array(localFiles.keys) + Array(remote.keys)).map { SyncPath.fold($0.description) })
+        projected = Set(statePaths)
 
         let all = Set(statePaths).union(localFiles.keys).union(remote.keys).sorted()
-        for path in all {
-            try await decide(path, local: localFiles[path], remote: remote[path] ?? [], posts: posts)
+        for path in all where !isBlocked(path) {
+            await decide(path, local: localFiles[path], remote: remote[path] ?? [])
         }
-        let synced = state.files.count
-        let limit = sync.options.maximumDeletions ?? max(1, synced / 2)
-        return SyncPlan(actions: actions, skipped: skipped, resumedActionCount: resumed, deletionLimit: limit, date: date,
-                        state: state, needsCheckpoint: state != original || !isCheckpointed, posts: posts)
+        state.highWaterMark = max(state.highWaterMark, original.files.count)
+        let limit = options.maximumDeletions ?? max(1, state.folderSize / 2)
+        return SyncPlan(actions: actions, skipped: skipped, resumedActionCount: resumed, deletionLimit: limit,
+                        highWaterMark: state.folderSize, projectedFileCount: projected.count,
+                        limitsShrinking: options.maximumDeletions == nil, date: date, state: state, original: original,
+                        needsCheckpoint: state != original || !isCheckpointed, posts: [:])
     }
 
     /// Resolves the journal of an interrupted sync into the state: an upload whose post is listed
     /// (same path and plaintext) is recorded as done and the posts it replaced are removed; a
     /// download renamed into place is recorded. Every other entry needs nothing: the three-way
     /// decisions see its effect.
-    mutating func resolveJournal(remote: [SyncPath: [ListedPost<DriveFileMetadata>]]) async {
+    mutating func resolveJournal(remote: [SyncPath: [RemoteVersion]]) async {
         for entry in state.pending {
-            guard let path = try? SyncPath(relative: entry.path) else { continue }
-            let url = sync.local.url(of: path)
+            let path = entry.path
             switch entry.action {
             case .upload:
                 guard let sha = entry.sha256, let stamp = entry.stamp else { continue }
-                let known = Set(entry.postCIDs + [state.files[entry.path]?.postCID].compactMap { $0 })
-                for post in remote[path] ?? [] where !known.contains(post.postCID) && post.statedSize == stamp.size {
-                    if await contentHash(of: post) == sha {
-                        state.files[entry.path] = SyncState.Entry(postCID: post.postCID, envelopesCID: post.envelopesCID, stamp: stamp,
-                                                                  sha256: sha)
+                let known = Set(entry.postCIDs + [state.files[path]?.postCID].compactMap { $0 })
+                for version in remote[path] ?? [] where !known.contains(version.postCID) {
+                    if await digest(of: version, comparedWith: sha, size: stamp.size) == sha {
+                        state.files[path] = SyncState.Entry(postCID: version.postCID, stamp: stamp, sha256: sha)
                         superseded.formUnion(entry.postCIDs)
                         break
                     }
                 }
             case .place:
                 guard let sha = entry.sha256, let postCID = entry.postCIDs.first,
-                      let post = remote[path]?.first(where: { $0.postCID == postCID }), let current = FileStamp.of(url).stamp,
-                      let hash = try? LocalFolder.sha256(of: url), Hex.encode(hash) == sha else { continue }
-                state.files[entry.path] = SyncState.Entry(postCID: postCID, envelopesCID: post.envelopesCID, stamp: current, sha256: sha)
+                      remote[path]?.contains(where: { $0.postCID == postCID }) == true,
+                      let stamp = scan.files[path], let read = reading.localDigest(of: path, stamp: stamp),
+                      Hex.encode(read.digest) == sha else { continue }
+                state.files[path] = SyncState.Entry(postCID: postCID, stamp: read.stamp, sha256: sha)
                 superseded.formUnion(entry.postCIDs.dropFirst())
             case .deleteRemote:
                 // A replaced version (not the post the path's entry names) is removed; a removal
                 // of the current post (a local deletion) is decided again.
-                superseded.formUnion(entry.postCIDs.filter { $0 != state.files[entry.path]?.postCID })
+                superseded.formUnion(entry.postCIDs.filter { $0 != state.files[path]?.postCID })
             case .trash, .conflictRename:
                 continue
             }
@@ -128,135 +206,190 @@ struct Planner {
         state.pending = []
     }
 
-    /// The SHA-256 (hex) of a post's plaintext, downloaded to a temporary file; `nil` when it cannot be fetched.
-    func contentHash(of post: ListedPost<DriveFileMetadata>) async -> String? {
-        let temporary = sync.client.configuration.temporaryDirectory
-            .appendingPathComponent("cipher-sync-compare-" + UUID().uuidString.lowercased())
-        defer { try? FileManager.default.removeItem(at: temporary) }
-        do {
-            try await sync.client.download(post, to: temporary)
-            return Hex.encode(try LocalFolder.sha256(of: temporary))
-        } catch {
-            return nil
-        }
+    /// The SHA-256 (hex) of a version: the one its metadata states, or, when it states none and
+    /// its size is `size`, read by downloading it (`nil` otherwise: it cannot be `expected`).
+    func digest(of version: RemoteVersion, comparedWith expected: String, size: Int64) async -> String? {
+        if let stated = version.sha256 { return stated }
+        guard version.statedSize == size else { return nil }
+        return await reading.remoteDigest(of: version)
     }
 
+    enum LocalSide { case none, unchanged, changed(sha: String), deleted }
+
     /// The decision for one path.
-    mutating func decide(
-        _ path: SyncPath, local stamp: FileStamp?, remote: [ListedPost<DriveFileMetadata>], posts: [String: ListedPost<DriveFileMetadata>]
-    ) async throws(DriveSyncError) {
-        let entry = state.files[path.description]
+    mutating func decide(_ path: SyncPath, local stamp: FileStamp?, remote: [RemoteVersion]) async {
+        let entry = state.files[path]
         // Posts a finished replacement left: removed, silently.
-        for post in remote where superseded.contains(post.postCID) {
-            add(.deleteRemote, path, 0, reason: "finishing an interrupted replacement", step: .deleteRemote(path, postCID: post.postCID))
+        for version in remote where superseded.contains(version.postCID) {
+            add(.deleteRemote, path, 0, reason: "finishing an interrupted replacement", step: .deleteRemote(path, postCID: version.postCID))
         }
         let live = remote.filter { !superseded.contains($0.postCID) }
         let known = entry.flatMap { entry in live.first { $0.postCID == entry.postCID } }
-        let others = live.filter { $0.postCID != entry?.postCID }
+        var others = collapsingIdentical(path, live.filter { $0.postCID != entry?.postCID }, known: known != nil ? entry?.sha256 : nil)
 
         // The local side: unchanged by stamp, or by content when only the stamp moved.
         var side = LocalSide.none
-        if let entry {
-            if let stamp {
-                if stamp.matches(entry.stamp) {
-                    side = .unchanged
-                } else {
-                    guard let sha = try? LocalFolder.sha256(of: sync.local.url(of: path)) else {
-                        skipped.append(SkippedItem(path: path.description, reason: .unreadable))
-                        return
-                    }
-                    if Hex.encode(sha) == entry.sha256 {
-                        state.files[path.description]?.stamp = stamp
-                        side = .unchanged
-                    } else {
-                        side = .changed(sha: sha)
-                    }
-                }
-            } else {
-                side = .deleted
-            }
-        } else if stamp != nil {
-            // New here: read now only to compare with a post at the same path (the upload reads it anyway).
-            var sha: [UInt8] = []
-            if !others.isEmpty {
-                guard let read = try? LocalFolder.sha256(of: sync.local.url(of: path)) else {
+        if let stamp {
+            if let entry, stamp.matches(entry.stamp) {
+                side = .unchanged
+            } else if entry != nil || !others.isEmpty {
+                guard let read = reading.localDigest(of: path, stamp: stamp) else {
                     skipped.append(SkippedItem(path: path.description, reason: .unreadable))
                     return
                 }
-                sha = read
+                let sha = Hex.encode(read.digest)
+                if let entry, sha == entry.sha256 {
+                    state.files[path]?.stamp = read.stamp
+                    side = .unchanged
+                } else {
+                    side = .changed(sha: sha)
+                }
+            } else {
+                // New here, nothing to compare with: the upload reads it.
+                side = .changed(sha: "")
             }
-            side = .changed(sha: sha)
+        } else if entry != nil {
+            side = .deleted
         }
 
-        let audience = known?.audience ?? sync.options.audience
+        // Which versions follow the synced one: those whose `replaces` chain reaches it. Any other
+        // version at the path was made beside it (a sibling): a conflict, kept as a copy.
+        let successors = entry.map { entry in others.filter { descends($0, from: entry.postCID, among: live) } } ?? []
+        let audience = options.audience
+
         switch side {
         case .none:
             // New on the station only.
-            guard let main = others.last else { return }
-            add(.download, path, main.statedSize ?? 0, reason: "new on the station",
-                step: .download(path, postCID: main.postCID, replacing: nil, supersedes: []))
-            duplicates(path, others.dropLast())
+            guard let main = others.popLast() else { return }
+            download(main, to: path, reason: "new on the station", replacing: nil, supersedes: [])
+            copies(path, others)
         case .unchanged:
-            if let main = others.last {
-                add(.download, path, main.statedSize ?? 0, reason: "changed on the station",
-                    step: .download(path, postCID: main.postCID, replacing: stamp, supersedes: known.map { [$0.postCID] } ?? []))
-                duplicates(path, others.dropLast())
-            } else if known == nil, let stamp {
-                add(.deleteLocal, path, 0, reason: "deleted on the station", step: .trash(path, stamp), isDeletion: true)
-            }
-        case .deleted:
-            guard entry != nil else { return }
-            if let main = others.last {
-                add(.download, path, main.statedSize ?? 0, reason: "changed on the station (deleted here)",
-                    step: .download(path, postCID: main.postCID, replacing: nil, supersedes: known.map { [$0.postCID] } ?? []))
-                duplicates(path, others.dropLast())
-            } else if let known {
-                add(.deleteRemote, path, 0, reason: "deleted here", step: .deleteRemote(path, postCID: known.postCID), isDeletion: true)
-            } else {
-                state.files.removeValue(forKey: path.description)
-            }
-        case .changed(let sha):
-            guard let stamp else { return }
-            if others.isEmpty {
-                add(.upload, path, stamp.size, reason: entry == nil ? "new here" : "changed here",
-                    step: .upload(path, stamp, replacing: known?.postCID, audience: audience))
+            guard let entry, let stamp else { return }
+            // The newest successor; with the synced version gone, the newest version of any lineage.
+            guard let main = successors.last ?? (known == nil ? others.last : nil) else {
+                if known == nil {
+                    add(.deleteLocal, path, 0, reason: "deleted on the station", step: .trash(path, stamp), isDeletion: true)
+                    projected.remove(path)
+                }
+                copies(path, others)
                 return
             }
-            // Both sides have a version the state does not explain: the same content is adopted.
-            var rest = others
-            for (index, post) in others.enumerated().reversed() where post.statedSize == stamp.size {
-                if await contentHash(of: post) == Hex.encode(sha) {
-                    state.files[path.description] = SyncState.Entry(postCID: post.postCID, envelopesCID: post.envelopesCID,
-                                                                    stamp: stamp, sha256: Hex.encode(sha))
-                    rest.remove(at: index)
-                    if let known {
-                        add(.deleteRemote, path, 0, reason: "replaced by the same version", step: .deleteRemote(path, postCID: known.postCID))
-                    }
-                    duplicates(path, rest[...])
-                    return
+            others.removeAll { $0.postCID == main.postCID }
+            let supersedes = known.map { [$0.postCID] } ?? []
+            if main.sha256 == entry.sha256 {
+                // The same content under a new post: adopted, nothing transferred.
+                state.files[path] = SyncState.Entry(postCID: main.postCID, stamp: stamp, sha256: entry.sha256)
+                for post in supersedes {
+                    add(.deleteRemote, path, 0, reason: "replaced by the same version", step: .deleteRemote(path, postCID: post))
                 }
+            } else {
+                let reason = successors.isEmpty ? "replaced on the station (the version synced here is gone)" : "changed on the station"
+                download(main, to: path, reason: reason, replacing: stamp, supersedes: supersedes)
             }
-            guard let main = others.last, let copy = freeName(for: path, label: "conflict from \(sync.options.deviceName)", date: date) else {
+            copies(path, others)
+        case .deleted:
+            guard entry != nil else { return }
+            if let main = successors.last ?? others.last {
+                // An edit elsewhere beats the deletion here.
+                others.removeAll { $0.postCID == main.postCID }
+                download(main, to: path, reason: "changed on the station (deleted here)", replacing: nil,
+                         supersedes: known.map { [$0.postCID] } ?? [])
+                projected.insert(path)
+            } else if let known {
+                add(.deleteRemote, path, 0, reason: "deleted here", step: .deleteRemote(path, postCID: known.postCID), isDeletion: true)
+                projected.remove(path)
+            } else {
+                state.files.removeValue(forKey: path)
+                projected.remove(path)
+            }
+            copies(path, others)
+        case .changed(let sha):
+            guard let stamp else { return }
+            // A version with this very content (an upload whose answer was lost, or the same edit
+            // made twice) is adopted.
+            for version in others.reversed() {
+                guard await digest(of: version, comparedWith: sha, size: stamp.size) == sha else { continue }
+                state.files[path] = SyncState.Entry(postCID: version.postCID, stamp: stamp, sha256: sha)
+                projected.insert(path)
+                others.removeAll { $0.postCID == version.postCID }
+                if let known {
+                    add(.deleteRemote, path, 0, reason: "replaced by the same version", step: .deleteRemote(path, postCID: known.postCID))
+                }
+                copies(path, others)
+                return
+            }
+            projected.insert(path)
+            guard let main = entry == nil ? others.last : successors.last ?? (known == nil ? others.last : nil) else {
+                // Nothing newer than the synced version: the edit is the next version; versions made
+                // beside it are kept as copies.
+                add(.upload, path, stamp.size, reason: entry == nil ? "new here" : "changed here",
+                    step: .upload(path, stamp, replacing: known?.postCID, ancestor: entry?.postCID, audience: audience))
+                copies(path, others)
+                return
+            }
+            // Changed on both sides: the local version is kept under a copy's name, the station's takes the name.
+            others.removeAll { $0.postCID == main.postCID }
+            guard let copy = freeName(for: path, label: "conflict from \(options.deviceName)", date: date) else {
                 skipped.append(SkippedItem(path: path.description, reason: .invalidName("no conflict copy name fits")))
                 return
             }
+            projected.insert(copy)
             add(.conflict, path, stamp.size + (main.statedSize ?? 0), reason: "changed on both sides", copy: copy,
                 step: .conflict(path, stamp, copy: copy, postCID: main.postCID, supersedes: known.map { [$0.postCID] } ?? []))
-            duplicates(path, others.dropLast())
+            copies(path, others)
         }
     }
 
-    /// Extra posts at one path: each kept as a copy named after the station and its date.
-    mutating func duplicates(_ path: SyncPath, _ posts: ArraySlice<ListedPost<DriveFileMetadata>>) {
-        for post in posts {
-            let created = post.metadata?.createdAt ?? post.createdAt
-            let date = created.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? self.date
+    /// Whether `version`'s `replaces` chain, followed through the listed versions, reaches `ancestor`.
+    func descends(_ version: RemoteVersion, from ancestor: String, among listed: [RemoteVersion]) -> Bool {
+        var current = version
+        var seen: Set<String> = [version.postCID]
+        for _ in 0..<Self.maximumAncestry {
+            guard let parent = current.replaces else { return false }
+            if parent == ancestor { return true }
+            guard seen.insert(parent).inserted, let next = listed.first(where: { $0.postCID == parent }) else { return false }
+            current = next
+        }
+        return false
+    }
+
+    /// Versions at one path with the same stated content as the synced version (`knownDigest`) or
+    /// as a later version are one file: the extra posts are removed (not counted as deletions,
+    /// nothing is lost), never copied.
+    mutating func collapsingIdentical(_ path: SyncPath, _ versions: [RemoteVersion], known knownDigest: String?) -> [RemoteVersion] {
+        var kept: [RemoteVersion] = []
+        var digests: Set<String> = knownDigest.map { [$0] } ?? []
+        // Newest first, so the newest of identical versions is the one kept.
+        for version in versions.reversed() {
+            if let digest = version.sha256, !digests.insert(digest).inserted {
+                add(.deleteRemote, path, 0, reason: "the same content as another version", step: .deleteRemote(path, postCID: version.postCID))
+            } else {
+                kept.insert(version, at: 0)
+            }
+        }
+        return kept
+    }
+
+    /// A download of `version` to `path`. Replacing a local file is a deletion as the limit counts
+    /// them: the file goes to the trash first.
+    mutating func download(_ version: RemoteVersion, to path: SyncPath, reason: String, replacing: FileStamp?, supersedes: [String]) {
+        projected.insert(path)
+        add(.download, path, version.statedSize ?? 0, reason: reason,
+            step: .download(path, postCID: version.postCID, replacing: replacing, supersedes: supersedes), isDeletion: replacing != nil)
+    }
+
+    /// Versions at a path that follow none of the others: each kept as a copy named after the
+    /// station and its date, on both sides.
+    mutating func copies(_ path: SyncPath, _ versions: [RemoteVersion]) {
+        for version in versions {
+            let date = version.createdAt.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? self.date
             guard let copy = freeName(for: path, label: "conflict from the station", date: date) else {
                 skipped.append(SkippedItem(path: path.description, isRemote: true, reason: .invalidName("no conflict copy name fits")))
                 continue
             }
-            add(.duplicate, path, post.statedSize ?? 0, reason: "two posts with this path", copy: copy,
-                step: .duplicate(path, copy: copy, postCID: post.postCID))
+            projected.insert(copy)
+            add(.duplicate, path, version.statedSize ?? 0, reason: "another version made beside this one", copy: copy,
+                step: .duplicate(path, copy: copy, postCID: version.postCID))
         }
     }
 
@@ -277,10 +410,4 @@ struct Planner {
         actions.append(SyncAction(kind: kind, path: path.description, byteCount: bytes, conflictCopyPath: copy?.description,
                                   reason: reason, isDeletion: isDeletion, step: step))
     }
-}
-
-extension ListedPost where Metadata == DriveFileMetadata {
-    /// The plaintext size the metadata states (the station's word: it picks which posts to compare
-    /// and sizes the plan; the client bounds the download by it).
-    var statedSize: Int64? { metadata?.sizeBytes.map { Int64($0) } }
 }

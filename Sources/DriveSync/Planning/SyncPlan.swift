@@ -11,9 +11,12 @@ public struct SyncAction: Sendable, Hashable, CustomStringConvertible {
         private init(_ name: String = #function) { description = name }
 
         /// A local file is published (new, or a new version of a synced one; the old post is
-        /// removed after the new one is published).
+        /// removed after the new one is published). Its metadata carries the plaintext's SHA-256
+        /// and the post it replaces (`DriveFileMetadata`'s `sha256` and `replaces`).
         public static var upload: Kind { Kind() }
-        /// A post is downloaded and put in place atomically (new, or a new version).
+        /// A post is downloaded, checked against the SHA-256 its metadata states, and put in place
+        /// atomically (new, or a new version: the local file it replaces goes to the trash first,
+        /// and counts as a deletion).
         public static var download: Kind { Kind() }
         /// A local file deleted on another device goes to the trash (`.cipher-sync/trash`).
         public static var deleteLocal: Kind { Kind() }
@@ -22,8 +25,10 @@ public struct SyncAction: Sendable, Hashable, CustomStringConvertible {
         /// Both sides changed: the local version is kept under ``SyncAction/conflictCopyPath`` (and
         /// published there), the station's takes the name.
         public static var conflict: Kind { Kind() }
-        /// A second post with the same remote path: kept as a copy under
-        /// ``SyncAction/conflictCopyPath`` on both sides, then the duplicate post is removed.
+        /// A version at the same remote path that does not follow the synced one (made beside it,
+        /// on another device or by the station): kept as a copy under ``SyncAction/conflictCopyPath``
+        /// on both sides, then its post is removed. Versions with the same stated content are one
+        /// file: the extra posts are removed (a `deleteRemote`), never copied.
         public static var duplicate: Kind { Kind() }
     }
 
@@ -37,7 +42,8 @@ public struct SyncAction: Sendable, Hashable, CustomStringConvertible {
     public let conflictCopyPath: String?
     /// Why (`"new here"`, `"changed on the station"`, …).
     public let reason: String
-    /// Whether it deletes a file or a post a user had: what ``SyncOptions/maximumDeletions`` counts.
+    /// Whether it deletes a file or a post a user had, or replaces a local file with a version
+    /// from the station (the old one goes to the trash): what ``SyncOptions/maximumDeletions`` counts.
     public let isDeletion: Bool
     let step: SyncStep
 
@@ -52,10 +58,11 @@ public struct SyncAction: Sendable, Hashable, CustomStringConvertible {
 
 /// What an action does, as the run executes it.
 enum SyncStep: Sendable, Hashable {
-    /// Publish the local file; then remove `replacing` (publish first, never the reverse).
-    case upload(SyncPath, FileStamp, replacing: String?, audience: Audience)
-    /// Download the post to the path: replacing exactly the file of that stamp, or only where
-    /// nothing is; then remove `supersedes`.
+    /// Publish the local file as the successor of `ancestor` (the post the state had for it);
+    /// then remove `replacing` (publish first, never the reverse).
+    case upload(SyncPath, FileStamp, replacing: String?, ancestor: String?, audience: Audience)
+    /// Download the post to the path: where the file of stamp `replacing` is (moved to the trash
+    /// first), or only where nothing is; then remove `supersedes`.
     case download(SyncPath, postCID: String, replacing: FileStamp?, supersedes: [String])
     case trash(SyncPath, FileStamp)
     case deleteRemote(SyncPath, postCID: String)
@@ -79,8 +86,9 @@ public struct SkippedItem: Sendable, Hashable, CustomStringConvertible {
         public static let symbolicLink = Reason(kind: "symbolicLink", description: "a symbolic link (not followed)")
         /// A device, socket or pipe in the folder.
         public static let specialFile = Reason(kind: "specialFile", description: "not a regular file")
-        /// A folder that cannot be read.
-        public static let unreadable = Reason(kind: "unreadable", description: "cannot be read")
+        /// A file or folder that cannot be read (permissions, an I/O error, gone while it was
+        /// read): nothing under it is decided in this sync, on either side.
+        public static let unreadable = Reason(kind: "unreadable", description: "cannot be read (nothing decided for it in this sync)")
         /// A public post (unencrypted and permanent): not synced, so no local edit republishes it in the open.
         public static let publicPost = Reason(kind: "publicPost", description: "a public post (not synced)")
         /// A post without drive metadata (no `filename`).
@@ -121,21 +129,36 @@ public struct SyncPlan: Sendable {
     public let skipped: [SkippedItem]
     /// Journal entries of an interrupted sync that this plan resolved.
     public let resumedActionCount: Int
-    /// How many deletions the options allow (``SyncOptions/maximumDeletions``).
+    /// How many deletions the options allow (``SyncOptions/maximumDeletions``; by default half
+    /// of ``highWaterMark``).
     public let deletionLimit: Int
+    /// The most files the folder has had in sync since deletions past the limit were last allowed:
+    /// what the default limit is measured against.
+    public let highWaterMark: Int
+    /// The files in sync once the plan has run, as far as planning can tell.
+    public let projectedFileCount: Int
+    /// Whether the plan also stops when it leaves fewer than ``highWaterMark`` minus
+    /// ``deletionLimit`` files (the default limit; an explicit one counts this run's deletions only).
+    let limitsShrinking: Bool
     /// When the plan was made.
     public let date: Date
     let state: SyncState
+    /// The state the plan was made from: a run refuses the plan when the stored state differs.
+    let original: SyncState
     /// Whether the state must be written before the first action: planning changed it (the
     /// journal resolved, files adopted, new stamps) or it is not all in the checkpoint item.
     let needsCheckpoint: Bool
-    let posts: [String: ListedPost<DriveFileMetadata>]
+    var posts: [String: ListedPost<DriveFileMetadata>]
 
     /// Files deleted locally (to the trash) or posts removed, as ``SyncAction/isDeletion`` counts them.
     public var deletionCount: Int { actions.filter(\.isDeletion).count }
-    /// Whether the plan deletes more than ``deletionLimit``: ``DriveSync/run(_:progress:)`` then
-    /// changes nothing and throws `.tooManyDeletions`.
-    public var exceedsDeletionLimit: Bool { deletionCount > deletionLimit }
+    /// Whether the plan deletes more than ``deletionLimit``, or (with the default limit) would
+    /// leave the folder with fewer than ``highWaterMark`` minus ``deletionLimit`` files, as a
+    /// listing that shrinks run by run would: ``DriveSync/run(_:progress:)`` then changes nothing
+    /// and throws `.tooManyDeletions`.
+    public var exceedsDeletionLimit: Bool {
+        deletionCount > deletionLimit || (limitsShrinking && projectedFileCount < highWaterMark - deletionLimit)
+    }
     /// The bytes uploads send.
     public var uploadByteCount: Int64 { byteCount(of: [.upload, .conflict, .duplicate]) }
     /// The bytes downloads fetch.
@@ -219,10 +242,18 @@ public struct SyncProgress: Sendable {
 
 /// How a sync decides.
 public struct SyncOptions: Sendable {
-    /// The most deletions (local files to the trash plus posts removed) a run makes without being
-    /// asked; `nil`: half the files synced last time (at least 1). Above it the run changes nothing
-    /// and throws `.tooManyDeletions`, as `rclone`'s `--max-delete` does.
+    /// The most deletions (local files to the trash, local files replaced by a version from the
+    /// station, posts removed) a run makes without being asked; `nil`: half the folder's
+    /// high-water mark (the most files it had in sync, at least 1), and a run that would leave
+    /// fewer than the mark minus the limit stops too, so a folder cannot shrink by half over
+    /// several runs unasked. Above it the run changes nothing and throws `.tooManyDeletions`, as
+    /// `rclone`'s `--max-delete` does. A run with an explicit limit resets the mark to the files
+    /// it leaves.
     public var maximumDeletions: Int?
+    /// Whether ``DriveSync/sync(progress:)``, ``DriveSync/plan()`` and ``DriveSync/run(_:progress:)``
+    /// wait for another sync of the same folder (another process, or another `DriveSync` in this
+    /// one) to finish; `false`: they throw `.busy` at once.
+    public var waitsForOtherSyncs: Bool
     /// The name conflict copies of local versions carry (`notes (conflict from laptop …).txt`).
     public var deviceName: String
     /// Who may read files published for the first time (a new version keeps its post's audience).
@@ -234,11 +265,14 @@ public struct SyncOptions: Sendable {
     /// Creates options.
     ///
     /// - Parameters:
-    ///   - maximumDeletions: the deletion limit (`nil`: half the files synced last time).
+    ///   - maximumDeletions: the deletion limit (`nil`: half the folder's high-water mark).
     ///   - deviceName: the name conflict copies of local versions carry; by default the host name.
     ///   - audience: the audience of files published for the first time.
-    public init(maximumDeletions: Int? = nil, deviceName: String = ProcessInfo.processInfo.hostName, audience: Audience = .selfOnly) {
+    ///   - waitsForOtherSyncs: wait for another sync of the folder instead of throwing `.busy`.
+    public init(maximumDeletions: Int? = nil, deviceName: String = ProcessInfo.processInfo.hostName, audience: Audience = .selfOnly,
+                waitsForOtherSyncs: Bool = false) {
         self.maximumDeletions = maximumDeletions
+        self.waitsForOtherSyncs = waitsForOtherSyncs
         self.deviceName = deviceName
         self.audience = audience
     }

@@ -18,7 +18,8 @@ struct Runner {
     var finishedBytes: Int64 = 0
     var finishedActions = 0
     let start = ContinuousClock.now
-    let trash: URL
+    /// The trash folder of this run (`.cipher-sync/trash/<its start>`).
+    let trash: String
 
     init(sync: DriveSync, plan: SyncPlan, store: SyncStateStore, progress: (@Sendable (SyncProgress) -> Void)?) {
         self.sync = sync
@@ -26,7 +27,7 @@ struct Runner {
         self.store = store
         self.progress = progress
         state = plan.state
-        trash = sync.local.trash(startedAt: plan.date)
+        trash = LocalFolder.stamp(plan.date)
     }
 
     /// A step stopped by the station, the file system or the folder changing under it.
@@ -62,6 +63,8 @@ struct Runner {
             finishedBytes += action.byteCount
             report(total: total, current: nil, bytes: 0)
         }
+        // An explicit limit is the user's word on this run's deletions: the mark starts again from here.
+        state.highWaterMark = sync.options.maximumDeletions == nil ? max(state.highWaterMark, state.files.count) : state.files.count
         try await save(checkpoint: true)
         sync.local.removeIncoming()
         return SyncReport(completed: completed, failures: failures, skipped: plan.skipped, byteCount: finishedBytes,
@@ -116,33 +119,33 @@ struct Runner {
                                      totalBytes: total, currentPath: action.path, elapsed: ContinuousClock.now - start))
             } as ProgressHandler
         }
+        let local = sync.local
         switch action.step {
-        case let .upload(path, stamp, replacing, audience):
-            try await upload(path, stamp: stamp, replacing: replacing, audience: audience, progress: progress)
+        case let .upload(path, stamp, replacing, ancestor, audience):
+            try await upload(path, stamp: stamp, replacing: replacing, ancestor: ancestor, audience: audience, progress: progress)
         case let .download(path, postCID, replacing, supersedes):
             try await download(postCID, to: path, replacing: replacing, supersedes: supersedes, progress: progress)
         case let .trash(path, stamp):
-            let entry = SyncState.Pending(action: .trash, path: path.description, stamp: stamp)
+            let entry = SyncState.Pending(action: .trash, path: path, stamp: stamp)
             try await begin(entry)
-            try attempt { () throws(SyncPathRefusal) in
-                try sync.local.move(path, expected: stamp, to: sync.local.freeTrashPlace(for: path, in: trash))
-            }
-            try await finish(entry) { $0.files.removeValue(forKey: path.description) }
+            let trash = self.trash
+            try attempt { () throws(SyncPathRefusal) in _ = try local.moveToTrash(path, expected: stamp, trashFolder: trash) }
+            try await finish(entry) { $0.files.removeValue(forKey: path) }
         case let .deleteRemote(path, postCID):
             try await deleteRemote(postCID, at: path)
         case let .conflict(path, stamp, copy, postCID, supersedes):
-            let entry = SyncState.Pending(action: .conflictRename, path: path.description, stamp: stamp)
+            let entry = SyncState.Pending(action: .conflictRename, path: path, stamp: stamp)
             try await begin(entry)
-            try attempt { () throws(SyncPathRefusal) in try sync.local.move(path, expected: stamp, to: sync.local.url(of: copy)) }
+            try attempt { () throws(SyncPathRefusal) in try local.move(path, expected: stamp, to: copy) }
             try await finish(entry) { _ in }
             try await download(postCID, to: path, replacing: nil, supersedes: supersedes, progress: progress)
-            guard let moved = FileStamp.of(sync.local.url(of: copy)).stamp else { throw StepFailure(message: "the conflict copy is gone") }
-            try await upload(copy, stamp: moved, replacing: nil, audience: sync.options.audience, progress: progress)
+            guard let moved = local.stamp(of: copy) else { throw StepFailure(message: "the conflict copy is gone") }
+            try await upload(copy, stamp: moved, replacing: nil, ancestor: nil, audience: sync.options.audience, progress: progress)
         case let .duplicate(_, copy, postCID):
             try await download(postCID, to: copy, replacing: nil, supersedes: [], progress: progress)
-            guard let placed = FileStamp.of(sync.local.url(of: copy)).stamp else { throw StepFailure(message: "the copy is gone") }
+            guard let placed = local.stamp(of: copy) else { throw StepFailure(message: "the copy is gone") }
             let audience = plan.posts[postCID]?.audience ?? sync.options.audience
-            try await upload(copy, stamp: placed, replacing: postCID, audience: audience, progress: progress)
+            try await upload(copy, stamp: placed, replacing: postCID, ancestor: nil, audience: audience, progress: progress)
         }
     }
 
@@ -162,65 +165,82 @@ struct Runner {
         }
     }
 
-    /// Publishes the local file (journalled with its SHA-256 and stamp), then removes `replacing`.
-    mutating func upload(_ path: SyncPath, stamp: FileStamp, replacing: String?, audience: Audience,
+    /// Publishes the local file (journalled with its SHA-256 and stamp) as the successor of
+    /// `ancestor`, then removes `replacing`. The file is hashed and encrypted through one
+    /// descriptor, opened as the regular file of `stamp`; a file that changed meanwhile is left
+    /// for the next sync (and a post made from it removed).
+    mutating func upload(_ path: SyncPath, stamp: FileStamp, replacing: String?, ancestor: String?, audience: Audience,
                          progress: ProgressHandler?) async throws {
-        let url = sync.local.url(of: path)
-        let sha: [UInt8]
-        do { sha = try LocalFolder.sha256(of: url) } catch { throw StepFailure(message: "cannot read the file", underlying: error) }
-        guard let current = FileStamp.of(url).stamp, current.matches(stamp) else {
-            throw StepFailure(message: "the file changed during the sync; the next sync takes the new version")
-        }
-        let entry = SyncState.Pending(action: .upload, path: path.description, sha256: Hex.encode(sha), stamp: stamp,
-                                      postCIDs: replacing.map { [$0] } ?? [])
+        let local = sync.local
+        let file: LocalFolder.OpenedFile
+        do { file = try local.open(path, expecting: stamp) } catch { throw StepFailure(message: error.reason) }
+        let sha: String
+        do { sha = Hex.encode(try file.sha256()) } catch { throw StepFailure(message: "cannot read the file: \(error.reason)") }
+        let entry = SyncState.Pending(action: .upload, path: path, sha256: sha, stamp: file.stamp, postCIDs: replacing.map { [$0] } ?? [])
         try await begin(entry)
-        let metadata = sync.metadata(for: path, stamp: stamp)
+        let metadata = sync.metadata(for: path, stamp: file.stamp, sha256: sha, replaces: ancestor ?? replacing)
         let client = sync.client
         let published = try await station {
-            try await client.publish(fileAt: url, metadata: metadata, audience: audience, progress: progress)
+            try await client.publish(contentsOf: file.handle, metadata: metadata, audience: audience, progress: progress)
+        }
+        guard file.unchanged() else {
+            // The post holds bytes its stated digest does not describe: it goes, the file stays for the next sync.
+            state.pending.removeAll { $0.id == entry.id }
+            try await deleteRemote(published.postCID, at: path)
+            throw StepFailure(message: "the file changed during the upload; the next sync takes the new version")
         }
         let removals = Self.removals(of: replacing.map { [$0] } ?? [], at: path)
+        let stamp = file.stamp
         try await finish(entry, then: removals) {
-            $0.files[path.description] = SyncState.Entry(postCID: published.postCID, envelopesCID: published.envelopesCID, stamp: stamp,
-                                                         sha256: Hex.encode(sha))
+            $0.files[path] = SyncState.Entry(postCID: published.postCID, envelopesCID: published.envelopesCID, stamp: stamp, sha256: sha)
         }
         for removal in removals { try await deleteRemote(journalled: removal) }
     }
 
     /// Journal entries removing `posts`, the versions a new one at `path` replaces.
     static func removals(of posts: [String], at path: SyncPath) -> [SyncState.Pending] {
-        posts.map { SyncState.Pending(action: .deleteRemote, path: path.description, postCIDs: [$0]) }
+        posts.map { SyncState.Pending(action: .deleteRemote, path: path, postCIDs: [$0]) }
     }
 
-    /// Downloads the post to `incoming`, verifies it, journals its SHA-256, renames it into place;
-    /// then removes `supersedes`.
+    /// Downloads the post into the folder's `incoming`, checks it against the digest its metadata
+    /// states, journals its SHA-256 and puts it in place: where nothing is, or where the file of
+    /// stamp `replacing` is, which goes to the trash first. Then removes `supersedes`.
     mutating func download(_ postCID: String, to path: SyncPath, replacing: FileStamp?, supersedes: [String],
                            progress: ProgressHandler?) async throws {
         guard let post = plan.posts[postCID] else { throw StepFailure(message: "the post \(postCID) is not in the listing") }
-        var entry = SyncState.Pending(action: .place, path: path.description, postCIDs: [postCID] + supersedes)
+        var entry = SyncState.Pending(action: .place, path: path, postCIDs: [postCID] + supersedes)
         try await begin(entry)
         let local = sync.local
-        let incoming: URL
-        do { incoming = try local.incomingFile() } catch { throw StepFailure(message: "cannot write in the folder", underlying: error) }
-        defer { try? FileManager.default.removeItem(at: incoming) }
+        let incoming: LocalFolder.IncomingFile
+        do { incoming = try local.createIncoming() } catch { throw StepFailure(message: "cannot write in the folder: \(error.reason)") }
         let client = sync.client
-        try await station { try await client.download(post, to: incoming, progress: progress) }
-        let sha: [UInt8]
-        do { sha = try LocalFolder.sha256(of: incoming) } catch { throw StepFailure(message: "cannot read the download", underlying: error) }
-        if let modified = post.metadata?.modifiedAt {
-            try? FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: TimeInterval(modified))],
-                                                  ofItemAtPath: incoming.path)
+        try await station { try await client.download(post, into: incoming.handle, progress: progress) }
+        let sha: String
+        do { sha = Hex.encode(try incoming.sha256()) } catch { throw StepFailure(message: "cannot read the download: \(error.reason)") }
+        if let stated = post.metadata?.sha256, stated != sha {
+            throw StepFailure(message: "the content does not match the SHA-256 its metadata states; left on the station")
         }
         // The verified file is about to go in place: from here the journal can recognise it.
         state.pending.removeAll { $0.id == entry.id }
-        entry.sha256 = Hex.encode(sha)
+        entry.sha256 = sha
         try await begin(entry)
-        try attempt { () throws(SyncPathRefusal) in try local.place(incoming, at: path, replacing: replacing) }
-        guard let placed = FileStamp.of(local.url(of: path)).stamp else { throw StepFailure(message: "the file is gone after placing it") }
+        if let replacing {
+            // Nothing replaced without a copy: the local version goes to the trash first. The
+            // state keeps the path's entry until the new file is in place, so a stop in between
+            // downloads again (an edit elsewhere beats a deletion here).
+            let trashEntry = SyncState.Pending(action: .trash, path: path, stamp: replacing)
+            try await begin(trashEntry)
+            let trash = self.trash
+            try attempt { () throws(SyncPathRefusal) in _ = try local.moveToTrash(path, expected: replacing, trashFolder: trash) }
+            state.pending.removeAll { $0.id == trashEntry.id }
+        }
+        let modified = post.metadata?.modifiedAt.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        var placed: FileStamp?
+        try attempt { () throws(SyncPathRefusal) in placed = try local.place(incoming, at: path, replacing: nil, modified: modified) }
+        guard let placed else { throw StepFailure(message: "the file is gone after placing it") }
         let removals = Self.removals(of: supersedes, at: path)
         try await finish(entry, then: removals) {
-            $0.files[path.description] = SyncState.Entry(postCID: postCID, envelopesCID: post.envelopesCID, stamp: placed,
-                                                         sha256: Hex.encode(sha))
+            $0.files[path] = SyncState.Entry(postCID: postCID, envelopesCID: post.envelopesCID, stamp: placed, sha256: sha)
         }
         for removal in removals { try await deleteRemote(journalled: removal) }
     }
@@ -228,7 +248,7 @@ struct Runner {
     /// Removes a post (a post already gone counts as removed); the path's state entry goes too
     /// when it names that post.
     mutating func deleteRemote(_ postCID: String, at path: SyncPath) async throws {
-        let entry = SyncState.Pending(action: .deleteRemote, path: path.description, postCIDs: [postCID])
+        let entry = SyncState.Pending(action: .deleteRemote, path: path, postCIDs: [postCID])
         try await begin(entry)
         try await deleteRemote(journalled: entry)
     }

@@ -3,22 +3,29 @@ import StationClient
 
 /// What the last sync left, per file: the three-way decisions compare each side with it. Kept
 /// sealed in the app's ``CacheStore`` (``SyncStateStore``); losing it costs a comparison of every
-/// file present on both sides (same size: downloaded and compared), never a file.
+/// file present on both sides (by the posts' digests; downloaded for older posts), never a file.
 struct SyncState: Sendable, Equatable {
-    /// The layout of the stored items (``SyncStateStore``); items of another version read as no state.
-    static let currentVersion = 1
+    /// The layout of the stored items (``SyncStateStore``). Version 1 (files keyed by `String`,
+    /// which merges canonically equivalent names) is read and rewritten as 2; other versions read
+    /// as no state.
+    static let currentVersion = 2
 
-    /// The files as last synced, by relative path.
-    var files: [String: Entry] = [:]
+    /// The files as last synced, by path: keyed by the exact bytes of the name (`SyncPath` compares
+    /// bytes), so `café` spelled NFC and NFD are two files, as the file system keeps them.
+    var files: [SyncPath: Entry] = [:]
     /// The journal: actions begun and not yet recorded as done. A sync killed mid-action leaves
     /// its entry here, and the next sync resolves it before deciding anything.
     var pending: [Pending] = []
+    /// The most files the folder had in sync since the user last allowed deletions past the limit:
+    /// the default deletion limit is measured against it, so a folder shrunk run by run still stops
+    /// and asks before it loses more than half.
+    var highWaterMark = 0
 
     /// A file as last synced: its post, and the local file it matched.
     struct Entry: Sendable, Codable, Equatable {
         var postCID: String
-        var envelopesCID: String?
-        /// The local file's size, modification time and file number when it matched the post.
+        var envelopesCID: String? = nil
+        /// The local file's size, times, file number and device when it matched the post.
         var stamp: FileStamp
         /// The SHA-256 of the plaintext, lowercase hex.
         var sha256: String
@@ -42,19 +49,39 @@ struct SyncState: Sendable, Equatable {
         }
 
         var action: Action
-        var path: String
+        var path: SyncPath
         var sha256: String?
         var stamp: FileStamp?
         var postCIDs: [String] = []
         /// Tells apart two entries of one action and path.
         var id = UUID().uuidString
     }
+
+    /// The number of files in sync, as the high-water mark counts them.
+    var folderSize: Int { max(highWaterMark, files.count) }
 }
 
 /// One recorded result: the path's entry after an action (`nil`: the path is no longer synced).
 struct SyncChange: Sendable, Codable, Equatable {
-    var path: String
+    var path: SyncPath
     var entry: SyncState.Entry?
+}
+
+extension SyncPath: Codable {
+    /// The relative path as it is written (`a/b.txt`); JSON keeps its exact scalars.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        do {
+            try self.init(relative: text)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.reason))
+        }
+    }
 }
 
 /// Reads and writes a ``SyncState`` in a cache store, under names keyed by station, namespace
@@ -83,8 +110,22 @@ struct SyncStateStore: Sendable {
     var checkpointName: String { name + "-checkpoint" }
     var journalName: String { name + "-journal" }
 
+    /// A file's entry in the checkpoint: a list, not a JSON object, whose keys a decoder would
+    /// merge when they are canonically equivalent.
+    private struct FileRecord: Codable {
+        var path: SyncPath
+        var entry: SyncState.Entry
+    }
+
     private struct Checkpoint: Codable {
         var version = SyncState.currentVersion
+        var files: [FileRecord]
+        var highWaterMark: Int
+    }
+
+    /// Version 1's checkpoint: files keyed by path in a JSON object.
+    private struct CheckpointVersion1: Codable {
+        var version: Int
         var files: [String: SyncState.Entry]
     }
 
@@ -94,13 +135,30 @@ struct SyncStateStore: Sendable {
         var results: [SyncChange]
     }
 
+    private struct Version: Codable { var version: Int }
+
     /// The state, or an empty one when there is none (a first sync) or it does not read; and
     /// whether it is all in the checkpoint (the journal holds nothing), so a run that changes
     /// nothing before its first action need not write a checkpoint first.
     func load() async throws(DriveSyncError) -> (state: SyncState, isCheckpointed: Bool) {
-        let checkpoint: Checkpoint? = try await item(checkpointName)
-        guard let checkpoint, checkpoint.version == SyncState.currentVersion else { return (SyncState(), false) }
-        var state = SyncState(files: checkpoint.files)
+        guard let version: Version = try await item(checkpointName) else { return (SyncState(), false) }
+        var state = SyncState()
+        switch version.version {
+        case SyncState.currentVersion:
+            guard let checkpoint: Checkpoint = try await item(checkpointName) else { return (SyncState(), false) }
+            for record in checkpoint.files { state.files[record.path] = record.entry }
+            state.highWaterMark = checkpoint.highWaterMark
+        case 1:
+            // The journal of version 1 is not read: the planner's comparisons redo what it held.
+            guard let checkpoint: CheckpointVersion1 = try await item(checkpointName) else { return (SyncState(), false) }
+            for (path, entry) in checkpoint.files {
+                if let path = try? SyncPath(relative: path) { state.files[path] = entry }
+            }
+            state.highWaterMark = state.files.count
+            return (state, false)
+        default:
+            return (SyncState(), false)
+        }
         guard let journal: Journal = try await item(journalName), journal.version == SyncState.currentVersion else { return (state, false) }
         for result in journal.results { state.files[result.path] = result.entry }
         state.pending = journal.pending
@@ -129,7 +187,8 @@ struct SyncStateStore: Sendable {
 
     /// Writes every entry of `state`, then a journal holding only its pending actions.
     func saveCheckpoint(_ state: SyncState) async throws(DriveSyncError) {
-        try await write(Checkpoint(files: state.files), as: checkpointName)
+        let files = state.files.sorted { $0.key < $1.key }.map { FileRecord(path: $0.key, entry: $0.value) }
+        try await write(Checkpoint(files: files, highWaterMark: state.highWaterMark), as: checkpointName)
         try await saveJournal(pending: state.pending, results: [])
     }
 
