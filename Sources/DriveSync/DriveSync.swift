@@ -47,7 +47,7 @@ public struct DriveSync: Sendable {
     }
 
     /// Decides what a sync would do, changing nothing: scans the folder (reading only files whose
-    /// size or modification time changed), lists the namespace, and resolves what an interrupted
+    /// size, times or file number changed), lists the namespace, and resolves what an interrupted
     /// sync left in the journal. A file present on both sides that the state does not
     /// explain, with the same size on both, is downloaded to a temporary file and compared, so an
     /// upload whose answer was lost is recognised instead of duplicated.

@@ -1,6 +1,8 @@
 import Foundation
+import ClassicalCrypto
 import Manifest
 import PQCrypto
+import SHA2
 import StationClient
 
 /// The three-way decisions of one plan.
@@ -98,7 +100,6 @@ struct Planner {
     mutating func resolveJournal(remote: [SyncPath: [ListedPost<DriveFileMetadata>]]) async {
         for entry in state.pending {
             guard let path = try? SyncPath(relative: entry.path) else { continue }
-            let url = sync.local.url(of: path)
             switch entry.action {
             case .upload:
                 guard let sha = entry.sha256, let stamp = entry.stamp else { continue }
@@ -113,9 +114,10 @@ struct Planner {
                 }
             case .place:
                 guard let sha = entry.sha256, let postCID = entry.postCIDs.first,
-                      let post = remote[path]?.first(where: { $0.postCID == postCID }), let current = FileStamp.of(url).stamp,
-                      let hash = try? LocalFolder.sha256(of: url), Hex.encode(hash) == sha else { continue }
-                state.files[entry.path] = SyncState.Entry(postCID: postCID, envelopesCID: post.envelopesCID, stamp: current, sha256: sha)
+                      let post = remote[path]?.first(where: { $0.postCID == postCID }),
+                      let file = try? sync.local.open(path, expecting: nil), let hash = try? file.sha256(), Hex.encode(hash) == sha
+                else { continue }
+                state.files[entry.path] = SyncState.Entry(postCID: postCID, envelopesCID: post.envelopesCID, stamp: file.stamp, sha256: sha)
                 superseded.formUnion(entry.postCIDs.dropFirst())
             case .deleteRemote:
                 // A replaced version (not the post the path's entry names) is removed; a removal
@@ -135,7 +137,7 @@ struct Planner {
         defer { try? FileManager.default.removeItem(at: temporary) }
         do {
             try await sync.client.download(post, to: temporary)
-            return Hex.encode(try LocalFolder.sha256(of: temporary))
+            return Hex.encode(try SHA2.SHA256.hash(fileAt: temporary))
         } catch {
             return nil
         }
@@ -161,7 +163,7 @@ struct Planner {
                 if stamp.matches(entry.stamp) {
                     side = .unchanged
                 } else {
-                    guard let sha = try? LocalFolder.sha256(of: sync.local.url(of: path)) else {
+                    guard let sha = try? sync.local.open(path, expecting: stamp).sha256() else {
                         skipped.append(SkippedItem(path: path.description, reason: .unreadable))
                         return
                     }
@@ -179,7 +181,7 @@ struct Planner {
             // New here: read now only to compare with a post at the same path (the upload reads it anyway).
             var sha: [UInt8] = []
             if !others.isEmpty {
-                guard let read = try? LocalFolder.sha256(of: sync.local.url(of: path)) else {
+                guard let read = try? sync.local.open(path, expecting: stamp).sha256() else {
                     skipped.append(SkippedItem(path: path.description, reason: .unreadable))
                     return
                 }

@@ -18,7 +18,8 @@ struct Runner {
     var finishedBytes: Int64 = 0
     var finishedActions = 0
     let start = ContinuousClock.now
-    let trash: URL
+    /// This run's folder in the trash (`2026-12-06T061502Z`).
+    let trashFolder: String
 
     init(sync: DriveSync, plan: SyncPlan, store: SyncStateStore, progress: (@Sendable (SyncProgress) -> Void)?) {
         self.sync = sync
@@ -26,7 +27,7 @@ struct Runner {
         self.store = store
         self.progress = progress
         state = plan.state
-        trash = sync.local.trash(startedAt: plan.date)
+        trashFolder = LocalFolder.stamp(plan.date)
     }
 
     /// A step stopped by the station, the file system or the folder changing under it.
@@ -125,7 +126,7 @@ struct Runner {
             let entry = SyncState.Pending(action: .trash, path: path.description, stamp: stamp)
             try await begin(entry)
             try attempt { () throws(SyncPathRefusal) in
-                try sync.local.move(path, expected: stamp, to: sync.local.freeTrashPlace(for: path, in: trash))
+                _ = try sync.local.moveToTrash(path, expected: stamp, trashFolder: trashFolder)
             }
             try await finish(entry) { $0.files.removeValue(forKey: path.description) }
         case let .deleteRemote(path, postCID):
@@ -133,22 +134,22 @@ struct Runner {
         case let .conflict(path, stamp, copy, postCID, supersedes):
             let entry = SyncState.Pending(action: .conflictRename, path: path.description, stamp: stamp)
             try await begin(entry)
-            try attempt { () throws(SyncPathRefusal) in try sync.local.move(path, expected: stamp, to: sync.local.url(of: copy)) }
+            try attempt { () throws(SyncPathRefusal) in try sync.local.move(path, expected: stamp, to: copy) }
             try await finish(entry) { _ in }
             try await download(postCID, to: path, replacing: nil, supersedes: supersedes, progress: progress)
-            guard let moved = FileStamp.of(sync.local.url(of: copy)).stamp else { throw StepFailure(message: "the conflict copy is gone") }
+            guard let moved = sync.local.stamp(of: copy) else { throw StepFailure(message: "the conflict copy is gone") }
             try await upload(copy, stamp: moved, replacing: nil, audience: sync.options.audience, progress: progress)
         case let .duplicate(_, copy, postCID):
             try await download(postCID, to: copy, replacing: nil, supersedes: [], progress: progress)
-            guard let placed = FileStamp.of(sync.local.url(of: copy)).stamp else { throw StepFailure(message: "the copy is gone") }
+            guard let placed = sync.local.stamp(of: copy) else { throw StepFailure(message: "the copy is gone") }
             let audience = plan.posts[postCID]?.audience ?? sync.options.audience
             try await upload(copy, stamp: placed, replacing: postCID, audience: audience, progress: progress)
         }
     }
 
     /// Runs a local file operation; a refusal is this action's failure.
-    func attempt(_ body: () throws(SyncPathRefusal) -> Void) throws(StepFailure) {
-        do { try body() } catch { throw StepFailure(message: error.reason) }
+    func attempt<Value>(_ body: () throws(SyncPathRefusal) -> Value) throws(StepFailure) -> Value {
+        do { return try body() } catch { throw StepFailure(message: error.reason) }
     }
 
     /// Runs a station call; its error is this action's failure, except cancellation, which stops the run.
@@ -165,12 +166,14 @@ struct Runner {
     /// Publishes the local file (journalled with its SHA-256 and stamp), then removes `replacing`.
     mutating func upload(_ path: SyncPath, stamp: FileStamp, replacing: String?, audience: Audience,
                          progress: ProgressHandler?) async throws {
-        let url = sync.local.url(of: path)
+        let file = try attempt { () throws(SyncPathRefusal) in try sync.local.open(path, expecting: stamp) }
         let sha: [UInt8]
-        do { sha = try LocalFolder.sha256(of: url) } catch { throw StepFailure(message: "cannot read the file", underlying: error) }
-        guard let current = FileStamp.of(url).stamp, current.matches(stamp) else {
+        do { sha = try file.sha256() } catch { throw StepFailure(message: "cannot read the file: \(error.reason)", underlying: error) }
+        guard file.unchanged() else {
             throw StepFailure(message: "the file changed during the sync; the next sync takes the new version")
         }
+        // Until StationClient.publish(contentsOf:) lands, the file is published by its path.
+        let url = path.components.reduce(sync.folder) { $0.appendingPathComponent($1) }
         let entry = SyncState.Pending(action: .upload, path: path.description, sha256: Hex.encode(sha), stamp: stamp,
                                       postCIDs: replacing.map { [$0] } ?? [])
         try await begin(entry)
@@ -200,29 +203,49 @@ struct Runner {
         var entry = SyncState.Pending(action: .place, path: path.description, postCIDs: [postCID] + supersedes)
         try await begin(entry)
         let local = sync.local
-        let incoming: URL
-        do { incoming = try local.incomingFile() } catch { throw StepFailure(message: "cannot write in the folder", underlying: error) }
-        defer { try? FileManager.default.removeItem(at: incoming) }
-        let client = sync.client
-        try await station { try await client.download(post, to: incoming, progress: progress) }
-        let sha: [UInt8]
-        do { sha = try LocalFolder.sha256(of: incoming) } catch { throw StepFailure(message: "cannot read the download", underlying: error) }
-        if let modified = post.metadata?.modifiedAt {
-            try? FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: TimeInterval(modified))],
-                                                  ofItemAtPath: incoming.path)
+        let incoming: IncomingFile
+        do {
+            incoming = try local.createIncoming()
+        } catch {
+            throw StepFailure(message: "cannot write in the folder: \(error.reason)", underlying: error)
         }
+        let client = sync.client
+        try await station { try await Self.download(post, with: client, into: incoming.handle, progress: progress) }
+        let sha: [UInt8]
+        do {
+            sha = try incoming.sha256()
+        } catch {
+            throw StepFailure(message: "cannot read the download: \(error.reason)", underlying: error)
+        }
+        let modified = post.metadata?.modifiedAt.map { Date(timeIntervalSince1970: TimeInterval($0)) }
         // The verified file is about to go in place: from here the journal can recognise it.
         state.pending.removeAll { $0.id == entry.id }
         entry.sha256 = Hex.encode(sha)
         try await begin(entry)
-        try attempt { () throws(SyncPathRefusal) in try local.place(incoming, at: path, replacing: replacing) }
-        guard let placed = FileStamp.of(local.url(of: path)).stamp else { throw StepFailure(message: "the file is gone after placing it") }
+        let placed = try attempt { () throws(SyncPathRefusal) in
+            try local.place(incoming, at: path, replacing: replacing, modified: modified)
+        }
         let removals = Self.removals(of: supersedes, at: path)
         try await finish(entry, then: removals) {
             $0.files[path.description] = SyncState.Entry(postCID: postCID, envelopesCID: post.envelopesCID, stamp: placed,
                                                          sha256: Hex.encode(sha))
         }
         for removal in removals { try await deleteRemote(journalled: removal) }
+    }
+
+    /// Downloads `post` into `handle` (an incoming file). Until StationClient.download(_:into:)
+    /// lands: to a file in the client's temporary directory, copied through the handle.
+    static func download(_ post: ListedPost<DriveFileMetadata>, with client: StationClient, into handle: FileHandle,
+                         progress: ProgressHandler?) async throws {
+        let temporary = client.configuration.temporaryDirectory
+            .appendingPathComponent("cipher-sync-download-" + UUID().uuidString.lowercased())
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        try await client.download(post, to: temporary, progress: progress)
+        let source = try FileHandle(forReadingFrom: temporary)
+        defer { try? source.close() }
+        while let chunk = try source.read(upToCount: 256 * 1024), !chunk.isEmpty {
+            try handle.write(contentsOf: chunk)
+        }
     }
 
     /// Removes a post (a post already gone counts as removed); the path's state entry goes too
