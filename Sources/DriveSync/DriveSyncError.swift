@@ -38,7 +38,10 @@ extension ErrorKind where Failure == DriveSyncError {
     public static var station: Self { Self() }
     /// The sync was cancelled; what was done is recorded, and the next sync resumes.
     public static var cancelled: Self { Self() }
+    /// Another sync of this folder is running (in this process or another): nothing was changed.
+    /// Sync again once it ends.
+    public static var busy: Self { Self() }
     /// Every kind known to this version of the package, for an app's tests. A later version may
     /// add kinds: a `switch` still ends with `default:`.
-    public static var knownValues: [Self] { [.folder, .tooManyDeletions, .state, .station, .cancelled] }
+    public static var knownValues: [Self] { [.folder, .tooManyDeletions, .state, .station, .cancelled, .busy] }
 }

@@ -210,8 +210,8 @@ struct LocalFolderTests {
         }
     }
 
-    @Test func aDataDirectoryThatIsALinkIsNeverUsed() throws {
-        try FolderFixture.with { fixture in
+    @Test func aDataDirectoryThatIsALinkIsNeverUsed() async throws {
+        try await FolderFixture.with { fixture in
             try fixture.write("incoming/leftover", "keep me", in: fixture.outside)
             try fixture.write("trash/t/old.txt", "keep me", in: fixture.outside)
             try FileManager.default.createSymbolicLink(at: fixture.url(".cipher-sync"), withDestinationURL: fixture.outside)
@@ -224,6 +224,8 @@ struct LocalFolderTests {
             #expect(throws: SyncPathRefusal.self) { try folder.createIncoming() }
             folder.removeIncoming()
             #expect(throws: SyncPathRefusal.self) { try folder.moveToTrash(path, expected: stamp, trashFolder: "t") }
+            let error = await #expect(throws: DriveSyncError.self) { try await FolderLock.acquire(folder, waiting: false) }
+            #expect(error?.kind == .folder)
             // The scan leaves `.cipher-sync` out, link or not.
             #expect(try folder.scan().skipped.isEmpty)
 
