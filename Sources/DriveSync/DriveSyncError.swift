@@ -38,10 +38,13 @@ extension ErrorKind where Failure == DriveSyncError {
     public static var station: Self { Self() }
     /// The sync was cancelled; what was done is recorded, and the next sync resumes.
     public static var cancelled: Self { Self() }
+    /// Another sync of this folder is running (in this process or another): nothing was changed.
+    /// Sync again once it ends, or wait for it with ``SyncOptions/waitsForOtherSyncs``.
+    public static var busy: Self { Self() }
     /// The plan given to ``DriveSync/run(_:progress:)`` was made from a sync state that another
     /// sync has changed since: nothing was changed; plan again.
     public static var planOutdated: Self { Self() }
     /// Every kind known to this version of the package, for an app's tests. A later version may
     /// add kinds: a `switch` still ends with `default:`.
-    public static var knownValues: [Self] { [.folder, .tooManyDeletions, .state, .station, .cancelled, .planOutdated] }
+    public static var knownValues: [Self] { [.folder, .tooManyDeletions, .state, .station, .cancelled, .busy, .planOutdated] }
 }

@@ -55,9 +55,17 @@ package enum RFC3339 {
         return Date(timeIntervalSince1970: seconds)
     }
 
+    /// The first and last second of the years RFC 3339 writes (0001-01-01T00:00:00Z, 9999-12-31T23:59:59Z).
+    static let earliestSecond = -62_135_596_800.0, latestSecond = 253_402_300_799.0
+
     /// The UTC form with nanoseconds, trailing zeros dropped (as Go's `RFC3339Nano` writes it).
+    /// Any date gives a valid string: one outside the years 0001…9999 (or infinite) is clamped to
+    /// the nearest end, and NaN gives the earliest.
     package static func string(_ date: Date) -> String {
-        let total = date.timeIntervalSince1970
+        var total = date.timeIntervalSince1970
+        // Beyond Int's range, Int(_:) traps; beyond the four-digit years, the text is not RFC 3339.
+        if total.isNaN || total < earliestSecond { total = earliestSecond }
+        if total > latestSecond { total = latestSecond }
         var seconds = Int(total.rounded(.down))
         var nanos = Int(((total - Double(seconds)) * 1e9).rounded())
         if nanos >= 1_000_000_000 { seconds += 1; nanos -= 1_000_000_000 }

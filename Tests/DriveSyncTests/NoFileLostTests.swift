@@ -265,12 +265,14 @@ struct NoFileLostTests {
         }
     }
 
-    static func outcome(_ body: () async throws(DriveSyncError) -> SyncReport) async -> String {
-        do throws(DriveSyncError) {
+    static func outcome(_ body: () async throws -> SyncReport) async -> String {
+        do {
             let report = try await body()
             return report.isInSync ? "done" : "failed: \(report.failures)"
+        } catch let error as DriveSyncError where error.kind == .busy {
+            return "busy"
         } catch {
-            return error.kind == .busy ? "busy" : "\(error)"
+            return "\(error)"
         }
     }
 

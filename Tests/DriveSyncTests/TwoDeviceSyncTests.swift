@@ -83,7 +83,7 @@ struct TwoDeviceSyncTests {
         }
     }
 
-    @Test func unchangedFilesAreRecognisedBySizeAndModificationTime() async throws {
+    @Test func unchangedFilesAreRecognisedByTheirStamp() async throws {
         try await SyncRig.with { rig in
             try rig.laptop.write("a.txt", "aaaa")
             // A whole second: set again below exactly (a file system's own times need not survive a Date).
@@ -91,10 +91,12 @@ struct TwoDeviceSyncTests {
             let modified = Date(timeIntervalSince1970: 1_700_000_000)
             try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path)
             try await rig.laptop.syncExpectingSuccess()
-            // Other bytes of the same size under the same modification time: not read, so not seen.
+            // Other bytes of the same size under the same modification time: the change time moved
+            // (no process can set it back), so the file is read and the edit seen.
+            try FolderFixture.waitForTheNextFileTime(in: rig.laptop.folder)
             try rig.laptop.write("a.txt", "bbbb")
             try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path)
-            #expect(try await rig.laptop.sync().plan().isInSync)
+            #expect(try await rig.laptop.sync().plan().actions.map(\.kind) == [.upload])
             // A new modification time with the same bytes: read, found unchanged, nothing to do.
             try rig.laptop.write("a.txt", "aaaa")
             let touched = try await rig.laptop.sync().plan()
@@ -124,16 +126,18 @@ struct TwoDeviceSyncTests {
     }
 
     @Test func aSecondTrashingInOneSecondGetsItsOwnPlace() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("drive-sync-trash-" + UUID().uuidString.prefix(8))
-        defer { try? FileManager.default.removeItem(at: root) }
-        let folder = LocalFolder(root: root)
-        let trash = folder.trash(startedAt: Date(timeIntervalSince1970: 1_796_537_702))
-        let path = try SyncPath(relative: "docs/a.txt")
-        let first = folder.freeTrashPlace(for: path, in: trash)
-        #expect(first.path.hasSuffix(".cipher-sync/trash/2026-12-06T061502Z/docs/a.txt"))
-        try FileManager.default.createDirectory(at: first.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data("x".utf8).write(to: first)
-        #expect(folder.freeTrashPlace(for: path, in: trash).path.hasSuffix(".cipher-sync/trash/2026-12-06T061502Z-2/docs/a.txt"))
+        try FolderFixture.with { fixture in
+            let folder = fixture.folder
+            let trashFolder = LocalFolder.stamp(Date(timeIntervalSince1970: 1_796_537_702))
+            let path = try SyncPath(relative: "docs/a.txt")
+            try fixture.write("docs/a.txt", "first")
+            let first = try folder.moveToTrash(path, expected: try #require(folder.stamp(of: path)), trashFolder: trashFolder)
+            #expect(first == ".cipher-sync/trash/2026-12-06T061502Z/docs/a.txt")
+            try fixture.write("docs/a.txt", "second")
+            let second = try folder.moveToTrash(path, expected: try #require(folder.stamp(of: path)), trashFolder: trashFolder)
+            #expect(second == ".cipher-sync/trash/2026-12-06T061502Z-2/docs/a.txt")
+            #expect(try fixture.read(first) == "first" && fixture.read(second) == "second")
+        }
     }
 
     @Test func tooManyDeletionsChangeNothing() async throws {

@@ -1,193 +1,330 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
-import SHA2
 import ClassicalCrypto
 import OrderedJSON
-
-/// What the sync knows of a local file without reading it: size, modification time (microseconds
-/// since 1970: what Foundation's dates carry exactly, and what `utimes` sets) and file number.
-/// Equal sizes and times mean an unchanged file.
-struct FileStamp: Sendable, Hashable, Codable {
-    var size: Int64
-    var modified: Int64
-    var fileNumber: UInt64
-
-    /// The stamp of the regular file at `url` (not following a symbolic link), or `nil` when there
-    /// is nothing there; `type` is what else is there.
-    static func of(_ url: URL) -> (stamp: FileStamp?, type: FileAttributeType?) {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return (nil, nil) }
-        let type = attributes[.type] as? FileAttributeType
-        guard type == .typeRegular else { return (nil, type) }
-        let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
-        let modified = (attributes[.modificationDate] as? Date).map { Int64(($0.timeIntervalSince1970 * 1e6).rounded()) } ?? 0
-        let number = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
-        return (FileStamp(size: size, modified: modified, fileNumber: number), type)
-    }
-
-    /// Whether `other` is the same file content as far as a stamp tells: size and modification time.
-    func matches(_ other: FileStamp) -> Bool { size == other.size && modified == other.modified }
-}
+import PQCrypto
 
 /// The synced folder on disk: scanning it, and every change the sync makes to it (placing a
-/// downloaded file, moving a file to the trash, renaming a conflict copy), each a single rename
+/// downloaded file, moving a file to the trash, renaming a conflict copy).
+///
+/// Everything goes through directory descriptors opened from ``root`` one component at a time,
+/// never following a symbolic link (``DirectoryDescriptor``), so a folder swapped for a link
+/// between the plan and the run cannot lead outside the folder; and each change is one rename
 /// that never replaces a file the plan did not expect.
 struct LocalFolder: Sendable {
+    /// The folder (as ``DriveSync/folder``: a link the user chose as the folder is resolved).
     let root: URL
+    /// Called with each directory's path just before the scan opens it (tests make one vanish there).
+    var willOpenDirectory: (@Sendable (SyncPath) -> Void)? = nil
 
-    /// Where the sync keeps its own files: `.cipher-sync` in the folder (same file system, so each
-    /// move is a rename).
-    var dataDirectory: URL { root.appendingPathComponent(SyncPath.reservedDirectory, isDirectory: true) }
-    /// Downloads in progress; emptied at the start of each sync (a killed sync leaves its part there).
-    var incomingDirectory: URL { dataDirectory.appendingPathComponent("incoming", isDirectory: true) }
-    /// Files deleted locally because they were deleted on another device, by sync time.
-    var trashDirectory: URL { dataDirectory.appendingPathComponent("trash", isDirectory: true) }
+    /// The refusal of a change whose file is no longer the one planned for.
+    static let changed = SyncPathRefusal("the local file changed during the sync; it is left as it is")
+    /// Where downloads in progress are, in `.cipher-sync`: emptied at the start and end of each
+    /// sync (a killed sync leaves its part there).
+    static let incomingName = "incoming"
+    /// Files deleted locally because they were deleted on another device, by sync time, in `.cipher-sync`.
+    static let trashName = "trash"
+    /// The mode of the sync's own directories: its files are the user's alone.
+    static let privateMode: mode_t = 0o700
+    /// The mode of folders created for synced files (less the umask), as any program creates them.
+    static let folderMode: mode_t = 0o777
 
-    func url(of path: SyncPath) -> URL {
-        path.components.reduce(root) { $0.appendingPathComponent($1) }
+    /// The folder itself, opened (its last component not followed).
+    func openRoot() throws(SyncPathRefusal) -> DirectoryDescriptor {
+        try DirectoryDescriptor.open(path: root.path)
     }
 
-    struct Scan {
-        var files: [SyncPath: FileStamp] = [:]
-        var skipped: [SkippedItem] = []
-    }
+    // MARK: Scanning
 
-    /// Every regular file under the folder, by path; symbolic links, special files and names no
-    /// other device could store are skipped and reported, and `.cipher-sync` is left out.
+    /// Every regular file under the folder, by path, read through directory descriptors; symbolic
+    /// links, special files and names no other device could store are skipped and reported, what
+    /// cannot be read is in ``Scan/unread`` (and reported), and `.cipher-sync` is left out.
     ///
     /// - Throws: `.folder` when the folder itself is not a readable directory.
     func scan() throws(DriveSyncError) -> Scan {
-        let (_, type) = FileStamp.of(root)
-        guard type == .typeDirectory else {
-            throw DriveSyncError(.folder, "\(root.path) is not a folder" + (type == nil ? " (it does not exist)" : ""))
+        let top: DirectoryDescriptor
+        let names: [[UInt8]]
+        do {
+            top = try openRoot()
+            names = try top.entries()
+        } catch {
+            switch error.code {
+            case ENOENT?: throw DriveSyncError(.folder, "\(root.path) is not a folder (it does not exist)")
+            case ENOTDIR?, ELOOP?: throw DriveSyncError(.folder, "\(root.path) is not a folder")
+            default: throw DriveSyncError(.folder, "cannot read \(root.path): \(error.reason)", underlying: error)
+            }
         }
         var scan = Scan()
-        var pending: [[String]] = [[]]
-        while let components = pending.popLast() {
-            let directory = components.reduce(root) { $0.appendingPathComponent($1) }
-            let names: [String]
+        var pending: [(parent: DirectoryDescriptor, path: SyncPath)] = []
+        add(names, of: top, at: [], to: &scan, pending: &pending)
+        // Depth first, so only the descriptors of the directories on the way stay open.
+        while let (parent, path) = pending.popLast() {
+            willOpenDirectory?(path)
+            let directory: DirectoryDescriptor
+            let names: [[UInt8]]
             do {
-                names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+                directory = try parent.openDirectory(path.filename)
+                names = try directory.entries()
             } catch {
-                if components.isEmpty { throw DriveSyncError(.folder, "cannot read \(root.path)", underlying: error) }
-                scan.skipped.append(SkippedItem(path: components.joined(separator: "/"), reason: .unreadable))
+                scan.markUnread(path)
                 continue
             }
-            for name in names.sorted() {
-                if components.isEmpty && name == SyncPath.reservedDirectory { continue }
-                let relative = (components + [name]).joined(separator: "/")
-                let (stamp, type) = FileStamp.of(directory.appendingPathComponent(name))
-                if type == .typeDirectory {
-                    pending.append(components + [name])
-                    continue
-                }
-                guard let stamp else {
-                    scan.skipped.append(SkippedItem(path: relative, reason: type == .typeSymbolicLink ? .symbolicLink : .specialFile))
-                    continue
-                }
-                do {
-                    scan.files[try SyncPath(components: components + [name])] = stamp
-                } catch {
-                    scan.skipped.append(SkippedItem(path: relative, reason: .invalidName(error.reason)))
-                }
-            }
+            add(names, of: directory, at: path.components, to: &scan, pending: &pending)
         }
         return scan
     }
 
-    /// The SHA-256 of the file at `url`, read in constant memory.
-    static func sha256(of url: URL) throws -> [UInt8] {
-        try SHA2.SHA256.hash(fileAt: url)
-    }
-
-    /// Removes what a killed sync left in `incoming`.
-    func removeIncoming() {
-        try? FileManager.default.removeItem(at: incomingDirectory)
-    }
-
-    /// A fresh file name in `incoming` for a download (the directory is created).
-    func incomingFile() throws -> URL {
-        try FileManager.default.createDirectory(at: incomingDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        return incomingDirectory.appendingPathComponent(UUID().uuidString.lowercased())
-    }
-
-    /// Creates the folders `path` sits in, each a real directory: a symbolic link or a file on
-    /// the way is refused, so nothing is ever written outside the folder.
-    func makeParents(of path: SyncPath) throws(SyncPathRefusal) {
-        var directory = root
-        for component in path.components.dropLast() {
-            directory.appendPathComponent(component)
-            let (_, type) = FileStamp.of(directory)
-            switch type {
-            case .typeDirectory?: continue
-            case nil:
-                do {
-                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-                } catch {
-                    throw .init("cannot create the folder \(component): \(error.localizedDescription)")
-                }
-            case .typeSymbolicLink?: throw .init("\(component) on the way is a symbolic link (not followed)")
-            default: throw .init("\(component) on the way is not a folder")
+    /// Sorts the entries `names` of `directory` (at `components`) into the scan.
+    private func add(_ names: [[UInt8]], of directory: DirectoryDescriptor, at components: [String], to scan: inout Scan,
+                     pending: inout [(parent: DirectoryDescriptor, path: SyncPath)]) {
+        for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            if components.isEmpty && name.elementsEqual(SyncPath.reservedDirectory.utf8) { continue }
+            let text = String(decoding: name, as: UTF8.self)
+            let shown = (components + [text]).joined(separator: "/")
+            // Decoding replaced a byte: the name is not UTF-8, and no decoded form names this file.
+            guard text.utf8.elementsEqual(name) else {
+                scan.skipped.append(SkippedItem(path: shown, reason: .invalidName("the name is not valid UTF-8")))
+                continue
+            }
+            let status = try? directory.status(of: name)
+            if let status, status.isSymbolicLink {
+                scan.skipped.append(SkippedItem(path: shown, reason: .symbolicLink))
+                continue
+            }
+            if let status, !status.isDirectory && !status.isRegularFile {
+                scan.skipped.append(SkippedItem(path: shown, reason: .specialFile))
+                continue
+            }
+            let path: SyncPath
+            do {
+                path = try SyncPath(components: components + [text])
+            } catch {
+                scan.skipped.append(SkippedItem(path: shown, reason: .invalidName(error.reason)))
+                continue
+            }
+            guard let status else {
+                scan.markUnread(path)
+                continue
+            }
+            if status.isDirectory {
+                pending.append((directory, path))
+            } else {
+                scan.files[path] = FileStamp(status)
             }
         }
     }
 
-    /// Moves `source` (a verified download) to `path`: only when `path` holds exactly the file of
-    /// stamp `expected` (replaced in one rename), or nothing when `expected` is `nil` (linked, so
-    /// a file that appeared meanwhile is never replaced).
-    func place(_ source: URL, at path: SyncPath, replacing expected: FileStamp?) throws(SyncPathRefusal) {
-        try makeParents(of: path)
-        let target = url(of: path)
-        let (stamp, type) = FileStamp.of(target)
-        if let expected {
-            guard let stamp, stamp.matches(expected), stamp.fileNumber == expected.fileNumber else {
-                throw .init("the local file changed during the sync; it is left as it is")
-            }
-            guard DurableWrite.rename(source.path, onto: target.path) == 0 else { throw .init("cannot put the file in place: \(Self.errnoText())") }
-        } else {
-            guard type == nil else { throw .init("a local file appeared there during the sync; it is left as it is") }
-            guard link(source.path, target.path) == 0 else { throw .init("cannot put the file in place: \(Self.errnoText())") }
-            unlink(source.path)
-        }
+    // MARK: Reading
+
+    /// The directory `path` is in, reached from the folder (missing ones created with `creating`).
+    func directory(containing path: SyncPath, from top: DirectoryDescriptor, creating: Bool) throws(SyncPathRefusal)
+        -> DirectoryDescriptor {
+        try top.openDirectory(components: path.components.dropLast(), creatingWithMode: creating ? Self.folderMode : nil)
     }
 
-    /// Moves the file at `path` (of stamp `expected`) to `destination`, which must not exist.
-    func move(_ path: SyncPath, expected: FileStamp, to destination: URL) throws(SyncPathRefusal) {
-        let source = url(of: path)
-        guard let stamp = FileStamp.of(source).stamp, stamp.matches(expected) else {
-            throw .init("the local file changed during the sync; it is left as it is")
-        }
+    /// The stamp of the regular file at `path` now; `nil` when there is none, or a symbolic link
+    /// or a file where a folder should be on the way.
+    func stamp(of path: SyncPath) -> FileStamp? {
+        guard let top = try? openRoot(), let parent = try? directory(containing: path, from: top, creating: false),
+              let status = try? parent.status(of: path.filename), status.isRegularFile else { return nil }
+        return FileStamp(status)
+    }
+
+    /// Opens the regular file at `path` for reading; with `expected`, only when it is still that
+    /// file, unchanged (same device, file number and stamp).
+    ///
+    /// It is opened non-blocking: a FIFO swapped in for the file would otherwise wait for a writer
+    /// forever; it is refused as not a regular file.
+    func open(_ path: SyncPath, expecting expected: FileStamp?) throws(SyncPathRefusal) -> OpenedFile {
+        let parent = try directory(containing: path, from: try openRoot(), creating: false)
+        // Looked at first, so nothing but a regular file is ever opened (a device may act on open).
+        let before: stat
         do {
-            try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            before = try parent.status(of: path.filename)
         } catch {
-            throw .init("cannot create \(destination.deletingLastPathComponent().path): \(error.localizedDescription)")
+            throw error.code == ENOENT && expected != nil ? Self.changed : error
         }
-        guard FileStamp.of(destination).type == nil else { throw .init("\(destination.path) already exists") }
-        guard DurableWrite.rename(source.path, onto: destination.path) == 0 else { throw .init("cannot move the file: \(Self.errnoText())") }
+        guard before.isRegularFile else { throw expected != nil ? Self.changed : SyncPathRefusal("\(path) is not a regular file") }
+        if let expected, !FileStamp(before).matches(expected) { throw Self.changed }
+        let descriptor = try parent.openFile(path.filename, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
+        let status: stat
+        do {
+            status = try OpenedFile.status(of: descriptor)
+        } catch {
+            _ = close(descriptor)
+            throw error
+        }
+        let file = OpenedFile(adopting: descriptor, status: status)
+        guard status.isRegularFile else { throw expected != nil ? Self.changed : SyncPathRefusal("\(path) is not a regular file") }
+        if let expected, !file.stamp.matches(expected) { throw Self.changed }
+        return file
     }
 
-    /// The trash folder of a sync started at `date`: `.cipher-sync/trash/2026-12-06T061502Z`.
-    func trash(startedAt date: Date) -> URL {
-        trashDirectory.appendingPathComponent(Self.stamp(date), isDirectory: true)
+    // MARK: The sync's own directory
+
+    /// `.cipher-sync`, opened from `top`: a real directory (a symbolic link is refused, never
+    /// followed) on the folder's device; created (private) with `creating`.
+    func dataDirectory(in top: DirectoryDescriptor, creating: Bool) throws(SyncPathRefusal) -> DirectoryDescriptor {
+        let data = creating ? try top.openDirectory(SyncPath.reservedDirectory, creatingWithMode: Self.privateMode)
+            : try top.openDirectory(SyncPath.reservedDirectory)
+        try Self.requireSameDevice(data, as: top)
+        return data
     }
 
-    /// Where `path` goes in the trash folder `trash`: its path there, or in `trash-2`, `trash-3`…
-    /// when a file of that path was already trashed in the same second.
-    func freeTrashPlace(for path: SyncPath, in trash: URL) -> URL {
-        var folder = trash
-        var attempt = 1
-        while true {
-            let place = path.components.reduce(folder) { $0.appendingPathComponent($1) }
-            if FileStamp.of(place).type == nil || attempt >= 1000 { return place }
-            attempt += 1
-            folder = trash.deletingLastPathComponent().appendingPathComponent(trash.lastPathComponent + "-\(attempt)", isDirectory: true)
+    /// `.cipher-sync/incoming`, as ``dataDirectory(in:creating:)`` opens `.cipher-sync`.
+    private func incomingDirectory(creating: Bool) throws(SyncPathRefusal) -> DirectoryDescriptor {
+        let top = try openRoot()
+        let data = try dataDirectory(in: top, creating: creating)
+        let incoming = creating ? try data.openDirectory(Self.incomingName, creatingWithMode: Self.privateMode)
+            : try data.openDirectory(Self.incomingName)
+        try Self.requireSameDevice(incoming, as: top)
+        return incoming
+    }
+
+    /// Refuses `directory` on another device than the folder: a mount point there could take
+    /// what the sync writes elsewhere, and a rename into the folder would fail anyway.
+    static func requireSameDevice(_ directory: DirectoryDescriptor, as top: DirectoryDescriptor) throws(SyncPathRefusal) {
+        guard try directory.status().st_dev == top.status().st_dev else {
+            throw SyncPathRefusal("\(directory.name) is on another file system than the folder; it is not used", code: EXDEV)
         }
+    }
+
+    /// A new, empty file in `.cipher-sync/incoming` for a download (created exclusively, private).
+    func createIncoming() throws(SyncPathRefusal) -> IncomingFile {
+        let incoming = try incomingDirectory(creating: true)
+        let name = Hex.encode(SecureRandom.bytes(count: 16))
+        let descriptor = try incoming.openFile(name, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+        return IncomingFile(directory: incoming, name: name, adopting: descriptor)
+    }
+
+    /// Removes what a killed sync left in `.cipher-sync/incoming`: every entry that is not a
+    /// directory, by name through the directory's descriptor (nothing is removed recursively, and
+    /// nothing when `.cipher-sync` or `incoming` is a link or on another file system).
+    func removeIncoming() {
+        guard let incoming = try? incomingDirectory(creating: false), let names = try? incoming.entries() else { return }
+        for name in names {
+            guard let status = try? incoming.status(of: name), !status.isDirectory else { continue }
+            try? incoming.unlink(name)
+        }
+    }
+
+    // MARK: Changing
+
+    /// Puts the verified download `incoming` at `path`: only when `path` holds exactly the file of
+    /// stamp `expected` (replaced in one rename), or nothing when `expected` is `nil` (a file
+    /// that appeared meanwhile is never replaced). Creates the folders on the way (a link or a
+    /// file there is refused), flushes the file and its directory, and gives its new mtime.
+    ///
+    /// - Returns: the stamp of the placed file (taken after the rename, which moves its change time).
+    func place(_ incoming: IncomingFile, at path: SyncPath, replacing expected: FileStamp?, modified: Date?) throws(SyncPathRefusal)
+        -> FileStamp {
+        guard !incoming.isPlaced else { throw SyncPathRefusal("the download was already put in place") }
+        let parent = try directory(containing: path, from: try openRoot(), creating: true)
+        if let modified, let time = Self.fileTime(of: modified) {
+            // A time the file system cannot store leaves the download's own: not worth failing it for.
+            var times = [timespec(tv_sec: 0, tv_nsec: Self.omitTime), time]
+            _ = futimens(incoming.descriptor, &times)
+        }
+        guard DurableWrite.flush(incoming.descriptor) == 0 else {
+            throw DirectoryDescriptor.failure("cannot write the download out")
+        }
+        if let expected {
+            try Self.require(path.filename, in: parent, is: expected)
+            try incoming.directory.rename(incoming.name, to: parent, path.filename)
+        } else {
+            do {
+                try incoming.directory.renameWithoutReplacing(incoming.name, to: parent, path.filename)
+            } catch where error.code == EEXIST {
+                throw SyncPathRefusal("a local file appeared there during the sync; it is left as it is", code: EEXIST)
+            }
+        }
+        incoming.markPlaced()
+        parent.flush()
+        return try incoming.stamp()
+    }
+
+    /// Moves the file at `path` (of stamp `expected`) to `destination` in the folder (a conflict
+    /// copy's name), which must be free; the folders on the way to it are created.
+    func move(_ path: SyncPath, expected: FileStamp, to destination: SyncPath) throws(SyncPathRefusal) {
+        let top = try openRoot()
+        let source = try directory(containing: path, from: top, creating: false)
+        try Self.require(path.filename, in: source, is: expected)
+        let target = try directory(containing: destination, from: top, creating: true)
+        try Self.require(path.filename, in: source, is: expected)
+        try source.renameWithoutReplacing(path.filename, to: target, destination.filename)
+        target.flush()
+        source.flush()
+    }
+
+    /// Moves the file at `path` (of stamp `expected`) to `.cipher-sync/trash/<trashFolder>/<path>`,
+    /// or to `<trashFolder>-2`, `-3`… when that place is taken (a file of that path, or of one of
+    /// its folders, was trashed in the same second).
+    ///
+    /// - Returns: where it went, relative to the folder.
+    func moveToTrash(_ path: SyncPath, expected: FileStamp, trashFolder: String) throws(SyncPathRefusal) -> String {
+        let top = try openRoot()
+        let source = try directory(containing: path, from: top, creating: false)
+        try Self.require(path.filename, in: source, is: expected)
+        let trash = try dataDirectory(in: top, creating: true).openDirectory(Self.trashName, creatingWithMode: Self.privateMode)
+        try Self.requireSameDevice(trash, as: top)
+        for attempt in 1...1000 {
+            let folder = attempt == 1 ? trashFolder : "\(trashFolder)-\(attempt)"
+            let target: DirectoryDescriptor
+            do {
+                target = try trash.openDirectory(folder, creatingWithMode: Self.privateMode)
+                    .openDirectory(components: path.components.dropLast(), creatingWithMode: Self.privateMode)
+            } catch where error.code == ENOTDIR || error.code == ELOOP {
+                continue
+            }
+            try Self.require(path.filename, in: source, is: expected)
+            do {
+                try source.renameWithoutReplacing(path.filename, to: target, path.filename)
+            } catch where error.code == EEXIST {
+                continue
+            }
+            target.flush()
+            source.flush()
+            return "\(SyncPath.reservedDirectory)/\(Self.trashName)/\(folder)/\(path)"
+        }
+        throw SyncPathRefusal("no free place in the trash for \(path)")
+    }
+
+    /// Refuses unless `name` in `directory` is the regular file of stamp `expected` (same device and
+    /// file number, unchanged), looked at without following a link.
+    static func require(_ name: String, in directory: DirectoryDescriptor, is expected: FileStamp) throws(SyncPathRefusal) {
+        guard let status = try? directory.status(of: name), status.isRegularFile, FileStamp(status).matches(expected) else {
+            throw changed
+        }
+    }
+
+    // MARK: Times
+
+    /// `UTIME_OMIT` (Swift does not import the macro): leaves the access time as it is.
+    #if canImport(Darwin)
+    static let omitTime = -2
+    #else
+    static let omitTime = (1 << 30) - 2
+    #endif
+
+    /// `date` as a `timespec`; `nil` for a date no file system stores (not finite, or beyond
+    /// ±30 million years).
+    static func fileTime(of date: Date) -> timespec? {
+        let interval = date.timeIntervalSince1970
+        guard interval.isFinite, abs(interval) < 1e15 else { return nil }
+        let seconds = interval.rounded(.down)
+        let nanoseconds = min(max(Int(((interval - seconds) * 1e9).rounded(.down)), 0), 999_999_999)
+        return timespec(tv_sec: Int(seconds), tv_nsec: nanoseconds)
     }
 
     /// `2026-12-06T061502Z`: the RFC 3339 UTC time to the second without its colons, so it sorts
-    /// and is valid in a file name on every file system.
+    /// and is valid in a file name on every file system (any date: it is clamped to years 1…9999).
     static func stamp(_ date: Date) -> String {
         RFC3339.string(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))).replacingOccurrences(of: ":", with: "")
     }
-
-    static func errnoText() -> String { String(cString: strerror(errno)) }
 }

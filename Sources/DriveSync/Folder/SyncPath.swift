@@ -107,7 +107,12 @@ struct SyncPath: Sendable, Hashable, Comparable, CustomStringConvertible {
 /// no other device could store).
 struct SyncPathRefusal: Error, Sendable {
     let reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// The `errno` of the system call that failed, if one did (the trash tells a taken place, `ENOTDIR`, from a real failure).
+    let code: Int32?
+    init(_ reason: String, code: Int32? = nil) {
+        self.reason = reason
+        self.code = code
+    }
 }
 
 /// Claims names as a case-insensitive file system would: the first spelling of a file or folder

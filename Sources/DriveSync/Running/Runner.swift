@@ -172,7 +172,7 @@ struct Runner {
     mutating func upload(_ path: SyncPath, stamp: FileStamp, replacing: String?, ancestor: String?, audience: Audience,
                          progress: ProgressHandler?) async throws {
         let local = sync.local
-        let file: LocalFolder.OpenedFile
+        let file: OpenedFile
         do { file = try local.open(path, expecting: stamp) } catch { throw StepFailure(message: error.reason) }
         let sha: String
         do { sha = Hex.encode(try file.sha256()) } catch { throw StepFailure(message: "cannot read the file: \(error.reason)") }
@@ -211,7 +211,7 @@ struct Runner {
         var entry = SyncState.Pending(action: .place, path: path, postCIDs: [postCID] + supersedes)
         try await begin(entry)
         let local = sync.local
-        let incoming: LocalFolder.IncomingFile
+        let incoming: IncomingFile
         do { incoming = try local.createIncoming() } catch { throw StepFailure(message: "cannot write in the folder: \(error.reason)") }
         let client = sync.client
         try await station { try await client.download(post, into: incoming.handle, progress: progress) }

@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import SHA2
+
+/// A local file of the folder, open for reading (``LocalFolder/open(_:expecting:)``): what is
+/// hashed and published is this file, whatever happens to its name meanwhile. Closed on deinit.
+final class OpenedFile: Sendable {
+    let descriptor: Int32
+    /// The file as it was opened.
+    let stamp: FileStamp
+    /// A handle on the descriptor, for a publishing call; valid while this object lives (it does
+    /// not close the descriptor).
+    let handle: FileHandle
+
+    /// Takes over `descriptor`, a regular file whose `fstat` is `status`.
+    init(adopting descriptor: Int32, status: stat) {
+        self.descriptor = descriptor
+        stamp = FileStamp(status)
+        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+    }
+
+    deinit { _ = close(descriptor) }
+
+    /// The SHA-256 of the whole file, read from its start (the descriptor's position is left alone).
+    func sha256() throws(SyncPathRefusal) -> [UInt8] { try Self.sha256(of: descriptor) }
+
+    /// Whether the file is still as it was opened (`fstat` gives the same stamp).
+    func unchanged() -> Bool {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 && FileStamp(status).matches(stamp)
+    }
+
+    /// The SHA-256 of the file open as `descriptor`, read with `pread` from offset 0 in constant memory.
+    static func sha256(of descriptor: Int32, chunkByteCount: Int = 256 * 1024) throws(SyncPathRefusal) -> [UInt8] {
+        var hasher = SHA2.SHA256()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkByteCount, alignment: 64)
+        defer { buffer.deallocate() }
+        var offset: off_t = 0
+        while true {
+            let count = pread(descriptor, buffer.baseAddress, buffer.count, offset)
+            if count > 0 {
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                offset += off_t(count)
+            } else if count == 0 {
+                return hasher.finalize()
+            } else if errno != EINTR {
+                throw DirectoryDescriptor.failure("cannot read the file")
+            }
+        }
+    }
+
+    /// The `fstat` of `descriptor`.
+    static func status(of descriptor: Int32) throws(SyncPathRefusal) -> stat {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw DirectoryDescriptor.failure("cannot read the file")
+        }
+        return status
+    }
+}
