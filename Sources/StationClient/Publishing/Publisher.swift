@@ -22,6 +22,9 @@ struct PostDraft: Sendable {
         case bytes(Data)
         /// In the file at this path, opened when the draft is sealed.
         case file(URL)
+        /// In a file the app opened, read from its start through a duplicate of its descriptor
+        /// (never reopened by path); the app keeps the handle.
+        case openFile(FileHandle)
     }
 
     /// The plaintext.
@@ -223,8 +226,8 @@ struct Publisher: Sendable {
         }
     }
 
-    /// Opens a draft's file and takes its identity; the descriptor is closed when the returned
-    /// value is gone.
+    /// Opens a draft's file (by its path, or by duplicating the app's descriptor, which the app
+    /// keeps) and takes its identity; the descriptor is closed when the returned value is gone.
     ///
     /// - Throws: ``StationClientError`` `.localFile` when the file cannot be opened or is not a
     ///   regular file.
@@ -235,6 +238,7 @@ struct Publisher: Sendable {
             switch content {
             case .bytes(let data): return .bytes(data)
             case .file(let url): file = try FileDescriptor.openForReading(url.path)
+            case .openFile(let handle): file = try FileDescriptor.duplicating(handle)
             }
             identity = try file.identity()
         } catch {
