@@ -96,4 +96,71 @@ struct OpenFileTests {
             try Fixture.expectEmpty(staging)
         }
     }
+
+    @Test("A post downloads into an open file that held longer bytes: exactly the plaintext, the handle's offset kept; own and public posts")
+    func downloadIntoAHandle() async throws {
+        let rig = try StationRig.inProcess()
+        try await Fixture.withTemporaryDirectory { directory in
+            let (client, staging) = try await rig.pair(stagingIn: directory)
+            let sealed = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            _ = try await client.publish(data: sealed, metadata: Fixture.drive("sealed.bin", size: sealed.count))
+            let clear = Data("in the clear".utf8)
+            _ = try await client.publishPermanentlyPublic(data: clear, metadata: Fixture.drive("public.txt", size: clear.count))
+            let posts = try await client.listPosts(as: DriveFileMetadata.self).posts
+            for (name, expected) in [("sealed.bin", sealed), ("public.txt", clear)] {
+                let post = try #require(posts.first { $0.metadata?.filename == name })
+                #expect(post.isPublic == (name == "public.txt"))
+                let target = directory.appendingPathComponent("incoming-\(name)")
+                try Data(repeating: 0xEE, count: expected.count + 5000).write(to: target)
+                let handle = try FileHandle(forUpdating: target)
+                defer { try? handle.close() }
+                try handle.seek(toOffset: 3)
+                let downloaded = Locked<Int64>(0)
+                try await client.download(post, into: handle) { progress in downloaded.withLock { $0 = progress.completed } }
+                #expect(try Data(contentsOf: target) == expected, "\(name)")
+                #expect(try handle.offset() == 3)
+                #expect(downloaded.value == Int64(expected.count), "the plaintext's bytes")
+                #if os(Linux)
+                #expect(Self.descriptors(on: target) == 1, "the client's duplicate is closed")
+                #endif
+                try Fixture.expectEmpty(staging)
+            }
+        }
+    }
+
+    @Test("A post that does not open, or whose bytes do not match its CID, writes nothing into the open file and leaves nothing staged")
+    func failedDownloadLeavesTheFileAlone() async throws {
+        let rig = try StationRig.inProcess()
+        try await Fixture.withTemporaryDirectory { directory in
+            let (client, staging) = try await rig.pair(stagingIn: directory)
+            let content = Data(repeating: 7, count: 100_000)
+            let published = try await client.publish(data: content, metadata: Fixture.drive("x.bin", size: content.count))
+            let post = try #require(try await client.listPosts(as: DriveFileMetadata.self).posts.first)
+            let target = directory.appendingPathComponent("incoming")
+            let previous = Data("the caller's bytes, untouched".utf8)
+            try previous.write(to: target)
+            let handle = try FileHandle(forUpdating: target)
+            defer { try? handle.close() }
+
+            // The CID's own bytes under a key they do not open with: the tag fails in the first pass.
+            await client.postKeys.cache(SymmetricKey(randomByteCount: 32), for: published.postCID)
+            let wrongKey = await #expect(throws: StationClientError.self) { try await client.download(post, into: handle) }
+            #expect(wrongKey?.kind == .integrity)
+            #expect((wrongKey?.underlying as? ClassicalCryptoError)?.kind == .authenticationFailed)
+            #expect(try Data(contentsOf: target) == previous)
+            try Fixture.expectEmpty(staging)
+
+            // Altered ciphertext (the station's and the gateway's): it does not match the CID.
+            var blob = try #require(rig.emulator.block(published.postCID))
+            blob[100] ^= 1
+            rig.emulator.faults.replaceContent(of: published.postCID, with: blob)
+            let altered = await #expect(throws: StationClientError.self) { try await client.download(post, into: handle) }
+            #expect(altered?.kind == .integrity)
+            #expect(try Data(contentsOf: target) == previous)
+            try Fixture.expectEmpty(staging)
+            #if os(Linux)
+            #expect(Self.descriptors(on: target) == 1)
+            #endif
+        }
+    }
 }
