@@ -40,7 +40,9 @@ struct SecretBoxStreamingTests {
             // observer sees is the file's bytes in order, with zeros for the tag.
             let owned = try directory.write([UInt8](repeating: 0xAB, count: size + 100), to: "owned-\(size)")
             var observed: [UInt8] = []
-            let head = try SecretBox.sealFile(at: plain, overwriting: owned, using: key, nonce: nonce, chunkByteCount: chunkByteCount) {
+            let source = try FileDescriptor.openForReading(plain.path)
+            let head = try SecretBox.sealFile(reading: source, identity: try source.identity(), overwriting: owned, using: key,
+                                              nonce: nonce, chunkByteCount: chunkByteCount) {
                 observed += $0
             }
             #expect([UInt8](try Data(contentsOf: owned)) == expected, "size \(size) chunk \(chunkByteCount)")
@@ -236,5 +238,123 @@ extension SecretBoxFileSealer {
         var bytes = [UInt8]()
         try writeSealedBytes { bytes.append(contentsOf: $0) }
         return bytes
+    }
+}
+
+/// The descriptor forms, for a file the caller opened itself and keeps (DriveSync opens its files
+/// without following symbolic links): the same bytes as the path forms, read and written at
+/// explicit offsets (the caller's file offset never moves), and the same checks.
+@Suite("SecretBox through open descriptors")
+struct SecretBoxDescriptorTests {
+    /// A duplicate of `handle`'s descriptor, as StationClient makes one (closed when dropped).
+    func duplicate(_ handle: FileHandle) throws -> FileDescriptor {
+        try FileDescriptor.duplicating(handle.fileDescriptor, path: "the handle")
+    }
+
+    @Test(arguments: [0, 1, 39, 40, 1000, 300_000])
+    func descriptorFormsGiveThePathFormsBytes(size: Int) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        var rng = SplitMix64(seed: UInt64(size) + 1)
+        let key = SymmetricKey(data: rng.bytes(32))
+        let nonce = rng.bytes(24)
+        let message = rng.bytes(size)
+        let plain = try directory.write(message, to: "plain")
+        let byPath = directory.file("sealed-by-path")
+        try SecretBox.sealFile(at: plain, to: byPath, using: key, nonce: nonce, chunkByteCount: 4096)
+        let sealed = [UInt8](try Data(contentsOf: byPath))
+
+        // Sealed from a handle whose offset is mid-file: the whole file is read, the offset stays.
+        let handle = try FileHandle(forReadingFrom: plain)
+        defer { try? handle.close() }
+        try handle.seek(toOffset: UInt64(size / 2))
+        let source = try duplicate(handle)
+        let staged = try directory.write([UInt8](repeating: 0xEE, count: size + 500), to: "staged")
+        let head = try SecretBox.sealFile(reading: source, identity: try source.identity(), overwriting: staged, using: key,
+                                          nonce: nonce, chunkByteCount: 4096) { _ in }
+        #expect([UInt8](try Data(contentsOf: staged)) == sealed)
+        #expect(head == Array(sealed.prefix(40)))
+        #expect(try handle.offset() == UInt64(size / 2))
+
+        // Opened into a file the caller holds, longer than the plaintext: emptied, then written from its start.
+        let openedByPath = directory.file("opened-by-path")
+        try SecretBox.openFile(at: byPath, to: openedByPath, using: key, chunkByteCount: 4096)
+        let out = try directory.write([UInt8](repeating: 0x55, count: size + 1000), to: "out")
+        let output = try FileHandle(forUpdating: out)
+        defer { try? output.close() }
+        try output.seek(toOffset: 7)
+        try SecretBox.openFile(at: byPath, into: try duplicate(output), using: key, chunkByteCount: 4096)
+        #expect([UInt8](try Data(contentsOf: out)) == message)
+        #expect(try Data(contentsOf: out) == Data(contentsOf: openedByPath))
+        #expect(try output.offset() == 7)
+
+        // A plain copy into the held file (a public download's last step) is exact too.
+        try Data(repeating: 0x66, count: size + 10).write(to: out)
+        try duplicate(output).overwrite(withContentsOf: FileDescriptor.openForReading(plain.path))
+        #expect([UInt8](try Data(contentsOf: out)) == message)
+        #expect(try output.offset() == 7)
+    }
+
+    /// Nothing is written into the caller's file unless the tag verified: a tampered, truncated
+    /// or wrongly keyed box leaves it as it was.
+    @Test func aBoxThatDoesNotOpenLeavesTheFileAlone() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let key = SecureRandom.symmetricKey()
+        let sealed = [UInt8](try SecretBox.seal([UInt8](repeating: 0x33, count: 10_000), using: key))
+        var tampered = sealed
+        tampered[5000] ^= 0x80
+        let previous = Data("the caller's bytes".utf8)
+        let out = try directory.write(previous, to: "out")
+        let output = try FileHandle(forUpdating: out)
+        defer { try? output.close() }
+        for (name, box, key) in [("tampered", tampered, key), ("truncated", Array(sealed.dropLast()), key),
+                                 ("wrong key", sealed, SecureRandom.symmetricKey())] {
+            let source = try directory.write(box, to: name)
+            #expect(throws: ClassicalCryptoError.authenticationFailed, "\(name)") {
+                try SecretBox.openFile(at: source, into: try duplicate(output), using: key, chunkByteCount: 4096)
+            }
+        }
+        let short = try directory.write([UInt8](repeating: 0, count: 39), to: "short")
+        #expect(throws: ClassicalCryptoError.sealedBoxTooShort(minimum: 40, actual: 39)) {
+            try SecretBox.openFile(at: short, into: try duplicate(output), using: key)
+        }
+        #expect(try Data(contentsOf: out) == previous)
+    }
+
+    /// The seal holds the file to the identity it is handed (taken when the size was measured):
+    /// a file grown since then, or during the pass, fails with `fileChanged`.
+    @Test func aDescriptorSealNoticesAChangedFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanup() }
+        let key = SecureRandom.symmetricKey()
+        let plain = try directory.write(Data(repeating: 5, count: 100_000), to: "plain")
+        let staged = try directory.write(Data(), to: "staged")
+        let handle = try FileHandle(forReadingFrom: plain)
+        defer { try? handle.close() }
+        let source = try duplicate(handle)
+        let writer = try FileHandle(forUpdating: plain)
+        defer { try? writer.close() }
+
+        let measured = try source.identity()
+        try writer.seekToEnd()
+        try writer.write(contentsOf: Data([1]))
+        #expect(throws: ClassicalCryptoError.fileChanged(path: "the handle")) {
+            try SecretBox.sealFile(reading: source, identity: measured, overwriting: staged, using: key) { _ in }
+        }
+
+        var grown = false
+        #expect(throws: ClassicalCryptoError.fileChanged(path: "the handle")) {
+            try SecretBox.sealFile(reading: source, identity: try source.identity(), overwriting: staged, using: key,
+                                   chunkByteCount: 4096) { _ in
+                guard !grown else { return }
+                grown = true
+                _ = try? writer.seekToEnd()
+                try? writer.write(contentsOf: Data([2]))
+            }
+        }
+        #expect(grown)
+        // Unchanged since it was measured, it seals.
+        _ = try SecretBox.sealFile(reading: source, identity: try source.identity(), overwriting: staged, using: key) { _ in }
     }
 }

@@ -81,7 +81,7 @@ struct PublisherTests {
         Publisher(station: station, configuration: StationClientConfiguration(namespace: "drive", keyStore: InMemoryKeyStore()))
     }
 
-    func draft(_ content: PostBytes, audience: Audience? = .selfOnly) -> PostDraft {
+    func draft(_ content: PostDraft.Content, audience: Audience? = .selfOnly) -> PostDraft {
         PostDraft(content: content, metadataJSON: Array(#"{"filename":"f"}"#.utf8), namespace: "drive", audience: audience)
     }
 

@@ -9,14 +9,18 @@ import Darwin
 /// What identifies one version of a file: device, inode, size, and modification and change
 /// times. Streamed SecretBox compares it between passes to notice a file that changed under it
 /// (`ctime` cannot be set back by an ordinary process, so a rewrite always shows).
-struct FileIdentity: Equatable, Sendable {
+package struct FileIdentity: Equatable, Sendable {
     var device: UInt64
     var inode: UInt64
-    var size: Int64
+    /// The file's size in bytes.
+    package var size: Int64
     var modified: (seconds: Int64, nanoseconds: Int64)
     var changed: (seconds: Int64, nanoseconds: Int64)
+    /// Whether it is a regular file (not a directory, device, pipe or socket). Not compared: an
+    /// inode keeps its type.
+    package var isRegularFile: Bool
 
-    static func == (lhs: FileIdentity, rhs: FileIdentity) -> Bool {
+    package static func == (lhs: FileIdentity, rhs: FileIdentity) -> Bool {
         lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
             && lhs.modified == rhs.modified && lhs.changed == rhs.changed
     }
@@ -24,9 +28,14 @@ struct FileIdentity: Equatable, Sendable {
 
 /// An open file descriptor, closed on deinit, with the few POSIX calls the streamed SecretBox
 /// (and the UnixFS CID of a file) needs. Errors carry the failing call, the path and `errno`.
+///
+/// The streamed SecretBox reads and writes at explicit offsets (`pread`, `pwrite`), so a
+/// descriptor duplicated from one the app still holds (``duplicating(_:path:)``) leaves the app's
+/// file offset where it was.
 package final class FileDescriptor {
     let descriptor: Int32
-    let path: String
+    /// What names the file in errors: its path, or a description for a duplicated descriptor.
+    package let path: String
 
     private init(descriptor: Int32, path: String) {
         self.descriptor = descriptor
@@ -46,6 +55,16 @@ package final class FileDescriptor {
         return file
     }
 
+    /// A descriptor of its own for the file the caller's `descriptor` has open (a `dup`, closed
+    /// on exec), closed on deinit while the caller's stays open: reading through it never
+    /// reopens the file by a path a symbolic link could redirect. The two share the file offset
+    /// and status flags. `path` names the file in errors.
+    package static func duplicating(_ descriptor: Int32, path: String) throws(ClassicalCryptoError) -> FileDescriptor {
+        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw .fileSystem(operation: "dup", path: path, errno: errno) }
+        return FileDescriptor(descriptor: copy, path: path)
+    }
+
     /// Creates `path`, which must not exist yet, for writing, readable only by its owner.
     static func createExclusive(_ path: String) throws(ClassicalCryptoError) -> FileDescriptor {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -62,7 +81,7 @@ package final class FileDescriptor {
     }
 
     /// The file's current identity (`fstat`).
-    func identity() throws(ClassicalCryptoError) -> FileIdentity {
+    package func identity() throws(ClassicalCryptoError) -> FileIdentity {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
             throw .fileSystem(operation: "fstat", path: path, errno: errno)
@@ -76,38 +95,31 @@ package final class FileDescriptor {
             device: UInt64(truncatingIfNeeded: status.st_dev), inode: UInt64(truncatingIfNeeded: status.st_ino),
             size: Int64(status.st_size),
             modified: (Int64(modified.tv_sec), Int64(modified.tv_nsec)),
-            changed: (Int64(changed.tv_sec), Int64(changed.tv_nsec)))
+            changed: (Int64(changed.tv_sec), Int64(changed.tv_nsec)),
+            isRegularFile: status.st_mode & S_IFMT == S_IFREG)
     }
 
     /// Reads until `buffer` is full or the file ends; returns the byte count (short only at the end).
-    package func readFully(into buffer: UnsafeMutableRawBufferPointer) throws(ClassicalCryptoError) -> Int {
+    /// Without `offset` it reads from the file offset, which moves on; with it, from `offset`
+    /// bytes from the start (`pread`), leaving the file offset alone.
+    package func readFully(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64? = nil) throws(ClassicalCryptoError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var filled = 0
         while filled < buffer.count {
-            let count = read(descriptor, base + filled, buffer.count - filled)
+            let count = if let offset {
+                pread(descriptor, base + filled, buffer.count - filled, off_t(offset) + off_t(filled))
+            } else {
+                read(descriptor, base + filled, buffer.count - filled)
+            }
             if count > 0 {
                 filled += count
             } else if count == 0 {
                 break
             } else if errno != EINTR {
-                throw .fileSystem(operation: "read", path: path, errno: errno)
+                throw .fileSystem(operation: offset == nil ? "read" : "pread", path: path, errno: errno)
             }
         }
         return filled
-    }
-
-    /// Writes all of `buffer`.
-    func writeAll(_ buffer: UnsafeRawBufferPointer) throws(ClassicalCryptoError) {
-        guard let base = buffer.baseAddress else { return }
-        var written = 0
-        while written < buffer.count {
-            let count = write(descriptor, base + written, buffer.count - written)
-            if count >= 0 {
-                written += count
-            } else if errno != EINTR {
-                throw .fileSystem(operation: "write", path: path, errno: errno)
-            }
-        }
     }
 
     /// Writes all of `buffer` at `offset` from the start, leaving the file position alone.
@@ -124,11 +136,28 @@ package final class FileDescriptor {
         }
     }
 
-    /// Moves the read position to `offset` bytes from the start.
-    func seek(to offset: Int64) throws(ClassicalCryptoError) {
-        guard lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset) else {
-            throw .fileSystem(operation: "lseek", path: path, errno: errno)
+    /// Sets the file's length to `size` (`ftruncate`): emptied with 0, before it is written from its start.
+    func truncate(to size: Int64) throws(ClassicalCryptoError) {
+        guard ftruncate(descriptor, off_t(size)) == 0 else {
+            throw .fileSystem(operation: "ftruncate", path: path, errno: errno)
         }
+    }
+
+    /// Flushes the file's data to stable storage (``DurableWrite/flush(_:fullFlush:fsync:)``).
+    func flush() throws(ClassicalCryptoError) {
+        guard DurableWrite.flush(descriptor) == 0 else {
+            throw .fileSystem(operation: "fsync", path: path, errno: errno)
+        }
+    }
+
+    /// Makes this file hold exactly the bytes of `source`: empties it, copies `source` from its
+    /// start into it from its start, and flushes it. Neither file offset moves. After a failure
+    /// this file may hold part of `source`.
+    package func overwrite(withContentsOf source: FileDescriptor) throws(ClassicalCryptoError) {
+        try truncate(to: 0)
+        _ = try SecretBoxFileSealer.transformChunks(of: source, from: 0, into: self, at: 0,
+                                                    chunkByteCount: SecretBoxFileSealer.defaultChunkByteCount) { _ in }
+        try flush()
     }
 }
 
@@ -155,9 +184,7 @@ final class AtomicOutputFile {
 
     /// Flushes the finished file (``DurableWrite``) and renames it onto the destination.
     func commit() throws(ClassicalCryptoError) {
-        guard DurableWrite.flush(file.descriptor) == 0 else {
-            throw .fileSystem(operation: "fsync", path: temporaryPath, errno: errno)
-        }
+        try file.flush()
         guard DurableWrite.rename(temporaryPath, onto: destination) == 0 else {
             throw .fileSystem(operation: "rename", path: destination, errno: errno)
         }

@@ -68,7 +68,7 @@ public struct SecretBoxFileSealer: Sendable {
         let file = try FileDescriptor.openForReading(path)
         let identity = try file.identity()
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
-        let total = try Self.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+        let total = try Self.forEachChunk(of: file, from: 0, chunkByteCount: chunkByteCount) { chunk in
             stream.sealChunk(chunk)
         }
         guard try file.identity() == identity, Int64(total) == identity.size else {
@@ -97,7 +97,7 @@ public struct SecretBoxFileSealer: Sendable {
         try prefix.withUnsafeBytes { try sink($0) }
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
         var sinkError: (any Error)?
-        let total = try Self.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+        let total = try Self.forEachChunk(of: file, from: 0, chunkByteCount: chunkByteCount) { chunk in
             guard sinkError == nil else { return }
             stream.xor(chunk)
             do { try sink(UnsafeRawBufferPointer(chunk)) } catch { sinkError = error }
@@ -108,28 +108,34 @@ public struct SecretBoxFileSealer: Sendable {
         }
     }
 
-    /// Reads `file` from its offset to its end chunk by chunk, transforms each chunk in place
-    /// (sealing or opening it) and appends it to `output`; returns the number of bytes read. After a
-    /// failed write the rest is still read (so the count stays comparable) but neither transformed
-    /// nor written, and the write's error is thrown.
+    /// Reads `file` from `offset` to its end chunk by chunk, transforms each chunk in place
+    /// (sealing or opening it) and writes it to `output` from `outputOffset` on; returns the
+    /// number of bytes read. Reads and writes are positional, so neither file offset moves. After
+    /// a failed write the rest is still read (so the count stays comparable) but neither
+    /// transformed nor written, and the write's error is thrown.
     static func transformChunks(
-        of file: FileDescriptor, into output: FileDescriptor, chunkByteCount: Int,
+        of file: FileDescriptor, from offset: Int64, into output: FileDescriptor, at outputOffset: Int64, chunkByteCount: Int,
         _ transform: (UnsafeMutableRawBufferPointer) -> Void
     ) throws(ClassicalCryptoError) -> Int {
         var writeError: ClassicalCryptoError?
-        let total = try forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+        var written: Int64 = 0
+        let total = try forEachChunk(of: file, from: offset, chunkByteCount: chunkByteCount) { chunk in
             guard writeError == nil else { return }
             transform(chunk)
-            do throws(ClassicalCryptoError) { try output.writeAll(UnsafeRawBufferPointer(chunk)) } catch { writeError = error }
+            do throws(ClassicalCryptoError) {
+                try output.writeAll(UnsafeRawBufferPointer(chunk), at: outputOffset + written)
+                written += Int64(chunk.count)
+            } catch { writeError = error }
         }
         if let writeError { throw writeError }
         return total
     }
 
-    /// Reads `file` from its offset to its end through one reused buffer (zeroed afterwards, since it held plaintext)
-    /// and returns the byte count.
+    /// Reads `file` from `offset` to its end (positional reads: its file offset does not move)
+    /// through one reused buffer (zeroed afterwards, since it held plaintext) and returns the
+    /// byte count.
     static func forEachChunk(
-        of file: FileDescriptor, chunkByteCount: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void
+        of file: FileDescriptor, from offset: Int64, chunkByteCount: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void
     ) throws(ClassicalCryptoError) -> Int {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkByteCount, alignment: 64)
         defer {
@@ -138,7 +144,7 @@ public struct SecretBoxFileSealer: Sendable {
         }
         var total = 0
         while true {
-            let count = try file.readFully(into: buffer)
+            let count = try file.readFully(into: buffer, at: offset + Int64(total))
             if count == 0 { break }
             body(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
             total += count
@@ -166,8 +172,10 @@ extension SecretBox {
         at source: URL, to destination: URL, using key: SymmetricKey, nonce: [UInt8]? = nil,
         chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount
     ) throws(ClassicalCryptoError) {
+        let file = try FileDescriptor.openForReading(source.path)
         var output: AtomicOutputFile?
-        _ = try seal(source, using: key, nonce: nonce, chunkByteCount: chunkByteCount, into: { byteCount throws(ClassicalCryptoError) in
+        _ = try seal(file, identity: try file.identity(), using: key, nonce: nonce, chunkByteCount: chunkByteCount,
+                     into: { byteCount throws(ClassicalCryptoError) in
             let file = try AtomicOutputFile(destination: destination.path, expectedByteCount: byteCount)
             output = file
             return file.file
@@ -175,29 +183,36 @@ extension SecretBox {
         try output?.commit()
     }
 
-    /// Seals the file at `source` into the file at `destination`, which exists and belongs to the
-    /// caller (an upload's staging file): it is overwritten from its start, with no temporary name,
-    /// rename or flush, and what it holds after a failure is the caller's to remove. `observe` is
-    /// handed each run of sealed bytes as it is written, in order, so they can be hashed in the
-    /// same pass: the nonce with zeros in place of the tag (known only at the end), then the
-    /// ciphertext; each buffer is valid only during its call. Returns the real first bytes,
-    /// `nonce ‖ tag`.
+    /// Seals the open file `source`, read from its start, into the file at `destination`, which
+    /// exists and belongs to the caller (an upload's staging file): it is overwritten from its
+    /// start, with no temporary name, rename or flush, and what it holds after a failure is the
+    /// caller's to remove. `identity` is `source`'s when its size was taken (to check it against
+    /// a limit, say): if the file differs from it by the end of the pass (``FileIdentity``: a new
+    /// size, inode or time), the seal throws ``ClassicalCryptoError/fileChanged(path:)``, so the
+    /// size checked is the size sealed. `source` is read at explicit offsets: its file offset
+    /// (shared with the descriptor it may be duplicated from) does not move.
+    ///
+    /// `observe` is handed each run of sealed bytes as it is written, in order, so they can be
+    /// hashed in the same pass: the nonce with zeros in place of the tag (known only at the end),
+    /// then the ciphertext; each buffer is valid only during its call. Returns the real first
+    /// bytes, `nonce ‖ tag`.
     ///
     /// - Throws: as ``sealFile(at:to:using:nonce:chunkByteCount:)``.
     package static func sealFile(
-        at source: URL, overwriting destination: URL, using key: SymmetricKey, nonce: [UInt8]? = nil,
-        chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount,
+        reading source: FileDescriptor, identity: FileIdentity, overwriting destination: URL, using key: SymmetricKey,
+        nonce: [UInt8]? = nil, chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount,
         observing observe: (UnsafeRawBufferPointer) -> Void
     ) throws(ClassicalCryptoError) -> [UInt8] {
-        try seal(source, using: key, nonce: nonce, chunkByteCount: chunkByteCount, into: { _ throws(ClassicalCryptoError) in
+        try seal(source, identity: identity, using: key, nonce: nonce, chunkByteCount: chunkByteCount, into: { _ throws(ClassicalCryptoError) in
             try FileDescriptor.openForOverwriting(destination.path)
         }, observing: observe)
     }
 
-    /// Seals `source` in one pass into the file `makeOutput` opens for the sealed length: the
-    /// ciphertext is written after a 16-byte placeholder, and the tag into its place at the end.
+    /// Seals `file` (whose identity was `identity`) from its start in one pass into the file
+    /// `makeOutput` opens for the sealed length: the ciphertext is written after a 16-byte
+    /// placeholder, and the tag into its place at the end.
     private static func seal(
-        _ source: URL, using key: SymmetricKey, nonce: [UInt8]?, chunkByteCount: Int,
+        _ file: FileDescriptor, identity: FileIdentity, using key: SymmetricKey, nonce: [UInt8]?, chunkByteCount: Int,
         into makeOutput: (_ sealedByteCount: Int) throws(ClassicalCryptoError) -> FileDescriptor,
         observing observe: (UnsafeRawBufferPointer) -> Void
     ) throws(ClassicalCryptoError) -> [UInt8] {
@@ -209,21 +224,20 @@ extension SecretBox {
         guard chunkByteCount >= 64 else {
             throw .invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got \(chunkByteCount)")
         }
-        let path = source.path
-        let file = try FileDescriptor.openForReading(path)
-        let identity = try file.identity()
         let output = try makeOutput(Int(identity.size) + overheadByteCount)
         let placeholder = nonce + [UInt8](repeating: 0, count: tagByteCount)
         try placeholder.withUnsafeBytes { buffer in
             observe(buffer)
-            return Result { () throws(ClassicalCryptoError) in try output.writeAll(buffer) }
+            return Result { () throws(ClassicalCryptoError) in try output.writeAll(buffer, at: 0) }
         }.get()
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
-        let total = try SecretBoxFileSealer.transformChunks(of: file, into: output, chunkByteCount: chunkByteCount) { chunk in
+        let total = try SecretBoxFileSealer.transformChunks(
+            of: file, from: 0, into: output, at: Int64(placeholder.count), chunkByteCount: chunkByteCount
+        ) { chunk in
             stream.sealChunk(chunk)
             observe(UnsafeRawBufferPointer(chunk))
         }
-        guard Int64(total) == identity.size, try file.identity() == identity else { throw .fileChanged(path: path) }
+        guard Int64(total) == identity.size, try file.identity() == identity else { throw .fileChanged(path: file.path) }
         let tag = stream.finalizeTag()
         try tag.withUnsafeBytes { buffer in
             Result { () throws(ClassicalCryptoError) in try output.writeAll(buffer, at: Int64(nonceByteCount)) }
@@ -250,11 +264,51 @@ extension SecretBox {
         try openFile(at: source, to: destination, using: key, chunkByteCount: chunkByteCount, betweenPasses: {})
     }
 
+    /// Opens the sealed file at `source` into `output`, an open file of the caller's (opened for
+    /// writing), in constant memory.
+    ///
+    /// The two passes of ``openFile(at:to:using:chunkByteCount:)``: nothing is written into
+    /// `output` unless the tag verified in the first; then `output` is emptied, the plaintext
+    /// written from its start, and it is flushed (``DurableWrite``) once the second pass verified
+    /// the same ciphertext again. Reads and writes are positional: no file offset moves. A failure
+    /// in the second pass (the sealed file changed, a write failed) can leave part of the
+    /// plaintext in `output`, which the caller then discards.
+    ///
+    /// - Throws: as ``openFile(at:to:using:chunkByteCount:)``.
+    package static func openFile(
+        at source: URL, into output: FileDescriptor, using key: SymmetricKey,
+        chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount
+    ) throws(ClassicalCryptoError) {
+        try open(source, using: key, chunkByteCount: chunkByteCount, betweenPasses: {}, into: { _ throws(ClassicalCryptoError) in
+            try output.truncate(to: 0)
+            return output
+        })
+        try output.flush()
+    }
+
     /// ``openFile(at:to:using:chunkByteCount:)`` with a hook that runs after the tag verified and
     /// before decryption starts, so tests can change the file between the passes.
     static func openFile(
         at source: URL, to destination: URL, using key: SymmetricKey, chunkByteCount: Int,
         betweenPasses: () -> Void
+    ) throws(ClassicalCryptoError) {
+        var output: AtomicOutputFile?
+        try open(source, using: key, chunkByteCount: chunkByteCount, betweenPasses: betweenPasses,
+                 into: { byteCount throws(ClassicalCryptoError) in
+            let file = try AtomicOutputFile(destination: destination.path, expectedByteCount: byteCount)
+            output = file
+            return file.file
+        })
+        try output?.commit()
+    }
+
+    /// Opens the sealed file at `source` in two passes: the first only verifies the tag; the
+    /// second, only if it passed, decrypts into the file `makeOutput` hands over for the
+    /// plaintext's length (written from its start), authenticating the ciphertext again and
+    /// checking that the sealed file did not change.
+    private static func open(
+        _ source: URL, using key: SymmetricKey, chunkByteCount: Int, betweenPasses: () -> Void,
+        into makeOutput: (_ plaintextByteCount: Int) throws(ClassicalCryptoError) -> FileDescriptor
     ) throws(ClassicalCryptoError) {
         try checkKey(key)
         guard chunkByteCount >= 64 else {
@@ -268,16 +322,17 @@ extension SecretBox {
         }
         var prefix = [UInt8](repeating: 0, count: overheadByteCount)
         let prefixCount = try prefix.withUnsafeMutableBytes { buffer in
-            Result { () throws(ClassicalCryptoError) in try file.readFully(into: buffer) }
+            Result { () throws(ClassicalCryptoError) in try file.readFully(into: buffer, at: 0) }
         }.get()
         guard prefixCount == overheadByteCount else { throw .fileChanged(path: path) }
         let nonce = Array(prefix[0..<nonceByteCount])
         let expectedTag = Array(prefix[nonceByteCount...])
         let messageCount = Int(identity.size) - overheadByteCount
+        let messageStart = Int64(overheadByteCount)
 
         // Pass 1: authenticate only.
         let verifier = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
-        let verifiedCount = try SecretBoxFileSealer.forEachChunk(of: file, chunkByteCount: chunkByteCount) { chunk in
+        let verifiedCount = try SecretBoxFileSealer.forEachChunk(of: file, from: messageStart, chunkByteCount: chunkByteCount) { chunk in
             verifier.authenticate(UnsafeRawBufferPointer(chunk))
         }
         guard verifiedCount == messageCount, try file.identity() == identity else { throw .fileChanged(path: path) }
@@ -285,14 +340,13 @@ extension SecretBox {
         betweenPasses()
 
         // Pass 2: decrypt, authenticating the same ciphertext again.
-        try file.seek(to: Int64(overheadByteCount))
-        let output = try AtomicOutputFile(destination: destination.path, expectedByteCount: messageCount)
+        let output = try makeOutput(messageCount)
         let decryptor = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
-        let decryptedCount = try SecretBoxFileSealer.transformChunks(of: file, into: output.file, chunkByteCount: chunkByteCount, decryptor.openChunk)
+        let decryptedCount = try SecretBoxFileSealer.transformChunks(
+            of: file, from: messageStart, into: output, at: 0, chunkByteCount: chunkByteCount, decryptor.openChunk)
         guard decryptedCount == messageCount, try file.identity() == identity,
               SecureMemory.constantTimeEquals(decryptor.finalizeTag(), expectedTag) else {
             throw .fileChanged(path: path)
         }
-        try output.commit()
     }
 }

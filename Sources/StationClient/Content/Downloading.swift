@@ -36,6 +36,62 @@ extension StationClient {
                            progress: progress)
     }
 
+    /// Downloads a listed post of this station into `file`, a file the caller opened, in constant
+    /// memory; otherwise as ``download(_:to:progress:)`` (the same sources and checks, the same
+    /// bound from the size the metadata states).
+    ///
+    /// For an app that must not write by a path (one a symbolic link could redirect): it opens or
+    /// creates the file itself (with `openat` in a directory of its own, say), for reading and
+    /// writing, and hands over the handle. The client writes only through a duplicate of the
+    /// descriptor, closed before the call returns or throws; the handle stays the caller's, open.
+    ///
+    /// The content is fetched into a hidden file in the client's
+    /// ``StationClientConfiguration/temporaryDirectory`` (`.cipher-download.<16 hex>.sealed`, or
+    /// `.part` for a public post), never beside a path of the app's, and removed on every way out,
+    /// cancellation included. An encrypted post's tag is verified over the whole ciphertext, and a
+    /// public post's bytes against its CID, before anything is written into `file`. Only then is
+    /// `file` emptied and the plaintext written from its start, so that it holds exactly the
+    /// plaintext, and flushed to stable storage before the call returns. The writes are positional
+    /// (`pwrite`): the handle's offset is left where it was.
+    ///
+    /// A failure before writing starts (fetching, a tag or CID that does not verify, cancellation)
+    /// leaves `file` as it was. A failure while writing (a full disk, say) can leave it emptied or
+    /// partly written: the caller owns the file and discards it.
+    ///
+    /// - Parameters:
+    ///   - post: the listed post.
+    ///   - file: a handle open for writing (and, as a rule, reading) on a regular file.
+    ///   - progress: told the plaintext's bytes fetched so far.
+    /// - Throws: as ``download(_:to:progress:)``: `.integrity` when the content does not open or
+    ///   match its CID (`file` untouched), and `.localFile` when the handle cannot be written.
+    public func download<Metadata>(_ post: ListedPost<Metadata>, into file: FileHandle, progress: ProgressHandler? = nil) async throws {
+        let operation = "downloading \(post.postCID) into an open file"
+        let output: FileDescriptor
+        do {
+            output = try FileDescriptor.duplicating(file)
+        } catch {
+            throw StationClientError.localFile("cannot use the open file: \(error)", operation: operation, underlying: error)
+        }
+        let staging = StagedFile.openFileDownload(in: configuration.temporaryDirectory)
+        guard post.isPublic else {
+            return try await downloadSealed(
+                postCID: post.postCID, envelopesCID: post.envelopesCID, stagedBeside: staging, plaintextSize: post.plaintextSize,
+                progress: progress, operation: operation
+            ) { sealed, key throws(ClassicalCryptoError) in
+                try SecretBox.openFile(at: sealed, into: output, using: key)
+            }
+        }
+        let temporary = try await fetchBesides(staging, postCID: post.postCID, suffix: "part",
+                                               limit: Self.downloadLimit(post.plaintextSize.map { ($0, false) }), progress: progress,
+                                               operation: operation)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        do {
+            try output.overwrite(withContentsOf: try FileDescriptor.openForReading(temporary.path))
+        } catch {
+            throw StationClientError.localFile("cannot write the open file: \(error)", operation: operation, underlying: error)
+        }
+    }
+
     /// Downloads and decrypts a post of this station into memory.
     ///
     /// The ciphertext comes from the station's `/content/<post_cid>` or, when that fails, from the
@@ -75,15 +131,33 @@ extension StationClient {
         postCID: String, envelopesCID: String? = nil, to destination: URL, plaintextSize: Int64? = nil,
         progress: ProgressHandler? = nil
     ) async throws {
-        let operation = "downloading \(postCID) to a file"
+        try await downloadSealed(postCID: postCID, envelopesCID: envelopesCID, stagedBeside: destination, plaintextSize: plaintextSize,
+                                 progress: progress, operation: "downloading \(postCID) to a file") { sealed, key throws(ClassicalCryptoError) in
+            try SecretBox.openFile(at: sealed, to: destination, using: key)
+        }
+    }
+
+    /// Fetches a post's ciphertext into a hidden file beside `staging` (at most `plaintextSize`
+    /// plus the SecretBox overhead when given) and hands it with the post key to `open`, which
+    /// decrypts it in ``SecretBox``'s two passes (the tag verified before any plaintext is
+    /// written); the ciphertext is removed on every way out.
+    ///
+    /// - Throws: as ``download(postCID:envelopesCID:)``: `.integrity` when the content does not
+    ///   open with the post key, and `.localFile` when the plaintext cannot be written.
+    private func downloadSealed(
+        postCID: String, envelopesCID: String?, stagedBeside staging: URL, plaintextSize: Int64?, progress: ProgressHandler?,
+        operation: String, open: (_ sealed: URL, _ key: SymmetricKey) throws(ClassicalCryptoError) -> Void
+    ) async throws {
         let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: readContext())
         let limit = Self.downloadLimit(plaintextSize.map { $0.addingReportingOverflow(Int64(SecretBox.overheadByteCount)) })
-        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "sealed", limit: limit,
+        let temporary = try await fetchBesides(staging, postCID: postCID, suffix: "sealed", limit: limit,
                                                progress: FileProgress.handler(progress, wireOverhead: Int64(SecretBox.overheadByteCount)),
                                                operation: operation)
         defer { try? FileManager.default.removeItem(at: temporary) }
         do {
-            try SecretBox.openFile(at: temporary, to: destination, using: key)
+            try open(temporary, key)
+        } catch where error.kind == .fileSystem {
+            throw StationClientError.localFile("cannot write the plaintext: \(error)", operation: operation, underlying: error)
         } catch {
             throw StationClientError(.integrity, operation: operation, message: "the content does not open with the post key",
                                      underlying: error)

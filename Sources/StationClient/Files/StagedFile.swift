@@ -18,6 +18,13 @@ enum StagedFile {
         URL(fileURLWithPath: TemporaryFileName.path(beside: destination.path, suffix: suffix))
     }
 
+    /// What a download into a file the app opened stages its bytes beside, in `directory` (the
+    /// client's temporary directory): ``temporary(beside:suffix:)`` of it is
+    /// `.cipher-download.<16 hex>.<suffix>`, never a name beside a path of the app's.
+    static func openFileDownload(in directory: URL) -> URL {
+        directory.appendingPathComponent("cipher-download")
+    }
+
     /// How old a staging file or a download's partial must be (since its last change) before a
     /// later process removes it as the leftover of one that was killed: a day, far longer than
     /// any live transfer leaves its file untouched.

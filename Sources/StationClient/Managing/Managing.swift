@@ -95,7 +95,7 @@ extension StationClient {
         defer { try? FileManager.default.removeItem(at: directory) }
         let plaintext = directory.appendingPathComponent("content")
         try await download(postCID: postCID, envelopesCID: entry.envelopesCID, to: plaintext)
-        let published = try await publishStaged(fileAt: plaintext, metadataJSON: metadata, namespace: namespace, audience: audience,
+        let published = try await publishStaged(.file(plaintext), metadataJSON: metadata, namespace: namespace, audience: audience,
                                                 progress: progress) { try? FileManager.default.removeItem(at: plaintext) }
         var removed = true
         do {

@@ -8,7 +8,7 @@ import OrderedJSON
 import PQCrypto
 import Transport
 
-/// A post's bytes: in memory, or in a file read when they are needed.
+/// A sealed post's bytes: in memory, or in its staging file, read when they are sent.
 enum PostBytes: Sendable {
     case bytes(Data)
     case file(URL)
@@ -16,8 +16,19 @@ enum PostBytes: Sendable {
 
 /// A post as the app gave it, before anything is encrypted.
 struct PostDraft: Sendable {
+    /// Where a draft's plaintext is.
+    enum Content: Sendable {
+        /// In memory.
+        case bytes(Data)
+        /// In the file at this path, opened when the draft is sealed.
+        case file(URL)
+        /// In a file the app opened, read from its start through a duplicate of its descriptor
+        /// (never reopened by path); the app keeps the handle.
+        case openFile(FileHandle)
+    }
+
     /// The plaintext.
-    var content: PostBytes
+    var content: Content
     /// The metadata as compact JSON, if any.
     var metadataJSON: [UInt8]?
     /// The namespace (already resolved).
@@ -120,7 +131,10 @@ struct Publisher: Sendable {
         guard let audience = draft.audience else { return try sealInTheClear(draft) }
         let operation = "preparing a post for \(draft.namespace)"
         let limit = try Self.largestFileSize(metadataJSON: draft.metadataJSON, namespace: draft.namespace, audience: audience)
-        let plaintextSize = try Self.byteCount(of: draft.content, operation: operation)
+        // A file is opened once, here: its size is checked and its bytes sealed through the same
+        // descriptor, and the seal fails if the file is no longer what was measured.
+        let plaintext = try Self.open(draft.content, operation: operation)
+        let plaintextSize = plaintext.byteCount
         guard plaintextSize <= limit else {
             throw StationClientError.tooLarge("the file is \(plaintextSize) bytes; the station accepts at most \(limit) for this post",
                                               limit: limit, operation: operation)
@@ -138,12 +152,12 @@ struct Publisher: Sendable {
         let body: PostBytes
         let postCID: CID
         do {
-            switch draft.content {
+            switch plaintext {
             case .bytes(let data):
                 let sealed = try SecretBox.seal(data, using: key)
                 postCID = UnixFS.cid(of: sealed)
                 body = .bytes(sealed)
-            case .file(let source):
+            case .file(let source, let identity):
                 guard let stagingFile else {
                     throw StationClientError.localFile("no staging file for \(source.path)", operation: operation)
                 }
@@ -151,7 +165,9 @@ struct Publisher: Sendable {
                 enter(.staging)
                 // The tag is written last, over the zeros the CID builder was given in its place.
                 var cid = CIDBuilder(headByteCount: SecretBox.overheadByteCount)
-                let head = try SecretBox.sealFile(at: source, overwriting: stagingFile, using: key) { cid.update($0) }
+                let head = try SecretBox.sealFile(reading: source, identity: identity, overwriting: stagingFile, using: key) {
+                    cid.update($0)
+                }
                 try Self.checkCancellation(operation)
                 cid.resolveHead(head)
                 postCID = cid.finish()
@@ -177,7 +193,7 @@ struct Publisher: Sendable {
         }
         var fields = draft.metadataJSON.map { [SealedPost.Field(name: "metadata", value: String(decoding: $0, as: UTF8.self))] } ?? []
         fields += [SealedPost.Field(name: "client", value: draft.namespace), SealedPost.Field(name: "audience_mode", value: "public")]
-        return SealedPost(body: draft.content, postCID: UnixFS.cid(of: data).description, fields: fields,
+        return SealedPost(body: .bytes(data), postCID: UnixFS.cid(of: data).description, fields: fields,
                           contentByteCount: Int64(data.count), namespace: draft.namespace, postKey: nil)
     }
 
@@ -196,15 +212,42 @@ struct Publisher: Sendable {
         return fields
     }
 
-    private static func byteCount(of content: PostBytes, operation: String) throws -> Int64 {
-        switch content {
-        case .bytes(let data): return Int64(data.count)
-        case .file(let url):
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? NSNumber else {
-                throw StationClientError.localFile("cannot read \(url.path)", operation: operation)
+    /// A draft's plaintext, ready to seal: in memory, or a regular file open for reading with its
+    /// identity when it was measured.
+    private enum Plaintext {
+        case bytes(Data)
+        case file(FileDescriptor, FileIdentity)
+
+        var byteCount: Int64 {
+            switch self {
+            case .bytes(let data): Int64(data.count)
+            case .file(_, let identity): identity.size
             }
-            return size.int64Value
         }
+    }
+
+    /// Opens a draft's file (by its path, or by duplicating the app's descriptor, which the app
+    /// keeps) and takes its identity; the descriptor is closed when the returned value is gone.
+    ///
+    /// - Throws: ``StationClientError`` `.localFile` when the file cannot be opened or is not a
+    ///   regular file.
+    private static func open(_ content: PostDraft.Content, operation: String) throws -> Plaintext {
+        let file: FileDescriptor
+        let identity: FileIdentity
+        do {
+            switch content {
+            case .bytes(let data): return .bytes(data)
+            case .file(let url): file = try FileDescriptor.openForReading(url.path)
+            case .openFile(let handle): file = try FileDescriptor.duplicating(handle)
+            }
+            identity = try file.identity()
+        } catch {
+            throw StationClientError.localFile("cannot read the file: \(error)", operation: operation, underlying: error)
+        }
+        guard identity.isRegularFile else {
+            throw StationClientError.localFile("\(file.path) is not a regular file", operation: operation)
+        }
+        return .file(file, identity)
     }
 
     // MARK: Sealed to prepared

@@ -58,8 +58,9 @@ public struct PublishedPost: Sendable, Hashable {
 ///
 /// A prepared post holds its ciphertext in memory; a file post's ciphertext is staged in a
 /// temporary file only within the call that publishes it
-/// (``StationClient/publish(fileAt:metadata:namespace:audience:progress:)``), which removes it on
-/// every way out.
+/// (``StationClient/publish(fileAt:metadata:namespace:audience:progress:)``,
+/// ``StationClient/publish(contentsOf:metadata:namespace:audience:progress:)``), which removes it
+/// on every way out.
 public final class PreparedPost: Sendable {
     /// The CID the station will give the ciphertext.
     public let postCID: String
@@ -143,18 +144,53 @@ extension StationClient {
         progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
         let metadataJSON = try encodeMetadata(metadata)
-        return try await publishStaged(fileAt: fileURL, metadataJSON: metadataJSON, namespace: namespace, audience: audience,
+        return try await publishStaged(.file(fileURL), metadataJSON: metadataJSON, namespace: namespace, audience: audience,
                                        progress: progress)
     }
 
-    /// Encrypts the file at `source` into an upload staging file and publishes it; the staging
-    /// file is owned by ``StagedFile/withUpload(in:registeredIn:operation:isolation:_:)`` and removed on every
-    /// way out. `prepared` runs once the post is prepared, before it is sent.
+    /// Encrypts the file `file` is open on and publishes it, reading it only through that open
+    /// descriptor; otherwise as ``publish(fileAt:metadata:namespace:audience:progress:)`` (constant
+    /// memory, the same staging file removed on every way out, exactly once).
+    ///
+    /// For an app that must not name the file by a path (one a symbolic link could redirect
+    /// between its checks and the read): it opens the file itself (with `openat` and `O_NOFOLLOW`,
+    /// say), checks with `fstat` that it is the file it means, and hands over the handle. The
+    /// client never reopens the file: it reads through a duplicate of the descriptor, closed
+    /// before the call returns or throws. The handle stays the caller's, open.
+    ///
+    /// The whole file is read, from its first byte to its last, whatever the handle's offset; the
+    /// reads are positional (`pread`), so the offset is left where it was. The size checked
+    /// against the station's limit is the file's (`fstat`) when the call starts, and the file
+    /// must not change until it is encrypted: a new size, inode, modification or change time by
+    /// the end of the read fails the publish with `.localFile`, before anything is sent.
+    ///
+    /// - Parameters:
+    ///   - file: a handle open for reading on a regular file.
+    ///   - metadata: the post's metadata, encrypted with it (`nil` for none).
+    ///   - namespace: the namespace to publish to; `nil` for the configuration's.
+    ///   - audience: who may read the post (only you by default).
+    ///   - progress: told the file's bytes sent so far.
+    /// - Returns: the published post.
+    /// - Throws: as ``publish(data:metadata:namespace:audience:progress:)``, and `.localFile` when
+    ///   the handle cannot be read, is not on a regular file, the file changed while it was
+    ///   encrypted, or the temporary file cannot be created.
+    public func publish<Metadata: Encodable>(
+        contentsOf file: FileHandle, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly,
+        progress: ProgressHandler? = nil
+    ) async throws -> PublishedPost {
+        let metadataJSON = try encodeMetadata(metadata)
+        return try await publishStaged(.openFile(file), metadataJSON: metadataJSON, namespace: namespace, audience: audience,
+                                       progress: progress)
+    }
+
+    /// Encrypts a file (`content`: by path or open) into an upload staging file and publishes
+    /// it; the staging file is owned by ``StagedFile/withUpload(in:registeredIn:operation:isolation:_:)`` and
+    /// removed on every way out. `prepared` runs once the post is prepared, before it is sent.
     func publishStaged(
-        fileAt source: URL, metadataJSON: [UInt8]?, namespace: String?, audience: Audience, progress: ProgressHandler?,
+        _ content: PostDraft.Content, metadataJSON: [UInt8]?, namespace: String?, audience: Audience, progress: ProgressHandler?,
         prepared whenPrepared: () -> Void = {}
     ) async throws -> PublishedPost {
-        let draft = PostDraft(content: .file(source), metadataJSON: metadataJSON, namespace: try self.namespace(namespace),
+        let draft = PostDraft(content: content, metadataJSON: metadataJSON, namespace: try self.namespace(namespace),
                               audience: audience)
         return try await StagedFile.withUpload(in: configuration.temporaryDirectory, registeredIn: configuration.stagedUploads,
                                                operation: "staging an upload") { staged in
