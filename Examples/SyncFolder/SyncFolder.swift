@@ -30,6 +30,8 @@ enum SyncFolder {
             }
             try Data("buy milk\n".utf8).write(to: laptopFolder.appendingPathComponent("notes/todo.txt"))
             try Data(repeating: 0xFF, count: 2048).write(to: laptopFolder.appendingPathComponent("photo.jpg"))
+            try Data("an idea\n".utf8).write(to: laptopFolder.appendingPathComponent("notes/ideas.txt"))
+            try Data("shared notes\n".utf8).write(to: laptopFolder.appendingPathComponent("readme.txt"))
 
             // One DriveSync per device and folder; its state (what was synced last) lives in the
             // client's cache store, so every decision compares local, remote and last synced.
@@ -42,13 +44,16 @@ enum SyncFolder {
                 print("\(name): \(report.completed.count) done, in sync: \(report.isInSync)")
             }
 
-            try await sync("laptop", laptopSync)     // uploads both files
-            try await sync("phone", phoneSync)       // downloads both
+            try await sync("laptop", laptopSync)     // uploads the four files
+            try await sync("phone", phoneSync)       // downloads them
             // The phone edits the list, the laptop deletes the photo.
             try Data("buy milk\ncall Ana\n".utf8).write(to: phoneFolder.appendingPathComponent("notes/todo.txt"))
             try FileManager.default.removeItem(at: laptopFolder.appendingPathComponent("photo.jpg"))
             try await sync("phone", phoneSync)       // publishes the new version, then removes the old post
-            try await sync("laptop", laptopSync)     // downloads the edit, removes the photo's post
+            // Downloads the edit (the laptop's old version goes to its sync trash first) and removes
+            // the photo's post: a replacement and a deletion, within the default limit of half the
+            // most files the folder had in sync (two of four; more would stop and ask).
+            try await sync("laptop", laptopSync)
             try await sync("phone", phoneSync)       // the photo goes to the phone's sync trash
 
             let todo = "notes/todo.txt"

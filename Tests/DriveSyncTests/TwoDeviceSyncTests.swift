@@ -33,7 +33,8 @@ struct TwoDeviceSyncTests {
             #expect(tree.keys.sorted() == ["documents/work/plan.md", "notes.txt", "photos/kitten.jpg"])
             #expect(try laptop.read("notes.txt") == "second notes" && (try phone.read("notes.txt")) == "second notes")
             #expect(try laptop.read("documents/work/plan.md") == "# plan, v2")
-            #expect(laptop.trashed() == ["photos/cat.jpg"])
+            // The deletion, and the laptop's version of the plan that the phone's edit replaced.
+            #expect(laptop.trashed() == ["documents/work/plan.md", "photos/cat.jpg"])
 
             // The same file changed on both sides: both versions kept, the laptop's under a conflict name.
             try laptop.write("notes.txt", "laptop's notes")

@@ -125,8 +125,8 @@ struct ExampleTests {
             #expect(!output.contains("mine only"))  // the self post is not readable by the follower
         },
         Example(product: "sync-folder", lines: [
-            "laptop: upload notes/todo.txt", "laptop: upload photo.jpg",
-            "phone: download notes/todo.txt", "phone: download photo.jpg",
+            "laptop: upload notes/todo.txt", "laptop: upload photo.jpg", "laptop: upload readme.txt",
+            "phone: download notes/todo.txt", "phone: download photo.jpg", "phone: download notes/ideas.txt",
             "phone: upload notes/todo.txt",
             "laptop: download notes/todo.txt", "laptop: deleteRemote photo.jpg",
             "phone: deleteLocal photo.jpg",
