@@ -334,7 +334,7 @@ struct Planner {
                 return
             }
             projected.insert(copy)
-            add(.conflict, path, stamp.size + (main.statedSize ?? 0), reason: "changed on both sides", copy: copy,
+            add(.conflict, path, stamp.size.addingSaturated(main.statedSize ?? 0), reason: "changed on both sides", copy: copy,
                 step: .conflict(path, stamp, copy: copy, postCID: main.postCID, supersedes: known.map { [$0.postCID] } ?? []))
             copies(path, others)
         }

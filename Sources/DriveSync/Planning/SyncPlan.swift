@@ -167,7 +167,7 @@ public struct SyncPlan: Sendable {
     public var isInSync: Bool { actions.isEmpty }
 
     private func byteCount(of kinds: Set<SyncAction.Kind>) -> Int64 {
-        actions.filter { kinds.contains($0.kind) }.reduce(0) { $0 + $1.byteCount }
+        actions.filter { kinds.contains($0.kind) }.reduce(Int64(0)) { $0.addingSaturated($1.byteCount) }
     }
 }
 
@@ -275,5 +275,13 @@ public struct SyncOptions: Sendable {
         self.waitsForOtherSyncs = waitsForOtherSyncs
         self.deviceName = deviceName
         self.audience = audience
+    }
+}
+
+extension Int64 {
+    /// `self + other`, or `Int64.max` past it: byte counts add sizes a station states, which may be anything.
+    func addingSaturated(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
     }
 }

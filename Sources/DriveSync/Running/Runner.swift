@@ -45,7 +45,7 @@ struct Runner {
         // What planning resolved (the journal, adopted files, new stamps) is recorded first; the
         // journal's results are folded into a checkpoint before the run's own replace them.
         if plan.needsCheckpoint { try await save(checkpoint: true) }
-        let total = plan.actions.reduce(0) { $0 + $1.byteCount }
+        let total = plan.actions.reduce(Int64(0)) { $0.addingSaturated($1.byteCount) }
         for action in plan.actions {
             guard !Task.isCancelled else { throw DriveSyncError(.cancelled, "cancelled before \(action.kind) \(action.path)") }
             report(total: total, current: action.path, bytes: 0)
@@ -60,7 +60,7 @@ struct Runner {
                 throw DriveSyncError(.cancelled, "stopped during \(action.kind) \(action.path)", underlying: error)
             }
             finishedActions += 1
-            finishedBytes += action.byteCount
+            finishedBytes = finishedBytes.addingSaturated(action.byteCount)
             report(total: total, current: nil, bytes: 0)
         }
         // An explicit limit is the user's word on this run's deletions: the mark starts again from here.
@@ -72,7 +72,7 @@ struct Runner {
     }
 
     func report(total: Int64, current: String?, bytes: Int64) {
-        progress?(SyncProgress(completedActions: finishedActions, totalActions: plan.actions.count, completedBytes: finishedBytes + bytes,
+        progress?(SyncProgress(completedActions: finishedActions, totalActions: plan.actions.count, completedBytes: finishedBytes.addingSaturated(bytes),
                                totalBytes: total, currentPath: current, elapsed: ContinuousClock.now - start))
     }
 
@@ -115,7 +115,7 @@ struct Runner {
         let progress = self.progress.map { handler in
             let (done, finished, count, start) = (finishedBytes, finishedActions, plan.actions.count, start)
             return { @Sendable (bytes: ByteProgress) in
-                handler(SyncProgress(completedActions: finished, totalActions: count, completedBytes: done + bytes.completed,
+                handler(SyncProgress(completedActions: finished, totalActions: count, completedBytes: done.addingSaturated(bytes.completed),
                                      totalBytes: total, currentPath: action.path, elapsed: ContinuousClock.now - start))
             } as ProgressHandler
         }
