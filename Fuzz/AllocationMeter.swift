@@ -8,6 +8,7 @@
 // `amplificationLimit.fixedBytes`, what any input may cost: keys, buffers, a scratch directory's
 // names) is a finding: the run stops with the input saved, as for a crash. At exit it prints the
 // largest peak per input byte seen on inputs of at least 1 KiB, the figure Fuzz/README.md records.
+import Dispatch
 import Synchronization
 
 /// The bytes asked for and not yet freed, and their peak since the current input started.
@@ -108,4 +109,15 @@ func unmetered<Result>(_ body: () throws -> Result) rethrows -> Result {
 struct AmplificationLimit {
     var bytesPerInputByte: Int
     var fixedBytes: Int
+}
+
+/// Runs `work`, an input's reading through async API, to its end on the calling thread: libFuzzer
+/// hands inputs over one at a time and synchronously.
+func runToCompletion(_ work: @escaping @Sendable () async -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        await work()
+        done.signal()
+    }
+    done.wait()
 }

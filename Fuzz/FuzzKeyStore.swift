@@ -33,7 +33,7 @@ private let valid: (store: FileKeyStore, params: [UInt8], item: [UInt8]) = {
     guard let store = try? FileKeyStore(directory: storeDirectory, passphrase: passphrase, limits: cheap) else {
         violated("a store can be created")
     }
-    run { try? await store.save(Array("a secret".utf8), as: "valid") }
+    runToCompletion { try? await store.save(Array("a secret".utf8), as: "valid") }
     guard let params = try? [UInt8](Data(contentsOf: storeDirectory.appendingPathComponent("keystore.params"))),
           let item = try? [UInt8](Data(contentsOf: storeDirectory.appendingPathComponent("valid.csks")))
     else { violated("the store wrote its files") }
@@ -41,14 +41,6 @@ private let valid: (store: FileKeyStore, params: [UInt8], item: [UInt8]) = {
 }()
 
 /// Runs async work to completion from the fuzzer's synchronous callback.
-private func run(_ work: @escaping @Sendable () async -> Void) {
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        await work()
-        done.signal()
-    }
-    done.wait()
-}
 
 /// `bytes` with the Argon2 cost they name capped at 2 passes and 64 KiB.
 private func capped(_ bytes: [UInt8]) -> [UInt8] {
@@ -81,7 +73,7 @@ private func unlock(params file: [UInt8]) -> Bool {
 private func load(item bytes: [UInt8]) -> [UInt8]? {
     guard (try? Data(bytes).write(to: storeDirectory.appendingPathComponent("fuzz.csks"))) != nil else { return nil }
     let result = LockedResult()
-    run {
+    runToCompletion {
         do {
             result.set(.success(try await valid.store.load("fuzz")))
         } catch {

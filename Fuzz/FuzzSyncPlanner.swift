@@ -3,25 +3,15 @@
 // dates, as a compromised station may publish) in; a plan out. Every plan must be bounded, decide
 // nothing where the folder was not read, touch only files as the scan saw them, and give each
 // conflict copy a free name. Build and run with Fuzz/run.sh (see Fuzz/README.md).
-import Dispatch
 @_spi(Fuzzing) import DriveSync
 
 /// A scenario's plan is a few dozen small values: the input is copied, little else.
 let amplificationLimit = AmplificationLimit(bytesPerInputByte: 64, fixedBytes: 1 << 20)
 
-private func run(_ work: @escaping @Sendable () async -> Void) {
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        await work()
-        done.signal()
-    }
-    done.wait()
-}
-
 /// One input, called by AllocationMeter.swift's `LLVMFuzzerTestOneInput`.
 func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: min(size, 512)))
-    run {
+    runToCompletion {
         let outcome = await SyncPlannerFuzzing.plan(bytes)
         if !outcome.violations.isEmpty { fatalError("property violated: \(outcome.violations)") }
     }
