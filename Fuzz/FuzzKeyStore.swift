@@ -3,7 +3,6 @@
 // read through the public API; every input either opens or fails with a typed `.keyStore` error.
 // The Argon2 cost a file names is capped here (it is input too, and a 1 GiB pass per input would
 // only measure Argon2). Build and run with Fuzz/run.sh (see Fuzz/README.md).
-import Dispatch
 import Foundation
 import PQCrypto
 import ClassicalCrypto
