@@ -108,8 +108,12 @@ public struct DriveSync: Sendable {
     /// plan made from the sync state as it is now: a sync that ran since the plan was made makes
     /// it `.planOutdated` (plan again).
     ///
-    /// - Throws: ``DriveSyncError``: `.tooManyDeletions` (nothing changed), `.planOutdated`
-    ///   (nothing changed), `.busy`, `.state`, `.cancelled`.
+    /// A plan over the deletion limit (``SyncPlan/exceedsDeletionLimit``) runs without its
+    /// deletions: they are held back and listed in ``SyncReport/heldDeletions``, the rest is done.
+    ///
+    /// - Throws: ``DriveSyncError``: `.planOutdated` (nothing changed), `.busy`, `.state`,
+    ///   `.cancelled`, `.station` when the station or the network is gone (the run stops there;
+    ///   the next sync resumes).
     public func run(_ plan: SyncPlan, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError)
         -> SyncReport {
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
@@ -119,14 +123,6 @@ public struct DriveSync: Sendable {
 
     private func run(_ plan: SyncPlan, progress: (@Sendable (SyncProgress) -> Void)?, checkingState: Bool) async throws(DriveSyncError)
         -> SyncReport {
-        guard !plan.exceedsDeletionLimit else {
-            var message = "the sync would delete \(plan.deletionCount) files; the limit is \(plan.deletionLimit)"
-            if plan.deletionCount <= plan.deletionLimit {
-                message = "the sync would leave \(plan.projectedFileCount) files in sync of the \(plan.highWaterMark) the folder had; "
-                    + "the limit is \(plan.deletionLimit) fewer"
-            }
-            throw DriveSyncError(.tooManyDeletions, message)
-        }
         let store = await stateStore()
         if checkingState {
             guard try await store.load().state == plan.original else {

@@ -29,8 +29,9 @@ public struct DriveSyncError: Error, Sendable, CustomStringConvertible {
 extension ErrorKind where Failure == DriveSyncError {
     /// The folder is missing, not a directory, or cannot be read.
     public static var folder: Self { Self() }
-    /// The plan deletes more files than the limit allows (``SyncOptions/maximumDeletions``):
-    /// nothing was changed. Show the plan and sync again with a higher limit if the deletions are meant.
+    /// The plan deletes more files than the limit allows. No longer thrown by
+    /// ``DriveSync/run(_:progress:)``, which now holds the deletions back and does the rest
+    /// (``SyncReport/heldDeletions``); kept so that code matching it still compiles.
     public static var tooManyDeletions: Self { Self() }
     /// The sync state could not be read or written in the cache store.
     public static var state: Self { Self() }

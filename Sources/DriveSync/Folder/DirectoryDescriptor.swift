@@ -150,6 +150,14 @@ final class DirectoryDescriptor: Sendable {
         }
     }
 
+    /// Removes the directory `name` from this directory when it is empty (`unlinkat` with
+    /// `AT_REMOVEDIR`: never recursive); `false` when it is not empty or cannot be removed.
+    @discardableResult
+    func removeEmptyDirectory(_ name: String) -> Bool {
+        guard let cName = try? Self.cName(name) else { return false }
+        return unlinkat(descriptor, cName, AT_REMOVEDIR) == 0
+    }
+
     /// The names in this directory (`.` and `..` left out), as their bytes: a name need not be
     /// UTF-8, and decoding it lossily would name another file.
     func entries() throws(SyncPathRefusal) -> [[UInt8]] {

@@ -257,9 +257,28 @@ struct LocalFolder: Sendable {
         try Self.require(path.filename, in: source, is: expected)
         let target = try directory(containing: destination, from: top, creating: true)
         try Self.require(path.filename, in: source, is: expected)
-        try source.renameWithoutReplacing(path.filename, to: target, destination.filename)
+        do {
+            try source.renameWithoutReplacing(path.filename, to: target, destination.filename)
+        } catch where error.code == EEXIST {
+            // Taken by the file itself: a case-only rename on a case-insensitive file system
+            // (`Photos/a.jpg` to `photos/a.jpg` on APFS), which only a plain rename performs.
+            guard let there = try? target.status(of: destination.filename), let here = try? source.status(of: path.filename),
+                  there.st_dev == here.st_dev, there.st_ino == here.st_ino else { throw error }
+            try source.rename(path.filename, to: target, destination.filename)
+        }
         target.flush()
         source.flush()
+    }
+
+    /// Removes the folders `path` sat in, innermost first, as long as each is empty (after a move
+    /// out of them); never anything that holds a file.
+    func removeEmptyParents(of path: SyncPath) {
+        guard let top = try? openRoot() else { return }
+        var components = Array(path.components.dropLast())
+        while let name = components.popLast() {
+            guard let parent = try? top.openDirectory(components: components), parent.removeEmptyDirectory(name) else { return }
+            parent.flush()
+        }
     }
 
     /// Moves the file at `path` (of stamp `expected`) to `.cipher-sync/trash/<trashFolder>/<path>`,

@@ -72,6 +72,13 @@ struct Planner {
 
     /// The longest `replaces` chain followed through the listed versions of one path.
     static let maximumAncestry = 64
+    /// The most posts one plan downloads to compare with local files (those whose metadata
+    /// states no digest); paths past it are decided by a later sync.
+    static let maximumComparisons = 32
+    /// The most versions at one path that one run keeps as copies; the rest wait for a later sync.
+    static let maximumCopiesPerPath = 8
+    /// Comparison downloads this plan has made room for.
+    var comparisons = 0
 
     init(options: SyncOptions, reading: any PlannerReading, state: SyncState, scan: LocalFolder.Scan, versions: [RemoteVersion],
          skipped remoteSkipped: [SkippedItem], date: Date) {
@@ -123,7 +130,8 @@ struct Planner {
         // What could not be read, or is there but is no regular file, gets no decision: its state
         // entry stays, nothing is downloaded over it and nothing deleted for it, on either side.
         let blocked = Set(scan.skipped.filter { !$0.isRemote }.compactMap { try? SyncPath(relative: $0.path) })
-        func isBlocked(_ path: SyncPath) -> Bool {
+        let scan = self.scan
+        let isBlocked = { (path: SyncPath) -> Bool in
             scan.isUnread(path) || blocked.contains(path) || path.parents.contains { (try? SyncPath(relative: $0)).map(blocked.contains) ?? false }
         }
 
@@ -158,8 +166,9 @@ struct Planner {
         taken = Set((statePaths + Array(localFiles.keys) + Array(remote.keys)).map { SyncPath.fold($0.description) })
         projected = Set(statePaths)
 
+        let moved = moves(local: localFiles, remote: remote, isBlocked: isBlocked)
         let all = Set(statePaths).union(localFiles.keys).union(remote.keys).sorted()
-        for path in all where !isBlocked(path) {
+        for path in all where !isBlocked(path) && !moved.contains(path) {
             await decide(path, local: localFiles[path], remote: remote[path] ?? [])
         }
         state.highWaterMark = max(state.highWaterMark, original.files.count)
@@ -168,6 +177,55 @@ struct Planner {
                         highWaterMark: state.folderSize, projectedFileCount: projected.count,
                         limitsShrinking: options.maximumDeletions == nil, date: date, state: state, original: original,
                         needsCheckpoint: state != original || !isCheckpointed, posts: [:])
+    }
+
+    /// Finds the files moved or renamed since the last sync and plans them as moves; returns every
+    /// path they cover (old and new), which get no other decision.
+    ///
+    /// Moved here: a synced file gone from its path (its post still the only version there) and a
+    /// new file, at a path the station does not have, with the same size and SHA-256. It is
+    /// published at the new path as the successor of the old post, which is then removed.
+    /// Moved elsewhere: a synced file, unchanged here, whose post is gone, and a single version at
+    /// a path new to both sides that names that post in `replaces` and states the same SHA-256:
+    /// the file is renamed, nothing downloaded, nothing trashed.
+    mutating func moves(local: [SyncPath: FileStamp], remote: [SyncPath: [RemoteVersion]], isBlocked: (SyncPath) -> Bool) -> Set<SyncPath> {
+        var covered: Set<SyncPath> = []
+        let listed = Set(versions.map(\.postCID))
+        // Synced files gone here whose post is the one version at their path, by size.
+        var goneHere: [Int64: [SyncPath]] = [:]
+        for (path, entry) in state.files.sorted(by: { $0.key < $1.key })
+        where local[path] == nil && !isBlocked(path) && remote[path]?.map(\.postCID) == [entry.postCID] {
+            goneHere[entry.stamp.size, default: []].append(path)
+        }
+        for path in local.keys.sorted() where state.files[path] == nil && remote[path] == nil && !isBlocked(path) {
+            guard let stamp = local[path], let candidates = goneHere[stamp.size], !candidates.isEmpty,
+                  let read = reading.localDigest(of: path, stamp: stamp) else { continue }
+            let sha = Hex.encode(read.digest)
+            let matches = candidates.filter { !covered.contains($0) && state.files[$0]?.sha256 == sha }
+            // The same name in another folder first, then the first by path.
+            guard let old = matches.first(where: { $0.filename.utf8.elementsEqual(path.filename.utf8) }) ?? matches.first,
+                  let entry = state.files[old] else { continue }
+            covered.formUnion([old, path])
+            add(.move, path, read.stamp.size, reason: "moved here from \(old)", copy: old,
+                step: .publishMove(path, from: old, read.stamp, ancestor: entry.postCID, audience: options.audience))
+            projected.remove(old)
+            projected.insert(path)
+        }
+        // Versions that moved on another device: by the post they replace.
+        var synced: [String: SyncPath] = [:]
+        for (path, entry) in state.files where !listed.contains(entry.postCID) { synced[entry.postCID] = path }
+        for (path, here) in remote.sorted(by: { $0.key < $1.key })
+        where here.count == 1 && state.files[path] == nil && local[path] == nil && !isBlocked(path) {
+            guard let version = here.first, let ancestor = version.replaces, let old = synced[ancestor], !covered.contains(old),
+                  let entry = state.files[old], version.sha256 == entry.sha256, let stamp = local[old], stamp.matches(entry.stamp),
+                  remote[old] == nil, !isBlocked(old) else { continue }
+            covered.formUnion([old, path])
+            add(.move, path, 0, reason: "moved on the station from \(old)", copy: old,
+                step: .renameLocal(path, from: old, stamp, postCID: version.postCID))
+            projected.remove(old)
+            projected.insert(path)
+        }
+        return covered
     }
 
     /// Resolves the journal of an interrupted sync into the state: an upload whose post is listed
@@ -199,7 +257,7 @@ struct Planner {
                 // A replaced version (not the post the path's entry names) is removed; a removal
                 // of the current post (a local deletion) is decided again.
                 superseded.formUnion(entry.postCIDs.filter { $0 != state.files[path]?.postCID })
-            case .trash, .conflictRename:
+            case .trash, .conflictRename, .move:
                 continue
             }
         }
@@ -307,6 +365,14 @@ struct Planner {
             guard let stamp else { return }
             // A version with this very content (an upload whose answer was lost, or the same edit
             // made twice) is adopted.
+            // Each comparison without a stated digest is a download: a listing stating this size
+            // for hundreds of posts must not make one plan download them all.
+            let downloads = others.filter { $0.sha256 == nil && $0.statedSize == stamp.size }.count
+            guard comparisons + downloads <= Self.maximumComparisons else {
+                skipped.append(SkippedItem(path: path.description, reason: .deferred))
+                return
+            }
+            comparisons += downloads
             for version in others.reversed() {
                 guard await digest(of: version, comparedWith: sha, size: stamp.size) == sha else { continue }
                 state.files[path] = SyncState.Entry(postCID: version.postCID, stamp: stamp, sha256: sha)
@@ -381,7 +447,12 @@ struct Planner {
     /// Versions at a path that follow none of the others: each kept as a copy named after the
     /// station and its date, on both sides.
     mutating func copies(_ path: SyncPath, _ versions: [RemoteVersion]) {
-        for version in versions {
+        // The newest first few: a listing with hundreds of versions at one path is copied over
+        // several syncs, not published in one.
+        if versions.count > Self.maximumCopiesPerPath {
+            skipped.append(SkippedItem(path: path.description, isRemote: true, reason: .deferred))
+        }
+        for version in versions.suffix(Self.maximumCopiesPerPath) {
             let date = version.createdAt.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? self.date
             guard let copy = freeName(for: path, label: "conflict from the station", date: date) else {
                 skipped.append(SkippedItem(path: path.description, isRemote: true, reason: .invalidName("no conflict copy name fits")))

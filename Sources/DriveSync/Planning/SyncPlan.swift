@@ -25,6 +25,12 @@ public struct SyncAction: Sendable, Hashable, CustomStringConvertible {
         /// Both sides changed: the local version is kept under ``SyncAction/conflictCopyPath`` (and
         /// published there), the station's takes the name.
         public static var conflict: Kind { Kind() }
+        /// A file moved or renamed (a synced file gone from one path, its content new at another):
+        /// on the side where it moved, published at the new path (this station's API has no
+        /// rename: a `/post` carries the file) and then the old post removed; on the other side,
+        /// renamed in place, with nothing downloaded and nothing trashed. Not a deletion.
+        /// ``SyncAction/path`` is the new path, ``SyncAction/conflictCopyPath`` the old one.
+        public static var move: Kind { Kind() }
         /// A version at the same remote path that does not follow the synced one (made beside it,
         /// on another device or by the station): kept as a copy under ``SyncAction/conflictCopyPath``
         /// on both sides, then its post is removed. Versions with the same stated content are one
@@ -38,7 +44,8 @@ public struct SyncAction: Sendable, Hashable, CustomStringConvertible {
     public let path: String
     /// The bytes it transfers (both ways for a conflict).
     public let byteCount: Int64
-    /// Where the other version goes, for ``Kind/conflict`` and ``Kind/duplicate``.
+    /// Where the other version goes, for ``Kind/conflict`` and ``Kind/duplicate``; where the file
+    /// was, for ``Kind/move``.
     public let conflictCopyPath: String?
     /// Why (`"new here"`, `"changed on the station"`, …).
     public let reason: String
@@ -71,6 +78,12 @@ enum SyncStep: Sendable, Hashable {
     case conflict(SyncPath, FileStamp, copy: SyncPath, postCID: String, supersedes: [String])
     /// Download the post to `copy`, publish it there, remove the post.
     case duplicate(SyncPath, copy: SyncPath, postCID: String)
+    /// Publish the file moved here from `from` as the successor of `ancestor` (the post synced at
+    /// `from`), then remove that post.
+    case publishMove(SyncPath, from: SyncPath, FileStamp, ancestor: String, audience: Audience)
+    /// Rename the local file at `from` (of stamp `stamp`) to the path, where the post `postCID`
+    /// (the moved version) now is.
+    case renameLocal(SyncPath, from: SyncPath, FileStamp, postCID: String)
 }
 
 /// A file or post the sync leaves alone, and why.
@@ -99,6 +112,10 @@ public struct SkippedItem: Sendable, Hashable, CustomStringConvertible {
         public static func nameCollision(with other: String) -> Reason {
             Reason(kind: "nameCollision", description: "differs from \(other) only in case or normalization")
         }
+        /// Left for a later sync: more versions at one path, or more posts to compare by
+        /// downloading, than one sync handles (a listing cannot make one plan download or copy
+        /// without bound).
+        public static let deferred = Reason(kind: "deferred", description: "more than one sync handles here; the next sync continues")
         /// A post the listing could not open.
         public static func unreadablePost(_ why: String) -> Reason { Reason(kind: "unreadablePost", description: why) }
     }
@@ -154,8 +171,8 @@ public struct SyncPlan: Sendable {
     public var deletionCount: Int { actions.filter(\.isDeletion).count }
     /// Whether the plan deletes more than ``deletionLimit``, or (with the default limit) would
     /// leave the folder with fewer than ``highWaterMark`` minus ``deletionLimit`` files, as a
-    /// listing that shrinks run by run would: ``DriveSync/run(_:progress:)`` then changes nothing
-    /// and throws `.tooManyDeletions`.
+    /// listing that shrinks run by run would: ``DriveSync/run(_:progress:)`` then holds back every
+    /// deletion (``SyncReport/heldDeletions``) and does the rest.
     public var exceedsDeletionLimit: Bool {
         deletionCount > deletionLimit || (limitsShrinking && projectedFileCount < highWaterMark - deletionLimit)
     }
@@ -192,6 +209,10 @@ public struct SyncReport: Sendable {
     public let completed: [SyncAction]
     /// The actions that failed (tried again by the next sync).
     public let failures: [SyncFailure]
+    /// The deletions held back because the plan went over the deletion limit
+    /// (``SyncPlan/exceedsDeletionLimit``): nothing of them was done. Show them; to let them
+    /// through, sync again with ``SyncOptions/maximumDeletions`` of at least their count.
+    public let heldDeletions: [SyncAction]
     /// Files and posts left alone (from the plan).
     public let skipped: [SkippedItem]
     /// Bytes sent and fetched.
@@ -200,8 +221,8 @@ public struct SyncReport: Sendable {
     public let duration: Duration
 
     /// Whether the folder and the namespace now agree on every file the sync handles: no action
-    /// failed. Skipped items may still need the user's attention.
-    public var isInSync: Bool { failures.isEmpty }
+    /// failed and no deletion was held back. Skipped items may still need the user's attention.
+    public var isInSync: Bool { failures.isEmpty && heldDeletions.isEmpty }
 }
 
 /// Where a run is, for a progress display: actions and bytes done, throughput and an estimate of
@@ -246,7 +267,7 @@ public struct SyncOptions: Sendable {
     /// station, posts removed) a run makes without being asked; `nil`: half the folder's
     /// high-water mark (the most files it had in sync, at least 1), and a run that would leave
     /// fewer than the mark minus the limit stops too, so a folder cannot shrink by half over
-    /// several runs unasked. Above it the run changes nothing and throws `.tooManyDeletions`, as
+    /// several runs unasked. Above it the run holds back its deletions and does the rest, as
     /// `rclone`'s `--max-delete` does. A run with an explicit limit resets the mark to the files
     /// it leaves.
     public var maximumDeletions: Int?

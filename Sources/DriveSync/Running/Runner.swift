@@ -7,6 +7,9 @@ import StationClient
 struct Runner {
     let sync: DriveSync
     let plan: SyncPlan
+    /// The actions this run does, in order, and the deletions it holds back.
+    let actions: [SyncAction]
+    let held: [SyncAction]
     let store: SyncStateStore
     let progress: (@Sendable (SyncProgress) -> Void)?
     var state: SyncState
@@ -24,6 +27,9 @@ struct Runner {
     init(sync: DriveSync, plan: SyncPlan, store: SyncStateStore, progress: (@Sendable (SyncProgress) -> Void)?) {
         self.sync = sync
         self.plan = plan
+        // Over the deletion limit, the deletions wait for the user and the rest goes through.
+        held = plan.exceedsDeletionLimit ? plan.actions.filter(\.isDeletion) : []
+        actions = plan.exceedsDeletionLimit ? plan.actions.filter { !$0.isDeletion } : plan.actions
         self.store = store
         self.progress = progress
         state = plan.state
@@ -39,14 +45,15 @@ struct Runner {
     mutating func run() async throws(DriveSyncError) -> SyncReport {
         // In sync and nothing learned: nothing to write, not even locally.
         guard !plan.actions.isEmpty || plan.needsCheckpoint else {
-            return SyncReport(completed: [], failures: [], skipped: plan.skipped, byteCount: 0, duration: ContinuousClock.now - start)
+            return SyncReport(completed: [], failures: [], heldDeletions: [], skipped: plan.skipped, byteCount: 0,
+                              duration: ContinuousClock.now - start)
         }
         sync.local.removeIncoming()
         // What planning resolved (the journal, adopted files, new stamps) is recorded first; the
         // journal's results are folded into a checkpoint before the run's own replace them.
         if plan.needsCheckpoint { try await save(checkpoint: true) }
-        let total = plan.actions.reduce(Int64(0)) { $0.addingSaturated($1.byteCount) }
-        for action in plan.actions {
+        let total = actions.reduce(Int64(0)) { $0.addingSaturated($1.byteCount) }
+        for action in actions {
             guard !Task.isCancelled else { throw DriveSyncError(.cancelled, "cancelled before \(action.kind) \(action.path)") }
             report(total: total, current: action.path, bytes: 0)
             do {
@@ -63,16 +70,18 @@ struct Runner {
             finishedBytes = finishedBytes.addingSaturated(action.byteCount)
             report(total: total, current: nil, bytes: 0)
         }
-        // An explicit limit is the user's word on this run's deletions: the mark starts again from here.
-        state.highWaterMark = sync.options.maximumDeletions == nil ? max(state.highWaterMark, state.files.count) : state.files.count
+        // An explicit limit that let every deletion through is the user's word on them: the mark
+        // starts again from here.
+        let approved = sync.options.maximumDeletions != nil && held.isEmpty
+        state.highWaterMark = approved ? state.files.count : max(state.highWaterMark, state.files.count)
         try await save(checkpoint: true)
         sync.local.removeIncoming()
-        return SyncReport(completed: completed, failures: failures, skipped: plan.skipped, byteCount: finishedBytes,
+        return SyncReport(completed: completed, failures: failures, heldDeletions: held, skipped: plan.skipped, byteCount: finishedBytes,
                           duration: ContinuousClock.now - start)
     }
 
     func report(total: Int64, current: String?, bytes: Int64) {
-        progress?(SyncProgress(completedActions: finishedActions, totalActions: plan.actions.count, completedBytes: finishedBytes.addingSaturated(bytes),
+        progress?(SyncProgress(completedActions: finishedActions, totalActions: actions.count, completedBytes: finishedBytes.addingSaturated(bytes),
                                totalBytes: total, currentPath: current, elapsed: ContinuousClock.now - start))
     }
 
@@ -102,18 +111,20 @@ struct Runner {
     /// Records the action of `entry` as done with `change` to its path's entry (after the action),
     /// journalling `then` (the removals of the posts it replaced) in the same write: a stop before
     /// they are done leaves them for the next sync, never a replaced post that looks like news.
-    mutating func finish(_ entry: SyncState.Pending, then: [SyncState.Pending] = [],
+    /// `other` is a second path the change touched (a move's old path), recorded too.
+    mutating func finish(_ entry: SyncState.Pending, then: [SyncState.Pending] = [], also other: SyncPath? = nil,
                          _ change: (inout SyncState) -> Void) async throws(DriveSyncError) {
         state.pending.removeAll { $0.id == entry.id }
         state.pending += then
         change(&state)
         results.append(SyncChange(path: entry.path, entry: state.files[entry.path]))
+        if let other { results.append(SyncChange(path: other, entry: state.files[other])) }
         try await save()
     }
 
     mutating func perform(_ action: SyncAction, total: Int64) async throws {
         let progress = self.progress.map { handler in
-            let (done, finished, count, start) = (finishedBytes, finishedActions, plan.actions.count, start)
+            let (done, finished, count, start) = (finishedBytes, finishedActions, actions.count, start)
             return { @Sendable (bytes: ByteProgress) in
                 handler(SyncProgress(completedActions: finished, totalActions: count, completedBytes: done.addingSaturated(bytes.completed),
                                      totalBytes: total, currentPath: action.path, elapsed: ContinuousClock.now - start))
@@ -141,6 +152,20 @@ struct Runner {
             try await download(postCID, to: path, replacing: nil, supersedes: supersedes, progress: progress)
             guard let moved = local.stamp(of: copy) else { throw StepFailure(message: "the conflict copy is gone") }
             try await upload(copy, stamp: moved, replacing: nil, ancestor: nil, audience: sync.options.audience, progress: progress)
+        case let .publishMove(path, old, stamp, ancestor, audience):
+            try await upload(path, stamp: stamp, replacing: ancestor, ancestor: ancestor, audience: audience, progress: progress,
+                             movedFrom: old)
+        case let .renameLocal(path, old, stamp, postCID):
+            guard let entry = state.files[old] else { throw StepFailure(message: "\(old) is no longer synced") }
+            let pending = SyncState.Pending(action: .move, path: old, stamp: stamp, postCIDs: [postCID])
+            try await begin(pending)
+            try attempt { () throws(SyncPathRefusal) in try local.move(old, expected: stamp, to: path) }
+            local.removeEmptyParents(of: old)
+            guard let moved = local.stamp(of: path) else { throw StepFailure(message: "the moved file is gone") }
+            try await finish(pending, also: path) { state in
+                state.files.removeValue(forKey: old)
+                state.files[path] = SyncState.Entry(postCID: postCID, stamp: moved, sha256: entry.sha256)
+            }
         case let .duplicate(_, copy, postCID):
             try await download(postCID, to: copy, replacing: nil, supersedes: [], progress: progress)
             guard let placed = local.stamp(of: copy) else { throw StepFailure(message: "the copy is gone") }
@@ -170,7 +195,7 @@ struct Runner {
     /// descriptor, opened as the regular file of `stamp`; a file that changed meanwhile is left
     /// for the next sync (and a post made from it removed).
     mutating func upload(_ path: SyncPath, stamp: FileStamp, replacing: String?, ancestor: String?, audience: Audience,
-                         progress: ProgressHandler?) async throws {
+                         progress: ProgressHandler?, movedFrom: SyncPath? = nil) async throws {
         let local = sync.local
         let file: OpenedFile
         do { file = try local.open(path, expecting: stamp) } catch { throw StepFailure(message: error.reason) }
@@ -191,8 +216,9 @@ struct Runner {
         }
         let removals = Self.removals(of: replacing.map { [$0] } ?? [], at: path)
         let stamp = file.stamp
-        try await finish(entry, then: removals) {
+        try await finish(entry, then: removals, also: movedFrom) {
             $0.files[path] = SyncState.Entry(postCID: published.postCID, envelopesCID: published.envelopesCID, stamp: stamp, sha256: sha)
+            if let movedFrom { $0.files.removeValue(forKey: movedFrom) }
         }
         for removal in removals { try await deleteRemote(journalled: removal) }
     }

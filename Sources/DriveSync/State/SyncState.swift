@@ -46,6 +46,8 @@ struct SyncState: Sendable, Equatable {
             case deleteRemote
             /// Renaming the local file at ``path`` to its conflict copy's name.
             case conflictRename
+            /// Renaming the local file at ``path`` to where its version moved on another device.
+            case move
         }
 
         var action: Action

@@ -1,0 +1,95 @@
+import Foundation
+import Manifest
+import StationClient
+import StationEmulator
+import Testing
+@testable import DriveSync
+
+/// Renames and moves travel as moves: published once at the new path on the device where they
+/// happened, renamed in place on the other, with nothing downloaded and nothing trashed.
+@Suite("Moves and renames")
+struct MoveTests {
+    @Test func aRenamedFolderMovesOnBothDevices() async throws {
+        try await SyncRig.with { rig in
+            for index in 0..<12 { try rig.laptop.write("photos/img-\(index).jpg", "photo \(index)") }
+            try rig.laptop.write("photos/2025/old.jpg", "an old photo")
+            _ = try await rig.converge()
+            try FileManager.default.moveItem(at: rig.laptop.folder.appendingPathComponent("photos"),
+                                             to: rig.laptop.folder.appendingPathComponent("pictures"))
+
+            // The default limit: moves are not deletions. One /post and one /post/delete per file.
+            rig.emulator.requests.removeAll()
+            let laptop = try await rig.laptop.sync(SyncOptions(deviceName: "laptop")).sync()
+            #expect(laptop.isInSync && laptop.completed.count == 13 && laptop.completed.allSatisfy { $0.kind == .move })
+            let writes = rig.emulator.requests.entries.filter { $0.method == "POST" }
+            #expect(writes.filter { $0.path == "/post" }.count == 13 && writes.filter { $0.path == "/post/delete" }.count == 13)
+
+            // The other device renames: nothing downloaded, nothing in its trash, the old folder gone.
+            rig.emulator.requests.removeAll()
+            let phone = try await rig.phone.sync(SyncOptions(deviceName: "phone")).sync()
+            #expect(phone.isInSync && phone.completed.count == 13 && phone.completed.allSatisfy { $0.kind == .move })
+            let manifest = try #require(try await rig.phone.client.listPosts(as: DriveFileMetadata.self).manifestCID)
+            let contents = rig.emulator.requests.entries.filter { $0.path.hasPrefix("/content/") || $0.path.hasPrefix("/ipfs/") }
+            #expect(contents.filter { !$0.path.hasSuffix(manifest) }.isEmpty, "\(contents)")
+            #expect(phone.byteCount == 0)
+            #expect(rig.phone.trashed().isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: rig.phone.folder.appendingPathComponent("photos").path))
+            let tree = try await rig.expectSameTree()
+            #expect(tree.count == 13 && tree.keys.allSatisfy { $0.hasPrefix("pictures/") })
+            #expect(try rig.phone.read("pictures/2025/old.jpg") == "an old photo")
+        }
+    }
+
+    @Test func aCaseOnlyRenameIsAMove() async throws {
+        try await SyncRig.with { rig in
+            try rig.laptop.write("Photos/a.jpg", "a")
+            try rig.laptop.write("Photos/b.jpg", "b")
+            _ = try await rig.converge()
+            try FileManager.default.moveItem(at: rig.laptop.folder.appendingPathComponent("Photos"),
+                                             to: rig.laptop.folder.appendingPathComponent("photos"))
+            let laptop = try await rig.laptop.sync().sync()
+            #expect(laptop.completed.map(\.kind) == [.move, .move] && laptop.skipped.isEmpty, "\(laptop.completed) \(laptop.skipped)")
+            let phone = try await rig.phone.sync().sync()
+            #expect(phone.completed.map(\.kind) == [.move, .move] && phone.skipped.isEmpty, "\(phone.completed) \(phone.skipped)")
+            #expect(rig.phone.trashed().isEmpty)
+            let tree = try await rig.expectSameTree()
+            #expect(tree.keys.sorted() == ["photos/a.jpg", "photos/b.jpg"])
+            #expect(try await rig.laptop.sync().plan().isInSync)
+            #expect(try await rig.phone.sync().plan().isInSync)
+        }
+    }
+
+    /// A rename stopped after any state write (as a kill there would): at every stop, every file
+    /// is in one of the two folders or a trash; the next syncs converge on the new names.
+    @Test func aRenameStoppedAnywhereLosesNoFile() async throws {
+        struct Stop: Error {}
+        try await SyncRig.with { rig in
+            let texts = (0..<3).map { "file \($0)" }
+            for (index, text) in texts.enumerated() { try rig.laptop.write("a/f\(index).txt", text) }
+            _ = try await rig.converge()
+            var (from, to) = ("a", "b")
+            var stopAt = 1
+            while stopAt < 60 {
+                try FileManager.default.moveItem(at: rig.laptop.folder.appendingPathComponent(from),
+                                                 to: rig.laptop.folder.appendingPathComponent(to))
+                var options = SyncOptions(maximumDeletions: 100, deviceName: "laptop")
+                let limit = stopAt
+                options.afterStateWrite = { count in if count == limit { throw Stop() } }
+                do throws(DriveSyncError) {
+                    _ = try await rig.laptop.sync(options).sync()
+                    break
+                } catch {
+                    #expect(error.kind == .cancelled)
+                }
+                try await rig.phone.syncExpectingSuccess()
+                let kept = try rig.laptop.keptTexts().union(try rig.phone.keptTexts())
+                #expect(kept.isSuperset(of: texts), "stop \(stopAt): \(kept)")
+                let tree = try await rig.converge()
+                #expect(tree.keys.sorted() == (0..<3).map { "\(to)/f\($0).txt" }, "stop \(stopAt): \(tree.keys.sorted())")
+                (from, to) = (to, from)
+                stopAt += 1
+            }
+            #expect(stopAt > 5 && stopAt < 60, "\(stopAt)")
+        }
+    }
+}
