@@ -51,6 +51,8 @@ enum Commands {
             lines.append("  " + command.spec.usage)
             lines.append("      " + command.spec.summary)
         }
+        // The options every command takes; each command's own (--yes, --dry-run, …) are in its --help.
+        lines += ["", "options of every command:"] + CommandSpec.globalOptions.map(\.helpLine)
         lines += [
             "",
             "Run `cipher <command> --help` for a command's options. Credentials live in --home DIR, $CIPHER_HOME",
