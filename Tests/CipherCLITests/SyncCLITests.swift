@@ -54,7 +54,8 @@ struct SyncCLITests {
         let allowed = try await paired.cipher("sync", folder.path, "--max-delete", "3")
         #expect(allowed.status == 0, "\(allowed.stderr)")
         #expect(paired.emulator.manifest.allPosts.count == 1)
-        // --yes goes over the limit too (2 of 3 synced files deleted; the limit is 1).
+        // --yes goes over the limit too (2 of 3 synced files deleted; the limit is 1), without a
+        // terminal (standard input is a pipe here), as its help says.
         for name in ["d.txt", "e.txt"] { try Data(name.utf8).write(to: folder.appendingPathComponent(name)) }
         #expect(try await paired.cipher("sync", folder.path).status == 0)
         for name in ["d.txt", "e.txt"] { try FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
@@ -62,10 +63,12 @@ struct SyncCLITests {
         #expect(yes.status == 0 && (yesDocument["plan"] as? [String: Any])?["deletions"] as? Int == 2, "\(yes.stderr)")
         #expect(paired.emulator.manifest.allPosts.count == 1)
 
-        // A skipped file (a symbolic link): synced otherwise, exit 5.
+        // A skipped file (a symbolic link): synced otherwise, exit 8 (it waits for the user, a retry does not help).
         try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("link"), withDestinationURL: paired.home.url)
         let skipped = try await paired.cipher("sync", folder.path)
-        #expect(skipped.status == 5 && skipped.stderr.contains("link") && skipped.stderr.contains("symbolic link"), "\(skipped.stderr)")
+        #expect(skipped.status == 8 && skipped.stderr.contains("link") && skipped.stderr.contains("symbolic link"), "\(skipped.stderr)")
+        let (skippedJSON, skippedDocument) = try await paired.cipherJSON("sync", folder.path, "--dry-run")
+        #expect(skippedJSON.status == 8 && skippedDocument["exit_code"] as? Int == 8, "\(skippedJSON.stderr)")
         #expect(try await paired.cipher("sync", folder.path, "--max-delete", "x").status == 2)
 
         // Another sync of the folder running (its lock held, as that sync would): exit 7, nothing changed.
@@ -75,6 +78,59 @@ struct SyncCLITests {
         #expect(busy.status == 7 && busy.stderr.contains("another sync"), "\(busy.stderr)")
         #expect(busyDocument["error"] != nil || busy.stdout.contains("busy"), "\(busy.stdout)")
         close(lock)
-        #expect(try await paired.cipher("sync", folder.path, "--wait").status == 5)
+        #expect(try await paired.cipher("sync", folder.path, "--wait").status == 8)
+    }
+
+    /// A failed action is exit 5 (the next sync retries it), and wins over a skipped item's 8.
+    @Test func failuresExitFiveAndWinOverSkippedItems() async throws {
+        let paired = try await CipherCLITests.pairedHome(gateway: false)
+        defer { paired.cleanup() }
+        let folder = paired.home.url.appendingPathComponent("Drive", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("here".utf8).write(to: folder.appendingPathComponent("here.txt"))
+        // Another device's post whose content does not match the SHA-256 it states: its download fails.
+        let other = try await paired.otherDevice()
+        let wrong = String(repeating: "0", count: 64)
+        let bad = try await other.publish(data: Data("not what it says".utf8),
+                                          metadata: DriveFileMetadata(filename: "bad.txt", sizeBytes: 16, path: "/", sha256: wrong))
+        let (failed, document) = try await paired.cipherJSON("sync", folder.path)
+        #expect(failed.status == 5 && document["exit_code"] as? Int == 5, "\(failed.stderr)")
+        let failures = try #require((document["outcome"] as? [String: Any])?["failures"] as? [[String: Any]])
+        #expect(failures.map { $0["path"] as? String } == ["bad.txt"])
+        #expect(failed.stderr.contains("bad.txt"))
+        // With a skipped item too, the failure's 5 wins (a retry may clear it).
+        try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("link"), withDestinationURL: paired.home.url)
+        let both = try await paired.cipher("sync", folder.path)
+        #expect(both.status == 5 && both.stderr.contains("symbolic link"), "\(both.stderr)")
+        // The failing post gone, only the skipped link is left: 8.
+        _ = try await other.delete(postCID: bad.postCID)
+        #expect(try await paired.cipher("sync", folder.path).status == 8)
+    }
+
+    /// Deletion rows show the size they remove: a local file's size, "—" for a post (not "0 B").
+    @Test func deletionRowsShowWhatTheyRemove() async throws {
+        let paired = try await CipherCLITests.pairedHome(gateway: false)
+        defer { paired.cleanup() }
+        let folder = paired.home.url.appendingPathComponent("Drive", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in ["a.txt", "b.txt", "c.txt", "d.txt"] {
+            try Data(repeating: 65, count: 1500).write(to: folder.appendingPathComponent(name))
+        }
+        #expect(try await paired.cipher("sync", folder.path).status == 0)
+        // Deleted here: a deleteRemote; deleted on the station: a deleteLocal of a 1.5 KB file.
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("a.txt"))
+        let other = try await paired.otherDevice()
+        let listed = try await other.listPosts(as: DriveFileMetadata.self).posts
+        let post = try #require(listed.first { $0.metadata?.filename == "b.txt" })
+        _ = try await other.delete(postCID: post.postCID)
+        let dry = try await paired.cipher("sync", folder.path, "--dry-run")
+        #expect(dry.status == 0, "\(dry.stderr)")
+        let rows = dry.stdout.split(separator: "\n").map(String.init)
+        let remote = try #require(rows.first { $0.hasPrefix("deleteRemote") })
+        let local = try #require(rows.first { $0.hasPrefix("deleteLocal") })
+        #expect(remote.contains("—") && !remote.contains("0 B") && remote.contains("a.txt"), "\(remote)")
+        #expect(local.contains("1.5 KB") && local.contains("b.txt"), "\(local)")
+        // Not a terminal: no planning lines.
+        #expect(!dry.stderr.contains("planning"), "\(dry.stderr)")
     }
 }

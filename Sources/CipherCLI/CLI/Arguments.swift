@@ -35,11 +35,16 @@ struct CommandSpec: Sendable {
         let all = options + Self.globalOptions
         lines.append("")
         lines.append("options:")
-        for option in all {
-            let name = option.names.joined(separator: ", ") + (option.value.map { " \($0)" + (option.takesMany ? "…" : "") } ?? "")
-            lines.append("  " + name.padding(toLength: max(name.count, 22), withPad: " ", startingAt: 0) + "  " + option.help)
-        }
+        lines += all.map(\.helpLine)
         return lines.joined(separator: "\n")
+    }
+}
+
+extension OptionSpec {
+    /// The option's line in a help text: its names and value, then what it does.
+    var helpLine: String {
+        let name = names.joined(separator: ", ") + (value.map { " \($0)" + (takesMany ? "…" : "") } ?? "")
+        return "  " + name.padding(toLength: max(name.count, 22), withPad: " ", startingAt: 0) + "  " + help
     }
 }
 

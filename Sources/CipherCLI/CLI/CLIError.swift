@@ -10,12 +10,17 @@ enum ExitCode: Int32, Sendable {
     case refused = 3
     /// The station, or an IPFS gateway, or the network could not be reached.
     case unreachable = 4
-    /// `cipher sync`: done, but files were skipped or failed (listed; the next sync tries the failed ones again).
+    /// `cipher sync`: done, but some actions failed (listed); the next sync tries them again, so a
+    /// retry may help. Wins over ``needsAttention`` when both apply, since retrying may clear it.
     case incomplete = 5
     /// `cipher sync`: the plan deletes more files than the limit; nothing was changed (`--max-delete N` allows them).
     case waitingForDecision = 6
     /// `cipher sync`: another sync of the folder is running; nothing was changed (`--wait` waits for it).
     case busy = 7
+    /// `cipher sync`: done, but some items will not sync until the user acts (``SyncPlan/skipped``:
+    /// symbolic links, special files, refused or colliding names, unreadable places); a retry alone
+    /// changes nothing. Scripts that retry on 5 should not retry on 8.
+    case needsAttention = 8
 }
 
 /// A failure of the command line tool, carrying its exit code.

@@ -121,6 +121,15 @@ enum Format {
         return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
     }
 
+    /// A time left: seconds under a minute, then minutes (and hours), rounded up so that a last
+    /// fraction of a second does not read "0 s".
+    static func duration(_ duration: Duration) -> String {
+        let seconds = Int64(duration.inSeconds.rounded(.up))
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min \(seconds % 60) s" }
+        return "\(seconds / 3600) h \(seconds % 3600 / 60) min"
+    }
+
     static func date(_ unixSeconds: Int?) -> String {
         guard let unixSeconds else { return "-" }
         let formatter = DateFormatter()

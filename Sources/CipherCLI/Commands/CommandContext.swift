@@ -51,6 +51,8 @@ enum Commands {
             lines.append("  " + command.spec.usage)
             lines.append("      " + command.spec.summary)
         }
+        // The options every command takes; each command's own (--yes, --dry-run, …) are in its --help.
+        lines += ["", "options of every command:"] + CommandSpec.globalOptions.map(\.helpLine)
         lines += [
             "",
             "Run `cipher <command> --help` for a command's options. Credentials live in --home DIR, $CIPHER_HOME",
@@ -61,8 +63,11 @@ enum Commands {
             "so later commands of the session skip the passphrase; `cipher lock` and the time-out delete the copy.",
             "Without such a keyring (ssh, cron, containers: the user's shared default one) and elsewhere, every command asks.",
             "Exit codes: 0 success, 1 failure, 2 usage, 3 refused by the station, 4 station, gateway or network unreachable,",
-            "5 (sync) files skipped or failed, 6 (sync) more deletions than the limit, nothing changed,",
+            "5 (sync) done, but some files failed; the next sync tries them again (a retry may help),",
+            "6 (sync) more deletions than the limit, nothing changed (--max-delete N or --yes allows them),",
             "7 (sync) another sync of the folder is running, nothing changed (--wait waits for it),",
+            "8 (sync) done, but some items are skipped and will not sync until you act (links, special files, refused names,",
+            "unreadable places); when files also failed the code is 5,",
             "130 interrupted (Ctrl-C cancels the command and removes its staged upload or partial download; a sync resumes next time).",
         ]
         return lines.joined(separator: "\n")

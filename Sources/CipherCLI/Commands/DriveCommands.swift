@@ -10,56 +10,55 @@ struct FileRow: Encodable {
     var envelopesCID: String?
     var audienceMode: String
     var filename: String?
+    /// The file's full path on the drive (its folder and name, `/docs/notes.txt`): files of the
+    /// same name in different folders are told apart by it.
+    var path: String?
     var mimeType: String?
     var sizeBytes: Int?
     var createdAt: Int?
+    var modifiedAt: Int?
+    /// The plaintext's SHA-256 its metadata states (written by `cipher sync`).
+    var sha256: String?
     var isPublic: Bool
 
     /// The names `Console.emit` turns into snake case, but for `public` (the station's word for it).
     enum CodingKeys: String, CodingKey {
-        case postCID, envelopesCID, audienceMode, filename, mimeType, sizeBytes, createdAt, isPublic = "public"
+        case postCID, envelopesCID, audienceMode, filename, path, mimeType, sizeBytes, createdAt, modifiedAt, sha256, isPublic = "public"
     }
 
-    init(postCID: String, envelopesCID: String?, audienceMode: String, filename: String?, mimeType: String?, sizeBytes: Int?,
-         createdAt: Int?, isPublic: Bool) {
+    init(postCID: String, envelopesCID: String?, audienceMode: String, metadata: DriveFileMetadata?, createdAt: Int?, isPublic: Bool) {
         self.postCID = postCID
         self.envelopesCID = envelopesCID
         self.audienceMode = audienceMode
-        self.filename = filename
-        self.mimeType = mimeType
-        self.sizeBytes = sizeBytes
-        self.createdAt = createdAt
+        filename = metadata?.filename
+        path = metadata.map(DriveFiles.fullPath)
+        mimeType = metadata?.mimeType
+        sizeBytes = metadata?.sizeBytes
+        self.createdAt = metadata?.createdAt ?? createdAt
+        modifiedAt = metadata?.modifiedAt
+        sha256 = metadata?.sha256
         self.isPublic = isPublic
     }
 
+    /// Any namespace's post: its metadata read as drive metadata where it has a `filename` (the
+    /// drive's one reader, so sizes, dates and digests are checked as `cipher get` and sync read them).
     init(_ post: ListedPost<JSONValue>) {
-        let metadata = post.metadata?.objectValue
-        postCID = post.postCID
-        envelopesCID = post.envelopesCID
-        audienceMode = post.audienceMode.wireValue
-        filename = metadata?["filename"]?.stringValue
-        mimeType = metadata?["mime_type"]?.stringValue
-        sizeBytes = metadata?["size_bytes"]?.intValue
-        createdAt = metadata?["created_at"]?.intValue ?? post.createdAt
-        isPublic = post.isPublic
+        let metadata = post.metadata.flatMap { try? DriveFileMetadata.read(jsonBytes: WireJSON.serialize($0)) }
+        self.init(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode.wireValue, metadata: metadata,
+                  createdAt: post.metadata?.objectValue?["created_at"]?.intValue ?? post.createdAt, isPublic: post.isPublic)
     }
 
     init(_ post: ListedPost<DriveFileMetadata>) {
-        postCID = post.postCID
-        envelopesCID = post.envelopesCID
-        audienceMode = post.audienceMode.wireValue
-        filename = post.metadata?.filename
-        mimeType = post.metadata?.mimeType
-        sizeBytes = post.metadata?.sizeBytes
-        createdAt = post.metadata?.createdAt ?? post.createdAt
-        isPublic = post.isPublic
+        self.init(postCID: post.postCID, envelopesCID: post.envelopesCID, audienceMode: post.audienceMode.wireValue, metadata: post.metadata,
+                  createdAt: post.createdAt, isPublic: post.isPublic)
     }
 
-    /// The row as `ls` and `read` print it (the station's strings escaped).
+    /// The row as `ls` and `read` print it (the station's strings escaped): the full path, as
+    /// files of one name in different folders are common.
     var line: TerminalText {
         let size = sizeBytes.map { Format.bytes(Int64($0)) } ?? "-"
         let mode = audienceMode.padding(toLength: 8, withPad: " ", startingAt: 0)
-        return "\(postCID)  \(mode) \(size.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Format.date(createdAt))  \(filename ?? "(no name)")"
+        return "\(postCID)  \(mode) \(size.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Format.date(createdAt))  \(path ?? "(no name)")"
     }
 }
 
@@ -171,8 +170,7 @@ enum PutCommand: Command {
             console.finishProgress()
         }
         let row = FileRow(postCID: published.postCID, envelopesCID: published.envelopesCID, audienceMode: published.audienceMode.wireValue,
-                          filename: metadata.filename, mimeType: metadata.mimeType, sizeBytes: metadata.sizeBytes,
-                          createdAt: metadata.createdAt, isPublic: isPublic)
+                          metadata: metadata, createdAt: metadata.createdAt, isPublic: isPublic)
         console.say("uploaded \(metadata.filename) (\(Format.bytes(Int64(metadata.sizeBytes ?? 0))), \(row.audienceMode)) as \(published.postCID)")
         console.emit(row)
     }

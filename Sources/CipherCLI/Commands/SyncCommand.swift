@@ -11,7 +11,8 @@ enum SyncCommand: Command {
         options: [
             OptionSpec(names: ["--dry-run", "-n"], help: "show the plan and change nothing"),
             OptionSpec(names: ["--max-delete"], help: "allow up to N deletions (default: half the most files DIR had in sync)", value: "N"),
-            OptionSpec(names: ["--yes", "-y"], help: "do not ask before going over the deletion limit on a terminal; go on"),
+            OptionSpec(names: ["--yes", "-y"],
+                       help: "go over the deletion limit without asking, on a terminal or not (scripts); without it a terminal asks, else exit 6"),
             OptionSpec(names: ["--wait"], help: "wait for another sync of DIR to finish (otherwise exit 7 at once)"),
         ],
         positionals: 1...1)
@@ -92,8 +93,12 @@ enum SyncCommand: Command {
         let folder = URL(fileURLWithPath: arguments.positionals[0])
         let client = try await context.client()
         var sync = DriveSync(client: client, folder: folder, options: options)
+        // Planning reads the whole folder and listing (half a minute on a new device): say so on a terminal.
+        let line = console.json ? nil : SyncProgressLine(console: console)
+        line?.planning("scanning \(sync.folder.path) and listing the station…")
         var plan = try await driveSync { try await sync.plan() }
-        show(plan, console: console)
+        line?.planned(plan)
+        show(plan, console: console, folder: sync.folder)
 
         var output = Output(folder: sync.folder.path, namespace: client.configuration.namespace, dryRun: arguments.has("--dry-run"),
                             plan: planOutput(plan), outcome: nil, inSync: false, waitingForDecision: false, exitCode: 0)
@@ -104,7 +109,9 @@ enum SyncCommand: Command {
                 && ["y", "yes"].contains(console.ask(question)?.lowercased() ?? "")))
             if allowed {
                 sync.options.maximumDeletions = plan.deletionCount
+                line?.planning("again with the limit raised to \(plan.deletionCount)…")
                 plan = try await driveSync { try await sync.plan() }
+                line?.planned(plan)
                 output.plan = planOutput(plan)
             }
         }
@@ -121,12 +128,12 @@ enum SyncCommand: Command {
         if output.dryRun {
             console.say(plan.isInSync ? "in sync: nothing to do" : "dry run: nothing was changed")
             output.inSync = plan.isInSync && plan.skipped.isEmpty
-            output.exitCode = plan.skipped.isEmpty ? 0 : ExitCode.incomplete.rawValue
+            let code = exitCode(failures: 0, skipped: plan.skipped.count)
+            output.exitCode = code.rawValue
             console.emit(output)
-            if !plan.skipped.isEmpty { throw Finished(code: .incomplete) }
+            if code != .success { throw Finished(code: code) }
             return
         }
-        let line = console.json ? nil : SyncProgressLine(console: console)
         var progress: (@Sendable (SyncProgress) -> Void)?
         if let line { progress = { line.update($0) } }
         let (runner, runPlan) = (sync, plan)
@@ -135,17 +142,26 @@ enum SyncCommand: Command {
 
         for failure in report.failures { console.note("failed: \(failure.action) \(failure.path): \(failure.message)") }
         let seconds = report.duration.inSeconds
-        let failed = report.failures.isEmpty ? "" : "; \(report.failures.count) failed (the next sync tries again)"
+        var failed = report.failures.isEmpty ? "" : "; \(report.failures.count) failed (the next sync tries again)"
+        if !plan.skipped.isEmpty { failed += "; \(plan.skipped.count) skipped (not synced until you act on them)" }
         let took = String(format: "%.1f s", seconds)
         console.say("done: \(report.completed.count) of \(plan.actions.count) actions, \(Format.bytes(report.byteCount)) in \(took)\(trusted: failed)")
         output.outcome = OutcomeOutput(completed: report.completed.map(ActionRow.init), failures: report.failures.map {
             FailureRow(action: $0.action.description, path: $0.path, message: $0.message)
         }, bytes: report.byteCount, seconds: seconds)
         output.inSync = report.isInSync && plan.skipped.isEmpty
-        output.exitCode = output.inSync ? 0 : ExitCode.incomplete.rawValue
+        let code = exitCode(failures: report.failures.count, skipped: plan.skipped.count)
+        output.exitCode = code.rawValue
         if output.inSync { console.say("in sync") }
         console.emit(output)
-        if !output.inSync { throw Finished(code: .incomplete) }
+        if code != .success { throw Finished(code: code) }
+    }
+
+    /// A finished sync's exit code: failures (5) win over skipped items (8), since retrying may
+    /// clear the failures while the skipped items wait for the user either way.
+    static func exitCode(failures: Int, skipped: Int) -> ExitCode {
+        if failures > 0 { return .incomplete }
+        return skipped > 0 ? .needsAttention : .success
     }
 
     /// Runs a DriveSync call; a station's error keeps its kind (and so its exit code).
@@ -165,11 +181,25 @@ enum SyncCommand: Command {
                    resumedActions: plan.resumedActionCount)
     }
 
+    /// The SIZE cell of a plan row: the bytes an action transfers, or for a deletion (which
+    /// transfers none) the size it removes: the local file's as it is now, or "—" for a post (the
+    /// plan does not publish its listing's sizes).
+    static func size(of action: SyncAction, in folder: URL) -> String {
+        switch action.kind {
+        case .deleteLocal:
+            // attributesOfItem does not follow a link; the planner only deletes regular files.
+            let size = (try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(action.path).path))?[.size]
+            return (size as? NSNumber).map { Format.bytes($0.int64Value) } ?? "—"
+        case .deleteRemote: return "—"
+        default: return Format.bytes(action.byteCount)
+        }
+    }
+
     /// The plan as a table, a summary line, and what is skipped.
-    static func show(_ plan: SyncPlan, console: Console) {
+    static func show(_ plan: SyncPlan, console: Console, folder: URL) {
         if plan.resumedActionCount > 0 { console.say("resuming an interrupted sync (\(plan.resumedActionCount) journalled actions resolved)") }
         let rows = plan.actions.map { action in
-            [action.kind.description, Format.bytes(action.byteCount),
+            [action.kind.description, size(of: action, in: folder),
              TerminalText.escapingControlCharacters(in: action.path + (action.conflictCopyPath.map { " → \($0)" } ?? "")), action.reason]
         }
         console.sayTable(["ACTION", "SIZE", "PATH", "WHY"], rows)
@@ -180,6 +210,7 @@ enum SyncCommand: Command {
             (\(Format.bytes(plan.downloadByteCount))), \(plan.deletionCount) deletions, \(count(.conflict) + count(.duplicate)) conflicts\(trusted: skipped)
             """)
         for item in plan.skipped { console.note("skipped \(item.isRemote ? "station file" : "local file") \(item.path): \(item.reason.description)") }
+        if !plan.skipped.isEmpty { console.note("skipped items are not synced until you act on them (exit 8 unless something fails)") }
     }
 }
 
@@ -188,29 +219,46 @@ struct Finished: Error {
     var code: ExitCode
 }
 
-/// A sync's progress on standard error on a terminal: actions, bytes, throughput and the time
-/// left for the whole run, redrawn at most every 1 % or on a new file.
+/// A sync's planning and progress on standard error on a terminal: what planning does, then
+/// actions, bytes, throughput and the time left for the whole run, redrawn at most every 1 %, on a
+/// new file or on a finished action.
 final class SyncProgressLine: Sendable {
     private let console: Console
-    private let last = Locked((permille: -1, path: String?.none))
+    private let last = Locked((permille: -1, path: String?.none, actions: -1))
+    private let planningStarted = Locked(ContinuousClock.now)
 
     init?(console: Console) {
         guard console.stderrIsTerminal else { return nil }
         self.console = console
     }
 
+    /// Before planning: what it does (DriveSync reports no progress while it plans).
+    func planning(_ what: TerminalText) {
+        planningStarted.withLock { $0 = .now }
+        console.note("planning: \(trusted: what.rendered)")
+    }
+
+    /// After planning: how long it took and what it found.
+    func planned(_ plan: SyncPlan) {
+        let took = String(format: "%.1f s", (ContinuousClock.now - planningStarted.withLock { $0 }).inSeconds)
+        console.note("planned in \(took): \(plan.actions.count) actions, \(plan.skipped.count) skipped")
+    }
+
     func update(_ progress: SyncProgress) {
         let permille = progress.totalBytes > 0 ? Int(min(1000, progress.completedBytes * 1000 / progress.totalBytes)) : 0
+        // A finished action redraws too: deletions and small files move no bytes, and the time left
+        // (counted in actions as well as bytes) would otherwise stay as it was at the last byte.
         let redraw = last.withLock { last -> Bool in
-            guard permille / 10 != last.permille / 10 || progress.currentPath != last.path else { return false }
-            last = (permille, progress.currentPath)
+            guard permille / 10 != last.permille / 10 || progress.currentPath != last.path
+                || progress.completedActions != last.actions else { return false }
+            last = (permille, progress.currentPath, progress.completedActions)
             return true
         }
         guard redraw else { return }
         var text = "\rsyncing \(progress.completedActions)/\(progress.totalActions) · \(Format.bytes(progress.completedBytes))"
             + "/\(Format.bytes(progress.totalBytes))"
         if let rate = progress.bytesPerSecond { text += " · \(Format.bytes(Int64(rate)))/s" }
-        if let left = progress.estimatedTimeRemaining { text += " · \(left.components.seconds) s left" }
+        if let left = progress.estimatedTimeRemaining { text += " · \(Format.duration(left)) left" }
         if let path = progress.currentPath { text += " · " + TerminalText.escapingControlCharacters(in: path) }
         FileHandle.standardError.write(Data((text + "\u{1b}[K").utf8))
     }

@@ -25,6 +25,13 @@ enum DriveFiles {
                                  sizeBytes: size, createdAt: now, modifiedAt: modified ?? now, path: "/")
     }
 
+    /// The file's full path on the drive, its folder and its name (`/docs/notes.txt`); without a
+    /// folder it sits at the top, as sync reads it.
+    static func fullPath(_ metadata: DriveFileMetadata) -> String {
+        let folder = metadata.path ?? "/"
+        return folder + (folder.hasSuffix("/") ? "" : "/") + metadata.filename
+    }
+
     /// Whether a stored filename can name a file in the current directory as it is: not empty,
     /// `.` or `..`, and without `/` or NUL (which would pick another directory or cut the name).
     static func isPlainFileName(_ name: String) -> Bool {
