@@ -45,23 +45,27 @@ struct SyncCLITests {
         let again = try await paired.cipher("sync", folder.path)
         #expect(again.status == 0 && again.stdout.contains("in sync"), "\(again.stdout)\(again.stderr)")
 
-        // Three of four deleted: over the default limit (half), so nothing changes and the exit code says it waits.
+        // Three of four deleted and one new file: over the default limit (half), so the deletions
+        // are held back, the new file goes up, and the exit code says the deletions wait.
         for name in ["a.txt", "b.txt", "docs/c.md"] { try FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
+        try Data("held-back run".utf8).write(to: folder.appendingPathComponent("g.txt"))
         let (held, heldDocument) = try await paired.cipherJSON("sync", folder.path)
         #expect(held.status == 6 && heldDocument["waiting_for_decision"] as? Bool == true, "\(held.stderr)")
-        #expect(held.stderr.contains("--max-delete 3"))
-        #expect(paired.emulator.manifest.allPosts.count == 4)
+        #expect(held.stderr.contains("--max-delete 3") && held.stderr.contains("held back"))
+        let heldOutcome = try #require(heldDocument["outcome"] as? [String: Any])
+        #expect((heldOutcome["held_deletions"] as? [Any])?.count == 3 && (heldOutcome["completed"] as? [Any])?.count == 1)
+        #expect(paired.emulator.manifest.allPosts.count == 5)
         let allowed = try await paired.cipher("sync", folder.path, "--max-delete", "3")
         #expect(allowed.status == 0, "\(allowed.stderr)")
-        #expect(paired.emulator.manifest.allPosts.count == 1)
-        // --yes goes over the limit too (2 of 3 synced files deleted; the limit is 1), without a
+        #expect(paired.emulator.manifest.allPosts.count == 2)
+        // --yes goes over the limit too (3 of 5 synced files deleted; the limit is 2), without a
         // terminal (standard input is a pipe here), as its help says.
-        for name in ["d.txt", "e.txt"] { try Data(name.utf8).write(to: folder.appendingPathComponent(name)) }
+        for name in ["d.txt", "e.txt", "f.txt"] { try Data(name.utf8).write(to: folder.appendingPathComponent(name)) }
         #expect(try await paired.cipher("sync", folder.path).status == 0)
-        for name in ["d.txt", "e.txt"] { try FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
+        for name in ["d.txt", "e.txt", "f.txt"] { try FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
         let (yes, yesDocument) = try await paired.cipherJSON("sync", folder.path, "--yes")
-        #expect(yes.status == 0 && (yesDocument["plan"] as? [String: Any])?["deletions"] as? Int == 2, "\(yes.stderr)")
-        #expect(paired.emulator.manifest.allPosts.count == 1)
+        #expect(yes.status == 0 && (yesDocument["plan"] as? [String: Any])?["deletions"] as? Int == 3, "\(yes.stderr)")
+        #expect(paired.emulator.manifest.allPosts.count == 2)
 
         // A skipped file (a symbolic link): synced otherwise, exit 8 (it waits for the user, a retry does not help).
         try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("link"), withDestinationURL: paired.home.url)

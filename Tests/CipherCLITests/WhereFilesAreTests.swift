@@ -65,6 +65,8 @@ struct WhereFilesAreTests {
         #expect(SyncCommand.exitCode(failures: 1, skipped: 0) == .incomplete)
         #expect(SyncCommand.exitCode(failures: 0, skipped: 2) == .needsAttention)
         #expect(SyncCommand.exitCode(failures: 1, skipped: 2) == .incomplete)
+        #expect(SyncCommand.exitCode(failures: 0, held: 3, skipped: 2) == .waitingForDecision)
+        #expect(SyncCommand.exitCode(failures: 1, held: 3, skipped: 0) == .incomplete)
     }
 
     @Test func timesLeftRead() {

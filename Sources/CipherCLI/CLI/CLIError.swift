@@ -13,7 +13,8 @@ enum ExitCode: Int32, Sendable {
     /// `cipher sync`: done, but some actions failed (listed); the next sync tries them again, so a
     /// retry may help. Wins over ``needsAttention`` when both apply, since retrying may clear it.
     case incomplete = 5
-    /// `cipher sync`: the plan deletes more files than the limit; nothing was changed (`--max-delete N` allows them).
+    /// `cipher sync`: the plan deletes more files than the limit; those deletions were held back
+    /// and everything else synced (`--max-delete N` lets them through).
     case waitingForDecision = 6
     /// `cipher sync`: another sync of the folder is running; nothing was changed (`--wait` waits for it).
     case busy = 7

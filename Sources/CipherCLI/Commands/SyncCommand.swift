@@ -66,6 +66,7 @@ enum SyncCommand: Command {
     struct OutcomeOutput: Encodable {
         var completed: [ActionRow]
         var failures: [FailureRow]
+        var heldDeletions: [ActionRow]
         var bytes: Int64
         var seconds: Double
     }
@@ -115,10 +116,10 @@ enum SyncCommand: Command {
                 output.plan = planOutput(plan)
             }
         }
-        if plan.exceedsDeletionLimit {
+        if plan.exceedsDeletionLimit && output.dryRun {
             console.note("""
-                the sync would delete \(plan.deletionCount) files, more than the limit of \(plan.deletionLimit): nothing was changed. \
-                If these deletions are meant, run again with --max-delete \(plan.deletionCount)
+                the sync would delete \(plan.deletionCount) files, more than the limit of \(plan.deletionLimit): a run would hold them \
+                back and do the rest. If these deletions are meant, run again with --max-delete \(plan.deletionCount)
                 """)
             output.waitingForDecision = true
             output.exitCode = ExitCode.waitingForDecision.rawValue
@@ -141,6 +142,15 @@ enum SyncCommand: Command {
         line?.finish()
 
         for failure in report.failures { console.note("failed: \(failure.action) \(failure.path): \(failure.message)") }
+        if !report.heldDeletions.isEmpty {
+            // Over the limit only the deletions wait: everything else above was done.
+            for action in report.heldDeletions { console.note("held back: \(action.kind) \(action.path) (\(action.reason))") }
+            console.note("""
+                held back \(report.heldDeletions.count) deletions, more than the limit of \(plan.deletionLimit); everything else was synced. \
+                If these deletions are meant, run again with --max-delete \(report.heldDeletions.count)
+                """)
+            output.waitingForDecision = true
+        }
         let seconds = report.duration.inSeconds
         var failed = report.failures.isEmpty ? "" : "; \(report.failures.count) failed (the next sync tries again)"
         if !plan.skipped.isEmpty { failed += "; \(plan.skipped.count) skipped (not synced until you act on them)" }
@@ -148,19 +158,21 @@ enum SyncCommand: Command {
         console.say("done: \(report.completed.count) of \(plan.actions.count) actions, \(Format.bytes(report.byteCount)) in \(took)\(trusted: failed)")
         output.outcome = OutcomeOutput(completed: report.completed.map(ActionRow.init), failures: report.failures.map {
             FailureRow(action: $0.action.description, path: $0.path, message: $0.message)
-        }, bytes: report.byteCount, seconds: seconds)
+        }, heldDeletions: report.heldDeletions.map(ActionRow.init), bytes: report.byteCount, seconds: seconds)
         output.inSync = report.isInSync && plan.skipped.isEmpty
-        let code = exitCode(failures: report.failures.count, skipped: plan.skipped.count)
+        let code = exitCode(failures: report.failures.count, held: report.heldDeletions.count, skipped: plan.skipped.count)
         output.exitCode = code.rawValue
         if output.inSync { console.say("in sync") }
         console.emit(output)
         if code != .success { throw Finished(code: code) }
     }
 
-    /// A finished sync's exit code: failures (5) win over skipped items (8), since retrying may
-    /// clear the failures while the skipped items wait for the user either way.
-    static func exitCode(failures: Int, skipped: Int) -> ExitCode {
+    /// A finished sync's exit code: failures (5) win over deletions held back by the limit (6),
+    /// which win over skipped items (8): retrying may clear the failures, `--max-delete` lets the
+    /// deletions through, and the skipped items wait for the user either way.
+    static func exitCode(failures: Int, held: Int = 0, skipped: Int) -> ExitCode {
         if failures > 0 { return .incomplete }
+        if held > 0 { return .waitingForDecision }
         return skipped > 0 ? .needsAttention : .success
     }
 
