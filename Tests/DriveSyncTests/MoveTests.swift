@@ -93,3 +93,35 @@ struct MoveTests {
         }
     }
 }
+
+/// A hostile listing cannot make one plan download or publish without bound.
+@Suite("Bounds a listing cannot move")
+struct ListingBoundTests {
+    @Test func comparisonsAndCopiesAreCappedPerPlan() async throws {
+        try await SyncRig.with { rig in
+            // Forty posts without a digest stating the size of a new local file: at most the cap is
+            // downloaded to compare; the path is left for a later sync, not decided blind.
+            try rig.laptop.write("same-size.txt", "0123456789")
+            for index in 0..<40 {
+                _ = try await rig.phone.client.publish(data: Data("other \(index)".utf8.prefix(10)),
+                                                       metadata: DriveFileMetadata(filename: "same-size.txt", sizeBytes: 10, path: "/"))
+            }
+            // Twenty versions of one new path: copied at most eight a run.
+            for index in 0..<20 {
+                _ = try await rig.phone.client.publish(
+                    data: Data("version \(index)".utf8),
+                    metadata: DriveFileMetadata(filename: "crowded.txt", sizeBytes: "version \(index)".utf8.count, path: "/",
+                                                sha256: SyncRig.sha256("version \(index)")))
+            }
+            rig.emulator.requests.removeAll()
+            let plan = try await rig.laptop.sync().plan()
+            let downloads = rig.emulator.requests.entries.filter { $0.path.hasPrefix("/content/") }.count
+            #expect(downloads <= Planner.maximumComparisons + 1, "\(downloads)")
+            #expect(plan.skipped.contains { $0.path == "same-size.txt" && $0.reason == .deferred })
+            #expect(!plan.actions.contains { $0.path == "same-size.txt" })
+            let crowded = plan.actions.filter { $0.path == "crowded.txt" }
+            #expect(crowded.filter { $0.kind == .duplicate }.count == Planner.maximumCopiesPerPath)
+            #expect(plan.skipped.contains { $0.path == "crowded.txt" && $0.reason == .deferred })
+        }
+    }
+}
