@@ -154,15 +154,25 @@ struct Runner {
         do { try body() } catch { throw StepFailure(message: error.reason) }
     }
 
-    /// Runs a station call; its error is this action's failure, except cancellation, which stops the run.
+    /// Runs a station call; its error is this action's failure, except cancellation and a station
+    /// out of reach, which stop the run (``DriveSyncError/Kind/station``): every later file would
+    /// fail the same way, after its own wait. What is done is in the journal; the next sync resumes.
     func station<Value>(_ body: () async throws -> Value) async throws -> Value {
         do {
             return try await body()
         } catch let error as StationClientError where error.kind == .cancelled {
             throw error
+        } catch let error as StationClientError where Self.isOutOfReach(error) {
+            throw DriveSyncError(.station, "the station is out of reach (\(error.message)); the next sync resumes", underlying: error)
         } catch {
             throw StepFailure(message: "\(error)", underlying: error)
         }
+    }
+
+    /// Whether `error` says the station or the network is gone (no answer, or one too slow), as
+    /// `cipher` tells exit 4 from a refusal: not a verdict on one file.
+    static func isOutOfReach(_ error: StationClientError) -> Bool {
+        error.kind == .unreachable || error.kind == .tooSlow
     }
 
     /// Publishes the local file (journalled with its SHA-256 and stamp) as the successor of
