@@ -188,7 +188,8 @@ struct Runner {
         do { sha = Hex.encode(try file.sha256()) } catch { throw StepFailure(message: "cannot read the file: \(error.reason)") }
         let entry = SyncState.Pending(action: .upload, path: path, sha256: sha, stamp: file.stamp, postCIDs: replacing.map { [$0] } ?? [])
         try await begin(entry)
-        let metadata = sync.metadata(for: path, stamp: file.stamp, sha256: sha, replaces: ancestor ?? replacing)
+        let metadata = sync.metadata(for: path, stamp: file.stamp, sha256: sha, replaces: ancestor ?? replacing,
+                                     executable: file.isExecutable)
         let client = sync.client
         let published = try await station {
             try await client.publish(contentsOf: file.handle, metadata: metadata, audience: audience, progress: progress)
@@ -222,7 +223,7 @@ struct Runner {
         try await begin(entry)
         let local = sync.local
         let incoming: IncomingFile
-        do { incoming = try local.createIncoming() } catch { throw StepFailure(message: "cannot write in the folder: \(error.reason)") }
+        do { incoming = try local.createIncoming(executable: post.metadata?.executable == true) } catch { throw StepFailure(message: "cannot write in the folder: \(error.reason)") }
         let client = sync.client
         try await station { try await client.download(post, into: incoming.handle, progress: progress) }
         let sha: String
@@ -235,6 +236,11 @@ struct Runner {
         entry.sha256 = sha
         try await begin(entry)
         if let replacing {
+            // An update keeps the permissions the local file was given here, whatever the new
+            // file was created with.
+            if let permissions = local.permissions(of: path) {
+                do { try incoming.setPermissions(permissions) } catch { throw StepFailure(message: error.reason) }
+            }
             // Nothing replaced without a copy: the local version goes to the trash first. The
             // state keeps the path's entry until the new file is in place, so a stop in between
             // downloads again (an edit elsewhere beats a deletion here).
