@@ -141,13 +141,13 @@ public struct DriveSync: Sendable {
         try await stateStore().delete()
     }
 
-    /// The metadata a local file is published with: CipherVault's fields, the plaintext's SHA-256
-    /// and the post it replaces.
-    func metadata(for path: SyncPath, stamp: FileStamp, sha256: String, replaces: String?) -> DriveFileMetadata {
+    /// The metadata a local file is published with: CipherVault's fields, the plaintext's SHA-256,
+    /// the post it replaces and whether it is executable.
+    func metadata(for path: SyncPath, stamp: FileStamp, sha256: String, replaces: String?, executable: Bool) -> DriveFileMetadata {
         let pathExtension = (path.filename as NSString).pathExtension
         return DriveFileMetadata(filename: path.filename, mimeType: DriveFileMetadata.mimeType(forPathExtension: pathExtension),
                                  sizeBytes: Int(stamp.size), createdAt: Int(Date().timeIntervalSince1970),
                                  modifiedAt: Int(stamp.modified / 1_000_000), path: path.remoteDirectory,
-                                 sha256: sha256, replaces: replaces)
+                                 sha256: sha256, replaces: replaces, executable: executable)
     }
 }

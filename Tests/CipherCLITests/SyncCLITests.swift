@@ -137,4 +137,23 @@ struct SyncCLITests {
         // Not a terminal: no planning lines.
         #expect(!dry.stderr.contains("planning"), "\(dry.stderr)")
     }
+
+    @Test func aStationGoneMidRunExits4AndTheNextSyncFinishes() async throws {
+        let paired = try await CipherCLITests.pairedHome(gateway: false)
+        defer { paired.cleanup() }
+        let folder = paired.home.url.appendingPathComponent("Drive", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in ["a.txt", "b.txt", "c.txt"] { try Data("content of \(name)".utf8).write(to: folder.appendingPathComponent(name)) }
+        // The listing goes through; every upload meets a tunnel's 502, no station behind it.
+        let post = RequestRoute("POST", path: "/post")
+        paired.emulator.faults.failNextRequests(Int.max, status: 502, route: post)
+        let gone = try await paired.cipher("sync", folder.path)
+        #expect(gone.status == 4, "\(gone.status) \(gone.stderr)")
+        // The first upload's own attempts only: no other file was tried.
+        #expect(paired.emulator.requests.count(post) <= 2)
+        paired.emulator.faults.reset()
+        let again = try await paired.cipher("sync", folder.path)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(paired.emulator.manifest.allPosts.count == 3)
+    }
 }

@@ -177,7 +177,12 @@ struct DriveFileMetadataReaderTests {
         func read(_ text: String) throws -> DriveFileMetadata { try DriveFileMetadata.read(jsonBytes: Array(text.utf8)) }
         let digest = String(repeating: "ab", count: 32)
         let metadata = try read(#"{"filename":"a","sha256":"\#(digest.uppercased())","replaces":"bafkreiabc123"}"#)
-        #expect(metadata.sha256 == digest && metadata.replaces == "bafkreiabc123")
+        #expect(metadata.sha256 == digest && metadata.replaces == "bafkreiabc123" && metadata.executable == nil)
+        #expect(try read(#"{"filename":"a","executable":true}"#).executable == true)
+        #expect(try read(#"{"filename":"a","executable":false}"#).executable == false)
+        for value in [#""true""#, "1", "null", "[]"] {
+            #expect(try read(#"{"filename":"a","executable":\#(value)}"#) == DriveFileMetadata(filename: "a"), "\(value)")
+        }
         #expect(try read(#"{"filename":"a","sha256":"\#(digest.dropLast())","replaces":"../etc"}"#) == DriveFileMetadata(filename: "a"))
         #expect(try read(#"{"filename":"a","sha256":"\#(digest.dropLast())g","replaces":""}"#) == DriveFileMetadata(filename: "a"))
         #expect(try read(#"{"filename":"a","size_bytes":-1,"created_at":9223372036854775807,"modified_at":-9223372036854775808}"#)
@@ -189,7 +194,11 @@ struct DriveFileMetadataReaderTests {
         let written = String(decoding: try JSONEncoder().encode(DriveFileMetadata(filename: "a", path: "/", sha256: digest, replaces: "Qm1")),
                              as: UTF8.self)
         #expect(written.contains(#""sha256":"\#(digest)""#) && written.contains(#""replaces":"Qm1""#))
-        #expect(!String(decoding: try JSONEncoder().encode(DriveFileMetadata(filename: "a")), as: UTF8.self).contains("sha256"))
+        let unwritten = String(decoding: try JSONEncoder().encode(DriveFileMetadata(filename: "a")), as: UTF8.self)
+        #expect(!unwritten.contains("sha256") && !unwritten.contains("executable"))
+        let executable = try JSONEncoder().encode(DriveFileMetadata(filename: "a", replaces: "Qm1", executable: true))
+        #expect(String(decoding: executable, as: UTF8.self).contains(#""executable":true"#))
+        #expect(try JSONDecoder().decode(DriveFileMetadata.self, from: executable).executable == true)
     }
 
     @Test func refusesWhatIsNotDriveMetadata() {

@@ -41,6 +41,11 @@ final class IncomingFile {
     /// The file as it is now (`fstat`).
     func stamp() throws(SyncPathRefusal) -> FileStamp { FileStamp(try OpenedFile.status(of: descriptor)) }
 
+    /// Gives the file the permission bits `mode` (`fchmod`).
+    func setPermissions(_ mode: mode_t) throws(SyncPathRefusal) {
+        guard fchmod(descriptor, mode) == 0 else { throw DirectoryDescriptor.failure("cannot set the download's permissions") }
+    }
+
     /// Records that the file was renamed (or linked) into place.
     func markPlaced() { isPlaced = true }
 }

@@ -128,6 +128,14 @@ struct LocalFolder: Sendable {
         try top.openDirectory(components: path.components.dropLast(), creatingWithMode: creating ? Self.folderMode : nil)
     }
 
+    /// The permission bits (`0o777`: never the set-id bits, which downloaded content must not
+    /// inherit) of the regular file at `path` now; `nil` as for ``stamp(of:)``.
+    func permissions(of path: SyncPath) -> mode_t? {
+        guard let top = try? openRoot(), let parent = try? directory(containing: path, from: top, creating: false),
+              let status = try? parent.status(of: path.filename), status.isRegularFile else { return nil }
+        return status.st_mode & 0o777
+    }
+
     /// The stamp of the regular file at `path` now; `nil` when there is none, or a symbolic link
     /// or a file where a folder should be on the way.
     func stamp(of path: SyncPath) -> FileStamp? {
@@ -195,11 +203,14 @@ struct LocalFolder: Sendable {
         }
     }
 
-    /// A new, empty file in `.cipher-sync/incoming` for a download (created exclusively, private).
-    func createIncoming() throws(SyncPathRefusal) -> IncomingFile {
+    /// A new, empty file in `.cipher-sync/incoming` for a download, created exclusively with the
+    /// mode a new file gets (`0o666`, or `0o777` when `executable`, less the umask).
+    func createIncoming(executable: Bool = false) throws(SyncPathRefusal) -> IncomingFile {
         let incoming = try incomingDirectory(creating: true)
         let name = Hex.encode(SecureRandom.bytes(count: 16))
-        let descriptor = try incoming.openFile(name, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+        // The umask takes its bits off, as for any new file (no need to read it); `incoming`
+        // is the owner's only, so the file is private until it is put in place.
+        let descriptor = try incoming.openFile(name, flags: O_RDWR | O_CREAT | O_EXCL, mode: executable ? 0o777 : 0o666)
         return IncomingFile(directory: incoming, name: name, adopting: descriptor)
     }
 

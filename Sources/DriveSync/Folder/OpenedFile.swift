@@ -14,6 +14,8 @@ final class OpenedFile: Sendable {
     let descriptor: Int32
     /// The file as it was opened.
     let stamp: FileStamp
+    /// Whether any of its execute permissions was set when it was opened.
+    let isExecutable: Bool
     /// A handle on the descriptor, for a publishing call; valid while this object lives (it does
     /// not close the descriptor).
     let handle: FileHandle
@@ -22,6 +24,7 @@ final class OpenedFile: Sendable {
     init(adopting descriptor: Int32, status: stat) {
         self.descriptor = descriptor
         stamp = FileStamp(status)
+        isExecutable = status.st_mode & 0o111 != 0
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
     }
 

@@ -179,15 +179,25 @@ struct Runner {
         do { try body() } catch { throw StepFailure(message: error.reason) }
     }
 
-    /// Runs a station call; its error is this action's failure, except cancellation, which stops the run.
+    /// Runs a station call; its error is this action's failure, except cancellation and a station
+    /// out of reach, which stop the run (``DriveSyncError/Kind/station``): every later file would
+    /// fail the same way, after its own wait. What is done is in the journal; the next sync resumes.
     func station<Value>(_ body: () async throws -> Value) async throws -> Value {
         do {
             return try await body()
         } catch let error as StationClientError where error.kind == .cancelled {
             throw error
+        } catch let error as StationClientError where Self.isOutOfReach(error) {
+            throw DriveSyncError(.station, "the station is out of reach (\(error.message)); the next sync resumes", underlying: error)
         } catch {
             throw StepFailure(message: "\(error)", underlying: error)
         }
+    }
+
+    /// Whether `error` says the station or the network is gone (no answer, or one too slow), as
+    /// `cipher` tells exit 4 from a refusal: not a verdict on one file.
+    static func isOutOfReach(_ error: StationClientError) -> Bool {
+        error.kind == .unreachable || error.kind == .tooSlow
     }
 
     /// Publishes the local file (journalled with its SHA-256 and stamp) as the successor of
@@ -203,7 +213,8 @@ struct Runner {
         do { sha = Hex.encode(try file.sha256()) } catch { throw StepFailure(message: "cannot read the file: \(error.reason)") }
         let entry = SyncState.Pending(action: .upload, path: path, sha256: sha, stamp: file.stamp, postCIDs: replacing.map { [$0] } ?? [])
         try await begin(entry)
-        let metadata = sync.metadata(for: path, stamp: file.stamp, sha256: sha, replaces: ancestor ?? replacing)
+        let metadata = sync.metadata(for: path, stamp: file.stamp, sha256: sha, replaces: ancestor ?? replacing,
+                                     executable: file.isExecutable)
         let client = sync.client
         let published = try await station {
             try await client.publish(contentsOf: file.handle, metadata: metadata, audience: audience, progress: progress)
@@ -238,7 +249,7 @@ struct Runner {
         try await begin(entry)
         let local = sync.local
         let incoming: IncomingFile
-        do { incoming = try local.createIncoming() } catch { throw StepFailure(message: "cannot write in the folder: \(error.reason)") }
+        do { incoming = try local.createIncoming(executable: post.metadata?.executable == true) } catch { throw StepFailure(message: "cannot write in the folder: \(error.reason)") }
         let client = sync.client
         try await station { try await client.download(post, into: incoming.handle, progress: progress) }
         let sha: String
@@ -251,6 +262,11 @@ struct Runner {
         entry.sha256 = sha
         try await begin(entry)
         if let replacing {
+            // An update keeps the permissions the local file was given here, whatever the new
+            // file was created with.
+            if let permissions = local.permissions(of: path) {
+                do { try incoming.setPermissions(permissions) } catch { throw StepFailure(message: error.reason) }
+            }
             // Nothing replaced without a copy: the local version goes to the trash first. The
             // state keeps the path's entry until the new file is in place, so a stop in between
             // downloads again (an edit elsewhere beats a deletion here).

@@ -24,11 +24,15 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     /// a newer version of a file from a second version made beside it. Written by `DriveSync`;
     /// other clients ignore it.
     public var replaces: String?
+    /// Whether the file is executable (any of its execute permissions set), so a download gets
+    /// its execute permission back. Written by `DriveSync`; other clients ignore it.
+    public var executable: Bool?
 
     /// Creates file metadata.
     public init(
         filename: String, mimeType: String? = nil, sizeBytes: Int? = nil, createdAt: Int? = nil,
-        modifiedAt: Int? = nil, path: String? = nil, sha256: String? = nil, replaces: String? = nil
+        modifiedAt: Int? = nil, path: String? = nil, sha256: String? = nil, replaces: String? = nil,
+        executable: Bool? = nil
     ) {
         self.filename = filename
         self.mimeType = mimeType
@@ -38,6 +42,7 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
         self.path = path
         self.sha256 = sha256
         self.replaces = replaces
+        self.executable = executable
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -49,6 +54,7 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
         case path
         case sha256
         case replaces
+        case executable
     }
 
     /// Reads the metadata from any decoder through its one reader, ``read(jsonBytes:)`` (the
@@ -64,7 +70,8 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     /// Reads the metadata straight from its JSON text (its `Decodable` conformance calls this): a
     /// string `filename` is required, other fields of the wrong type read as absent, and so do
     /// values no file can have (a negative size, a date outside the years 1 to 9999, a `sha256`
-    /// that is not 64 hex digits, a `replaces` that is not a CID's characters), members it
+    /// that is not 64 hex digits, a `replaces` that is not a CID's characters, an `executable`
+    /// that is not `true` or `false`), members it
     /// does not know are ignored (but checked as JSON), of a repeated key the last value counts.
     /// No JSON tree is built (a listing of 10,000 drive posts spent most of its time on those trees).
     ///
@@ -83,7 +90,7 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
     /// `filename` is required, other fields of the wrong type are absent.
     static func make(
         filename: JSONValue?, mimeType: JSONValue?, sizeBytes: LenientInteger, createdAt: LenientInteger,
-        modifiedAt: LenientInteger, path: JSONValue?, sha256: JSONValue?, replaces: JSONValue?
+        modifiedAt: LenientInteger, path: JSONValue?, sha256: JSONValue?, replaces: JSONValue?, executable: JSONValue?
     ) throws(WireFormatError) -> DriveFileMetadata {
         guard let filename else { throw .missingField(path: "filename") }
         guard case let .string(name) = filename else {
@@ -93,10 +100,13 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
             if case let .string(text)? = value { return text }
             return nil
         }
+        var flag: Bool?
+        if case let .bool(value)? = executable { flag = value }
         return DriveFileMetadata(
             filename: name, mimeType: string(mimeType), sizeBytes: sizeBytes.integer.flatMap { $0 >= 0 ? $0 : nil },
             createdAt: createdAt.integer.flatMap(UnixSeconds.checked), modifiedAt: modifiedAt.integer.flatMap(UnixSeconds.checked),
-            path: string(path), sha256: string(sha256).flatMap(Self.checkedDigest), replaces: string(replaces).flatMap(Self.checkedCID))
+            path: string(path), sha256: string(sha256).flatMap(Self.checkedDigest), replaces: string(replaces).flatMap(Self.checkedCID),
+            executable: flag)
     }
 
     /// A SHA-256 as 64 hex digits, lowercased; `nil` for anything else.
@@ -114,7 +124,7 @@ public struct DriveFileMetadata: Sendable, Hashable, Codable {
 }
 
 extension JSONParser {
-    /// Reads one document that should be drive metadata, keeping only the eight members it has
+    /// Reads one document that should be drive metadata, keeping only the nine members it has
     /// (other members are parsed, so the text is checked as fully as by ``parseDocument()``).
     mutating func readDriveFileMetadata() throws(WireFormatError) -> DriveFileMetadata {
         skipByteOrderMark()
@@ -124,7 +134,7 @@ extension JSONParser {
             let value = try parseDocument()
             throw .typeMismatch(path: "", expected: "an object", found: value.kindName)
         }
-        var filename, mimeType, path, sha256, replaces: JSONValue?
+        var filename, mimeType, path, sha256, replaces, executable: JSONValue?
         var sizeBytes = LenientInteger.absent, createdAt = LenientInteger.absent, modifiedAt = LenientInteger.absent
         if try openContainer(depth: 1) {
             repeat {
@@ -135,6 +145,7 @@ extension JSONParser {
                 case .path?: path = try parseMemberValue(depth: 1)
                 case .sha256?: sha256 = try parseMemberValue(depth: 1)
                 case .replaces?: replaces = try parseMemberValue(depth: 1)
+                case .executable?: executable = try parseMemberValue(depth: 1)
                 case .sizeBytes?: sizeBytes = try parseLenientInteger(depth: 1)
                 case .createdAt?: createdAt = try parseLenientInteger(depth: 1)
                 case .modifiedAt?: modifiedAt = try parseLenientInteger(depth: 1)
@@ -146,12 +157,12 @@ extension JSONParser {
         guard index == bytes.count else { throw fail("extra data after the JSON value") }
         return try DriveFileMetadata.make(
             filename: filename, mimeType: mimeType, sizeBytes: sizeBytes, createdAt: createdAt, modifiedAt: modifiedAt,
-            path: path, sha256: sha256, replaces: replaces)
+            path: path, sha256: sha256, replaces: replaces, executable: executable)
     }
 
     /// The members drive metadata has.
     private enum Field: JSONMemberName {
-        case filename, mimeType, sizeBytes, createdAt, modifiedAt, path, sha256, replaces
+        case filename, mimeType, sizeBytes, createdAt, modifiedAt, path, sha256, replaces, executable
 
         init?(utf8 key: UnsafeBufferPointer<UInt8>) {
             func matches(_ name: StaticString) -> Bool { JSONParser.bytes(key, are: name) }
@@ -161,6 +172,7 @@ extension JSONParser {
             case 8 where matches("filename"): self = .filename
             case 8 where matches("replaces"): self = .replaces
             case 9 where matches("mime_type"): self = .mimeType
+            case 10 where matches("executable"): self = .executable
             case 10 where matches("size_bytes"): self = .sizeBytes
             case 10 where matches("created_at"): self = .createdAt
             case 11 where matches("modified_at"): self = .modifiedAt

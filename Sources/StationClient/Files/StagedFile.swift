@@ -30,6 +30,11 @@ enum StagedFile {
     /// any live transfer leaves its file untouched.
     static let staleAge: TimeInterval = 86_400
 
+    /// How old an upload staging file no process holds a lock on must be before it is removed as
+    /// a killed process's leftover: the lock comes right after the file's creation, so only a file
+    /// younger than this may be a live upload not yet locked (or one of a version before the lock).
+    static let unlockedUploadAge: TimeInterval = 60
+
     /// The prefix of an upload's staging file in the temporary directory, followed by 16 hex digits.
     static let uploadPrefix = "cipher-upload-"
 
@@ -43,7 +48,9 @@ enum StagedFile {
     /// and removed when `body` returns or throws, cancellation included, whoever still holds its
     /// URL (a transport can keep a request's parts alive after the call was cancelled). While it
     /// exists it is registered in `uploads`, so a process that must exit before its
-    /// tasks unwind removes it there.
+    /// tasks unwind removes it there, and locked (`flock`), so no other process takes it for a
+    /// leftover. First, the leftovers of killed processes in `directory` are removed
+    /// (``removeStaleUploads(in:olderThan:)``).
     ///
     /// - Throws: ``StationClientError`` `.localFile` when the file cannot be created,
     ///   `.cancelled` when the process is exiting (``StagedUploads/removeAllBeforeExit()``),
@@ -52,19 +59,22 @@ enum StagedFile {
         in directory: URL, registeredIn uploads: StagedUploads, operation: String, isolation: isolated (any Actor)? = #isolation,
         _ body: (URL) async throws -> Result
     ) async throws -> Result {
+        removeStaleUploads(in: directory)
         let staged = upload(in: directory)
         try uploads.create(staged, operation: operation)
         defer { uploads.remove(staged) }
         return try await body(staged)
     }
 
-    /// Removes the upload staging files in `directory` (``upload(in:)``'s names only, and the
-    /// partial ciphertext that earlier versions wrote beside one,
-    /// `.cipher-upload-<16 hex>.<16 hex>.partial`) that have not changed for `age` seconds: what
-    /// a process killed mid-upload left behind. Never fails.
-    static func removeStaleUploads(in directory: URL, olderThan age: TimeInterval = staleAge) {
-        removeStale(in: directory, olderThan: age) { name in
-            if isUpload(name[...]) { return true }
+    /// Removes what a process killed mid-upload left in `directory`: the upload staging files
+    /// (``upload(in:)``'s names only) that no process holds a lock on and that have not changed
+    /// for `age` seconds, and the partial ciphertext that earlier versions wrote beside one
+    /// (`.cipher-upload-<16 hex>.<16 hex>.partial`, never locked) after ``staleAge``. The kernel
+    /// drops a dead process's lock, so a leftover is known as soon as its process is gone,
+    /// whatever process later gets its pid. Never fails.
+    static func removeStaleUploads(in directory: URL, olderThan age: TimeInterval = unlockedUploadAge) {
+        removeStale(in: directory, olderThan: age, unlockedOnly: true) { isUpload($0[...]) }
+        removeStale(in: directory, olderThan: max(age, staleAge)) { name in
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
             return parts.count == 4 && parts[0].isEmpty && isUpload(parts[1]) && isHex16(parts[2]) && parts[3] == "partial"
         }
@@ -82,7 +92,11 @@ enum StagedFile {
         }
     }
 
-    private static func removeStale(in directory: URL, olderThan age: TimeInterval, matching: (String) -> Bool) {
+    /// Removes the regular files in `directory` whose names match and that have not changed for
+    /// `age` seconds; with `unlockedOnly`, only those it can lock (`flock`, not waiting), holding
+    /// the lock while it unlinks them.
+    private static func removeStale(in directory: URL, olderThan age: TimeInterval, unlockedOnly: Bool = false,
+                                    matching: (String) -> Bool) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
         let cutoff = Date().addingTimeInterval(-age)
         for name in names where matching(name) {
@@ -90,7 +104,15 @@ enum StagedFile {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
                   attributes[.type] as? FileAttributeType == .typeRegular,
                   let modified = attributes[.modificationDate] as? Date, modified < cutoff else { continue }
-            try? FileManager.default.removeItem(at: url)
+            guard unlockedOnly else {
+                try? FileManager.default.removeItem(at: url)
+                continue
+            }
+            // Non-blocking: a FIFO put there must not hang the sweep.
+            let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { _ = unlink(url.path) }
+            _ = close(descriptor)
         }
     }
 
@@ -132,9 +154,13 @@ enum StagedFile {
 /// removes it): what a process that exits without waiting for its tasks (the CLI's second Ctrl-C)
 /// removes first with ``removeAllBeforeExit()``. Its owner is whoever made it (the CLI's `main`,
 /// or each configuration by default); copies of a configuration share it.
+///
+/// Each file is held open with an exclusive `flock` until it is removed: what tells other
+/// processes' ``StagedFile/removeStaleUploads(in:olderThan:)`` that it is alive.
 package final class StagedUploads: Sendable {
     private struct State {
-        var paths: Set<String> = []
+        /// The locked descriptor of each file, by path.
+        var paths: [String: Int32] = [:]
         var exiting = false
     }
 
@@ -142,7 +168,7 @@ package final class StagedUploads: Sendable {
 
     package init() {}
 
-    /// Creates `url` (empty, owner-only, not there before) and registers it.
+    /// Creates `url` (empty, owner-only, not there before), locks it and registers it.
     ///
     /// - Throws: ``StationClientError`` `.localFile` when it cannot be created, `.cancelled` after
     ///   ``removeAllBeforeExit()``.
@@ -155,21 +181,24 @@ package final class StagedUploads: Sendable {
             guard descriptor >= 0 else {
                 throw StationClientError.localFile("cannot create the staging file \(url.path): errno \(errno)", operation: operation)
             }
-            _ = close(descriptor)
-            state.paths.insert(url.path)
+            // A file system without flock leaves it unlocked: then no sweep can lock it either,
+            // and it is left alone.
+            _ = flock(descriptor, LOCK_EX | LOCK_NB)
+            state.paths[url.path] = descriptor
         }
     }
 
-    /// Removes `url` and forgets it. Never fails.
+    /// Removes `url`, releases its lock and forgets it. Never fails.
     func remove(_ url: URL) {
         state.withLock { state in
+            // Unlinked before the lock goes, so no sweep meets it unlocked.
             _ = unlink(url.path)
-            state.paths.remove(url.path)
+            if let descriptor = state.paths.removeValue(forKey: url.path) { _ = close(descriptor) }
         }
     }
 
     /// The staging files alive now (their paths).
-    var live: Set<String> { state.withLock { $0.paths } }
+    var live: Set<String> { state.withLock { Set($0.paths.keys) } }
 
     /// Removes every staging file alive in this process (the ciphertext is written into the
     /// staging file itself) and refuses new ones: for a process about to exit without waiting for
@@ -177,7 +206,10 @@ package final class StagedUploads: Sendable {
     package func removeAllBeforeExit() {
         state.withLock { state in
             state.exiting = true
-            for path in state.paths { _ = unlink(path) }
+            for (path, descriptor) in state.paths {
+                _ = unlink(path)
+                _ = close(descriptor)
+            }
             state.paths.removeAll()
         }
     }
