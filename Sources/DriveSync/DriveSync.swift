@@ -93,6 +93,7 @@ public struct DriveSync: Sendable {
         var planner = Planner(options: options, reading: FolderReading(client: client, local: local, posts: posts), state: state,
                               scan: scan, versions: versions, skipped: skipped, date: Date())
         planner.isCheckpointed = isCheckpointed
+        planner.largestUpload = largestUpload()
         var plan = await planner.plan()
         plan.posts = posts
         local.removeIncoming()
@@ -139,6 +140,16 @@ public struct DriveSync: Sendable {
     /// - Throws: ``DriveSyncError`` `.state` when the cache store cannot be written.
     public func forgetState() async throws(DriveSyncError) {
         try await stateStore().delete()
+    }
+
+    /// The largest file an upload of this sync can carry, for the longest metadata a synced file
+    /// can have (names and paths at their limits), so no file below it fails for its request's size.
+    func largestUpload() -> Int64? {
+        let longest = DriveFileMetadata(
+            filename: String(repeating: "x", count: SyncPath.maximumComponentByteCount), mimeType: "application/octet-stream",
+            sizeBytes: Int.max, createdAt: Int.max, modifiedAt: Int.max, path: "/" + String(repeating: "x", count: SyncPath.maximumByteCount) + "/",
+            sha256: String(repeating: "0", count: 64), replaces: String(repeating: "x", count: 128), executable: true)
+        return try? client.largestPublishableFileSize(metadata: longest, audience: options.audience)
     }
 
     /// The metadata a local file is published with: CipherVault's fields, the plaintext's SHA-256,

@@ -124,4 +124,21 @@ struct ListingBoundTests {
             #expect(plan.skipped.contains { $0.path == "crowded.txt" && $0.reason == .deferred })
         }
     }
+
+    /// A local file no upload can carry is a lasting skip naming the limit, not a failure every run.
+    @Test func aFileLargerThanTheStationAcceptsIsSkipped() async throws {
+        try await SyncRig.with { rig in
+            let url = rig.laptop.folder.appendingPathComponent("huge.bin")
+            #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.truncate(atOffset: UInt64(StationClient.maximumRequestByteCount))   // sparse: no disk used
+            try handle.close()
+            try rig.laptop.write("small.txt", "small")
+            let report = try await rig.laptop.sync().sync()
+            #expect(report.isInSync && report.completed.map(\.path) == ["small.txt"])
+            let skipped = try #require(report.skipped.first { $0.path == "huge.bin" })
+            #expect(skipped.reason.kind == "tooLarge" && skipped.reason.description.contains("bytes the station accepts"))
+            #expect(try await rig.laptop.sync().plan().actions.isEmpty)
+        }
+    }
 }

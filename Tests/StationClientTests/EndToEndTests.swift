@@ -288,6 +288,31 @@ struct EndToEndTests {
         }
     }
 
+    @Test("A post stating a size past the station's largest file does not stretch its download's deadline")
+    func aStatedSizeIsClampedToTheLargestFile() async throws {
+        let (rig, paired) = try await StationRig.pairedInProcess()
+        let content = Data((0..<4_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        // The metadata states 10¹² bytes: believed, the deadline would be about a year away.
+        let post = try await paired.publish(data: content, metadata: DriveFileMetadata(filename: "huge.bin", sizeBytes: 1_000_000_000_000))
+        let client = try await rig.client(for: paired) {
+            $0.minimumDownloadRate = 4_096
+            $0.downloadGracePeriod = 1
+            $0.maximumFileByteCount = 4_096
+            $0.gateway = nil
+        }
+        let listed = try #require(try await client.listPosts(as: DriveFileMetadata.self).posts.first { $0.postCID == post.postCID })
+        // Trickled at 100 bytes a second (40 s for the file): the deadline from the largest file,
+        // 1 s + 4,096 / 4,096 s, ends it long before.
+        rig.emulator.faults.throttle(RequestRoute("GET", pathPrefix: "/content/"), toBytesPerSecond: 100)
+        try await Fixture.withTemporaryDirectory { directory in
+            let error = await #expect(throws: StationClientError.self) {
+                try await client.download(listed, to: directory.appendingPathComponent("huge.bin"))
+            }
+            #expect(error?.kind == .tooSlow, "\(String(describing: error))")
+            try Fixture.expectEmpty(directory)
+        }
+    }
+
     @Test("Downloads resume after a broken body; a tunnel 502 is survived; reshare is checked for content loss")
     func transfersAndManaging() async throws {
         let (rig, client) = try await StationRig.pairedServed()

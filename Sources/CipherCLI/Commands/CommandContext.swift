@@ -64,7 +64,7 @@ enum Commands {
             "Without such a keyring (ssh, cron, containers: the user's shared default one) and elsewhere, every command asks.",
             "Exit codes: 0 success, 1 failure, 2 usage, 3 refused by the station, 4 station, gateway or network unreachable,",
             "5 (sync) done, but some files failed; the next sync tries them again (a retry may help),",
-            "6 (sync) more deletions than the limit, nothing changed (--max-delete N or --yes allows them),",
+            "6 (sync) more deletions than the limit: the rest synced, they are held back (--max-delete N or --yes lets them through),",
             "7 (sync) another sync of the folder is running, nothing changed (--wait waits for it),",
             "8 (sync) done, but some items are skipped and will not sync until you act (links, special files, refused names,",
             "unreadable places); when files also failed the code is 5,",

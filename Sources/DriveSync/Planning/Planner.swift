@@ -79,6 +79,9 @@ struct Planner {
     static let maximumCopiesPerPath = 8
     /// Comparison downloads this plan has made room for.
     var comparisons = 0
+    /// The largest local file an upload can carry (the station's request limit less the
+    /// request's own bytes, for the longest metadata a synced file can have); `nil`: no limit.
+    var largestUpload: Int64?
 
     init(options: SyncOptions, reading: any PlannerReading, state: SyncState, scan: LocalFolder.Scan, versions: [RemoteVersion],
          skipped remoteSkipped: [SkippedItem], date: Date) {
@@ -276,6 +279,11 @@ struct Planner {
 
     /// The decision for one path.
     mutating func decide(_ path: SyncPath, local stamp: FileStamp?, remote: [RemoteVersion]) async {
+        if let stamp, let largestUpload, stamp.size > largestUpload {
+            // No upload can carry it: no decision for the path (its version elsewhere stays too).
+            skipped.append(SkippedItem(path: path.description, reason: .tooLarge(limit: largestUpload)))
+            return
+        }
         let entry = state.files[path]
         // Posts a finished replacement left: removed, silently.
         for version in remote where superseded.contains(version.postCID) {

@@ -116,6 +116,11 @@ public struct SkippedItem: Sendable, Hashable, CustomStringConvertible {
         /// downloading, than one sync handles (a listing cannot make one plan download or copy
         /// without bound).
         public static let deferred = Reason(kind: "deferred", description: "more than one sync handles here; the next sync continues")
+        /// A local file larger than the station accepts (its upload limit, less the request's
+        /// own bytes): never uploaded, and nothing decided for its path.
+        public static func tooLarge(limit: Int64) -> Reason {
+            Reason(kind: "tooLarge", description: "larger than the \(limit) bytes the station accepts in one upload")
+        }
         /// A post the listing could not open.
         public static func unreadablePost(_ why: String) -> Reason { Reason(kind: "unreadablePost", description: why) }
     }

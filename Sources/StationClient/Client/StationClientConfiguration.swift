@@ -112,6 +112,12 @@ public struct StationClientConfiguration: Sendable {
     public var minimumDownloadRate: Int = 16 * 1024
     /// Added to every download's deadline (see ``minimumDownloadRate``). Default 60 s.
     public var downloadGracePeriod: TimeInterval = 60
+    /// The largest file the station stores: its upload limit (`MAX_UPLOAD_SIZE`, 100 MiB unless
+    /// its operator raised it; set this to match a station that accepts more). A size a post's
+    /// metadata states is the station's word and is not believed past it: a download of this
+    /// station's post never writes more, and its deadline (``minimumDownloadRate``) is computed
+    /// from at most this size, so a post stating 10¹² bytes cannot hold a download for a year.
+    public var maximumFileByteCount: Int64 = StationClient.maximumRequestByteCount
     /// Receives the SDK's log lines; the SDK itself never prints. Lines never contain secrets.
     public var log: LogHandler?
     /// Where a file upload's ciphertext is staged while it is sent (removed afterwards).

@@ -82,7 +82,7 @@ extension StationClient {
             }
         }
         let temporary = try await fetchBesides(staging, postCID: post.postCID, suffix: "part",
-                                               limit: Self.downloadLimit(post.plaintextSize.map { ($0, false) }), progress: progress,
+                                               limit: Self.downloadLimit(post.plaintextSize.map { ($0, false) }, maximum: configuration.maximumFileByteCount), progress: progress,
                                                operation: operation)
         defer { try? FileManager.default.removeItem(at: temporary) }
         do {
@@ -149,7 +149,8 @@ extension StationClient {
         operation: String, open: (_ sealed: URL, _ key: SymmetricKey) throws(ClassicalCryptoError) -> Void
     ) async throws {
         let key = try await postKey(for: postCID, envelopesCID: envelopesCID, context: readContext())
-        let limit = Self.downloadLimit(plaintextSize.map { $0.addingReportingOverflow(Int64(SecretBox.overheadByteCount)) })
+        let limit = Self.downloadLimit(plaintextSize.map { $0.addingReportingOverflow(Int64(SecretBox.overheadByteCount)) },
+                                       maximum: configuration.maximumFileByteCount)
         let temporary = try await fetchBesides(staging, postCID: postCID, suffix: "sealed", limit: limit,
                                                progress: FileProgress.handler(progress, wireOverhead: Int64(SecretBox.overheadByteCount)),
                                                operation: operation)
@@ -186,7 +187,7 @@ extension StationClient {
     /// - Throws: as ``downloadPublic(postCID:)``, and `.localFile` when `destination` cannot be written.
     public func downloadPublic(postCID: String, to destination: URL, size: Int64? = nil, progress: ProgressHandler? = nil) async throws {
         let operation = "downloading public post \(postCID) to a file"
-        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "part", limit: Self.downloadLimit(size.map { ($0, false) }),
+        let temporary = try await fetchBesides(destination, postCID: postCID, suffix: "part", limit: Self.downloadLimit(size.map { ($0, false) }, maximum: configuration.maximumFileByteCount),
                                                progress: progress, operation: operation)
         defer { try? FileManager.default.removeItem(at: temporary) }
         try StagedFile.moveIntoPlace(temporary, at: destination, operation: operation)
@@ -270,10 +271,11 @@ extension StationClient {
     }
 
     /// The most bytes a download may write: `known` (a size and whether adding the overhead
-    /// overflowed) when given, otherwise the station's upload limit.
-    static func downloadLimit(_ known: (Int64, Bool)?) -> Int64 {
-        guard let (size, overflow) = known else { return Int64(ResponseLimit.storedFile) }
-        return overflow ? Int64.max : max(0, size)
+    /// overflowed) when given, otherwise the station's upload limit; never more than `maximum`
+    /// (the largest file the station stores), whatever size a post states.
+    static func downloadLimit(_ known: (Int64, Bool)?, maximum: Int64 = .max) -> Int64 {
+        guard let (size, overflow) = known else { return min(Int64(ResponseLimit.storedFile), maximum) }
+        return overflow ? maximum : min(max(0, size), maximum)
     }
 
     /// Streams `/content/<cid>` into `file`, resuming with `Range: bytes=<n>-` after a broken
