@@ -111,7 +111,7 @@ struct SyncCLITests {
         #expect(try await paired.cipher("sync", folder.path).status == 8)
     }
 
-    /// Deletion rows show the size they remove: a local file's size, "—" for a post (not "0 B").
+    /// Deletion rows show the size they remove (not "0 B"): the local file's, or the synced file's for a post.
     @Test func deletionRowsShowWhatTheyRemove() async throws {
         let paired = try await CipherCLITests.pairedHome(gateway: false)
         defer { paired.cleanup() }
@@ -132,7 +132,7 @@ struct SyncCLITests {
         let rows = dry.stdout.split(separator: "\n").map(String.init)
         let remote = try #require(rows.first { $0.hasPrefix("deleteRemote") })
         let local = try #require(rows.first { $0.hasPrefix("deleteLocal") })
-        #expect(remote.contains("—") && !remote.contains("0 B") && remote.contains("a.txt"), "\(remote)")
+        #expect(remote.contains("1.5 KB") && !remote.contains("0 B") && remote.contains("a.txt"), "\(remote)")
         #expect(local.contains("1.5 KB") && local.contains("b.txt"), "\(local)")
         // Not a terminal: no planning lines.
         #expect(!dry.stderr.contains("planning"), "\(dry.stderr)")

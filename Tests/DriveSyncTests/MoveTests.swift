@@ -81,6 +81,12 @@ struct MoveTests {
                 } catch {
                     #expect(error.kind == .cancelled)
                 }
+                // Every file on a device, and on the station (by its stated digest) or in a trash.
+                let onStation = Set(try await rig.laptop.client.listPosts(as: DriveFileMetadata.self).posts.compactMap(\.metadata?.sha256))
+                let inTrash = try rig.laptop.trashedTexts().union(try rig.phone.trashedTexts())
+                for text in texts {
+                    #expect(onStation.contains(SyncRig.sha256(text)) || inTrash.contains(text), "stop \(stopAt): \(text)")
+                }
                 try await rig.phone.syncExpectingSuccess()
                 let kept = try rig.laptop.keptTexts().union(try rig.phone.keptTexts())
                 #expect(kept.isSuperset(of: texts), "stop \(stopAt): \(kept)")

@@ -61,12 +61,15 @@ struct SyncRig {
 
         /// The texts of every file in the folder and in its trash: a version is lost when its text is in neither.
         func keptTexts() throws -> Set<String> {
-            var texts = Set(try tree().keys.map { try read($0) })
+            Set(try tree().keys.map { try read($0) }).union(try trashedTexts())
+        }
+
+        /// The texts of the files in the trash.
+        func trashedTexts() throws -> Set<String> {
             let trash = folder.appendingPathComponent(".cipher-sync/trash")
-            for name in trashed(withFolders: true) {
-                texts.insert(String(decoding: try Data(contentsOf: trash.appendingPathComponent(name)), as: UTF8.self))
-            }
-            return texts
+            return Set(try trashed(withFolders: true).map {
+                String(decoding: try Data(contentsOf: trash.appendingPathComponent($0)), as: UTF8.self)
+            })
         }
 
         /// Runs `body` while the folder `relative` cannot be read: mode 000, and where the tests

@@ -194,24 +194,17 @@ enum SyncCommand: Command {
     }
 
     /// The SIZE cell of a plan row: the bytes an action transfers, or for a deletion (which
-    /// transfers none) the size it removes: the local file's as it is now, or "—" for a post (the
-    /// plan does not publish its listing's sizes).
-    static func size(of action: SyncAction, in folder: URL) -> String {
-        switch action.kind {
-        case .deleteLocal:
-            // attributesOfItem does not follow a link; the planner only deletes regular files.
-            let size = (try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(action.path).path))?[.size]
-            return (size as? NSNumber).map { Format.bytes($0.int64Value) } ?? "—"
-        case .deleteRemote: return "—"
-        default: return Format.bytes(action.byteCount)
-        }
+    /// transfers none) the size it removes (`SyncAction.removedByteCount`), "—" when unknown.
+    static func size(of action: SyncAction) -> String {
+        guard action.byteCount == 0, action.kind == .deleteLocal || action.kind == .deleteRemote else { return Format.bytes(action.byteCount) }
+        return action.removedByteCount.map(Format.bytes) ?? "—"
     }
 
     /// The plan as a table, a summary line, and what is skipped.
     static func show(_ plan: SyncPlan, console: Console, folder: URL) {
         if plan.resumedActionCount > 0 { console.say("resuming an interrupted sync (\(plan.resumedActionCount) journalled actions resolved)") }
         let rows = plan.actions.map { action in
-            [action.kind.description, size(of: action, in: folder),
+            [action.kind.description, size(of: action),
              TerminalText.escapingControlCharacters(in: action.path + (action.conflictCopyPath.map { " → \($0)" } ?? "")), action.reason]
         }
         console.sayTable(["ACTION", "SIZE", "PATH", "WHY"], rows)

@@ -287,7 +287,8 @@ struct Planner {
         let entry = state.files[path]
         // Posts a finished replacement left: removed, silently.
         for version in remote where superseded.contains(version.postCID) {
-            add(.deleteRemote, path, 0, reason: "finishing an interrupted replacement", step: .deleteRemote(path, postCID: version.postCID))
+            add(.deleteRemote, path, 0, reason: "finishing an interrupted replacement", step: .deleteRemote(path, postCID: version.postCID),
+                removing: version.statedSize)
         }
         let live = remote.filter { !superseded.contains($0.postCID) }
         let known = entry.flatMap { entry in live.first { $0.postCID == entry.postCID } }
@@ -334,7 +335,8 @@ struct Planner {
             // The newest successor; with the synced version gone, the newest version of any lineage.
             guard let main = successors.last ?? (known == nil ? others.last : nil) else {
                 if known == nil {
-                    add(.deleteLocal, path, 0, reason: "deleted on the station", step: .trash(path, stamp), isDeletion: true)
+                    add(.deleteLocal, path, 0, reason: "deleted on the station", step: .trash(path, stamp), isDeletion: true,
+                        removing: stamp.size)
                     projected.remove(path)
                 }
                 copies(path, others)
@@ -346,7 +348,8 @@ struct Planner {
                 // The same content under a new post: adopted, nothing transferred.
                 state.files[path] = SyncState.Entry(postCID: main.postCID, stamp: stamp, sha256: entry.sha256)
                 for post in supersedes {
-                    add(.deleteRemote, path, 0, reason: "replaced by the same version", step: .deleteRemote(path, postCID: post))
+                    add(.deleteRemote, path, 0, reason: "replaced by the same version", step: .deleteRemote(path, postCID: post),
+                        removing: size(ofPost: post, at: path))
                 }
             } else {
                 let reason = successors.isEmpty ? "replaced on the station (the version synced here is gone)" : "changed on the station"
@@ -362,7 +365,8 @@ struct Planner {
                          supersedes: known.map { [$0.postCID] } ?? [])
                 projected.insert(path)
             } else if let known {
-                add(.deleteRemote, path, 0, reason: "deleted here", step: .deleteRemote(path, postCID: known.postCID), isDeletion: true)
+                add(.deleteRemote, path, 0, reason: "deleted here", step: .deleteRemote(path, postCID: known.postCID), isDeletion: true,
+                    removing: size(ofPost: known.postCID, at: path))
                 projected.remove(path)
             } else {
                 state.files.removeValue(forKey: path)
@@ -387,7 +391,8 @@ struct Planner {
                 projected.insert(path)
                 others.removeAll { $0.postCID == version.postCID }
                 if let known {
-                    add(.deleteRemote, path, 0, reason: "replaced by the same version", step: .deleteRemote(path, postCID: known.postCID))
+                    add(.deleteRemote, path, 0, reason: "replaced by the same version", step: .deleteRemote(path, postCID: known.postCID),
+                        removing: size(ofPost: known.postCID, at: path))
                 }
                 copies(path, others)
                 return
@@ -436,7 +441,8 @@ struct Planner {
         // Newest first, so the newest of identical versions is the one kept.
         for version in versions.reversed() {
             if let digest = version.sha256, !digests.insert(digest).inserted {
-                add(.deleteRemote, path, 0, reason: "the same content as another version", step: .deleteRemote(path, postCID: version.postCID))
+                add(.deleteRemote, path, 0, reason: "the same content as another version", step: .deleteRemote(path, postCID: version.postCID),
+                    removing: version.statedSize)
             } else {
                 kept.insert(version, at: 0)
             }
@@ -449,7 +455,8 @@ struct Planner {
     mutating func download(_ version: RemoteVersion, to path: SyncPath, reason: String, replacing: FileStamp?, supersedes: [String]) {
         projected.insert(path)
         add(.download, path, version.statedSize ?? 0, reason: reason,
-            step: .download(path, postCID: version.postCID, replacing: replacing, supersedes: supersedes), isDeletion: replacing != nil)
+            step: .download(path, postCID: version.postCID, replacing: replacing, supersedes: supersedes), isDeletion: replacing != nil,
+            removing: replacing?.size)
     }
 
     /// Versions at a path that follow none of the others: each kept as a copy named after the
@@ -485,8 +492,15 @@ struct Planner {
     }
 
     mutating func add(_ kind: SyncAction.Kind, _ path: SyncPath, _ bytes: Int64, reason: String, copy: SyncPath? = nil, step: SyncStep,
-                      isDeletion: Bool = false) {
+                      isDeletion: Bool = false, removing removed: Int64? = nil) {
         actions.append(SyncAction(kind: kind, path: path.description, byteCount: bytes, conflictCopyPath: copy?.description,
-                                  reason: reason, isDeletion: isDeletion, step: step))
+                                  reason: reason, isDeletion: isDeletion, removedByteCount: removed, step: step))
+    }
+
+    /// The size of the post `postCID` at `path` as far as the plan knows it: the synced file's,
+    /// else the size a listed version states.
+    func size(ofPost postCID: String, at path: SyncPath) -> Int64? {
+        if let entry = state.files[path], entry.postCID == postCID { return entry.stamp.size }
+        return versions.first { $0.postCID == postCID }?.statedSize
     }
 }

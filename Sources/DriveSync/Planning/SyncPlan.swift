@@ -52,6 +52,10 @@ public struct SyncAction: Sendable, Hashable, CustomStringConvertible {
     /// Whether it deletes a file or a post a user had, or replaces a local file with a version
     /// from the station (the old one goes to the trash): what ``SyncOptions/maximumDeletions`` counts.
     public let isDeletion: Bool
+    /// What a removal takes away, in bytes: the local file's size for a file to the trash or a
+    /// file a download replaces, the synced file's size for a post removed (or the size its
+    /// metadata states); `nil` for an action that removes nothing, or when no size is known.
+    public internal(set) var removedByteCount: Int64?
     let step: SyncStep
 
     /// `"upload documents/notes.txt (12 KB, new here)"`.
