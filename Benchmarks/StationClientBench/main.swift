@@ -452,7 +452,7 @@ let pins = main.pins
 let client = main.client
 
 if let files = options.syncFiles {
-    let passed = try await runSyncBenchmark(client: client, transport: transport, files: files, megabytes: options.syncMegabytes,
+    let passed = try await runSyncBenchmark(client: client, transport: transport, gateway: emulator.gateway, files: files, megabytes: options.syncMegabytes,
                                             directory: work, say: say)
     say(passed ? "station-client-bench --sync-files: PASS" : "station-client-bench --sync-files: FAIL")
     main.stop()
