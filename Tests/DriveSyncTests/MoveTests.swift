@@ -59,15 +59,16 @@ struct MoveTests {
         }
     }
 
-    /// A rename stopped after any state write (as a kill there would): at every stop, every file
-    /// is in one of the two folders or a trash; the next syncs converge on the new names.
+    /// A folder renamed by case only (`album/` to `Album/` and back), stopped after any state
+    /// write (as a kill there would): at every stop, every file is on a device and on the station
+    /// or in a trash; the next syncs converge on the new names.
     @Test func aRenameStoppedAnywhereLosesNoFile() async throws {
         struct Stop: Error {}
         try await SyncRig.with { rig in
             let texts = (0..<3).map { "file \($0)" }
-            for (index, text) in texts.enumerated() { try rig.laptop.write("a/f\(index).txt", text) }
+            for (index, text) in texts.enumerated() { try rig.laptop.write("album/f\(index).txt", text) }
             _ = try await rig.converge()
-            var (from, to) = ("a", "b")
+            var (from, to) = ("album", "Album")
             var stopAt = 1
             while stopAt < 60 {
                 try FileManager.default.moveItem(at: rig.laptop.folder.appendingPathComponent(from),

@@ -138,6 +138,19 @@ struct Planner {
             scan.isUnread(path) || blocked.contains(path) || path.parents.contains { (try? SyncPath(relative: $0)).map(blocked.contains) ?? false }
         }
 
+        // Posts a finished replacement left are removed first, wherever they are (but where the
+        // folder was not read): a version at a path whose name another spelling claims must not
+        // stay behind.
+        for version in versions where superseded.contains(version.postCID) && !isBlocked(version.path) {
+            add(.deleteRemote, version.path, 0, reason: "finishing an interrupted replacement",
+                step: .deleteRemote(version.path, postCID: version.postCID), removing: version.statedSize)
+        }
+        for (path, here) in remote {
+            let live = here.filter { !superseded.contains($0.postCID) }
+            remote[path] = live.isEmpty ? nil : live
+        }
+        remoteOrder.removeAll { remote[$0] == nil }
+
         // Names as a case-insensitive file system sees them: synced files first, then local, then remote.
         var claims = NameClaims()
         var localFiles = scan.files
@@ -285,12 +298,7 @@ struct Planner {
             return
         }
         let entry = state.files[path]
-        // Posts a finished replacement left: removed, silently.
-        for version in remote where superseded.contains(version.postCID) {
-            add(.deleteRemote, path, 0, reason: "finishing an interrupted replacement", step: .deleteRemote(path, postCID: version.postCID),
-                removing: version.statedSize)
-        }
-        let live = remote.filter { !superseded.contains($0.postCID) }
+        let live = remote
         let known = entry.flatMap { entry in live.first { $0.postCID == entry.postCID } }
         var others = collapsingIdentical(path, live.filter { $0.postCID != entry?.postCID }, known: known != nil ? entry?.sha256 : nil)
 
