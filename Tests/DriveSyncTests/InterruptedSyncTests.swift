@@ -9,8 +9,6 @@ import Testing
 /// with no duplicate post, no lost file and no half-written file.
 @Suite("Interrupted syncs")
 struct InterruptedSyncTests {
-    struct Stop: Error {}
-
     /// Changes on both devices that exercise every action: uploads (new and replacing), downloads
     /// (new and replacing), deletions both ways, a conflict.
     static func makeChanges(_ rig: SyncRig, round: Int) throws {
@@ -36,15 +34,7 @@ struct InterruptedSyncTests {
             while stopAt < 100 {
                 try Self.makeChanges(rig, round: stopAt)
                 try await rig.phone.syncExpectingSuccess()
-                var options = SyncOptions(maximumDeletions: 100, deviceName: "laptop")
-                let limit = stopAt
-                options.afterStateWrite = { count in if count == limit { throw Stop() } }
-                do throws(DriveSyncError) {
-                    _ = try await rig.laptop.sync(options).sync()
-                    break
-                } catch {
-                    #expect(error.kind == .cancelled)
-                }
+                if await rig.laptop.syncStopping(afterStateWrite: stopAt) { break }
                 // The rerun finishes the laptop's side; the phone's next sync takes it all.
                 try await rig.laptop.syncExpectingSuccess()
                 try await rig.phone.syncExpectingSuccess()

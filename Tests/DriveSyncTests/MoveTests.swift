@@ -63,7 +63,6 @@ struct MoveTests {
     /// write (as a kill there would): at every stop, every file is on a device and on the station
     /// or in a trash; the next syncs converge on the new names.
     @Test func aRenameStoppedAnywhereLosesNoFile() async throws {
-        struct Stop: Error {}
         try await SyncRig.with { rig in
             let texts = (0..<3).map { "file \($0)" }
             for (index, text) in texts.enumerated() { try rig.laptop.write("album/f\(index).txt", text) }
@@ -73,15 +72,7 @@ struct MoveTests {
             while stopAt < 60 {
                 try FileManager.default.moveItem(at: rig.laptop.folder.appendingPathComponent(from),
                                                  to: rig.laptop.folder.appendingPathComponent(to))
-                var options = SyncOptions(maximumDeletions: 100, deviceName: "laptop")
-                let limit = stopAt
-                options.afterStateWrite = { count in if count == limit { throw Stop() } }
-                do throws(DriveSyncError) {
-                    _ = try await rig.laptop.sync(options).sync()
-                    break
-                } catch {
-                    #expect(error.kind == .cancelled)
-                }
+                if await rig.laptop.syncStopping(afterStateWrite: stopAt) { break }
                 // Every file on a device, and on the station (by its stated digest) or in a trash.
                 let onStation = Set(try await rig.laptop.client.listPosts(as: DriveFileMetadata.self).posts.compactMap(\.metadata?.sha256))
                 let inTrash = try rig.laptop.trashedTexts().union(try rig.phone.trashedTexts())

@@ -34,6 +34,21 @@ struct SyncRig {
             return report
         }
 
+        /// Syncs with the run stopped right after its `count`-th state write, as a kill there
+        /// would; `true` when the sync finished with fewer writes (nothing was stopped).
+        func syncStopping(afterStateWrite count: Int, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+            struct Stop: Error {}
+            var options = SyncOptions(maximumDeletions: 100, deviceName: name)
+            options.afterStateWrite = { written in if written == count { throw Stop() } }
+            do throws(DriveSyncError) {
+                _ = try await sync(options).sync()
+                return true
+            } catch {
+                #expect(error.kind == .cancelled, sourceLocation: sourceLocation)
+                return false
+            }
+        }
+
         func write(_ path: String, _ text: String) throws {
             let url = folder.appendingPathComponent(path)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
