@@ -81,12 +81,15 @@ public enum SyncPlannerFuzzing {
             switch action.step {
             case let .trash(_, stamp), let .conflict(_, stamp, _, _, _), let .download(_, _, stamp?, _):
                 if scan.files[path] != stamp { outcome.violations.append("\(action) touches a file the scan did not see as such") }
-            case .upload(_, let stamp, _, _, _):
+            case .upload(_, let stamp, _, _, _), .publishMove(_, _, let stamp, _, _):
                 if scan.files[path] != stamp { outcome.violations.append("\(action) uploads a file the scan did not see") }
+            case let .renameLocal(_, old, stamp, _):
+                if scan.files[old] != stamp { outcome.violations.append("\(action) renames a file the scan did not see as such") }
             default:
                 break
             }
-            if let copy = action.conflictCopyPath {
+            // A move's `conflictCopyPath` is where the file was: only copies need a free name.
+            if action.kind != .move, let copy = action.conflictCopyPath {
                 let folded = SyncPath.fold(copy)
                 if !copies.insert(folded).inserted || existing.contains(folded) {
                     outcome.violations.append("\(action) names a copy that is taken")
