@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ClassicalCrypto
 import Foundation
 import SHA2
 
@@ -39,22 +40,13 @@ final class OpenedFile: Sendable {
         return fstat(descriptor, &status) == 0 && FileStamp(status).matches(stamp)
     }
 
-    /// The SHA-256 of the file open as `descriptor`, read with `pread` from offset 0 in constant memory.
-    static func sha256(of descriptor: Int32, chunkByteCount: Int = 256 * 1024) throws(SyncPathRefusal) -> [UInt8] {
-        var hasher = SHA2.SHA256()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkByteCount, alignment: 64)
-        defer { buffer.deallocate() }
-        var offset: off_t = 0
-        while true {
-            let count = pread(descriptor, buffer.baseAddress, buffer.count, offset)
-            if count > 0 {
-                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                offset += off_t(count)
-            } else if count == 0 {
-                return hasher.finalize()
-            } else if errno != EINTR {
-                throw DirectoryDescriptor.failure("cannot read the file")
-            }
+    /// The SHA-256 of the file open as `descriptor`, read from its start through a duplicate of
+    /// it (ClassicalCrypto's file hashing; the descriptor's position is left alone).
+    static func sha256(of descriptor: Int32) throws(SyncPathRefusal) -> [UInt8] {
+        do {
+            return try SHA2.SHA256.hash(file: try FileDescriptor.duplicating(descriptor, path: "the file"))
+        } catch {
+            throw SyncPathRefusal("cannot read the file: \(error)")
         }
     }
 
