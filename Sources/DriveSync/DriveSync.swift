@@ -112,9 +112,11 @@ public struct DriveSync: Sendable {
     /// A plan over the deletion limit (``SyncPlan/exceedsDeletionLimit``) runs without its
     /// deletions: they are held back and listed in ``SyncReport/heldDeletions``, the rest is done.
     ///
+    /// A run that shows no progress for ``SyncOptions/progressTimeout`` stops with `.station`.
+    ///
     /// - Throws: ``DriveSyncError``: `.planOutdated` (nothing changed), `.busy`, `.state`,
-    ///   `.cancelled`, `.station` when the station or the network is gone (the run stops there;
-    ///   the next sync resumes).
+    ///   `.cancelled`, `.station` when the station or the network is gone, or the run stalled
+    ///   (the run stops there; the next sync resumes).
     public func run(_ plan: SyncPlan, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError)
         -> SyncReport {
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
@@ -130,8 +132,12 @@ public struct DriveSync: Sendable {
                 throw DriveSyncError(.planOutdated, "the folder was synced since this plan was made: plan again")
             }
         }
-        var runner = Runner(sync: self, plan: plan, store: store, progress: progress)
-        return try await runner.run()
+        let sync = self
+        return try await ProgressWatchdog.run(timeout: options.progressTimeout, operation: "syncing \(folder.path)") {
+            (watchdog: ProgressWatchdog?) async throws(DriveSyncError) -> SyncReport in
+            var runner = Runner(sync: sync, plan: plan, store: store, progress: watchdog.map { $0.watching(progress) } ?? progress)
+            return try await runner.run()
+        }
     }
 
     /// Forgets the sync state of this folder: the next sync compares both sides afresh (files the

@@ -36,8 +36,9 @@ extension ErrorKind where Failure == DriveSyncError {
     /// The sync state could not be read or written in the cache store.
     public static var state: Self { Self() }
     /// Listing the namespace failed (the station is unreachable, refused, or sent a bad answer), or
-    /// the station went out of reach during the run (no answer, or one too slow): the run stopped
-    /// at the first such failure, what was done is recorded, and the next sync resumes.
+    /// the station went out of reach during the run (no answer, or one too slow), or the run made
+    /// no progress for ``SyncOptions/progressTimeout``: the run stopped at the first such failure,
+    /// what was done is recorded, and the next sync resumes.
     public static var station: Self { Self() }
     /// The sync was cancelled; what was done is recorded, and the next sync resumes.
     public static var cancelled: Self { Self() }

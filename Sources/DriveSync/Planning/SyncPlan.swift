@@ -288,6 +288,13 @@ public struct SyncOptions: Sendable {
     public var deviceName: String
     /// Who may read files published for the first time (a new version keeps its post's audience).
     public var audience: Audience
+    /// How long a run may go without progress (an action finished, or 64 KiB moved) before it
+    /// stops with ``DriveSyncError/Kind/station`` (its underlying `StationClientError` is
+    /// `.tooSlow`); what was done is recorded and the next sync resumes. Each download also has
+    /// its own deadline (`StationClientConfiguration.minimumDownloadRate`); this bounds the run
+    /// as a whole, against a station that holds a transfer open or trickles its bytes.
+    /// Default five minutes; `nil` turns it off.
+    public var progressTimeout: Duration? = .seconds(300)
     /// Called after each write of the sync state (journal entries and results) with their count
     /// so far; throwing stops the run there, as a kill would (tests of resumption).
     var afterStateWrite: (@Sendable (Int) throws -> Void)?
