@@ -7,9 +7,10 @@ import StationClient
 ///
 /// A file's remote path is CipherVault's: the post's `DriveFileMetadata` `path` plus `filename`
 /// (`notes.txt` in `documents` is `path: "/documents/"`, `filename: "notes.txt"`), so files synced
-/// here show in CipherVault and the other way round. Every decision is three-way, against the
-/// sync state the last sync left (sealed in the client's `StationClientConfiguration.cacheStore`,
-/// keyed by station, namespace and folder); see <doc:KeepingAFolderInSync>.
+/// here show in CipherVault and the other way round. The folder maps to the whole namespace, or
+/// to a folder of it (``SyncOptions/remoteRoot``: `/Work/`). Every decision is three-way, against
+/// the sync state the last sync left (sealed in the client's `StationClientConfiguration.cacheStore`,
+/// keyed by station, namespace, remote root and folder); see <doc:KeepingAFolderInSync>.
 ///
 ///     let sync = DriveSync(client: client, folder: folder)
 ///     let plan = try await sync.plan()
@@ -41,7 +42,7 @@ public struct DriveSync: Sendable {
 
     func stateStore() async -> SyncStateStore {
         SyncStateStore(cacheStore: client.configuration.cacheStore, station: await client.credentials.stationUID,
-                       namespace: client.configuration.namespace, folder: folder)
+                       namespace: client.configuration.namespace, folder: folder, root: options.remoteRoot)
     }
 
     /// Plans and runs a sync, holding the folder's lock from the scan to the last action.
@@ -89,13 +90,14 @@ public struct DriveSync: Sendable {
         let (state, isCheckpointed) = try await stateStore().load()
         var posts: [String: ListedPost<DriveFileMetadata>] = [:]
         for post in listing.posts { posts[post.postCID] = post }
-        let (versions, skipped) = Planner.versions(of: listing)
+        let (versions, skipped) = Planner.versions(of: listing, root: options.remoteRoot)
         var planner = Planner(options: options, reading: FolderReading(client: client, local: local, posts: posts), state: state,
                               scan: scan, versions: versions, skipped: skipped, date: Date())
         planner.isCheckpointed = isCheckpointed
         planner.largestUpload = largestUpload()
         var plan = await planner.plan()
         plan.posts = posts
+        plan.remoteFiles = RemoteFile.files(versions, posts: posts, root: options.remoteRoot)
         local.removeIncoming()
         return plan
     }
@@ -153,7 +155,8 @@ public struct DriveSync: Sendable {
     func largestUpload() -> Int64? {
         let longest = DriveFileMetadata(
             filename: String(repeating: "x", count: SyncPath.maximumComponentByteCount), mimeType: "application/octet-stream",
-            sizeBytes: Int.max, createdAt: Int.max, modifiedAt: Int.max, path: "/" + String(repeating: "x", count: SyncPath.maximumByteCount) + "/",
+            sizeBytes: Int.max, createdAt: Int.max, modifiedAt: Int.max,
+            path: options.remoteRoot.path + String(repeating: "x", count: SyncPath.maximumByteCount) + "/",
             sha256: String(repeating: "0", count: 64), replaces: String(repeating: "x", count: 128), executable: true)
         return try? client.largestPublishableFileSize(metadata: longest, audience: options.audience)
     }
@@ -164,7 +167,7 @@ public struct DriveSync: Sendable {
         let pathExtension = (path.filename as NSString).pathExtension
         return DriveFileMetadata(filename: path.filename, mimeType: DriveFileMetadata.mimeType(forPathExtension: pathExtension),
                                  sizeBytes: Int(stamp.size), createdAt: Int(Date().timeIntervalSince1970),
-                                 modifiedAt: Int(stamp.modified / 1_000_000), path: path.remoteDirectory,
+                                 modifiedAt: Int(stamp.modified / 1_000_000), path: options.remoteRoot.directory(of: path),
                                  sha256: sha256, replaces: replaces, executable: executable)
     }
 }

@@ -48,7 +48,13 @@ extension ErrorKind where Failure == DriveSyncError {
     /// The plan given to ``DriveSync/run(_:progress:)`` was made from a sync state that another
     /// sync has changed since: nothing was changed; plan again.
     public static var planOutdated: Self { Self() }
+    /// A ``RemoteRoot`` path that is not a folder of the namespace written from the top and
+    /// normalized (`/Work/`): nothing was changed.
+    public static var invalidRoot: Self { Self() }
     /// Every kind known to this version of the package, for an app's tests. A later version may
     /// add kinds: a `switch` still ends with `default:`.
-    public static var knownValues: [Self] { [.folder, .tooManyDeletions, .state, .station, .cancelled, .busy, .planOutdated] }
+    public static var knownValues: [Self] { [
+        .folder, .tooManyDeletions, .state, .station, .cancelled, .busy, .planOutdated,
+        .invalidRoot,
+    ] }
 }

@@ -91,15 +91,23 @@ struct SyncPath: Sendable, Hashable, Comparable, CustomStringConvertible {
         text.precomposedStringWithCanonicalMapping.lowercased()
     }
 
-    /// This path with `suffix` before the extension, shortened to stay within the limits:
-    /// `notes (conflict from laptop 2026-12-06 061502).txt`.
+    /// This path with `suffix` before the extension, its stem shortened (to one character at
+    /// least) to stay within the limits: `notes (conflict from laptop 2026-12-06T061502Z).txt`;
+    /// `nil` when it cannot.
     func inserting(_ suffix: String) -> SyncPath? {
-        let name = filename
-        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
-        var stem = dot.map { String(name[..<$0]) } ?? name
-        let ext = dot.map { String(name[$0...]) } ?? ""
-        while (stem + suffix + ext).utf8.count > Self.maximumComponentByteCount, !stem.isEmpty { stem.removeLast() }
+        var (stem, ext) = Self.splitExtension(filename)
+        // At least a character of the stem stays, so the name still reads as a copy of something.
+        while (stem + suffix + ext).utf8.count > Self.maximumComponentByteCount, stem.count > 1 { stem.removeLast() }
         return try? SyncPath(components: Array(components.dropLast()) + [stem + suffix + ext])
+    }
+}
+
+extension SyncPath {
+    /// A file name's stem and extension: the extension from its last `.` (as a character), unless
+    /// that is the name's first (`.bashrc` has none); `notes.txt` is `notes` and `.txt`.
+    static func splitExtension(_ name: String) -> (stem: String, ext: String) {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return (name, "") }
+        return (String(name[..<dot]), String(name[dot...]))
     }
 }
 

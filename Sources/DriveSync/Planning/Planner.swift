@@ -95,27 +95,36 @@ struct Planner {
         skipped = scan.skipped + remoteSkipped
     }
 
-    /// The posts of a listing as versions by path; the posts that are not synced, as skipped items.
-    static func versions(of listing: PostListing<DriveFileMetadata>) -> (versions: [RemoteVersion], skipped: [SkippedItem]) {
+    /// The posts of a listing inside `root` as versions by path; the posts that are not synced,
+    /// as skipped items. Posts outside the root are neither; posts whose place is unknown (no
+    /// drive metadata, unreadable) are reported by the sync of the whole namespace only.
+    static func versions(of listing: PostListing<DriveFileMetadata>, root: RemoteRoot = .namespace)
+        -> (versions: [RemoteVersion], skipped: [SkippedItem]) {
         var versions: [RemoteVersion] = []
         var skipped: [SkippedItem] = []
         for post in listing.posts {
             guard let metadata = post.metadata else {
-                skipped.append(SkippedItem(path: post.postCID, isRemote: true, reason: .notADriveFile))
+                if root.isNamespace { skipped.append(SkippedItem(path: post.postCID, isRemote: true, reason: .notADriveFile)) }
                 continue
             }
+            // Outside the root: not this sync's.
+            guard root.contains(directory: metadata.path) else { continue }
             guard !post.isPublic else {
                 skipped.append(SkippedItem(path: metadata.filename, isRemote: true, reason: .publicPost))
                 continue
             }
             do {
-                versions.append(RemoteVersion(post, path: try SyncPath(remotePath: metadata.path, filename: metadata.filename)))
+                if let path = try root.relative(directory: metadata.path, filename: metadata.filename) {
+                    versions.append(RemoteVersion(post, path: path))
+                }
             } catch {
                 skipped.append(SkippedItem(path: (metadata.path ?? "/") + metadata.filename, isRemote: true, reason: .invalidName(error.reason)))
             }
         }
-        for post in listing.skipped {
-            skipped.append(SkippedItem(path: post.postCID, isRemote: true, reason: .unreadablePost(post.error.message)))
+        if root.isNamespace {
+            for post in listing.skipped {
+                skipped.append(SkippedItem(path: post.postCID, isRemote: true, reason: .unreadablePost(post.error.message)))
+            }
         }
         return (versions, skipped)
     }
@@ -416,13 +425,14 @@ struct Planner {
             }
             // Changed on both sides: the local version is kept under a copy's name, the station's takes the name.
             others.removeAll { $0.postCID == main.postCID }
-            guard let copy = freeName(for: path, label: "conflict from \(options.deviceName)", date: date) else {
+            guard let (copy, made) = freeName(for: path, device: ConflictCopy.writtenDeviceName(options.deviceName), date: date) else {
                 skipped.append(SkippedItem(path: path.description, reason: .invalidName("no conflict copy name fits")))
                 return
             }
             projected.insert(copy)
             add(.conflict, path, stamp.size.addingSaturated(main.statedSize ?? 0), reason: "changed on both sides", copy: copy,
-                step: .conflict(path, stamp, copy: copy, postCID: main.postCID, supersedes: known.map { [$0.postCID] } ?? []))
+                step: .conflict(path, stamp, copy: copy, postCID: main.postCID, supersedes: known.map { [$0.postCID] } ?? []),
+                made: made)
             copies(path, others)
         }
     }
@@ -477,32 +487,37 @@ struct Planner {
         }
         for version in versions.suffix(Self.maximumCopiesPerPath) {
             let date = version.createdAt.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? self.date
-            guard let copy = freeName(for: path, label: "conflict from the station", date: date) else {
+            guard let (copy, made) = freeName(for: path, device: nil, date: date) else {
                 skipped.append(SkippedItem(path: path.description, isRemote: true, reason: .invalidName("no conflict copy name fits")))
                 continue
             }
             projected.insert(copy)
             add(.duplicate, path, version.statedSize ?? 0, reason: "another version made beside this one", copy: copy,
-                step: .duplicate(path, copy: copy, postCID: version.postCID))
+                step: .duplicate(path, copy: copy, postCID: version.postCID), made: made)
         }
     }
 
-    /// `notes (conflict from laptop 2026-12-06T061502Z).txt`, or with ` 2`, ` 3`… until the name is free.
-    mutating func freeName(for path: SyncPath, label: String, date: Date) -> SyncPath? {
-        let safeLabel = String(label.unicodeScalars.filter { $0.properties.generalCategory != .control && $0 != "/" && $0 != "\\" }
-            .map(Character.init))
+    /// `notes (conflict from laptop 2026-12-06T061502Z).txt`, or with ` 2`, ` 3`… until the name is
+    /// free (``ConflictCopy``'s grammar); `device` as ``ConflictCopy/writtenDeviceName(_:)`` writes
+    /// it, `nil` for the station. The copy's path, and the copy as values.
+    mutating func freeName(for path: SyncPath, device: String?, date: Date) -> (SyncPath, ConflictCopy)? {
         for attempt in 1...100 {
-            let suffix = " (\(safeLabel) \(LocalFolder.stamp(date))" + (attempt > 1 ? " \(attempt)" : "") + ")"
-            guard let copy = path.inserting(suffix) else { return nil }
-            if taken.insert(SyncPath.fold(copy.description)).inserted { return copy }
+            guard let copy = path.inserting(ConflictCopy.suffix(origin: device, date: date, number: attempt)) else { return nil }
+            if taken.insert(SyncPath.fold(copy.description)).inserted {
+                let stamped = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+                let made = ConflictCopy(parsing: copy.description)
+                    ?? ConflictCopy(originalPath: path.description, copyPath: copy.description, device: device, date: stamped, number: attempt)
+                return (copy, ConflictCopy(originalPath: path.description, copyPath: copy.description, device: made.device,
+                                           date: made.date, number: made.number))
+            }
         }
         return nil
     }
 
     mutating func add(_ kind: SyncAction.Kind, _ path: SyncPath, _ bytes: Int64, reason: String, copy: SyncPath? = nil, step: SyncStep,
-                      isDeletion: Bool = false, removing removed: Int64? = nil) {
+                      isDeletion: Bool = false, removing removed: Int64? = nil, made: ConflictCopy? = nil) {
         actions.append(SyncAction(kind: kind, path: path.description, byteCount: bytes, conflictCopyPath: copy?.description,
-                                  reason: reason, isDeletion: isDeletion, removedByteCount: removed, step: step))
+                                  reason: reason, isDeletion: isDeletion, removedByteCount: removed, step: step, madeCopy: made))
     }
 
     /// The size of the post `postCID` at `path` as far as the plan knows it: the synced file's,

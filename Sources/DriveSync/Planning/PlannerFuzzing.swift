@@ -94,6 +94,11 @@ public enum SyncPlannerFuzzing {
                 if !copies.insert(folded).inserted || existing.contains(folded) {
                     outcome.violations.append("\(action) names a copy that is taken")
                 }
+                // Every copy's name reads back as the copy it is.
+                let read = ConflictCopy(parsing: copy)
+                if read == nil || read?.device != action.conflict?.device || read?.date != action.conflict?.date {
+                    outcome.violations.append("\(action) names a copy that does not read back")
+                }
             }
         }
         if plan.deletionCount > plan.actions.count { outcome.violations.append("more deletions than actions") }

@@ -57,6 +57,14 @@ public struct SyncAction: Sendable, Hashable, CustomStringConvertible {
     /// metadata states); `nil` for an action that removes nothing, or when no size is known.
     public internal(set) var removedByteCount: Int64?
     let step: SyncStep
+    /// The copy a ``Kind/conflict`` or ``Kind/duplicate`` makes, as the planner named it.
+    var madeCopy: ConflictCopy? = nil
+
+    /// The conflict copy, as values: for a ``Kind/conflict`` or ``Kind/duplicate``, the copy it
+    /// makes (``ConflictCopy/originalPath`` is ``path``, ``ConflictCopy/copyPath`` is
+    /// ``conflictCopyPath``, with the device and time); for any other action, the copy its file
+    /// is, read from its name (a download of a copy another device made); otherwise `nil`.
+    public var conflict: ConflictCopy? { madeCopy ?? ConflictCopy(parsing: path) }
 
     /// `"upload documents/notes.txt (12 KB, new here)"`.
     public var description: String {
@@ -175,6 +183,14 @@ public struct SyncPlan: Sendable {
     /// journal resolved, files adopted, new stamps) or it is not all in the checkpoint item.
     let needsCheckpoint: Bool
     var posts: [String: ListedPost<DriveFileMetadata>]
+    /// The files of the station the plan decided from: the listing's drive posts inside
+    /// ``SyncOptions/remoteRoot`` whose names the sync takes, each with its remote path and its
+    /// path in the folder (posts it leaves alone are in ``skipped``; posts outside the root in
+    /// neither). Show them as the station's side of the folder without listing again.
+    public internal(set) var remoteFiles: [RemoteFile] = []
+    /// Whether ``remoteFiles`` come from the offline listing (the last one read online, kept in
+    /// the cache store) because the station could not be reached; `false` for a listing read now.
+    public internal(set) var isFromOfflineListing = false
 
     /// Files deleted locally (to the trash) or posts removed, as ``SyncAction/isDeletion`` counts them.
     public var deletionCount: Int { actions.filter(\.isDeletion).count }
@@ -284,7 +300,8 @@ public struct SyncOptions: Sendable {
     /// wait for another sync of the same folder (another process, or another `DriveSync` in this
     /// one) to finish; `false`: they throw `.busy` at once.
     public var waitsForOtherSyncs: Bool
-    /// The name conflict copies of local versions carry (`notes (conflict from laptop …).txt`).
+    /// The name conflict copies of local versions carry (`notes (conflict from laptop …).txt`),
+    /// as ``ConflictCopy/writtenDeviceName(_:)`` writes it.
     public var deviceName: String
     /// Who may read files published for the first time (a new version keeps its post's audience).
     public var audience: Audience
@@ -295,6 +312,10 @@ public struct SyncOptions: Sendable {
     /// as a whole, against a station that holds a transfer open or trickles its bytes.
     /// Default five minutes; `nil` turns it off.
     public var progressTimeout: Duration? = .seconds(300)
+    /// The folder of the namespace the local folder maps to (``RemoteRoot/namespace``, `/`, by
+    /// default): new files are published under it, and posts outside it are not this sync's.
+    /// The sync state is kept per root.
+    public var remoteRoot: RemoteRoot = .namespace
     /// Called after each write of the sync state (journal entries and results) with their count
     /// so far; throwing stops the run there, as a kill would (tests of resumption).
     var afterStateWrite: (@Sendable (Int) throws -> Void)?
@@ -306,12 +327,15 @@ public struct SyncOptions: Sendable {
     ///   - deviceName: the name conflict copies of local versions carry; by default the host name.
     ///   - audience: the audience of files published for the first time.
     ///   - waitsForOtherSyncs: wait for another sync of the folder instead of throwing `.busy`.
+    ///   - remoteRoot: the folder of the namespace the folder maps to (`/`: all of it).
     public init(maximumDeletions: Int? = nil, deviceName: String = ProcessInfo.processInfo.hostName, audience: Audience = .selfOnly,
-                waitsForOtherSyncs: Bool = false) {
+                waitsForOtherSyncs: Bool = false,
+                remoteRoot: RemoteRoot = .namespace) {
         self.maximumDeletions = maximumDeletions
         self.waitsForOtherSyncs = waitsForOtherSyncs
         self.deviceName = deviceName
         self.audience = audience
+        self.remoteRoot = remoteRoot
     }
 }
 

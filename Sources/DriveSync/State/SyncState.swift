@@ -86,8 +86,9 @@ extension SyncPath: Codable {
     }
 }
 
-/// Reads and writes a ``SyncState`` in a cache store, under names keyed by station, namespace
-/// and folder: two folders, or one folder synced with two namespaces, never share a state.
+/// Reads and writes a ``SyncState`` in a cache store, under names keyed by station, namespace,
+/// remote root and folder: two folders, or one folder synced with two namespaces or roots, never
+/// share a state.
 ///
 /// Two items, so that journalling an action writes a few hundred bytes rather than the whole
 /// state: a **checkpoint** (every file's entry) and the **journal** (the pending actions and the
@@ -102,11 +103,14 @@ struct SyncStateStore: Sendable {
     /// Results recorded in the journal before the next checkpoint.
     static let checkpointInterval = 16
 
-    init(cacheStore: any CacheStore, station: String, namespace: String, folder: URL) {
+    init(cacheStore: any CacheStore, station: String, namespace: String, folder: URL, root: RemoteRoot = .namespace) {
         self.cacheStore = cacheStore
         let folderPath = folder.path
-        // Lengths first: no station, namespace and folder triple names the item of another.
-        name = "drive-sync-station-\(station.utf8.count)-\(station)-\(namespace.utf8.count)-\(namespace)-\(folderPath)"
+        // Lengths first: no station, namespace and folder triple names the item of another. A
+        // root other than `/` comes before the folder, whose absolute path starts with `/`, not
+        // `root-` (the whole namespace keeps the names earlier versions wrote).
+        let rootPart = root.isNamespace ? "" : "root-\(root.path.utf8.count)-\(root.path)-"
+        name = "drive-sync-station-\(station.utf8.count)-\(station)-\(namespace.utf8.count)-\(namespace)-\(rootPart)\(folderPath)"
     }
 
     var checkpointName: String { name + "-checkpoint" }
