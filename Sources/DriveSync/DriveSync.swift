@@ -74,7 +74,8 @@ public struct DriveSync: Sendable {
 
     private func planLocked() async throws(DriveSyncError) -> SyncPlan {
         local.removeIncoming()
-        let scan = try local.scan()
+        let rules = try local.ignoreRules(after: options.ignoreRules)
+        let scan = try local.scan(ignoring: rules)
         let listing: PostListing<DriveFileMetadata>
         do {
             listing = try await client.listPosts(as: DriveFileMetadata.self)
@@ -95,7 +96,9 @@ public struct DriveSync: Sendable {
                               scan: scan, versions: versions, skipped: skipped, date: Date())
         planner.isCheckpointed = isCheckpointed
         planner.largestUpload = largestUpload()
+        planner.ignoreRules = rules
         var plan = await planner.plan()
+        plan.ignoreRules = rules
         plan.posts = posts
         plan.remoteFiles = RemoteFile.files(versions, posts: posts, root: options.remoteRoot)
         local.removeIncoming()
@@ -140,6 +143,14 @@ public struct DriveSync: Sendable {
             var runner = Runner(sync: sync, plan: plan, store: store, progress: watchdog.map { $0.watching(progress) } ?? progress)
             return try await runner.run()
         }
+    }
+
+    /// The rules this folder's syncs follow: ``SyncOptions/ignoreRules`` and then the folder's
+    /// `.cipherignore` (see ``IgnoreRules`` for the syntax).
+    ///
+    /// - Throws: ``DriveSyncError`` `.folder` when `.cipherignore` is there but cannot be read.
+    public func ignoreRules() throws(DriveSyncError) -> IgnoreRules {
+        try local.ignoreRules(after: options.ignoreRules)
     }
 
     /// Forgets the sync state of this folder: the next sync compares both sides afresh (files the

@@ -47,7 +47,29 @@ struct LocalFolder: Sendable {
     /// cannot be read is in ``Scan/unread`` (and reported), and `.cipher-sync` is left out.
     ///
     /// - Throws: `.folder` when the folder itself is not a readable directory.
-    func scan() throws(DriveSyncError) -> Scan {
+    /// The rules of the folder's `.cipherignore` (``IgnoreRules/fileName``) after `base`;
+    /// `base` alone when there is none.
+    ///
+    /// - Throws: `.folder` when the file is there but cannot be read (not a regular file, no
+    ///   permission): nothing is decided without the rules the user wrote.
+    func ignoreRules(after base: IgnoreRules) throws(DriveSyncError) -> IgnoreRules {
+        let text: String
+        do {
+            let path = try SyncPath(components: [IgnoreRules.fileName])
+            let file = try open(path, expecting: nil)
+            let bytes = try file.handle.read(upToCount: IgnoreRules.maximumByteCount + 1) ?? Data()
+            text = String(decoding: bytes, as: UTF8.self)
+        } catch let refusal as SyncPathRefusal where refusal.code == ENOENT {
+            return base
+        } catch {
+            throw DriveSyncError(.folder, "cannot read \(IgnoreRules.fileName): \((error as? SyncPathRefusal)?.reason ?? "\(error)")",
+                                 underlying: error)
+        }
+        return base.adding(IgnoreRules(parsing: text))
+    }
+
+    /// Reads the folder's files, leaving out what `rules` ignore (an ignored folder is not entered).
+    func scan(ignoring rules: IgnoreRules = .none) throws(DriveSyncError) -> Scan {
         let top: DirectoryDescriptor
         let names: [[UInt8]]
         do {
@@ -62,7 +84,7 @@ struct LocalFolder: Sendable {
         }
         var scan = Scan()
         var pending: [(parent: DirectoryDescriptor, path: SyncPath)] = []
-        add(names, of: top, at: [], to: &scan, pending: &pending)
+        add(names, of: top, at: [], ignoring: rules, to: &scan, pending: &pending)
         // Depth first, so only the descriptors of the directories on the way stay open.
         while let (parent, path) = pending.popLast() {
             willOpenDirectory?(path)
@@ -75,13 +97,14 @@ struct LocalFolder: Sendable {
                 scan.markUnread(path)
                 continue
             }
-            add(names, of: directory, at: path.components, to: &scan, pending: &pending)
+            add(names, of: directory, at: path.components, ignoring: rules, to: &scan, pending: &pending)
         }
         return scan
     }
 
     /// Sorts the entries `names` of `directory` (at `components`) into the scan.
-    private func add(_ names: [[UInt8]], of directory: DirectoryDescriptor, at components: [String], to scan: inout Scan,
+    private func add(_ names: [[UInt8]], of directory: DirectoryDescriptor, at components: [String], ignoring rules: IgnoreRules,
+                     to scan: inout Scan,
                      pending: inout [(parent: DirectoryDescriptor, path: SyncPath)]) {
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             if components.isEmpty && name.elementsEqual(SyncPath.reservedDirectory.utf8) { continue }
@@ -112,6 +135,8 @@ struct LocalFolder: Sendable {
                 scan.markUnread(path)
                 continue
             }
+            // Its folders were entered, so only the path itself is left to decide.
+            if rules.decides(path, isDirectory: status.isDirectory) { continue }
             if status.isDirectory {
                 pending.append((directory, path))
             } else {

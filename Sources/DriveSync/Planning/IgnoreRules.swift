@@ -87,15 +87,23 @@ public struct IgnoreRules: Sendable, Hashable, CustomStringConvertible {
     /// Whether `path` (relative to the folder, `/`-separated: `docs/notes.txt`) is ignored: by a
     /// pattern that matches it, or because a folder it is in is ignored.
     ///
-    /// - Parameter isDirectory: whether `path` names a folder (patterns with a trailing `/`
-    ///   match folders only).
+    /// - Parameters:
+    ///   - path: the path relative to the folder.
+    ///   - isDirectory: whether `path` names a folder (patterns with a trailing `/` match
+    ///     folders only).
     public func ignores(_ path: String, isDirectory: Bool = false) -> Bool {
+        guard !rules.isEmpty else { return false }
         let components = path.split(separator: "/").map { Array($0.unicodeScalars) }
         guard !components.isEmpty else { return false }
         for depth in 1..<components.count where decides(components[..<depth], isDirectory: true) {
             return true
         }
         return decides(components[...], isDirectory: isDirectory)
+    }
+
+    /// Whether the rules ignore `path` itself (its folders are not looked at).
+    func decides(_ path: SyncPath, isDirectory: Bool) -> Bool {
+        !rules.isEmpty && decides(path.components.map { Array($0.unicodeScalars) }[...], isDirectory: isDirectory)
     }
 
     /// Whether the last rule matching `components` itself (not its folders) ignores it.

@@ -82,6 +82,8 @@ struct Planner {
     /// The largest local file an upload can carry (the station's request limit less the
     /// request's own bytes, for the longest metadata a synced file can have); `nil`: no limit.
     var largestUpload: Int64?
+    /// What the sync leaves alone: no decision on either side, the state's entry kept.
+    var ignoreRules = IgnoreRules.none
 
     init(options: SyncOptions, reading: any PlannerReading, state: SyncState, scan: LocalFolder.Scan, versions: [RemoteVersion],
          skipped remoteSkipped: [SkippedItem], date: Date) {
@@ -143,8 +145,9 @@ struct Planner {
         // entry stays, nothing is downloaded over it and nothing deleted for it, on either side.
         let blocked = Set(scan.skipped.filter { !$0.isRemote }.compactMap { try? SyncPath(relative: $0.path) })
         let scan = self.scan
+        let ignoreRules = self.ignoreRules
         let isBlocked = { (path: SyncPath) -> Bool in
-            scan.isUnread(path) || blocked.contains(path) || path.parents.contains { (try? SyncPath(relative: $0)).map(blocked.contains) ?? false }
+            ignoreRules.ignores(path.description) || scan.isUnread(path) || blocked.contains(path) || path.parents.contains { (try? SyncPath(relative: $0)).map(blocked.contains) ?? false }
         }
 
         // Posts a finished replacement left are removed first, wherever they are (but where the

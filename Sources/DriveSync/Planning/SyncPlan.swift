@@ -191,6 +191,10 @@ public struct SyncPlan: Sendable {
     /// Whether ``remoteFiles`` come from the offline listing (the last one read online, kept in
     /// the cache store) because the station could not be reached; `false` for a listing read now.
     public internal(set) var isFromOfflineListing = false
+    /// The rules the plan followed (``SyncOptions/ignoreRules`` and the folder's
+    /// `.cipherignore`): ignored paths got no decision on either side. Their
+    /// ``IgnoreRules/problems`` name lines of `.cipherignore` that were left out.
+    public internal(set) var ignoreRules = IgnoreRules.none
 
     /// Files deleted locally (to the trash) or posts removed, as ``SyncAction/isDeletion`` counts them.
     public var deletionCount: Int { actions.filter(\.isDeletion).count }
@@ -306,7 +310,7 @@ public struct SyncOptions: Sendable {
     /// Who may read files published for the first time (a new version keeps its post's audience).
     public var audience: Audience
     /// How long a run may go without progress (an action finished, or 64 KiB moved) before it
-    /// stops with ``DriveSyncError/Kind/station`` (its underlying `StationClientError` is
+    /// stops with `.station` (its underlying `StationClientError` is
     /// `.tooSlow`); what was done is recorded and the next sync resumes. Each download also has
     /// its own deadline (`StationClientConfiguration.minimumDownloadRate`); this bounds the run
     /// as a whole, against a station that holds a transfer open or trickles its bytes.
@@ -316,6 +320,9 @@ public struct SyncOptions: Sendable {
     /// default): new files are published under it, and posts outside it are not this sync's.
     /// The sync state is kept per root.
     public var remoteRoot: RemoteRoot = .namespace
+    /// What never travels, before the folder's own `.cipherignore`: ``IgnoreRules/defaults``
+    /// (`.DS_Store`, `Thumbs.db` and the like) unless set; ``IgnoreRules/none`` syncs them too.
+    public var ignoreRules: IgnoreRules = .defaults
     /// Called after each write of the sync state (journal entries and results) with their count
     /// so far; throwing stops the run there, as a kill would (tests of resumption).
     var afterStateWrite: (@Sendable (Int) throws -> Void)?
