@@ -37,7 +37,18 @@ public struct DriveSync: Sendable {
         self.options = options
     }
 
-    var local: LocalFolder { LocalFolder(root: folder) }
+    var local: LocalFolder { LocalFolder(root: folder, workFolder: options.workFolder?.standardizedFileURL) }
+
+    /// Refuses a cache store that does not survive a relaunch, unless the options allow it.
+    func requirePersistentState() throws(DriveSyncError) {
+        guard !options.allowsNonPersistentState, !client.configuration.cacheStore.persistsAcrossLaunches else { return }
+        throw DriveSyncError(
+            .cacheStoreNotPersistent,
+            "the client's cache store does not survive a relaunch (\(type(of: client.configuration.cacheStore))), so the sync state "
+                + "would be lost and the next launch would download and compare every file again: pass "
+                + "StationClientConfiguration(cacheStore: EncryptedFileCacheStore(directory:keyStore:)) with a key store that persists "
+                + "(a FileKeyStore gets one by default), or set SyncOptions.allowsNonPersistentState")
+    }
 
     func stateStore() async -> SyncStateStore {
         SyncStateStore(cacheStore: client.configuration.cacheStore, station: await client.credentials.stationUID,
@@ -48,6 +59,7 @@ public struct DriveSync: Sendable {
     ///
     /// - Throws: as ``plan()`` and ``run(_:progress:)``.
     public func sync(progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError) -> SyncReport {
+        try requirePersistentState()
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
         defer { withExtendedLifetime(lock) {} }
         return try await run(try await planLocked(), progress: progress, checkingState: false)
@@ -66,6 +78,7 @@ public struct DriveSync: Sendable {
     /// - Throws: ``DriveSyncError``: `.folder`, `.station` when the listing fails, `.state`,
     ///   `.busy` when another sync of the folder is running.
     public func plan() async throws(DriveSyncError) -> SyncPlan {
+        try requirePersistentState()
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
         defer { withExtendedLifetime(lock) {} }
         return try await planLocked()
@@ -117,6 +130,7 @@ public struct DriveSync: Sendable {
     ///   the next sync resumes).
     public func run(_ plan: SyncPlan, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError)
         -> SyncReport {
+        try requirePersistentState()
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
         defer { withExtendedLifetime(lock) {} }
         return try await run(plan, progress: progress, checkingState: true)
