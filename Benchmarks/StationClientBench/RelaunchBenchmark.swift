@@ -34,53 +34,68 @@ extension SyncScenarios {
             pattern[size > 1 ? 1 : 0] = UInt8(truncatingIfNeeded: index >> 8)
             try Data(pattern).write(to: subfolder.appendingPathComponent("file-\(index).bin"))
         }
-        /// A launch of the app: a client loaded from the key store, with a counting transport.
-        func launch(persistent: Bool) async throws -> (client: StationClient, counting: RouteTally) {
-            let counting = RouteTally(transport)
-            var configuration = StationClientConfiguration(
-                namespace: "bench-relaunch", keyStore: keyStore, transport: counting,
-                gateway: IPFSGateway(baseURL: gateway, transport: counting),
-                cacheStore: persistent ? EncryptedFileCacheStore(directory: caches, keyStore: keyStore) : nil)
-            configuration.temporaryDirectory = client.configuration.temporaryDirectory
-            return (try await StationClient.load(configuration: configuration), counting)
-        }
         let options = SyncOptions(deviceName: "relaunch")
-        let first = try await launch(persistent: true)
+        let first = try await launch(keyStore: keyStore, caches: caches)
         let setupStart = ContinuousClock.now
         let up = try await DriveSync(client: first.client, folder: folder, options: options).sync()
         say(String(format: "relaunch: %d files of %d bytes synced up (%d actions) in %.1f s, app key store + EncryptedFileCacheStore",
                    files, size, up.completed.count, Self.seconds(since: setupStart)))
 
-        func measure(_ label: String, persistent: Bool, options: SyncOptions) async throws -> (content: Int, rewrap: Int, ok: Bool) {
-            let launched = try await launch(persistent: persistent)
-            let start = ContinuousClock.now
-            let report = try await DriveSync(client: launched.client, folder: folder, options: options).sync()
-            let elapsed = Self.seconds(since: start)
-            let requests = launched.counting.take()
-            let content = try await contentDownloads(launched.counting, client: launched.client)
-            let rewrap = requests["POST /rewrap", default: 0]
-            say(String(format: "relaunch %@: %.2f s, %d actions (%d failed), GET /content %d, POST /rewrap %d",
-                       label, elapsed, report.completed.count, report.failures.count, content, rewrap))
-            say("  requests: " + requests.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
-            return (content, rewrap, report.completed.isEmpty && report.failures.isEmpty)
-        }
-        let persistent = try await measure("(EncryptedFileCacheStore)", persistent: true, options: options)
-
+        let persistent = try await measureRelaunch("(EncryptedFileCacheStore)", keyStore: keyStore, caches: caches, folder: folder,
+                                                   options: options)
         // The default cache store of an app's key store: refused, so nothing silently re-downloads.
-        let inMemory = try await launch(persistent: false)
-        var refused = false
-        do throws(DriveSyncError) {
-            _ = try await DriveSync(client: inMemory.client, folder: folder, options: options).plan()
-        } catch where error.kind == .cacheStoreNotPersistent {
-            refused = true
-        }
+        let inMemory = try await launch(keyStore: keyStore, caches: nil)
+        let refusal = await Self.refusal(of: DriveSync(client: inMemory.client, folder: folder, options: options))
+        let refused = refusal?.kind == .cacheStoreNotPersistent
         say("relaunch with the default (in-memory) cache store: \(refused ? "refused (.cacheStoreNotPersistent)" : "NOT refused")")
         var allowing = options
         allowing.allowsNonPersistentState = true
-        _ = try await measure("(in memory, allowed)", persistent: false, options: allowing)
+        _ = try await measureRelaunch("(in memory, allowed)", keyStore: keyStore, caches: nil, folder: folder, options: allowing)
 
         let passed = persistent.content == 0 && persistent.rewrap == 0 && persistent.ok && refused
         say("relaunch: \(passed ? "PASS" : "FAIL") (goal: 0 /content, 0 /rewrap after a relaunch; the in-memory default refused)")
         return passed
+    }
+
+    /// A launch of the app: a client loaded from `keyStore`, with a counting transport, and an
+    /// `EncryptedFileCacheStore` in `caches` (`nil`: the key store's default, in memory).
+    private func launch(keyStore: AppKeyStore, caches: URL?) async throws -> (client: StationClient, counting: RouteTally) {
+        let counting = RouteTally(transport)
+        // The benchmark client's settings (pins, timeouts), with the app's stores.
+        var configuration = client.configuration
+        configuration.namespace = "bench-relaunch"
+        configuration.keyStore = keyStore
+        configuration.transport = counting
+        configuration.gateway = IPFSGateway(baseURL: gateway, transport: counting)
+        configuration.persistsPostKeys = true
+        configuration.cacheStore = caches.map { EncryptedFileCacheStore(directory: $0, keyStore: keyStore) }
+            ?? StationClientConfiguration.defaultCacheStore(for: keyStore)
+        return (try await StationClient.load(configuration: configuration), counting)
+    }
+
+    /// A relaunch and a sync of the unchanged folder: its `/content` and `/rewrap` counts.
+    private func measureRelaunch(_ label: String, keyStore: AppKeyStore, caches: URL?, folder: URL, options: SyncOptions) async throws
+        -> (content: Int, rewrap: Int, ok: Bool) {
+        let launched = try await launch(keyStore: keyStore, caches: caches)
+        let start = ContinuousClock.now
+        let report = try await DriveSync(client: launched.client, folder: folder, options: options).sync()
+        let elapsed = Self.seconds(since: start)
+        let requests = launched.counting.take()
+        let content = try await contentDownloads(launched.counting, client: launched.client)
+        let rewrap = requests["POST /rewrap", default: 0]
+        say(String(format: "relaunch %@: %.2f s, %d actions (%d failed), GET /content %d, POST /rewrap %d",
+                   label, elapsed, report.completed.count, report.failures.count, content, rewrap))
+        say("  requests: " + requests.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        return (content, rewrap, report.completed.isEmpty && report.failures.isEmpty)
+    }
+
+    /// The error `sync`'s plan throws, or `nil`.
+    private static func refusal(of sync: DriveSync) async -> DriveSyncError? {
+        do throws(DriveSyncError) {
+            _ = try await sync.plan()
+            return nil
+        } catch {
+            return error
+        }
     }
 }

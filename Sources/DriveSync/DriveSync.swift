@@ -15,9 +15,14 @@ import StationClient
 ///     let plan = try await sync.plan()
 ///     let report = try await sync.run(plan)
 ///
-/// One sync of a folder runs at a time: an exclusive lock on `.cipher-sync/lock` (released by the
-/// system when a process dies), so a second sync throws `.busy` or waits
-/// (``SyncOptions/waitsForOtherSyncs``).
+/// The state must survive a relaunch: a client whose cache store lives in memory only (the
+/// default for a key store other than `FileKeyStore`) is refused with `.cacheStoreNotPersistent`
+/// unless ``SyncOptions/allowsNonPersistentState`` says otherwise; pass an
+/// `EncryptedFileCacheStore`.
+///
+/// One sync of a folder runs at a time: an exclusive lock on `lock` in the work folder
+/// (`.cipher-sync` by default, ``SyncOptions/workFolder``; released by the system when a process
+/// dies), so a second sync throws `.busy` or waits (``SyncOptions/waitsForOtherSyncs``).
 ///
 /// Uses only `StationClient`'s public calls: listing, exactly-once publishing from an open file,
 /// downloading into one, deleting.
@@ -70,13 +75,13 @@ public struct DriveSync: Sendable {
     /// and resolves what an interrupted sync left in the journal. A file present on both sides
     /// that the state does not explain is compared by the SHA-256 the post's metadata states; a
     /// post without one (published by another client), with the same size as the file, is
-    /// downloaded into `.cipher-sync/incoming` and hashed, so an upload whose answer was lost is
+    /// downloaded into `incoming` in the work folder and hashed, so an upload whose answer was lost is
     /// recognised instead of duplicated.
     ///
     /// Holds the folder's lock while it plans (``SyncOptions/waitsForOtherSyncs``).
     ///
     /// - Throws: ``DriveSyncError``: `.folder`, `.station` when the listing fails, `.state`,
-    ///   `.busy` when another sync of the folder is running.
+    ///   `.busy` when another sync of the folder is running, `.cacheStoreNotPersistent`, `.workFolder`.
     public func plan() async throws(DriveSyncError) -> SyncPlan {
         try requirePersistentState()
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
