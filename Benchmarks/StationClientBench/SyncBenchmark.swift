@@ -12,7 +12,8 @@ import Transport
 // line for its goal (SyncScenarios below): a lost sync state over the N files (`forgetState()`,
 // then plan and run: nothing downloaded, nothing to do), and a folder of N files renamed on one
 // device (A: one `/post` and one `/post/delete` per file; B: renamed in place, nothing downloaded
-// or trashed; both trees equal).
+// or trashed; both trees equal), and the relaunch of an app with its own key store over N unchanged
+// files (RelaunchBenchmark.swift: 0 `/content`, 0 `/rewrap`).
 
 /// Tallies the requests a client sends by method and path (the CID of `/content/<cid>` left out),
 /// where main.swift's `CountingTransport` counts the ones a predicate picks.
@@ -107,7 +108,8 @@ func runSyncBenchmark(client: StationClient, transport: any HTTPTransport, gatew
     let scenarios = SyncScenarios(client: client, transport: transport, gateway: gateway, say: say)
     let lostState = try await scenarios.lostState(sync: sync, counting: counting, files: files)
     let rename = try await scenarios.renameFolder(files: files, size: size, directory: directory)
-    return threeSyncs && lostState && rename
+    let relaunch = try await scenarios.relaunch(files: files, size: size, directory: directory)
+    return threeSyncs && lostState && rename && relaunch
 }
 
 /// The lost-state and folder-rename scenarios of the sync benchmark.

@@ -29,7 +29,7 @@ import ContentAddressing
 //   swift build -c release --product station-client-bench
 //   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--reference-posts 500] [--cold-runs 11] [--large-file yes|no] [--width 8]
 //                                       [--scheme https|http] [--transport curl|urlsession] [--tls-front scripts/tls-front.py]
-//                                       [--attach station-URL,gateway-URL,log-file] [--sync-files 1000 [--sync-megabytes 200]]
+//                                       [--attach station-URL,gateway-URL,log-file] [--sync-files 1000 [--sync-megabytes 200] [--sync-scenario all|relaunch]]
 //
 // `--scheme http` talks to the emulator directly (for comparison). `--transport urlsession` uses
 // URLSessionTransport, which cannot pin on Linux (FoundationNetworking has no server-trust hook)
@@ -216,6 +216,8 @@ struct Options {
     /// `--sync-files N`: run the DriveSync benchmark (SyncBenchmark.swift) with N files instead.
     var syncFiles: Int?
     var syncMegabytes = 200
+    /// `--sync-scenario relaunch`: only that scenario of the DriveSync benchmark (`all` by default).
+    var syncScenario = "all"
 }
 
 func parseOptions() -> Options {
@@ -239,6 +241,9 @@ func parseOptions() -> Options {
         case "--tls-front": options.tlsFront = URL(fileURLWithPath: value)
         case "--sync-files": options.syncFiles = max(1, Int(value) ?? 1000)
         case "--sync-megabytes": options.syncMegabytes = max(1, Int(value) ?? 200)
+        case "--sync-scenario":
+            guard value == "all" || value == "relaunch" else { fail("--sync-scenario takes all or relaunch") }
+            options.syncScenario = value
         case "--transport":
             guard value == "curl" || value == "urlsession" else { fail("--transport takes curl or urlsession") }
             options.transport = value
@@ -452,8 +457,11 @@ let pins = main.pins
 let client = main.client
 
 if let files = options.syncFiles {
-    let passed = try await runSyncBenchmark(client: client, transport: transport, gateway: emulator.gateway, files: files, megabytes: options.syncMegabytes,
-                                            directory: work, say: say)
+    let passed = options.syncScenario == "relaunch"
+        ? try await SyncScenarios(client: client, transport: transport, gateway: emulator.gateway, say: say)
+            .relaunch(files: files, size: max(1, options.syncMegabytes * 1_000_000 / files), directory: work)
+        : try await runSyncBenchmark(client: client, transport: transport, gateway: emulator.gateway, files: files,
+                                     megabytes: options.syncMegabytes, directory: work, say: say)
     say(passed ? "station-client-bench --sync-files: PASS" : "station-client-bench --sync-files: FAIL")
     main.stop()
     finish(passed ? 0 : 1)

@@ -34,9 +34,13 @@ enum SyncFolder {
             try Data("shared notes\n".utf8).write(to: laptopFolder.appendingPathComponent("readme.txt"))
 
             // One DriveSync per device and folder; its state (what was synced last) lives in the
-            // client's cache store, so every decision compares local, remote and last synced.
-            let laptopSync = DriveSync(client: laptop, folder: laptopFolder, options: SyncOptions(deviceName: "laptop"))
-            let phoneSync = DriveSync(client: phone, folder: phoneFolder, options: SyncOptions(deviceName: "phone"))
+            // client's cache store, so every decision compares local, remote and last synced. These
+            // clients keep it in memory (temporary folders, one run): an app passes a cache store that
+            // survives a relaunch (EncryptedFileCacheStore), or DriveSync refuses to run.
+            let laptopSync = DriveSync(client: laptop, folder: laptopFolder,
+                                       options: SyncOptions(deviceName: "laptop", allowsNonPersistentState: true))
+            let phoneSync = DriveSync(client: phone, folder: phoneFolder,
+                                      options: SyncOptions(deviceName: "phone", allowsNonPersistentState: true))
             func sync(_ name: String, _ drive: DriveSync) async throws {
                 let plan = try await drive.plan()
                 for action in plan.actions { print("\(name): \(action.kind) \(action.path)") }

@@ -16,9 +16,14 @@ import StationClient
 ///     let plan = try await sync.plan()
 ///     let report = try await sync.run(plan)
 ///
-/// One sync of a folder runs at a time: an exclusive lock on `.cipher-sync/lock` (released by the
-/// system when a process dies), so a second sync throws `.busy` or waits
-/// (``SyncOptions/waitsForOtherSyncs``).
+/// The state must survive a relaunch: a client whose cache store lives in memory only (the
+/// default for a key store other than `FileKeyStore`) is refused with `.cacheStoreNotPersistent`
+/// unless ``SyncOptions/allowsNonPersistentState`` says otherwise; pass an
+/// `EncryptedFileCacheStore`.
+///
+/// One sync of a folder runs at a time: an exclusive lock on `lock` in the work folder
+/// (`.cipher-sync` by default, ``SyncOptions/workFolder``; released by the system when a process
+/// dies), so a second sync throws `.busy` or waits (``SyncOptions/waitsForOtherSyncs``).
 ///
 /// Uses only `StationClient`'s public calls: listing, exactly-once publishing from an open file,
 /// downloading into one, deleting.
@@ -38,7 +43,18 @@ public struct DriveSync: Sendable {
         self.options = options
     }
 
-    var local: LocalFolder { LocalFolder(root: folder) }
+    var local: LocalFolder { LocalFolder(root: folder, workFolder: options.workFolder?.standardizedFileURL) }
+
+    /// Refuses a cache store that does not survive a relaunch, unless the options allow it.
+    func requirePersistentState() throws(DriveSyncError) {
+        guard !options.allowsNonPersistentState, !client.configuration.cacheStore.persistsAcrossLaunches else { return }
+        throw DriveSyncError(
+            .cacheStoreNotPersistent,
+            "the client's cache store does not survive a relaunch (\(type(of: client.configuration.cacheStore))), so the sync state "
+                + "would be lost and the next launch would download and compare every file again: pass "
+                + "StationClientConfiguration(cacheStore: EncryptedFileCacheStore(directory:keyStore:)) with a key store that persists "
+                + "(a FileKeyStore gets one by default), or set SyncOptions.allowsNonPersistentState")
+    }
 
     func stateStore() async -> SyncStateStore {
         SyncStateStore(cacheStore: client.configuration.cacheStore, station: await client.credentials.stationUID,
@@ -49,6 +65,7 @@ public struct DriveSync: Sendable {
     ///
     /// - Throws: as ``plan()`` and ``run(_:progress:)``.
     public func sync(progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError) -> SyncReport {
+        try requirePersistentState()
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
         defer { withExtendedLifetime(lock) {} }
         return try await run(try await planLocked(), progress: progress, checkingState: false)
@@ -59,14 +76,15 @@ public struct DriveSync: Sendable {
     /// and resolves what an interrupted sync left in the journal. A file present on both sides
     /// that the state does not explain is compared by the SHA-256 the post's metadata states; a
     /// post without one (published by another client), with the same size as the file, is
-    /// downloaded into `.cipher-sync/incoming` and hashed, so an upload whose answer was lost is
+    /// downloaded into `incoming` in the work folder and hashed, so an upload whose answer was lost is
     /// recognised instead of duplicated.
     ///
     /// Holds the folder's lock while it plans (``SyncOptions/waitsForOtherSyncs``).
     ///
     /// - Throws: ``DriveSyncError``: `.folder`, `.station` when the listing fails, `.state`,
-    ///   `.busy` when another sync of the folder is running.
+    ///   `.busy` when another sync of the folder is running, `.cacheStoreNotPersistent`, `.workFolder`.
     public func plan() async throws(DriveSyncError) -> SyncPlan {
+        try requirePersistentState()
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
         defer { withExtendedLifetime(lock) {} }
         return try await planLocked()
@@ -124,6 +142,7 @@ public struct DriveSync: Sendable {
     ///   (the run stops there; the next sync resumes).
     public func run(_ plan: SyncPlan, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError)
         -> SyncReport {
+        try requirePersistentState()
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
         defer { withExtendedLifetime(lock) {} }
         return try await run(plan, progress: progress, checkingState: true)

@@ -51,10 +51,21 @@ extension ErrorKind where Failure == DriveSyncError {
     /// A ``RemoteRoot`` path that is not a folder of the namespace written from the top and
     /// normalized (`/Work/`): nothing was changed.
     public static var invalidRoot: Self { Self() }
+    /// The client's cache store does not survive a relaunch (an `InMemoryCacheStore`, the
+    /// default for a key store other than `FileKeyStore`, or an `EncryptedFileCacheStore` whose
+    /// cache key is in an `InMemoryKeyStore`): the sync state would be lost with the process,
+    /// and the next launch would download and compare every file again. Nothing was changed.
+    /// Give the client a persistent store (`EncryptedFileCacheStore(directory:keyStore:)`), or
+    /// set ``SyncOptions/allowsNonPersistentState`` (tests, one-shot sessions).
+    public static var cacheStoreNotPersistent: Self { Self() }
+    /// The work folder (``SyncOptions/workFolder``) cannot be used: missing on the way, a
+    /// symbolic link, not a directory, on another file system than the folder (a download is
+    /// renamed from it into the folder), the folder itself, or a folder the synced folder lies
+    /// in. Nothing was changed.
+    public static var workFolder: Self { Self() }
     /// Every kind known to this version of the package, for an app's tests. A later version may
     /// add kinds: a `switch` still ends with `default:`.
-    public static var knownValues: [Self] { [
-        .folder, .tooManyDeletions, .state, .station, .cancelled, .busy, .planOutdated,
-        .invalidRoot,
-    ] }
+    public static var knownValues: [Self] {
+        [.folder, .tooManyDeletions, .state, .station, .cancelled, .busy, .planOutdated, .invalidRoot, .cacheStoreNotPersistent, .workFolder]
+    }
 }

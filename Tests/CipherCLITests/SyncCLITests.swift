@@ -85,6 +85,34 @@ struct SyncCLITests {
         #expect(try await paired.cipher("sync", folder.path, "--wait").status == 8)
     }
 
+    /// `--empty-trash [--older-than DAYS]`: the trash folders of older syncs, or all; nothing else.
+    @Test func emptyTrashRemovesOnlyTheTrash() async throws {
+        let paired = try await CipherCLITests.pairedHome(gateway: false)
+        defer { paired.cleanup() }
+        let folder = paired.home.url.appendingPathComponent("Drive", isDirectory: true)
+        let trash = folder.appendingPathComponent(".cipher-sync/trash")
+        for (name, text) in [("2001-01-01T000000Z/docs/old.txt", "old"), ("2999-01-01T000000Z/new.txt", "newer")] {
+            let url = trash.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        try Data("kept".utf8).write(to: folder.appendingPathComponent("kept.txt"))
+
+        let (older, document) = try await paired.cipherJSON("sync", folder.path, "--empty-trash", "--older-than", "30")
+        #expect(older.status == 0, "\(older.stderr)")
+        #expect(document["removed_files"] as? Int == 1 && document["removed_bytes"] as? Int == 3 && document["removed_folders"] as? Int == 1,
+                "\(document)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: trash.path) == ["2999-01-01T000000Z"])
+        let all = try await paired.cipher("sync", folder.path, "--empty-trash")
+        #expect(all.status == 0 && all.stdout.contains("removed 1 files"), "\(all.stdout)\(all.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: trash.path).isEmpty)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("kept.txt").path))
+        #expect(paired.emulator.manifest.allPosts.isEmpty)
+        // --older-than alone is a usage error, and a bad number too.
+        #expect(try await paired.cipher("sync", folder.path, "--older-than", "3").status == 2)
+        #expect(try await paired.cipher("sync", folder.path, "--empty-trash", "--older-than", "-1").status == 2)
+    }
+
     /// A failed action is exit 5 (the next sync retries it), and wins over a skipped item's 8.
     @Test func failuresExitFiveAndWinOverSkippedItems() async throws {
         let paired = try await CipherCLITests.pairedHome(gateway: false)

@@ -44,9 +44,9 @@ struct RemoteRootTests {
             try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
             let workRoot = try RemoteRoot("/Work/"), homeRoot = try RemoteRoot("/Home/")
             let work = DriveSync(client: client, folder: rig.laptop.folder,
-                                 options: SyncOptions(maximumDeletions: 100, deviceName: "laptop", remoteRoot: workRoot))
+                                 options: SyncOptions(maximumDeletions: 100, deviceName: "laptop", remoteRoot: workRoot, allowsNonPersistentState: true))
             let homeSync = DriveSync(client: client, folder: home,
-                                     options: SyncOptions(maximumDeletions: 100, deviceName: "laptop", remoteRoot: homeRoot))
+                                     options: SyncOptions(maximumDeletions: 100, deviceName: "laptop", remoteRoot: homeRoot, allowsNonPersistentState: true))
             // Posts outside both roots: at the top, in another folder, one without drive metadata.
             _ = try await client.publish(data: Data("top".utf8), metadata: DriveFileMetadata(filename: "top.txt", sizeBytes: 3, path: "/"))
             _ = try await client.publish(data: Data("keep".utf8),
@@ -81,14 +81,14 @@ struct RemoteRootTests {
             // The same folder with another root has a state of its own: /Work/'s files are new
             // there (uploaded), not taken for files deleted on the station.
             let moved = DriveSync(client: client, folder: rig.laptop.folder,
-                                  options: SyncOptions(maximumDeletions: 100, deviceName: "laptop", remoteRoot: try RemoteRoot("/Elsewhere/")))
+                                  options: SyncOptions(maximumDeletions: 100, deviceName: "laptop", remoteRoot: try RemoteRoot("/Elsewhere/"), allowsNonPersistentState: true))
             #expect(try await moved.plan().actions.map(\.kind) == [.upload, .upload])
 
             // Everything deleted in the /Work/ folder: only /Work/'s posts go, within its own limit.
             try rig.laptop.remove("plan.md")
             try rig.laptop.remove("docs")
             let emptied = try await DriveSync(client: client, folder: rig.laptop.folder,
-                                              options: SyncOptions(deviceName: "laptop", remoteRoot: workRoot)).plan()
+                                              options: SyncOptions(deviceName: "laptop", remoteRoot: workRoot, allowsNonPersistentState: true)).plan()
             #expect(emptied.deletionCount == 2 && emptied.highWaterMark == 2)
             _ = try await work.sync()
             #expect(try await rig.remotePaths() == ["/?", "/Home/b.txt", "/Workshop/keep.txt", "/top.txt"])
@@ -117,7 +117,7 @@ struct RemoteRootTests {
             let second = try await StationClient(credentials: credentials, configuration: configuration)
             let roots = try (0..<4).map { try RemoteRoot("/F\($0)/") }
             let syncs = [first, first, second, second].enumerated().map { index, client in
-                DriveSync(client: client, folder: folders[index], options: SyncOptions(deviceName: "laptop", remoteRoot: roots[index]))
+                DriveSync(client: client, folder: folders[index], options: SyncOptions(deviceName: "laptop", remoteRoot: roots[index], allowsNonPersistentState: true))
             }
             // Two folders through one client, and one through each of two clients, at once.
             async let a = syncs[0].sync()
@@ -130,7 +130,7 @@ struct RemoteRootTests {
             // Each state intact: nothing left to do, whichever client plans.
             for index in 0..<4 {
                 let other = DriveSync(client: index < 2 ? second : first, folder: folders[index],
-                                      options: SyncOptions(deviceName: "laptop", remoteRoot: roots[index]))
+                                      options: SyncOptions(deviceName: "laptop", remoteRoot: roots[index], allowsNonPersistentState: true))
                 let plan = try await other.plan()
                 #expect(plan.isInSync && plan.remoteFiles.count == 3, "\(index): \(plan.actions)")
             }

@@ -21,8 +21,12 @@ struct SyncRig {
         let cacheStore: InMemoryCacheStore
         let name: String
 
+        /// A sync of the device's folder; its state is in the device's in-memory cache store, which
+        /// these options allow whatever the test passes.
         func sync(_ options: SyncOptions? = nil) -> DriveSync {
-            DriveSync(client: client, folder: folder, options: options ?? SyncOptions(maximumDeletions: 100, deviceName: name))
+            var options = options ?? SyncOptions(maximumDeletions: 100, deviceName: name)
+            options.allowsNonPersistentState = true
+            return DriveSync(client: client, folder: folder, options: options)
         }
 
         /// Syncs and expects every action to succeed.

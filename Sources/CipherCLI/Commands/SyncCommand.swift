@@ -6,7 +6,7 @@ import Transport
 /// `cipher sync DIR`: two-way sync of a folder with the `drive` namespace (see DriveSync).
 enum SyncCommand: Command {
     static let spec = CommandSpec(
-        name: "sync", arguments: "DIR [--dry-run] [--max-delete N] [--wait]",
+        name: "sync", arguments: "DIR [--dry-run] [--max-delete N] [--wait] | DIR --empty-trash [--older-than DAYS]",
         summary: "keep a folder and the drive in step, both ways (plan first; conflicts kept as copies; deletions to DIR/.cipher-sync/trash)",
         options: [
             OptionSpec(names: ["--dry-run", "-n"], help: "show the plan and change nothing"),
@@ -14,6 +14,8 @@ enum SyncCommand: Command {
             OptionSpec(names: ["--yes", "-y"],
                        help: "go over the deletion limit without asking, on a terminal or not (scripts); without it a terminal asks, else exit 6"),
             OptionSpec(names: ["--wait"], help: "wait for another sync of DIR to finish (otherwise exit 7 at once)"),
+            OptionSpec(names: ["--empty-trash"], help: "empty DIR's sync trash instead of syncing (what syncs moved there), then exit"),
+            OptionSpec(names: ["--older-than"], help: "with --empty-trash: only what syncs more than DAYS days ago trashed", value: "DAYS"),
         ],
         positionals: 1...1)
 
@@ -82,11 +84,24 @@ enum SyncCommand: Command {
         var exitCode: Int32
     }
 
+    /// What `--empty-trash` prints with `--json`.
+    struct TrashOutput: Encodable {
+        var folder: String
+        var removedFiles: Int
+        var removedBytes: Int64
+        var removedFolders: Int
+        var notRemoved: Int
+    }
+
     static func run(_ context: CommandContext) async throws {
         let arguments = context.arguments
         let console = context.console
         var options = SyncOptions()
         options.waitsForOtherSyncs = arguments.has("--wait")
+        if arguments.has("--empty-trash") || arguments.value("--older-than") != nil {
+            try await emptyTrash(context, options: options)
+            return
+        }
         if let text = arguments.value("--max-delete") {
             guard let limit = Int(text), limit >= 0 else { throw CLIError.usage("--max-delete takes a number of files (0 or more)") }
             options.maximumDeletions = limit
@@ -177,6 +192,25 @@ enum SyncCommand: Command {
     }
 
     /// Runs a DriveSync call; a station's error keeps its kind (and so its exit code).
+    /// `--empty-trash [--older-than DAYS]`: empties the trash, prints what went.
+    static func emptyTrash(_ context: CommandContext, options: SyncOptions) async throws {
+        let (arguments, console) = (context.arguments, context.console)
+        guard arguments.has("--empty-trash") else { throw CLIError.usage("--older-than goes with --empty-trash") }
+        var cutoff: Date?
+        if let text = arguments.value("--older-than") {
+            guard let days = Double(text), days.isFinite, days >= 0, days <= 100_000 else {
+                throw CLIError.usage("--older-than takes a number of days (0 or more)")
+            }
+            cutoff = Date(timeIntervalSinceNow: -days * 86_400)
+        }
+        let sync = DriveSync(client: try await context.client(), folder: URL(fileURLWithPath: arguments.positionals[0]), options: options)
+        let emptied = try await driveSync { try await sync.emptyTrash(olderThan: cutoff) }
+        console.say("removed \(emptied.fileCount) files (\(Format.bytes(emptied.byteCount))) in \(emptied.folderCount) trash folders of \(sync.folder.path)")
+        if emptied.failedCount > 0 { console.note("\(emptied.failedCount) entries in the trash could not be removed; they are left") }
+        console.emit(TrashOutput(folder: sync.folder.path, removedFiles: emptied.fileCount, removedBytes: emptied.byteCount,
+                                 removedFolders: emptied.folderCount, notRemoved: emptied.failedCount))
+    }
+
     static func driveSync<Value>(_ body: () async throws -> Value) async throws -> Value {
         do {
             return try await body()

@@ -40,7 +40,13 @@ final class DirectoryDescriptor: Sendable {
     /// Opens the directory `name` in this one: refused when it is a symbolic link (never
     /// followed), not a directory, or absent (`code` `ENOENT`).
     func openDirectory(_ name: String) throws(SyncPathRefusal) -> DirectoryDescriptor {
-        let cName = try Self.cName(name)
+        try openDirectory(bytes: Array(name.utf8))
+    }
+
+    /// As ``openDirectory(_:)``, for a name as a listing gives it (not necessarily UTF-8).
+    func openDirectory(bytes: [UInt8]) throws(SyncPathRefusal) -> DirectoryDescriptor {
+        let cName = try Self.cName(bytes)
+        let name = Self.display(cName)
         let child = openat(descriptor, cName, Self.openFlags)
         guard child >= 0 else {
             let code = errno
@@ -153,7 +159,11 @@ final class DirectoryDescriptor: Sendable {
     /// Removes the directory `name` from this directory when it is empty (`unlinkat` with
     /// `AT_REMOVEDIR`: never recursive); `false` when it is not empty or cannot be removed.
     @discardableResult
-    func removeEmptyDirectory(_ name: String) -> Bool {
+    func removeEmptyDirectory(_ name: String) -> Bool { removeEmptyDirectory(bytes: Array(name.utf8)) }
+
+    /// As ``removeEmptyDirectory(_:)``, for a name as a listing gives it.
+    @discardableResult
+    func removeEmptyDirectory(bytes name: [UInt8]) -> Bool {
         guard let cName = try? Self.cName(name) else { return false }
         return unlinkat(descriptor, cName, AT_REMOVEDIR) == 0
     }

@@ -6,7 +6,8 @@ import Musl
 import Darwin
 #endif
 
-/// The one sync of a folder at a time: an exclusive `flock` on `.cipher-sync/lock`, held while
+/// The one sync of a folder at a time: an exclusive `flock` on `lock` in the work folder
+/// (`.cipher-sync/lock` by default), held while
 /// this object lives (released on deinit, and by the kernel when the process dies, so a killed
 /// sync never leaves the folder locked).
 ///
@@ -44,15 +45,35 @@ final class FolderLock: Sendable {
     private static func attempt(_ folder: LocalFolder) throws(DriveSyncError) -> FolderLock? {
         let data: DirectoryDescriptor
         let lock: FolderLock
+        if let workFolder = folder.workFolder {
+            // The app's work folder: its refusals are its own kind, the folder's are `.folder`.
+            let top: DirectoryDescriptor
+            do {
+                top = try folder.openRoot()
+            } catch {
+                throw DriveSyncError(.folder, "cannot open \(folder.root.path): \(error.reason)", underlying: error)
+            }
+            do {
+                data = try folder.dataDirectory(in: top, creating: true)
+            } catch {
+                throw DriveSyncError(.workFolder, "cannot use \(workFolder.path) as the work folder of \(folder.root.path): \(error.reason)",
+                                     underlying: error)
+            }
+        } else {
+            do {
+                data = try folder.dataDirectory(in: try folder.openRoot(), creating: true)
+            } catch {
+                throw DriveSyncError(.folder, "cannot open the lock of \(folder.root.path): \(error.reason)", underlying: error)
+            }
+        }
         do {
-            data = try folder.dataDirectory(in: try folder.openRoot(), creating: true)
             // Non-blocking, so a FIFO put there cannot hang the open; it is refused below.
             lock = FolderLock(descriptor: try data.openFile("lock", flags: O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY, mode: 0o600))
         } catch {
             throw DriveSyncError(.folder, "cannot open the lock of \(folder.root.path): \(error.reason)", underlying: error)
         }
         guard let status = try? OpenedFile.status(of: lock.descriptor), status.isRegularFile else {
-            throw DriveSyncError(.folder, "\(SyncPath.reservedDirectory)/lock in \(folder.root.path) is not a regular file")
+            throw DriveSyncError(.folder, "\(folder.workFolderName)/lock of \(folder.root.path) is not a regular file")
         }
         while flock(lock.descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno

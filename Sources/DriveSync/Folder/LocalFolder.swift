@@ -20,6 +20,8 @@ import PQCrypto
 struct LocalFolder: Sendable {
     /// The folder (as ``DriveSync/folder``: a link the user chose as the folder is resolved).
     let root: URL
+    /// The sync's work folder (``SyncOptions/workFolder``), or `nil` for `.cipher-sync` in the folder.
+    var workFolder: URL? = nil
     /// Called with each directory's path just before the scan opens it (tests make one vanish there).
     var willOpenDirectory: (@Sendable (SyncPath) -> Void)? = nil
 
@@ -84,7 +86,11 @@ struct LocalFolder: Sendable {
         }
         var scan = Scan()
         var pending: [(parent: DirectoryDescriptor, path: SyncPath)] = []
-        add(names, of: top, at: [], ignoring: rules, to: &scan, pending: &pending)
+        // A work folder of the app's choice may lie inside the folder: it is found by identity
+        // (device and file number), whatever the path that leads to it.
+        let work = workFolder == nil ? nil : (try? dataDirectory(in: top, creating: false)).flatMap { try? $0.status() }
+        let workIdentity = work.map { (device: $0.st_dev, file: $0.st_ino) }
+        add(names, of: top, at: [], workFolder: workIdentity, ignoring: rules, to: &scan, pending: &pending)
         // Depth first, so only the descriptors of the directories on the way stay open.
         while let (parent, path) = pending.popLast() {
             willOpenDirectory?(path)
@@ -97,14 +103,14 @@ struct LocalFolder: Sendable {
                 scan.markUnread(path)
                 continue
             }
-            add(names, of: directory, at: path.components, ignoring: rules, to: &scan, pending: &pending)
+            add(names, of: directory, at: path.components, workFolder: workIdentity, ignoring: rules, to: &scan, pending: &pending)
         }
         return scan
     }
 
     /// Sorts the entries `names` of `directory` (at `components`) into the scan.
-    private func add(_ names: [[UInt8]], of directory: DirectoryDescriptor, at components: [String], ignoring rules: IgnoreRules,
-                     to scan: inout Scan,
+    private func add(_ names: [[UInt8]], of directory: DirectoryDescriptor, at components: [String],
+                     workFolder: (device: dev_t, file: ino_t)?, ignoring rules: IgnoreRules, to scan: inout Scan,
                      pending: inout [(parent: DirectoryDescriptor, path: SyncPath)]) {
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             if components.isEmpty && name.elementsEqual(SyncPath.reservedDirectory.utf8) { continue }
@@ -135,9 +141,13 @@ struct LocalFolder: Sendable {
                 scan.markUnread(path)
                 continue
             }
-            // Its folders were entered, so only the path itself is left to decide.
-            if rules.decides(path, isDirectory: status.isDirectory) { continue }
-            if status.isDirectory {
+            if status.isDirectory, let workFolder, status.st_dev == workFolder.device, status.st_ino == workFolder.file {
+                // Reported, so the planner decides nothing under it (nothing downloaded into it).
+                scan.skipped.append(SkippedItem(path: path.description, reason: .workFolder))
+            } else if rules.decides(path, isDirectory: status.isDirectory) {
+                // Its folders were entered, so only the path itself is left to decide.
+                continue
+            } else if status.isDirectory {
                 pending.append((directory, path))
             } else {
                 scan.files[path] = FileStamp(status)
@@ -201,12 +211,48 @@ struct LocalFolder: Sendable {
 
     // MARK: The sync's own directory
 
-    /// `.cipher-sync`, opened from `top`: a real directory (a symbolic link is refused, never
-    /// followed) on the folder's device; created (private) with `creating`.
+    /// The work folder as messages name it: its path, or `.cipher-sync`.
+    var workFolderName: String { workFolder?.path ?? SyncPath.reservedDirectory }
+
+    /// The work folder (`.cipher-sync`, opened from `top`, or ``workFolder``): a real directory
+    /// (a symbolic link is refused, never followed) on the folder's device; created (private)
+    /// with `creating`. A work folder of the app's choice is opened by its path (as the folder
+    /// is; its last component is not followed), and refused when it is the folder itself or a
+    /// folder the synced folder lies in (emptying `incoming` would then remove synced files).
     func dataDirectory(in top: DirectoryDescriptor, creating: Bool) throws(SyncPathRefusal) -> DirectoryDescriptor {
-        let data = creating ? try top.openDirectory(SyncPath.reservedDirectory, creatingWithMode: Self.privateMode)
-            : try top.openDirectory(SyncPath.reservedDirectory)
-        try Self.requireSameDevice(data, as: top)
+        guard let workFolder else {
+            let data = creating ? try top.openDirectory(SyncPath.reservedDirectory, creatingWithMode: Self.privateMode)
+                : try top.openDirectory(SyncPath.reservedDirectory)
+            try Self.requireSameDevice(data, as: top)
+            return data
+        }
+        let device = try top.status().st_dev
+        let otherDevice = SyncPathRefusal(
+            "it is on another file system than the folder (a download is renamed from it into the folder)", code: EXDEV)
+        let data: DirectoryDescriptor
+        do {
+            data = try DirectoryDescriptor.open(path: workFolder.path)
+        } catch where error.code == ENOENT && creating {
+            let parent = try DirectoryDescriptor.open(path: workFolder.deletingLastPathComponent().path)
+            // Nothing is created where it could not be used.
+            guard try parent.status().st_dev == device else { throw otherDevice }
+            data = try parent.openDirectory(workFolder.lastPathComponent, creatingWithMode: Self.privateMode)
+        }
+        let work = try data.status()
+        guard work.st_dev == device else { throw otherDevice }
+        // The folder and each folder above it, up to the file system's root.
+        var current = top
+        for _ in 0..<4096 {
+            let here = try current.status()
+            guard here.st_ino != work.st_ino || here.st_dev != work.st_dev else {
+                throw SyncPathRefusal(current === top ? "it is the synced folder itself" : "the synced folder lies inside it",
+                                      code: EINVAL)
+            }
+            let parent = try current.openDirectory("..")
+            let above = try parent.status()
+            if above.st_ino == here.st_ino && above.st_dev == here.st_dev { break }
+            current = parent
+        }
         return data
     }
 
@@ -345,7 +391,7 @@ struct LocalFolder: Sendable {
             }
             target.flush()
             source.flush()
-            return "\(SyncPath.reservedDirectory)/\(Self.trashName)/\(folder)/\(path)"
+            return "\(workFolderName)/\(Self.trashName)/\(folder)/\(path)"
         }
         throw SyncPathRefusal("no free place in the trash for \(path)")
     }

@@ -133,6 +133,9 @@ public struct SkippedItem: Sendable, Hashable, CustomStringConvertible {
         public static func tooLarge(limit: Int64) -> Reason {
             Reason(kind: "tooLarge", description: "larger than the \(limit) bytes the station accepts in one upload")
         }
+        /// The sync's work folder (``SyncOptions/workFolder``) inside the synced folder: never
+        /// synced, and nothing from the station is put there.
+        public static let workFolder = Reason(kind: "workFolder", description: "the sync's own work folder (not synced)")
         /// A post the listing could not open.
         public static func unreadablePost(_ why: String) -> Reason { Reason(kind: "unreadablePost", description: why) }
     }
@@ -323,6 +326,21 @@ public struct SyncOptions: Sendable {
     /// What never travels, before the folder's own `.cipherignore`: ``IgnoreRules/defaults``
     /// (`.DS_Store`, `Thumbs.db` and the like) unless set; ``IgnoreRules/none`` syncs them too.
     public var ignoreRules: IgnoreRules = .defaults
+    /// Whether a sync may keep its state in a cache store that does not survive a relaunch
+    /// (`CacheStore.persistsAcrossLaunches` is `false`: an `InMemoryCacheStore`). `false` (the
+    /// default): ``DriveSync/plan()``, ``DriveSync/run(_:progress:)`` and ``DriveSync/sync(progress:)``
+    /// throw `.cacheStoreNotPersistent`, since a relaunch would then download and compare every
+    /// file again. Set it for tests and one-shot sessions.
+    public var allowsNonPersistentState: Bool
+    /// Where the sync keeps its own files: the lock, the trash and `incoming` (downloads until
+    /// they are checked and put in place). `nil` (the default): `.cipher-sync` at the top of the
+    /// folder. Another directory must be on the folder's file system (a download is renamed from
+    /// it into the folder, and a trashed file into it): it is created (mode 0700) when missing,
+    /// its parent must exist, and it must not be a symbolic link, the folder itself or a folder
+    /// the synced folder lies in; otherwise the sync throws `.workFolder`. Inside the folder, it
+    /// is never synced (reported in ``SyncPlan/skipped`` as `workFolder`). Keep it the same
+    /// from one sync to the next: the trash is where it is.
+    public var workFolder: URL?
     /// Called after each write of the sync state (journal entries and results) with their count
     /// so far; throwing stops the run there, as a kill would (tests of resumption).
     var afterStateWrite: (@Sendable (Int) throws -> Void)?
@@ -335,14 +353,19 @@ public struct SyncOptions: Sendable {
     ///   - audience: the audience of files published for the first time.
     ///   - waitsForOtherSyncs: wait for another sync of the folder instead of throwing `.busy`.
     ///   - remoteRoot: the folder of the namespace the folder maps to (`/`: all of it).
+    ///   - workFolder: where the lock, the trash and incoming downloads go (`nil`: `.cipher-sync` in the folder).
+    ///   - allowsNonPersistentState: whether the sync state may be kept in a cache store that does
+    ///     not survive a relaunch (tests, one-shot sessions).
     public init(maximumDeletions: Int? = nil, deviceName: String = ProcessInfo.processInfo.hostName, audience: Audience = .selfOnly,
-                waitsForOtherSyncs: Bool = false,
-                remoteRoot: RemoteRoot = .namespace) {
+                waitsForOtherSyncs: Bool = false, remoteRoot: RemoteRoot = .namespace, workFolder: URL? = nil,
+                allowsNonPersistentState: Bool = false) {
         self.maximumDeletions = maximumDeletions
         self.waitsForOtherSyncs = waitsForOtherSyncs
         self.deviceName = deviceName
         self.audience = audience
         self.remoteRoot = remoteRoot
+        self.workFolder = workFolder
+        self.allowsNonPersistentState = allowsNonPersistentState
     }
 }
 

@@ -26,7 +26,10 @@ public struct StationClientConfiguration: Sendable {
     /// an ``EncryptedFileCacheStore`` in a `cache` folder beside a ``FileKeyStore``'s files — and
     /// in memory (``InMemoryCacheStore``) for any other key store, so a Keychain or a test's store
     /// writes nothing to disk. To keep caches across launches with another store, pass an
-    /// ``EncryptedFileCacheStore`` in a directory of the app's choosing.
+    /// ``EncryptedFileCacheStore`` in a directory of the app's choosing
+    /// (``EncryptedFileCacheStore/defaultDirectory``, say). DriveSync keeps a folder's sync state
+    /// here too, and refuses a store that does not survive a relaunch
+    /// (``CacheStore/persistsAcrossLaunches``).
     public var cacheStore: any CacheStore
     /// An override of the TLS key pin kept in the credentials: when not empty, every request to
     /// an `https` station endpoint carries these pins (`TransferOptions.pinnedPublicKeys`) instead

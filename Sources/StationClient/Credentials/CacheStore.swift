@@ -16,7 +16,13 @@ import Darwin
 /// costs a few `/rewrap` calls or the offline view, never data: the client treats a failed or
 /// unreadable cache item as missing.
 ///
-/// The SDK ships ``EncryptedFileCacheStore`` (the default) and ``InMemoryCacheStore``.
+/// The SDK ships ``EncryptedFileCacheStore`` (the default beside a ``FileKeyStore``) and
+/// ``InMemoryCacheStore`` (the default for any other key store). With an app's own ``KeyStore``
+/// (the Keychain), pass an ``EncryptedFileCacheStore`` to keep caches across launches:
+///
+///     let configuration = StationClientConfiguration(
+///         namespace: "drive", keyStore: keychain,
+///         cacheStore: EncryptedFileCacheStore(directory: EncryptedFileCacheStore.defaultDirectory, keyStore: keychain))
 public protocol CacheStore: Sendable {
     /// Returns the item stored under `name`, or `nil` when there is none (or it does not open).
     ///
@@ -30,6 +36,19 @@ public protocol CacheStore: Sendable {
     ///
     /// - Throws: when the store cannot be written.
     func delete(_ name: String) async throws
+    /// Whether what is saved here survives a relaunch of the app: `false` for a store in memory
+    /// only (``InMemoryCacheStore``). DriveSync refuses to keep a folder's sync state in a store
+    /// that does not (`DriveSyncError.Kind.cacheStoreNotPersistent`), unless the app says it may.
+    ///
+    /// The default implementation returns `true`: a store an app brings is taken to persist.
+    /// An ``EncryptedFileCacheStore`` persists when the ``KeyStore`` holding its cache key does
+    /// (``KeyStore/persistsAcrossLaunches``): its files do not open without that key.
+    var persistsAcrossLaunches: Bool { get }
+}
+
+extension CacheStore {
+    /// `true`: a store an app brings is taken to survive a relaunch.
+    public var persistsAcrossLaunches: Bool { true }
 }
 
 /// Names the client uses in its ``CacheStore``.
@@ -81,6 +100,9 @@ public actor InMemoryCacheStore: CacheStore {
     /// Creates an empty store.
     public init() {}
 
+    /// `false`: the items are gone when the process ends.
+    public nonisolated var persistsAcrossLaunches: Bool { false }
+
     /// The names of the items held, sorted.
     public var names: [String] { items.keys.sorted() }
 
@@ -119,13 +141,17 @@ public actor InMemoryCacheStore: CacheStore {
 public actor EncryptedFileCacheStore: CacheStore {
     /// The directory holding the item files (created with mode 0700 when missing).
     public nonisolated let directory: URL
-    private let keyStore: any KeyStore
+    private nonisolated let keyStore: any KeyStore
     private var key: SymmetricKey?
     /// The first load-or-create of the cache key; concurrent first calls share it, so only one
     /// key is ever made.
     private var keyTask: Task<SymmetricKey, any Error>?
 
     private static let magic: [UInt8] = Array("CSCI".utf8) + [1]
+
+    /// Whether the key store holding the cache key survives a relaunch
+    /// (``KeyStore/persistsAcrossLaunches``): without that key the files read as missing.
+    public nonisolated var persistsAcrossLaunches: Bool { keyStore.persistsAcrossLaunches }
 
     /// Creates a store in `directory` whose cache key lives in `keyStore`. Nothing is read or
     /// created until the first call.
@@ -138,9 +164,10 @@ public actor EncryptedFileCacheStore: CacheStore {
         self.keyStore = keyStore
     }
 
-    /// The cache directory of ``StationClientConfiguration``'s default store for a key store that
-    /// is not a ``FileKeyStore``: `cipher-station` in the user's caches directory (`~/Library/Caches`
-    /// on Apple platforms, `$XDG_CACHE_HOME` or `~/.cache` on Linux).
+    /// A directory for the store of an app whose key store is not a ``FileKeyStore`` (whose
+    /// default store lives beside its files): `cipher-station` in the user's caches directory
+    /// (`~/Library/Caches` on Apple platforms, `$XDG_CACHE_HOME` or `~/.cache` on Linux). Pass it
+    /// (or a directory of the app's own, for an app with several clients) to ``init(directory:keyStore:)``.
     public static var defaultDirectory: URL {
         let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
             ?? FileManager.default.temporaryDirectory

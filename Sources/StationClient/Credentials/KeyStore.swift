@@ -12,6 +12,39 @@ import ClassicalCrypto
 /// An app can bring its own; on Apple platforms that is usually the Keychain: see
 /// <doc:BringingYourOwnTransportOrKeyStore> for a Keychain store that keeps the old value when a
 /// save fails.
+///
+/// ## The items a store must hold
+///
+/// The client saves and loads at most three items, each under a fixed name of lowercase ASCII
+/// letters and `-` (the constants of ``KeyStoreItem``):
+///
+/// | name | what | size |
+/// |---|---|---|
+/// | `device-credentials` (``KeyStoreItem/credentials``) | the paired device's keys and its station's identity, as JSON | about 20 KB (19,557 bytes for a device with pure-Swift keys: its ML-KEM-768 and ML-DSA-65 private keys and the station's public keys in hex, the endpoint, the TLS pin); keys stored by reference give their references and public keys instead |
+/// | `follower-identity` (``KeyStoreItem/followerIdentity``) | the keys this device follows other stations with, and its uid, as JSON | about 13 KB (12,930 bytes with pure-Swift keys) |
+/// | `cache-key` (``KeyStoreItem/cacheKey``) | the key an ``EncryptedFileCacheStore`` seals its files with | 32 bytes |
+///
+/// The client writes nothing else here: caches and the sync state of DriveSync go to the
+/// ``CacheStore``. It may also **delete** names that earlier versions wrote: `post-keys`, and
+/// `offline-listing-` followed by the namespace (the namespace's own
+/// text, which may be any Unicode without control characters); a store that cannot hold such a
+/// name should treat deleting it as deleting a missing item (success). ``FileKeyStore`` accepts
+/// names of ASCII letters, digits, `.`, `_` and `-` (up to 200 bytes, not starting with `.`)
+/// and reads back items of up to 16 MiB; the `cipher` tool also keeps backups of the credentials under
+/// `device-credentials.backup-<time>` in its own store.
+///
+/// ## Unlocking without a person
+///
+/// An agent that starts on its own (at login, as a service) must open its store without asking
+/// for a passphrase. On Apple platforms, use the Keychain with
+/// `kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly` (see <doc:ShippingAnAppOnApplePlatforms>):
+/// the system unlocks it, and the keys never leave the device. On Linux, use a ``FileKeyStore``
+/// whose passphrase the service manager hands the agent: a file readable only by the user
+/// (mode 0600), best delivered by systemd (`LoadCredentialEncrypted=`, sealed to the machine's
+/// TPM where it has one, read from `$CREDENTIALS_DIRECTORY`). The items stay sealed on disk; the
+/// passphrase file is what protects them, so anyone who can read it (the user's account, root, a
+/// backup that copied both) can open every key: keep it out of backups, and unpair the device
+/// from the station if it may have leaked. The SDK ships no store that writes keys unencrypted.
 public protocol KeyStore: Sendable {
     /// Returns the secret stored under `name`, or `nil` when there is none.
     ///
@@ -38,9 +71,18 @@ public protocol KeyStore: Sendable {
     /// The default implementation hands a copy to ``save(_:as:)`` and zeroes that copy after.
     /// - Throws: as ``save(_:as:)``.
     func saveSecret(_ secret: SecretBytes, as name: String) async throws
+    /// Whether what is saved here survives a relaunch of the app: `false` for a store in memory
+    /// only (``InMemoryKeyStore``). An ``EncryptedFileCacheStore`` whose cache key lives here
+    /// persists only when this store does.
+    ///
+    /// The default implementation returns `true`: a store an app brings is taken to persist.
+    var persistsAcrossLaunches: Bool { get }
 }
 
 extension KeyStore {
+    /// `true`: a store an app brings is taken to survive a relaunch.
+    public var persistsAcrossLaunches: Bool { true }
+
     /// Calls ``load(_:)``, moves the bytes into `SecretBytes` and zeroes the array.
     ///
     /// - Throws: as ``load(_:)``.
@@ -81,7 +123,8 @@ extension KeyStore {
     }
 }
 
-/// Names the client uses in its ``KeyStore``.
+/// Names the client uses in its ``KeyStore``: lowercase ASCII letters and `-` (see
+/// ``KeyStore`` for what each holds and its size).
 public enum KeyStoreItem {
     /// The device credentials of a paired device.
     public static let credentials = "device-credentials"
@@ -103,6 +146,9 @@ public actor InMemoryKeyStore: KeyStore {
 
     /// Creates an empty store.
     public init() {}
+
+    /// `false`: the items are gone when the process ends.
+    public nonisolated var persistsAcrossLaunches: Bool { false }
 
     /// Returns a copy of the item under `name`, or `nil`.
     public func load(_ name: String) -> [UInt8]? { items[name] }
