@@ -81,7 +81,9 @@ public struct DriveSync: Sendable {
     ///
     /// Holds the folder's lock while it plans (``SyncOptions/waitsForOtherSyncs``).
     ///
-    /// - Throws: ``DriveSyncError``: `.folder`, `.station` when the listing fails, `.state`,
+    /// - Throws: ``DriveSyncError``: `.folder`, `.offline` when the station cannot be reached (only
+    ///   the offline listing could be read, or none; ``planLocalChanges()`` shows what waits in the
+    ///   folder meanwhile), `.station` when the listing is refused or its answer is bad, `.state`,
     ///   `.busy` when another sync of the folder is running, `.cacheStoreNotPersistent`, `.workFolder`.
     public func plan() async throws(DriveSyncError) -> SyncPlan {
         try requirePersistentState()
@@ -98,12 +100,13 @@ public struct DriveSync: Sendable {
         do {
             listing = try await client.listPosts(as: DriveFileMetadata.self)
         } catch {
-            throw DriveSyncError(.station, "cannot list the namespace \(client.configuration.namespace): \(error)", underlying: error)
+            let kind: DriveSyncError.Kind = (error as? StationClientError)?.kind == .unreachable ? .offline : .station
+            throw DriveSyncError(kind, "cannot list the namespace \(client.configuration.namespace): \(error)", underlying: error)
         }
         guard !listing.isOffline else {
             // Deciding from the offline listing would take every post since it for a deletion.
             let operation = "listing namespace \(client.configuration.namespace)"
-            throw DriveSyncError(.station, "the station is unreachable (only the offline listing could be read)",
+            throw DriveSyncError(.offline, "the station is unreachable (only the offline listing could be read)",
                                  underlying: StationClientError(.unreachable, operation: operation, message: "the station is unreachable"))
         }
         let (state, isCheckpointed) = try await stateStore().load()
@@ -123,6 +126,44 @@ public struct DriveSync: Sendable {
         return plan
     }
 
+    /// What a sync would do for the folder's own changes, decided without the station: for an app
+    /// to show what waits locally while the station is unreachable (``DriveSyncError/Kind/offline``).
+    ///
+    /// The folder is scanned as ``plan()`` scans it and compared with the sync state the last sync
+    /// left, the station taken to hold exactly the files of that state (the planner's decisions,
+    /// with the state's view of the station as the listing): new and changed files are uploads,
+    /// files deleted here are `deleteRemote`s, moved ones are moves. What changed on the station
+    /// since the last sync is not known, so no download, conflict or local deletion shows.
+    /// Nothing is sent to the station and nothing in the folder or the state changes.
+    ///
+    /// The plan is for display only (``SyncPlan/isLocalOnly``): ``run(_:progress:)`` refuses it
+    /// with `.planOutdated`; once the station is back, ``plan()`` again.
+    ///
+    /// - Throws: ``DriveSyncError``: `.folder`, `.state`, `.busy` when another sync of the folder
+    ///   is running.
+    public func planLocalChanges() async throws(DriveSyncError) -> SyncPlan {
+        let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
+        defer { withExtendedLifetime(lock) {} }
+        let rules = try local.ignoreRules(after: options.ignoreRules)
+        let scan = try local.scan(ignoring: rules)
+        let (state, isCheckpointed) = try await stateStore().load()
+        // The station as the state last saw it: every synced file's post, unchanged. Each states
+        // its digest, and the reading has no posts, so no comparison ever downloads.
+        let versions = state.files.sorted { $0.key < $1.key }.map { path, entry in
+            RemoteVersion(postCID: entry.postCID, path: path, statedSize: entry.stamp.size, sha256: entry.sha256, replaces: nil,
+                          createdAt: nil)
+        }
+        var planner = Planner(options: options, reading: FolderReading(client: client, local: local, posts: [:]), state: state,
+                              scan: scan, versions: versions, skipped: [], date: Date())
+        planner.isCheckpointed = isCheckpointed
+        planner.largestUpload = largestUpload()
+        planner.ignoreRules = rules
+        var plan = await planner.plan()
+        plan.ignoreRules = rules
+        plan.isLocalOnly = true
+        return plan
+    }
+
     /// Runs `plan`: each action journalled in the sync state before and after, so a run stopped at
     /// any point (cancelled, killed, the station failing) resumes with the next ``plan()`` without
     /// a duplicate post, a lost file or a half-written one. A failed action is reported and the run
@@ -134,22 +175,51 @@ public struct DriveSync: Sendable {
     ///
     /// A plan over the deletion limit (``SyncPlan/exceedsDeletionLimit``) runs without its
     /// deletions: they are held back and listed in ``SyncReport/heldDeletions``, the rest is done.
+    /// To let through the deletions a user saw, ``run(_:approvingDeletions:progress:)``.
     ///
     /// A run that shows no progress for ``SyncOptions/progressTimeout`` stops with `.station`.
     ///
-    /// - Throws: ``DriveSyncError``: `.planOutdated` (nothing changed), `.busy`, `.state`,
-    ///   `.cancelled`, `.station` when the station or the network is gone, or the run stalled
-    ///   (the run stops there; the next sync resumes).
+    /// - Throws: ``DriveSyncError``: `.planOutdated` (nothing changed; also for a local-only plan),
+    ///   `.busy`, `.state`, `.cancelled`, `.offline` when the station cannot be reached and
+    ///   `.station` when it is too slow (the run stops there; the next sync resumes).
     public func run(_ plan: SyncPlan, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError)
         -> SyncReport {
+        try await run(plan, approvingDeletions: [], progress: progress)
+    }
+
+    /// Runs `plan` as ``run(_:progress:)`` does, with the deletions a user approved let through
+    /// whatever the deletion limit: the plan the user saw runs as it is, with no new plan and no
+    /// change of ``SyncOptions/maximumDeletions``.
+    ///
+    /// A deletion of `plan` runs when an action of `approvedDeletions` is the same deletion: the
+    /// same kind and path, of the same post, and for a local file, of the file as the scan saw it
+    /// (its size, times and file number). Pass ``SyncPlan/deletions`` of the plan shown, or
+    /// ``SyncReport/heldDeletions`` of an earlier run with a new plan: deletions that are still
+    /// the same go through, and any other deletion of the plan (one the user never saw) is held
+    /// back as the limit decides (``SyncReport/heldDeletions``), never run. Approved deletions
+    /// the plan does not have are ignored.
+    ///
+    /// What changed since the plan never adds a deletion: a run does only the plan's actions, and
+    /// each checks its file first (a local file edited since the plan is not trashed or replaced:
+    /// that action fails and the next sync decides again). A plan whose sync state changed (a sync
+    /// ran since) is refused with `.planOutdated`: plan again and approve with the deletions the
+    /// user saw, as above. When every deletion ran approved, the folder's high-water mark starts
+    /// again from the files it has, as after a run with an explicit limit.
+    ///
+    /// - Throws: as ``run(_:progress:)``.
+    public func run(_ plan: SyncPlan, approvingDeletions approvedDeletions: [SyncAction],
+                    progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError) -> SyncReport {
         try requirePersistentState()
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
         defer { withExtendedLifetime(lock) {} }
-        return try await run(plan, progress: progress, checkingState: true)
+        return try await run(plan, approving: Set(approvedDeletions.filter(\.isDeletion)), progress: progress, checkingState: true)
     }
 
-    private func run(_ plan: SyncPlan, progress: (@Sendable (SyncProgress) -> Void)?, checkingState: Bool) async throws(DriveSyncError)
-        -> SyncReport {
+    private func run(_ plan: SyncPlan, approving approved: Set<SyncAction> = [], progress: (@Sendable (SyncProgress) -> Void)?,
+                     checkingState: Bool) async throws(DriveSyncError) -> SyncReport {
+        guard !plan.isLocalOnly else {
+            throw DriveSyncError(.planOutdated, "a local-only plan (made without the station) cannot run: plan again once the station is reachable")
+        }
         let store = await stateStore()
         if checkingState {
             guard try await store.load().state == plan.original else {
@@ -159,7 +229,7 @@ public struct DriveSync: Sendable {
         let sync = self
         return try await ProgressWatchdog.run(timeout: options.progressTimeout, operation: "syncing \(folder.path)") {
             (watchdog: ProgressWatchdog?) async throws(DriveSyncError) -> SyncReport in
-            var runner = Runner(sync: sync, plan: plan, store: store, progress: watchdog.map { $0.watching(progress) } ?? progress)
+            var runner = Runner(sync: sync, plan: plan, approved: approved, store: store, progress: watchdog.map { $0.watching(progress) } ?? progress)
             return try await runner.run()
         }
     }

@@ -12,7 +12,7 @@ public struct DriveSyncError: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     /// A readable explanation.
     public var message: String
-    /// The error that caused this one (a `StationClientError` for `.station`), if any.
+    /// The error that caused this one (a `StationClientError` for `.station` and `.offline`), if any.
     public var underlying: (any Error)?
 
     /// Creates an error.
@@ -35,18 +35,28 @@ extension ErrorKind where Failure == DriveSyncError {
     public static var tooManyDeletions: Self { Self() }
     /// The sync state could not be read or written in the cache store.
     public static var state: Self { Self() }
-    /// Listing the namespace failed (the station is unreachable, refused, or sent a bad answer), or
-    /// the station went out of reach during the run (no answer, or one too slow), or the run made
-    /// no progress for ``SyncOptions/progressTimeout``: the run stopped at the first such failure,
-    /// what was done is recorded, and the next sync resumes.
+    /// The station answered, but not as a sync can go on with: listing the namespace was refused
+    /// or got a bad answer, or during the run an answer was too slow or the run made no progress
+    /// for ``SyncOptions/progressTimeout`` (the run stopped at the first one; what was done is
+    /// recorded, and the next sync resumes). A station that cannot be reached
+    /// at all is ``offline``.
     public static var station: Self { Self() }
+    /// The station cannot be reached: no connection, the network gone, or a tunnel or gateway in
+    /// front of it answering that it is not there (the `StationClientError` in
+    /// ``DriveSyncError/underlying`` has kind `.unreachable`). Thrown by ``DriveSync/plan()`` when
+    /// only the offline listing could be read (``DriveSync/planLocalChanges()`` then shows what
+    /// waits in the folder), and by a run that lost the station midway (it stopped at the first
+    /// such answer; what was done is recorded, and the next sync resumes). Before this kind,
+    /// these were `.station`.
+    public static var offline: Self { Self() }
     /// The sync was cancelled; what was done is recorded, and the next sync resumes.
     public static var cancelled: Self { Self() }
     /// Another sync of this folder is running (in this process or another): nothing was changed.
     /// Sync again once it ends, or wait for it with ``SyncOptions/waitsForOtherSyncs``.
     public static var busy: Self { Self() }
     /// The plan given to ``DriveSync/run(_:progress:)`` was made from a sync state that another
-    /// sync has changed since: nothing was changed; plan again.
+    /// sync has changed since, or is a local-only plan (``DriveSync/planLocalChanges()``), which
+    /// never runs: nothing was changed; plan again.
     public static var planOutdated: Self { Self() }
     /// A ``RemoteRoot`` path that is not a folder of the namespace written from the top and
     /// normalized (`/Work/`): nothing was changed.
@@ -66,6 +76,7 @@ extension ErrorKind where Failure == DriveSyncError {
     /// Every kind known to this version of the package, for an app's tests. A later version may
     /// add kinds: a `switch` still ends with `default:`.
     public static var knownValues: [Self] {
-        [.folder, .tooManyDeletions, .state, .station, .cancelled, .busy, .planOutdated, .invalidRoot, .cacheStoreNotPersistent, .workFolder]
+        [.folder, .tooManyDeletions, .state, .station, .cancelled, .busy, .planOutdated, .invalidRoot, .cacheStoreNotPersistent, .workFolder,
+         .offline]
     }
 }

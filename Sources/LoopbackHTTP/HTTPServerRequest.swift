@@ -120,7 +120,7 @@ public final class HTTPServerRequest {
         case .bytes(let count):
             bodyBytesRead += Int64(count)
             if case .length(let remaining) = framing { framing = .length(remaining: remaining - Int64(count)) }
-            exchange.noteActivity()
+            exchange.noteBodyRead()
             return count
         case .end, .wouldBlock:
             // The pipe holds a body to its declared length, so only an unsized (chunked) one ends here.

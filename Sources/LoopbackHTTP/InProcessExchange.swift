@@ -35,10 +35,14 @@ final class InProcessExchange: @unchecked Sendable {
 
     /// An exchange of `request`, its body coming through `body`, the answer going to `buffer`
     /// (which must refuse chunks when full: `.refuseWhenFull`).
-    init(request: HTTPRequest, body: RequestBodyPipe, buffer: ResponseBuffer) {
+    /// Told each time the handler has read request body bytes (the transport's upload progress).
+    private let bodyRead: (@Sendable () -> Void)?
+
+    init(request: HTTPRequest, body: RequestBodyPipe, buffer: ResponseBuffer, bodyRead: (@Sendable () -> Void)? = nil) {
         self.request = request
         self.body = body
         self.buffer = buffer
+        self.bodyRead = bodyRead
         buffer.attach(resume: { [weak self] in self?.resumeWriter() }, abandon: { [weak self] in self?.abandon() })
     }
 
@@ -110,6 +114,12 @@ final class InProcessExchange: @unchecked Sendable {
         condition.lock()
         lastActivity = Date()
         condition.unlock()
+    }
+
+    /// Records that the handler read request body bytes: activity, and upload progress.
+    func noteBodyRead() {
+        noteActivity()
+        bodyRead?()
     }
 
     /// Hands the head to the waiting transport.

@@ -23,7 +23,8 @@ import Darwin
 /// cancellation and the request's time limits end the exchange (the handler sees the client close);
 /// the answer's body reaches the reader in pieces of at most 64 KiB however the handler wrote it (as
 /// a socket splits a large write into segments), so progress is reported as bytes move, in steps,
-/// and a reader that is behind holds the handler's write back between pieces. There are no connections and no defaults for time limits.
+/// and a reader that is behind holds the handler's write back between pieces. Upload progress
+/// moves as the handler reads the request body, before its answer, in the steps it reads. There are no connections and no defaults for time limits.
 ///
 /// TLS is simulated from the ``SimulatedCertificate`` the server presents (that given to
 /// ``init(handler:certificate:)``, or a loopback server's ``LoopbackHTTPServer/simulatedCertificate``):
@@ -113,7 +114,11 @@ package struct InProcessHTTPTransport: HTTPTransport {
             buffer = ResponseBuffer(highWater: Self.responseBufferSize, backpressure: .refuseWhenFull, request: request)
         }
         let pipe = RequestBodyPipe(declaredLength: stream.length, highWater: Self.requestBufferSize)
-        let exchange = InProcessExchange(request: request, body: pipe, buffer: buffer)
+        // The request body is reported as the handler reads it, before any answer, as a socket
+        // transport reports it as it goes out.
+        let progress = Progress(body: pipe, expectedToSend: stream.length, report: options.progress)
+        let bodyRead: (@Sendable () -> Void)? = options.progress == nil ? nil : { @Sendable in progress.report(received: 0) }
+        let exchange = InProcessExchange(request: request, body: pipe, buffer: buffer, bodyRead: bodyRead)
         let head: InProcessExchange.Head
         do {
             let handler = try peer.accept()
@@ -147,8 +152,7 @@ package struct InProcessHTTPTransport: HTTPTransport {
             guard error is TransportError else { throw failure(.invalidRequest, "the request head cannot be sent: \(error)") }
             throw error
         }
-        let progress = Progress(exchange: exchange, expectedToSend: stream.length, expectedToReceive: head.length,
-                                report: options.progress)
+        progress.expect(toReceive: head.length)
         progress.report(received: 0)
         let headers = HTTPHeaders(head.fields)
         switch sink {
@@ -305,17 +309,36 @@ package struct InProcessHTTPTransport: HTTPTransport {
         thread.start()
     }
 
-    /// Reports progress, never backwards: the request body as the handler has read it, the
-    /// response as it is delivered.
-    private struct Progress: Sendable {
-        let exchange: InProcessExchange
+    /// Reports progress, never backwards and in order (the handler's thread reports the request
+    /// body as it reads it, the transport the response as it is delivered): the request body as
+    /// the handler has read it, the response as it is delivered.
+    private final class Progress: Sendable {
+        let body: RequestBodyPipe
         let expectedToSend: Int64?
-        let expectedToReceive: Int64?
-        let report: (@Sendable (TransferProgress) -> Void)?
+        let reporter: (@Sendable (TransferProgress) -> Void)?
+        /// The response's declared length, once its head is in; the last figures reported.
+        private let state = Locked((expectedToReceive: Int64?.none, sent: Int64(0), received: Int64(0)))
+
+        init(body: RequestBodyPipe, expectedToSend: Int64?, report: (@Sendable (TransferProgress) -> Void)?) {
+            self.body = body
+            self.expectedToSend = expectedToSend
+            reporter = report
+        }
+
+        func expect(toReceive length: Int64?) {
+            state.withLock { $0.expectedToReceive = length }
+        }
 
         func report(received: Int64) {
-            report?(TransferProgress(bytesSent: exchange.body.bytesConsumed, expectedBytesToSend: expectedToSend,
-                                     bytesReceived: received, expectedBytesToReceive: expectedToReceive))
+            guard let reporter else { return }
+            let sent = body.bytesConsumed
+            // Under the lock, so two threads' figures reach the handler in the order they were taken.
+            state.withLock { state in
+                state.sent = max(state.sent, sent)
+                state.received = max(state.received, received)
+                reporter(TransferProgress(bytesSent: state.sent, expectedBytesToSend: expectedToSend, bytesReceived: state.received,
+                                          expectedBytesToReceive: state.expectedToReceive))
+            }
         }
     }
 }

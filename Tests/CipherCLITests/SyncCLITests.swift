@@ -52,6 +52,8 @@ struct SyncCLITests {
         let (held, heldDocument) = try await paired.cipherJSON("sync", folder.path)
         #expect(held.status == 6 && heldDocument["waiting_for_decision"] as? Bool == true, "\(held.stderr)")
         #expect(held.stderr.contains("--max-delete 3") && held.stderr.contains("held back"))
+        // How to let exactly the deletions of a plan through: the plan printed runs as it is.
+        #expect(held.stderr.contains("--yes") && held.stderr.contains("runs as it is"), "\(held.stderr)")
         let heldOutcome = try #require(heldDocument["outcome"] as? [String: Any])
         #expect((heldOutcome["held_deletions"] as? [Any])?.count == 3 && (heldOutcome["completed"] as? [Any])?.count == 1)
         #expect(paired.emulator.manifest.allPosts.count == 5)

@@ -104,7 +104,8 @@ struct InterruptedSyncTests {
                     do throws(DriveSyncError) {
                         _ = try await rig.laptop.sync().sync()
                     } catch {
-                        #expect(error.kind == .station, "\(route): \(error)")
+                        // A 500 is the station's failure; a connection cut mid-answer may read as no station.
+                        #expect(error.kind == .station || (fault == 1 && error.kind == .offline), "\(route): \(error)")
                     }
                     #expect(rig.emulator.faults.pendingFaultCount == 0, "\(route) was not used")
                     rig.emulator.faults.reset()

@@ -12,7 +12,8 @@ enum SyncCommand: Command {
             OptionSpec(names: ["--dry-run", "-n"], help: "show the plan and change nothing"),
             OptionSpec(names: ["--max-delete"], help: "allow up to N deletions (default: half the most files DIR had in sync)", value: "N"),
             OptionSpec(names: ["--yes", "-y"],
-                       help: "go over the deletion limit without asking, on a terminal or not (scripts); without it a terminal asks, else exit 6"),
+                       help: "let through the deletions the printed plan lists, over the deletion limit, without asking, on a terminal or not (scripts); "
+                           + "without it a terminal asks, else they are held back (exit 6)"),
             OptionSpec(names: ["--wait"], help: "wait for another sync of DIR to finish (otherwise exit 7 at once)"),
             OptionSpec(names: ["--empty-trash"], help: "empty DIR's sync trash instead of syncing (what syncs moved there), then exit"),
             OptionSpec(names: ["--older-than"], help: "with --empty-trash: only what syncs more than DAYS days ago trashed", value: "DAYS"),
@@ -108,28 +109,25 @@ enum SyncCommand: Command {
         }
         let folder = URL(fileURLWithPath: arguments.positionals[0])
         let client = try await context.client()
-        var sync = DriveSync(client: client, folder: folder, options: options)
+        let sync = DriveSync(client: client, folder: folder, options: options)
         // Planning reads the whole folder and listing (half a minute on a new device): say so on a terminal.
         let line = console.json ? nil : SyncProgressLine(console: console)
         line?.planning("scanning \(sync.folder.path) and listing the station…")
-        var plan = try await driveSync { try await sync.plan() }
+        let plan = try await driveSync { try await sync.plan() }
         line?.planned(plan)
         show(plan, console: console, folder: sync.folder)
 
         var output = Output(folder: sync.folder.path, namespace: client.configuration.namespace, dryRun: arguments.has("--dry-run"),
                             plan: planOutput(plan), outcome: nil, inSync: false, waitingForDecision: false, exitCode: 0)
+        // The deletions the user let through: exactly those of the plan printed above, which runs
+        // as it is (no new plan that could hold others).
+        var approved: [SyncAction] = []
         if plan.exceedsDeletionLimit {
             let question: TerminalText = "The sync would delete \(plan.deletionCount) files (limit \(plan.deletionLimit)). Go on? [y/N] "
             // --yes goes on; otherwise only a person at a terminal can say so (never under --json).
             let allowed = !output.dryRun && (arguments.has("--yes") || (!console.json && console.stdinIsTerminal
                 && ["y", "yes"].contains(console.ask(question)?.lowercased() ?? "")))
-            if allowed {
-                sync.options.maximumDeletions = plan.deletionCount
-                line?.planning("again with the limit raised to \(plan.deletionCount)…")
-                plan = try await driveSync { try await sync.plan() }
-                line?.planned(plan)
-                output.plan = planOutput(plan)
-            }
+            if allowed { approved = plan.deletions }
         }
         if plan.exceedsDeletionLimit && output.dryRun {
             console.note("""
@@ -153,7 +151,7 @@ enum SyncCommand: Command {
         var progress: (@Sendable (SyncProgress) -> Void)?
         if let line { progress = { line.update($0) } }
         let (runner, runPlan) = (sync, plan)
-        let report = try await driveSync { try await runner.run(runPlan, progress: progress) }
+        let report = try await driveSync { try await runner.run(runPlan, approvingDeletions: approved, progress: progress) }
         line?.finish()
 
         for failure in report.failures { console.note("failed: \(failure.action) \(failure.path): \(failure.message)") }
@@ -162,7 +160,8 @@ enum SyncCommand: Command {
             for action in report.heldDeletions { console.note("held back: \(action.kind) \(action.path) (\(action.reason))") }
             console.note("""
                 held back \(report.heldDeletions.count) deletions, more than the limit of \(plan.deletionLimit); everything else was synced. \
-                If these deletions are meant, run again with --max-delete \(report.heldDeletions.count)
+                If these deletions are meant, run again on a terminal and answer y, or with --yes: the plan it prints runs as it is, \
+                its listed deletions and no others (or --max-delete \(report.heldDeletions.count) raises the limit)
                 """)
             output.waitingForDecision = true
         }
@@ -298,7 +297,15 @@ final class SyncProgressLine: Sendable {
             + "/\(Format.bytes(progress.totalBytes))"
         if let rate = progress.bytesPerSecond { text += " · \(Format.bytes(Int64(rate)))/s" }
         if let left = progress.estimatedTimeRemaining { text += " · \(Format.duration(left)) left" }
-        if let path = progress.currentPath { text += " · " + TerminalText.escapingControlCharacters(in: path) }
+        if let action = progress.currentAction {
+            // "upload a.txt 1.2 MB/3 MB": the action, and how far into its file.
+            text += " · \(action.kind) " + TerminalText.escapingControlCharacters(in: action.path)
+            if let size = progress.currentFileByteCount, size > 0 {
+                text += " \(Format.bytes(progress.currentFileBytes))/\(Format.bytes(size))"
+            }
+        } else if let path = progress.currentPath {
+            text += " · " + TerminalText.escapingControlCharacters(in: path)
+        }
         FileHandle.standardError.write(Data((text + "\u{1b}[K").utf8))
     }
 

@@ -198,7 +198,13 @@ public struct SyncPlan: Sendable {
     /// `.cipherignore`): ignored paths got no decision on either side. Their
     /// ``IgnoreRules/problems`` name lines of `.cipherignore` that were left out.
     public internal(set) var ignoreRules = IgnoreRules.none
+    /// Whether the plan was made without the station (``DriveSync/planLocalChanges()``): it shows
+    /// what waits in the folder, and never runs (``DriveSync/run(_:progress:)`` refuses it).
+    public internal(set) var isLocalOnly = false
 
+    /// The deletions of the plan, in order (``SyncAction/isDeletion``): what to show a user before
+    /// letting them through with ``DriveSync/run(_:approvingDeletions:progress:)``.
+    public var deletions: [SyncAction] { actions.filter(\.isDeletion) }
     /// Files deleted locally (to the trash) or posts removed, as ``SyncAction/isDeletion`` counts them.
     public var deletionCount: Int { actions.filter(\.isDeletion).count }
     /// Whether the plan deletes more than ``deletionLimit``, or (with the default limit) would
@@ -242,8 +248,10 @@ public struct SyncReport: Sendable {
     /// The actions that failed (tried again by the next sync).
     public let failures: [SyncFailure]
     /// The deletions held back because the plan went over the deletion limit
-    /// (``SyncPlan/exceedsDeletionLimit``): nothing of them was done. Show them; to let them
-    /// through, sync again with ``SyncOptions/maximumDeletions`` of at least their count.
+    /// (``SyncPlan/exceedsDeletionLimit``) and were not approved: nothing of them was done. Show
+    /// them; to let exactly these through, plan again and pass them to
+    /// ``DriveSync/run(_:approvingDeletions:progress:)`` (deletions that changed meanwhile, or
+    /// that are new, stay held).
     public let heldDeletions: [SyncAction]
     /// Files and posts left alone (from the plan).
     public let skipped: [SkippedItem]
@@ -268,10 +276,32 @@ public struct SyncProgress: Sendable {
     public var completedBytes: Int64
     /// All bytes the run transfers.
     public var totalBytes: Int64
-    /// The file being worked on.
+    /// The file being worked on (``currentAction``'s path).
     public var currentPath: String?
+    /// The action being worked on (`nil` between actions): what it does, to which file, and why.
+    public var currentAction: SyncAction?
+    /// The bytes of the file being transferred that have moved so far (0 between transfers), as
+    /// the client's progress handler tells them while the file is sent or fetched. A conflict or
+    /// a duplicate transfers two files, one after the other: each counts from 0.
+    public var currentFileBytes: Int64
+    /// The size of the file being transferred, once its transfer has started; `nil` otherwise.
+    public var currentFileByteCount: Int64?
     /// Time since the run started.
     public var elapsed: Duration
+
+    /// A progress figure (for an app's tests and previews).
+    public init(completedActions: Int, totalActions: Int, completedBytes: Int64, totalBytes: Int64, currentPath: String? = nil,
+                currentAction: SyncAction? = nil, currentFileBytes: Int64 = 0, currentFileByteCount: Int64? = nil, elapsed: Duration) {
+        self.completedActions = completedActions
+        self.totalActions = totalActions
+        self.completedBytes = completedBytes
+        self.totalBytes = totalBytes
+        self.currentPath = currentPath ?? currentAction?.path
+        self.currentAction = currentAction
+        self.currentFileBytes = currentFileBytes
+        self.currentFileByteCount = currentFileByteCount
+        self.elapsed = elapsed
+    }
 
     /// Bytes per second so far (`nil` before any time has passed).
     public var bytesPerSecond: Double? {

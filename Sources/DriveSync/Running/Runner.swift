@@ -2,6 +2,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import StationClient
+import Transport
 
 /// Runs a plan's actions in order, journalling each in the sync state before and after.
 struct Runner {
@@ -24,12 +25,18 @@ struct Runner {
     /// The trash folder of this run (`.cipher-sync/trash/<its start>`).
     let trash: String
 
-    init(sync: DriveSync, plan: SyncPlan, store: SyncStateStore, progress: (@Sendable (SyncProgress) -> Void)?) {
+    /// Whether the user approved every deletion of the plan (``DriveSync/run(_:approvingDeletions:progress:)``).
+    let approvedAll: Bool
+
+    init(sync: DriveSync, plan: SyncPlan, approved: Set<SyncAction> = [], store: SyncStateStore,
+         progress: (@Sendable (SyncProgress) -> Void)?) {
         self.sync = sync
         self.plan = plan
-        // Over the deletion limit, the deletions wait for the user and the rest goes through.
-        held = plan.exceedsDeletionLimit ? plan.actions.filter(\.isDeletion) : []
-        actions = plan.exceedsDeletionLimit ? plan.actions.filter { !$0.isDeletion } : plan.actions
+        // Over the deletion limit, the deletions the user did not approve wait and the rest goes through.
+        let waiting = { (action: SyncAction) in plan.exceedsDeletionLimit && action.isDeletion && !approved.contains(action) }
+        held = plan.actions.filter(waiting)
+        actions = plan.actions.filter { !waiting($0) }
+        approvedAll = !approved.isEmpty && plan.actions.allSatisfy { !$0.isDeletion || approved.contains($0) }
         self.store = store
         self.progress = progress
         state = plan.state
@@ -55,7 +62,7 @@ struct Runner {
         let total = actions.reduce(Int64(0)) { $0.addingSaturated($1.byteCount) }
         for action in actions {
             guard !Task.isCancelled else { throw DriveSyncError(.cancelled, "cancelled before \(action.kind) \(action.path)") }
-            report(total: total, current: action.path, bytes: 0)
+            report(total: total, current: action, bytes: 0)
             do {
                 try await perform(action, total: total)
                 completed.append(action)
@@ -72,7 +79,7 @@ struct Runner {
         }
         // An explicit limit that let every deletion through is the user's word on them: the mark
         // starts again from here.
-        let approved = sync.options.maximumDeletions != nil && held.isEmpty
+        let approved = (sync.options.maximumDeletions != nil || approvedAll) && held.isEmpty
         state.highWaterMark = approved ? state.files.count : max(state.highWaterMark, state.files.count)
         try await save(checkpoint: true)
         sync.local.removeIncoming()
@@ -80,9 +87,30 @@ struct Runner {
                           duration: ContinuousClock.now - start)
     }
 
-    func report(total: Int64, current: String?, bytes: Int64) {
+    func report(total: Int64, current: SyncAction?, bytes: Int64) {
         progress?(SyncProgress(completedActions: finishedActions, totalActions: actions.count, completedBytes: finishedBytes.addingSaturated(bytes),
-                               totalBytes: total, currentPath: current, elapsed: ContinuousClock.now - start))
+                               totalBytes: total, currentAction: current, elapsed: ContinuousClock.now - start))
+    }
+
+    /// The bytes one action has moved across its transfers (a conflict fetches one file, then
+    /// sends another; each transfer's progress starts from 0): never backwards, at most the
+    /// action's ``SyncAction/byteCount``.
+    final class ActionBytes: Sendable {
+        private let counts = Locked((earlier: Int64(0), current: Int64(0), reported: Int64(0)))
+        private let limit: Int64
+
+        init(limit: Int64) { self.limit = limit }
+
+        /// The action's bytes after a transfer reported `completed` of its own.
+        func update(_ completed: Int64) -> Int64 {
+            counts.withLock { counts in
+                // A figure below the last one is the next transfer starting.
+                if completed < counts.current { counts.earlier = counts.earlier.addingSaturated(counts.current) }
+                counts.current = completed
+                counts.reported = max(counts.reported, min(limit, counts.earlier.addingSaturated(completed)))
+                return counts.reported
+            }
+        }
     }
 
     /// Writes the journal, or with `checkpoint` (and every ``SyncStateStore/checkpointInterval``
@@ -123,11 +151,15 @@ struct Runner {
     }
 
     mutating func perform(_ action: SyncAction, total: Int64) async throws {
+        // The client's byte progress of each transfer, passed on with the action and the file's own figures.
         let progress = self.progress.map { handler in
             let (done, finished, count, start) = (finishedBytes, finishedActions, actions.count, start)
+            let actionBytes = ActionBytes(limit: action.byteCount)
             return { @Sendable (bytes: ByteProgress) in
-                handler(SyncProgress(completedActions: finished, totalActions: count, completedBytes: done.addingSaturated(bytes.completed),
-                                     totalBytes: total, currentPath: action.path, elapsed: ContinuousClock.now - start))
+                handler(SyncProgress(completedActions: finished, totalActions: count,
+                                     completedBytes: done.addingSaturated(actionBytes.update(bytes.completed)), totalBytes: total,
+                                     currentAction: action, currentFileBytes: bytes.completed, currentFileByteCount: bytes.total,
+                                     elapsed: ContinuousClock.now - start))
             } as ProgressHandler
         }
         let local = sync.local
@@ -180,15 +212,17 @@ struct Runner {
     }
 
     /// Runs a station call; its error is this action's failure, except cancellation and a station
-    /// out of reach, which stop the run (``DriveSyncError/Kind/station``): every later file would
-    /// fail the same way, after its own wait. What is done is in the journal; the next sync resumes.
+    /// out of reach, which stop the run (``DriveSyncError/Kind/offline`` when it cannot be reached,
+    /// ``DriveSyncError/Kind/station`` when it is too slow): every later file would fail the same
+    /// way, after its own wait. What is done is in the journal; the next sync resumes.
     func station<Value>(_ body: () async throws -> Value) async throws -> Value {
         do {
             return try await body()
         } catch let error as StationClientError where error.kind == .cancelled {
             throw error
         } catch let error as StationClientError where Self.isOutOfReach(error) {
-            throw DriveSyncError(.station, "the station is out of reach (\(error.message)); the next sync resumes", underlying: error)
+            throw DriveSyncError(error.kind == .unreachable ? .offline : .station,
+                                 "the station is out of reach (\(error.message)); the next sync resumes", underlying: error)
         } catch {
             throw StepFailure(message: "\(error)", underlying: error)
         }

@@ -12,7 +12,7 @@ import Transport
 /// carry `Date` and `Server` as over HTTP; a body over the station's upload limit is answered 413;
 /// response bodies reach the client in pieces of at most 64 KiB, with back-pressure (a reader that
 /// is behind holds the emulator's write back), and progress is reported as they move, in steps, as
-/// over a socket. ``FaultInjector/throttle(_:toBytesPerSecond:server:)`` slows a route's answers
+/// over a socket (a request body's too, as the emulator reads it). ``FaultInjector/throttle(_:toBytesPerSecond:server:)`` slows a route's answers
 /// to a byte rate, for a test that cancels a transfer halfway. `https` requests go through a simulated TLS handshake with
 /// the emulator's key (``StationEmulator/serverKeyFingerprint``): pins are enforced and a
 /// self-signed key refused unpinned, as a TLS transport would (see <doc:TestingWithTheEmulator>).
