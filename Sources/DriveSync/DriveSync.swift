@@ -127,7 +127,7 @@ public struct DriveSync: Sendable {
     }
 
     /// What a sync would do for the folder's own changes, decided without the station: for an app
-    /// to show what waits locally while the station is unreachable (``DriveSyncError/Kind/offline``).
+    /// to show what waits locally while the station is unreachable (`.offline`).
     ///
     /// The folder is scanned as ``plan()`` scans it and compared with the sync state the last sync
     /// left, the station taken to hold exactly the files of that state (the planner's decisions,
