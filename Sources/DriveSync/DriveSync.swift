@@ -226,12 +226,20 @@ public struct DriveSync: Sendable {
                 throw DriveSyncError(.planOutdated, "the folder was synced since this plan was made: plan again")
             }
         }
+        // The trash keeps what runs moved there for the retention, then goes (best effort: a
+        // trash that cannot be emptied is reported by `emptyTrash`, never a reason not to sync).
+        let emptied = options.trashRetention.flatMap { retention in
+            try? local.walkTrash(before: Date(timeIntervalSinceNow: -Double(retention.components.seconds)), removing: true)
+        } ?? EmptiedTrash()
         let sync = self
-        return try await ProgressWatchdog.run(timeout: options.progressTimeout, operation: "syncing \(folder.path)") {
+        var report = try await ProgressWatchdog.run(timeout: options.progressTimeout, operation: "syncing \(folder.path)") {
             (watchdog: ProgressWatchdog?) async throws(DriveSyncError) -> SyncReport in
             var runner = Runner(sync: sync, plan: plan, approved: approved, store: store, progress: watchdog.map { $0.watching(progress) } ?? progress)
             return try await runner.run()
         }
+        report.emptiedTrash = emptied
+        try await store.saveLastRun(LastRunRecord(report, date: Date()))
+        return report
     }
 
     /// The rules this folder's syncs follow: ``SyncOptions/ignoreRules`` and then the folder's
@@ -243,7 +251,9 @@ public struct DriveSync: Sendable {
     }
 
     /// Forgets the sync state of this folder: the next sync compares both sides afresh (files the
-    /// same on both are recognised; the rest is copied, nothing deleted).
+    /// same on both are recognised by their stated digests; the rest is copied, nothing deleted).
+    /// Only the sync state and the last run's outcome go: the client's post keys and offline
+    /// listing stay, so the next sync sends no `/rewrap` for posts it knew.
     ///
     /// - Throws: ``DriveSyncError`` `.state` when the cache store cannot be written.
     public func forgetState() async throws(DriveSyncError) {

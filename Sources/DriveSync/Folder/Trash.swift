@@ -49,7 +49,7 @@ extension DriveSync {
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
         defer { withExtendedLifetime(lock) {} }
         do {
-            return try local.emptyTrash(before: cutoff)
+            return try local.walkTrash(before: cutoff, removing: true)
         } catch {
             throw DriveSyncError(local.workFolder == nil ? .folder : .workFolder,
                                  "cannot empty the trash in \(local.workFolderName): \(error.reason)", underlying: error)
@@ -62,8 +62,9 @@ extension LocalFolder {
     /// depth and a margin. Anything deeper was not put there by a sync; it is left.
     static let maximumTrashDepth = SyncPath.maximumDepth + 8
 
-    /// Removes the trash folders of syncs before `cutoff` (all with `nil`).
-    func emptyTrash(before cutoff: Date?) throws(SyncPathRefusal) -> EmptiedTrash {
+    /// Removes the trash folders of syncs before `cutoff` (all with `nil`), or without
+    /// `removing` only counts what removing would take.
+    func walkTrash(before cutoff: Date?, removing: Bool) throws(SyncPathRefusal) -> EmptiedTrash {
         let top = try openRoot()
         let trash: DirectoryDescriptor
         do {
@@ -79,22 +80,23 @@ extension LocalFolder {
                 guard let date = Self.trashDate(String(decoding: name, as: UTF8.self)), date < cutoff else { continue }
             }
             let wasFolder = (try? trash.status(of: name))?.isDirectory == true
-            if Self.remove(name, in: trash, device: device, depth: 0, into: &emptied), wasFolder { emptied.folderCount += 1 }
+            if Self.remove(name, in: trash, device: device, depth: 0, removing: removing, into: &emptied), wasFolder { emptied.folderCount += 1 }
         }
-        trash.flush()
+        if removing { trash.flush() }
         return emptied
     }
 
     /// Removes `name` in `directory`: a folder emptied first (its entries one by one, never
-    /// following a link, never leaving `device`), anything else unlinked. `true` when it is gone.
-    private static func remove(_ name: [UInt8], in directory: DirectoryDescriptor, device: dev_t, depth: Int,
+    /// following a link, never leaving `device`), anything else unlinked. `true` when it is gone
+    /// (without `removing`, counted as if it were).
+    private static func remove(_ name: [UInt8], in directory: DirectoryDescriptor, device: dev_t, depth: Int, removing: Bool,
                                into emptied: inout EmptiedTrash) -> Bool {
         guard let status = try? directory.status(of: name) else {
             emptied.failedCount += 1
             return false
         }
         guard status.isDirectory else {
-            guard (try? directory.unlink(name)) != nil else {
+            guard !removing || (try? directory.unlink(name)) != nil else {
                 emptied.failedCount += 1
                 return false
             }
@@ -109,8 +111,10 @@ extension LocalFolder {
             return false
         }
         var allGone = true
-        for entry in names where !remove(entry, in: child, device: device, depth: depth + 1, into: &emptied) { allGone = false }
-        guard allGone, directory.removeEmptyDirectory(bytes: name) else {
+        for entry in names where !remove(entry, in: child, device: device, depth: depth + 1, removing: removing, into: &emptied) {
+            allGone = false
+        }
+        guard allGone, !removing || directory.removeEmptyDirectory(bytes: name) else {
             if allGone { emptied.failedCount += 1 }
             return false
         }

@@ -259,6 +259,9 @@ public struct SyncReport: Sendable {
     public let byteCount: Int64
     /// How long the run took.
     public let duration: Duration
+    /// What the run removed from the trash before it began: what earlier runs put there more
+    /// than ``SyncOptions/trashRetention`` ago.
+    public internal(set) var emptiedTrash = EmptiedTrash()
 
     /// Whether the folder and the namespace now agree on every file the sync handles: no action
     /// failed and no deletion was held back. Skipped items may still need the user's attention.
@@ -356,6 +359,10 @@ public struct SyncOptions: Sendable {
     /// What never travels, before the folder's own `.cipherignore`: ``IgnoreRules/defaults``
     /// (`.DS_Store`, `Thumbs.db` and the like) unless set; ``IgnoreRules/none`` syncs them too.
     public var ignoreRules: IgnoreRules = .defaults
+    /// How long the trash keeps what runs moved there (local files deleted or replaced): a run
+    /// first removes what runs more than this ago trashed (``SyncReport/emptiedTrash``). Default
+    /// 30 days; `nil` keeps everything (``DriveSync/emptyTrash(olderThan:)`` empties it on demand).
+    public var trashRetention: Duration? = .seconds(30 * 86_400)
     /// Whether a sync may keep its state in a cache store that does not survive a relaunch
     /// (`CacheStore.persistsAcrossLaunches` is `false`: an `InMemoryCacheStore`). `false` (the
     /// default): ``DriveSync/plan()``, ``DriveSync/run(_:progress:)`` and ``DriveSync/sync(progress:)``

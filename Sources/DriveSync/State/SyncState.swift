@@ -115,6 +115,9 @@ struct SyncStateStore: Sendable {
 
     var checkpointName: String { name + "-checkpoint" }
     var journalName: String { name + "-journal" }
+    /// The last run's outcome, for ``DriveSync/status()``: apart from the state, so a run that
+    /// changes nothing writes only this small item.
+    var lastRunName: String { name + "-last-run" }
 
     /// A file's entry in the checkpoint: a list, not a JSON object, whose keys a decoder would
     /// merge when they are canonically equivalent.
@@ -203,10 +206,22 @@ struct SyncStateStore: Sendable {
         try await write(Journal(pending: pending, results: results), as: journalName)
     }
 
-    /// Removes the state (the next sync starts over, comparing what both sides hold).
+    /// The last run's outcome, `nil` before the first or when it does not read.
+    func loadLastRun() async throws(DriveSyncError) -> LastRunRecord? {
+        guard let record: LastRunRecord = try await item(lastRunName), record.version == 1 else { return nil }
+        return record
+    }
+
+    func saveLastRun(_ record: LastRunRecord) async throws(DriveSyncError) {
+        try await write(record, as: lastRunName)
+    }
+
+    /// Removes the state (the next sync starts over, comparing what both sides hold) and the
+    /// last run's outcome; nothing else of the cache store.
     func delete() async throws(DriveSyncError) {
         do {
             try await cacheStore.delete(journalName)
+            try await cacheStore.delete(lastRunName)
             try await cacheStore.delete(checkpointName)
         } catch {
             throw DriveSyncError(.state, "cannot remove the sync state", underlying: error)
