@@ -6,7 +6,7 @@ import Transport
 /// `cipher sync DIR`: two-way sync of a folder with the `drive` namespace (see DriveSync).
 enum SyncCommand: Command {
     static let spec = CommandSpec(
-        name: "sync", arguments: "DIR [--dry-run] [--max-delete N] [--wait]",
+        name: "sync", arguments: "DIR [--dry-run] [--max-delete N] [--wait] [--watch [--debounce SECONDS] [--poll SECONDS]]",
         summary: "keep a folder and the drive in step, both ways (plan first; conflicts kept as copies; deletions to DIR/.cipher-sync/trash)",
         options: [
             OptionSpec(names: ["--dry-run", "-n"], help: "show the plan and change nothing"),
@@ -14,7 +14,7 @@ enum SyncCommand: Command {
             OptionSpec(names: ["--yes", "-y"],
                        help: "go over the deletion limit without asking, on a terminal or not (scripts); without it a terminal asks, else exit 6"),
             OptionSpec(names: ["--wait"], help: "wait for another sync of DIR to finish (otherwise exit 7 at once)"),
-        ],
+        ] + SyncWatch.options,
         positionals: 1...1)
 
     /// One action as the plan and the outcome print it.
@@ -91,9 +91,11 @@ enum SyncCommand: Command {
             guard let limit = Int(text), limit >= 0 else { throw CLIError.usage("--max-delete takes a number of files (0 or more)") }
             options.maximumDeletions = limit
         }
+        let watch = try SyncWatch.watchOptions(arguments)
         let folder = URL(fileURLWithPath: arguments.positionals[0])
         let client = try await context.client()
         var sync = DriveSync(client: client, folder: folder, options: options)
+        if let watch { return try await SyncWatch.run(context, sync: sync, options: watch) }
         // Planning reads the whole folder and listing (half a minute on a new device): say so on a terminal.
         let line = console.json ? nil : SyncProgressLine(console: console)
         line?.planning("scanning \(sync.folder.path) and listing the station…")

@@ -113,6 +113,7 @@ struct LocalFolder: Sendable {
                 continue
             }
             if status.isDirectory {
+                scan.directories.append(path)
                 pending.append((directory, path))
             } else {
                 scan.files[path] = FileStamp(status)
