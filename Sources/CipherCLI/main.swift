@@ -1,5 +1,6 @@
 import Foundation
 import StationClient
+import Transport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,6 +21,9 @@ if rawArguments.first == SessionKeyring.expireCommand {
 
 /// The upload staging files of this run's clients: a second interrupt removes them before exiting.
 let stagedUploads = StagedUploads()
+
+/// Whether the command stopped as SIGINT/SIGTERM asked it to (`sync --watch`): the process then exits 0.
+let stoppedOnRequest = Locked(false)
 
 /// Runs one command line and returns the exit code.
 func runCommandLine() async -> ExitCode {
@@ -46,6 +50,10 @@ func runCommandLine() async -> ExitCode {
                                      home: Home.resolve(arguments, environment: environment), environment: environment,
                                      stagedUploads: stagedUploads)
         try await command.run(context)
+        return .success
+    } catch is StoppedOnRequest {
+        // `sync --watch` stopped as SIGINT/SIGTERM asked, having finished cleanly: exit 0.
+        stoppedOnRequest.withLock { $0 = true }
         return .success
     } catch let finished as Finished {
         // The command printed its outcome; only the exit code is left to give.
@@ -81,5 +89,5 @@ struct ErrorOutput: Encodable {
 let command = Task { await runCommandLine() }
 let interruption = Interruption(cancelling: command, removingOnExit: stagedUploads)
 let status = await command.value
-if let signal = interruption.received { exit(128 + signal) }
+if let signal = interruption.received, !stoppedOnRequest.value { exit(128 + signal) }
 exit(status.rawValue)

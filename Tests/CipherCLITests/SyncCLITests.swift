@@ -115,6 +115,38 @@ struct SyncCLITests {
         #expect(try await paired.cipher("sync", folder.path, "--empty-trash", "--older-than", "-1").status == 2)
     }
 
+    /// `--status` shows the last sync and the trash; `--forget` drops the sync state only.
+    @Test func statusAndForget() async throws {
+        let paired = try await CipherCLITests.pairedHome(gateway: false)
+        defer { paired.cleanup() }
+        let folder = paired.home.url.appendingPathComponent("Drive", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent(".cipher-sync/trash/2999-01-01T000000Z"),
+                                                withIntermediateDirectories: true)
+        try Data("trashed".utf8).write(to: folder.appendingPathComponent(".cipher-sync/trash/2999-01-01T000000Z/old.txt"))
+        let (never, empty) = try await paired.cipherJSON("sync", folder.path, "--status")
+        #expect(never.status == 0 && empty["last_sync"] == nil && empty["tracked_files"] as? Int == 0, "\(never.stderr)\(empty)")
+        for name in ["a.txt", "b.txt"] { try Data(name.utf8).write(to: folder.appendingPathComponent(name)) }
+        #expect(try await paired.cipher("sync", folder.path).status == 0)
+
+        let (shown, status) = try await paired.cipherJSON("sync", folder.path, "--status")
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(status["tracked_files"] as? Int == 2 && status["last_sync_completed"] as? Int == 2 && status["last_sync"] is String, "\(status)")
+        #expect(status["trash_files"] as? Int == 1 && status["trash_bytes"] as? Int == 7, "\(status)")
+        let text = try await paired.cipher("sync", folder.path, "--status")
+        #expect(text.stdout.contains("files tracked: 2") && text.stdout.contains("trash: 1 files"), "\(text.stdout)")
+
+        let forgot = try await paired.cipher("sync", folder.path, "--forget")
+        #expect(forgot.status == 0 && forgot.stdout.contains("post keys and other caches kept"), "\(forgot.stdout)\(forgot.stderr)")
+        let (_, after) = try await paired.cipherJSON("sync", folder.path, "--status")
+        #expect(after["tracked_files"] as? Int == 0 && after["last_sync"] == nil, "\(after)")
+        // The next sync recognises both files: nothing to do, nothing deleted.
+        let (again, document) = try await paired.cipherJSON("sync", folder.path)
+        #expect(again.status == 0 && (document["outcome"] as? [String: Any])?["completed"] as? [Any] == nil
+                    || ((document["outcome"] as? [String: Any])?["completed"] as? [Any])?.isEmpty == true, "\(document)")
+        #expect(paired.emulator.manifest.allPosts.count == 2)
+        #expect(try await paired.cipher("sync", folder.path, "--trash-days", "x").status == 2)
+    }
+
     /// A failed action is exit 5 (the next sync retries it), and wins over a skipped item's 8.
     @Test func failuresExitFiveAndWinOverSkippedItems() async throws {
         let paired = try await CipherCLITests.pairedHome(gateway: false)

@@ -1,12 +1,14 @@
 import DriveSync
 import Foundation
+import OrderedJSON
 import StationClient
 import Transport
 
 /// `cipher sync DIR`: two-way sync of a folder with the `drive` namespace (see DriveSync).
 enum SyncCommand: Command {
     static let spec = CommandSpec(
-        name: "sync", arguments: "DIR [--dry-run] [--max-delete N] [--wait] | DIR --empty-trash [--older-than DAYS]",
+        name: "sync", arguments: "DIR [--dry-run] [--max-delete N] [--wait] [--trash-days DAYS] [--watch [--debounce SECONDS] [--poll SECONDS]] "
+            + "| DIR --status | DIR --forget | DIR --empty-trash [--older-than DAYS]",
         summary: "keep a folder and the drive in step, both ways (plan first; conflicts kept as copies; deletions to DIR/.cipher-sync/trash)",
         options: [
             OptionSpec(names: ["--dry-run", "-n"], help: "show the plan and change nothing"),
@@ -15,9 +17,15 @@ enum SyncCommand: Command {
                        help: "let through the deletions the printed plan lists, over the deletion limit, without asking, on a terminal or not (scripts); "
                            + "without it a terminal asks, else they are held back (exit 6)"),
             OptionSpec(names: ["--wait"], help: "wait for another sync of DIR to finish (otherwise exit 7 at once)"),
+            OptionSpec(names: ["--trash-days"],
+                       help: "keep what syncs move to the trash DAYS days (default 30), removed at the start of a later sync; 0 keeps only the last sync's",
+                       value: "DAYS"),
+            OptionSpec(names: ["--status"], help: "show DIR's last sync, files tracked, held deletions, what waits for you and the trash, then exit"),
+            OptionSpec(names: ["--forget"],
+                       help: "forget DIR's sync state (post keys and other caches stay): the next sync compares both sides afresh, deleting nothing"),
             OptionSpec(names: ["--empty-trash"], help: "empty DIR's sync trash instead of syncing (what syncs moved there), then exit"),
             OptionSpec(names: ["--older-than"], help: "with --empty-trash: only what syncs more than DAYS days ago trashed", value: "DAYS"),
-        ],
+        ] + SyncWatch.options,
         positionals: 1...1)
 
     /// One action as the plan and the outcome print it.
@@ -103,13 +111,21 @@ enum SyncCommand: Command {
             try await emptyTrash(context, options: options)
             return
         }
+        if arguments.has("--status") { return try await status(context, options: options) }
+        if arguments.has("--forget") { return try await forget(context, options: options) }
+        if let text = arguments.value("--trash-days") {
+            guard let days = Int(text), days >= 0, days <= 100_000 else { throw CLIError.usage("--trash-days takes a number of days (0 or more)") }
+            options.trashRetention = .seconds(Int64(days) * 86_400)
+        }
         if let text = arguments.value("--max-delete") {
             guard let limit = Int(text), limit >= 0 else { throw CLIError.usage("--max-delete takes a number of files (0 or more)") }
             options.maximumDeletions = limit
         }
+        let watch = try SyncWatch.watchOptions(arguments)
         let folder = URL(fileURLWithPath: arguments.positionals[0])
         let client = try await context.client()
         let sync = DriveSync(client: client, folder: folder, options: options)
+        if let watch { return try await SyncWatch.run(context, sync: sync, options: watch) }
         // Planning reads the whole folder and listing (half a minute on a new device): say so on a terminal.
         let line = console.json ? nil : SyncProgressLine(console: console)
         line?.planning("scanning \(sync.folder.path) and listing the station…")
@@ -208,6 +224,70 @@ enum SyncCommand: Command {
         if emptied.failedCount > 0 { console.note("\(emptied.failedCount) entries in the trash could not be removed; they are left") }
         console.emit(TrashOutput(folder: sync.folder.path, removedFiles: emptied.fileCount, removedBytes: emptied.byteCount,
                                  removedFolders: emptied.folderCount, notRemoved: emptied.failedCount))
+    }
+
+    /// What `--status` prints with `--json`.
+    struct StatusOutput: Encodable {
+        var folder: String
+        var lastSync: String?
+        var lastSyncCompleted: Int?
+        var lastSyncFailed: Int?
+        var lastSyncBytes: Int64?
+        var trackedFiles: Int
+        var highWaterMark: Int
+        var interruptedActions: Int
+        var heldDeletions: [String]
+        var heldDeletionCount: Int
+        var skipped: [SkippedRow]
+        var skippedCount: Int
+        var trashFiles: Int
+        var trashBytes: Int64
+    }
+
+    /// `--status`: the folder's sync state as the last run left it, and the trash.
+    static func status(_ context: CommandContext, options: SyncOptions) async throws {
+        let (arguments, console) = (context.arguments, context.console)
+        let sync = DriveSync(client: try await context.client(), folder: URL(fileURLWithPath: arguments.positionals[0]), options: options)
+        let status = try await driveSync { try await sync.status() }
+        let last = status.lastRun
+        console.say("folder: \(TerminalText.escapingControlCharacters(in: sync.folder.path))")
+        if let last {
+            let failed = last.failureCount > 0 ? ", \(last.failureCount) failed" : ""
+            console.say("last sync: \(RFC3339.string(last.date)): \(last.completedActionCount) actions done\(failed), \(Format.bytes(last.byteCount))")
+        } else {
+            console.say("last sync: never (or forgotten)")
+        }
+        console.say("files tracked: \(status.trackedFileCount) (the most in sync: \(status.highWaterMark))")
+        if status.interruptedActionCount > 0 {
+            console.say("interrupted: \(status.interruptedActionCount) journalled actions (the next sync resolves them)")
+        }
+        if let last, last.heldDeletionCount > 0 {
+            console.say("held deletions: \(last.heldDeletionCount) (run cipher sync again and answer y, or --yes, to let them through)")
+            for path in last.heldDeletions { console.say("  \(TerminalText.escapingControlCharacters(in: path))") }
+        }
+        if let last, last.skippedCount > 0 {
+            console.say("waiting for you: \(last.skippedCount) skipped")
+            for item in last.skipped { console.say("  \(TerminalText.escapingControlCharacters(in: item.description))") }
+        }
+        console.say("trash: \(status.trashFileCount) files, \(Format.bytes(status.trashByteCount)) (cipher sync DIR --empty-trash empties it)")
+        console.emit(StatusOutput(folder: sync.folder.path, lastSync: last.map { RFC3339.string($0.date) }, lastSyncCompleted: last?.completedActionCount,
+                                  lastSyncFailed: last?.failureCount, lastSyncBytes: last?.byteCount, trackedFiles: status.trackedFileCount,
+                                  highWaterMark: status.highWaterMark, interruptedActions: status.interruptedActionCount,
+                                  heldDeletions: last?.heldDeletions ?? [], heldDeletionCount: last?.heldDeletionCount ?? 0,
+                                  skipped: last?.skipped.map(SkippedRow.init) ?? [], skippedCount: last?.skippedCount ?? 0,
+                                  trashFiles: status.trashFileCount, trashBytes: status.trashByteCount))
+    }
+
+    /// `--forget`: removes the folder's sync state only.
+    static func forget(_ context: CommandContext, options: SyncOptions) async throws {
+        let (arguments, console) = (context.arguments, context.console)
+        let sync = DriveSync(client: try await context.client(), folder: URL(fileURLWithPath: arguments.positionals[0]), options: options)
+        try await driveSync { try await sync.forgetState() }
+        console.say("""
+            forgot the sync state of \(TerminalText.escapingControlCharacters(in: sync.folder.path)) (post keys and other caches kept): \
+            the next sync compares both sides afresh and deletes nothing
+            """)
+        console.emit(["folder": sync.folder.path, "forgotten": "sync state"])
     }
 
     static func driveSync<Value>(_ body: () async throws -> Value) async throws -> Value {

@@ -8,6 +8,9 @@ extension LocalFolder {
         /// Directories and files that could not be read (refused, failing, vanished mid-scan):
         /// what is under them is unknown, not absent, so nothing may be decided there.
         var unread: [SyncPath] = []
+        /// Every directory read or tried (`.cipher-sync` left out), parents before their children:
+        /// what a folder watcher watches.
+        var directories: [SyncPath] = []
 
         /// Records `path` as unread, and reports it.
         mutating func markUnread(_ path: SyncPath) {

@@ -148,6 +148,7 @@ struct LocalFolder: Sendable {
                 // Its folders were entered, so only the path itself is left to decide.
                 continue
             } else if status.isDirectory {
+                scan.directories.append(path)
                 pending.append((directory, path))
             } else {
                 scan.files[path] = FileStamp(status)
