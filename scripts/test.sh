@@ -142,12 +142,13 @@ if [ $# -eq 0 ]; then
     # nor do the two size-limit tests, which check the request's framing by sealing 100 MiB posts
     # (eight of them, in a debug build of the pure-Swift SecretBox and SHA-256: most of this phase's
     # time; those primitives have their own tests here). Nor do the sync's long scenario suites
-    # (moves, lost files, listing bounds: decisions over the in-process emulator, the same code in
-    # both configurations); the sync's other suites run here, through the pure-Swift primitives.
+    # (moves, lost files, listing bounds, watching, app-facing data, remote roots, ignore rules,
+    # status and storage: decisions over the in-process emulator, the same code in both
+    # configurations); the sync's other suites run here, through the pure-Swift primitives.
     run_test_groups ".build/apple-configuration/debug/swift-cipher-stationPackageTests.xctest" "$apple_log" \
         "parallel:^(ClassicalCryptoTests|EnvelopeTests|SigningTests|ManifestTests|OrderedJSONTests|ContentAddressingTests)\.|$station_halves" \
         "serial:^StationClientTests\.(TrustTests|EndToEndTests)/" \
-        "serial:^(StationClientTests|DriveSyncTests)\.:^StationClientTests\.((TrustTests|TransportScenarioTests|EndToEndTests)/|ReadWriteTests/sizeLimit|PublisherTests/largestFillsTheRequest)|^DriveSyncTests\.(MoveTests|ListingBoundTests|NoFileLostTests)/"
+        "serial:^(StationClientTests|DriveSyncTests)\.:^StationClientTests\.((TrustTests|TransportScenarioTests|EndToEndTests)/|ReadWriteTests/sizeLimit|PublisherTests/largestFillsTheRequest)|^DriveSyncTests\.(MoveTests|ListingBoundTests|NoFileLostTests|WatchTests|AppFacingSyncTests|RemoteRootTests|IgnoreSyncTests|SyncStatusTests|SyncStorageTests)/"
 fi
 
 # A short libFuzzer smoke run of every harness (its seed corpus plus 8 s of new inputs each, two

@@ -238,7 +238,13 @@ public struct DriveSync: Sendable {
             return try await runner.run()
         }
         report.emptiedTrash = emptied
-        try await store.saveLastRun(LastRunRecord(report, date: Date()))
+        // A run that did nothing and found what the last one found writes nothing at all.
+        let record = LastRunRecord(report, date: Date())
+        var unchanged = false
+        if report.completed.isEmpty && !plan.needsCheckpoint, let last = try await store.loadLastRun() { unchanged = record.sameOutcome(as: last) }
+        if !unchanged {
+            try await store.saveLastRun(record)
+        }
         return report
     }
 

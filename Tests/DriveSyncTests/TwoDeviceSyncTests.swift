@@ -81,7 +81,8 @@ struct TwoDeviceSyncTests {
             let writes = rig.emulator.requests.entries.filter { $0.method == "POST" }
             #expect(writes.isEmpty, "\(writes)")
             // Nor is the sync state written again.
-            #expect(await cacheStore.written.filter { $0.hasPrefix("drive-sync") }.isEmpty)
+            let written = await cacheStore.written.filter { $0.hasPrefix("drive-sync") }
+            #expect(written.isEmpty, "\(written)")
         }
     }
 

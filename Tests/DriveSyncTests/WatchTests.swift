@@ -180,7 +180,7 @@ struct WatchTests {
             let delays = watching.runs.prefix(3).map(\.retryDelay)
             #expect(delays == [.milliseconds(200), .milliseconds(400), .milliseconds(400)], "\(delays)")
             #expect(third?.trigger.contains(.retry) == true)
-            #expect(watching.runs.prefix(3).allSatisfy { $0.error?.kind == .station })
+            #expect(watching.runs.prefix(3).allSatisfy { $0.error?.kind == .offline })
             rig.emulator.faults.reset()
             let recovered = await watching.waitForRun { $0.uploaded("waiting.txt") }
             #expect(recovered?.retryDelay == nil && recovered?.failed == false)
@@ -190,9 +190,13 @@ struct WatchTests {
 
     @Test func aMissingFolderFailsTheWatch() async throws {
         try await SyncRig.with { rig in
-            let sync = DriveSync(client: rig.laptop.client, folder: rig.laptop.folder.appendingPathComponent("not there"))
+            let options = SyncOptions(deviceName: "laptop", allowsNonPersistentState: true)
+            let sync = DriveSync(client: rig.laptop.client, folder: rig.laptop.folder.appendingPathComponent("not there"), options: options)
             let watching = Watching.start(sync, Self.options())
             #expect(await watching.task.value?.kind == .folder)
+            // A set-up no retry mends ends the watch too.
+            let unkept = Watching.start(DriveSync(client: rig.laptop.client, folder: rig.laptop.folder), Self.options())
+            #expect(await unkept.task.value?.kind == .cacheStoreNotPersistent)
         }
     }
 

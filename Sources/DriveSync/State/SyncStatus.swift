@@ -21,7 +21,9 @@ public struct SyncStatus: Sendable {
 
     /// A run as it ended.
     public struct LastRun: Sendable {
-        /// When it ended.
+        /// When it ended. A run that did nothing, failed nothing and waits on the same deletions
+        /// and skipped items as the last one writes nothing (a sync that changes nothing writes
+        /// nothing at all): this is then the last run that did or found something new.
         public var date: Date
         /// Its actions done.
         public var completedActionCount: Int
@@ -76,6 +78,13 @@ struct LastRunRecord: Codable, Sendable {
         skipped = lasting.prefix(limit).map { Skipped(path: $0.path, isRemote: $0.isRemote, kind: $0.reason.kind, message: $0.reason.description) }
         skippedCount = lasting.count
         bytes = report.byteCount
+    }
+
+    /// Whether this run (one that did nothing) has nothing new to record after `other`: no
+    /// failure, and the same deletions held and items skipped.
+    func sameOutcome(as other: LastRunRecord) -> Bool {
+        completed == 0 && failures == 0 && held == other.held && heldCount == other.heldCount && skippedCount == other.skippedCount
+            && skipped.map { [$0.path, $0.kind, $0.message] } == other.skipped.map { [$0.path, $0.kind, $0.message] }
     }
 
     var lastRun: SyncStatus.LastRun {

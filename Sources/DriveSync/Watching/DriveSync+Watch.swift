@@ -40,7 +40,8 @@ extension DriveSync {
     ///   - options: how changes are noticed and when runs start.
     ///   - progress: each run's progress, as ``run(_:progress:)`` reports it.
     ///   - onRun: called after each run (the watch waits for it before it goes on).
-    /// - Throws: ``DriveSyncError`` `.folder` when the first run finds no readable folder; every
+    /// - Throws: ``DriveSyncError`` `.folder` when the first run finds no readable folder (and
+    ///   `.cacheStoreNotPersistent`, `.workFolder` for a set-up no retry mends); every
     ///   later failure is reported to `onRun` and tried again.
     public func watch(options: WatchOptions = WatchOptions(), progress: (@Sendable (SyncProgress) -> Void)? = nil,
                       onRun: @escaping @Sendable (WatchRun) async -> Void) async throws(DriveSyncError) {
@@ -148,7 +149,9 @@ struct WatchLoop: Sendable {
                         await onRun(run)
                         break
                     }
-                    if number == 1, let error = run.error, error.kind == .folder { return error }
+                    // What no retry can mend ends the watch: the folder or the set-up is wrong.
+                    let lasting: [DriveSyncError.Kind] = [.folder, .cacheStoreNotPersistent, .workFolder, .invalidRoot]
+                    if number == 1, let error = run.error, lasting.contains(error.kind) { return error }
                     if run.failed {
                         failures += 1
                         let delay = options.retryDelay(afterFailures: failures)
