@@ -113,13 +113,8 @@ public struct DriveSync: Sendable {
         var posts: [String: ListedPost<DriveFileMetadata>] = [:]
         for post in listing.posts { posts[post.postCID] = post }
         let (versions, skipped) = Planner.versions(of: listing, root: options.remoteRoot)
-        var planner = Planner(options: options, reading: FolderReading(client: client, local: local, posts: posts), state: state,
-                              scan: scan, versions: versions, skipped: skipped, date: Date())
-        planner.isCheckpointed = isCheckpointed
-        planner.largestUpload = largestUpload()
-        planner.ignoreRules = rules
-        var plan = await planner.plan()
-        plan.ignoreRules = rules
+        var plan = await decide(state: state, isCheckpointed: isCheckpointed, scan: scan, rules: rules, versions: versions,
+                                skipped: skipped, posts: posts)
         plan.posts = posts
         plan.remoteFiles = RemoteFile.files(versions, posts: posts, root: options.remoteRoot)
         local.removeIncoming()
@@ -153,14 +148,22 @@ public struct DriveSync: Sendable {
             RemoteVersion(postCID: entry.postCID, path: path, statedSize: entry.stamp.size, sha256: entry.sha256, replaces: nil,
                           createdAt: nil)
         }
-        var planner = Planner(options: options, reading: FolderReading(client: client, local: local, posts: [:]), state: state,
-                              scan: scan, versions: versions, skipped: [], date: Date())
+        var plan = await decide(state: state, isCheckpointed: isCheckpointed, scan: scan, rules: rules, versions: versions,
+                                skipped: [], posts: [:])
+        plan.isLocalOnly = true
+        return plan
+    }
+
+    /// The planner's decisions over a state, a scan and the station's versions (read through `posts`).
+    private func decide(state: SyncState, isCheckpointed: Bool, scan: LocalFolder.Scan, rules: IgnoreRules, versions: [RemoteVersion],
+                        skipped: [SkippedItem], posts: [String: ListedPost<DriveFileMetadata>]) async -> SyncPlan {
+        var planner = Planner(options: options, reading: FolderReading(client: client, local: local, posts: posts), state: state,
+                              scan: scan, versions: versions, skipped: skipped, date: Date())
         planner.isCheckpointed = isCheckpointed
         planner.largestUpload = largestUpload()
         planner.ignoreRules = rules
         var plan = await planner.plan()
         plan.ignoreRules = rules
-        plan.isLocalOnly = true
         return plan
     }
 
