@@ -126,7 +126,8 @@ struct WatchLoop: Sendable {
         let notifier = options.pollsFolder ? nil : (try? local.scan()).flatMap {
             FolderNotifiers.start(local, scan: $0, limit: options.maximumWatchedDirectories, inbox: inbox)
         }
-        let failure = await withDiscardingTaskGroup { group -> DriveSyncError? in
+        // A task group of its own making reaps its timers (a discarding group needs iOS 17).
+        let failure = await withTaskGroup(of: Void.self) { group -> DriveSyncError? in
             if let interval = options.stationPollInterval { group.addTask { await pollStation(every: interval) } }
             var polling = !(notifier?.catchesInPlaceWrites ?? false)
             if polling { group.addTask { await pollFolder() } }
@@ -176,7 +177,10 @@ struct WatchLoop: Sendable {
                 switch signal {
                 case .local: schedule.note(.localChange, changes: inbox.take(), at: .now)
                 case .station: schedule.note(.stationChange, at: .now)
-                case .timer: if let deadline = armed, deadline <= .now { armed = nil }
+                case .timer:
+                    // The timer sends, then ends: reaped here, so a long watch keeps no finished tasks.
+                    await group.next()
+                    if let deadline = armed, deadline <= .now { armed = nil }
                 case .needsPolling:
                     guard !polling else { break }
                     polling = true
