@@ -46,7 +46,8 @@ final class RouteTally: WrappingTransport {
 
 /// Runs the three syncs; `client` is the paired benchmark client, whose credentials a second
 /// client with a counting transport and persisted post keys uses.
-func runSyncBenchmark(client: StationClient, transport: any HTTPTransport, gateway: URL, files: Int, megabytes: Int, directory: URL,
+func runSyncBenchmark(client: StationClient, transport: any HTTPTransport, gateway: URL, files: Int, megabytes: Int, transfers: Int,
+                      directory: URL,
                       say: @escaping @Sendable (String) -> Void) async throws -> Bool {
     let counting = RouteTally(transport)
     var configuration = client.configuration
@@ -65,7 +66,9 @@ func runSyncBenchmark(client: StationClient, transport: any HTTPTransport, gatew
         try Data(pattern).write(to: subfolder.appendingPathComponent("file-\(index).bin"))
     }
     say("sync: \(files) files of \(size) bytes in \(folder.path)")
-    let sync = DriveSync(client: syncClient, folder: folder, options: SyncOptions(deviceName: "bench"))
+    var syncOptions = SyncOptions(deviceName: "bench")
+    syncOptions.transfers = transfers
+    let sync = DriveSync(client: syncClient, folder: folder, options: syncOptions)
 
     func measure(_ label: String) async throws -> (report: SyncReport, requests: [String: Int]) {
         _ = counting.take()

@@ -1,3 +1,4 @@
+import DriveSync
 #if canImport(CCurl)
 import CurlTransport
 #endif
@@ -29,7 +30,8 @@ import ContentAddressing
 //   swift build -c release --product station-client-bench
 //   .build/release/station-client-bench [--emulator PATH] [--posts 500] [--reference-posts 500] [--cold-runs 11] [--large-file yes|no] [--width 8]
 //                                       [--scheme https|http] [--transport curl|urlsession] [--tls-front scripts/tls-front.py]
-//                                       [--attach station-URL,gateway-URL,log-file] [--sync-files 1000 [--sync-megabytes 200] [--sync-scenario all|relaunch]]
+//                                       [--attach station-URL,gateway-URL,log-file] [--sync-files 1000 [--sync-megabytes 200] [--sync-scenario all|relaunch|transfers]
+//                                        [--transfers 1,2,4,8]] [--latency SECONDS]
 //
 // `--scheme http` talks to the emulator directly (for comparison). `--transport urlsession` uses
 // URLSessionTransport, which cannot pin on Linux (FoundationNetworking has no server-trust hook)
@@ -148,12 +150,13 @@ final class EmulatorProcess: @unchecked Sendable {
         attached = true
     }
 
-    init(executable: URL, directory: URL) throws {
+    init(executable: URL, directory: URL, latency: Double? = nil) throws {
         attached = false
         logFile = directory.appendingPathComponent("station.log")
         process.executableURL = executable
         process.arguments = ["--port", "0", "--gateway-port", "0", "--log", logFile.path,
                              "--data-dir", directory.appendingPathComponent("station").path]
+            + (latency.map { ["--latency", String($0)] } ?? [])
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -218,6 +221,11 @@ struct Options {
     var syncMegabytes = 200
     /// `--sync-scenario relaunch`: only that scenario of the DriveSync benchmark (`all` by default).
     var syncScenario = "all"
+    /// `--transfers N[,N…]`: DriveSync's `SyncOptions.transfers` for the sync benchmark; with
+    /// `--sync-scenario transfers`, each count of the list in turn (TransferBenchmark.swift).
+    var transfers = [SyncOptions.defaultTransfers]
+    /// `--latency SECONDS`: the spawned emulator delays every station answer by this much.
+    var latency: Double?
 }
 
 func parseOptions() -> Options {
@@ -242,8 +250,15 @@ func parseOptions() -> Options {
         case "--sync-files": options.syncFiles = max(1, Int(value) ?? 1000)
         case "--sync-megabytes": options.syncMegabytes = max(1, Int(value) ?? 200)
         case "--sync-scenario":
-            guard value == "all" || value == "relaunch" else { fail("--sync-scenario takes all or relaunch") }
+            guard ["all", "relaunch", "transfers"].contains(value) else { fail("--sync-scenario takes all, relaunch or transfers") }
             options.syncScenario = value
+        case "--transfers":
+            let counts = value.split(separator: ",").compactMap { Int($0) }.filter { (1...16).contains($0) }
+            guard !counts.isEmpty else { fail("--transfers takes counts from 1 to 16, comma-separated") }
+            options.transfers = counts
+        case "--latency":
+            guard let seconds = Double(value), seconds >= 0 else { fail("--latency takes seconds") }
+            options.latency = seconds
         case "--transport":
             guard value == "curl" || value == "urlsession" else { fail("--transport takes curl or urlsession") }
             options.transport = value
@@ -403,7 +418,7 @@ struct BenchStation {
 func makeStation(posts: Int, directory: URL, attach: (station: URL, gateway: URL, log: URL)?, label: String) async throws -> BenchStation {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let emulator = try attach.map { EmulatorProcess(attachingTo: $0.station, gateway: $0.gateway, logFile: $0.log) }
-        ?? EmulatorProcess(executable: options.emulator, directory: directory)
+        ?? EmulatorProcess(executable: options.emulator, directory: directory, latency: options.latency)
     say("\(label)emulator: station \(emulator.station.absoluteString), gateway \(emulator.gateway.absoluteString)")
     // An attached emulator is reached at the URL given (which may be a TLS front started by hand).
     let front = try options.scheme == "https" && attach == nil
@@ -457,11 +472,14 @@ let pins = main.pins
 let client = main.client
 
 if let files = options.syncFiles {
-    let passed = options.syncScenario == "relaunch"
+    let passed = options.syncScenario == "transfers"
+        ? try await runTransferBenchmark(client: client, files: files, megabytes: options.syncMegabytes, transfers: options.transfers,
+                                         directory: work, say: say)
+        : options.syncScenario == "relaunch"
         ? try await SyncScenarios(client: client, transport: transport, gateway: emulator.gateway, say: say)
             .relaunch(files: files, size: max(1, options.syncMegabytes * 1_000_000 / files), directory: work)
         : try await runSyncBenchmark(client: client, transport: transport, gateway: emulator.gateway, files: files,
-                                     megabytes: options.syncMegabytes, directory: work, say: say)
+                                     megabytes: options.syncMegabytes, transfers: options.transfers[0], directory: work, say: say)
     say(passed ? "station-client-bench --sync-files: PASS" : "station-client-bench --sync-files: FAIL")
     main.stop()
     finish(passed ? 0 : 1)

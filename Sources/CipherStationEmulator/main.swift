@@ -3,11 +3,12 @@ import StationEmulator
 
 // cipher-station-emulator: a Cipher Station on loopback.
 //
-//   cipher-station-emulator [--port 8443] [--gateway-port 8080] [--data-dir DIR] [--log FILE]
+//   cipher-station-emulator [--port 8443] [--gateway-port 8080] [--data-dir DIR] [--log FILE] [--latency SECONDS]
 //   cipher-station-emulator soak [--clients 50] [--seconds 60]
 //
 // Serving prints `station: <url>`, `gateway: <url>` and `uid: <uid>`, logs the pairing PINs to
-// the log file and standard error, and runs until SIGINT or SIGTERM.
+// the log file and standard error, and runs until SIGINT or SIGTERM. `--latency` delays every station
+// answer (the fault injector's `setLatency`), as a real station's own work per request does.
 
 /// Writes a line to standard output at once (a parent process waits for these lines).
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
@@ -55,7 +56,7 @@ if arguments.rest.first == "soak" {
 }
 
 if arguments.rest.contains("--help") || arguments.rest.contains("-h") {
-    say("usage: cipher-station-emulator [--port 8443] [--gateway-port 8080] [--data-dir DIR] [--log FILE]")
+    say("usage: cipher-station-emulator [--port 8443] [--gateway-port 8080] [--data-dir DIR] [--log FILE] [--latency SECONDS]")
     say("       cipher-station-emulator soak [--clients 50] [--seconds 60]")
     exit(0)
 }
@@ -64,12 +65,17 @@ let port = arguments.port("--port", default: 8443)
 let gatewayPort = arguments.port("--gateway-port", default: 8080)
 let dataDirectory = arguments.option("--data-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }
 let logFile = arguments.option("--log").map { URL(fileURLWithPath: $0) }
+let latency = arguments.option("--latency").map { text -> Double in
+    guard let seconds = Double(text), seconds >= 0, seconds <= 60 else { fail("--latency takes seconds from 0 to 60, not \(text)") }
+    return seconds
+}
 guard arguments.rest.isEmpty else { fail("unknown arguments: \(arguments.rest.joined(separator: " "))") }
 
 let emulator: StationEmulator
 do {
     emulator = try StationEmulator(configuration: .init(dataDirectory: dataDirectory, logFile: logFile,
                                                         echoLogToStandardError: true, publishesEndpoint: true))
+    if let latency { emulator.faults.setLatency(latency) }
     try emulator.start(port: port, gatewayPort: gatewayPort)
 } catch {
     fail("\(error)")

@@ -209,10 +209,16 @@ struct SyncCLITests {
         // The listing goes through; every upload meets a tunnel's 502, no station behind it.
         let post = RequestRoute("POST", path: "/post")
         paired.emulator.faults.failNextRequests(Int.max, status: 502, route: post)
-        let gone = try await paired.cipher("sync", folder.path)
+        #expect(try await paired.cipher("sync", folder.path, "--transfers", "0").status == 2)
+        #expect(try await paired.cipher("sync", folder.path, "--transfers", "17").status == 2)
+        // One file at a time: the first upload's own attempts only, no other file was tried.
+        let gone = try await paired.cipher("sync", folder.path, "--transfers", "1")
         #expect(gone.status == 4, "\(gone.status) \(gone.stderr)")
-        // The first upload's own attempts only: no other file was tried.
         #expect(paired.emulator.requests.count(post) <= 2)
+        // Three at a time (the default four): each file's own attempts, and then the run stops.
+        let parallel = try await paired.cipher("sync", folder.path)
+        #expect(parallel.status == 4, "\(parallel.status) \(parallel.stderr)")
+        #expect(paired.emulator.requests.count(post) <= 2 + 3 * 2)
         paired.emulator.faults.reset()
         let again = try await paired.cipher("sync", folder.path)
         #expect(again.status == 0, "\(again.stderr)")

@@ -54,7 +54,10 @@ struct InterruptedSyncTests {
     @Test func cancellingTheTaskStopsAndTheNextSyncResumes() async throws {
         try await SyncRig.with { rig in
             for index in 0..<4 { try rig.laptop.write("f\(index).txt", String(repeating: "\(index)", count: 2000)) }
-            let sync = rig.laptop.sync()
+            // One file at a time, so the run is between actions when two are done.
+            var options = SyncOptions(maximumDeletions: 100, deviceName: "laptop")
+            options.transfers = 1
+            let sync = rig.laptop.sync(options)
             // Cancelled from its own progress report once two actions are done.
             let task = Task {
                 try await sync.sync { progress in

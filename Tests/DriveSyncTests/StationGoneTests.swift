@@ -13,8 +13,11 @@ struct StationGoneTests {
             for index in 0..<4 { try rig.laptop.write("f\(index).txt", "file \(index)") }
             let emulator = rig.emulator
             let post = RequestRoute("POST", path: "/post")
-            // Once the first upload is done, every request meets a tunnel's 502: no station behind it.
-            let sync = rig.laptop.sync()
+            // Once the first upload is done, every request meets a tunnel's 502: no station behind
+            // it. One file at a time: the second file's publish is the last request tried.
+            var options = SyncOptions(maximumDeletions: 100, deviceName: "laptop")
+            options.transfers = 1
+            let sync = rig.laptop.sync(options)
             do throws(DriveSyncError) {
                 _ = try await sync.sync { progress in
                     if progress.completedActions == 1, progress.currentPath == nil { emulator.faults.failNextRequests(Int.max, status: 502) }

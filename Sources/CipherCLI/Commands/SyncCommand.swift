@@ -7,7 +7,7 @@ import Transport
 /// `cipher sync DIR`: two-way sync of a folder with the `drive` namespace (see DriveSync).
 enum SyncCommand: Command {
     static let spec = CommandSpec(
-        name: "sync", arguments: "DIR [--dry-run] [--max-delete N] [--wait] [--trash-days DAYS] [--watch [--debounce SECONDS] [--poll SECONDS]] "
+        name: "sync", arguments: "DIR [--dry-run] [--max-delete N] [--wait] [--transfers N] [--trash-days DAYS] [--watch [--debounce SECONDS] [--poll SECONDS]] "
             + "| DIR --status | DIR --forget | DIR --empty-trash [--older-than DAYS]",
         summary: "keep a folder and the drive in step, both ways (plan first; conflicts kept as copies; deletions to DIR/.cipher-sync/trash)",
         options: [
@@ -23,6 +23,7 @@ enum SyncCommand: Command {
             OptionSpec(names: ["--status"], help: "show DIR's last sync, files tracked, held deletions, what waits for you and the trash, then exit"),
             OptionSpec(names: ["--forget"],
                        help: "forget DIR's sync state (post keys and other caches stay): the next sync compares both sides afresh, deleting nothing"),
+            OptionSpec(names: ["--transfers"], help: "move up to N files at a time, 1 to 16 (default 4)", value: "N"),
             OptionSpec(names: ["--empty-trash"], help: "empty DIR's sync trash instead of syncing (what syncs moved there), then exit"),
             OptionSpec(names: ["--older-than"], help: "with --empty-trash: only what syncs more than DAYS days ago trashed", value: "DAYS"),
         ] + SyncWatch.options,
@@ -120,6 +121,10 @@ enum SyncCommand: Command {
         if let text = arguments.value("--max-delete") {
             guard let limit = Int(text), limit >= 0 else { throw CLIError.usage("--max-delete takes a number of files (0 or more)") }
             options.maximumDeletions = limit
+        }
+        if let text = arguments.value("--transfers") {
+            guard let count = Int(text), (1...16).contains(count) else { throw CLIError.usage("--transfers takes a number from 1 to 16") }
+            options.transfers = count
         }
         let watch = try SyncWatch.watchOptions(arguments)
         let folder = URL(fileURLWithPath: arguments.positionals[0])
