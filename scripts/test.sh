@@ -118,7 +118,8 @@ if [ $# -eq 0 ]; then
         "parallel:^(PQCryptoTests|ClassicalCryptoTests|EnvelopeTests|SigningTests|OrderedJSONTests|ContentAddressingTests|ManifestTests)\.|$station_halves" \
         "serial:^(CipherCLITests|ExampleTests)\." \
         "serial:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/" \
-        "serial:^(StationClientTests|DriveSyncTests)\.:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/" \
+        "serial:^StationClientTests\.:^StationClientTests\.(TrustTests|TransportScenarioTests|EndToEndTests)/" \
+        "serial:^DriveSyncTests\." \
         "serial:^(TransportTests|CurlTransportTests|URLSessionTransportTests|StationEmulatorTests|SnippetTests)\.:$station_halves"
     # Every test ran in some group (a new test target needs a place above).
     listed=$("$bin/swift-cipher-stationPackageTests.xctest" --testing-library swift-testing --list-tests | grep -c .)
@@ -148,7 +149,8 @@ if [ $# -eq 0 ]; then
     run_test_groups ".build/apple-configuration/debug/swift-cipher-stationPackageTests.xctest" "$apple_log" \
         "parallel:^(ClassicalCryptoTests|EnvelopeTests|SigningTests|ManifestTests|OrderedJSONTests|ContentAddressingTests)\.|$station_halves" \
         "serial:^StationClientTests\.(TrustTests|EndToEndTests)/" \
-        "serial:^(StationClientTests|DriveSyncTests)\.:^StationClientTests\.((TrustTests|TransportScenarioTests|EndToEndTests)/|ReadWriteTests/sizeLimit|PublisherTests/largestFillsTheRequest)|^DriveSyncTests\.(MoveTests|ListingBoundTests|NoFileLostTests|WatchTests|AppFacingSyncTests|RemoteRootTests|IgnoreSyncTests|SyncStatusTests|SyncStorageTests)/"
+        "serial:^StationClientTests\.:^StationClientTests\.((TrustTests|TransportScenarioTests|EndToEndTests)/|ReadWriteTests/sizeLimit|PublisherTests/largestFillsTheRequest)" \
+        "serial:^DriveSyncTests\.:^DriveSyncTests\.(MoveTests|ListingBoundTests|NoFileLostTests|WatchTests|AppFacingSyncTests|RemoteRootTests|IgnoreSyncTests|SyncStatusTests|SyncStorageTests|ParallelTransferTests)/"
 fi
 
 # A short libFuzzer smoke run of every harness (its seed corpus plus 8 s of new inputs each, two

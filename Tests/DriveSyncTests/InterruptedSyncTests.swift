@@ -27,6 +27,8 @@ struct InterruptedSyncTests {
             try rig.laptop.write("shared.txt", "start")
             try Self.makeChanges(rig, round: 0)
             _ = try await rig.converge()
+            // At the default of four transfers, so the stops fall between actions in flight together.
+            #expect(SyncOptions().transfers == 4)
             // Round k: the same kinds of change (an upload, a replacement, a conflict, a download, a
             // deletion to the trash), and the laptop's sync stopped right after its k-th state write,
             // as a kill there would; then rerun. Until a round's sync has fewer writes than k.

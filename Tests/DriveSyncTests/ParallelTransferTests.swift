@@ -80,43 +80,6 @@ struct ParallelTransferTests {
         }
     }
 
-    /// As `InterruptedSyncTests.aStopAfterEveryStateWriteResumes`, with four transfers and more
-    /// files a round: after a stop at every state write, the rerun converges with each file once
-    /// on the station and nothing lost.
-    @Test func aStopAfterEveryStateWriteWithFourTransfersResumes() async throws {
-        try await SyncRig.with { rig in
-            try rig.laptop.write("shared.txt", "start")
-            _ = try await rig.converge()
-            var stopAt = 1
-            while stopAt < 120 {
-                let round = stopAt
-                for index in 0..<4 { try rig.laptop.write("r\(round)/f\(index).txt", "laptop \(round) \(index)") }
-                try rig.phone.write("p\(round).txt", "phone \(round)")
-                try rig.laptop.write("shared.txt", "laptop edit \(round)")
-                try rig.phone.write("shared.txt", "phone edit \(round)")
-                if round > 1 {
-                    try rig.laptop.write("r\(round - 1)/f0.txt", "laptop edit of \(round - 1)")
-                    try rig.laptop.remove("r\(round - 1)/f1.txt")
-                    try rig.phone.remove("p\(round - 1).txt")
-                }
-                try await rig.phone.syncExpectingSuccess(Self.options("phone", transfers: 4))
-                if await Self.syncStopping(rig.laptop, afterStateWrite: stopAt, transfers: 4) { break }
-                try await rig.laptop.syncExpectingSuccess(Self.options("laptop", transfers: 4))
-                try await rig.phone.syncExpectingSuccess(Self.options("phone", transfers: 4))
-                let tree = try await rig.expectSameTree()
-                #expect((0..<4).allSatisfy { tree.keys.contains("r\(round)/f\($0).txt") } && tree.keys.contains("p\(round).txt"),
-                        "stop \(stopAt): \(tree.keys.sorted())")
-                if round > 1 {
-                    #expect(tree["r\(round - 1)/f0.txt"] == SyncRig.sha256("laptop edit of \(round - 1)"), "stop \(stopAt)")
-                    #expect(tree["r\(round - 1)/f1.txt"] == nil && tree["p\(round - 1).txt"] == nil, "stop \(stopAt)")
-                }
-                stopAt += 1
-            }
-            #expect(stopAt > 10 && stopAt < 120, "\(stopAt)")
-            _ = try await rig.converge()
-        }
-    }
-
     @Test func aStationGoneMidRunStopsFourTransfersAsOffline() async throws {
         try await SyncRig.with { rig in
             for index in 0..<12 { try rig.laptop.write("f\(index).txt", "file \(index)") }
@@ -138,22 +101,6 @@ struct ParallelTransferTests {
             let report = try await rig.laptop.syncExpectingSuccess(Self.options("laptop", transfers: 4))
             #expect(report.completed.count + posted >= 12)
             #expect(try await rig.converge().count == 12)
-        }
-    }
-
-    /// Syncs `device` with `transfers`, stopped right after its `count`-th state write as a kill
-    /// there would; `true` when the sync finished with fewer writes.
-    static func syncStopping(_ device: SyncRig.Device, afterStateWrite count: Int, transfers: Int,
-                             sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
-        struct Stop: Error {}
-        var options = options(device.name, transfers: transfers)
-        options.afterStateWrite = { written in if written == count { throw Stop() } }
-        do throws(DriveSyncError) {
-            _ = try await device.sync(options).sync()
-            return true
-        } catch {
-            #expect(error.kind == .cancelled, "\(error)", sourceLocation: sourceLocation)
-            return false
         }
     }
 

@@ -139,7 +139,7 @@ struct WatchTests {
     @Test func aBurstOfSavesWithinTheDebounceIsOneRun() async throws {
         try await SyncRig.with { rig in
             // A debounce far longer than the burst takes, so the burst is one run however slow the machine.
-            let watching = Watching.start(rig.laptop.sync(), Self.options(debounce: .seconds(3)))
+            let watching = Watching.start(rig.laptop.sync(), Self.options(debounce: .milliseconds(1500)))
             let reached5 = await watching.waitForRun { $0.trigger == .start }
             #expect(reached5 != nil)
             for round in 0..<3 {
@@ -148,7 +148,7 @@ struct WatchTests {
             let run = await watching.waitForRun { $0.uploadCount > 0 }
             #expect(run?.uploadCount == 10)
             // Nothing more comes: the uploads change no stamp.
-            try await Task.sleep(for: .seconds(4))
+            try await Task.sleep(for: .seconds(2))
             #expect(watching.runs.count == 2, "\(watching.runs.map(\.trigger))")
             #expect(rig.emulator.manifest.allPosts.count == 10)
             #expect(await watching.stop() == nil)

@@ -168,7 +168,7 @@ struct Runner {
         case let .publishMove(path, old, _, _, _), let .renameLocal(path, old, _, _):
             paths = [path, old]
         }
-        return paths.map { $0.components.map { $0.decomposedStringWithCanonicalMapping.lowercased() } }
+        return paths.map { $0.components.map(SyncPath.fold) }
     }
 
     /// Whether a path of `one` is a path of `other`, or a folder of one of its paths (or holds one).
