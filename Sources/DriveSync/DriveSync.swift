@@ -151,6 +151,7 @@ public struct DriveSync: Sendable {
         var plan = await decide(state: state, isCheckpointed: isCheckpointed, scan: scan, rules: rules, versions: versions,
                                 skipped: [], posts: [:])
         plan.isLocalOnly = true
+        plan.remoteFiles = RemoteFile.files(versions, posts: [:], root: options.remoteRoot)
         return plan
     }
 

@@ -127,6 +127,8 @@ struct AppFacingSyncTests {
             let plan = try await laptop.sync().planLocalChanges()
             #expect(rig.emulator.requests.entries.count == requests)
             #expect(plan.isLocalOnly)
+            // The station's side it decided from: the files as the last sync left them there.
+            #expect(Set(plan.remoteFiles.map(\.path)) == ["a.txt", "b.txt", "c.txt", "d.txt"], "\(plan.remoteFiles)")
             let decided = Set(plan.actions.map { "\($0.kind) \($0.path)" })
             #expect(decided == ["upload a.txt", "deleteRemote b.txt", "move moved/c.txt", "upload new.txt"], "\(plan.actions)")
             do throws(DriveSyncError) {

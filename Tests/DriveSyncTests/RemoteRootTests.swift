@@ -71,7 +71,7 @@ struct RemoteRootTests {
             #expect(listed.isInSync && listed.skipped.isEmpty)
             #expect(Set(listed.remoteFiles.map { "\($0.remotePath) \($0.path)" }) == ["/Work/plan.md plan.md", "/Work/docs/a.txt docs/a.txt"])
             let a = try #require(listed.remoteFiles.first { $0.path == "docs/a.txt" })
-            #expect(a.size == 1 && a.sha256 == SyncRig.sha256("a") && a.modified != nil && a.conflict == nil && !listed.isFromOfflineListing)
+            #expect(a.size == 1 && a.sha256 == SyncRig.sha256("a") && a.modified != nil && a.conflict == nil && !listed.isLocalOnly)
 
             // Another device at /Work/ gets the subtree at its top.
             let phone = rig.phone.sync(SyncOptions(maximumDeletions: 100, deviceName: "phone", remoteRoot: workRoot))

@@ -189,11 +189,11 @@ public struct SyncPlan: Sendable {
     /// The files of the station the plan decided from: the listing's drive posts inside
     /// ``SyncOptions/remoteRoot`` whose names the sync takes, each with its remote path and its
     /// path in the folder (posts it leaves alone are in ``skipped``; posts outside the root in
-    /// neither). Show them as the station's side of the folder without listing again.
+    /// neither). Show them as the station's side of the folder without listing again. In a
+    /// local-only plan (``isLocalOnly``), the files as the sync state last saw them on the station
+    /// (no modification time): what that plan decided from. A plan never decides from the
+    /// offline listing, which would take every post published since for a deletion.
     public internal(set) var remoteFiles: [RemoteFile] = []
-    /// Whether ``remoteFiles`` come from the offline listing (the last one read online, kept in
-    /// the cache store) because the station could not be reached; `false` for a listing read now.
-    public internal(set) var isFromOfflineListing = false
     /// The rules the plan followed (``SyncOptions/ignoreRules`` and the folder's
     /// `.cipherignore`): ignored paths got no decision on either side. Their
     /// ``IgnoreRules/problems`` name lines of `.cipherignore` that were left out.
