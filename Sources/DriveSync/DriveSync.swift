@@ -100,7 +100,11 @@ public struct DriveSync: Sendable {
         do {
             listing = try await client.listPosts(as: DriveFileMetadata.self)
         } catch {
-            let kind: DriveSyncError.Kind = (error as? StationClientError)?.kind == .unreachable ? .offline : .station
+            let kind: DriveSyncError.Kind = switch (error as? StationClientError)?.kind {
+            case .unreachable?: .offline
+            case .cancelled?: .cancelled
+            default: .station
+            }
             throw DriveSyncError(kind, "cannot list the namespace \(client.configuration.namespace): \(error)", underlying: error)
         }
         guard !listing.isOffline else {
@@ -129,13 +133,14 @@ public struct DriveSync: Sendable {
     /// with the state's view of the station as the listing): new and changed files are uploads,
     /// files deleted here are `deleteRemote`s, moved ones are moves. What changed on the station
     /// since the last sync is not known, so no download, conflict or local deletion shows.
-    /// Nothing is sent to the station and nothing in the folder or the state changes.
+    /// Nothing is sent to the station and nothing of the folder's files or the state changes
+    /// (the work folder and its lock are created when missing, as for any sync).
     ///
     /// The plan is for display only (``SyncPlan/isLocalOnly``): ``run(_:progress:)`` refuses it
     /// with `.planOutdated`; once the station is back, ``plan()`` again.
     ///
-    /// - Throws: ``DriveSyncError``: `.folder`, `.state`, `.busy` when another sync of the folder
-    ///   is running.
+    /// - Throws: ``DriveSyncError``: `.folder`, `.workFolder`, `.state`, `.busy` when another sync
+    ///   of the folder is running.
     public func planLocalChanges() async throws(DriveSyncError) -> SyncPlan {
         let lock = try await FolderLock.acquire(local, waiting: options.waitsForOtherSyncs)
         defer { withExtendedLifetime(lock) {} }
@@ -185,7 +190,8 @@ public struct DriveSync: Sendable {
     ///
     /// - Throws: ``DriveSyncError``: `.planOutdated` (nothing changed; also for a local-only plan),
     ///   `.busy`, `.state`, `.cancelled`, `.offline` when the station cannot be reached and
-    ///   `.station` when it is too slow (the run stops there; the next sync resumes).
+    ///   `.station` when it is too slow or the run stalled (the run stops there; the next sync
+    ///   resumes), `.cacheStoreNotPersistent`, `.workFolder`.
     public func run(_ plan: SyncPlan, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(DriveSyncError)
         -> SyncReport {
         try await run(plan, approvingDeletions: [], progress: progress)
@@ -238,17 +244,17 @@ public struct DriveSync: Sendable {
         let sync = self
         var report = try await ProgressWatchdog.run(timeout: options.progressTimeout, operation: "syncing \(folder.path)") {
             (watchdog: ProgressWatchdog?) async throws(DriveSyncError) -> SyncReport in
-            var runner = Runner(sync: sync, plan: plan, approved: approved, store: store, progress: watchdog.map { $0.watching(progress) } ?? progress)
+            var runner = Runner(sync: sync, plan: plan, approved: approved, store: store,
+                                progress: watchdog.map { $0.watching(progress) } ?? progress, watchdog: watchdog)
             return try await runner.run()
         }
         report.emptiedTrash = emptied
         // A run that did nothing and found what the last one found writes nothing at all.
         let record = LastRunRecord(report, date: Date())
+        // For display only: a record that cannot be read or written never costs the report.
         var unchanged = false
-        if report.completed.isEmpty && !plan.needsCheckpoint, let last = try await store.loadLastRun() { unchanged = record.sameOutcome(as: last) }
-        if !unchanged {
-            try await store.saveLastRun(record)
-        }
+        if report.completed.isEmpty && !plan.needsCheckpoint, let last = try? await store.loadLastRun() { unchanged = record.sameOutcome(as: last) }
+        if !unchanged { try? await store.saveLastRun(record) }
         return report
     }
 

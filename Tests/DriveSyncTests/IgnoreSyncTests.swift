@@ -66,6 +66,22 @@ struct IgnoreSyncTests {
         }
     }
 
+    /// A watch that knows only that something changed (every event on Apple platforms, a new
+    /// folder on Linux) starts no run for a change the rules ignore.
+    @Test func aWatchStartsNoRunForIgnoredChangesItCannotPlace() async throws {
+        try await SyncRig.with { rig in
+            try rig.laptop.write("notes.txt", "notes")
+            try await rig.laptop.syncExpectingSuccess()
+            let loop = WatchLoop(sync: rig.laptop.sync(), options: WatchOptions(), inbox: ChangeInbox())
+            #expect(await !loop.changed(.everything))
+            try rig.laptop.write(".DS_Store", "finder litter")
+            try rig.laptop.write("build/.DS_Store", "more litter")
+            #expect(await !loop.changed(.everything))
+            try rig.laptop.write("notes.txt", "edited")
+            #expect(await loop.changed(.everything))
+        }
+    }
+
     @Test func anUnreadableRulesFileStopsPlanning() async throws {
         try await SyncRig.with { rig in
             try FileManager.default.createDirectory(at: rig.laptop.folder.appendingPathComponent(".cipherignore"),

@@ -33,6 +33,28 @@ struct ProgressWatchdogTests {
         }
     }
 
+    @Test func aCancelledRunIsCancelledNotAStall() async throws {
+        try await SyncRig.with { rig in
+            try rig.laptop.write("a.txt", "from the laptop")
+            try await rig.laptop.syncExpectingSuccess()
+            let post = try #require(rig.emulator.manifest.allPosts.first?.entry.postCID)
+            let route = RequestRoute("GET", path: "/content/\(post)")
+            rig.emulator.faults.inject(.delay(seconds: 600), route: route)
+            let phone = rig.phone.sync()
+            let task = Task { try await phone.sync() }
+            // Cancelled while the download waits for its answer.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while rig.emulator.requests.count(route) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            task.cancel()
+            do {
+                _ = try await task.value
+                Issue.record("the cancelled run went on")
+            } catch let error as DriveSyncError {
+                #expect(error.kind == .cancelled, "\(error)")
+            }
+        }
+    }
+
     @Test func progressMovesTheMarkAndATrickleDoesNot() async throws {
         let watchdog = ProgressWatchdog(timeout: .seconds(3600))
         func update(actions: Int, bytes: Int64) -> SyncProgress {

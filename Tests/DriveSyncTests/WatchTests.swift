@@ -109,9 +109,9 @@ struct WatchTests {
             let reached2 = await watching.waitForRun { $0.trigger == .start }
             #expect(reached2 != nil)
             try FileManager.default.createDirectory(at: rig.laptop.folder.appendingPathComponent("new/deeper"), withIntermediateDirectories: true)
-            // The folders' own events start a run (nothing to do); the file comes after it, through the new watches.
-            let reached3 = await watching.waitForRun { $0.number == 2 }
-            #expect(reached3 != nil)
+            // The new folders are watched from their event on; a file written before its folder's
+            // watch is in place is found by the scan that answers the folders' event (after the
+            // debounce). Empty folders alone start no run: there is nothing to sync.
             try rig.laptop.write("new/deeper/inside.txt", "deep")
             let run = await watching.waitForRun { $0.uploaded("new/deeper/inside.txt") }
             #expect(run?.trigger == .localChange)

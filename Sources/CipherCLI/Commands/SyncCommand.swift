@@ -211,7 +211,6 @@ enum SyncCommand: Command {
         return skipped > 0 ? .needsAttention : .success
     }
 
-    /// Runs a DriveSync call; a station's error keeps its kind (and so its exit code).
     /// `--empty-trash [--older-than DAYS]`: empties the trash, prints what went.
     static func emptyTrash(_ context: CommandContext, options: SyncOptions) async throws {
         let (arguments, console) = (context.arguments, context.console)
@@ -295,6 +294,7 @@ enum SyncCommand: Command {
         console.emit(["folder": sync.folder.path, "forgotten": "sync state"])
     }
 
+    /// Runs a DriveSync call; a station's error keeps its kind (and so its exit code).
     static func driveSync<Value>(_ body: () async throws -> Value) async throws -> Value {
         do {
             return try await body()

@@ -270,6 +270,11 @@ public struct SyncReport: Sendable {
 
 /// Where a run is, for a progress display: actions and bytes done, throughput and an estimate of
 /// the time left for the whole run.
+///
+/// A run calls its progress handler one report at a time, in order, from the tasks of its
+/// transfers: return quickly, and reach the main actor without waiting for it
+/// (`Task { @MainActor in … }`), never `DispatchQueue.main.sync`, which would hold every
+/// transfer in flight.
 public struct SyncProgress: Sendable {
     /// Actions finished (done or failed).
     public var completedActions: Int
@@ -350,7 +355,8 @@ public struct SyncOptions: Sendable {
     public var deviceName: String
     /// Who may read files published for the first time (a new version keeps its post's audience).
     public var audience: Audience
-    /// How long a run may go without progress (an action finished, or 64 KiB moved) before it
+    /// How long a run may go without progress (an action started or finished, a file hashed, or
+    /// 64 KiB moved: the client's own work counts, only the station's silence does not) before it
     /// stops with `.station` (its underlying `StationClientError` is
     /// `.tooSlow`); what was done is recorded and the next sync resumes. Each download also has
     /// its own deadline (`StationClientConfiguration.minimumDownloadRate`); this bounds the run

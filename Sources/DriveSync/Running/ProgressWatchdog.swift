@@ -52,6 +52,12 @@ struct ProgressWatchdog: Sendable {
         }
     }
 
+    /// Local work between transfers (an action starting, a file hashed or checked) moves the
+    /// mark: only the station's silence is a stall, not the client's own disk and CPU.
+    func heartbeat() {
+        mark.withLock { $0.instant = .now }
+    }
+
     /// The last moment the run showed progress.
     var markInstant: ContinuousClock.Instant { mark.value.instant }
 
@@ -81,18 +87,27 @@ struct ProgressWatchdog: Sendable {
                 do { try await watchdog.stalled() } catch { return .watchEnded }
                 return .stalled
             }
-            let first = await group.next() ?? .stalled
+            let first = await group.next() ?? .watchEnded
             group.cancelAll()
-            guard case .stalled = first else { return first }
-            // The run stops at its next cancellation point, its journal written; one that
-            // finished meanwhile stands.
-            while let next = await group.next() { if case .finished = next { return next } }
-            return first
+            switch first {
+            case .finished, .failed:
+                return first
+            case .watchEnded:
+                // The caller was cancelled: the run's own outcome (`.cancelled`) stands.
+                while let next = await group.next() { if case .watchEnded = next { continue } else { return next } }
+                return first
+            case .stalled:
+                // The run stops at its next cancellation point, its journal written; one that
+                // finished meanwhile stands.
+                while let next = await group.next() { if case .finished = next { return next } }
+                return first
+            }
         }
         switch outcome {
         case let .finished(value): return value
         case let .failed(error): throw error
-        case .stalled, .watchEnded:
+        case .watchEnded: throw DriveSyncError(.cancelled, "cancelled; the next sync resumes")
+        case .stalled:
             let seconds = timeout.components.seconds
             let slow = StationClientError(.tooSlow, operation: operation,
                                           message: "nothing moved for \(seconds) s (less than \(minimumProgressBytes / 1024) KiB and no action finished)")

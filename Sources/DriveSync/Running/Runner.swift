@@ -36,8 +36,12 @@ struct Runner {
     /// Whether the user approved every deletion of the plan (``DriveSync/run(_:approvingDeletions:progress:)``).
     let approvedAll: Bool
 
+    /// The run's progress watchdog, told of the client's own work between transfers.
+    let watchdog: ProgressWatchdog?
+
     init(sync: DriveSync, plan: SyncPlan, approved: Set<SyncAction> = [], store: SyncStateStore,
-         progress: (@Sendable (SyncProgress) -> Void)?) {
+         progress: (@Sendable (SyncProgress) -> Void)?, watchdog: ProgressWatchdog? = nil) {
+        self.watchdog = watchdog
         self.sync = sync
         self.plan = plan
         // Over the deletion limit, the deletions the user did not approve wait and the rest goes through.
@@ -113,6 +117,7 @@ struct Runner {
                     let index = next
                     next += 1
                     figures.started(index, action, report: progress)
+                    watchdog?.heartbeat()
                     group.addTask { (index, await runner.outcome(of: action, index: index)) }
                 }
                 guard let (index, outcome) = await group.next() else { break }
@@ -326,6 +331,7 @@ struct Runner {
         do { file = try local.open(path, expecting: stamp) } catch { throw StepFailure(message: error.reason) }
         let sha: String
         do { sha = Hex.encode(try file.sha256()) } catch { throw StepFailure(message: "cannot read the file: \(error.reason)") }
+        watchdog?.heartbeat()
         let entry = SyncState.Pending(action: .upload, path: path, sha256: sha, stamp: file.stamp, postCIDs: replacing.map { [$0] } ?? [])
         try await begin(entry)
         let metadata = sync.metadata(for: path, stamp: file.stamp, sha256: sha, replaces: ancestor ?? replacing,
@@ -370,6 +376,7 @@ struct Runner {
         try await station { try await client.download(post, into: incoming.handle, progress: progress) }
         let sha: String
         do { sha = Hex.encode(try incoming.sha256()) } catch { throw StepFailure(message: "cannot read the download: \(error.reason)") }
+        watchdog?.heartbeat()
         if let stated = post.metadata?.sha256, stated != sha {
             throw StepFailure(message: "the content does not match the SHA-256 its metadata states; left on the station")
         }

@@ -123,7 +123,8 @@ struct WatchLoop: Sendable {
 
     /// Runs until cancelled; the error of a first run that found no folder.
     func run(progress: (@Sendable (SyncProgress) -> Void)?, onRun: @escaping @Sendable (WatchRun) async -> Void) async -> DriveSyncError? {
-        let notifier = options.pollsFolder ? nil : (try? local.scan()).flatMap {
+        // Ignored folders are not watched (a `node_modules` would use up the watches).
+        let notifier = options.pollsFolder ? nil : (try? local.scan(ignoring: currentRules())).flatMap {
             FolderNotifiers.start(local, scan: $0, limit: options.maximumWatchedDirectories, inbox: inbox)
         }
         // A task group of its own making reaps its timers (a discarding group needs iOS 17).
@@ -214,12 +215,17 @@ struct WatchLoop: Sendable {
     /// recorded it (present on one side only, or with another stamp), or the journal holds
     /// unfinished actions.
     func changed(_ changes: ChangedPaths) async -> Bool {
-        guard !changes.isEverything else { return true }
         // Rules that cannot be read: a run, which reports why.
         guard let rules = try? sync.ignoreRules() else { return true }
+        guard let state = try? await sync.stateStore().load().state, state.pending.isEmpty else { return true }
+        if changes.isEverything {
+            // Which paths is not known: the folder as a scan under the rules sees it, against the state.
+            guard let scan = try? local.scan(ignoring: rules) else { return true }
+            if scan.files.contains(where: { path, stamp in state.files[path].map { !stamp.matches($0.stamp) } ?? true }) { return true }
+            return state.files.keys.contains { scan.files[$0] == nil && !scan.isUnread($0) && !rules.ignores($0.description) }
+        }
         let paths = changes.paths.filter { $0.description == IgnoreRules.fileName || !rules.ignores($0.description) }
         guard !paths.isEmpty else { return false }
-        guard let state = try? await sync.stateStore().load().state, state.pending.isEmpty else { return true }
         return paths.contains { path in
             switch (local.stamp(of: path), state.files[path]?.stamp) {
             case (nil, nil): false
@@ -227,6 +233,11 @@ struct WatchLoop: Sendable {
             default: true
             }
         }
+    }
+
+    /// The rules in effect now (the options' alone while `.cipherignore` cannot be read).
+    func currentRules() -> IgnoreRules {
+        (try? sync.ignoreRules()) ?? sync.options.ignoreRules
     }
 
     /// Reads the station's profile every `interval`; a new manifest CID is a station change.
@@ -240,9 +251,9 @@ struct WatchLoop: Sendable {
     /// Scans the folder every ``WatchOptions/folderPollInterval``; files added, removed or with
     /// another stamp since the last scan are local changes.
     func pollFolder() async {
-        var previous = try? local.scan()
+        var previous = try? local.scan(ignoring: currentRules())
         while (try? await Task.sleep(for: options.folderPollInterval)) != nil {
-            guard let scan = try? local.scan() else { continue }
+            guard let scan = try? local.scan(ignoring: currentRules()) else { continue }
             inbox.report(previous.map { ChangedPaths.between($0, scan) } ?? .everything)
             previous = scan
         }
