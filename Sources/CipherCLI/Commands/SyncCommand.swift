@@ -127,9 +127,8 @@ enum SyncCommand: Command {
             options.transfers = count
         }
         let watch = try SyncWatch.watchOptions(arguments)
-        let folder = URL(fileURLWithPath: arguments.positionals[0])
-        let client = try await context.client()
-        let sync = DriveSync(client: client, folder: folder, options: options)
+        let sync = try await folderSync(context, options: options)
+        let client = sync.client
         if let watch { return try await SyncWatch.run(context, sync: sync, options: watch) }
         // Planning reads the whole folder and listing (half a minute on a new device): say so on a terminal.
         let line = console.json ? nil : SyncProgressLine(console: console)
@@ -222,7 +221,7 @@ enum SyncCommand: Command {
             }
             cutoff = Date(timeIntervalSinceNow: -days * 86_400)
         }
-        let sync = DriveSync(client: try await context.client(), folder: URL(fileURLWithPath: arguments.positionals[0]), options: options)
+        let sync = try await folderSync(context, options: options)
         let emptied = try await driveSync { try await sync.emptyTrash(olderThan: cutoff) }
         console.say("removed \(emptied.fileCount) files (\(Format.bytes(emptied.byteCount))) in \(emptied.folderCount) trash folders of \(sync.folder.path)")
         if emptied.failedCount > 0 { console.note("\(emptied.failedCount) entries in the trash could not be removed; they are left") }
@@ -250,8 +249,8 @@ enum SyncCommand: Command {
 
     /// `--status`: the folder's sync state as the last run left it, and the trash.
     static func status(_ context: CommandContext, options: SyncOptions) async throws {
-        let (arguments, console) = (context.arguments, context.console)
-        let sync = DriveSync(client: try await context.client(), folder: URL(fileURLWithPath: arguments.positionals[0]), options: options)
+        let console = context.console
+        let sync = try await folderSync(context, options: options)
         let status = try await driveSync { try await sync.status() }
         let last = status.lastRun
         console.say("folder: \(TerminalText.escapingControlCharacters(in: sync.folder.path))")
@@ -284,14 +283,19 @@ enum SyncCommand: Command {
 
     /// `--forget`: removes the folder's sync state only.
     static func forget(_ context: CommandContext, options: SyncOptions) async throws {
-        let (arguments, console) = (context.arguments, context.console)
-        let sync = DriveSync(client: try await context.client(), folder: URL(fileURLWithPath: arguments.positionals[0]), options: options)
+        let console = context.console
+        let sync = try await folderSync(context, options: options)
         try await driveSync { try await sync.forgetState() }
         console.say("""
             forgot the sync state of \(TerminalText.escapingControlCharacters(in: sync.folder.path)) (post keys and other caches kept): \
             the next sync compares both sides afresh and deletes nothing
             """)
         console.emit(["folder": sync.folder.path, "forgotten": "sync state"])
+    }
+
+    /// The sync of the command's DIR with the paired client.
+    static func folderSync(_ context: CommandContext, options: SyncOptions) async throws -> DriveSync {
+        DriveSync(client: try await context.client(), folder: URL(fileURLWithPath: context.arguments.positionals[0]), options: options)
     }
 
     /// Runs a DriveSync call; a station's error keeps its kind (and so its exit code).
