@@ -19,9 +19,6 @@ if rawArguments.first == SessionKeyring.expireCommand {
     exit(SessionKeyring.runExpiry(Array(rawArguments.dropFirst())))
 }
 
-/// The upload staging files of this run's clients: a second interrupt removes them before exiting.
-let stagedUploads = StagedUploads()
-
 /// Whether the command stopped as SIGINT/SIGTERM asked it to (`sync --watch`): the process then exits 0.
 let stoppedOnRequest = Locked(false)
 
@@ -47,8 +44,7 @@ func runCommandLine() async -> ExitCode {
             return .success
         }
         let context = CommandContext(arguments: arguments, console: console,
-                                     home: Home.resolve(arguments, environment: environment), environment: environment,
-                                     stagedUploads: stagedUploads)
+                                     home: Home.resolve(arguments, environment: environment), environment: environment)
         try await command.run(context)
         return .success
     } catch is StoppedOnRequest {
@@ -84,10 +80,10 @@ struct ErrorOutput: Encodable {
     var error: Detail
 }
 
-// Ctrl-C (SIGINT) and SIGTERM cancel the command's task, so the SDK's cleanup runs (staged
-// uploads and partial downloads are removed) before the process exits with 128 + the signal.
+// Ctrl-C (SIGINT) and SIGTERM cancel the command's task, so the SDK's cleanup runs (partial
+// downloads are removed) before the process exits with 128 + the signal.
 let command = Task { await runCommandLine() }
-let interruption = Interruption(cancelling: command, removingOnExit: stagedUploads)
+let interruption = Interruption(cancelling: command)
 let status = await command.value
 if let signal = interruption.received, !stoppedOnRequest.value { exit(128 + signal) }
 exit(status.rawValue)

@@ -124,7 +124,7 @@ public final class URLSessionTransport: HTTPTransport {
         // The transfer is created after its body source, which reports failures to it.
         let failures = FailureRelay()
         // A file body (and on Linux a stream, spooled to a file) is sent again from its first byte
-        // whenever URLSession resends the request; a stream on Apple platforms is sent once.
+        // whenever URLSession resends the request; so is a restartable stream on Apple platforms.
         let supply: BodyStreamSupply?
         let bodyLength: Int64?
         switch body {
@@ -141,8 +141,8 @@ public final class URLSessionTransport: HTTPTransport {
             supply = BodyStreamSupply(.file(spooled))
             bodyLength = spooled.size
             #else
-            supply = BodyStreamSupply(.oneShot(StreamBodyPipe(declaredLength: stream.length, highWater: bufferSize,
-                                                              idleLimit: timeouts.idle, onFailure: failures.report)))
+            supply = BodyStreamSupply(.stream(StreamBodyPipe(declaredLength: stream.length, highWater: bufferSize,
+                                                             idleLimit: timeouts.idle, onFailure: failures.report), stream))
             bodyLength = stream.length
             #endif
         }
@@ -166,7 +166,7 @@ public final class URLSessionTransport: HTTPTransport {
         ))
         failures.connect(transfer)
         #if !canImport(FoundationNetworking)
-        if case .stream(let stream) = body, case .oneShot(let pipe as StreamBodyPipe)? = supply?.origin { pipe.start(stream) }
+        if case .stream(let pipe, let stream)? = supply?.origin { pipe.start(stream) }
         #endif
 
         let urlRequest = URLRequestBuilder.make(request, body: body, bodyLength: streamsBody ? bodyLength : nil,

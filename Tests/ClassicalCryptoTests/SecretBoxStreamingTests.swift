@@ -36,17 +36,15 @@ struct SecretBoxStreamingTests {
             try SecretBox.sealFile(at: plain, to: sealedFile, using: key, nonce: nonce, chunkByteCount: chunkByteCount)
             #expect([UInt8](try Data(contentsOf: sealedFile)) == expected, "size \(size) chunk \(chunkByteCount)")
 
-            // Into a file the caller owns (longer than the result: it is emptied first). What the
-            // observer sees is the file's bytes in order, with zeros for the tag.
-            let owned = try directory.write([UInt8](repeating: 0xAB, count: size + 100), to: "owned-\(size)")
+            // From an open descriptor: what the first pass's observer sees is the sealed bytes
+            // in order, with zeros for the tag; every later pass gives the sealed bytes.
             var observed: [UInt8] = []
             let source = try FileDescriptor.openForReading(plain.path)
-            let head = try SecretBox.sealFile(reading: source, identity: try source.identity(), overwriting: owned, using: key,
-                                              nonce: nonce, chunkByteCount: chunkByteCount) {
-                observed += $0
-            }
-            #expect([UInt8](try Data(contentsOf: owned)) == expected, "size \(size) chunk \(chunkByteCount)")
-            #expect(head == Array(expected.prefix(40)))
+            let fromDescriptor = try SecretBoxFileSealer(reading: source, identity: try source.identity(), using: key, nonce: nonce,
+                                                         chunkByteCount: chunkByteCount) { observed += $0 }
+            #expect(try fromDescriptor.sealedBytes() == expected, "size \(size) chunk \(chunkByteCount)")
+            #expect(try fromDescriptor.sealedBytes() == expected, "a second pass, size \(size)")
+            #expect(fromDescriptor.prefix == Array(expected.prefix(40)))
             #expect(observed == nonce + [UInt8](repeating: 0, count: 16) + expected.dropFirst(40))
 
             try SecretBox.openFile(at: sealedFile, to: opened, using: key, chunkByteCount: chunkByteCount)
@@ -148,17 +146,52 @@ struct SecretBoxStreamingTests {
         }
     }
 
-    /// A file rewritten after the first pass makes the second pass fail instead of producing
-    /// bytes whose tag does not match.
-    @Test func fileChangedBetweenPasses() throws {
-        try withPlainFile(Data(repeating: 5, count: 1000)) { _, plain, key in
-            let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-            // Same size, different content (a new inode, or at least a new ctime).
-            try Data(repeating: 6, count: 1000).write(to: plain)
-            #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) { try sealer.writeSealedBytes { _ in } }
-            // The sealer still works for an unchanged file.
-            let fresh = try SecretBoxFileSealer(plaintextAt: plain, using: key)
-            #expect([UInt8](try SecretBox.open(try fresh.sealedBytes(), using: key)) == [UInt8](repeating: 6, count: 1000))
+    /// A file changed in place after the first pass (same size and inode, new bytes) makes a
+    /// later pass fail before its last bytes are handed out, so only incomplete output can come
+    /// of it; so does a file replaced under its path.
+    @Test(arguments: [(1000, 64), (1000, 4096), (300_000, 4096)])
+    func fileChangedBetweenPasses(size: Int, chunkByteCount: Int) throws {
+        try withPlainFile(Data(repeating: 5, count: size)) { _, plain, key in
+            let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: chunkByteCount)
+            let original = try sealer.sealedBytes()
+            let writer = try FileHandle(forWritingTo: plain)
+            try writer.seek(toOffset: UInt64(size - 1))
+            try writer.write(contentsOf: Data([6]))
+            try writer.close()
+            var handedOut = 0
+            #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) {
+                try sealer.writeSealedBytes { handedOut += $0.count }
+            }
+            #expect(handedOut < sealer.sealedByteCount)
+
+            // Replaced under its path (renamed over): the file the sealer holds open loses its
+            // last link, which changes its ctime, and that is refused too.
+            try Data(repeating: 5, count: size).write(to: plain)
+            let second = try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: chunkByteCount)
+            #expect(try second.sealedBytes().count == second.sealedByteCount)
+            try Data(repeating: 5, count: size).write(to: plain, options: .atomic)
+            #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) { try second.sealedBytes() }
+            #expect(original.count == sealer.sealedByteCount)
+        }
+    }
+
+    /// Each reader is a pass of its own from the first byte: readers made one after another, or
+    /// side by side and read in turns, give the same bytes (what a transport that asks for the
+    /// body again receives).
+    @Test func readersRestartFromTheFirstByte() throws {
+        var rng = SplitMix64(seed: 0x5EA1)
+        try withPlainFile(Data(rng.bytes(100_000))) { _, plain, key in
+            let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: 4096)
+            let whole = try sealer.sealedBytes()
+            #expect([UInt8](try SecretBox.open(whole, using: key)) == [UInt8](try Data(contentsOf: plain)))
+            let first = sealer.makeReader(), second = sealer.makeReader()
+            var fromFirst = [UInt8](), fromSecond = [UInt8]()
+            for _ in 0..<5 { if let chunk = try first.next() { fromFirst += chunk } }
+            while let chunk = try second.next() { fromSecond += chunk }
+            while let chunk = try first.next() { fromFirst += chunk }
+            #expect(fromFirst == whole)
+            #expect(fromSecond == whole)
+            #expect(try first.next() == nil)
         }
     }
 
@@ -269,11 +302,10 @@ struct SecretBoxDescriptorTests {
         defer { try? handle.close() }
         try handle.seek(toOffset: UInt64(size / 2))
         let source = try duplicate(handle)
-        let staged = try directory.write([UInt8](repeating: 0xEE, count: size + 500), to: "staged")
-        let head = try SecretBox.sealFile(reading: source, identity: try source.identity(), overwriting: staged, using: key,
-                                          nonce: nonce, chunkByteCount: 4096) { _ in }
-        #expect([UInt8](try Data(contentsOf: staged)) == sealed)
-        #expect(head == Array(sealed.prefix(40)))
+        let sealer = try SecretBoxFileSealer(reading: source, identity: try source.identity(), using: key, nonce: nonce,
+                                             chunkByteCount: 4096)
+        #expect(try sealer.sealedBytes() == sealed)
+        #expect(sealer.prefix == Array(sealed.prefix(40)))
         #expect(try handle.offset() == UInt64(size / 2))
 
         // Opened into a file the caller holds, longer than the plaintext: emptied, then written from its start.
@@ -329,7 +361,6 @@ struct SecretBoxDescriptorTests {
         defer { directory.cleanup() }
         let key = SecureRandom.symmetricKey()
         let plain = try directory.write(Data(repeating: 5, count: 100_000), to: "plain")
-        let staged = try directory.write(Data(), to: "staged")
         let handle = try FileHandle(forReadingFrom: plain)
         defer { try? handle.close() }
         let source = try duplicate(handle)
@@ -340,13 +371,12 @@ struct SecretBoxDescriptorTests {
         try writer.seekToEnd()
         try writer.write(contentsOf: Data([1]))
         #expect(throws: ClassicalCryptoError.fileChanged(path: "the handle")) {
-            try SecretBox.sealFile(reading: source, identity: measured, overwriting: staged, using: key) { _ in }
+            try SecretBoxFileSealer(reading: source, identity: measured, using: key)
         }
 
         var grown = false
         #expect(throws: ClassicalCryptoError.fileChanged(path: "the handle")) {
-            try SecretBox.sealFile(reading: source, identity: try source.identity(), overwriting: staged, using: key,
-                                   chunkByteCount: 4096) { _ in
+            try SecretBoxFileSealer(reading: source, identity: try source.identity(), using: key, chunkByteCount: 4096) { _ in
                 guard !grown else { return }
                 grown = true
                 _ = try? writer.seekToEnd()
@@ -355,6 +385,6 @@ struct SecretBoxDescriptorTests {
         }
         #expect(grown)
         // Unchanged since it was measured, it seals.
-        _ = try SecretBox.sealFile(reading: source, identity: try source.identity(), overwriting: staged, using: key) { _ in }
+        _ = try SecretBoxFileSealer(reading: source, identity: try source.identity(), using: key)
     }
 }

@@ -7,7 +7,8 @@ import Transport
 import TransportTestSupport
 
 /// Streaming behaviour beyond the transport conformance suite (ConformanceTests, which moves
-/// 100 MiB both ways): back-pressure on a reader that stops, which needs waiting to observe.
+/// 100 MiB both ways): back-pressure on a reader that stops, which needs waiting to observe, and
+/// a stream body sent again when libcurl rewinds it.
 @Suite("CurlTransport: streaming bodies")
 struct StreamingTests {
     /// A slow reader holds the transfer back: the server can only get as far ahead as the socket
@@ -21,6 +22,60 @@ struct StreamingTests {
         #expect(download.firstChunkMatches)
         await waitUntilSteady(download.written)
         #expect(download.written.value < 64 * 1024 * 1024, "the server ran \(download.written.value) bytes ahead of a stalled reader")
+    }
+
+    /// A server that takes an upload on a connection reused from an earlier request and closes
+    /// without a byte of answer (as one does that closed the pooled connection meanwhile): libcurl
+    /// sends the request again on a new connection and rewinds the body. A restartable stream (a
+    /// publish's multipart form) starts over from its first byte; a one-shot stream cannot, and
+    /// the transfer fails with a typed error instead of sending part of a body.
+    @Test(arguments: [true, false])
+    func streamResentAfterTheServerDropsTheConnectionMidBody(restartable: Bool) async throws {
+        let size = 512 * 1024
+        let pattern = PatternBytes(seed: 0x5E5F)
+        let uploads = Locked<[(bytes: Int64, intact: Bool)]>([])
+        let server = try LoopbackHTTPServer { request, response in
+            guard request.path == "/upload" else {
+                try response.send(status: 200, body: Array("warm".utf8))
+                return
+            }
+            let first = uploads.withLock { $0.isEmpty }
+            var intact = true
+            var received: Int64 = 0
+            try request.consumeBody { bytes, offset in
+                if !pattern.matches(bytes, offset: offset) { intact = false }
+                received += Int64(bytes.count)
+            }
+            uploads.withLock { $0.append((received, intact)) }
+            if first {
+                response.abortConnection()
+                return
+            }
+            try response.send(status: 200, body: Array("\(received)".utf8))
+        }
+        defer { server.stop() }
+        let body = pattern.data(offset: 0, count: size)
+        let stream = restartable
+            ? HTTPBodyStream(body, chunkSize: 64 * 1024)
+            : HTTPBodyStream(length: Int64(size), AsyncThrowingStream<Data, any Error> { continuation in
+                continuation.yield(body)
+                continuation.finish()
+            })
+        let transport = CurlTransport.forTests()
+        _ = try await transport.send(HTTPRequest(method: .get, url: server.url("/warm")))
+        let request = HTTPRequest(method: .put, url: server.url("/upload"))
+        guard restartable else {
+            let error = await #expect(throws: TransportError.self) { try await transport.send(request, body: .stream(stream)) }
+            #expect(error?.kind != .cancelled)
+            #expect(uploads.value.count == 1)
+            return
+        }
+        let response = try await transport.send(request, body: .stream(stream))
+        #expect(response.status == 200)
+        #expect(response.body.data.map { String(decoding: $0, as: UTF8.self) } == "\(size)")
+        let seen = uploads.value
+        #expect(seen.count == 2, "the upload was sent \(seen.count) time(s)")
+        #expect(seen.last?.bytes == Int64(size) && seen.last?.intact == true, "the resent body: \(String(describing: seen.last))")
     }
 }
 #endif

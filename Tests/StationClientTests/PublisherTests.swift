@@ -85,24 +85,26 @@ struct PublisherTests {
         PostDraft(content: content, metadataJSON: Array(#"{"filename":"f"}"#.utf8), namespace: "drive", audience: audience)
     }
 
-    @Test("A file is sealed in one pass into its staging file, with the CID of the staged bytes; the body hash is the exact body's")
+    @Test("A file is sealed with nothing written: its CID is the sealed bytes', every reading of the body gives the same bytes, and the body hash is theirs")
     func fileSealedAndPrepared() throws {
         try Fixture.withTemporaryDirectory { directory in
             // Three leaves, the last one short: the tag lands in the first.
             let plaintext = Data((0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
             let source = directory.appendingPathComponent("source")
             try plaintext.write(to: source)
-            // The staging file exists (its owner created it) and is written over.
-            let staged = directory.appendingPathComponent("staged")
-            try Data(count: 1_000_000).write(to: staged)
-            let sealed = try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey, stagingFile: staged)
+            let sealed = try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["source"])
 
-            #expect(sealed.postCID == (try UnixFS.cid(ofFileAt: staged)).description)
+            guard case .sealedFile(let sealer) = sealed.body else {
+                Issue.record("a file is sealed as it is read")
+                return
+            }
+            var sealedBytes = [UInt8]()
+            try sealer.writeSealedBytes { sealedBytes += $0 }
+            #expect(sealed.postCID == UnixFS.cid(of: sealedBytes).description)
             #expect(sealed.contentByteCount == Int64(plaintext.count))
             let key = try #require(sealed.postKey)
-            let opened = directory.appendingPathComponent("opened")
-            try SecretBox.openFile(at: staged, to: opened, using: key)
-            #expect(try Data(contentsOf: opened) == plaintext)
+            #expect(try SecretBox.open(sealedBytes, using: key) == plaintext)
             #expect(sealed.fields.map(\.name) == ["metadata", "client", "audience_mode", "self_envelope"])
             let envelope = try #require(sealed.fields.last?.value)
             let sealedKey = try Envelope.open(envelope, with: stationKey)
@@ -111,6 +113,7 @@ struct PublisherTests {
             let prepared = try publisher().prepare(sealed)
             let body = [UInt8](try prepared.form.encoded())
             #expect(prepared.bodySHA256 == SHA256.hash(data: body))
+            #expect([UInt8](try prepared.form.encoded()) == body)
             #expect(prepared.requestByteCount == Int64(body.count))
             #expect(prepared.postCID == sealed.postCID)
             #expect(ScriptedStation.fileCID(of: body) == sealed.postCID)
@@ -123,10 +126,8 @@ struct PublisherTests {
             let plaintext = Data(repeating: 0x5A, count: size)
             let source = directory.appendingPathComponent("source")
             try plaintext.write(to: source)
-            let staged = directory.appendingPathComponent("staged")
-            try Data().write(to: staged)
-            let fromFile = try publisher().prepare(try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey, stagingFile: staged))
-            let fromBytes = try publisher().prepare(try publisher().seal(draft(.bytes(plaintext)), stationKey: stationKey.publicKey, stagingFile: nil))
+            let fromFile = try publisher().prepare(try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey))
+            let fromBytes = try publisher().prepare(try publisher().seal(draft(.bytes(plaintext)), stationKey: stationKey.publicKey))
             #expect(fromFile.requestByteCount == fromBytes.requestByteCount)
             #expect(fromFile.postCID == ScriptedStation.fileCID(of: [UInt8](try fromFile.form.encoded())))
         }
@@ -138,39 +139,39 @@ struct PublisherTests {
         for metadata in [nil, Array(#"{"filename":"née.txt"}"#.utf8)] {
             let largest = try Publisher.largestFileSize(metadataJSON: metadata, namespace: "drive", audience: audience)
             var draft = PostDraft(content: .bytes(Data(count: Int(largest))), metadataJSON: metadata, namespace: "drive", audience: audience)
-            let prepared = try publisher().prepare(try publisher().seal(draft, stationKey: stationKey.publicKey, stagingFile: nil))
+            let prepared = try publisher().prepare(try publisher().seal(draft, stationKey: stationKey.publicKey))
             #expect(prepared.requestByteCount == StationClient.maximumRequestByteCount)
             draft.content = .bytes(Data(count: Int(largest) + 1))
             let error = #expect(throws: StationClientError.self) {
-                try publisher().seal(draft, stationKey: stationKey.publicKey, stagingFile: nil)
+                try publisher().seal(draft, stationKey: stationKey.publicKey)
             }
             #expect(error?.kind == .tooLarge)
             #expect(error?.limit == largest)
         }
     }
 
-    @Test("A file that cannot be read or staged is a local-file error")
+    @Test("A file that cannot be read, or changes after it was sealed, is a local-file error")
     func unreadableFile() throws {
         try Fixture.withTemporaryDirectory { directory in
-            let source = directory.appendingPathComponent("source")
-            try Data("x".utf8).write(to: source)
             let missing = #expect(throws: StationClientError.self) {
-                try publisher().seal(draft(.file(directory.appendingPathComponent("missing"))), stationKey: stationKey.publicKey,
-                                     stagingFile: source)
+                try publisher().seal(draft(.file(directory.appendingPathComponent("missing"))), stationKey: stationKey.publicKey)
             }
             #expect(missing?.kind == .localFile)
-            // The staging file is gone (its owner removed it on exit): nothing is created in its place.
-            let notStaged = #expect(throws: StationClientError.self) {
-                try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey, stagingFile: directory.appendingPathComponent("gone"))
-            }
-            #expect(notStaged?.kind == .localFile)
-            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("gone").path))
+            let source = directory.appendingPathComponent("source")
+            try Data(repeating: 1, count: 10_000).write(to: source)
+            let sealed = try publisher().seal(draft(.file(source)), stationKey: stationKey.publicKey)
+            let writer = try FileHandle(forWritingTo: source)
+            try writer.write(contentsOf: Data([2]))
+            try writer.close()
+            let changed = #expect(throws: StationClientError.self) { try publisher().prepare(sealed) }
+            #expect(changed?.kind == .localFile)
+            #expect(changed?.message.contains("changed") == true)
         }
     }
 
     @Test("A public post is sent in the clear, its metadata as JSON")
     func publicPost() throws {
-        let sealed = try publisher().seal(draft(.bytes(Data("hello".utf8)), audience: nil), stationKey: stationKey.publicKey, stagingFile: nil)
+        let sealed = try publisher().seal(draft(.bytes(Data("hello".utf8)), audience: nil), stationKey: stationKey.publicKey)
         #expect(sealed.postKey == nil)
         #expect(sealed.postCID == UnixFS.cid(of: Array("hello".utf8)).description)
         #expect(sealed.fields.map(\.name) == ["metadata", "client", "audience_mode"])
@@ -179,7 +180,7 @@ struct PublisherTests {
     }
 
     func prepared() throws -> PreparedPost {
-        try publisher().prepare(try publisher().seal(draft(.bytes(Data("post".utf8))), stationKey: stationKey.publicKey, stagingFile: nil))
+        try publisher().prepare(try publisher().seal(draft(.bytes(Data("post".utf8))), stationKey: stationKey.publicKey))
     }
 
     @Test("Submitted once when the station answers")

@@ -320,10 +320,8 @@ struct ReadWriteTests {
             try exactHandle.truncate(atOffset: UInt64(largest))
             try exactHandle.close()
             let metadataJSON = try StationClient.encodeMetadata(metadata)
-            let fromFile = try await StagedFile.withUpload(in: directory, registeredIn: StagedUploads(), operation: "preparing") { staged in
-                try await client.prepare(PostDraft(content: .file(exact), metadataJSON: metadataJSON, namespace: "drive", audience: .selfOnly),
-                                         stagingFile: staged)
-            }
+            let fromFile = try await client.prepare(PostDraft(content: .file(exact), metadataJSON: metadataJSON, namespace: "drive",
+                                                              audience: .selfOnly))
             #expect(fromFile.requestByteCount == StationClient.maximumRequestByteCount)
         }
     }

@@ -3,11 +3,16 @@ import Manifest
 @testable import StationClient
 import StationEmulator
 import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What a process killed mid-transfer leaves behind (it had no chance to clean up) is removed by
-/// a later one: upload staging files no process holds a lock on when a client is created and
-/// before each publish, day-old partials of a download's target before it downloads. Younger
-/// files may belong to a live transfer and stay.
+/// a later one: an earlier version's upload staging files no process holds a lock on when a
+/// client is created, day-old partials of a download's target before it downloads. Younger files
+/// may belong to a live transfer and stay.
 @Suite("Leftovers of killed processes")
 struct StagingCleanupTests {
     static func age(_ url: URL, days: Double) throws {
@@ -43,47 +48,34 @@ struct StagingCleanupTests {
         }
     }
 
-    @Test("A publish removes the upload staging files no process holds, and never a live upload's")
+    @Test("A client's creation removes an earlier version's upload staging file no process holds, never a locked one; a publish stages nothing")
     func unlockedUploadsGoLockedOnesStay() async throws {
         let rig = try StationRig.inProcess()
         try await Fixture.withTemporaryDirectory { directory in
-            let (client, staging) = try await rig.pair(stagingIn: directory)
-            // Files, not bytes: a publish from a file encrypts into a staging file.
-            func publish(_ name: String) async throws -> PublishedPost {
-                let file = directory.appendingPathComponent(name)
-                try Data(name.utf8).write(to: file)
-                return try await client.publish(fileAt: file, metadata: Fixture.drive(name, size: name.utf8.count))
-            }
-            // A killed process's staging file: its lock went with it. A younger one may be an
-            // upload between its creation and its lock, and stays.
+            let staging = directory.appendingPathComponent("staging")
+            try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+            let store = InMemoryKeyStore()
+            _ = try await rig.pair(keyStore: store, temporaryDirectory: staging)
+            // A killed process's staging file (its lock went with it), and one a live process of
+            // an earlier version holds locked; both older than a live upload leaves its file unlocked.
             let leftover = staging.appendingPathComponent("cipher-upload-0123456789abcdef")
-            let young = staging.appendingPathComponent("cipher-upload-1123456789abcdef")
-            for url in [leftover, young] { try Data("ciphertext".utf8).write(to: url) }
-            try Self.age(leftover, days: 1 / 24.0 / 60 * 2)
-            _ = try await publish("one.txt")
-            #expect(try Self.names(staging) == [young.lastPathComponent], "\((try? Self.names(staging)) ?? [])")
-
-            // A publish held at the station: its staging file, made to look old, is locked.
-            try FileManager.default.removeItem(at: young)
-            rig.emulator.faults.inject(.delay(seconds: 3), route: RequestRoute("POST", path: "/post"))
-            let slow = Task { try await publish("two.txt") }
-            var live: Set<String> = []
-            for _ in 0..<200 where live.isEmpty {
-                try await Task.sleep(nanoseconds: 10_000_000)
-                live = try Self.names(staging)
+            let live = staging.appendingPathComponent("cipher-upload-1123456789abcdef")
+            for url in [leftover, live] {
+                try Data("ciphertext".utf8).write(to: url)
+                try Self.age(url, days: 1)
             }
-            let file = try #require(live.first)
-            // Written by now (a few bytes, encrypted at once): the publish waits for the station.
-            try await Task.sleep(nanoseconds: 500_000_000)
-            try Self.age(staging.appendingPathComponent(file), days: 1)
-            // Another publish meanwhile sweeps, as another process would (a lock of another open
-            // file description holds against this process too).
-            StagedFile.removeStaleUploads(in: staging)
-            #expect(try Self.names(staging).contains(file), "\((try? Self.names(staging)) ?? [])")
-            _ = try await publish("three.txt")
-            #expect(try Self.names(staging).contains(file), "\((try? Self.names(staging)) ?? [])")
-            _ = try await slow.value
-            #expect(try Self.names(staging).isEmpty)
+            // Another open file description: its lock holds against this process too.
+            let holder = open(live.path, O_RDONLY | O_CLOEXEC)
+            #expect(holder >= 0 && flock(holder, LOCK_EX | LOCK_NB) == 0)
+            defer { _ = close(holder) }
+            let client = try await StationClient.load(configuration: rig.configuration(keyStore: store, temporaryDirectory: staging))
+            #expect(try Self.names(staging) == [live.lastPathComponent])
+
+            // A file publish writes nothing to the temporary directory.
+            let file = directory.appendingPathComponent("one.txt")
+            try Data(count: 300_000).write(to: file)
+            _ = try await client.publish(fileAt: file, metadata: Fixture.drive("one.txt", size: 300_000))
+            #expect(try Self.names(staging) == [live.lastPathComponent])
         }
     }
 

@@ -102,6 +102,56 @@ struct MultipartFormTests {
         #expect(try await body.collect(upTo: 400_000) == whole)
     }
 
+    /// A produced part is read anew at every reading of the form (encoding, each stream and each
+    /// restart of one), giving the bytes of the same content added from memory; a reading that
+    /// yields other than its declared count fails with `contentChanged`.
+    @Test func producedPartsAreReadAgainAtEveryReading() async throws {
+        let content = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 3) })
+        let readings = Locked(0)
+        var form = try MultipartForm(boundary: "produced-boundary")
+        try form.addFile("file", filename: "f.bin", byteCount: Int64(content.count)) {
+            readings.withLock { $0 += 1 }
+            var offset = 0
+            return {
+                guard offset < content.count else { return nil }
+                defer { offset += 3000 }
+                return content.subdata(in: offset..<min(offset + 3000, content.count))
+            }
+        }
+        try form.addField("client", value: "drive")
+        var reference = try MultipartForm(boundary: "produced-boundary")
+        try reference.addFile("file", filename: "f.bin", data: content)
+        try reference.addField("client", value: "drive")
+        let expected = try reference.encoded()
+
+        #expect(form.contentLength == reference.contentLength)
+        #expect(try form.encoded() == expected)
+        let stream = form.stream(chunkSize: 1000)
+        #expect(stream.isRestartable)
+        #expect(try await stream.collect(upTo: 1 << 20) == expected)
+        #expect(try await stream.restarted()?.collect(upTo: 1 << 20) == expected)
+        #expect(readings.value == 3)
+
+        for (declared, yielded) in [(5, 0), (5, 6)] {
+            var wrong = MultipartForm()
+            try wrong.addFile("file", filename: "f", byteCount: Int64(declared)) {
+                var sent = false
+                return {
+                    defer { sent = true }
+                    return sent ? nil : Data(count: yielded)
+                }
+            }
+            #expect(throws: MultipartForm.Error.contentChanged(part: "file"), "declared \(declared), yielded \(yielded)") {
+                try wrong.encoded()
+            }
+        }
+        // What a produced part throws passes through unchanged.
+        struct Unreadable: Error, Equatable {}
+        var failing = MultipartForm()
+        try failing.addFile("file", filename: "f", byteCount: 1) { { throw Unreadable() } }
+        #expect(throws: Unreadable()) { try failing.encoded() }
+    }
+
     /// The body's length and hash are fixed when the file is added; a file that changes afterwards
     /// fails reading instead of sending different bytes.
     @Test func changedFilesAreDetected() async throws {

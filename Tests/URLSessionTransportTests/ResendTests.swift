@@ -10,8 +10,8 @@ import TransportTestSupport
 @testable import URLSessionTransport
 
 /// URLSession asks for the request body again (`needNewBodyStream`) when it resends a request after
-/// a recoverable error: a file or in-memory body is given again from its first byte, a one-shot
-/// stream refuses with a typed error; the pump that feeds Darwin's bound stream pair ends, closing
+/// a recoverable error: a file or in-memory body and a restartable stream are given again from
+/// their first byte, a one-shot stream refuses with a typed error; the pump that feeds Darwin's bound stream pair ends, closing
 /// its output, on every way out; a background configuration is refused.
 @Suite("URLSessionTransport: resending a body, the body pump, background configurations")
 struct ResendTests {
@@ -97,13 +97,40 @@ struct ResendTests {
 
     /// A one-shot stream is handed out once; asked again, the transfer gets a typed error.
     @Test func oneShotStreamRefusesASecondRequest() {
-        let source = ChunkSource(chunks: 1)
-        let supply = BodyStreamSupply(.oneShot(source))
+        let pipe = Self.pipe()
+        let supply = BodyStreamSupply(.stream(pipe, HTTPBodyStream(length: 5, next: { Data("hello".utf8) })))
         guard case .source = supply.next() else { Issue.record("no first stream"); return }
         guard case .refused(let kind, let message) = supply.next() else { Issue.record("a second stream was handed out"); return }
         #expect(kind == .requestBodyFailed)
-        #expect(message.contains("file body"))
-        #expect(source.closed.value, "the refused stream is closed")
+        #expect(message.contains("restartable"))
+        var buffer = [UInt8](repeating: 0, count: 8)
+        #expect(buffer.withUnsafeMutableBytes { pipe.read(into: $0) } == .failed, "the refused stream is closed")
+    }
+
+    /// A restartable stream (every publish's multipart form) is read again from its first byte
+    /// through a fresh pipe each time URLSession asks, however far the one before had been read;
+    /// that one is closed. The bytes are what the first reading gives.
+    @Test func restartableStreamStartsOverForEveryRequest() throws {
+        let pattern = PatternBytes(seed: 9)
+        let body = pattern.data(offset: 0, count: 300_000)
+        let first = Self.pipe()
+        let stream = HTTPBodyStream(body, chunkSize: 10_000)
+        first.start(stream)
+        let supply = BodyStreamSupply(.stream(first, stream))
+        #expect(supply.length == 300_000)
+        guard case .source(let reading) = supply.next() else { Issue.record("no first stream"); return }
+        var buffer = [UInt8](repeating: 0, count: 1000)
+        #expect(buffer.withUnsafeMutableBytes { reading.read(into: $0) } == .bytes(1000))
+        for request in 2...3 {
+            guard case .source(let again) = supply.next() else { Issue.record("request \(request) refused"); return }
+            #expect(buffer.withUnsafeMutableBytes { reading.read(into: $0) } == .failed, "the earlier stream is closed")
+            #expect(Self.readAll(again) == body, "request \(request)")
+        }
+        supply.close()
+    }
+
+    static func pipe() -> StreamBodyPipe {
+        StreamBodyPipe(declaredLength: nil, highWater: 64 * 1024, idleLimit: 60, onFailure: { _, _, _ in })
     }
 
     /// The pump's output is full and nobody reads it (URLSession cancelled the task): the stop the
@@ -111,8 +138,10 @@ struct ResendTests {
     @Test func cancelledUploadLeavesNoPumpThreadBlocked() async throws {
         let output = FullOutput(capacity: 8192)
         let source = ChunkSource(chunks: .max)
-        let supply = BodyStreamSupply(.oneShot(source))
-        guard case .source(let body) = supply.next() else { Issue.record("no stream"); return }
+        let supply = BodyStreamSupply(.stream(Self.pipe(), HTTPBodyStream(length: nil, next: { Data(count: 4096) })))
+        guard case .source = supply.next() else { Issue.record("no stream"); return }
+        // The pump copies the source a test can watch; the supply stops it as it would its pipe's copy.
+        let body = source
         let pump = BoundStreamPump(source: body, output: output, chunkSize: 4096)
         supply.onStopCurrent { pump.stop() }
         pump.start()
@@ -123,7 +152,27 @@ struct ResendTests {
         output.close()  // releases a thread a blocking write would hold (the bug), so the test ends
         #expect(ended, "the pump thread is still running: \(pump.phase)")
         #expect(closedByPump, "the pump closed its output")
-        #expect(source.closed.value)
+    }
+
+    /// A reader that drains a small output bit by bit wakes the pump each time (no timer: its
+    /// safety-net wait is set beyond the test's time limit), and the body arrives whole and in order.
+    @Test func thePumpWakesOnTheReadersProgress() async throws {
+        let output = DrainingOutput(capacity: 8192)
+        let pump = BoundStreamPump(source: ChunkSource(chunks: 200), output: output, chunkSize: 4096, eventWaitLimit: 3600)
+        pump.start()
+        var received = [UInt8]()
+        var closed = false
+        let deadline = Date(timeIntervalSinceNow: 120)
+        while !closed, Date() < deadline {
+            let (bytes, isClosed) = output.drain()
+            received += bytes
+            closed = isClosed
+            if bytes.isEmpty { try await Task.sleep(nanoseconds: 1_000_000) }
+        }
+        received += output.drain().bytes
+        #expect(pump.waitUntilFinished(timeout: 60))
+        #expect(received.count == 200 * ChunkSource.chunkSize)
+        #expect(received.allSatisfy { $0 == 0x42 })
     }
 
     /// A body copied to its end closes the output too.
@@ -222,6 +271,87 @@ private final class FullOutput: PumpOutput, @unchecked Sendable {
         closes.withLock { $0 += 1 }
         condition.lock()
         isClosed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    // Its reader never takes a byte: only an interruption ends a wait.
+    private var interrupted = false
+
+    func waitForEvent(timeout: TimeInterval) {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !interrupted, condition.wait(until: deadline) {}
+        interrupted = false
+    }
+
+    func interrupt() {
+        condition.lock()
+        interrupted = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// The output half of a bound stream pair with a small buffer that a reader drains: each drain is
+/// an event (as the pair's space event), the only thing that ends the pump's wait.
+private final class DrainingOutput: PumpOutput, @unchecked Sendable {
+    let capacity: Int
+    private let condition = NSCondition()
+    private var buffered = [UInt8]()
+    private var eventPending = false
+    private(set) var closed = false
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func open() {}
+
+    var hasSpaceAvailable: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return buffered.count < capacity
+    }
+
+    func write(_ buffer: UnsafePointer<UInt8>, maxLength length: Int) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        let count = min(length, capacity - buffered.count)
+        buffered.append(contentsOf: UnsafeBufferPointer(start: buffer, count: count))
+        return count
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitForEvent(timeout: TimeInterval) {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !eventPending, condition.wait(until: deadline) {}
+        eventPending = false
+    }
+
+    func interrupt() { signal() }
+
+    /// Takes what is buffered (the reader's side) and tells the writer there is space.
+    func drain() -> (bytes: [UInt8], closed: Bool) {
+        condition.lock()
+        let taken = buffered
+        buffered.removeAll()
+        let isClosed = closed
+        condition.unlock()
+        if !taken.isEmpty { signal() }
+        return (taken, isClosed)
+    }
+
+    private func signal() {
+        condition.lock()
+        eventPending = true
         condition.broadcast()
         condition.unlock()
     }

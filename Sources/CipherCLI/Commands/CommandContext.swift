@@ -8,20 +8,11 @@ struct CommandContext: Sendable {
     var console: Console
     var home: Home
     var environment: [String: String]
-    /// The registry of this run's upload staging files, given to every client the command makes.
-    var stagedUploads: StagedUploads
-
-    /// `configuration` with this run's staging registry (what a second interrupt empties).
-    func configured(_ configuration: StationClientConfiguration) -> StationClientConfiguration {
-        var configuration = configuration
-        configuration.stagedUploads = stagedUploads
-        return configuration
-    }
 
     /// Opens the key store and loads the paired client.
     func client(namespace: String = DriveFiles.namespace) async throws -> StationClient {
         let store = try home.openKeyStore(console: console, environment: environment)
-        return try await StationClient.load(configuration: configured(home.configuration(keyStore: store, namespace: namespace)))
+        return try await StationClient.load(configuration: home.configuration(keyStore: store, namespace: namespace))
     }
 }
 

@@ -75,8 +75,8 @@ enum DemoCommand: Command {
         let client = try await runner.step("pair this device (new ML-KEM-768 + ML-DSA-65 keys, PIN from the station's log)") {
             // The same encrypted file key store the CLI uses, in a scratch directory.
             let store = try FileKeyStore(directory: scratch.appendingPathComponent("keys"), passphrase: UUID().uuidString)
-            let configuration = context.configured(StationClientConfiguration(
-                namespace: DriveFiles.namespace, keyStore: store, transport: transport, gateway: gateway))
+            let configuration = StationClientConfiguration(
+                namespace: DriveFiles.namespace, keyStore: store, transport: transport, gateway: gateway)
             let client = try await StationClient.pair(endpoint: endpoint, deviceName: "cipher demo", configuration: configuration) { _ in
                 emulator.log.latestPIN
             }

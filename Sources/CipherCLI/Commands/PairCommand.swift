@@ -53,7 +53,7 @@ enum PairCommand: Command {
         var settings = current
         settings.gateway = arguments.value("--gateway")
         settings.deviceName = name
-        let configuration = context.configured(context.home.configuration(keyStore: store, settings: settings))
+        let configuration = context.home.configuration(keyStore: store, settings: settings)
         let client: StationClient
         do {
             client = try await StationClient.pair(endpoint: endpoint, deviceName: name, configuration: configuration,

@@ -8,9 +8,8 @@ import Darwin
 #endif
 
 /// Turns SIGINT and SIGTERM into cancellation of the running command: the first signal cancels
-/// its task (the SDK then removes its staging files and partial downloads on the way out, and
-/// `main` exits only once the task has ended), a second one exits at once, after removing the
-/// upload staging files still alive in `uploads` (the task has no chance to unwind then).
+/// its task (the SDK then removes its partial downloads on the way out, and `main` exits only
+/// once the task has ended), a second one exits at once (a later run sweeps what is left).
 ///
 /// `@unchecked`: the signal sources are set once in `init` and only kept alive after; `caught`
 /// is read and written under `state`.
@@ -21,7 +20,7 @@ final class Interruption: @unchecked Sendable {
 
     /// Installs the handlers (the default actions are ignored from here on, so the process is not
     /// killed before its task has wound down).
-    init(cancelling task: Task<ExitCode, Never>, removingOnExit uploads: StagedUploads) {
+    init(cancelling task: Task<ExitCode, Never>) {
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
             Self.ignore(number)
@@ -31,7 +30,7 @@ final class Interruption: @unchecked Sendable {
         self.sources = sources
         for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
             // `data`: how many signals arrived since the handler last ran (two quick Ctrl-Cs are one event).
-            source.setEventHandler { [self, source] in handle(number, count: source.data, task: task, uploads: uploads) }
+            source.setEventHandler { [self, source] in handle(number, count: source.data, task: task) }
             source.resume()
         }
     }
@@ -43,7 +42,7 @@ final class Interruption: @unchecked Sendable {
         return caught
     }
 
-    private func handle(_ number: Int32, count: UInt, task: Task<ExitCode, Never>, uploads: StagedUploads) {
+    private func handle(_ number: Int32, count: UInt, task: Task<ExitCode, Never>) {
         state.lock()
         let first = caught == nil
         if first { caught = number }
@@ -53,10 +52,8 @@ final class Interruption: @unchecked Sendable {
             task.cancel()
             guard count > 1 else { return }
         }
-        // A second interrupt: the user does not want to wait for the cleanup. The staged
-        // ciphertext is removed all the same (a few unlinks): the task cannot unwind once the
-        // process exits.
-        uploads.removeAllBeforeExit()
+        // A second interrupt: the user does not want to wait for the cleanup. Nothing of a
+        // publish is on disk (it encrypts as it sends); a partial download is swept by a later run.
         _exit(128 + number)
     }
 

@@ -31,8 +31,10 @@ package struct FileIdentity: Equatable, Sendable {
 ///
 /// The streamed SecretBox reads and writes at explicit offsets (`pread`, `pwrite`), so a
 /// descriptor duplicated from one the app still holds (``duplicating(_:path:)``) leaves the app's
-/// file offset where it was.
-package final class FileDescriptor {
+/// file offset where it was. Its one stored descriptor never changes, and positional calls share
+/// no offset, so a reader on another thread is the kernel's concern: hence the unchecked `Sendable`
+/// (a ``SecretBoxFileSealer`` holds its file open while a transport reads the body on its thread).
+package final class FileDescriptor: @unchecked Sendable {
     let descriptor: Int32
     /// What names the file in errors: its path, or a description for a duplicated descriptor.
     package let path: String

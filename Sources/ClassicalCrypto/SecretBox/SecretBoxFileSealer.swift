@@ -10,12 +10,18 @@ import PQCrypto
 ///
 /// Because the tag comes *before* the ciphertext, sealing takes two passes over the file.
 /// Creating the sealer runs the first pass (encrypt and authenticate, keeping only the tag);
-/// ``writeSealedBytes(to:)`` runs the second (encrypt again and hand out the bytes). Use it to
-/// stream a large upload to a sink that cannot seek, such as an HTTP body; to seal into another
-/// file use ``SecretBox/sealFile(at:to:using:nonce:chunkByteCount:)``.
+/// ``writeSealedBytes(to:)`` runs the second (encrypt again and hand out the bytes), as often as
+/// needed: XSalsa20-Poly1305 with the same key and nonce gives the same bytes every time, so an
+/// HTTP body built on it can be sent again from its first byte without a copy of the ciphertext
+/// anywhere. To seal into another file use ``SecretBox/sealFile(at:to:using:nonce:chunkByteCount:)``.
 ///
-/// If the file changes between or during the passes, the second pass throws
-/// ``ClassicalCryptoError/fileChanged(path:)`` (the bytes already written are then unusable).
+/// The file is opened once, by the first pass, and every later pass reads that open file (never
+/// the path again, which may by then name another file). If it changes between or during the
+/// passes (its size, times or bytes; a file renamed over it also changes its time, as its last
+/// link goes), a later pass throws
+/// ``ClassicalCryptoError/fileChanged(path:)`` *before* handing out its last bytes: each pass
+/// authenticates its ciphertext again and compares the tag with the first pass's, so incomplete
+/// output is all a changed file can produce.
 public struct SecretBoxFileSealer: Sendable {
     /// The default size of a pass's buffer.
     public static let defaultChunkByteCount = 256 * 1024
@@ -30,6 +36,7 @@ public struct SecretBoxFileSealer: Sendable {
     public let plaintextByteCount: Int
 
     private let key: SymmetricKey
+    private let file: FileDescriptor
     private let identity: FileIdentity
     private let chunkByteCount: Int
 
@@ -56,6 +63,25 @@ public struct SecretBoxFileSealer: Sendable {
         plaintextAt source: URL, using key: SymmetricKey, nonce: [UInt8]? = nil,
         chunkByteCount: Int = defaultChunkByteCount
     ) throws(ClassicalCryptoError) {
+        let file = try FileDescriptor.openForReading(source.path)
+        try self.init(reading: file, identity: try file.identity(), using: key, nonce: nonce, chunkByteCount: chunkByteCount)
+    }
+
+    /// Runs the first pass over the open `file`, read from its start at explicit offsets (its
+    /// file offset, shared with a descriptor it may be duplicated from, does not move), which the
+    /// sealer keeps open for the later passes. `identity` is the file's when its size was taken
+    /// (to check it against a limit, say): a file that differs from it by the end of the pass
+    /// throws ``ClassicalCryptoError/fileChanged(path:)``, so the size checked is the size sealed.
+    ///
+    /// `observe` is handed the sealed bytes in order as they are made, so they can be hashed in
+    /// the same pass: the nonce with zeros in place of the tag (known only at the end), then the
+    /// ciphertext; each buffer is valid only during its call.
+    ///
+    /// - Throws: as ``init(plaintextAt:using:nonce:chunkByteCount:)``.
+    package init(
+        reading file: FileDescriptor, identity: FileIdentity, using key: SymmetricKey, nonce: [UInt8]? = nil,
+        chunkByteCount: Int = defaultChunkByteCount, observing observe: (UnsafeRawBufferPointer) -> Void = { _ in }
+    ) throws(ClassicalCryptoError) {
         try SecretBox.checkKey(key)
         let nonce = nonce ?? SecureRandom.bytes(count: SecretBox.nonceByteCount)
         guard nonce.count == SecretBox.nonceByteCount else {
@@ -64,47 +90,98 @@ public struct SecretBoxFileSealer: Sendable {
         guard chunkByteCount >= 64 else {
             throw .invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got \(chunkByteCount)")
         }
-        let path = source.path
-        let file = try FileDescriptor.openForReading(path)
-        let identity = try file.identity()
+        (nonce + [UInt8](repeating: 0, count: SecretBox.tagByteCount)).withUnsafeBytes { observe($0) }
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
         let total = try Self.forEachChunk(of: file, from: 0, chunkByteCount: chunkByteCount) { chunk in
             stream.sealChunk(chunk)
+            observe(UnsafeRawBufferPointer(chunk))
         }
         guard try file.identity() == identity, Int64(total) == identity.size else {
-            throw .fileChanged(path: path)
+            throw .fileChanged(path: file.path)
         }
-        self.source = source
+        self.source = URL(fileURLWithPath: file.path)
         self.nonce = nonce
         self.tag = stream.finalizeTag()
         self.plaintextByteCount = total
         self.key = key
+        self.file = file
         self.identity = identity
         self.chunkByteCount = chunkByteCount
     }
 
-    /// Runs the second pass: calls `sink` with the sealed bytes in order, first `nonce ‖ tag`, then
-    /// the ciphertext chunk by chunk. Each buffer is valid only during its call. Can be called more
-    /// than once (each call reads the file again).
+    /// Runs a later pass: calls `sink` with the sealed bytes in order, first `nonce ‖ tag`, then
+    /// the ciphertext chunk by chunk. Each buffer is valid only during its call. Can be called
+    /// more than once (each call reads the file again).
     ///
     /// - Throws: ``ClassicalCryptoError/fileSystem(operation:path:errno:)`` or
-    ///   ``ClassicalCryptoError/fileChanged(path:)`` (checked before and after the pass), or whatever
-    ///   `sink` throws.
+    ///   ``ClassicalCryptoError/fileChanged(path:)`` (before the last chunk reaches `sink`), or
+    ///   whatever `sink` throws.
     public func writeSealedBytes(to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let path = source.path
-        let file = try FileDescriptor.openForReading(path)
-        guard try file.identity() == identity else { throw ClassicalCryptoError.fileChanged(path: path) }
-        try prefix.withUnsafeBytes { try sink($0) }
-        let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
-        var sinkError: (any Error)?
-        let total = try Self.forEachChunk(of: file, from: 0, chunkByteCount: chunkByteCount) { chunk in
-            guard sinkError == nil else { return }
-            stream.xor(chunk)
-            do { try sink(UnsafeRawBufferPointer(chunk)) } catch { sinkError = error }
+        let reader = makeReader()
+        while let chunk = try reader.next() { try chunk.withUnsafeBytes { try sink($0) } }
+    }
+
+    /// A later pass as a reader that hands out the sealed bytes one run at a time, from the first:
+    /// what a request body pulls from (and makes anew when a transport asks for the body again).
+    package func makeReader() -> Reader { Reader(self) }
+
+    /// One later pass over the sealer's file, pulled a run at a time with ``next()``.
+    package final class Reader {
+        private let sealer: SecretBoxFileSealer
+        private let stream: XSalsa20Poly1305Stream
+        private let buffer: UnsafeMutableRawBufferPointer
+        private var prefixHandedOut = false
+        private var plaintextRead: Int64 = 0
+        private var finished = false
+
+        fileprivate init(_ sealer: SecretBoxFileSealer) {
+            self.sealer = sealer
+            stream = sealer.nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: sealer.key, nonce: $0) }
+            buffer = .allocate(byteCount: sealer.chunkByteCount, alignment: 64)
         }
-        if let sinkError { throw sinkError }
-        guard total == plaintextByteCount, try file.identity() == identity else {
-            throw ClassicalCryptoError.fileChanged(path: path)
+
+        deinit {
+            SecureMemory.zero(buffer)
+            buffer.deallocate()
+        }
+
+        /// The next run of sealed bytes (`nonce ‖ tag` first), or `nil` after the last. The last
+        /// run is handed out only once the file is seen unchanged and this pass's tag equals the
+        /// first pass's.
+        ///
+        /// - Throws: ``ClassicalCryptoError/fileSystem(operation:path:errno:)`` or
+        ///   ``ClassicalCryptoError/fileChanged(path:)``.
+        package func next() throws(ClassicalCryptoError) -> Data? {
+            guard !finished else { return nil }
+            guard prefixHandedOut else {
+                prefixHandedOut = true
+                if sealer.plaintextByteCount == 0 { try finish() }
+                return Data(sealer.prefix)
+            }
+            let remaining = Int64(sealer.plaintextByteCount) - plaintextRead
+            let want = Int(min(Int64(buffer.count), remaining))
+            let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
+            guard try sealer.file.readFully(into: chunk, at: plaintextRead) == want else {
+                throw .fileChanged(path: sealer.file.path)
+            }
+            stream.sealChunk(chunk)
+            plaintextRead += Int64(want)
+            if plaintextRead == Int64(sealer.plaintextByteCount) { try finish() }
+            return Data(chunk)
+        }
+
+        /// The checks before the last run goes out: the same file, no longer than before, and
+        /// the same ciphertext (its tag).
+        private func finish() throws(ClassicalCryptoError) {
+            finished = true
+            var probe: UInt8 = 0
+            let grown = try withUnsafeMutableBytes(of: &probe) { byte throws(ClassicalCryptoError) in
+                try sealer.file.readFully(into: byte, at: plaintextRead)
+            }
+            guard grown == 0, try sealer.file.identity() == sealer.identity,
+                  SecureMemory.constantTimeEquals(stream.finalizeTag(), sealer.tag) else {
+                throw .fileChanged(path: sealer.file.path)
+            }
         }
     }
 
@@ -160,7 +237,7 @@ extension SecretBox {
     ///
     /// A seekable destination needs only one pass over the data: the ciphertext is written as it
     /// is made, after a 16-byte placeholder, and the tag is written into its place at the end.
-    /// (To stream to a sink that cannot seek, use ``SecretBoxFileSealer``, which makes two passes.)
+    /// (To stream to a sink that cannot seek, use ``SecretBoxFileSealer``, which makes two passes or more.)
     /// Writes under a temporary name beside `destination` and renames it into place when done, so
     /// `destination` never holds partial output; an existing `destination` is replaced.
     /// - Throws: ``ClassicalCryptoError/invalidKeyLength(expected:actual:)``,
@@ -181,31 +258,6 @@ extension SecretBox {
             return file.file
         }, observing: { _ in })
         try output?.commit()
-    }
-
-    /// Seals the open file `source`, read from its start, into the file at `destination`, which
-    /// exists and belongs to the caller (an upload's staging file): it is overwritten from its
-    /// start, with no temporary name, rename or flush, and what it holds after a failure is the
-    /// caller's to remove. `identity` is `source`'s when its size was taken (to check it against
-    /// a limit, say): if the file differs from it by the end of the pass (``FileIdentity``: a new
-    /// size, inode or time), the seal throws ``ClassicalCryptoError/fileChanged(path:)``, so the
-    /// size checked is the size sealed. `source` is read at explicit offsets: its file offset
-    /// (shared with the descriptor it may be duplicated from) does not move.
-    ///
-    /// `observe` is handed each run of sealed bytes as it is written, in order, so they can be
-    /// hashed in the same pass: the nonce with zeros in place of the tag (known only at the end),
-    /// then the ciphertext; each buffer is valid only during its call. Returns the real first
-    /// bytes, `nonce ‖ tag`.
-    ///
-    /// - Throws: as ``sealFile(at:to:using:nonce:chunkByteCount:)``.
-    package static func sealFile(
-        reading source: FileDescriptor, identity: FileIdentity, overwriting destination: URL, using key: SymmetricKey,
-        nonce: [UInt8]? = nil, chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount,
-        observing observe: (UnsafeRawBufferPointer) -> Void
-    ) throws(ClassicalCryptoError) -> [UInt8] {
-        try seal(source, identity: identity, using: key, nonce: nonce, chunkByteCount: chunkByteCount, into: { _ throws(ClassicalCryptoError) in
-            try FileDescriptor.openForOverwriting(destination.path)
-        }, observing: observe)
     }
 
     /// Seals `file` (whose identity was `identity`) from its start in one pass into the file

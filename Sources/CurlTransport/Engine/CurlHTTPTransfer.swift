@@ -66,6 +66,8 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
     private var failure: TransportError?
     private var lastProgress: TransferProgress?
     private var descriptorsOpen = true
+    /// The pipe a restarted stream body is read from (libcurl rewound it), instead of the setup's.
+    private var restartedBodyPipe: RequestBodyPipe?
     /// The easy handle while the transfer runs, for `CURLINFO_HTTP_VERSION` once the head is in.
     private var handle: OpaquePointer?
     private var httpVersion: String?
@@ -306,8 +308,8 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             }
             uploadOffset += Int64(got)
             return got
-        case .stream(let pipe, _):
-            switch pipe.read(into: buffer) {
+        case .stream(let first, _):
+            switch (restartedBodyPipe ?? first).read(into: buffer) {
             case .bytes(let count): return count
             case .end: return 0
             case .wouldBlock: return CCURL_READFUNC_PAUSE
@@ -329,9 +331,17 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
             guard offset <= Int64(data.count) else { return CURL_SEEKFUNC_FAIL }
         case .file(let descriptor, let size, _):
             guard offset <= size, lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset) else { return CURL_SEEKFUNC_FAIL }
-        case .stream(let pipe, _):
-            // A stream cannot go back; rewinding before anything was read is a no-op.
-            return offset == 0 && pipe.bytesConsumed == 0 ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_CANTSEEK
+        case .stream(let first, let stream):
+            let current = restartedBodyPipe ?? first
+            // Rewinding before anything was read is a no-op; a restartable stream (a multipart
+            // form, bytes in memory) starts over from its first byte in a fresh pipe; a one-shot
+            // stream cannot go back.
+            if offset == 0 && current.bytesConsumed == 0 { return CURL_SEEKFUNC_OK }
+            guard offset == 0, let again = stream.restarted() else { return CURL_SEEKFUNC_CANTSEEK }
+            current.close()
+            let pipe = current.fresh()
+            restartedBodyPipe = pipe
+            pipe.start(again) { [engine, self] in engine.post(.resume(self)) }
         }
         uploadOffset = offset
         return CURL_SEEKFUNC_OK
@@ -458,7 +468,7 @@ final class CurlHTTPTransfer: CurlJob, @unchecked Sendable {
 
     /// Ends the transfer: `nil` for success. Called once, on the curl thread.
     private func complete(with error: TransportError?) {
-        if case .stream(let pipe, _) = setup.body { pipe.close() }
+        if case .stream(let pipe, _) = setup.body { (restartedBodyPipe ?? pipe).close() }
         closeDescriptors(removeResponseFile: error != nil)
         if let error {
             if case .stream(let pipe) = setup.destination { pipe.finish(error) }

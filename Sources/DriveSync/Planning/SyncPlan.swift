@@ -386,8 +386,8 @@ public struct SyncOptions: Sendable {
     ///
     /// Memory is bounded by `transfers` × the client's per-transfer budget: each transfer streams
     /// its file in constant memory (its encryption and stream buffers, measured at 1 to 3 MB a
-    /// transfer) and stages one ciphertext in the client's temporary directory, so a run holds at
-    /// most `transfers` such buffers, and as many staged files, at once.
+    /// transfer) and an upload stages nothing on disk, so a run holds at most `transfers` such
+    /// buffers at once.
     public var transfers: Int {
         get { storedTransfers }
         set { storedTransfers = min(max(newValue, 1), 16) }

@@ -13,8 +13,8 @@ import ContentAddressing
 /// Create one with ``pair(endpoint:deviceName:configuration:pin:)`` the first time and with
 /// ``load(configuration:)`` afterwards. Creating one removes the upload staging files
 /// (`cipher-upload-<16 hex>` in ``StationClientConfiguration/temporaryDirectory``, and the
-/// `.cipher-upload-<16 hex>.<16 hex>.partial` of one still being encrypted) that an earlier
-/// process left behind when it was killed mid-upload, once they are a day old.
+/// `.cipher-upload-<16 hex>.<16 hex>.partial` of one still being encrypted) that a process of an
+/// earlier version left behind when it was killed mid-upload (this version stages no upload).
 ///
 /// The client is a front over its parts: the connection to the station (credentials, clock
 /// offset, endpoint changes, every call), the post-key store, and the offline view. The expensive

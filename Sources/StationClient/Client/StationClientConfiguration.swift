@@ -123,7 +123,9 @@ public struct StationClientConfiguration: Sendable {
     public var maximumFileByteCount: Int64 = StationClient.maximumRequestByteCount
     /// Receives the SDK's log lines; the SDK itself never prints. Lines never contain secrets.
     public var log: LogHandler?
-    /// Where a file upload's ciphertext is staged while it is sent (removed afterwards).
+    /// Where a download into a file the app opened stages its bytes, and a reshare its plaintext,
+    /// while they are made (removed afterwards). A publish writes nothing here: it encrypts the
+    /// file as it is sent.
     public var temporaryDirectory: URL
     /// How `Date` members of the app's metadata are written when publishing. Default:
     /// integer Unix seconds (`"created_at": 1704067200`), the station's convention, which other
@@ -146,10 +148,6 @@ public struct StationClientConfiguration: Sendable {
     public var keyPolicy: KeyPolicy = .generatePureSwiftKeys
     /// Hears each stage of a publish as it starts (tests hold or cancel a publish there).
     var publishStageObserver: (@Sendable (PublishStage) -> Void)? = nil
-    /// The upload staging files alive in the clients of this configuration (its copies share it):
-    /// a process that must exit before its tasks unwind removes them there (the CLI gives every
-    /// client of a run its own one registry, which its interrupt handler empties).
-    package var stagedUploads = StagedUploads()
 
     /// Creates a configuration.
     ///
@@ -167,7 +165,8 @@ public struct StationClientConfiguration: Sendable {
     ///   - requestTimeouts: time limits for API calls.
     ///   - transferTimeouts: time limits for content transfers.
     ///   - log: receives the SDK's log lines, or `nil`.
-    ///   - temporaryDirectory: where uploads are staged; `nil` for the system's temporary directory.
+    ///   - temporaryDirectory: where downloads into open files and reshares stage their bytes; `nil`
+    ///     for the system's temporary directory.
     ///   - metadataDateEncoding: how metadata `Date`s are written (integer Unix seconds by default).
     ///   - metadataDateDecoding: how metadata `Date`s are read (Unix seconds or ISO-8601 by default).
     ///   - cacheStore: where caches go; `nil` for the default (see ``cacheStore``).

@@ -187,6 +187,9 @@ public struct StationClientError: Error, Sendable, CustomStringConvertible {
                     message: "the transport cannot pin the station's TLS key; nothing was sent", transportError: error,
                     underlying: error)
             }
+            // The body's own failure (a published file changed while it was sent) is the
+            // client's error, not the network's: no retry can mend it.
+            if error.kind == .requestBodyFailed, let local = error.underlying as? StationClientError { return local }
             if error.kind == .pinMismatch {
                 return StationClientError(
                     .keyChanged, operation: operation, message: "the station presents another TLS key than the pinned one",

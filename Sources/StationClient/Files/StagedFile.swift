@@ -31,43 +31,16 @@ enum StagedFile {
     static let staleAge: TimeInterval = 86_400
 
     /// How old an upload staging file no process holds a lock on must be before it is removed as
-    /// a killed process's leftover: the lock comes right after the file's creation, so only a file
-    /// younger than this may be a live upload not yet locked (or one of a version before the lock).
+    /// a killed process's leftover: the versions that staged uploads locked each file right after
+    /// creating it, so only a file younger than this may be one of theirs still being made.
     static let unlockedUploadAge: TimeInterval = 60
 
-    /// The prefix of an upload's staging file in the temporary directory, followed by 16 hex digits.
+    /// The prefix of an upload staging file of the versions before 0.2 (a publish now stages
+    /// nothing), followed by 16 hex digits: what ``removeStaleUploads(in:olderThan:)`` sweeps.
     static let uploadPrefix = "cipher-upload-"
 
-    /// A fresh upload staging file name in `directory`: `cipher-upload-<16 hex>`.
-    static func upload(in directory: URL) -> URL {
-        directory.appendingPathComponent(uploadPrefix + Hex.encode(SecureRandom.bytes(count: 8)))
-    }
-
-    /// Runs `body` with an upload's staging file, which it owns from the file's creation:
-    /// the file is created (empty, readable by its owner only) in `directory` before `body` runs
-    /// and removed when `body` returns or throws, cancellation included, whoever still holds its
-    /// URL (a transport can keep a request's parts alive after the call was cancelled). While it
-    /// exists it is registered in `uploads`, so a process that must exit before its
-    /// tasks unwind removes it there, and locked (`flock`), so no other process takes it for a
-    /// leftover. First, the leftovers of killed processes in `directory` are removed
-    /// (``removeStaleUploads(in:olderThan:)``).
-    ///
-    /// - Throws: ``StationClientError`` `.localFile` when the file cannot be created,
-    ///   `.cancelled` when the process is exiting (``StagedUploads/removeAllBeforeExit()``),
-    ///   and whatever `body` throws.
-    static func withUpload<Result>(
-        in directory: URL, registeredIn uploads: StagedUploads, operation: String, isolation: isolated (any Actor)? = #isolation,
-        _ body: (URL) async throws -> Result
-    ) async throws -> Result {
-        removeStaleUploads(in: directory)
-        let staged = upload(in: directory)
-        try uploads.create(staged, operation: operation)
-        defer { uploads.remove(staged) }
-        return try await body(staged)
-    }
-
-    /// Removes what a process killed mid-upload left in `directory`: the upload staging files
-    /// (``upload(in:)``'s names only) that no process holds a lock on and that have not changed
+    /// Removes what a process of an earlier version, killed mid-upload, left in `directory`: the
+    /// upload staging files (`cipher-upload-<16 hex>` only) that no process holds a lock on and that have not changed
     /// for `age` seconds, and the partial ciphertext that earlier versions wrote beside one
     /// (`.cipher-upload-<16 hex>.<16 hex>.partial`, never locked) after ``staleAge``. The kernel
     /// drops a dead process's lock, so a leftover is known as soon as its process is gone,
@@ -145,72 +118,6 @@ enum StagedFile {
         guard DurableWrite.rename(temporary.path, onto: destination.path) == 0 else {
             throw StationClientError(.localFile, operation: operation,
                                      message: "cannot move the download to \(destination.path): errno \(errno)")
-        }
-    }
-}
-
-/// The upload staging files alive in the clients of one configuration (each owned by a
-/// ``StagedFile/withUpload(in:registeredIn:operation:isolation:_:)`` scope, which creates, registers, and
-/// removes it): what a process that exits without waiting for its tasks (the CLI's second Ctrl-C)
-/// removes first with ``removeAllBeforeExit()``. Its owner is whoever made it (the CLI's `main`,
-/// or each configuration by default); copies of a configuration share it.
-///
-/// Each file is held open with an exclusive `flock` until it is removed: what tells other
-/// processes' ``StagedFile/removeStaleUploads(in:olderThan:)`` that it is alive.
-package final class StagedUploads: Sendable {
-    private struct State {
-        /// The locked descriptor of each file, by path.
-        var paths: [String: Int32] = [:]
-        var exiting = false
-    }
-
-    private let state = Locked(State())
-
-    package init() {}
-
-    /// Creates `url` (empty, owner-only, not there before), locks it and registers it.
-    ///
-    /// - Throws: ``StationClientError`` `.localFile` when it cannot be created, `.cancelled` after
-    ///   ``removeAllBeforeExit()``.
-    func create(_ url: URL, operation: String) throws {
-        try state.withLock { state in
-            guard !state.exiting else {
-                throw StationClientError(.cancelled, operation: operation, message: "the process is exiting")
-            }
-            let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                throw StationClientError.localFile("cannot create the staging file \(url.path): errno \(errno)", operation: operation)
-            }
-            // A file system without flock leaves it unlocked: then no sweep can lock it either,
-            // and it is left alone.
-            _ = flock(descriptor, LOCK_EX | LOCK_NB)
-            state.paths[url.path] = descriptor
-        }
-    }
-
-    /// Removes `url`, releases its lock and forgets it. Never fails.
-    func remove(_ url: URL) {
-        state.withLock { state in
-            // Unlinked before the lock goes, so no sweep meets it unlocked.
-            _ = unlink(url.path)
-            if let descriptor = state.paths.removeValue(forKey: url.path) { _ = close(descriptor) }
-        }
-    }
-
-    /// The staging files alive now (their paths).
-    var live: Set<String> { state.withLock { Set($0.paths.keys) } }
-
-    /// Removes every staging file alive in this process (the ciphertext is written into the
-    /// staging file itself) and refuses new ones: for a process about to exit without waiting for
-    /// its tasks to unwind. Never fails.
-    package func removeAllBeforeExit() {
-        state.withLock { state in
-            state.exiting = true
-            for (path, descriptor) in state.paths {
-                _ = unlink(path)
-                _ = close(descriptor)
-            }
-            state.paths.removeAll()
         }
     }
 }

@@ -95,8 +95,18 @@ extension StationClient {
         defer { try? FileManager.default.removeItem(at: directory) }
         let plaintext = directory.appendingPathComponent("content")
         try await download(postCID: postCID, envelopesCID: entry.envelopesCID, to: plaintext)
-        let published = try await publishStaged(.file(plaintext), metadataJSON: metadata, namespace: namespace, audience: audience,
-                                                progress: progress) { try? FileManager.default.removeItem(at: plaintext) }
+        let handle: FileHandle
+        do {
+            handle = try FileHandle(forReadingFrom: plaintext)
+        } catch {
+            throw StationClientError(.localFile, operation: operation, message: "cannot open \(plaintext.path): \(error)",
+                                     underlying: error)
+        }
+        defer { try? handle.close() }
+        // Off the file system before it is sent (each pass of the publish reads the open handle).
+        try? FileManager.default.removeItem(at: plaintext)
+        let published = try await publishFile(.openFile(handle), metadataJSON: metadata, namespace: namespace, audience: audience,
+                                              progress: progress)
         var removed = true
         do {
             _ = try await delete(postCID: postCID, namespace: namespace)

@@ -8,10 +8,13 @@ import OrderedJSON
 import PQCrypto
 import Transport
 
-/// A sealed post's bytes: in memory, or in its staging file, read when they are sent.
+/// A sealed post's bytes: in memory, or a file's SecretBox encrypted again each time it is read.
 enum PostBytes: Sendable {
     case bytes(Data)
-    case file(URL)
+    /// Nothing the size of the file is written anywhere: each reading of the request body
+    /// (hashing, sending, a transport's resend) encrypts the open file again, checked against the
+    /// first pass's tag before its last bytes go out.
+    case sealedFile(SecretBoxFileSealer)
 }
 
 /// A post as the app gave it, before anything is encrypted.
@@ -76,22 +79,25 @@ protocol PostSubmitting: Sendable {
 /// Where a publish is, for a test that cancels it at each stage
 /// (``StationClientConfiguration/publishStageObserver`` hears each as it starts).
 enum PublishStage: String, Sendable, Hashable, CaseIterable {
-    /// A file's ciphertext is being written to its staging file and content-addressed.
-    case staging
+    /// A file is being encrypted for its tag and content-addressed (the first pass over it).
+    case sealing
     /// The request body's SHA-256 is being computed.
     case hashing
     /// The post is prepared and about to be sent.
     case waitingToSend
 }
 
-/// Takes a post from draft to sealed (``seal(_:stationKey:stagingFile:)``), prepared
-/// (``prepare(_:)``) and submitted (``submit(_:progress:)``).
+/// Takes a post from draft to sealed (``seal(_:stationKey:)``), prepared (``prepare(_:)``) and
+/// submitted (``submit(_:progress:)``).
 ///
-/// A file is read once to encrypt it: the ciphertext goes to a staging file and its CID is
-/// computed as it is written. The request body's SHA-256 (which the signature covers, sent before
-/// the body) reads the staging file once, and the upload once more: the SecretBox tag comes before
-/// the ciphertext it authenticates, so the body's digest cannot start until the whole file is
-/// encrypted.
+/// A file is read and encrypted three times and never written anywhere: the first pass finds the
+/// SecretBox tag and the CID; the second hashes the request body (the signature covers its
+/// SHA-256, sent before the body); the third is the upload itself, and a transport that must send
+/// the body again runs it again. The tag comes before the ciphertext it authenticates, so neither
+/// the CID's first block nor the body's digest can be had before the whole file is encrypted
+/// once. XSalsa20-Poly1305 with the post's key and nonce gives the same bytes every pass, and each
+/// pass checks its tag against the first's before its last bytes go out: a file changed meanwhile
+/// fails with `.localFile` and never reaches the station whole.
 struct Publisher: Sendable {
     /// The file name every upload's multipart part carries. The real name belongs in the
     /// (encrypted) metadata: a part's file name travels in plaintext, and a fixed one also keeps
@@ -122,12 +128,12 @@ struct Publisher: Sendable {
     }
 
     /// Encrypts a draft with a fresh post key, sealed to the station's ML-KEM key in the self
-    /// envelope: a file into `stagingFile` (its CID computed in the same pass), bytes in memory.
-    /// A draft without an audience is taken in the clear.
+    /// envelope: bytes in memory; a file in a first pass that finds its tag and CID (and keeps it
+    /// open for the passes that hash and send it). A draft without an audience is taken in the clear.
     ///
     /// - Throws: ``StationClientError`` `.tooLarge` when the file is over the station's limit,
     ///   `.localFile` when it cannot be read, `.refused` when it cannot be encrypted, `.cancelled`.
-    func seal(_ draft: PostDraft, stationKey: MLKEM768.PublicKey, stagingFile: URL?) throws -> SealedPost {
+    func seal(_ draft: PostDraft, stationKey: MLKEM768.PublicKey) throws -> SealedPost {
         guard let audience = draft.audience else { return try sealInTheClear(draft) }
         let operation = "preparing a post for \(draft.namespace)"
         let limit = try Self.largestFileSize(metadataJSON: draft.metadataJSON, namespace: draft.namespace, audience: audience)
@@ -158,20 +164,15 @@ struct Publisher: Sendable {
                 postCID = UnixFS.cid(of: sealed)
                 body = .bytes(sealed)
             case .file(let source, let identity):
-                guard let stagingFile else {
-                    throw StationClientError.localFile("no staging file for \(source.path)", operation: operation)
-                }
                 try Self.checkCancellation(operation)
-                enter(.staging)
-                // The tag is written last, over the zeros the CID builder was given in its place.
+                enter(.sealing)
+                // The CID builder is given zeros in place of the tag, which the pass finds last.
                 var cid = CIDBuilder(headByteCount: SecretBox.overheadByteCount)
-                let head = try SecretBox.sealFile(reading: source, identity: identity, overwriting: stagingFile, using: key) {
-                    cid.update($0)
-                }
+                let sealer = try SecretBoxFileSealer(reading: source, identity: identity, using: key) { cid.update($0) }
                 try Self.checkCancellation(operation)
-                cid.resolveHead(head)
+                cid.resolveHead(sealer.prefix)
                 postCID = cid.finish()
-                body = .file(stagingFile)
+                body = .sealedFile(sealer)
             }
         } catch let error as StationClientError {
             throw error
@@ -255,15 +256,20 @@ struct Publisher: Sendable {
     /// Lays out the request (the file part, then the fields) and hashes its exact bytes.
     ///
     /// - Throws: ``StationClientError`` `.tooLarge` when the request is over the station's limit,
-    ///   `.localFile` when the staging file cannot be read, `.refused` when the form cannot be
-    ///   built, `.cancelled`.
+    ///   `.localFile` when the file cannot be read or changed since it was sealed, `.refused` when
+    ///   the form cannot be built, `.cancelled`.
     func prepare(_ sealed: SealedPost) throws -> PreparedPost {
         let operation = "preparing a post for \(sealed.namespace)"
         var form = MultipartForm()
         do {
             switch sealed.body {
-            case .bytes(let data): try form.addFile("file", filename: Self.uploadFilename, data: data)
-            case .file(let url): try form.addFile("file", filename: Self.uploadFilename, contentsOf: url)
+            case .bytes(let data):
+                try form.addFile("file", filename: Self.uploadFilename, data: data)
+            case .sealedFile(let sealer):
+                try form.addFile("file", filename: Self.uploadFilename, byteCount: Int64(sealer.sealedByteCount)) {
+                    let reader = sealer.makeReader()
+                    return { try Self.next(from: reader, operation: operation) }
+                }
             }
             for field in sealed.fields { try form.addField(field.name, value: field.value) }
         } catch {
@@ -290,10 +296,28 @@ struct Publisher: Sendable {
         var hasher = SHA256()
         do {
             try form.forEachChunk { hasher.update(data: $0) }
+        } catch let error as StationClientError {
+            throw error
         } catch {
             throw StationClientError.localFile("cannot read the body: \(error)", operation: operation, underlying: error)
         }
         return hasher.finalize()
+    }
+
+    /// The next run of a sealed file's bytes, for the request body: a file that changed since the
+    /// first pass is a `.localFile` error, which a transport reading the body passes on as the
+    /// underlying error of its `.requestBodyFailed`, before the body's last bytes were sent.
+    ///
+    /// - Throws: ``StationClientError`` `.localFile`.
+    static func next(from reader: SecretBoxFileSealer.Reader, operation: String) throws -> Data? {
+        do {
+            return try reader.next()
+        } catch where error.kind == .fileChanged {
+            throw StationClientError.localFile("the file changed while it was being published; nothing was published",
+                                               operation: operation, underlying: error)
+        } catch {
+            throw StationClientError.localFile("cannot read the file: \(error)", operation: operation, underlying: error)
+        }
     }
 
     // MARK: Prepared to submitted

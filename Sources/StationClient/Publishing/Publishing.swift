@@ -56,11 +56,11 @@ public struct PublishedPost: Sendable, Hashable {
 /// ``StationClient/submit(_:progress:)``. Its ciphertext CID is fixed, which is what makes
 /// submission exactly-once: a retry first looks for that CID in the manifest.
 ///
-/// A prepared post holds its ciphertext in memory; a file post's ciphertext is staged in a
-/// temporary file only within the call that publishes it
+/// A prepared post of bytes holds its ciphertext in memory. A file's post
 /// (``StationClient/publish(fileAt:metadata:namespace:audience:progress:)``,
-/// ``StationClient/publish(contentsOf:metadata:namespace:audience:progress:)``), which removes it
-/// on every way out.
+/// ``StationClient/publish(contentsOf:metadata:namespace:audience:progress:)``) holds the file
+/// open and encrypts it again each time its body is read: no copy of the ciphertext is written
+/// anywhere, and a transport can send the body again from its first byte.
 public final class PreparedPost: Sendable {
     /// The CID the station will give the ciphertext.
     public let postCID: String
@@ -128,41 +128,43 @@ extension StationClient {
         return try await submit(prepared, progress: progress)
     }
 
-    /// Encrypts the file at `fileURL` and publishes it, in constant memory (the ciphertext goes to
-    /// a temporary file first); see ``publish(data:metadata:namespace:audience:progress:)``.
+    /// Encrypts the file at `fileURL` and publishes it, in constant memory and writing nothing to
+    /// disk; see ``publish(data:metadata:namespace:audience:progress:)``.
     ///
-    /// The file is read once, to encrypt it; the ciphertext is read twice, to hash the request
-    /// (the signature covers it) and to upload it. The temporary file (`cipher-upload-<16 hex>` in
-    /// ``StationClientConfiguration/temporaryDirectory``) is removed before the call returns or
-    /// throws, whatever the way out: success, failure, or cancellation at any stage (encrypting,
-    /// hashing, waiting to send, sending).
+    /// The file is opened once and read three times, encrypted each time with the post's key and
+    /// nonce (which gives the same ciphertext every time): to find the SecretBox tag and the post's
+    /// CID, to hash the request (the signature covers it), and to upload it. A transport that must
+    /// send the body again (URLSession's `needNewBodyStream`, libcurl on a reused connection that
+    /// broke) reads it once more from its first byte. A file changed in place meanwhile is refused
+    /// with `.localFile` before the request's last bytes are sent: nothing is published.
     ///
-    /// - Throws: as the data form, and `.localFile` when the file cannot be read or the
-    ///   temporary file cannot be created.
+    /// - Throws: as the data form, and `.localFile` when the file cannot be read, is not a regular
+    ///   file, or changed while it was published.
     public func publish<Metadata: Encodable>(
         fileAt fileURL: URL, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly,
         progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
         let metadataJSON = try encodeMetadata(metadata)
-        return try await publishStaged(.file(fileURL), metadataJSON: metadataJSON, namespace: namespace, audience: audience,
+        return try await publishFile(.file(fileURL), metadataJSON: metadataJSON, namespace: namespace, audience: audience,
                                        progress: progress)
     }
 
     /// Encrypts the file `file` is open on and publishes it, reading it only through that open
     /// descriptor; otherwise as ``publish(fileAt:metadata:namespace:audience:progress:)`` (constant
-    /// memory, the same staging file removed on every way out, exactly once).
+    /// memory, nothing written to disk, exactly once).
     ///
     /// For an app that must not name the file by a path (one a symbolic link could redirect
     /// between its checks and the read): it opens the file itself (with `openat` and `O_NOFOLLOW`,
     /// say), checks with `fstat` that it is the file it means, and hands over the handle. The
     /// client never reopens the file: it reads through a duplicate of the descriptor, closed
-    /// before the call returns or throws. The handle stays the caller's, open.
+    /// once the call has returned or thrown and the transport has let go of the request's body
+    /// (which it may hold a moment after the answer). The handle stays the caller's, open.
     ///
     /// The whole file is read, from its first byte to its last, whatever the handle's offset; the
     /// reads are positional (`pread`), so the offset is left where it was. The size checked
     /// against the station's limit is the file's (`fstat`) when the call starts, and the file
-    /// must not change until it is encrypted: a new size, inode, modification or change time by
-    /// the end of the read fails the publish with `.localFile`, before anything is sent.
+    /// must not change until it is sent: a new size, inode, modification or change time, or other
+    /// bytes, fails the publish with `.localFile` before the request's last bytes go out.
     ///
     /// - Parameters:
     ///   - file: a handle open for reading on a regular file.
@@ -172,32 +174,24 @@ extension StationClient {
     ///   - progress: told the file's bytes sent so far.
     /// - Returns: the published post.
     /// - Throws: as ``publish(data:metadata:namespace:audience:progress:)``, and `.localFile` when
-    ///   the handle cannot be read, is not on a regular file, the file changed while it was
-    ///   encrypted, or the temporary file cannot be created.
+    ///   the handle cannot be read, is not on a regular file, or the file changed while it was
+    ///   published.
     public func publish<Metadata: Encodable>(
         contentsOf file: FileHandle, metadata: Metadata?, namespace: String? = nil, audience: Audience = .selfOnly,
         progress: ProgressHandler? = nil
     ) async throws -> PublishedPost {
         let metadataJSON = try encodeMetadata(metadata)
-        return try await publishStaged(.openFile(file), metadataJSON: metadataJSON, namespace: namespace, audience: audience,
+        return try await publishFile(.openFile(file), metadataJSON: metadataJSON, namespace: namespace, audience: audience,
                                        progress: progress)
     }
 
-    /// Encrypts a file (`content`: by path or open) into an upload staging file and publishes
-    /// it; the staging file is owned by ``StagedFile/withUpload(in:registeredIn:operation:isolation:_:)`` and
-    /// removed on every way out. `prepared` runs once the post is prepared, before it is sent.
-    func publishStaged(
-        _ content: PostDraft.Content, metadataJSON: [UInt8]?, namespace: String?, audience: Audience, progress: ProgressHandler?,
-        prepared whenPrepared: () -> Void = {}
+    /// Encrypts a file (`content`: by path or open) and publishes it.
+    func publishFile(
+        _ content: PostDraft.Content, metadataJSON: [UInt8]?, namespace: String?, audience: Audience, progress: ProgressHandler?
     ) async throws -> PublishedPost {
         let draft = PostDraft(content: content, metadataJSON: metadataJSON, namespace: try self.namespace(namespace),
                               audience: audience)
-        return try await StagedFile.withUpload(in: configuration.temporaryDirectory, registeredIn: configuration.stagedUploads,
-                                               operation: "staging an upload") { staged in
-            let prepared = try await prepare(draft, stagingFile: staged)
-            whenPrepared()
-            return try await submit(prepared, progress: progress)
-        }
+        return try await submit(try await prepare(draft), progress: progress)
     }
 
     /// Publishes `data` **unencrypted, permanently and readable by anyone**: the bytes and the
@@ -244,10 +238,10 @@ extension StationClient {
     nonisolated var publisher: Publisher { Publisher(station: self, configuration: configuration) }
 
     /// Seals and prepares a draft off the actor: encrypting a large file takes a while and must
-    /// not hold up other calls. A file draft is staged in `stagingFile`.
-    nonisolated func prepare(_ draft: PostDraft, stagingFile: URL? = nil) async throws -> PreparedPost {
+    /// not hold up other calls.
+    nonisolated func prepare(_ draft: PostDraft) async throws -> PreparedPost {
         let stationKey = try await credentials.stationKEMPublicKey()
-        return try publisher.prepare(try publisher.seal(draft, stationKey: stationKey, stagingFile: stagingFile))
+        return try publisher.prepare(try publisher.seal(draft, stationKey: stationKey))
     }
 
     /// Sends a prepared post exactly once: on a lost answer, a station failure or a broken

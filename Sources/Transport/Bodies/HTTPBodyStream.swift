@@ -1,12 +1,16 @@
 import Foundation
 import ErrorKinds
 
-/// A body that arrives or leaves in chunks: a single-pass `AsyncSequence` of `Data`, with its total
-/// length when known.
+/// A body that arrives or leaves in chunks: an `AsyncSequence` of `Data`, with its total length
+/// when known.
 ///
 /// The same type carries streamed request bodies (`HTTPRequestBody.stream`) and streamed response
-/// bodies (`HTTPResponseBody.stream`). It is single-pass: the chunks come from one underlying source,
-/// so iterate it once. A second iterator continues where the first one stopped.
+/// bodies (`HTTPResponseBody.stream`). Each stream is single-pass: the chunks come from one
+/// underlying source, so iterate it once; a second iterator continues where the first one stopped.
+/// A *restartable* stream (``init(length:restartable:)``, a `MultipartForm`'s ``MultipartForm/stream(chunkSize:)``,
+/// bytes in memory) can also give a fresh stream of the same bytes from the first one,
+/// ``restarted()``: what a transport uses when it must send a request body again (URLSession's
+/// `needNewBodyStream`, libcurl's rewind on a reused connection).
 public struct HTTPBodyStream: AsyncSequence, Sendable {
     /// One chunk of bytes. Chunks are never empty.
     public typealias Element = Data
@@ -15,6 +19,8 @@ public struct HTTPBodyStream: AsyncSequence, Sendable {
     public let length: Int64?
 
     private let pull: @Sendable () async throws -> Data?
+    /// Makes the `next` function of a new reading from the first byte; `nil` for a one-shot stream.
+    private let restart: (@Sendable () -> @Sendable () async throws -> Data?)?
 
     /// A stream whose chunks come from calling `next` until it returns `nil`.
     ///
@@ -23,6 +29,28 @@ public struct HTTPBodyStream: AsyncSequence, Sendable {
     public init(length: Int64?, next: @escaping @Sendable () async throws -> Data?) {
         self.length = length
         self.pull = next
+        self.restart = nil
+    }
+
+    /// A stream that can be read again from its first byte: `makeNext` is called for this stream's
+    /// reading and again for each ``restarted()`` one, and returns that reading's `next` function
+    /// (called as in ``init(length:next:)``). Every reading must yield the same bytes: a transport
+    /// that restarts a request body sends what the first reading would have, under the same
+    /// `Content-Length` and signature.
+    public init(length: Int64?, restartable makeNext: @escaping @Sendable () -> @Sendable () async throws -> Data?) {
+        self.length = length
+        self.pull = makeNext()
+        self.restart = makeNext
+    }
+
+    /// Whether ``restarted()`` gives a fresh stream.
+    public var isRestartable: Bool { restart != nil }
+
+    /// A new stream of the same bytes from the first one, independent of this stream's reading;
+    /// `nil` for a one-shot stream (``init(length:next:)``, or over an `AsyncSequence`).
+    public func restarted() -> HTTPBodyStream? {
+        guard let restart else { return nil }
+        return HTTPBodyStream(length: length, restartable: restart)
     }
 
     /// A stream over any `AsyncSequence` of `Data`, such as an `AsyncThrowingStream`.
@@ -34,10 +62,13 @@ public struct HTTPBodyStream: AsyncSequence, Sendable {
     }
 
     /// A stream over bytes already in memory, in chunks of `chunkSize` bytes. Handy to send
-    /// in-memory content through a streaming path.
+    /// in-memory content through a streaming path. It is restartable.
     public init(_ data: Data, chunkSize: Int = 64 * 1024) {
-        let cursor = Cursor(data: data, chunkSize: Swift.max(1, chunkSize))
-        self.init(length: Int64(data.count), next: { cursor.next() })
+        let chunkSize = Swift.max(1, chunkSize)
+        self.init(length: Int64(data.count), restartable: {
+            let cursor = Cursor(data: data, chunkSize: chunkSize)
+            return { cursor.next() }
+        })
     }
 
     /// Reads the next chunk.

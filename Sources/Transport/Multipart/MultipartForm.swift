@@ -5,10 +5,11 @@ import ErrorKinds
 ///
 /// Signed station calls hash the raw body, boundaries and part headers included, so the body must
 /// be fixed once and then sent byte for byte. `encoded()` gives those bytes in memory; `stream()`
-/// yields the same bytes with file parts read from disk in chunks, and `contentLength()` gives their
-/// total up front, so a large upload goes out with a `Content-Length` (stations do not size-check
-/// chunked uploads) in constant memory. Hash with `forEachChunk` (or by reading `stream()`), then
-/// send a fresh `stream()`: both read the same bytes.
+/// yields the same bytes with file parts read from disk (or produced, ``addFile(_:filename:contentType:byteCount:producedBy:)``)
+/// in chunks, and `contentLength` gives their total up front, so a large upload goes out with a
+/// `Content-Length` (stations do not size-check chunked uploads) in constant memory. Hash with
+/// `forEachChunk` (or by reading `stream()`), then send `stream()`: both read the same bytes, and
+/// the stream is restartable, so a transport that must send the body again reads it all again.
 ///
 /// The layout is what browsers and Python `requests` produce, and what the station's parser
 /// (Starlette over python-multipart) reads:
@@ -96,12 +97,34 @@ public struct MultipartForm: Sendable {
         segments.append(.file(snapshot))
     }
 
+    /// Adds a file part whose `byteCount` bytes are produced whenever the body is read, never
+    /// held whole: content encrypted as it is sent, say.
+    ///
+    /// `makeReader` is called at the start of every reading of the form (``encoded()``,
+    /// ``forEachChunk(chunkSize:_:)``, each ``stream(chunkSize:)`` and each restart of one) and
+    /// returns that reading's chunk function, which yields the part's bytes in order and then
+    /// `nil`. Every reading must yield the same bytes, since the body's length (and a signature
+    /// over its hash) is fixed from them. Both functions are called by one reader at a time.
+    ///
+    /// Reading the form throws what `makeReader` or a chunk function throws, unchanged, and
+    /// `MultipartForm.Error.contentChanged` when a reading yields more or fewer than `byteCount`
+    /// bytes (a negative count is taken as 0).
+    /// - Throws: `MultipartForm.Error.invalidName` for CR, LF or NUL in `name`, `filename` or `contentType`.
+    public mutating func addFile(
+        _ name: String, filename: String, contentType: String = "application/octet-stream", byteCount: Int64,
+        producedBy makeReader: @escaping @Sendable () throws -> () throws -> Data?
+    ) throws {
+        try appendHeader(name: name, filename: filename, contentType: contentType)
+        segments.append(.produced(ProducedPart(name: name, byteCount: max(0, byteCount), makeReader: makeReader)))
+    }
+
     /// The total body length in bytes, known without reading any file.
     public var contentLength: Int64 {
         segments.reduce(Int64(closingBytes.count)) { total, segment in
             switch segment {
             case .bytes(let data): total + Int64(data.count)
             case .file(let snapshot): total + snapshot.size
+            case .produced(let part): total + part.byteCount
             }
         }
     }
@@ -127,13 +150,17 @@ public struct MultipartForm: Sendable {
     }
 
     /// The body as a stream with its length, reading file parts in chunks of `chunkSize` bytes.
-    /// Each call returns a new stream that starts from the first byte.
+    /// Each call returns a new stream that starts from the first byte, and the stream is
+    /// restartable (``HTTPBodyStream/restarted()`` reads the parts again from the first byte).
     ///
     /// Reading the stream throws `MultipartForm.Error.fileUnreadable` or `.fileChanged` when a file
-    /// part cannot be read as recorded.
+    /// part cannot be read as recorded, and what a produced part throws.
     public func stream(chunkSize: Int = 256 * 1024) -> HTTPBodyStream {
-        let reader = Reader(segments: segments + [.bytes(closingBytes)], chunkSize: chunkSize)
-        return HTTPBodyStream(length: contentLength, next: { try reader.next() })
+        let segments = segments + [.bytes(closingBytes)]
+        return HTTPBodyStream(length: contentLength, restartable: {
+            let reader = Reader(segments: segments, chunkSize: chunkSize)
+            return { try reader.next() }
+        })
     }
 
     /// The body to send: the bytes themselves when every part is in memory, otherwise `stream()`
@@ -162,6 +189,7 @@ public struct MultipartForm: Sendable {
             case boundaryInContent(part: String)
             case fileUnreadable(path: String, reason: String)
             case fileChanged(path: String)
+            case contentChanged(part: String)
         }
 
         /// What went wrong.
@@ -192,14 +220,22 @@ public struct MultipartForm: Sendable {
         /// the number of bytes read differs from what was recorded.
         public static func fileChanged(path: String) -> Error { Error(.fileChanged(path: path), .fileChanged) }
 
+        /// A produced part's reading yielded more or fewer bytes than its declared count (part name).
+        public static func contentChanged(part: String) -> Error { Error(.contentChanged(part: part), .contentChanged) }
+
         /// The boundary, for `Kind.invalidBoundary`.
         public var boundary: String? { if case .invalidBoundary(let value) = detail { value } else { nil } }
 
         /// The name, filename or content type, for `Kind.invalidName`.
         public var name: String? { if case .invalidName(let value) = detail { value } else { nil } }
 
-        /// The part's name, for `Kind.boundaryInContent`.
-        public var part: String? { if case .boundaryInContent(let value) = detail { value } else { nil } }
+        /// The part's name, for `Kind.boundaryInContent` and `Kind.contentChanged`.
+        public var part: String? {
+            switch detail {
+            case .boundaryInContent(let value), .contentChanged(let value): value
+            default: nil
+            }
+        }
 
         /// The file's path, for `Kind.fileUnreadable` and `Kind.fileChanged`.
         public var path: String? {
@@ -220,6 +256,7 @@ public struct MultipartForm: Sendable {
             case .boundaryInContent(let part): "the content of part \(part.debugDescription) contains the boundary"
             case .fileUnreadable(let path, let reason): "cannot read \(path): \(reason)"
             case .fileChanged(let path): "\(path) changed after it was added to the form"
+            case .contentChanged(let part): "part \(part.debugDescription) yielded other than its declared byte count"
             }
         }
     }
@@ -316,10 +353,18 @@ public struct MultipartForm: Sendable {
 }
 
 extension MultipartForm {
-    /// A run of bytes in memory, or a file part's content.
+    /// A run of bytes in memory, a file part's content, or a produced part's.
     fileprivate enum Segment: Sendable {
         case bytes(Data)
         case file(FileSnapshot)
+        case produced(ProducedPart)
+    }
+
+    /// A part whose bytes come from a new chunk function at each reading.
+    fileprivate struct ProducedPart: Sendable {
+        let name: String
+        let byteCount: Int64
+        let makeReader: @Sendable () throws -> () throws -> Data?
     }
 
     /// A file part's path with the size and modification time recorded when it was added.
@@ -364,6 +409,7 @@ extension MultipartForm {
         private let lock = NSLock()
         private var index = 0
         private var file: (handle: FileHandle, snapshot: FileSnapshot, remaining: Int64)?
+        private var produced: (next: () throws -> Data?, part: ProducedPart, remaining: Int64)?
 
         init(segments: [Segment], chunkSize: Int) {
             self.segments = segments
@@ -376,6 +422,20 @@ extension MultipartForm {
             lock.lock()
             defer { lock.unlock() }
             while true {
+                if let current = produced {
+                    guard let chunk = try current.next() else {
+                        produced = nil
+                        guard current.remaining == 0 else { throw Error.contentChanged(part: current.part.name) }
+                        continue
+                    }
+                    guard Int64(chunk.count) <= current.remaining else {
+                        produced = nil
+                        throw Error.contentChanged(part: current.part.name)
+                    }
+                    produced?.remaining -= Int64(chunk.count)
+                    if chunk.isEmpty { continue }
+                    return chunk
+                }
                 if let current = file {
                     if current.remaining == 0 {
                         // The recorded size is read; the file must end here too.
@@ -403,6 +463,8 @@ extension MultipartForm {
                     if !data.isEmpty { return data }
                 case .file(let snapshot):
                     file = (try snapshot.open(), snapshot, snapshot.size)
+                case .produced(let part):
+                    produced = (try part.makeReader(), part, part.byteCount)
                 }
             }
         }
@@ -429,7 +491,11 @@ extension ErrorKind where Failure == MultipartForm.Error {
     /// A file part's file changed after it was added (path): its size, modification time or
     /// the number of bytes read differs from what was recorded.
     public static var fileChanged: Self { Self() }
+    /// A produced part's reading yielded more or fewer bytes than its declared count (part name).
+    public static var contentChanged: Self { Self() }
     /// Every kind known to this version of the package, for an app's tests. A later version may
     /// add kinds: a `switch` still ends with `default:`.
-    public static var knownValues: [Self] { [.invalidBoundary, .invalidName, .boundaryInContent, .fileUnreadable, .fileChanged] }
+    public static var knownValues: [Self] {
+        [.invalidBoundary, .invalidName, .boundaryInContent, .fileUnreadable, .fileChanged, .contentChanged]
+    }
 }

@@ -66,6 +66,13 @@ package final class RequestBodyPipe: @unchecked Sendable {
         self.onFailure = onFailure
     }
 
+    /// A new, empty pipe like this one (the same declared length, high-water mark and failure
+    /// report): what a transport reads next when it sends a restartable body again from its
+    /// first byte (``HTTPBodyStream/restarted()``, started in it).
+    package func fresh() -> RequestBodyPipe {
+        RequestBodyPipe(declaredLength: declaredLength, highWater: highWater, onFailure: onFailure)
+    }
+
     /// Starts reading `stream` in a task of its own; `resume` is called when a non-blocking read
     /// that answered `.wouldBlock` can go on.
     package func start(_ stream: HTTPBodyStream, resume: (@Sendable () -> Void)? = nil) {

@@ -4,8 +4,8 @@ import Transport
 /// Answers URLSession's `needNewBodyStream` requests for one transfer: once to start a streamed
 /// body, and again each time URLSession resends the request after a recoverable error (a pooled
 /// connection the server had closed, an authentication challenge). A file (or a body spooled to
-/// one) and an in-memory body start again from their first byte; only a one-shot stream (a
-/// streamed body on Apple platforms) cannot, and refuses with a typed error.
+/// one), an in-memory body and a restartable stream (a multipart form: every publish) start
+/// again from their first byte; only a one-shot stream cannot, and refuses with a typed error.
 ///
 /// Platform-neutral: FoundationNetworking asks again when libcurl rewinds an upload, Darwin's
 /// URLSession when it retries a request on a new connection.
@@ -16,8 +16,9 @@ final class BodyStreamSupply: Sendable {
         case memory(Data)
         /// A file, read again from its start for every request (the template itself is never read).
         case file(FileBodySource)
-        /// A body that can be read once only.
-        case oneShot(any BlockingBodySource)
+        /// A stream body (Apple platforms), read through `pipe` the first time; when the stream is
+        /// restartable, each later request reads ``HTTPBodyStream/restarted()`` through a fresh pipe.
+        case stream(StreamBodyPipe, HTTPBodyStream)
     }
 
     /// The answer to one request.
@@ -48,7 +49,7 @@ final class BodyStreamSupply: Sendable {
         switch origin {
         case .memory(let data): Int64(data.count)
         case .file(let file): file.size
-        case .oneShot: nil
+        case .stream(_, let stream): stream.length
         }
     }
 
@@ -78,13 +79,15 @@ final class BodyStreamSupply: Sendable {
                 return .refused(.requestBodyFailed, "cannot open the request body again to resend it")
             }
             answer = .source(fresh)
-        case .oneShot(let source):
-            guard request == 1 else {
-                return .refused(.requestBodyFailed,
-                                "URLSession asked for the body again to resend the request, and a stream body is sent once; "
-                                    + "send a file body (HTTPRequestBody.file) to have it resent")
+        case .stream(let first, let stream):
+            if request == 1 {
+                answer = .source(first)
+            } else {
+                guard let again = stream.restarted() else { return Self.oneShotRefusal }
+                let pipe = first.fresh()
+                pipe.start(again)
+                answer = .source(pipe)
             }
-            answer = .source(source)
         }
         if case .source(let source) = answer {
             let lateClose = state.withLock { state -> Bool in
@@ -127,7 +130,12 @@ final class BodyStreamSupply: Sendable {
         switch origin {
         case .memory: break
         case .file(let template): template.close()
-        case .oneShot(let source): source.close()
+        case .stream(let first, _): first.close()
         }
     }
+
+    private static let oneShotRefusal = Answer.refused(
+        .requestBodyFailed,
+        "URLSession asked for the body again to resend the request, and this stream body can be sent once; "
+            + "send a file body (HTTPRequestBody.file) or a restartable stream (HTTPBodyStream(length:restartable:)) to have it resent")
 }

@@ -2,16 +2,22 @@ import Foundation
 import Transport
 
 /// The output half a ``BoundStreamPump`` writes into: the bound stream pair's `OutputStream` on
-/// Apple platforms (tests give it one of their own).
-protocol PumpOutput: AnyObject {
+/// Apple platforms (``RunLoopOutput``; tests give it one of their own).
+protocol PumpOutput: AnyObject, Sendable {
+    /// Called on the pump's thread before anything else.
     func open()
     /// Whether a write would take at least one byte without blocking.
     var hasSpaceAvailable: Bool { get }
     func write(_ buffer: UnsafePointer<UInt8>, maxLength length: Int) -> Int
+    /// Called on the pump's thread last.
     func close()
+    /// Blocks the pump's thread until the output reports an event (space, an error, its end) or
+    /// ``interrupt()`` is called, or at most `timeout` seconds; returns at once for an event or an
+    /// interruption that came since the last wait.
+    func waitForEvent(timeout: TimeInterval)
+    /// Ends the wait under way, or the next one (any thread).
+    func interrupt()
 }
-
-extension OutputStream: PumpOutput {}
 
 /// Hands a request body to Darwin's URLSession through a bound stream pair: URLSession reads the
 /// input half, and a thread of ours copies the body source into the output half.
@@ -19,9 +25,10 @@ extension OutputStream: PumpOutput {}
 /// Darwin's URLSession cannot read a custom `InputStream` subclass (it schedules the stream on a
 /// run loop through private methods), so the bound pair is the supported path. The thread blocks on
 /// the source, never on a Swift concurrency thread, and never in a write: it writes only while the
-/// pair has space, and otherwise waits to be woken, so `stop()` (the transfer failed, was cancelled
-/// or finished, or URLSession asked for a new stream) always ends it. The output half is closed on
-/// every way out. The logic is platform-neutral; only the pair itself is Darwin's.
+/// pair has space, and otherwise sleeps until the output's next event (URLSession took bytes) or
+/// `stop()` (the transfer failed, was cancelled or finished, or URLSession asked for a new stream)
+/// wakes it: no timer, so a stalled upload costs no wake-ups. The output half is closed on every
+/// way out. The logic is platform-neutral; only the pair itself is Darwin's (``RunLoopOutput``).
 final class BoundStreamPump: Sendable {
     /// Where the pump's thread is.
     enum Phase: Equatable, Sendable {
@@ -41,12 +48,13 @@ final class BoundStreamPump: Sendable {
     }
 
     private let state = Locked(State())
+    /// Signalled when the thread ends, for ``waitUntilFinished(timeout:)``.
     private let wake = NSCondition()
     private let writer: Writer
 
-    /// How long a wait for space lasts before the output is asked again (the pair has no way to
-    /// wake a writer without a run loop).
-    static let spacePoll: TimeInterval = 0.002
+    /// The longest sleep while the output is full before asking it again: a safety net for an
+    /// event that never comes, not the way the pump learns of space.
+    static let eventWaitLimit: TimeInterval = 5
 
     #if !canImport(FoundationNetworking)
     /// An input stream that yields `source`'s bytes, and the pump copying them; `nil` if no stream
@@ -56,15 +64,18 @@ final class BoundStreamPump: Sendable {
         var output: OutputStream?
         Stream.getBoundStreams(withBufferSize: bufferSize, inputStream: &input, outputStream: &output)
         guard let input, let output else { return nil }
-        let pump = BoundStreamPump(source: source, output: output, chunkSize: bufferSize)
+        let pump = BoundStreamPump(source: source, output: RunLoopOutput(output), chunkSize: bufferSize)
         pump.start()
         return (input, pump)
     }
     #endif
 
+    private let eventWaitLimit: TimeInterval
+
     /// A pump from `source` into `output`; `start()` runs it on a thread of its own.
-    init(source: any BlockingBodySource, output: any PumpOutput, chunkSize: Int) {
+    init(source: any BlockingBodySource, output: any PumpOutput, chunkSize: Int, eventWaitLimit: TimeInterval = eventWaitLimit) {
         writer = Writer(source: source, output: output, chunkSize: chunkSize)
+        self.eventWaitLimit = eventWaitLimit
     }
 
     /// Where the thread is.
@@ -81,9 +92,7 @@ final class BoundStreamPump: Sendable {
     /// is closed by its owner (which wakes a read blocked on it).
     func stop() {
         state.withLock { $0.stopRequested = true }
-        wake.lock()
-        wake.broadcast()
-        wake.unlock()
+        writer.output.interrupt()
     }
 
     /// Waits until the thread has ended, at most `timeout` seconds; `true` if it has.
@@ -133,9 +142,7 @@ final class BoundStreamPump: Sendable {
             guard !stopRequested else { return false }
             guard writer.output.hasSpaceAvailable else {
                 set(.waitingForSpace)
-                wake.lock()
-                if !stopRequested { _ = wake.wait(until: Date(timeIntervalSinceNow: Self.spacePoll)) }
-                wake.unlock()
+                writer.output.waitForEvent(timeout: eventWaitLimit)
                 set(.copying)
                 continue
             }
@@ -163,3 +170,75 @@ final class BoundStreamPump: Sendable {
         }
     }
 }
+
+#if !canImport(FoundationNetworking)
+/// The bound pair's output half, scheduled on the pump thread's run loop: its space events (and
+/// ``interrupt()``) end the thread's ``waitForEvent(timeout:)``, which runs that run loop, so the
+/// pump sleeps until URLSession has taken bytes. (FoundationNetworking has no bound pair.)
+final class RunLoopOutput: NSObject, PumpOutput, StreamDelegate, @unchecked Sendable {
+    private let stream: OutputStream
+    /// Guards `runLoop` and `eventPending`; the rest is the pump thread's.
+    private let lock = NSLock()
+    private var runLoop: CFRunLoop?
+    private var eventPending = false
+
+    init(_ stream: OutputStream) {
+        self.stream = stream
+        super.init()
+        stream.delegate = self
+    }
+
+    func open() {
+        let current = RunLoop.current
+        lock.lock()
+        runLoop = current.getCFRunLoop()
+        lock.unlock()
+        stream.schedule(in: current, forMode: .default)
+        stream.open()
+    }
+
+    var hasSpaceAvailable: Bool { stream.hasSpaceAvailable }
+
+    func write(_ buffer: UnsafePointer<UInt8>, maxLength length: Int) -> Int { stream.write(buffer, maxLength: length) }
+
+    func close() {
+        stream.close()
+        stream.remove(from: .current, forMode: .default)
+        lock.lock()
+        runLoop = nil
+        lock.unlock()
+    }
+
+    func waitForEvent(timeout: TimeInterval) {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        // Returns after one source fired (the stream's event) or when `interrupt()` stopped it.
+        while !takePendingEvent(), Date() < deadline {
+            // `false`: no source to wait on (the stream is gone); the pump asks the output again.
+            guard RunLoop.current.run(mode: .default, before: deadline) else { return }
+        }
+    }
+
+    func interrupt() {
+        lock.lock()
+        eventPending = true
+        let loop = runLoop
+        lock.unlock()
+        if let loop { CFRunLoopStop(loop) }
+    }
+
+    /// The stream's delegate call, on the pump thread while it runs its run loop.
+    func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
+        lock.lock()
+        eventPending = true
+        lock.unlock()
+    }
+
+    private func takePendingEvent() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        let pending = eventPending
+        eventPending = false
+        return pending
+    }
+}
+#endif

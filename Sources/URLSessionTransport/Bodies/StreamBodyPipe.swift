@@ -17,6 +17,14 @@ final class StreamBodyPipe: BlockingBodySource, Sendable {
         self.idleLimit = idleLimit
     }
 
+    private init(pipe: RequestBodyPipe, idleLimit: TimeInterval?) {
+        self.pipe = pipe
+        self.idleLimit = idleLimit
+    }
+
+    /// A new, empty pipe like this one, for the body sent again from its first byte.
+    func fresh() -> StreamBodyPipe { StreamBodyPipe(pipe: pipe.fresh(), idleLimit: idleLimit) }
+
     /// Starts reading `stream` in a task of its own.
     func start(_ stream: HTTPBodyStream) { pipe.start(stream) }
 
