@@ -19,7 +19,7 @@ struct AtomicFileTests {
     @Test func aFailedFlushClosesTheDescriptorAndKeepsTheOldFile() throws {
         try Fixture.withTemporaryDirectory { directory in
             let file = directory.appendingPathComponent("item")
-            try AtomicFile.replace(file, with: Array("old".utf8), operation: "test")
+            try AtomicFile.replace(file, with: Array("old".utf8), need: .ordering, operation: "test")
             var flushed: [Int32] = []
             let failingFlush: AtomicFile.Flush = { descriptor in
                 flushed.append(descriptor)
@@ -27,7 +27,7 @@ struct AtomicFileTests {
                 return -1
             }
             let error = #expect(throws: StationClientError.self) {
-                try AtomicFile.replace(file, with: Array("new".utf8), operation: "test", flush: failingFlush)
+                try AtomicFile.replace(file, with: Array("new".utf8), need: .powerLoss, operation: "test", flush: failingFlush)
             }
             #expect(error?.kind == .keyStore)
             #expect(error?.message.contains("cannot flush") == true)
@@ -40,7 +40,7 @@ struct AtomicFileTests {
 
             let created = directory.appendingPathComponent("params")
             #expect(throws: StationClientError.self) {
-                _ = try AtomicFile.createExclusively(Array("p".utf8), at: created, operation: "test", flush: failingFlush)
+                _ = try AtomicFile.createExclusively(Array("p".utf8), at: created, need: .powerLoss, operation: "test", flush: failingFlush)
             }
             #if os(Linux)
             #expect(Self.openFiles(under: directory).isEmpty)
@@ -52,15 +52,15 @@ struct AtomicFileTests {
     @Test func anInterruptedRenameKeepsTheOldFile() throws {
         try Fixture.withTemporaryDirectory { directory in
             let file = directory.appendingPathComponent("item")
-            try AtomicFile.replace(file, with: Array("old".utf8), operation: "test")
+            try AtomicFile.replace(file, with: Array("old".utf8), need: .ordering, operation: "test")
             struct Interrupted: Error {}
             #expect(throws: StationClientError.self) {
-                try AtomicFile.replace(file, with: Array("new".utf8), operation: "test", beforeRename: { _ in throw Interrupted() })
+                try AtomicFile.replace(file, with: Array("new".utf8), need: .ordering, operation: "test", beforeRename: { _ in throw Interrupted() })
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["item"])
             #expect(try Data(contentsOf: file) == Data("old".utf8))
-            #expect(try AtomicFile.createExclusively(Array("p".utf8), at: file, operation: "test") == false)
-            try AtomicFile.replace(file, with: Array("new".utf8), operation: "test")
+            #expect(try AtomicFile.createExclusively(Array("p".utf8), at: file, need: .ordering, operation: "test") == false)
+            try AtomicFile.replace(file, with: Array("new".utf8), need: .ordering, operation: "test")
             #expect(try Data(contentsOf: file) == Data("new".utf8))
         }
     }

@@ -58,6 +58,12 @@ struct InfoConformanceTests {
         #expect(Harness.keys(object["ipfs"]) == ["repo_size_bytes", "storage_max_bytes", "num_objects", "used_percent"])
         #expect(object["ipfs"]?["storage_max_bytes"] == 10_737_418_240)
         #expect(Harness.keys(object["device"]) == ["total_bytes", "used_bytes", "free_bytes", "used_percent"])
+        // A simulated 64 GiB disk the repository alone uses: the same figures on every machine,
+        // read without a disk-space API (which an app's privacy manifest would have to declare).
+        #expect(object["device"]?["total_bytes"] == 68_719_476_736)
+        #expect(object["device"]?["used_bytes"] == object["ipfs"]?["repo_size_bytes"])
+        let used = object["device"]?["used_bytes"]?.intValue ?? -1
+        #expect(object["device"]?["free_bytes"]?.intValue == 68_719_476_736 - used)
         #expect(Harness.keys(object["clients"]?["interop"]) == ["size_bytes", "post_count", "percent_of_repo"])
         #expect(object["clients"]?["interop"]?["post_count"] == 1)
         #expect((object["total_content_bytes"]?.intValue ?? 0) > 0)

@@ -96,10 +96,25 @@ struct MappingTests {
         let unpinned = URLErrorMapping.error(URLError(.serverCertificateUntrusted), method: .get, url: station)
         #expect(!unpinned.message.contains("App Transport Security"), "a CA-checked request's TLS failure is not ATS's")
 
-        for lan in ["https://192.168.1.20:8443/", "https://cipherstation.local/", "https://[fd12::1]:8443/", "https://nas/"] {
+        // The arbitrary-loads key is named with the keys that make the system ignore it.
+        #expect(refused.message.contains("ignored when NSAllowsLocalNetworking"))
+        // Local names: NSAllowsLocalNetworking and the local-network prompt's description.
+        for lan in ["https://cipherstation.local/", "https://nas/"] {
             let error = URLErrorMapping.error(URLError(.secureConnectionFailed), method: .get, url: try #require(URL(string: lan)), pinned: true)
-            #expect(error.message.contains("NSAllowsLocalNetworking") && error.message.contains("NSLocalNetworkUsageDescription"), "\(lan)")
+            #expect(error.message.contains("NSAllowsLocalNetworking = YES") && error.message.contains("NSLocalNetworkUsageDescription"), "\(lan)")
+            #expect(!error.message.contains("NSExceptionDomains"), "\(lan)")
         }
+        // IP addresses: an exception domain for the address or its range (iOS 17, macOS 14), or
+        // arbitrary loads; the prompt's description for a private address, not for a public one.
+        for (address, host, local) in [("https://192.168.1.20:8443/", "192.168.1.20", true), ("https://[fd12::1]:8443/", "fd12::1", true),
+                                       ("https://203.0.113.7/", "203.0.113.7", false)] {
+            let error = URLErrorMapping.error(URLError(.secureConnectionFailed), method: .get, url: try #require(URL(string: address)), pinned: true)
+            #expect(error.message.contains("NSExceptionDomains › \(host)") && error.message.contains("iOS 17"), "\(address)")
+            #expect(error.message.contains("NSAllowsArbitraryLoads"), "\(address)")
+            #expect(error.message.contains("NSLocalNetworkUsageDescription") == local, "\(address)")
+        }
+        #expect(URLErrorMapping.isIPAddress("10.0.0.2") && URLErrorMapping.isIPAddress("fd12::1"))
+        #expect(!URLErrorMapping.isIPAddress("station.local") && !URLErrorMapping.isIPAddress("1.2.3") && !URLErrorMapping.isIPAddress("256.1.1.1"))
         #expect(!URLErrorMapping.isLocalNetwork("8.8.8.8") && !URLErrorMapping.isLocalNetwork("172.32.0.1"))
         #expect(URLErrorMapping.isLocalNetwork("172.20.0.1") && URLErrorMapping.isLocalNetwork("10.0.0.2"))
     }

@@ -1,3 +1,4 @@
+import DriveSync
 import Foundation
 import StationClient
 import Transport
@@ -10,7 +11,7 @@ enum PairCommand: Command {
         options: [
             OptionSpec(names: ["--replace"],
                        help: "pair even though this home is paired; its credentials are kept as a backup (see restore-credentials)"),
-            OptionSpec(names: ["--name"], help: "this device's name (default: the host name)", value: "NAME"),
+            OptionSpec(names: ["--name"], help: "this device's name, also the one its sync conflict copies carry (default: the host name)", value: "NAME"),
             OptionSpec(names: ["--gateway"], help: "an IPFS gateway for fallback reads and IPNS", value: "URL"),
             .fingerprint(help: "the station's TLS key, read on the station (pins it without asking; see `cipher trust --help`)"),
         ],
@@ -40,7 +41,8 @@ enum PairCommand: Command {
         if let gateway = arguments.value("--gateway"), URL(string: gateway)?.host == nil {
             throw CLIError.usage("\(gateway) is not a gateway URL")
         }
-        let name = arguments.value("--name") ?? ProcessInfo.processInfo.hostName
+        // The host name as the kernel has it: `ProcessInfo.hostName` may wait on a DNS lookup.
+        let name = arguments.value("--name") ?? SyncOptions.defaultDeviceName
         let console = context.console
         let trust = try Self.trust(arguments, console: console)
         let store = try context.home.openKeyStore(console: console, environment: context.environment, creating: true)

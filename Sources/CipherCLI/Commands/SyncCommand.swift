@@ -106,7 +106,8 @@ enum SyncCommand: Command {
     static func run(_ context: CommandContext) async throws {
         let arguments = context.arguments
         let console = context.console
-        var options = SyncOptions()
+        // Conflict copies carry the name this device was paired with (`cipher pair --name`).
+        var options = SyncOptions(deviceName: try context.home.loadSettings().deviceName)
         options.waitsForOtherSyncs = arguments.has("--wait")
         if arguments.has("--empty-trash") || arguments.value("--older-than") != nil {
             try await emptyTrash(context, options: options)

@@ -65,13 +65,17 @@ struct Home: Sendable {
     /// Writes `value` as JSON to `url` as the key store writes its items (`AtomicFile`: a
     /// temporary file flushed, then renamed over the old one and the directory flushed), making
     /// the home (owner only) first.
+    ///
+    /// Power loss, as the key store: the settings of a pairing and the keys followed stations were
+    /// trusted by are written when the command says it paired or followed, and cannot be rebuilt.
     private func save(_ value: some Encodable, to url: URL) throws(CLIError) {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            try AtomicFile.replace(url, with: [UInt8](try encoder.encode(value)), operation: "saving \(url.lastPathComponent)")
+            try AtomicFile.replace(url, with: [UInt8](try encoder.encode(value)), need: .powerLoss,
+                                   operation: "saving \(url.lastPathComponent)")
         } catch {
             throw .failure("cannot write \(url.path): \(error)")
         }

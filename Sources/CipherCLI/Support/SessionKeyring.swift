@@ -117,7 +117,9 @@ struct SessionKeyring: Sendable {
         let url = copyURL(id: id)
         guard let sealed = Self.seal(storeKey, expiry: expiry, with: sessionKey) else { return }
         do {
-            try AtomicFile.replace(url, with: sealed, operation: "keeping the unlocked key for this session")
+            // Ordering: a copy lost to a power cut only means the passphrase is asked again (the
+            // session key it needs lives in the kernel's keyring, which a restart empties anyway).
+            try AtomicFile.replace(url, with: sealed, need: .ordering, operation: "keeping the unlocked key for this session")
         } catch {
             return
         }
@@ -179,7 +181,8 @@ struct SessionKeyring: Sendable {
     func lockEverySession() -> Bool {
         var forgot = forget()
         for url in Self.copies(in: storeDirectory) where unlink(url.path) == 0 { forgot = true }
-        if forgot { AtomicFile.syncDirectory(storeDirectory) }
+        // Ordering: a copy a power cut brought back opens nothing, its session key gone with the restart.
+        if forgot { AtomicFile.syncDirectory(storeDirectory, need: .ordering) }
         return forgot
     }
 
@@ -363,7 +366,7 @@ struct SessionKeyring: Sendable {
             // The copy there now is this one (the same expiry) or a later one another command kept.
             if now >= expiry, self.expiry(ofCopyAt: url).map({ $0 <= now }) ?? true {
                 unlink(url.path)
-                AtomicFile.syncDirectory(url.deletingLastPathComponent())
+                AtomicFile.syncDirectory(url.deletingLastPathComponent(), need: .ordering)
                 return 0
             }
             sleep(1)

@@ -145,9 +145,9 @@ package final class FileDescriptor: @unchecked Sendable {
         }
     }
 
-    /// Flushes the file's data to stable storage (``DurableWrite/flush(_:fullFlush:fsync:)``).
-    func flush() throws(ClassicalCryptoError) {
-        guard DurableWrite.flush(descriptor) == 0 else {
+    /// Flushes the file's data as far as `need` asks (``DurableWrite/flush(_:need:platform:fsync:)``).
+    func flush(need: DurabilityNeed) throws(ClassicalCryptoError) {
+        guard DurableWrite.flush(descriptor, need: need) == 0 else {
             throw .fileSystem(operation: "fsync", path: path, errno: errno)
         }
     }
@@ -159,7 +159,8 @@ package final class FileDescriptor: @unchecked Sendable {
         try truncate(to: 0)
         _ = try SecretBoxFileSealer.transformChunks(of: source, from: 0, into: self, at: 0,
                                                     chunkByteCount: SecretBoxFileSealer.defaultChunkByteCount) { _ in }
-        try flush()
+        // Ordering: a copy of bytes `source` still holds (a download, which can be fetched again).
+        try flush(need: .ordering)
     }
 }
 
@@ -185,9 +186,13 @@ final class AtomicOutputFile {
     }
 
     /// Flushes the finished file (``DurableWrite``) and renames it onto the destination.
+    ///
+    /// Ordering, not power loss: what is written here is made from a file that stays where it was
+    /// (sealed from a plaintext, opened from a sealed file), so a power cut costs a redo; the
+    /// order keeps the destination from ever holding the name without the bytes.
     func commit() throws(ClassicalCryptoError) {
-        try file.flush()
-        guard DurableWrite.rename(temporaryPath, onto: destination) == 0 else {
+        try file.flush(need: .ordering)
+        guard DurableWrite.rename(temporaryPath, onto: destination, need: .ordering) == 0 else {
             throw .fileSystem(operation: "rename", path: destination, errno: errno)
         }
         committed = true

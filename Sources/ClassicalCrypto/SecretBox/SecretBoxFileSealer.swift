@@ -335,7 +335,8 @@ extension SecretBox {
             try output.truncate(to: 0)
             return output
         })
-        try output.flush()
+        // Ordering: the plaintext of a sealed file that stays, so a power cut costs a redo.
+        try output.flush(need: .ordering)
     }
 
     /// ``openFile(at:to:using:chunkByteCount:)`` with a hook that runs after the tag verified and

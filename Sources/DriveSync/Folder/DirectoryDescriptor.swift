@@ -195,9 +195,14 @@ final class DirectoryDescriptor: Sendable {
         }
     }
 
-    /// Flushes this directory's entries (a rename or link in it) to stable storage; best effort.
+    /// Flushes this directory's entries (a rename or link in it) before the sync's next write; best effort.
+    ///
+    /// Ordering, not power loss: what the sync does in the folder (a download put in place, a move,
+    /// the trash) reaches the disk before the journal records it as done, and a power cut that
+    /// takes both leaves the state the next sync plans from. Waiting for each to survive a power
+    /// cut (`F_FULLFSYNC`) would cost every synced file a drive cache flush for nothing more.
     func flush() {
-        _ = DurableWrite.flush(descriptor)
+        _ = DurableWrite.flush(descriptor, need: .ordering)
     }
 
     // MARK: Helpers

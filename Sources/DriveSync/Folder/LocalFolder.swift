@@ -314,7 +314,8 @@ struct LocalFolder: Sendable {
             var times = [timespec(tv_sec: 0, tv_nsec: Self.omitTime), time]
             _ = futimens(incoming.descriptor, &times)
         }
-        guard DurableWrite.flush(incoming.descriptor) == 0 else {
+        // Ordering (see DirectoryDescriptor.flush): the bytes are on disk before the name is.
+        guard DurableWrite.flush(incoming.descriptor, need: .ordering) == 0 else {
             throw DirectoryDescriptor.failure("cannot write the download out")
         }
         if let expected {

@@ -351,7 +351,8 @@ public struct SyncOptions: Sendable {
     /// one) to finish; `false`: they throw `.busy` at once.
     public var waitsForOtherSyncs: Bool
     /// The name conflict copies of local versions carry (`notes (conflict from laptop …).txt`),
-    /// as ``ConflictCopy/writtenDeviceName(_:)`` writes it.
+    /// as ``ConflictCopy/writtenDeviceName(_:)`` writes it; ``defaultDeviceName`` unless the app
+    /// gives one (it should: a name its user knows the device by).
     public var deviceName: String
     /// Who may read files published for the first time (a new version keeps its post's audience).
     public var audience: Audience
@@ -418,19 +419,22 @@ public struct SyncOptions: Sendable {
     ///
     /// - Parameters:
     ///   - maximumDeletions: the deletion limit (`nil`: half the folder's high-water mark).
-    ///   - deviceName: the name conflict copies of local versions carry; by default the host name.
+    ///   - deviceName: the name conflict copies of local versions carry: pass the one the user knows
+    ///     this device by (the name it was paired with). `nil`: ``defaultDeviceName``, the short
+    ///     host name on macOS and Linux, the kind of device (`iPhone`, `iPad`…) on Apple's mobile
+    ///     systems, read without a DNS lookup.
     ///   - audience: the audience of files published for the first time.
     ///   - waitsForOtherSyncs: wait for another sync of the folder instead of throwing `.busy`.
     ///   - remoteRoot: the folder of the namespace the folder maps to (`/`: all of it).
     ///   - workFolder: where the lock, the trash and incoming downloads go (`nil`: `.cipher-sync` in the folder).
     ///   - allowsNonPersistentState: whether the sync state may be kept in a cache store that does
     ///     not survive a relaunch (tests, one-shot sessions).
-    public init(maximumDeletions: Int? = nil, deviceName: String = ProcessInfo.processInfo.hostName, audience: Audience = .selfOnly,
+    public init(maximumDeletions: Int? = nil, deviceName: String? = nil, audience: Audience = .selfOnly,
                 waitsForOtherSyncs: Bool = false, remoteRoot: RemoteRoot = .namespace, workFolder: URL? = nil,
                 allowsNonPersistentState: Bool = false) {
         self.maximumDeletions = maximumDeletions
         self.waitsForOtherSyncs = waitsForOtherSyncs
-        self.deviceName = deviceName
+        self.deviceName = deviceName ?? Self.defaultDeviceName
         self.audience = audience
         self.remoteRoot = remoteRoot
         self.workFolder = workFolder

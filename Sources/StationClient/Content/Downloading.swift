@@ -334,7 +334,8 @@ extension StationClient {
                 throw deadline.explain(error, written: written, operation: operation)
             }
         }
-        _ = DurableWrite.flush(descriptor)
+        // Ordering: a download the station still holds, renamed into place after this flush.
+        _ = DurableWrite.flush(descriptor, need: .ordering)
         try StagedFile.verify(file, is: parsed, source: "the station", operation: operation)
     }
 

@@ -252,7 +252,10 @@ public actor EncryptedFileCacheStore: CacheStore {
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "cannot create \(directory.path)", underlying: error)
         }
-        try AtomicFile.replace(url, with: Self.magic + sealed, operation: operation)
+        // Ordering, not power loss: a cache item lost to a power cut costs a few `/rewrap` calls or a
+        // comparison (DriveSync's state), never data, and the client takes a missing item as empty;
+        // `F_FULLFSYNC` on every listing and journal write would cost far more than that.
+        try AtomicFile.replace(url, with: Self.magic + sealed, need: .ordering, operation: operation)
     }
 
     /// Deletes the file under `name`.

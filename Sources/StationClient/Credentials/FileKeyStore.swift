@@ -16,7 +16,8 @@ import Darwin
 ///
 /// Writes are atomic: the sealed bytes go to a temporary file (mode 0600) in the same directory,
 /// which is flushed (`F_FULLFSYNC` on Darwin, `fsync` elsewhere) and renamed over the old file, and
-/// the directory is flushed too.
+/// the directory is flushed too: a credential the app reported saved ("paired") survives a power
+/// cut, since it cannot be rebuilt (the station keeps the device registered under its old keys).
 /// A write interrupted at any point leaves the previous file intact. `keystore.params` is created
 /// exclusively (written aside, then hard-linked into place), so when several processes create
 /// one store at once, one salt wins and every process unlocks with it. Use it on Linux and for
@@ -122,7 +123,8 @@ public final class FileKeyStore: KeyStore {
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "cannot seal the check value", underlying: error)
         }
-        if try AtomicFile.createExclusively(file, at: paramsURL, operation: operation) {
+        // Power loss: without its salt no item of the store opens again.
+        if try AtomicFile.createExclusively(file, at: paramsURL, need: .powerLoss, operation: operation) {
             key = created
             return
         }
@@ -282,7 +284,8 @@ public final class FileKeyStore: KeyStore {
         } catch {
             throw StationClientError(.keyStore, operation: operation, message: "cannot seal the item", underlying: error)
         }
-        try AtomicFile.replace(url, with: Self.magic + sealed, operation: operation, beforeRename: beforeRename)
+        // Power loss: a credential cannot be rebuilt once the user was told it is saved.
+        try AtomicFile.replace(url, with: Self.magic + sealed, need: .powerLoss, operation: operation, beforeRename: beforeRename)
     }
 
     /// Deletes the file under `name`.
@@ -293,7 +296,8 @@ public final class FileKeyStore: KeyStore {
         guard FileManager.default.fileExists(atPath: url.path) else { return }
         do {
             try FileManager.default.removeItem(at: url)
-            AtomicFile.syncDirectory(directory)
+            // Power loss, as the store's writes: a deleted credential does not come back.
+            AtomicFile.syncDirectory(directory, need: .powerLoss)
         } catch {
             throw StationClientError(.keyStore, operation: "deleting \(name) from the key store",
                                      message: "cannot remove \(url.path)", underlying: error)

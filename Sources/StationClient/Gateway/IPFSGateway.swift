@@ -135,8 +135,9 @@ public struct IPFSGateway: Sendable {
         } catch {
             throw StationClientError.wrapGateway(error, operation: operation)
         }
-        // Renamed into place later (StagedFile.replace): flushed as every durable write is.
-        _ = DurableWrite.flush(descriptor)
+        // Renamed into place later (StagedFile.replace), after this flush. Ordering: the bytes are
+        // the gateway's to fetch again, so a power cut may lose them, but never the bytes alone.
+        _ = DurableWrite.flush(descriptor, need: .ordering)
     }
 
     /// The `public.json` an IPNS name points to, verified: see ``resolveVerified(ipnsName:at:)``.

@@ -45,7 +45,11 @@ extension StationCore {
         .json(200, JSONOut.compact(state.withLock { profileObject($0) }))
     }
 
-    /// `GET /storage` (no auth): repository usage, disk usage, per-client sizes.
+    /// The size of the disk `GET /storage` reports (64 GiB).
+    static let simulatedDiskByteCount = 68_719_476_736
+
+    /// `GET /storage` (no auth): repository usage, disk usage (of a simulated disk:
+    /// ``simulatedDiskByteCount``), per-client sizes.
     func storage() -> StationResponse {
         var result = JSONObject()
         let ipfsUp = !faults.isIPFSDown
@@ -60,18 +64,16 @@ extension StationCore {
         } else {
             result["ipfs"] = .object(["error": "HTTPConnectionPool(host='127.0.0.1', port=5001): Max retries exceeded"])
         }
-        let path = configuration.dataDirectory?.path ?? NSTemporaryDirectory()
-        if let attributes = try? FileManager.default.attributesOfFileSystem(forPath: path),
-           let total = (attributes[.systemSize] as? NSNumber)?.intValue,
-           let free = (attributes[.systemFreeSize] as? NSNumber)?.intValue, total > 0 {
-            let used = total - free
-            result["device"] = .object([
-                "total_bytes": JSONOut.int(total), "used_bytes": JSONOut.int(used), "free_bytes": JSONOut.int(free),
-                "used_percent": .number(JSONNumber(Self.round2(Double(used) / Double(total) * 100))),
-            ])
-        } else {
-            result["device"] = .object(["error": "disk usage unavailable"])
-        }
+        // The station reports its machine's disk (psutil). The emulator reports a simulated one,
+        // ``simulatedDiskByteCount`` with the repository as its only use: the same answer on every
+        // machine (tests compare it), and no call to a disk-space API, whose use Apple's privacy
+        // manifests would have an app declare for a figure no test needs.
+        let total = Self.simulatedDiskByteCount
+        let used = min(usage.bytes, total)
+        result["device"] = .object([
+            "total_bytes": JSONOut.int(total), "used_bytes": JSONOut.int(used), "free_bytes": JSONOut.int(total - used),
+            "used_percent": .number(JSONNumber(Self.round2(Double(used) / Double(total) * 100))),
+        ])
         let repoSize = ipfsUp ? usage.bytes : 0
         var clients = JSONObject()
         var totalContent = 0

@@ -90,23 +90,45 @@ enum URLErrorMapping {
     }
 
     /// What an app's Info.plist needs for App Transport Security to let `url`'s station through
-    /// (the guide's "Shipping an App on Apple Platforms" says why): a local-network address
-    /// (`.local`, an unqualified name, a private or link-local IP) needs `NSAllowsLocalNetworking`
-    /// and `NSLocalNetworkUsageDescription`; another host `NSExceptionAllowsInsecureHTTPLoads` in
-    /// `NSExceptionDomains`, or `NSAllowsArbitraryLoads` when users type the host.
+    /// (the guide's "Shipping an App on Apple Platforms" says why, and which keys cancel others): a
+    /// local name (`.local`, an unqualified name) needs `NSAllowsLocalNetworking`; an IP address,
+    /// from iOS 17 and macOS 14, an `NSExceptionDomains` entry for it or its range; another host
+    /// `NSExceptionAllowsInsecureHTTPLoads` in `NSExceptionDomains`. `NSAllowsArbitraryLoads` covers
+    /// any of them, but only without `NSAllowsLocalNetworking` (or the web-content and media keys)
+    /// beside it, which make the system ignore it. An address or name on the local network needs
+    /// `NSLocalNetworkUsageDescription` too.
     static func appTransportSecurityHint(for url: URL) -> String {
-        let host = (url.host ?? "").lowercased()
+        var host = (url.host ?? "").lowercased()
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let named = host.isEmpty ? "<host>" : host
+        let arbitraryLoads = "NSAllowsArbitraryLoads = YES when users type the station's host (ignored when "
+            + "NSAllowsLocalNetworking, NSAllowsArbitraryLoadsInWebContent or NSAllowsArbitraryLoadsForMedia is present)"
+        // The local-network prompt is for other machines of the network, not this one.
+        let loopback = host.hasPrefix("127.") || host == "::1"
+        let prompt = isLocalNetwork(host) && !loopback ? "; on the local network, NSLocalNetworkUsageDescription too" : ""
+        if isIPAddress(host) {
+            return "App Transport Security may have refused it: \(named) is an IP address, which from iOS 17 and macOS 14 "
+                + "needs, in the app's Info.plist, NSAppTransportSecurity › NSExceptionDomains › \(named) (or a range "
+                + "holding it, such as 192.168.0.0/16) › NSExceptionAllowsInsecureHTTPLoads = YES, or " + arbitraryLoads + prompt
+        }
         if isLocalNetwork(host) {
-            return "App Transport Security may have refused it: \(host) is on the local network, so the app's Info.plist "
+            return "App Transport Security may have refused it: \(host) is a local name, so the app's Info.plist "
                 + "needs NSAppTransportSecurity › NSAllowsLocalNetworking = YES (and NSLocalNetworkUsageDescription)"
         }
         return "App Transport Security may have refused it: a self-signed station needs, in the app's Info.plist, "
-            + "NSAppTransportSecurity › NSExceptionDomains › \(host.isEmpty ? "<host>" : host) › "
-            + "NSExceptionAllowsInsecureHTTPLoads = YES, or NSAllowsArbitraryLoads = YES when users type the station's host"
+            + "NSAppTransportSecurity › NSExceptionDomains › \(named) › NSExceptionAllowsInsecureHTTPLoads = YES, or " + arbitraryLoads
     }
 
-    /// Whether `host` is on the local network as ATS counts it: `.local`, an unqualified name, or an
-    /// IPv4/IPv6 literal in a private, link-local or loopback range.
+    /// Whether `host` (brackets removed) is an IPv4 or IPv6 literal: ATS treats those apart from names.
+    static func isIPAddress(_ host: String) -> Bool {
+        if host.contains(":") { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// Whether `host` is on the local network: a local name as ATS counts it (`.local`, an
+    /// unqualified name, `localhost`), or an IPv4/IPv6 literal in a private, link-local or loopback
+    /// range.
     static func isLocalNetwork(_ host: String) -> Bool {
         let host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if host.hasSuffix(".local") || host == "localhost" { return true }
