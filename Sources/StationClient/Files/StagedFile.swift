@@ -110,12 +110,13 @@ enum StagedFile {
         }
     }
 
-    /// Renames `temporary` onto `destination` in one step (``DurableWrite/rename(_:onto:)``: an
-    /// existing file is replaced, and the directory flushed).
+    /// Renames `temporary` onto `destination` in one step (``DurableWrite/rename(_:onto:need:)``: an
+    /// existing file is replaced, and the directory flushed). Ordering is the need: a download
+    /// lost to a power cut is fetched again, never half-written.
     ///
     /// - Throws: ``StationClientError`` `.localFile` when `destination` cannot be written.
     static func moveIntoPlace(_ temporary: URL, at destination: URL, operation: String) throws {
-        guard DurableWrite.rename(temporary.path, onto: destination.path) == 0 else {
+        guard DurableWrite.rename(temporary.path, onto: destination.path, need: .ordering) == 0 else {
             throw StationClientError(.localFile, operation: operation,
                                      message: "cannot move the download to \(destination.path): errno \(errno)")
         }
