@@ -32,15 +32,14 @@ else
     echo "skipped: Tests/PublicSurface pins the Linux surface"
 fi
 
-for module in "${modules[@]}"; do
-    echo "==> docc convert $module"
-    input=.build/docs/symbolgraphs/$module
+# One module's archive; its log is printed whole when it is done.
+convert() {  # MODULE
+    local module=$1 input=.build/docs/symbolgraphs/$1 catalog=()
     rm -rf "$input" && mkdir -p "$input"
     cp "$graphs/$module.symbols.json" "$input/"
     for extension in "$graphs/$module"@*.symbols.json; do
         [ -e "$extension" ] && cp "$extension" "$input/"
     done
-    catalog=()
     [ -d "Sources/$module/$module.docc" ] && catalog=("Sources/$module/$module.docc")
     docc convert "${catalog[@]}" \
         --additional-symbol-graph-dir "$input" \
@@ -48,5 +47,21 @@ for module in "${modules[@]}"; do
         --fallback-bundle-identifier "org.swift-cipher-station.$module" \
         --output-path ".build/docs/$module.doccarchive" \
         --warnings-as-errors
+}
+
+# Two conversions at a time (a machine's two cores; each is mostly one thread); every log is
+# printed whole at the end, and a failure of any fails the script once all have ended.
+mkdir -p .build/docs
+running=() failed=0
+for module in "${modules[@]}"; do
+    if [ ${#running[@]} -ge 2 ]; then
+        wait "${running[0]}" || failed=1
+        running=("${running[@]:1}")
+    fi
+    ( echo "==> docc convert $module"; convert "$module" ) > ".build/docs/$module.log" 2>&1 &
+    running+=("$!")
 done
+for pid in "${running[@]}"; do wait "$pid" || failed=1; done
+for module in "${modules[@]}"; do cat ".build/docs/$module.log"; done
+[ "$failed" -eq 0 ] || { echo "a docc conversion failed (its log is above)" >&2; exit 1; }
 echo "documentation: ${#modules[@]} modules built, no warnings"
