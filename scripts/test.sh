@@ -20,6 +20,25 @@ if [ ! -x "$venv/bin/python3" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" 
 fi
 export CIPHER_INTEROP_PYTHON="$PWD/$venv/bin/python3"
 
+# check-jsonschema (scripts/ci-requirements.txt), for the workflow files, in a venv of its own. A
+# fresh clone installs it in the background while the checks below run, which hide its seconds.
+ci_venv=.build/ci-venv ci_venv_log=.build/ci-venv.log ci_venv_job=""
+ci_wanted=$(grep -v '^\s*$' scripts/ci-requirements.txt)
+stop_ci_venv() { [ -z "$ci_venv_job" ] || { pkill -TERM -P "$ci_venv_job" 2>/dev/null; kill "$ci_venv_job" 2>/dev/null; } || true; }
+if [ ! -x "$ci_venv/bin/check-jsonschema" ] || [ "$(cat "$ci_venv/.requirements" 2>/dev/null)" != "$ci_wanted" ]; then
+    phase "preparing $ci_venv (check-jsonschema), in the background"
+    mkdir -p .build
+    (
+        set -e
+        rm -rf "$ci_venv"
+        python3 -m venv "$ci_venv"
+        "$ci_venv/bin/python3" -m pip install --quiet --disable-pip-version-check -r scripts/ci-requirements.txt
+        printf '%s' "$ci_wanted" > "$ci_venv/.requirements"
+    ) > "$ci_venv_log" 2>&1 &
+    ci_venv_job=$!
+    trap stop_ci_venv EXIT  # a check that fails stops it too (the later trap takes over once it is done)
+fi
+
 # The checks of what the compiler cannot see; each first proves it catches what it plants in a copy.
 check() {  # WHAT SCRIPT
     phase "$1 (scripts/$2)"
@@ -36,6 +55,16 @@ check "Apple platforms link only the OS's libraries" check_apple_dependencies.py
 check "privacy manifests" check_privacy_manifests.py
 # The module graph: the README's architecture table is the graph as built, and nothing points up.
 check "module graph" check_module_graph.py
+# The Apple workflow runs only on GitHub's macOS runners: what it decides outside Xcode (which Xcode,
+# which simulator, what the result counts say) is scripts/apple_ci.py, tested here on fixtures, and
+# the workflow files are checked against GitHub's schema.
+check "Apple workflow's decisions" apple_ci.py
+phase "workflow files (check-jsonschema --builtin-schema vendor.github-workflows)"
+if [ -n "$ci_venv_job" ]; then
+    wait "$ci_venv_job" || { cat "$ci_venv_log"; echo "preparing $ci_venv failed" >&2; exit 1; }
+    ci_venv_job=""
+fi
+"$ci_venv/bin/check-jsonschema" --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
 # Every Swift snippet of the README and the documentation becomes a file of the SnippetTests
 # target, which the `swift test` below compiles (package snippets are loaded against this package).

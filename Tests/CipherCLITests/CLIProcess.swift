@@ -1,3 +1,6 @@
+// Tests of the cipher command line, a macOS and Linux program that most of them start: iOS, tvOS,
+// watchOS and visionOS start no programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 import Foundation
 import TestSupport
 
@@ -136,3 +139,4 @@ struct TestKeyring: Sendable {
     /// Removes a keyring of the test's own.
     func remove() { if !name.hasPrefix("_uid_ses.") { _ = try? run("remove") } }
 }
+#endif

@@ -1,3 +1,6 @@
+// Tests of the cipher command line, a macOS and Linux program that most of them start: iOS, tvOS,
+// watchOS and visionOS start no programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 import ClassicalCrypto
 import StationClient
 import TestSupport
@@ -16,3 +19,4 @@ extension TemporaryDirectory {
         return home
     }
 }
+#endif

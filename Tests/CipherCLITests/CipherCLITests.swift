@@ -1,3 +1,6 @@
+// Tests of the cipher command line, a macOS and Linux program that most of them start: iOS, tvOS,
+// watchOS and visionOS start no programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 import Foundation
 import Manifest
 import StationClient
@@ -655,3 +658,4 @@ struct CipherCLITests {
         #expect(try json.json()["total_ms"] is Double)
     }
 }
+#endif

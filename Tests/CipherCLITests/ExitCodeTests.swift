@@ -1,3 +1,6 @@
+// Tests of the cipher command line, a macOS and Linux program that most of them start: iOS, tvOS,
+// watchOS and visionOS start no programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 @testable import CipherCLI
 import Foundation
 import StationClient
@@ -38,3 +41,4 @@ struct ExitCodeTests {
         #expect(CLIError.client(error(.contentLost, status: 404)).kind == "contentLost")
     }
 }
+#endif

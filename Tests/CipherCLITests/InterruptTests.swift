@@ -1,3 +1,6 @@
+// Tests of the cipher command line, a macOS and Linux program that most of them start: iOS, tvOS,
+// watchOS and visionOS start no programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 import Foundation
 import StationEmulator
 import TestSupport
@@ -178,3 +181,4 @@ struct InterruptTests {
         #expect(Self.names(in: output.url) == [recent.lastPathComponent, "got.bin"])
     }
 }
+#endif

@@ -1,3 +1,6 @@
+// Tests of the cipher command line, a macOS and Linux program that most of them start: iOS, tvOS,
+// watchOS and visionOS start no programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 import Foundation
 import Manifest
 import StationClient
@@ -225,3 +228,4 @@ struct SyncCLITests {
         #expect(paired.emulator.manifest.allPosts.count == 3)
     }
 }
+#endif

@@ -1,3 +1,6 @@
+// Tests of the cipher command line, a macOS and Linux program that most of them start: iOS, tvOS,
+// watchOS and visionOS start no programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 import Foundation
 import StationEmulator
 import TestSupport
@@ -54,3 +57,4 @@ struct SyncWatchCLITests {
         for flag in ["--watch", "--debounce", "--poll"] { #expect(help.stdout.contains(flag), "\(flag)") }
     }
 }
+#endif

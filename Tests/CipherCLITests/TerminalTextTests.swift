@@ -1,3 +1,6 @@
+// Tests of the cipher command line, a macOS and Linux program that most of them start: iOS, tvOS,
+// watchOS and visionOS start no programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 @testable import CipherCLI
 import Testing
 
@@ -17,3 +20,4 @@ struct TerminalTextTests {
         #expect(line.rendered == "saved x\\u{1b}]0;owned\\u{7}\nbad\\u{d}line own\ttext")
     }
 }
+#endif

@@ -1,3 +1,6 @@
+// Tests of the cipher command line, a macOS and Linux program that most of them start: iOS, tvOS,
+// watchOS and visionOS start no programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 import Foundation
 import Manifest
 import StationClient
@@ -194,3 +197,4 @@ struct FollowedStationPinCLITests {
         #expect(wrongPin.status == 3, "\(wrongPin.stderr)")
     }
 }
+#endif

@@ -1,3 +1,6 @@
+// Tests of the cipher command line, a macOS and Linux program that most of them start: iOS, tvOS,
+// watchOS and visionOS start no programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 @testable import CipherCLI
 import Foundation
 import Manifest
@@ -76,3 +79,4 @@ struct WhereFilesAreTests {
         #expect(Format.duration(.seconds(7260)) == "2 h 1 min")
     }
 }
+#endif

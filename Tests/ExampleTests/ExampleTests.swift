@@ -1,3 +1,6 @@
+// The examples are one executable, started by these tests: iOS, tvOS, watchOS and visionOS start no
+// programs, so there this target compiles to nothing.
+#if os(macOS) || os(Linux)
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -268,3 +271,4 @@ struct ExampleTests {
         #expect(station.posts.count == 2)
     }
 }
+#endif

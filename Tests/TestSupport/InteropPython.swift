@@ -4,8 +4,10 @@ import Foundation
 /// PyNaCl) in a virtual environment under `.build/interop-venv`.
 ///
 /// The README's test command creates that environment before `swift test`; when a developer runs
-/// `swift test` directly, the first interop test creates it (this needs PyPI). A test that cannot
-/// reach Python fails; it is never skipped.
+/// `swift test` directly, the first interop test creates it (this needs PyPI). Where a test can
+/// start a program (macOS, Linux), a test that cannot reach Python fails; it is never skipped.
+/// iOS, tvOS, watchOS and visionOS start no programs: there the interop tests are skipped by their
+/// `.enabled(if: Programs.canStart, …)` trait, and these calls throw ``ProgramsUnavailable``.
 public enum InteropPython {
     /// Exact versions from `Tests/Interop/requirements.txt`, so that interop results are reproducible.
     public static func requirements() throws -> [String] {
@@ -69,6 +71,7 @@ public enum InteropPython {
     /// standard error text when it exits non-zero.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], input: Data) throws -> Data {
+        #if os(macOS) || os(Linux)
         let launched = try PipedProcess(URL(fileURLWithPath: executable), arguments)
         let stdin = launched.stdin, stderr = launched.stderr
         // Write and read on separate threads so that large payloads cannot deadlock on full pipes.
@@ -90,6 +93,9 @@ public enum InteropPython {
                 stderr: String(decoding: errorBox.value.suffix(4000), as: UTF8.self))
         }
         return output
+        #else
+        throw ProgramsUnavailable(executable)
+        #endif
     }
 }
 

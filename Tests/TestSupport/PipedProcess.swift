@@ -1,5 +1,7 @@
 import Foundation
 
+// Only where a test can start a program (Programs.canStart): iOS, tvOS, watchOS and visionOS have no Process.
+#if os(macOS) || os(Linux)
 /// A program started with its three standard streams on pipes: how the tests start a program they
 /// talk to (the interop scripts, the built `cipher`).
 public struct PipedProcess {
@@ -35,3 +37,4 @@ public struct PipedProcess {
         return url
     }
 }
+#endif

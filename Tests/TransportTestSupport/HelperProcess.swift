@@ -6,17 +6,23 @@ import Glibc
 
 /// A server program the tests start (a TLS front, `nghttpx`), its output in a log file, killed by
 /// `stop()` or when its owner goes away.
+///
+/// Only macOS and Linux start programs: elsewhere (iOS, tvOS, watchOS, visionOS) `init` throws and
+/// the tests that need a helper are skipped (`.enabled(if: Programs.canStart, …)`).
 public final class HelperProcess: @unchecked Sendable {
     /// The program's standard error (and standard output, unless it is read through `output`).
     public let log: URL
     /// The program's standard output when started with `readOutput: true`.
     public let output: FileHandle?
+    #if os(macOS) || os(Linux)
     private let process: Process
+    #endif
     private let input = Pipe()  // held open: programs that watch standard input stop at its end
 
     /// Starts `executable` (looked up in `PATH`) with `arguments`.
-    /// - Throws: launch errors (`executable` missing).
+    /// - Throws: launch errors (`executable` missing); `HelperProcessFailure` where no program starts.
     public init(_ executable: String, _ arguments: [String], log: URL, readOutput: Bool = false) throws {
+        #if os(macOS) || os(Linux)
         self.log = log
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let logHandle = try FileHandle(forWritingTo: log)
@@ -35,12 +41,21 @@ public final class HelperProcess: @unchecked Sendable {
             output = nil
         }
         try process.run()
+        #else
+        throw HelperProcessFailure("\(executable) cannot be started: this platform starts no programs")
+        #endif
     }
 
     deinit { stop() }
 
-    /// Whether the program is still running.
-    public var isRunning: Bool { process.isRunning }
+    /// Whether the program is still running (none ever runs where none can be started).
+    public var isRunning: Bool {
+        #if os(macOS) || os(Linux)
+        process.isRunning
+        #else
+        false
+        #endif
+    }
 
     /// What the program has logged so far.
     public var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
@@ -62,10 +77,12 @@ public final class HelperProcess: @unchecked Sendable {
     /// With SIGKILL: a process started from a Swift concurrency thread inherits that thread's
     /// signal mask, in which SIGTERM (what `Process.terminate()` sends) is blocked.
     public func stop() {
+        #if os(macOS) || os(Linux)
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+        #endif
     }
 }
 

@@ -47,7 +47,8 @@ struct KeyReadingTests {
 
     /// The server-trust challenge is cancelled once the leaf's key is read; the task's end (the
     /// cancelled challenge) then gives that key, not one further up the chain.
-    @Test func theServerTrustChallengeGivesTheLeafKeyAndIsCancelled() throws {
+    @Test(.enabled(if: Programs.canStart, "starts openssl for its certificates, which this platform cannot"))
+    func theServerTrustChallengeGivesTheLeafKeyAndIsCancelled() throws {
         let certificates = try Certificates()
         let probe = try Self.probe()
         let answer = probe.answer(serverTrust: true) { [certificates.leaf, certificates.other] }
@@ -71,7 +72,8 @@ struct KeyReadingTests {
     }
 
     /// Other challenges (a proxy asking for credentials) get the system's handling and read nothing.
-    @Test func otherChallengesGetTheDefaultHandling() throws {
+    @Test(.enabled(if: Programs.canStart, "starts openssl for its certificates, which this platform cannot"))
+    func otherChallengesGetTheDefaultHandling() throws {
         let certificates = try Certificates()
         let probe = try Self.probe()
         #expect(probe.answer(serverTrust: false) { [certificates.leaf] } == .performDefaultHandling)
@@ -115,7 +117,8 @@ struct KeyReadingTests {
 
     /// Behind run.py's kind of certificate, Apple platforms read the key in the challenge without
     /// sending a request; FoundationNetworking verifies the certificate instead and fails.
-    @Test func aSelfSignedServer() async throws {
+    @Test(.enabled(if: Programs.canStart, "starts a TLS front (python3, openssl), which this platform cannot"))
+    func aSelfSignedServer() async throws {
         let backend = try LoopbackHTTPServer { _, response in try response.send(status: 200) }
         defer { backend.stop() }
         let front = try TLSFront.start(backendPort: backend.port, certificate: .runPyStyle)
