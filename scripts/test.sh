@@ -182,11 +182,11 @@ if [ $# -eq 0 ]; then
         "serial:^DriveSyncTests\.:^DriveSyncTests\.(MoveTests|ListingBoundTests|NoFileLostTests|WatchTests|AppFacingSyncTests|RemoteRootTests|IgnoreSyncTests|SyncStatusTests|SyncStorageTests|ParallelTransferTests)/"
 fi
 
-# A short libFuzzer smoke run of every harness (its seed corpus plus 8 s of new inputs each, two
+# A short libFuzzer smoke run of every harness (its seed corpus plus 5 s of new inputs each, two
 # at a time); Fuzz/README.md has the long run. Skipped only when tests were filtered to a subset.
 if [ $# -eq 0 ]; then
-    phase "fuzz smoke run (FUZZ_CONFIGURATION=debug FUZZ_JOBS=2 Fuzz/run.sh 8)"
-    FUZZ_CONFIGURATION=debug FUZZ_JOBS=2 bash Fuzz/run.sh 8
+    phase "fuzz smoke run (FUZZ_CONFIGURATION=debug FUZZ_JOBS=2 Fuzz/run.sh 5)"
+    FUZZ_CONFIGURATION=debug FUZZ_JOBS=2 bash Fuzz/run.sh 5
 fi
 
 # The benchmarks (their own package, built above in debug) run once, briefly, so they keep working:

@@ -32,7 +32,13 @@ struct Home: Sendable {
         if let path = arguments.value("--home") ?? environment["CIPHER_HOME"], !path.isEmpty {
             return Home(directory: URL(fileURLWithPath: path, isDirectory: true))
         }
+        // `homeDirectoryForCurrentUser` is macOS's and Linux's only; the package's scheme builds
+        // this executable for Apple's other systems too, where the app's home stands in.
+        #if os(macOS) || os(Linux)
         let homeDirectory = FileManager.default.homeDirectoryForCurrentUser
+        #else
+        let homeDirectory = URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true)
+        #endif
         #if os(macOS)
         let base = homeDirectory.appendingPathComponent("Library/Application Support", isDirectory: true)
         #else
