@@ -39,7 +39,8 @@ import ContentAddressing
 // posts per second with this process's CPU time per post, the baseline (one ML-DSA-65 sign + one
 // envelope open + one metadata open) measured in the same run, and a publish and a download of the
 // largest file the station accepts with throughput and peak resident memory measured after the key
-// store is unlocked (and, for the publish, the bytes read per byte published), and a followed
+// store is unlocked (and, for the publish, the bytes read per byte published, the peak of what it
+// wrote in the client's temporary directory, its wchar and write_bytes, and its CPU time), and a followed
 // station's listing of 500 posts sharing 5 envelope sets with the number of sets fetched. Exits 1
 // when a required figure fails: the warm listing's CPU, the transfers' peak memory, the publish's
 // reads, or the followed listing's 5 fetches (the cold ratios are for information).
@@ -65,18 +66,76 @@ func fail(_ message: String, stopping emulator: EmulatorProcess? = nil) -> Never
 /// touched), and `read_bytes`, the bytes it made the kernel fetch from storage. `nil` where there
 /// is no `/proc`.
 func readCounters() -> (rchar: Int64, readBytes: Int64)? {
+    let values = ioCounters()
+    guard let rchar = values["rchar"], let readBytes = values["read_bytes"] else { return nil }
+    return (rchar, readBytes)
+}
+
+/// This process's write counters (`/proc/self/io`): `wchar`, the bytes its `write`-family system
+/// calls took (files, pipes and sockets alike; not `send(2)`, which is how libcurl writes to its
+/// socket), and `write_bytes`, the bytes it dirtied in files to go to storage. `nil` where there is
+/// no `/proc`.
+func writeCounters() -> (wchar: Int64, writeBytes: Int64)? {
+    let values = ioCounters()
+    guard let wchar = values["wchar"], let writeBytes = values["write_bytes"] else { return nil }
+    return (wchar, writeBytes)
+}
+
+/// The lines of `/proc/self/io` by name (empty where there is no `/proc`).
+func ioCounters() -> [Substring: Int64] {
     #if os(Linux)
-    guard let io = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return nil }
+    guard let io = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return [:] }
     var values: [Substring: Int64] = [:]
     for line in io.split(separator: "\n") {
         let parts = line.split(separator: ":")
         if parts.count == 2 { values[parts[0]] = Int64(parts[1].trimmingCharacters(in: .whitespaces)) }
     }
-    guard let rchar = values["rchar"], let readBytes = values["read_bytes"] else { return nil }
-    return (rchar, readBytes)
+    return values
     #else
-    return nil
+    return [:]
     #endif
+}
+
+/// The peak total size of the files under a directory, sampled every 5 ms on a thread of its own
+/// from creation until `stop()`, with that thread's own CPU time (for leaving it out of the
+/// process's).
+final class DirectoryPeak: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running = true
+    private var peak: Int64 = 0
+    private var samplerCPU = 0.0
+
+    init(of directory: URL) {
+        Thread.detachNewThread { [self] in
+            while lock.withLock({ running }) {
+                let size = Self.totalSize(of: directory)
+                var now = timespec()
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+                lock.withLock {
+                    peak = max(peak, size)
+                    samplerCPU = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+                }
+                usleep(5_000)
+            }
+        }
+    }
+
+    /// Stops sampling; the peak in bytes and the sampler's CPU seconds so far.
+    func stop() -> (peak: Int64, samplerCPU: Double) {
+        lock.withLock {
+            running = false
+            return (peak, samplerCPU)
+        }
+    }
+
+    static func totalSize(of directory: URL) -> Int64 {
+        guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey]) else { return 0 }
+        var total: Int64 = 0
+        for case let file as URL in files {
+            total += Int64((try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0)
+        }
+        return total
+    }
 }
 
 /// This process's user + system CPU time in seconds.
@@ -380,6 +439,10 @@ let options = parseOptions()
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("station-client-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: work) }
+/// The clients' temporary directory, the bench's own, so that what a publish writes there can be
+/// measured (the system's is shared with other processes).
+let clientTemporary = work.appendingPathComponent("client-temporary", isDirectory: true)
+try FileManager.default.createDirectory(at: clientTemporary, withIntermediateDirectories: true)
 
 /// Removes the work directory (a top-level `defer` does not run on `exit`; a 10,000-post run
 /// leaves almost 2 GB there) and exits with `code`.
@@ -433,7 +496,7 @@ func makeStation(posts: Int, directory: URL, attach: (station: URL, gateway: URL
     let configuration = StationClientConfiguration(
         namespace: "drive", keyStore: store, transport: transport, gateway: IPFSGateway(baseURL: emulator.gateway, transport: transport),
         stationPublicKeyPins: pins, rewrapConcurrency: options.width, persistsOfflineListing: false,
-        log: { event in if event.level >= .info { say("client log: \(event.message)") } })
+        log: { event in if event.level >= .info { say("client log: \(event.message)") } }, temporaryDirectory: clientTemporary)
     let seenPINs = Set<String>()
     let client = try await StationClient.pair(endpoint: stationURL, deviceName: "bench", configuration: configuration) { _ in
         await emulator.nextPIN(after: seenPINs)
@@ -828,11 +891,19 @@ resetPeakRSS()
 // Reads around the publish: the file's bytes (`rchar`), counted whether the page cache held them or
 // not, since every pass the SDK makes costs a read(2) of the whole file either way (on a device
 // short of memory, from storage). libcurl's recv(2) of the answers is not counted.
+// Writes around the publish: the peak of the client's temporary directory (a staging file would
+// show there), and `wchar` and `write_bytes`; and the CPU time of the whole process (user + sys).
 let readsBefore = readCounters()
+let writesBefore = writeCounters()
+let temporaryPeak = DirectoryPeak(of: clientTemporary)
+let cpuBefore = cpuSeconds()
 let publishStart = Date()
 let big = try await client.publish(fileAt: source, metadata: DriveFileMetadata(filename: "largest.bin", sizeBytes: Int(largest)))
 let publishSeconds = Date().timeIntervalSince(publishStart)
+let publishCPU = cpuSeconds() - cpuBefore
+let temporary = temporaryPeak.stop()
 let readsAfter = readCounters()
+let writesAfter = writeCounters()
 let publishPeak = peakRSS()
 let copy = work.appendingPathComponent("copy.bin")
 resetPeakRSS()
@@ -871,6 +942,15 @@ if let readsBefore, let readsAfter {
     readsPerByte = Double(readsAfter.rchar - readsBefore.rchar) / Double(largest)
     say(String(format: "publish read %.3f bytes per byte published (rchar; required ≤ 3.05, the issue's goal of ≤ 2.05 is below what the body hash allows), %.3f from storage (read_bytes)",
                readsPerByte, Double(readsAfter.readBytes - readsBefore.readBytes) / Double(largest)))
+}
+say(String(format: "publish CPU %.2f s (user + sys of the process, the temporary-directory sampler's %.0f ms left out)",
+           publishCPU - temporary.samplerCPU, temporary.samplerCPU * 1e3))
+if let writesBefore, let writesAfter {
+    // wchar would count the request's bytes if the transport wrote its socket with write(2) (as
+    // OpenSSL's own socket BIO does); libcurl uses send(2), which is not counted.
+    say(String(format: "publish wrote at most %lld bytes in the client's temporary directory (peak, sampled every 5 ms); wchar %.3f, write_bytes %.3f bytes per byte published",
+               temporary.peak, Double(writesAfter.wchar - writesBefore.wchar) / Double(largest),
+               Double(writesAfter.writeBytes - writesBefore.writeBytes) / Double(largest)))
 }
 say(String(format: "download of %lld bytes: %.1f MiB/s, peak RSS %.1f MiB (required ≤ 64), content %@",
            largest, mib / downloadSeconds, Double(downloadPeak) / 1_048_576, same ? "identical" : "DIFFERENT"))
