@@ -154,24 +154,35 @@ struct SecretBoxStreamingTests {
         try withPlainFile(Data(repeating: 5, count: size)) { _, plain, key in
             let sealer = try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: chunkByteCount)
             let original = try sealer.sealedBytes()
-            let writer = try FileHandle(forWritingTo: plain)
-            try writer.seek(toOffset: UInt64(size - 1))
-            try writer.write(contentsOf: Data([6]))
-            try writer.close()
-            var handedOut = 0
-            #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) {
-                try sealer.writeSealedBytes { handedOut += $0.count }
+            #expect(original.count == sealer.sealedByteCount)
+            // Changed in place at its last byte, then at its first: a later pass stops at the
+            // chunk that differs, having handed out only the first pass's bytes before it.
+            for offset in [size - 1, 0] {
+                let writer = try FileHandle(forWritingTo: plain)
+                try writer.seek(toOffset: UInt64(offset))
+                try writer.write(contentsOf: Data([6]))
+                try writer.close()
+                var handedOut = [UInt8]()
+                #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path), "offset \(offset)") {
+                    try sealer.writeSealedBytes { handedOut += $0 }
+                }
+                #expect(handedOut == Array(original.prefix(handedOut.count)), "only the first pass's bytes")
+                let changedChunkStart = 40 + (offset / chunkByteCount) * chunkByteCount
+                #expect(handedOut.count == changedChunkStart, "offset \(offset): \(handedOut.count) bytes handed out")
             }
-            #expect(handedOut < sealer.sealedByteCount)
 
-            // Replaced under its path (renamed over): the file the sealer holds open loses its
-            // last link, which changes its ctime, and that is refused too.
+            // Replaced under its path (renamed over): the sealer reads the file it opened, which
+            // keeps its bytes; a pass gives the first pass's bytes or refuses (where the old
+            // file's lost link changes its time), never the new file's.
             try Data(repeating: 5, count: size).write(to: plain)
             let second = try SecretBoxFileSealer(plaintextAt: plain, using: key, chunkByteCount: chunkByteCount)
-            #expect(try second.sealedBytes().count == second.sealedByteCount)
-            try Data(repeating: 5, count: size).write(to: plain, options: .atomic)
-            #expect(throws: ClassicalCryptoError.fileChanged(path: plain.path)) { try second.sealedBytes() }
-            #expect(original.count == sealer.sealedByteCount)
+            let secondBytes = try second.sealedBytes()
+            try Data(repeating: 7, count: size).write(to: plain, options: .atomic)
+            do {
+                #expect(try second.sealedBytes() == secondBytes)
+            } catch let error as ClassicalCryptoError {
+                #expect(error == .fileChanged(path: plain.path))
+            }
         }
     }
 

@@ -2,8 +2,8 @@
 ///
 /// macOS and Linux can; iOS, tvOS, watchOS and visionOS cannot (no `Process`, and an app may not
 /// spawn). A test that starts one carries `.enabled(if: Programs.canStart, "…")`, so there it is
-/// skipped with its reason and counted as skipped; the helpers that start programs throw
-/// ``ProgramsUnavailable`` there instead of starting one.
+/// skipped with its reason and counted as skipped; the helpers that start programs throw there
+/// instead of starting one (``ProgramsUnavailable``, or the helper's own failure type).
 public enum Programs {
     #if os(macOS) || os(Linux)
     /// Whether this platform starts programs: it does.

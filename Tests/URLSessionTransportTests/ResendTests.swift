@@ -137,21 +137,25 @@ struct ResendTests {
     /// transfer's cancellation runs (through the supply) ends the thread, which closes the output.
     @Test func cancelledUploadLeavesNoPumpThreadBlocked() async throws {
         let output = FullOutput(capacity: 8192)
-        let source = ChunkSource(chunks: .max)
-        let supply = BodyStreamSupply(.stream(Self.pipe(), HTTPBodyStream(length: nil, next: { Data(count: 4096) })))
-        guard case .source = supply.next() else { Issue.record("no stream"); return }
-        // The pump copies the source a test can watch; the supply stops it as it would its pipe's copy.
-        let body = source
-        let pump = BoundStreamPump(source: body, output: output, chunkSize: 4096)
+        // An endless stream body, read through the supply's pipe (as a publish's is on Apple platforms).
+        let pipe = Self.pipe()
+        let stream = HTTPBodyStream(length: nil, next: { Data(count: 4096) })
+        pipe.start(stream)
+        let supply = BodyStreamSupply(.stream(pipe, stream))
+        guard case .source(let body) = supply.next() else { Issue.record("no stream"); return }
+        let pump = BoundStreamPump(source: body, output: output, chunkSize: 4096, eventWaitLimit: 3600)
         supply.onStopCurrent { pump.stop() }
         pump.start()
         #expect(await eventually(timeout: 60) { pump.phase == .waitingForSpace }, "the pump filled the output")
         supply.close()  // what URLSessionTransfer.fail(.cancelled, …) and didComplete do
+        // The stop ends the pump's wait for an event that never comes (its safety net is an hour).
         let ended = pump.waitUntilFinished(timeout: 60)
         let closedByPump = output.closes.value > 0
         output.close()  // releases a thread a blocking write would hold (the bug), so the test ends
         #expect(ended, "the pump thread is still running: \(pump.phase)")
         #expect(closedByPump, "the pump closed its output")
+        var buffer = [UInt8](repeating: 0, count: 8)
+        #expect(buffer.withUnsafeMutableBytes { body.read(into: $0) } == .failed, "the supply closed the pump's source")
     }
 
     /// A reader that drains a small output bit by bit wakes the pump each time (no timer: its

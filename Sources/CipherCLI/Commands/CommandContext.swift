@@ -59,7 +59,7 @@ enum Commands {
             "7 (sync) another sync of the folder is running, nothing changed (--wait waits for it),",
             "8 (sync) done, but some items are skipped and will not sync until you act (links, special files, refused names,",
             "unreadable places); when files also failed the code is 5,",
-            "130 interrupted (Ctrl-C cancels the command and removes its staged upload or partial download; a sync resumes next time).",
+            "130 interrupted (Ctrl-C cancels the command and removes its partial download; a sync resumes next time).",
         ]
         return lines.joined(separator: "\n")
     }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import PQCrypto
+import SHA2
 
 /// Seals a file with SecretBox in constant memory, giving exactly the bytes of
 /// ``SecretBox/seal(_:using:nonce:)`` over the whole file: `nonce ‖ tag ‖ ciphertext`.
@@ -16,12 +17,13 @@ import PQCrypto
 /// anywhere. To seal into another file use ``SecretBox/sealFile(at:to:using:nonce:chunkByteCount:)``.
 ///
 /// The file is opened once, by the first pass, and every later pass reads that open file (never
-/// the path again, which may by then name another file). If it changes between or during the
-/// passes (its size, times or bytes; a file renamed over it also changes its time, as its last
-/// link goes), a later pass throws
-/// ``ClassicalCryptoError/fileChanged(path:)`` *before* handing out its last bytes: each pass
-/// authenticates its ciphertext again and compares the tag with the first pass's, so incomplete
-/// output is all a changed file can produce.
+/// the path again, which may by then name another file). A later pass hands out only the bytes
+/// the first pass made: it compares each chunk of ciphertext with the first pass's (by its
+/// SHA-256, kept from the first pass: 32 bytes a chunk) before handing it out, and before the
+/// last one also the file's size, times and the tag. So a file that changed between or during the
+/// passes throws ``ClassicalCryptoError/fileChanged(path:)`` at the first chunk that differs,
+/// and no keystream ever covers two different plaintexts in what a reader receives: only a
+/// prefix of the very bytes the first pass found can come of a changed file.
 public struct SecretBoxFileSealer: Sendable {
     /// The default size of a pass's buffer.
     public static let defaultChunkByteCount = 256 * 1024
@@ -39,6 +41,8 @@ public struct SecretBoxFileSealer: Sendable {
     private let file: FileDescriptor
     private let identity: FileIdentity
     private let chunkByteCount: Int
+    /// The SHA-256 of each chunk of ciphertext the first pass made, in order, 32 bytes each.
+    private let chunkDigests: [UInt8]
 
     /// The length of the sealed bytes: the file's size plus 40.
     public var sealedByteCount: Int { plaintextByteCount + SecretBox.overheadByteCount }
@@ -64,7 +68,8 @@ public struct SecretBoxFileSealer: Sendable {
         chunkByteCount: Int = defaultChunkByteCount
     ) throws(ClassicalCryptoError) {
         let file = try FileDescriptor.openForReading(source.path)
-        try self.init(reading: file, identity: try file.identity(), using: key, nonce: nonce, chunkByteCount: chunkByteCount)
+        try self.init(reading: file, identity: try file.identity(), using: key, nonce: nonce, chunkByteCount: chunkByteCount,
+                      source: source)
     }
 
     /// Runs the first pass over the open `file`, read from its start at explicit offsets (its
@@ -80,7 +85,7 @@ public struct SecretBoxFileSealer: Sendable {
     /// - Throws: as ``init(plaintextAt:using:nonce:chunkByteCount:)``.
     package init(
         reading file: FileDescriptor, identity: FileIdentity, using key: SymmetricKey, nonce: [UInt8]? = nil,
-        chunkByteCount: Int = defaultChunkByteCount, observing observe: (UnsafeRawBufferPointer) -> Void = { _ in }
+        chunkByteCount: Int = defaultChunkByteCount, source: URL? = nil, observing observe: (UnsafeRawBufferPointer) -> Void = { _ in }
     ) throws(ClassicalCryptoError) {
         try SecretBox.checkKey(key)
         let nonce = nonce ?? SecureRandom.bytes(count: SecretBox.nonceByteCount)
@@ -92,14 +97,18 @@ public struct SecretBoxFileSealer: Sendable {
         }
         (nonce + [UInt8](repeating: 0, count: SecretBox.tagByteCount)).withUnsafeBytes { observe($0) }
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
+        var chunkDigests: [UInt8] = []
+        chunkDigests.reserveCapacity(Int(max(0, identity.size) / Int64(chunkByteCount) + 1) * 32)
         let total = try Self.forEachChunk(of: file, from: 0, chunkByteCount: chunkByteCount) { chunk in
             stream.sealChunk(chunk)
             observe(UnsafeRawBufferPointer(chunk))
+            chunkDigests += Self.digest(UnsafeRawBufferPointer(chunk))
         }
         guard try file.identity() == identity, Int64(total) == identity.size else {
             throw .fileChanged(path: file.path)
         }
-        self.source = URL(fileURLWithPath: file.path)
+        self.source = source ?? URL(fileURLWithPath: file.path)
+        self.chunkDigests = chunkDigests
         self.nonce = nonce
         self.tag = stream.finalizeTag()
         self.plaintextByteCount = total
@@ -119,6 +128,13 @@ public struct SecretBoxFileSealer: Sendable {
     public func writeSealedBytes(to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
         let reader = makeReader()
         while let chunk = try reader.next() { try chunk.withUnsafeBytes { try sink($0) } }
+    }
+
+    /// The SHA-256 of one chunk of ciphertext (not a secret: the station receives the chunk).
+    static func digest(_ chunk: UnsafeRawBufferPointer) -> [UInt8] {
+        var hasher = SHA2.SHA256()
+        hasher.update(bufferPointer: chunk)
+        return hasher.finalize()
     }
 
     /// A later pass as a reader that hands out the sealed bytes one run at a time, from the first:
@@ -145,9 +161,9 @@ public struct SecretBoxFileSealer: Sendable {
             buffer.deallocate()
         }
 
-        /// The next run of sealed bytes (`nonce ‖ tag` first), or `nil` after the last. The last
-        /// run is handed out only once the file is seen unchanged and this pass's tag equals the
-        /// first pass's.
+        /// The next run of sealed bytes (`nonce ‖ tag` first), or `nil` after the last. Each run is
+        /// handed out only if it is the first pass's (its SHA-256), and the last only once the
+        /// file is seen unchanged and this pass's tag equals the first pass's.
         ///
         /// - Throws: ``ClassicalCryptoError/fileSystem(operation:path:errno:)`` or
         ///   ``ClassicalCryptoError/fileChanged(path:)``.
@@ -165,6 +181,13 @@ public struct SecretBoxFileSealer: Sendable {
                 throw .fileChanged(path: sealer.file.path)
             }
             stream.sealChunk(chunk)
+            // The first pass's ciphertext, or nothing: a chunk of a changed file never goes out.
+            let index = Int(plaintextRead / Int64(buffer.count)) * 32
+            let digest = SecretBoxFileSealer.digest(UnsafeRawBufferPointer(chunk))
+            guard index + 32 <= sealer.chunkDigests.count, digest.elementsEqual(sealer.chunkDigests[index..<(index + 32)]) else {
+                finished = true
+                throw .fileChanged(path: sealer.file.path)
+            }
             plaintextRead += Int64(want)
             if plaintextRead == Int64(sealer.plaintextByteCount) { try finish() }
             return Data(chunk)

@@ -35,7 +35,7 @@ enum StagedFile {
     /// creating it, so only a file younger than this may be one of theirs still being made.
     static let unlockedUploadAge: TimeInterval = 60
 
-    /// The prefix of an upload staging file of the versions before 0.2 (a publish now stages
+    /// The prefix of an upload staging file of earlier versions (a publish now stages
     /// nothing), followed by 16 hex digits: what ``removeStaleUploads(in:olderThan:)`` sweeps.
     static let uploadPrefix = "cipher-upload-"
 

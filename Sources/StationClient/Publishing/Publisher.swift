@@ -12,8 +12,8 @@ import Transport
 enum PostBytes: Sendable {
     case bytes(Data)
     /// Nothing the size of the file is written anywhere: each reading of the request body
-    /// (hashing, sending, a transport's resend) encrypts the open file again, checked against the
-    /// first pass's tag before its last bytes go out.
+    /// (hashing, sending, a transport's resend) encrypts the open file again, each chunk checked
+    /// against the first pass's before it goes out.
     case sealedFile(SecretBoxFileSealer)
 }
 
@@ -95,9 +95,10 @@ enum PublishStage: String, Sendable, Hashable, CaseIterable {
 /// SHA-256, sent before the body); the third is the upload itself, and a transport that must send
 /// the body again runs it again. The tag comes before the ciphertext it authenticates, so neither
 /// the CID's first block nor the body's digest can be had before the whole file is encrypted
-/// once. XSalsa20-Poly1305 with the post's key and nonce gives the same bytes every pass, and each
-/// pass checks its tag against the first's before its last bytes go out: a file changed meanwhile
-/// fails with `.localFile` and never reaches the station whole.
+/// once. XSalsa20-Poly1305 with the post's key and nonce gives the same bytes every pass, and a
+/// later pass hands out only the first pass's bytes (each chunk checked by its SHA-256, the last
+/// also by the tag): a file changed meanwhile fails with `.localFile` at the first chunk that
+/// differs, never reaches the station whole, and never puts two plaintexts under one keystream.
 struct Publisher: Sendable {
     /// The file name every upload's multipart part carries. The real name belongs in the
     /// (encrypted) metadata: a part's file name travels in plaintext, and a fixed one also keeps

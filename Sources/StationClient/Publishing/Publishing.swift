@@ -59,8 +59,8 @@ public struct PublishedPost: Sendable, Hashable {
 /// A prepared post of bytes holds its ciphertext in memory. A file's post
 /// (``StationClient/publish(fileAt:metadata:namespace:audience:progress:)``,
 /// ``StationClient/publish(contentsOf:metadata:namespace:audience:progress:)``) holds the file
-/// open and encrypts it again each time its body is read: no copy of the ciphertext is written
-/// anywhere, and a transport can send the body again from its first byte.
+/// open and encrypts it again each time its body is read: the client writes no copy of the
+/// ciphertext anywhere, and a transport can send the body again from its first byte.
 public final class PreparedPost: Sendable {
     /// The CID the station will give the ciphertext.
     public let postCID: String
@@ -129,7 +129,10 @@ extension StationClient {
     }
 
     /// Encrypts the file at `fileURL` and publishes it, in constant memory and writing nothing to
-    /// disk; see ``publish(data:metadata:namespace:audience:progress:)``.
+    /// disk (with `CurlTransport` and with `URLSessionTransport` on Apple platforms; on Linux,
+    /// FoundationNetworking's URLSession takes a stream body only from a spooled file, which
+    /// `URLSessionTransport` writes, unlinked, to the system's temporary directory); see
+    /// ``publish(data:metadata:namespace:audience:progress:)``.
     ///
     /// The file is opened once and read three times, encrypted each time with the post's key and
     /// nonce (which gives the same ciphertext every time): to find the SecretBox tag and the post's

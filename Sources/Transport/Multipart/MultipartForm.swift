@@ -131,7 +131,8 @@ public struct MultipartForm: Sendable {
 
     /// The whole body in memory, file parts read from disk.
     ///
-    /// - Throws: `MultipartForm.Error.fileUnreadable` or `.fileChanged` for file parts.
+    /// - Throws: `MultipartForm.Error.fileUnreadable` or `.fileChanged` for file parts; for a
+    ///   produced part, what it throws or `.contentChanged`.
     public func encoded() throws -> Data {
         var body = Data()
         body.reserveCapacity(Int(clamping: contentLength))
@@ -142,7 +143,8 @@ public struct MultipartForm: Sendable {
     /// Calls `body` with the body's bytes in order, in chunks of at most `chunkSize` bytes for file
     /// parts, for example to hash the body before sending it.
     ///
-    /// - Throws: `MultipartForm.Error.fileUnreadable` or `.fileChanged` for file parts, or what
+    /// - Throws: `MultipartForm.Error.fileUnreadable` or `.fileChanged` for file parts (for a
+    ///   produced part, what it throws or `.contentChanged`), or what
     ///   `body` throws.
     public func forEachChunk(chunkSize: Int = 256 * 1024, _ body: (Data) throws -> Void) throws {
         let reader = Reader(segments: segments + [.bytes(closingBytes)], chunkSize: chunkSize)

@@ -53,8 +53,9 @@ final class BoundStreamPump: Sendable {
     private let writer: Writer
 
     /// The longest sleep while the output is full before asking it again: a safety net for an
-    /// event that never comes, not the way the pump learns of space.
-    static let eventWaitLimit: TimeInterval = 5
+    /// event that never comes, not the way the pump learns of space (one wake-up a second at
+    /// most while an upload waits on the network, against 500 for the 2 ms poll it replaces).
+    static let eventWaitLimit: TimeInterval = 1
 
     #if !canImport(FoundationNetworking)
     /// An input stream that yields `source`'s bytes, and the pump copying them; `nil` if no stream
@@ -176,16 +177,16 @@ final class BoundStreamPump: Sendable {
 /// ``interrupt()``) end the thread's ``waitForEvent(timeout:)``, which runs that run loop, so the
 /// pump sleeps until URLSession has taken bytes. (FoundationNetworking has no bound pair.)
 final class RunLoopOutput: NSObject, PumpOutput, StreamDelegate, @unchecked Sendable {
-    private let stream: OutputStream
+    private let output: OutputStream
     /// Guards `runLoop` and `eventPending`; the rest is the pump thread's.
-    private let lock = NSLock()
+    private let lock = NSCondition()
     private var runLoop: CFRunLoop?
     private var eventPending = false
 
-    init(_ stream: OutputStream) {
-        self.stream = stream
+    init(_ output: OutputStream) {
+        self.output = output
         super.init()
-        stream.delegate = self
+        output.delegate = self
     }
 
     func open() {
@@ -193,17 +194,19 @@ final class RunLoopOutput: NSObject, PumpOutput, StreamDelegate, @unchecked Send
         lock.lock()
         runLoop = current.getCFRunLoop()
         lock.unlock()
-        stream.schedule(in: current, forMode: .default)
-        stream.open()
+        output.schedule(in: current, forMode: .default)
+        output.open()
     }
 
-    var hasSpaceAvailable: Bool { stream.hasSpaceAvailable }
+    var hasSpaceAvailable: Bool { output.hasSpaceAvailable }
 
-    func write(_ buffer: UnsafePointer<UInt8>, maxLength length: Int) -> Int { stream.write(buffer, maxLength: length) }
+    func write(_ buffer: UnsafePointer<UInt8>, maxLength length: Int) -> Int { output.write(buffer, maxLength: length) }
 
     func close() {
-        stream.close()
-        stream.remove(from: .current, forMode: .default)
+        output.close()
+        output.remove(from: .current, forMode: .default)
+        // The delegate is not retained by the stream.
+        output.delegate = nil
         lock.lock()
         runLoop = nil
         lock.unlock()
@@ -211,10 +214,17 @@ final class RunLoopOutput: NSObject, PumpOutput, StreamDelegate, @unchecked Send
 
     func waitForEvent(timeout: TimeInterval) {
         let deadline = Date(timeIntervalSinceNow: timeout)
-        // Returns after one source fired (the stream's event) or when `interrupt()` stopped it.
+        // One run returns after the stream's event (a source handled) or the block `interrupt()`
+        // queued, which stops it; a block queued before the run starts runs, and stops it, first.
         while !takePendingEvent(), Date() < deadline {
-            // `false`: no source to wait on (the stream is gone); the pump asks the output again.
-            guard RunLoop.current.run(mode: .default, before: deadline) else { return }
+            guard RunLoop.current.run(mode: .default, before: deadline) else {
+                // No source to wait on (cannot happen while the stream is scheduled): sleep
+                // until an interruption or the deadline rather than spin.
+                lock.lock()
+                if !eventPending { _ = lock.wait(until: deadline) }
+                lock.unlock()
+                continue
+            }
         }
     }
 
@@ -222,8 +232,11 @@ final class RunLoopOutput: NSObject, PumpOutput, StreamDelegate, @unchecked Send
         lock.lock()
         eventPending = true
         let loop = runLoop
+        lock.broadcast()
         lock.unlock()
-        if let loop { CFRunLoopStop(loop) }
+        guard let loop else { return }
+        CFRunLoopPerformBlock(loop, CFRunLoopMode.defaultMode.rawValue) { CFRunLoopStop(CFRunLoopGetCurrent()) }
+        CFRunLoopWakeUp(loop)
     }
 
     /// The stream's delegate call, on the pump thread while it runs its run loop.
