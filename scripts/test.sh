@@ -80,10 +80,11 @@ swift build --build-tests --explicit-target-dependency-import-check error -Xswif
 # failed build, Ctrl-C) also stops the background builds below, which would outlive it otherwise.
 scratch=$(mktemp -d)
 log=$scratch/count apple_log=$scratch/apple-count background_log=$scratch/background.log
-background=""
+background="" finals=()
 cleanup() {
     # The build under way first (a child of the subshell), then the subshell, which would start the next.
     [ -z "$background" ] || { pkill -TERM -P "$background" 2>/dev/null; kill "$background" 2>/dev/null; } || true
+    for final in "${finals[@]}"; do pkill -TERM -P "$final" 2>/dev/null; kill "$final" 2>/dev/null; done || true
     rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -158,15 +159,19 @@ else
     test_count "$scratch/filtered.log" > "$log"
 fi
 
-# The Apple configuration, built and run here: without the default SystemLibraries trait the package
-# links no system library (pure-Swift SecretBox, BLAKE2b, Argon2, Ed25519, SHA-256; URLSessionTransport
-# as the default transport), exactly as iOS and macOS get it. Its own scratch path keeps the default
-# build intact. Skipped only when tests were filtered to a subset.
+# The phases below need the background builds.
 if [ $# -eq 0 ]; then
     phase "waiting for the background builds"
     wait "$background" || { background=""; cat "$background_log"; echo "a background build failed" >&2; exit 1; }
     background=""
     grep -E "error|warning: " "$background_log" || true
+fi
+
+# The Apple configuration, built and run here: without the default SystemLibraries trait the package
+# links no system library (pure-Swift SecretBox, BLAKE2b, Argon2, Ed25519, SHA-256; URLSessionTransport
+# as the default transport), exactly as iOS and macOS get it. Its own scratch path keeps the default
+# build intact. Skipped only when tests were filtered to a subset.
+apple_tests() {
     phase "swift test, Apple configuration (--disable-default-traits)"
     # The transport scenarios (every shipped transport, TLS fronts) ran above and test no primitive;
     # nor do the two size-limit tests, which check the request's framing by sealing 100 MiB posts
@@ -183,34 +188,53 @@ if [ $# -eq 0 ]; then
         "serial:^StationClientTests\.KeyStoreTests/" \
         "serial:^StationClientTests\.:^StationClientTests\.((TrustTests|TransportScenarioTests|EndToEndTests|KeyStoreTests)/|ReadWriteTests/sizeLimit|PublisherTests/largestFillsTheRequest|RestartedBodyTests/aLargeFileIsNeverStaged)" \
         "serial:^DriveSyncTests\.:^DriveSyncTests\.(MoveTests|ListingBoundTests|NoFileLostTests|WatchTests|AppFacingSyncTests|RemoteRootTests|IgnoreSyncTests|SyncStatusTests|SyncStorageTests|ParallelTransferTests)/"
-fi
+    phase "swift test, Apple configuration: done"
+}
 
 # A short libFuzzer smoke run of every harness (its seed corpus plus 5 s of new inputs each, two
-# at a time); Fuzz/README.md has the long run. Skipped only when tests were filtered to a subset.
-if [ $# -eq 0 ]; then
+# at a time); Fuzz/README.md has the long run.
+fuzz_smoke() {
     phase "fuzz smoke run (FUZZ_CONFIGURATION=debug FUZZ_JOBS=2 Fuzz/run.sh 5)"
     FUZZ_CONFIGURATION=debug FUZZ_JOBS=2 bash Fuzz/run.sh 5
-fi
+    phase "fuzz smoke run: done"
+}
 
 # The benchmarks (their own package, built above in debug) run once, briefly, so they keep working:
 # the figures themselves come from release builds (Benchmarks/README.md). station-client-bench exits
 # 1 when a figure misses its goal, which a debug build may; 2 or a crash fails the run.
-if [ $# -eq 0 ]; then
+benchmarks_smoke() {
     phase "benchmarks smoke run (Benchmarks/Package.swift, debug)"
-    benchmarks=.build/benchmarks/debug
+    local benchmarks=.build/benchmarks/debug bench_status=0
     "$benchmarks/cipher-bench" --filter sha3 --batches 1
-    set +e
     # The emulator it starts is the root package's debug build (the station needs no second build).
-    "$benchmarks/station-client-bench" --emulator "$bin/cipher-station-emulator" --posts 20 --reference-posts 0 --cold-runs 1 --large-file no
-    bench_status=$?
-    set -e
-    [ "$bench_status" -le 1 ] || { echo "station-client-bench failed (exit $bench_status)" >&2; exit 1; }
-fi
+    "$benchmarks/station-client-bench" --emulator "$bin/cipher-station-emulator" --posts 20 --reference-posts 0 --cold-runs 1 --large-file no \
+        || bench_status=$?
+    [ "$bench_status" -le 1 ] || { echo "station-client-bench failed (exit $bench_status)" >&2; return 1; }
+    phase "benchmarks smoke run: done"
+}
 
 # The DocC build (warnings are errors) and the check that every public symbol is documented.
-if [ $# -eq 0 ]; then
+documentation() {
     phase "documentation (scripts/docs.sh)"
     bash scripts/docs.sh
+    phase "documentation: done"
+}
+
+# These four need nothing of each other and no further build of the default configuration's tests,
+# so they run side by side: the Apple configuration's serial groups wait on sockets, processes and
+# timers, which the others fill. Each one's log is printed whole once all have ended.
+if [ $# -eq 0 ]; then
+    phase "the Apple configuration's tests, the fuzz and benchmarks smoke runs and the documentation, side by side"
+    finals=()
+    for final in apple_tests fuzz_smoke benchmarks_smoke documentation; do
+        ( set -e; "$final" ) > "$scratch/$final.log" 2>&1 &
+        finals+=("$!")
+    done
+    final_status=0
+    for index in "${!finals[@]}"; do wait "${finals[$index]}" || final_status=1; done
+    finals=()
+    for final in apple_tests fuzz_smoke benchmarks_smoke documentation; do cat "$scratch/$final.log"; done
+    [ "$final_status" -eq 0 ] || { echo "a final phase failed (its log is above)" >&2; exit 1; }
 fi
 
 phase "done"

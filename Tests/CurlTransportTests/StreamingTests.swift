@@ -25,34 +25,15 @@ struct StreamingTests {
     }
 
     /// A server that takes an upload on a connection reused from an earlier request and closes
-    /// without a byte of answer (as one does that closed the pooled connection meanwhile): libcurl
-    /// sends the request again on a new connection and rewinds the body. A restartable stream (a
+    /// without a byte of answer (``FirstUploadDroppingServer``): libcurl sends the request again on
+    /// a new connection and rewinds the body. A restartable stream (a
     /// publish's multipart form) starts over from its first byte; a one-shot stream cannot, and
     /// the transfer fails with a typed error instead of sending part of a body.
     @Test(arguments: [true, false])
     func streamResentAfterTheServerDropsTheConnectionMidBody(restartable: Bool) async throws {
         let size = 512 * 1024
         let pattern = PatternBytes(seed: 0x5E5F)
-        let uploads = Locked<[(bytes: Int64, intact: Bool)]>([])
-        let server = try LoopbackHTTPServer { request, response in
-            guard request.path == "/upload" else {
-                try response.send(status: 200, body: Array("warm".utf8))
-                return
-            }
-            let first = uploads.withLock { $0.isEmpty }
-            var intact = true
-            var received: Int64 = 0
-            try request.consumeBody { bytes, offset in
-                if !pattern.matches(bytes, offset: offset) { intact = false }
-                received += Int64(bytes.count)
-            }
-            uploads.withLock { $0.append((received, intact)) }
-            if first {
-                response.abortConnection()
-                return
-            }
-            try response.send(status: 200, body: Array("\(received)".utf8))
-        }
+        let server = try FirstUploadDroppingServer(pattern: pattern)
         defer { server.stop() }
         let body = pattern.data(offset: 0, count: size)
         let stream = restartable
@@ -67,13 +48,13 @@ struct StreamingTests {
         guard restartable else {
             let error = await #expect(throws: TransportError.self) { try await transport.send(request, body: .stream(stream)) }
             #expect(error?.kind != .cancelled)
-            #expect(uploads.value.count == 1)
+            #expect(server.uploads.count == 1)
             return
         }
         let response = try await transport.send(request, body: .stream(stream))
         #expect(response.status == 200)
         #expect(response.body.data.map { String(decoding: $0, as: UTF8.self) } == "\(size)")
-        let seen = uploads.value
+        let seen = server.uploads
         #expect(seen.count == 2, "the upload was sent \(seen.count) time(s)")
         #expect(seen.last?.bytes == Int64(size) && seen.last?.intact == true, "the resent body: \(String(describing: seen.last))")
     }

@@ -30,7 +30,7 @@ struct RestartedBodyTests {
         }
 
         func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
-            guard request.url.path == "/post", case .stream(let stream) = body, let length = stream.length else {
+            guard let (stream, length) = RestartedBodyTests.postBody(request, body) else {
                 return try await base.send(request, body: body, options: options)
             }
             // The first reading is left where it stopped (mid-pass, its reader alive) while the
@@ -100,7 +100,7 @@ struct RestartedBodyTests {
         }
 
         func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
-            guard request.url.path == "/post", case .stream(let stream) = body, let length = stream.length else {
+            guard let (stream, length) = RestartedBodyTests.postBody(request, body) else {
                 return try await base.send(request, body: body, options: options)
             }
             let file = file, sent = sent
@@ -147,6 +147,12 @@ struct RestartedBodyTests {
             #expect(rig.count("POST", "/post") <= 1)
             #expect(try await client.listPosts(as: DriveFileMetadata.self).posts.isEmpty)
         }
+    }
+
+    /// A `POST /post`'s sized stream body and its length; `nil` for any other request.
+    static func postBody(_ request: HTTPRequest, _ body: HTTPRequestBody) -> (HTTPBodyStream, Int64)? {
+        guard request.url.path == "/post", case .stream(let stream) = body, let length = stream.length else { return nil }
+        return (stream, length)
     }
 
     /// `stream` with `observe` told each chunk as it is read.

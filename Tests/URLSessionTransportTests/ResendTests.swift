@@ -24,26 +24,7 @@ struct ResendTests {
     @Test func uploadResentAfterTheServerDropsTheConnectionMidBody() async throws {
         let size = 512 * 1024  // under libcurl's 1 MiB threshold for `Expect: 100-continue`
         let pattern = PatternBytes(seed: 0x5E5E)
-        let uploads = Locked<[(bytes: Int64, intact: Bool)]>([])
-        let server = try LoopbackHTTPServer { request, response in
-            guard request.path == "/upload" else {
-                try response.send(status: 200, body: Array("warm".utf8))
-                return
-            }
-            let first = uploads.withLock { $0.isEmpty }
-            var intact = true
-            var received: Int64 = 0
-            try request.consumeBody { bytes, offset in
-                if !pattern.matches(bytes, offset: offset) { intact = false }
-                received += Int64(bytes.count)
-            }
-            uploads.withLock { $0.append((received, intact)) }
-            if first {
-                response.abortConnection()
-                return
-            }
-            try response.send(status: 200, body: Array("\(received)".utf8))
-        }
+        let server = try FirstUploadDroppingServer(pattern: pattern)
         defer { server.stop() }
         let directory = try TemporaryDirectory()
         defer { directory.cleanup() }
@@ -56,7 +37,7 @@ struct ResendTests {
         let response = try await transport.send(HTTPRequest(method: .put, url: server.url("/upload")), body: .file(file))
         #expect(response.status == 200)
         #expect(response.body.data.map { String(decoding: $0, as: UTF8.self) } == "\(size)")
-        let seen = uploads.value
+        let seen = server.uploads
         #expect(seen.count == 2, "the upload was sent \(seen.count) time(s)")
         #expect(seen.last?.bytes == Int64(size) && seen.last?.intact == true, "the resent body: \(String(describing: seen.last))")
     }
