@@ -226,3 +226,60 @@ struct RestartedBodyTests {
         }
     }
 }
+
+/// A station that published again between a listing's profile and its manifest read, and dropped
+/// the manifest the profile named (another device's publish, as a sync's parallel uploads race).
+@Suite("Listing: a manifest gone before it is read")
+struct ManifestGoneTests {
+    /// Answers the first `GET /content/<gone>` with the station's 404, after publishing one more
+    /// post through `other` (so the profile names a new manifest by then).
+    final class GoneOnceTransport: WrappingTransport, Sendable {
+        let base: any HTTPTransport
+        let gone: String
+        let other: StationClient
+        let answered = Locked(false)
+
+        init(base: any HTTPTransport, gone: String, other: StationClient) {
+            self.base = base
+            self.gone = gone
+            self.other = other
+        }
+
+        func send(_ request: HTTPRequest, body: HTTPRequestBody, options: TransferOptions) async throws -> HTTPResponse {
+            guard request.method == .get, request.url.path == "/content/\(gone)",
+                  answered.withLock({ answered in defer { answered = true }; return !answered }) else {
+                return try await base.send(request, body: body, options: options)
+            }
+            _ = try await other.publish(data: Data("two".utf8), metadata: Fixture.drive("two.txt", size: 3))
+            return HTTPResponse(status: 404, body: .data(Data(#"{"detail":"content not found"}"#.utf8)))
+        }
+    }
+
+    @Test("The listing reads the profile again once and lists the manifest it names now")
+    func listingReadsTheSuccessor() async throws {
+        let rig = try StationRig.inProcess()
+        let paired = try await rig.pair()
+        _ = try await paired.publish(data: Data("one".utf8), metadata: Fixture.drive("one.txt", size: 3))
+        let named = try #require(try await paired.profile().manifestCID)
+        let goneOnce = GoneOnceTransport(base: rig.transport, gone: named, other: paired)
+        // No gateway to fall back to (it may still serve the dropped manifest, a consistent older view).
+        let client = try await rig.client(for: paired) {
+            $0.transport = goneOnce
+            $0.gateway = nil
+        }
+        let listing = try await client.listPosts(as: DriveFileMetadata.self)
+        #expect(goneOnce.answered.value)
+        #expect(Set(listing.posts.compactMap(\.metadata?.filename)) == ["one.txt", "two.txt"])
+        #expect(listing.manifestCID != named)
+        // Through the sequence too (its manifest gone the same way, after a third post).
+        let again = GoneOnceTransport(base: rig.transport, gone: try #require(listing.manifestCID), other: paired)
+        let sequenceClient = try await rig.client(for: paired) {
+            $0.transport = again
+            $0.gateway = nil
+        }
+        var listed = 0
+        for try await post in sequenceClient.posts(as: DriveFileMetadata.self) { if case .success = post { listed += 1 } }
+        #expect(again.answered.value)
+        #expect(listed == 3)
+    }
+}

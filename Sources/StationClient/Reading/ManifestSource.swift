@@ -58,6 +58,21 @@ extension StationClient {
         return manifest
     }
 
+    /// The manifest the profile named as `cid`, or, when the station no longer has it (404: it
+    /// published a newer one meanwhile, for another device, and dropped this one), the one the
+    /// profile names now, read once more; with its CID.
+    ///
+    /// - Throws: as ``fetchManifest(cid:)``.
+    func fetchCurrentManifest(cid: String) async throws -> (cid: String, manifest: Manifest) {
+        do {
+            return (cid, try await fetchManifest(cid: cid))
+        } catch let error as StationClientError where error.status == 404 {
+            guard let current = try await profile().manifestCID, current != cid else { throw error }
+            log(.info, "reading manifest \(cid): gone from the station; reading its successor \(current)")
+            return (current, try await fetchManifest(cid: current))
+        }
+    }
+
     /// A followed station's manifest with this CID, from `gateway` (which verifies it against the
     /// CID), at most as long as a manifest of `limits.maximumPosts` posts can be, read with `limits`.
     ///

@@ -38,10 +38,10 @@ extension StationClient {
             }
             throw error
         }
-        guard let manifestCID = profile.manifestCID else {
+        guard let namedCID = profile.manifestCID else {
             return PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil)
         }
-        let manifest = try await fetchManifest(cid: manifestCID)
+        let (manifestCID, manifest) = try await fetchCurrentManifest(cid: namedCID)
         let entries = manifest.posts(in: namespace)
         let refused = ListingEngine.skippedEntries(of: manifest, namespace: namespace, operation: operation)
         let cachedKeys = await postKeys.keys(for: entries.map(\.postCID))

@@ -37,8 +37,8 @@ extension StationClient {
     /// The first step of a ``PostSequence``: the namespace's entries and what reading them needs.
     func sequencePlan() async throws -> SequencePlan? {
         let namespace = try self.namespace(nil)
-        guard let manifestCID = try await profile().manifestCID else { return nil }
-        let manifest = try await fetchManifest(cid: manifestCID)
+        guard let namedCID = try await profile().manifestCID else { return nil }
+        let (manifestCID, manifest) = try await fetchCurrentManifest(cid: namedCID)
         await postKeys.load()
         let entries = manifest.posts(in: namespace)
         let skipped = ListingEngine.skippedEntries(of: manifest, namespace: namespace, operation: "listing namespace \(namespace)")
