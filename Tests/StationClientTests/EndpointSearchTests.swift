@@ -86,7 +86,8 @@ struct EndpointSearchTests {
         #expect(listing.posts.map(\.metadata?.filename) == ["kept.txt"])
         // The unpaired read of a profile says the same.
         let direct = await #expect(throws: StationClientError.self) {
-            try await StationClient.profile(at: setup.network.url(host: "station.test"), transport: setup.network.transport)
+            try await StationConnection.read(.profile, at: StationOrigin(url: setup.network.url(host: "station.test"), pins: []),
+                                             transport: setup.network.transport)
         }
         #expect(direct?.kind == .unreachable && direct?.status == 502)
         // Under the same fault on its own route, followers() is unreachable too.

@@ -158,7 +158,8 @@ struct ErrorKindTests {
         let https = try #require(URL(string: "https://station.test"))
         let before = rig.emulator.requests.entries.count
         let error = await #expect(throws: StationClientError.self) {
-            _ = try await StationClient.profile(at: https, transport: NonPinningTransport(base: rig.transport), pins: [pin])
+            _ = try await StationConnection.read(.profile, at: StationOrigin(url: https, pins: [pin]),
+                                                 transport: NonPinningTransport(base: rig.transport))
         }
         #expect(error?.kind == .pinningUnsupported)
         #expect(error?.transportError?.kind == .pinningUnsupported)

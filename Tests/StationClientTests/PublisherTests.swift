@@ -37,7 +37,7 @@ final class ScriptedStation: PostSubmitting {
     var bodies: [[UInt8]] { state.withLock { $0.bodies } }
     var finds: Int { state.withLock { $0.finds } }
 
-    func sendPost(_ body: StationRequest.Body, options: TransferOptions, operation: String) async throws -> HTTPResponse {
+    func sendPost(_ body: StationCall.Body, options: TransferOptions, operation: String) async throws -> HTTPResponse {
         guard case .multipart(let form, let digest) = body else { throw StationClientError(.refused, operation: operation, message: "not a form") }
         let sent = [UInt8](try form.encoded())
         // The digest signed is the body's.

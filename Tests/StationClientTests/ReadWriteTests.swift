@@ -380,13 +380,13 @@ struct PublicProfileTests {
     /// unreachable station is a typed error.
     @Test func profileWithoutPairing() async throws {
         let rig = try StationRig.served()
-        let profile = try await StationClient.profile(at: rig.station, transport: rig.transport)
+        let profile = try await StationConnection.read(.profile, at: StationOrigin(url: rig.station, pins: []), transport: rig.transport)
         #expect(profile.uid == rig.emulator.uid)
         #expect(profile.mlkemPublicKey == rig.emulator.mlkemPublicKeyHex)
         // Once the station stops serving, its port refuses connections.
         rig.emulator.stop()
         let error = await #expect(throws: StationClientError.self) {
-            _ = try await StationClient.profile(at: rig.station, transport: rig.transport)
+            _ = try await StationConnection.read(.profile, at: StationOrigin(url: rig.station, pins: []), transport: rig.transport)
         }
         #expect(error?.kind == .unreachable)
     }

@@ -61,7 +61,7 @@ struct ResilienceTests {
         let (rig, client) = try await StationRig.pairedInProcess()
         let context = client.connection.signingContext()
         let recorder = RecordingTransport(base: rig.transport)
-        let followers = StationRequest.signed(.get, "/followers", options: TransferOptions(),
+        let followers = StationCall.signed(.get, "/followers", options: TransferOptions(),
                                               timeouts: TransferTimeouts(idle: nil, total: nil), operation: "test")
         let first = try await StationConnection.exchange(followers, at: StationOrigin(url: rig.station, pins: []), signing: context,
                                                          transport: recorder)

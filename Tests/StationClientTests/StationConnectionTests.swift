@@ -81,7 +81,7 @@ struct StationConnectionTests {
         for (status, body) in [(502, "<html>Bad Gateway</html>"), (503, "Service Unavailable"), (530, "")] {
             let transport = ScriptedTransport { _, _ in json(status, body) }
             let connection = try connection(transport)
-            for request in [StationRequest.signed(.get, "/followers", timeouts: timeouts, operation: "GET /followers"),
+            for request in [StationCall.signed(.get, "/followers", timeouts: timeouts, operation: "GET /followers"),
                             .unsigned(.get, "/health", limit: ResponseLimit.small, timeouts: timeouts)] {
                 let error = await #expect(throws: StationClientError.self) { try await connection.send(request) }
                 #expect(error?.kind == .unreachable)
@@ -139,7 +139,7 @@ struct StationConnectionTests {
     func unsignedHeaders() async throws {
         let transport = ScriptedTransport { _, _ in json(206, "") }
         let connection = try connection(transport)
-        var request = StationRequest.signed(.get, "/content/x", timeouts: StationClientConfiguration.defaultRequestTimeouts,
+        var request = StationCall.signed(.get, "/content/x", timeouts: StationClientConfiguration.defaultRequestTimeouts,
                                             operation: "GET /content/x")
         request.unsignedHeaders = [("Range", "bytes=10-")]
         _ = try await connection.send(request)

@@ -107,7 +107,8 @@ struct TransportScenarioTests {
         defer { other.stop() }
         let before = rig.emulator.requests.entries.count
         let refused = await #expect(throws: StationClientError.self) {
-            _ = try await StationClient.profile(at: other.url(""), transport: configuration.transport, pins: [front.pin])
+            _ = try await StationConnection.read(.profile, at: StationOrigin(url: other.url(""), pins: [front.pin]),
+                                                 transport: configuration.transport)
         }
         #expect(refused?.transportError?.kind == .pinMismatch, "\(String(describing: refused))")
         #expect(rig.emulator.requests.entries.count == before)

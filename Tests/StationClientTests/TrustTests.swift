@@ -106,7 +106,7 @@ struct TrustTests {
         let reloaded = try await StationClient.load(configuration: station.configuration())
         #expect(await reloaded.activePins == [station.front.pin])
         #expect(try await reloaded.health().isHealthy)
-        _ = try await reloaded.signed(.get, "/followers", operation: "GET /followers")
+        _ = try await reloaded.sendSigned(.get, "/followers", operation: "GET /followers")
         #expect(station.rig.count("GET", "/followers") == 1)
     }
 
@@ -216,7 +216,7 @@ struct TrustTests {
         #expect(health?.kind == .keyChanged)
         #expect(health?.expectedFingerprint == station.front.pin)
         #expect(health?.presentedFingerprint == replaced.pin)
-        let signed = await stationError { _ = try await client.signed(.get, "/followers", operation: "GET /followers") }
+        let signed = await stationError { _ = try await client.sendSigned(.get, "/followers", operation: "GET /followers") }
         #expect(signed?.kind == .keyChanged)
         #expect(signed?.presentedFingerprint == replaced.pin)
         #expect(station.rig.emulator.requests.count(.any) == before, "nothing reached the station under another key")

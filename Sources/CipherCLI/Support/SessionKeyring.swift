@@ -182,7 +182,7 @@ struct SessionKeyring: Sendable {
         var forgot = forget()
         for url in Self.copies(in: storeDirectory) where unlink(url.path) == 0 { forgot = true }
         // Ordering: a copy a power cut brought back opens nothing, its session key gone with the restart.
-        if forgot { AtomicFile.syncDirectory(storeDirectory, need: .ordering) }
+        if forgot { DurableWrite.flushDirectory(storeDirectory.path, need: .ordering) }
         return forgot
     }
 
@@ -366,7 +366,7 @@ struct SessionKeyring: Sendable {
             // The copy there now is this one (the same expiry) or a later one another command kept.
             if now >= expiry, self.expiry(ofCopyAt: url).map({ $0 <= now }) ?? true {
                 unlink(url.path)
-                AtomicFile.syncDirectory(url.deletingLastPathComponent(), need: .ordering)
+                DurableWrite.flushDirectory(url.deletingLastPathComponent().path, need: .ordering)
                 return 0
             }
             sleep(1)

@@ -12,12 +12,12 @@ extension StationClient {
             do {
                 try await configuration.keyStore.delete(name)
             } catch {
-                log(.warning, "cannot remove the old cache item \(name) from the key store: \(error)")
+                configuration.log(.warning, "cannot remove the old cache item \(name) from the key store: \(error)")
             }
         }
         // The cache-store items may be another station's (a device paired again), so they are
         // never read, only removed.
-        if let error = await removeLegacyCacheItems(namespace: namespace) { log(.warning, "cannot remove an old cache item: \(error)") }
+        if let error = await removeLegacyCacheItems(namespace: namespace) { configuration.log(.warning, "cannot remove an old cache item: \(error)") }
     }
 
     /// Removes every old cache item of `namespace`, throwing the first failure (``forget()``).

@@ -1,4 +1,5 @@
 import Foundation
+import SHA2
 import Signing
 import Transport
 
@@ -17,15 +18,8 @@ extension StationClient {
     /// - Throws: ``StationClientError`` (`.refused`) when the method or path cannot be signed (an
     ///   empty method, a path with a line break).
     public func signedHeaders(method: String, path: String, body: some DataProtocol) throws -> SignedRequestHeaders {
-        let context = connection.signingContext()
-        let offset = context.clockOffset
-        let signer = RequestSigner(identity: context.identity, clock: { RequestSigner.systemClock() + offset })
-        do {
-            return try signer.sign(method: method, path: path, body: body)
-        } catch {
-            throw StationClientError(.refused, operation: "signing \(method) \(path)", message: "cannot sign: \(error)",
-                                     underlying: error)
-        }
+        try connection.signingContext().headers(method: method, path: path, bodySHA256: SHA256.hash(data: body),
+                                                operation: "signing \(method) \(path)")
     }
 
     /// Sends a signed owner request through the connection (see ``StationConnection/send(_:budget:)``).
@@ -33,8 +27,8 @@ extension StationClient {
     /// a longer one fails the call.
     /// - Returns: the response, whatever its status.
     /// - Throws: ``StationClientError`` when no answer could be had.
-    nonisolated func signed(
-        _ method: HTTPMethod, _ path: String, body: StationRequest.Body = .empty, options: TransferOptions? = nil,
+    nonisolated func sendSigned(
+        _ method: HTTPMethod, _ path: String, body: StationCall.Body = .empty, options: TransferOptions? = nil,
         limit: Int = ResponseLimit.small, operation: String, budget: CallBudget? = nil
     ) async throws -> HTTPResponse {
         try await connection.send(.signed(method, path, body: body, options: options, limit: limit,
@@ -43,11 +37,11 @@ extension StationClient {
     }
 
     /// Sends a signed call and requires a 2xx answer, decoding it as `T`.
-    nonisolated func signedJSON<T: Decodable>(
-        _ method: HTTPMethod, _ path: String, body: StationRequest.Body = .empty, as type: T.Type, limit: Int = ResponseLimit.small,
+    nonisolated func sendSignedAndDecode<T: Decodable>(
+        _ method: HTTPMethod, _ path: String, body: StationCall.Body = .empty, as type: T.Type, limit: Int = ResponseLimit.small,
         operation: String
     ) async throws -> T {
-        let response = try await signed(method, path, body: body, limit: limit, operation: operation)
-        return try Self.decodeAnswer(type, from: response, operation: operation)
+        let response = try await sendSigned(method, path, body: body, limit: limit, operation: operation)
+        return try StationConnection.decodeAnswer(type, from: response, operation: operation)
     }
 }

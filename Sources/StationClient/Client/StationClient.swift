@@ -17,8 +17,9 @@ import ContentAddressing
 /// earlier version left behind when it was killed mid-upload (this version stages no upload).
 ///
 /// The client is a front over its parts: the connection to the station (credentials, clock
-/// offset, endpoint changes, every call), the post-key store, and the offline view. The expensive
-/// work (signing, ML-KEM, SecretBox) runs outside the actor, so concurrent calls use every core.
+/// offset, endpoint changes, every call), the post-key store, the manifest source and the offline
+/// view. The expensive work (signing, ML-KEM, SecretBox) runs outside the actor, so concurrent
+/// calls use every core.
 public actor StationClient {
     /// The configuration the client was created with.
     public nonisolated let configuration: StationClientConfiguration
@@ -28,8 +29,8 @@ public actor StationClient {
     nonisolated let postKeys: PostKeyStore
     /// The offline view of this device's namespace and of the stations it follows.
     nonisolated let offline: OfflineListings
-    /// The last manifest read, by CID: content-addressed, so the same CID never needs reading again.
-    var manifestCache: (cid: String, manifest: Manifest)?
+    /// This station's manifests, and the last one read.
+    nonisolated let manifests: ManifestSource
     /// Whether the caches earlier versions kept in the key store were removed.
     var legacyCachesRemoved = false
 
@@ -43,25 +44,27 @@ public actor StationClient {
     /// - Throws: ``StationClientError`` (`.keyStore`) when the credentials cannot be saved.
     public init(credentials: DeviceCredentials, configuration: StationClientConfiguration) async throws {
         self.configuration = configuration
-        (connection, postKeys, offline) = Self.parts(credentials, configuration)
+        (connection, postKeys, offline, manifests) = Self.parts(credentials, configuration)
         try await connection.saveCredentials()
     }
 
     private init(loaded credentials: DeviceCredentials, configuration: StationClientConfiguration) {
         self.configuration = configuration
-        (connection, postKeys, offline) = Self.parts(credentials, configuration)
+        (connection, postKeys, offline, manifests) = Self.parts(credentials, configuration)
     }
 
     /// The parts a client is a front over; removes the stale upload staging files on the way.
     private static func parts(
         _ credentials: DeviceCredentials, _ configuration: StationClientConfiguration
-    ) -> (StationConnection, PostKeyStore, OfflineListings) {
+    ) -> (StationConnection, PostKeyStore, OfflineListings, ManifestSource) {
         StagedFile.removeStaleUploads(in: configuration.temporaryDirectory)
-        return (StationConnection(credentials: credentials, configuration: configuration),
+        let connection = StationConnection(credentials: credentials, configuration: configuration)
+        return (connection,
                 PostKeyStore(cacheStore: configuration.cacheStore, station: credentials.stationUID,
                              persists: configuration.persistsPostKeys, log: configuration.log),
                 OfflineListings(cacheStore: configuration.cacheStore, persists: configuration.persistsOfflineListing,
-                                log: configuration.log))
+                                log: configuration.log),
+                ManifestSource(connection: connection))
     }
 
     /// Loads the credentials saved by an earlier pairing from the configuration's key store.
@@ -97,10 +100,6 @@ public actor StationClient {
         }
     }
 
-    nonisolated func log(_ level: LogEvent.Level, _ message: @autoclosure () -> String) {
-        configuration.log?(LogEvent(level: level, message: message()))
-    }
-
     // MARK: Public endpoints
 
     /// `GET /health`: whether the station and its IPFS node are up.
@@ -109,23 +108,7 @@ public actor StationClient {
     /// as a response whose `isHealthy` is `false`, not thrown.
     /// - Throws: ``StationClientError`` when the station cannot be reached or answers otherwise.
     public func health() async throws -> HealthResponse {
-        let request = Self.healthRequest(timeouts: configuration.requestTimeouts)
-        return try Self.decodeAnswer(HealthResponse.self, from: try await connection.send(request), operation: request.operation,
-                                     alsoAccepting: 503)
-    }
-
-    static func health(
-        at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts, pins: [PublicKeyFingerprint]
-    ) async throws -> HealthResponse {
-        let request = healthRequest(timeouts: timeouts)
-        let response = try await StationConnection.exchange(request, at: StationOrigin(url: endpoint, pins: pins), signing: nil,
-                                                            transport: transport)
-        return try decodeAnswer(HealthResponse.self, from: response, operation: request.operation, alsoAccepting: 503)
-    }
-
-    /// A degraded station answers 503 with its health: that is an answer, not a refusal.
-    private static func healthRequest(timeouts: TransferTimeouts) -> StationRequest {
-        .unsigned(.get, "/health", limit: ResponseLimit.small, timeouts: timeouts)
+        try await connection.read(.health)
     }
 
     /// `GET /profile`: the station's identity, manifest CID and counts.
@@ -139,7 +122,7 @@ public actor StationClient {
     ///   profile; `.integrity` when it names another IPNS key or other station keys than the stored ones.
     public func profile() async throws -> StationProfile {
         let operation = "GET /profile"
-        let profile = try await fetchProfile()
+        let profile = try await connection.read(.profile)
         try connection.check(profile, operation: operation)
         return profile
     }
@@ -160,61 +143,8 @@ public actor StationClient {
     ///   `.keyStore` when the credentials cannot be saved; as ``profile()`` when it cannot be read.
     @discardableResult
     public func adoptIPNSKey() async throws -> String? {
-        let profile = try await fetchProfile()
+        let profile = try await connection.read(.profile)
         return try await connection.adoptAnchor(from: profile, operation: "adopting the station's IPNS key")
-    }
-
-    private nonisolated func fetchProfile() async throws -> StationProfile {
-        let request = Self.profileRequest(timeouts: configuration.requestTimeouts)
-        return try Self.decodeAnswer(StationProfile.self, from: try await connection.send(request), operation: request.operation)
-    }
-
-    private static func profileRequest(timeouts: TransferTimeouts) -> StationRequest {
-        .unsigned(.get, "/profile", limit: ResponseLimit.profile, timeouts: timeouts)
-    }
-
-    /// `GET /profile` of any station, without pairing: what a device needs to follow it (its uid,
-    /// ML-KEM and ML-DSA public keys, IPNS name).
-    ///
-    /// - Parameters:
-    ///   - endpoint: the station's base URL.
-    ///   - transport: the HTTP transport to use.
-    ///   - timeouts: time limits for the call.
-    ///   - pins: public-key pins of the station's TLS certificate, for a self-signed `https`
-    ///     station (see ``StationClientConfiguration/stationPublicKeyPins``); empty: trust the
-    ///     certificate authorities.
-    /// - Throws: ``StationClientError``: `.unreachable` when the station cannot be reached (a
-    ///   tunnel's 502, 504, 52x, or non-JSON 503 included), `.station` for another non-2xx answer,
-    ///   `.invalidResponse` when the answer is not a profile.
-    public static func profile(
-        at endpoint: URL, transport: any HTTPTransport, timeouts: TransferTimeouts = StationClientConfiguration.defaultRequestTimeouts,
-        pins: [PublicKeyFingerprint] = []
-    ) async throws -> StationProfile {
-        let request = profileRequest(timeouts: timeouts)
-        let response = try await StationConnection.exchange(request, at: StationOrigin(url: endpoint, pins: pins), signing: nil,
-                                                            transport: transport)
-        return try decodeAnswer(StationProfile.self, from: response, operation: request.operation)
-    }
-
-    // MARK: Answers
-
-    /// `response` decoded as `T` when its status is 2xx or `alsoAccepting`; `.station` otherwise.
-    static func decodeAnswer<T: Decodable>(
-        _ type: T.Type, from response: HTTPResponse, operation: String, alsoAccepting acceptedStatus: Int? = nil
-    ) throws -> T {
-        guard response.isSuccess || response.status == acceptedStatus else {
-            throw StationClientError.station(response, operation: operation)
-        }
-        return try decode(T.self, from: response, operation: operation)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, from response: HTTPResponse, operation: String) throws -> T {
-        do {
-            return try WireJSON.decode(type, from: [UInt8](response.body.data ?? Data()))
-        } catch {
-            throw StationClientError(.invalidResponse, operation: operation, status: response.status,
-                                     message: "unexpected answer: \(error)", underlying: error)
-        }
     }
 }
 

@@ -228,6 +228,11 @@ extension StationClientConfiguration {
     /// What a manifest read by this client may hold (``maximumManifestPosts``,
     /// ``maximumPostMetadataBytes``, ``maximumPostMetadataDepth``).
     var manifestLimits: ManifestLimits { ListingSettings(self).manifestLimits }
+
+    /// Hands a line to ``log``, building the message only when there is a handler.
+    func log(_ level: LogEvent.Level, _ message: @autoclosure () -> String) {
+        log?(LogEvent(level: level, message: message()))
+    }
 }
 
 /// One line of the SDK's log.

@@ -11,6 +11,29 @@ struct StationOrigin: Sendable, Equatable {
     var pins: [PublicKeyFingerprint]
 }
 
+/// A `GET` of one of the station's endpoints that need no signature (`/health`, `/profile`) and
+/// how its answer is decoded, read through ``StationConnection/read(_:)`` or, before pairing,
+/// ``StationConnection/read(_:at:transport:timeouts:)``.
+struct UnsignedRead<Answer: Decodable & Sendable>: Sendable {
+    let path: String
+    let limit: Int
+    /// A status besides 2xx whose body is still the answer.
+    let alsoAccepting: Int?
+
+    func call(timeouts: TransferTimeouts) -> StationCall {
+        .unsigned(.get, path, limit: limit, timeouts: timeouts)
+    }
+}
+
+extension UnsignedRead where Answer == HealthResponse {
+    /// A degraded station answers 503 with its health: that is an answer, not a refusal.
+    static var health: Self { Self(path: "/health", limit: ResponseLimit.small, alsoAccepting: 503) }
+}
+
+extension UnsignedRead where Answer == StationProfile {
+    static var profile: Self { Self(path: "/profile", limit: ResponseLimit.profile, alsoAccepting: nil) }
+}
+
 /// A paired device's connection to its station: the credentials (endpoint, pins, signing
 /// identity), the clock offset learned from the station, endpoint mobility, and ``send(_:budget:)``
 /// for every call, signed or not.
@@ -61,6 +84,20 @@ final class StationConnection: Sendable {
     struct SigningContext: Sendable {
         let identity: SigningIdentity
         let clockOffset: Int64
+
+        /// The six `x-cipher-*` headers for a request whose body hashes to `bodySHA256`, dated
+        /// with the clock offset.
+        /// - Throws: ``StationClientError`` (`.refused`, named `operation`) when the method or
+        ///   path cannot be signed.
+        func headers(method: String, path: String, bodySHA256: [UInt8], operation: String) throws -> SignedRequestHeaders {
+            let offset = clockOffset
+            let signer = RequestSigner(identity: identity, clock: { RequestSigner.systemClock() + offset })
+            do {
+                return try signer.sign(method: method, path: path, bodySHA256: bodySHA256)
+            } catch {
+                throw StationClientError(.refused, operation: operation, message: "cannot sign: \(error)", underlying: error)
+            }
+        }
     }
 
     func signingContext() -> SigningContext {
@@ -122,18 +159,17 @@ final class StationConnection: Sendable {
     /// `budget` when one is given; none left fails the call before anything is sent.
     /// - Returns: the response, whatever its status (a tunnel's 5xx is thrown as `.unreachable`).
     /// - Throws: ``StationClientError`` when no answer could be had.
-    func send(_ request: StationRequest, budget: CallBudget? = nil) async throws -> HTTPResponse {
+    func send(_ request: StationCall, budget: CallBudget? = nil) async throws -> HTTPResponse {
         try await withEndpointMobility(operation: request.operation) { origin in
             let first = try await self.sendOnce(request, at: origin, budget: budget)
             guard request.isSigned, let offset = Self.stationClockOffset(after: first) else { return first }
-            self.configuration.log?(LogEvent(
-                level: .warning, message: "\(request.operation): the station says the request is stale; retrying with a clock offset of \(offset) s"))
+            self.configuration.log(.warning, "\(request.operation): the station says the request is stale; retrying with a clock offset of \(offset) s")
             self.state.withLock { $0.clockOffset = offset }
             return try await self.sendOnce(request, at: origin, budget: budget)
         }
     }
 
-    private func sendOnce(_ request: StationRequest, at origin: StationOrigin, budget: CallBudget?) async throws -> HTTPResponse {
+    private func sendOnce(_ request: StationCall, at origin: StationOrigin, budget: CallBudget?) async throws -> HTTPResponse {
         guard budget?.take() ?? true else {
             throw StationClientError(.refused, operation: request.operation,
                                      message: "the listing already made one call per post it lists; nothing was sent")
@@ -146,19 +182,13 @@ final class StationConnection: Sendable {
     /// step every call takes, those of a client not paired yet included. A tunnel's answer in
     /// front of a dead station (see ``isTunnelFailure(_:)``) is thrown as `.unreachable`.
     static func exchange(
-        _ request: StationRequest, at origin: StationOrigin, signing: SigningContext?, transport: any HTTPTransport
+        _ request: StationCall, at origin: StationOrigin, signing: SigningContext?, transport: any HTTPTransport
     ) async throws -> HTTPResponse {
         let operation = request.operation
         var http = HTTPRequest(method: request.method, url: url(origin.url, request.path))
         if let signing {
-            let offset = signing.clockOffset
-            let signer = RequestSigner(identity: signing.identity, clock: { RequestSigner.systemClock() + offset })
-            let headers: SignedRequestHeaders
-            do {
-                headers = try signer.sign(method: request.method.rawValue, path: request.path, bodySHA256: request.body.sha256)
-            } catch {
-                throw StationClientError(.refused, operation: operation, message: "cannot sign: \(error)", underlying: error)
-            }
+            let headers = try signing.headers(method: request.method.rawValue, path: request.path, bodySHA256: request.body.sha256,
+                                              operation: operation)
             for field in headers.fields { http.headers.add(field.name, value: field.value) }
         }
         if let contentType = request.body.contentType { http.headers.add("Content-Type", value: contentType) }
@@ -198,6 +228,47 @@ final class StationConnection: Sendable {
             guard let data = response.body.data else { return false }
             return (try? WireJSON.parse([UInt8](data)).objectValue) == nil
         default: return false
+        }
+    }
+
+    // MARK: Unsigned reads
+
+    /// Reads `read` from the paired station, following it when it moves.
+    func read<Answer>(_ read: UnsignedRead<Answer>) async throws -> Answer {
+        let call = read.call(timeouts: configuration.requestTimeouts)
+        return try Self.decodeAnswer(Answer.self, from: try await send(call), operation: call.operation,
+                                     alsoAccepting: read.alsoAccepting)
+    }
+
+    /// Reads `read` once from the station at `origin`: what pairing, following and checking a
+    /// new endpoint need from a station whose identity is not fixed yet.
+    static func read<Answer>(
+        _ read: UnsignedRead<Answer>, at origin: StationOrigin, transport: any HTTPTransport,
+        timeouts: TransferTimeouts = StationClientConfiguration.defaultRequestTimeouts
+    ) async throws -> Answer {
+        let call = read.call(timeouts: timeouts)
+        return try decodeAnswer(Answer.self, from: try await exchange(call, at: origin, signing: nil, transport: transport),
+                                operation: call.operation, alsoAccepting: read.alsoAccepting)
+    }
+
+    // MARK: Answers
+
+    /// `response` decoded as `T` when its status is 2xx or `alsoAccepting`; `.station` otherwise.
+    static func decodeAnswer<T: Decodable>(
+        _ type: T.Type, from response: HTTPResponse, operation: String, alsoAccepting acceptedStatus: Int? = nil
+    ) throws -> T {
+        guard response.isSuccess || response.status == acceptedStatus else {
+            throw StationClientError.station(response, operation: operation)
+        }
+        return try decode(T.self, from: response, operation: operation)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from response: HTTPResponse, operation: String) throws -> T {
+        do {
+            return try WireJSON.decode(type, from: [UInt8](response.body.data ?? Data()))
+        } catch {
+            throw StationClientError(.invalidResponse, operation: operation, status: response.status,
+                                     message: "unexpected answer: \(error)", underlying: error)
         }
     }
 

@@ -207,7 +207,7 @@ extension StationClient {
                 try await fetchContent(postCID: postCID, to: temporary, limit: limit, progress: progress, operation: operation)
             } catch let error as StationClientError where error.kind != .cancelled {
                 guard let gateway = configuration.gateway else { throw Self.contentLost(error, gateway: nil) }
-                log(.info, "\(operation): falling back to the gateway (\(error))")
+                configuration.log(.info, "\(operation): falling back to the gateway (\(error))")
                 do {
                     try await gateway.fetch(cid: postCID, to: temporary, maximumSize: limit, progress: progress)
                 } catch let gatewayError as StationClientError {
@@ -230,7 +230,7 @@ extension StationClient {
             let deadline = DownloadDeadline(limit: Int64(ResponseLimit.storedFile), configuration: configuration)
             let response: HTTPResponse
             do {
-                response = try await signed(
+                response = try await sendSigned(
                     .get, "/content/\(postCID)",
                     options: ResponseLimit.options(ResponseLimit.storedFile, timeouts: try deadline.timeouts(operation: operation)),
                     operation: operation)
@@ -245,7 +245,7 @@ extension StationClient {
             return bytes
         } catch let error as StationClientError where error.kind != .cancelled {
             guard let gateway = configuration.gateway else { throw Self.contentLost(error, gateway: nil) }
-            log(.info, "\(operation): falling back to the gateway (\(error))")
+            configuration.log(.info, "\(operation): falling back to the gateway (\(error))")
             do {
                 return try await gateway.fetch(cid: postCID, limit: ResponseLimit.storedFile)
             } catch let gatewayError as StationClientError {
@@ -302,7 +302,7 @@ extension StationClient {
                 if written > 0 {
                     response = try await signedRange(path, from: written, options: options, operation: operation)
                 } else {
-                    response = try await signed(.get, path, options: options, operation: operation)
+                    response = try await sendSigned(.get, path, options: options, operation: operation)
                 }
             } catch {
                 throw deadline.explain(error, written: written, operation: operation)
@@ -329,7 +329,7 @@ extension StationClient {
                 break
             } catch let error as TransportError where error.kind == .connectionLost && resumes < 3 {
                 resumes += 1
-                log(.warning, "\(operation): connection lost at byte \(written); resuming")
+                configuration.log(.warning, "\(operation): connection lost at byte \(written); resuming")
             } catch {
                 throw deadline.explain(error, written: written, operation: operation)
             }
@@ -374,7 +374,7 @@ extension StationClient {
 
     /// A signed GET with a `Range` header (the header is not part of the signature).
     private func signedRange(_ path: String, from offset: Int64, options: TransferOptions, operation: String) async throws -> HTTPResponse {
-        var request = StationRequest.signed(.get, path, options: options, timeouts: configuration.requestTimeouts, operation: operation)
+        var request = StationCall.signed(.get, path, options: options, timeouts: configuration.requestTimeouts, operation: operation)
         request.unsignedHeaders = [("Range", "bytes=\(offset)-")]
         return try await connection.send(request)
     }

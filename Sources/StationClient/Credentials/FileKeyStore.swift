@@ -297,7 +297,7 @@ public final class FileKeyStore: KeyStore {
         do {
             try FileManager.default.removeItem(at: url)
             // Power loss, as the store's writes: a deleted credential does not come back.
-            AtomicFile.syncDirectory(directory, need: .powerLoss)
+            DurableWrite.flushDirectory(directory.path, need: .powerLoss)
         } catch {
             throw StationClientError(.keyStore, operation: "deleting \(name) from the key store",
                                      message: "cannot remove \(url.path)", underlying: error)

@@ -61,13 +61,8 @@ package enum AtomicFile {
             if errno == EEXIST { return false }
             throw failure("cannot link \(url.lastPathComponent) to", temporary, operation: operation)
         }
-        syncDirectory(url.deletingLastPathComponent(), need: need)
+        DurableWrite.flushDirectory(url.deletingLastPathComponent().path, need: need)
         return true
-    }
-
-    /// Flushes a directory's entries so a rename, link or removal is kept as `need` asks (best effort).
-    package static func syncDirectory(_ directory: URL, need: DurabilityNeed) {
-        DurableWrite.flushDirectory(directory.path, need: need)
     }
 
     /// Writes `bytes` to a fresh temporary file beside `url`, flushed and closed.

@@ -182,7 +182,8 @@ extension FollowedStationReader {
         let operation = "reading the follow status at \(station.endpoint.absoluteString)"
         var name = station.ipnsID
         if name == nil {
-            let profile = try await StationClient.profile(at: station.endpoint, transport: transport, pins: pins)
+            let profile = try await StationConnection.read(.profile, at: StationOrigin(url: station.endpoint, pins: pins),
+                                                           transport: transport)
             guard profile.uid == station.uid else {
                 throw StationClientError(.integrity, operation: operation,
                                          message: "the station there is \(profile.uid), not the followed \(station.uid)")

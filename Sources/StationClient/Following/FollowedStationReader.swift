@@ -122,7 +122,7 @@ extension FollowedStationReader {
         case .endpoint(let url):
             let profile: StationProfile
             do {
-                profile = try await StationClient.profile(at: url, transport: transport, pins: pins)
+                profile = try await StationConnection.read(.profile, at: StationOrigin(url: url, pins: pins), transport: transport)
             } catch var error as StationClientError where error.kind == .keyChanged {
                 if error.expectedFingerprint == nil { error.expectedFingerprint = pins.first }
                 if error.presentedFingerprint == nil { error.presentedFingerprint = await transport.readablePublicKey(at: url) }
@@ -165,7 +165,7 @@ extension FollowedStationReader {
             throw error
         }
         guard let manifestCID else { return PostListing(posts: [], skipped: [], isOffline: false, manifestCID: nil) }
-        let manifest = try await StationClient.fetchManifest(cid: manifestCID, from: gateway, limits: settings.manifestLimits)
+        let manifest = try await ManifestSource.gatewayManifest(cid: manifestCID, from: gateway, limits: settings.manifestLimits)
         let entries = manifest.posts(in: namespace)
         let refused = ListingEngine.skippedEntries(of: manifest, namespace: namespace, operation: operation)
         let width = ResponseLimit.followedListingWidth(concurrency: settings.concurrency, entryCount: entries.count)

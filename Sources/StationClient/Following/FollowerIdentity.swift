@@ -125,7 +125,7 @@ public struct FollowerIdentity: Sendable {
             .unsigned(.post, "/inbox", body: .json(WireJSON.serialize(.object(body))), limit: ResponseLimit.small,
                       timeouts: StationClientConfiguration.defaultRequestTimeouts, operation: operation),
             at: StationOrigin(url: endpoint, pins: pins), signing: nil, transport: transport)
-        let inbox = try StationClient.decodeAnswer(InboxResponse.self, from: response, operation: operation)
+        let inbox = try StationConnection.decodeAnswer(InboxResponse.self, from: response, operation: operation)
         if let error = inbox.result.error {
             throw StationClientError(.station, operation: operation, message: "the station refused the follow request",
                                      status: response.status, stationMessage: error)

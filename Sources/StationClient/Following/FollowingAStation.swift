@@ -229,7 +229,8 @@ extension StationClient {
         let transport = configuration.transport
         let timeouts = configuration.requestTimeouts
         let (pins, accepted) = try await Self.trustedPins(endpoint: url, configuration: configuration, trust: trust, honoringOverride: false)
-        let profile = try await Self.profile(at: url, transport: transport, timeouts: timeouts, pins: pins)
+        let profile = try await StationConnection.read(.profile, at: StationOrigin(url: url, pins: pins), transport: transport,
+                                                       timeouts: timeouts)
         guard let kemKey = profile.mlkemPublicKey, !kemKey.isEmpty else {
             throw StationClientError(.invalidResponse, operation: "following \(url.absoluteString)",
                                      message: "the station's profile has no ML-KEM key")

@@ -116,7 +116,7 @@ extension StationClient {
             throw error
         } catch {
             removed = false
-            log(.warning, "\(operation): published as \(published.postCID), but the old entry stays: \(error)")
+            configuration.log(.warning, "\(operation): published as \(published.postCID), but the old entry stays: \(error)")
         }
         return ResharedPost(post: published, previousPostCID: postCID, previousEntryRemoved: removed)
     }
@@ -138,13 +138,13 @@ extension StationClient {
         var object: JSONObject = ["post_cid": .string(postCID), "audience_mode": .string(audience.wireValue)]
         object["audience_uids"] = audience.uids.map { .array($0.map { .string($0) }) } ?? .null
         object["client"] = .string(namespace)
-        let response = try await signedJSON(.post, "/post/share", body: .json(WireJSON.serialize(.object(object))),
-                                            as: ShareResponse.self, operation: operation)
+        let response = try await sendSignedAndDecode(.post, "/post/share", body: .json(WireJSON.serialize(.object(object))),
+                                                     as: ShareResponse.self, operation: operation)
         await postKeys.drop(postCID)
-        let check = try await signed(.get, "/content/\(postCID)", options: TransferOptions(
+        let check = try await sendSigned(.get, "/content/\(postCID)", options: TransferOptions(
             response: .memory(limit: 1 << 20), timeouts: configuration.requestTimeouts), operation: "checking \(postCID) after a reshare")
         let lost = check.status == 404
-        if lost { log(.warning, "\(operation): the station lost the post's bytes during the in-place share") }
+        if lost { configuration.log(.warning, "\(operation): the station lost the post's bytes during the in-place share") }
         var envelopesCID: String?
         if let manifestCID = try? await profile().manifestCID, let manifest = try? await fetchManifest(cid: manifestCID) {
             envelopesCID = manifest.posts(in: namespace).first { $0.postCID == postCID }?.envelopesCID
@@ -158,8 +158,8 @@ extension StationClient {
     /// - Throws: ``StationClientError`` `.notFound` (404) when the post is not in the manifest.
     public func delete(postCID: String, namespace: String? = nil) async throws -> DeleteResponse {
         let object: JSONObject = ["post_cid": .string(postCID), "client": .string(try self.namespace(namespace))]
-        let response = try await signedJSON(.post, "/post/delete", body: .json(WireJSON.serialize(.object(object))),
-                                            as: DeleteResponse.self, operation: "POST /post/delete (\(postCID))")
+        let response = try await sendSignedAndDecode(.post, "/post/delete", body: .json(WireJSON.serialize(.object(object))),
+                                                     as: DeleteResponse.self, operation: "POST /post/delete (\(postCID))")
         await postKeys.drop(postCID)
         return response
     }
@@ -168,14 +168,14 @@ extension StationClient {
     ///
     /// - Throws: ``StationClientError``.
     public func followers() async throws -> [FollowerSummary] {
-        try await signedJSON(.get, "/followers", as: FollowersResponse.self, limit: ResponseLimit.followers, operation: "GET /followers").followers
+        try await sendSignedAndDecode(.get, "/followers", as: FollowersResponse.self, limit: ResponseLimit.followers, operation: "GET /followers").followers
     }
 
     /// `GET /followers/pending`: follow requests waiting for approval.
     ///
     /// - Throws: ``StationClientError``.
     public func pendingFollowers() async throws -> [FollowerDevice] {
-        try await signedJSON(.get, "/followers/pending", as: PendingFollowersResponse.self, limit: ResponseLimit.followers, operation: "GET /followers/pending").pending
+        try await sendSignedAndDecode(.get, "/followers/pending", as: PendingFollowersResponse.self, limit: ResponseLimit.followers, operation: "GET /followers/pending").pending
     }
 
     /// `POST /followers/approve`: approves a pending follower (all its devices when `deviceUID` is `nil`).
@@ -184,8 +184,8 @@ extension StationClient {
     public func approveFollower(uid: String, deviceUID: String? = nil) async throws -> FollowerChangeResponse {
         var object: JSONObject = ["uid": .string(uid)]
         object["device_uid"] = deviceUID.map { .string($0) } ?? .null
-        return try await signedJSON(.post, "/followers/approve", body: .json(WireJSON.serialize(.object(object))),
-                                    as: FollowerChangeResponse.self, operation: "POST /followers/approve")
+        return try await sendSignedAndDecode(.post, "/followers/approve", body: .json(WireJSON.serialize(.object(object))),
+                                             as: FollowerChangeResponse.self, operation: "POST /followers/approve")
     }
 
     /// `POST /followers/remove`: rejects a pending request or revokes a follower.
@@ -194,8 +194,8 @@ extension StationClient {
     public func removeFollower(uid: String, deviceUID: String? = nil) async throws -> FollowerChangeResponse {
         var object: JSONObject = ["uid": .string(uid)]
         object["device_uid"] = deviceUID.map { .string($0) } ?? .null
-        return try await signedJSON(.post, "/followers/remove", body: .json(WireJSON.serialize(.object(object))),
-                                    as: FollowerChangeResponse.self, operation: "POST /followers/remove")
+        return try await sendSignedAndDecode(.post, "/followers/remove", body: .json(WireJSON.serialize(.object(object))),
+                                             as: FollowerChangeResponse.self, operation: "POST /followers/remove")
     }
 
     /// `POST /follow`: makes this station follow another one (an entry of ``following()`` or a
@@ -207,22 +207,22 @@ extension StationClient {
         object["mlkem_public_key"] = .string(target.mlkemPublicKey ?? "")
         if let key = target.mldsaPublicKey { object["mldsa_public_key"] = .string(key) }
         if let ipns = target.ipnsID { object["ipns_id"] = .string(ipns) }
-        return try await signedJSON(.post, "/follow", body: .json(WireJSON.serialize(.object(object))),
-                                    as: FollowResponse.self, operation: "POST /follow")
+        return try await sendSignedAndDecode(.post, "/follow", body: .json(WireJSON.serialize(.object(object))),
+                                             as: FollowResponse.self, operation: "POST /follow")
     }
 
     /// `POST /unfollow`: stops following a station (succeeds for unknown uids too).
     ///
     /// - Throws: ``StationClientError``.
     public func unfollow(uid: String) async throws -> FollowResponse {
-        try await signedJSON(.post, "/unfollow", body: .json(WireJSON.serialize(.object(["uid": .string(uid)]))),
-                             as: FollowResponse.self, operation: "POST /unfollow")
+        try await sendSignedAndDecode(.post, "/unfollow", body: .json(WireJSON.serialize(.object(["uid": .string(uid)]))),
+                                      as: FollowResponse.self, operation: "POST /unfollow")
     }
 
     /// `GET /following`: the stations this one follows.
     ///
     /// - Throws: ``StationClientError``.
     public func following() async throws -> [FollowedStation] {
-        try await signedJSON(.get, "/following", as: FollowingResponse.self, limit: ResponseLimit.followers, operation: "GET /following").following
+        try await sendSignedAndDecode(.get, "/following", as: FollowingResponse.self, limit: ResponseLimit.followers, operation: "GET /following").following
     }
 }

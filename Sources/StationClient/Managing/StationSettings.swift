@@ -56,7 +56,7 @@ extension StationClient {
         let operation = "GET /storage"
         let response = try await connection.send(
             .unsigned(.get, "/storage", limit: ResponseLimit.small, timeouts: configuration.requestTimeouts, operation: operation))
-        return try Self.decodeAnswer(StorageResponse.self, from: response, operation: operation)
+        return try StationConnection.decodeAnswer(StorageResponse.self, from: response, operation: operation)
     }
 
     /// `POST /profile/update`: changes the station's public profile and returns it as stored.
@@ -65,8 +65,8 @@ extension StationClient {
     /// - Throws: ``StationClientError`` `.station` with status 400 and the station's text when a
     ///   value is refused (for example a display name over 80 characters).
     public func updateProfile(_ changes: ProfileChanges) async throws -> ClientProfile {
-        try await signedJSON(.post, "/profile/update", body: .json(WireJSON.serialize(.object(changes.body))),
-                             as: ProfileUpdateResponse.self, limit: ResponseLimit.profile, operation: "POST /profile/update").profile
+        try await sendSignedAndDecode(.post, "/profile/update", body: .json(WireJSON.serialize(.object(changes.body))),
+                                      as: ProfileUpdateResponse.self, limit: ResponseLimit.profile, operation: "POST /profile/update").profile
     }
 
     /// `POST /profile/avatar`: stores `image` as the station's avatar and returns its CID.
@@ -87,8 +87,8 @@ extension StationClient {
             throw StationClientError(.refused, operation: operation, message: "\(error)", underlying: error)
         }
         let digest = try Publisher.digest(of: form, operation: operation)
-        return try await signedJSON(.post, "/profile/avatar", body: .multipart(form, sha256: digest),
-                                    as: AvatarUpdateResponse.self, operation: operation).avatarCID
+        return try await sendSignedAndDecode(.post, "/profile/avatar", body: .multipart(form, sha256: digest),
+                                             as: AvatarUpdateResponse.self, operation: operation).avatarCID
     }
 
     /// `POST /privacy/flip`: migrates every post of a namespace between public and encrypted,
@@ -111,7 +111,7 @@ extension StationClient {
             if case .specific(let uids) = audience { object["audience_uids"] = .array(uids.map(JSONValue.string)) }
         }
         object["client"] = .string(try self.namespace(namespace))
-        return try await signedJSON(.post, "/privacy/flip", body: .json(WireJSON.serialize(.object(object))),
-                                    as: PrivacyFlipResponse.self, operation: "POST /privacy/flip")
+        return try await sendSignedAndDecode(.post, "/privacy/flip", body: .json(WireJSON.serialize(.object(object))),
+                                             as: PrivacyFlipResponse.self, operation: "POST /privacy/flip")
     }
 }

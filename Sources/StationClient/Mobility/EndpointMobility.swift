@@ -26,7 +26,7 @@ extension StationConnection {
                 return try await body(origin)
             } catch let unreachable as StationClientError where unreachable.isEndpointFailure {
                 guard configuration.followsEndpointChanges, !Task.isCancelled else { throw unreachable }
-                log(.warning, "\(operation): the station at \(origin.url.absoluteString) is unreachable (\(unreachable.message))")
+                configuration.log(.warning, "\(operation): the station at \(origin.url.absoluteString) is unreachable (\(unreachable.message))")
                 do {
                     current = try await resolvedOrigin(after: origin)
                 } catch {
@@ -34,7 +34,7 @@ extension StationConnection {
                         throw error
                     }
                     let search = StationClientError.wrap(error, operation: "finding the station's new endpoint")
-                    log(.warning, "\(operation): no new endpoint found (\(search))")
+                    configuration.log(.warning, "\(operation): no new endpoint found (\(search))")
                     // The station is still unreachable: callers act on that (the listing falls back to
                     // its offline view), whatever the search ran into (a gateway's 404, a forged record).
                     throw unreachable.withFailedSearch(search)
@@ -46,10 +46,6 @@ extension StationConnection {
         }
     }
 
-    func log(_ level: LogEvent.Level, _ message: @autoclosure () -> String) {
-        configuration.log?(LogEvent(level: level, message: message()))
-    }
-
     /// `error` (a pinned request refused for its key) with the pin expected and the key the
     /// station presents now, when the transport can read it.
     func keyChanged(_ error: StationClientError, origin: StationOrigin) async -> StationClientError {
@@ -58,7 +54,7 @@ extension StationConnection {
         if error.presentedFingerprint == nil {
             error.presentedFingerprint = await configuration.transport.readablePublicKey(at: origin.url)
         }
-        log(.error, "\(error.operation): the station at \(origin.url.absoluteString) presents another TLS key; refused")
+        configuration.log(.error, "\(error.operation): the station at \(origin.url.absoluteString) presents another TLS key; refused")
         return error
     }
 
@@ -110,7 +106,7 @@ extension StationConnection {
             credentials.ipnsSequence = max(resolved.sequence, credentials.ipnsSequence ?? 0)
             return true
         }
-        log(.info, "the station moved to \(endpoint.absoluteString) (\(trust == .pinnedKey ? "its pinned key" : "a trusted certificate"))")
+        configuration.log(.info, "the station moved to \(endpoint.absoluteString) (\(trust == .pinnedKey ? "its pinned key" : "a trusted certificate"))")
         return origin
     }
 
@@ -162,8 +158,8 @@ extension StationConnection {
         }
         let (pins, accepted) = try await StationClient.trustedPins(endpoint: endpoint, configuration: configuration, trust: trust,
                                                                    honoringOverride: false)
-        let profile = try await StationClient.profile(at: endpoint, transport: configuration.transport,
-                                                      timeouts: configuration.requestTimeouts, pins: pins)
+        let profile = try await Self.read(.profile, at: StationOrigin(url: endpoint, pins: pins), transport: configuration.transport,
+                                          timeouts: configuration.requestTimeouts)
         try Self.checkSameStation(stored, uid: profile.uid, mlkemPublicKey: profile.mlkemPublicKey,
                                   mldsaPublicKey: profile.mldsaPublicKey, source: "\(endpoint.absoluteString)/profile",
                                   document: "/profile", operation: operation)
@@ -181,7 +177,7 @@ extension StationConnection {
             }
             return true
         }
-        log(.info, "moved on purpose to \(endpoint.absoluteString)\(accepted.map { " (TLS key \($0) pinned)" } ?? "")")
+        configuration.log(.info, "moved on purpose to \(endpoint.absoluteString)\(accepted.map { " (TLS key \($0) pinned)" } ?? "")")
     }
 
     /// How the new `endpoint` is trusted: it must answer a healthy `GET /health` presenting the
@@ -204,8 +200,8 @@ extension StationConnection {
         }
         for (trust, candidatePins) in candidates {
             do {
-                let health = try await StationClient.health(at: endpoint, transport: configuration.transport,
-                                                            timeouts: configuration.requestTimeouts, pins: candidatePins)
+                let health = try await Self.read(.health, at: StationOrigin(url: endpoint, pins: candidatePins),
+                                                 transport: configuration.transport, timeouts: configuration.requestTimeouts)
                 guard health.status == "healthy" || health.status == "degraded" else {
                     throw StationClientError(.unreachable, operation: operation, message: "the new endpoint is not a healthy station")
                 }

@@ -58,7 +58,7 @@ extension StationConnection {
         do {
             try IPNSAnchor.check(profile, against: credentials, operation: operation)
         } catch let error as StationClientError {
-            log(.error, "\(operation): \(error.message)")
+            configuration.log(.error, "\(operation): \(error.message)")
             throw error
         }
     }
@@ -93,7 +93,7 @@ extension StationConnection {
             return changed
         }
         if refusedOverHTTP {
-            log(.warning, "\(operation): the station names an IPNS key only now, over plain http; not adopted")
+            configuration.log(.warning, "\(operation): the station names an IPNS key only now, over plain http; not adopted")
             throw StationClientError(.refused, operation: operation,
                                      message: "the station names an IPNS key only now, over plain http; not adopted")
         }

@@ -131,11 +131,12 @@ extension StationClient {
         let transport = configuration.transport
         let timeouts = configuration.requestTimeouts
         let (pins, acceptedPin) = try await trustedPins(endpoint: endpoint, configuration: configuration, trust: trust)
-        let health = try await health(at: endpoint, transport: transport, timeouts: timeouts, pins: pins)
+        let origin = StationOrigin(url: endpoint, pins: pins)
+        let health = try await StationConnection.read(.health, at: origin, transport: transport, timeouts: timeouts)
         guard health.status == "healthy" || health.status == "degraded" else {
             throw StationClientError(.station, operation: "pairing", message: "the station is not healthy (\(health.status))")
         }
-        let profile = try await profile(at: endpoint, transport: transport, timeouts: timeouts, pins: pins)
+        let profile = try await StationConnection.read(.profile, at: origin, transport: transport, timeouts: timeouts)
         guard let stationKey = profile.mlkemPublicKey,
               (try? MLKEM768.PublicKey(rawRepresentation: Hex.decode(stationKey))) != nil else {
             throw StationClientError(.invalidResponse, operation: "pairing", message: "the station's profile has no valid ML-KEM key")
@@ -174,9 +175,9 @@ extension StationClient {
             let response = try await StationConnection.exchange(
                 .unsigned(.post, "/delegate/confirm", body: .json(body), limit: ResponseLimit.profile, timeouts: timeouts,
                           operation: operation),
-                at: StationOrigin(url: endpoint, pins: pins), signing: nil, transport: transport)
+                at: origin, signing: nil, transport: transport)
             if response.isSuccess {
-                let confirmed = try decode(DelegateConfirmResponse.self, from: response, operation: operation)
+                let confirmed = try StationConnection.decode(DelegateConfirmResponse.self, from: response, operation: operation)
                 guard confirmed.uid == profile.uid else {
                     throw StationClientError(.invalidResponse, operation: operation, message: "the station confirmed another uid")
                 }
@@ -198,7 +199,7 @@ extension StationClient {
             if failure.kind == .wrongPIN {
                 attemptsLeft -= 1
                 previous = .wrongPIN(attemptsLeft: attemptsLeft)
-                configuration.log?(LogEvent(level: .info, message: "pairing: wrong PIN, \(attemptsLeft) attempts left"))
+                configuration.log(.info, "pairing: wrong PIN, \(attemptsLeft) attempts left")
                 continue
             }
             throw pairingError(failure, status: response.status, station: StationErrorBody.parse([UInt8](response.body.data ?? Data()))?.message)
@@ -221,7 +222,8 @@ extension StationClient {
         func presented() async -> PublicKeyFingerprint? { await transport.readablePublicKey(at: endpoint) }
         if case .expected(let expected) = trust {
             do {
-                _ = try await health(at: endpoint, transport: transport, timeouts: timeouts, pins: [expected])
+                _ = try await StationConnection.read(.health, at: StationOrigin(url: endpoint, pins: [expected]), transport: transport,
+                                                     timeouts: timeouts)
             } catch let error as StationClientError where error.kind == .keyChanged {
                 var refused = StationClientError(
                     .untrustedKey, operation: operation, message: "the station presents another TLS key than the expected one",
@@ -230,12 +232,13 @@ extension StationClient {
                 refused.presentedFingerprint = await presented()
                 throw refused
             }
-            configuration.log?(LogEvent(level: .info, message: "pairing: the station presents the expected TLS key \(expected)"))
+            configuration.log(.info, "pairing: the station presents the expected TLS key \(expected)")
             return ([expected], expected)
         }
         // Does a trusted authority vouch for the certificate? Then nothing is pinned.
         do {
-            _ = try await health(at: endpoint, transport: transport, timeouts: timeouts, pins: [])
+            _ = try await StationConnection.read(.health, at: StationOrigin(url: endpoint, pins: []), transport: transport,
+                                                 timeouts: timeouts)
             return ([], nil)
         } catch let error as StationClientError where error.transportError?.kind == .tlsFailure {
             let key = await presented()
@@ -254,7 +257,7 @@ extension StationClient {
                 refused.presentedFingerprint = key
                 throw refused
             }
-            configuration.log?(LogEvent(level: .info, message: "pairing: the TLS key \(key) was accepted"))
+            configuration.log(.info, "pairing: the TLS key \(key) was accepted")
             return ([key], key)
         }
     }
@@ -294,7 +297,7 @@ extension StationClient {
             }
             throw StationClientError.station(response, operation: operation)
         }
-        return try decode(DelegateStartResponse.self, from: response, operation: operation)
+        return try StationConnection.decode(DelegateStartResponse.self, from: response, operation: operation)
     }
 
     /// Reads a `/delegate/confirm` refusal (WIRE_NOTES §2.3).

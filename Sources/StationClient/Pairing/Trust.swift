@@ -27,8 +27,8 @@ extension StationClient {
             throw StationClientError(.refused, operation: operation, message: "\(endpoint.absoluteString) is plain http: there is no key to pin")
         }
         do {
-            _ = try await Self.health(at: endpoint, transport: configuration.transport, timeouts: configuration.requestTimeouts,
-                                      pins: [fingerprint])
+            _ = try await StationConnection.read(.health, at: StationOrigin(url: endpoint, pins: [fingerprint]),
+                                                 transport: configuration.transport, timeouts: configuration.requestTimeouts)
         } catch let error as StationClientError where error.kind == .keyChanged {
             var refused = StationClientError(.untrustedKey, operation: operation,
                                              message: "the station presents another TLS key than the key to trust",
@@ -44,7 +44,7 @@ extension StationClient {
             credentials.endpointTrust = .pinnedKey
             return true
         }
-        log(.warning, "the station's TLS key is now trusted as \(fingerprint) (was \(previous.map(\.pinString) ?? "none"))")
+        configuration.log(.warning, "the station's TLS key is now trusted as \(fingerprint) (was \(previous.map(\.pinString) ?? "none"))")
     }
 
     /// The fingerprint of the TLS key the current endpoint presents, read without trusting it

@@ -208,7 +208,7 @@ extension StationClient {
     /// cannot be written is reported in the log, and its items are removed by the next listing.
     public func clearPostKeyCache() async {
         if let error = await postKeys.forget() {
-            log(.warning, "cannot remove the persisted post keys: \(error)")
+            configuration.log(.warning, "cannot remove the persisted post keys: \(error)")
         }
     }
 }

@@ -68,7 +68,7 @@ protocol PostSubmitting: Sendable {
     /// Sends a signed `POST /post` with `body`; returns the answer whatever its status.
     ///
     /// - Throws: ``StationClientError`` when no answer could be had.
-    func sendPost(_ body: StationRequest.Body, options: TransferOptions, operation: String) async throws -> HTTPResponse
+    func sendPost(_ body: StationCall.Body, options: TransferOptions, operation: String) async throws -> HTTPResponse
 
     /// The post `postCID` in the entries of `namespace` in the station's current manifest, if it is there.
     ///
@@ -346,13 +346,13 @@ struct Publisher: Sendable {
             if attempt > 0 {
                 guard !Task.isCancelled else { throw lastError ?? StationClientError(.cancelled, operation: operation, message: "cancelled") }
                 if let found = try? await find(prepared) { return found }
-                log(.info, "\(operation): not in the manifest; sending again")
+                configuration.log(.info, "\(operation): not in the manifest; sending again")
             }
             do {
                 let response = try await station.sendPost(.multipart(prepared.form, sha256: prepared.bodySHA256), options: options,
                                                           operation: operation)
                 if response.isSuccess {
-                    let posted = try StationClient.decode(PostResponse.self, from: response, operation: operation)
+                    let posted = try StationConnection.decode(PostResponse.self, from: response, operation: operation)
                     guard posted.postCID == prepared.postCID else {
                         throw StationClientError(.integrity, operation: operation,
                                                  message: "the station stored the post as \(posted.postCID), not \(prepared.postCID)")
@@ -368,7 +368,7 @@ struct Publisher: Sendable {
                 lastError = error
             } catch let error as StationClientError where error.kind == .unreachable || error.kind == .invalidResponse {
                 lastError = error
-                log(.warning, "\(operation): \(error.message)")
+                configuration.log(.warning, "\(operation): \(error.message)")
             }
         }
         if let found = try? await find(prepared) { return found }
@@ -377,7 +377,7 @@ struct Publisher: Sendable {
 
     private func find(_ prepared: PreparedPost) async throws -> PublishedPost? {
         guard let found = try await station.findPost(prepared.postCID, namespace: prepared.namespace) else { return nil }
-        log(.info, "POST /post: the answer was lost but \(prepared.postCID) is in the manifest")
+        configuration.log(.info, "POST /post: the answer was lost but \(prepared.postCID) is in the manifest")
         return found
     }
 
@@ -386,10 +386,6 @@ struct Publisher: Sendable {
     /// Tells ``StationClientConfiguration/publishStageObserver`` that a publish starts `stage`.
     private func enter(_ stage: PublishStage) {
         configuration.publishStageObserver?(stage)
-    }
-
-    private func log(_ level: LogEvent.Level, _ message: @autoclosure () -> String) {
-        configuration.log?(LogEvent(level: level, message: message()))
     }
 
     /// - Throws: ``StationClientError`` `.cancelled` when the current task is cancelled.

@@ -277,8 +277,8 @@ extension StationClient {
 }
 
 extension StationClient: PostSubmitting {
-    nonisolated func sendPost(_ body: StationRequest.Body, options: TransferOptions, operation: String) async throws -> HTTPResponse {
-        try await signed(.post, "/post", body: body, options: options, operation: operation)
+    nonisolated func sendPost(_ body: StationCall.Body, options: TransferOptions, operation: String) async throws -> HTTPResponse {
+        try await sendSigned(.post, "/post", body: body, options: options, operation: operation)
     }
 
     func findPost(_ postCID: String, namespace: String) async throws -> PublishedPost? {

@@ -33,7 +33,7 @@ extension StationClient {
             let item = CacheItem.offlineListing(station: credentials.stationUID, namespace: namespace)
             if let offline = await offline.listing(item: item, as: type, dates: configuration.metadataDateDecoding,
                                                    memoryLimit: configuration.maximumListingMemory) {
-                log(.warning, "\(operation): station unreachable, showing the offline listing")
+                configuration.log(.warning, "\(operation): station unreachable, showing the offline listing")
                 return offline
             }
             throw error
@@ -49,7 +49,7 @@ extension StationClient {
         let width = ResponseLimit.listingWidth(rewrapConcurrency: configuration.rewrapConcurrency, entryCount: entries.count)
         let read = try await ListingEngine(keys: ownKeySource(posts: entries.count)).read(entries, cachedKeys: cachedKeys, width: width)
         await postKeys.keep(read.learnedKeys, skipped: read.skipped)
-        for skip in refused + read.skipped { log(.warning, "\(operation): skipped \(skip)") }
+        for skip in refused + read.skipped { configuration.log(.warning, "\(operation): skipped \(skip)") }
         let typed = ListingEngine.typed(read.posts, as: type, dates: configuration.metadataDateDecoding,
                                         memoryLimit: configuration.maximumListingMemory, operation: operation)
         let skipped = refused + read.skipped + typed.skipped

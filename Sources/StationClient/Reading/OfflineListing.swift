@@ -264,7 +264,7 @@ extension StationClient {
     /// - Parameter complete: whether every post was read (a listing with skipped posts is stored
     ///   but read again next time).
     func recordListing(_ posts: [ListedPost<JSONValue>], namespace: String, complete: Bool, manifestCID: String) async throws {
-        await postKeys.write(pruningTo: manifestCache.flatMap { $0.cid == manifestCID ? $0.manifest : nil })
+        await postKeys.write(pruningTo: manifests.cached(cid: manifestCID))
         await removeLegacyCaches()
         await offline.record(posts, item: CacheItem.offlineListing(station: credentials.stationUID, namespace: namespace),
                              complete: complete, manifestCID: manifestCID)

@@ -132,8 +132,8 @@ extension StationClient {
         let operation = "POST /rewrap for \(postCID)"
         let body = Self.rewrapBody(uid: context.stationUID, deviceUID: context.deviceUID, postCID: postCID,
                                    envelopesCID: envelopesCID)
-        let response = try await signed(.post, "/rewrap", body: .json(body), limit: ResponseLimit.rewrap, operation: operation,
-                                        budget: context.budget)
+        let response = try await sendSigned(.post, "/rewrap", body: .json(body), limit: ResponseLimit.rewrap, operation: operation,
+                                            budget: context.budget)
         return try Self.postKey(fromRewrap: response, postCID: postCID, kemKey: context.kemKey, operation: operation)
     }
 

@@ -4,7 +4,7 @@ import ClassicalCrypto
 import Transport
 
 /// A call to the station, signed or not, as ``StationConnection/send(_:budget:)`` sends it.
-struct StationRequest: Sendable {
+struct StationCall: Sendable {
     var method: HTTPMethod
     var path: String
     var body: Body
@@ -21,8 +21,8 @@ struct StationRequest: Sendable {
     static func signed(
         _ method: HTTPMethod, _ path: String, body: Body = .empty, options: TransferOptions? = nil,
         limit: Int = ResponseLimit.small, timeouts: TransferTimeouts, operation: String
-    ) -> StationRequest {
-        StationRequest(method: method, path: path, body: body, isSigned: true,
+    ) -> StationCall {
+        StationCall(method: method, path: path, body: body, isSigned: true,
                        options: options ?? ResponseLimit.options(limit, timeouts: timeouts), operation: operation)
     }
 
@@ -30,13 +30,13 @@ struct StationRequest: Sendable {
     static func unsigned(
         _ method: HTTPMethod, _ path: String, body: Body = .empty, limit: Int, timeouts: TransferTimeouts,
         operation: String? = nil
-    ) -> StationRequest {
-        StationRequest(method: method, path: path, body: body, isSigned: false,
+    ) -> StationCall {
+        StationCall(method: method, path: path, body: body, isSigned: false,
                        options: ResponseLimit.options(limit, timeouts: timeouts), operation: operation ?? "\(method.rawValue) \(path)")
     }
 }
 
-extension StationRequest {
+extension StationCall {
     /// The body of a station call, fixed before signing so a signature covers the exact bytes sent.
     enum Body: Sendable {
         /// No body (GET): the hash is SHA-256 of the empty string.
