@@ -1,5 +1,5 @@
 import Foundation
-import Manifest
+@testable import Manifest
 import Testing
 import OrderedJSON
 import ContentAddressing
