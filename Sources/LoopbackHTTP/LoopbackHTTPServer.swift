@@ -120,7 +120,7 @@ public final class LoopbackHTTPServer: Sendable {
     /// (``InProcessHTTPTransport/loopbackServers``, `https://127.0.0.1:<port>/…`); `nil`, the
     /// default, for none: such requests then fail with `.tlsFailure`. Over its socket the server
     /// speaks plain HTTP whatever this says.
-    package var simulatedCertificate: SimulatedCertificate? {
+    var simulatedCertificate: SimulatedCertificate? {
         get { state.withLock { $0.simulatedCertificate } }
         set { state.withLock { $0.simulatedCertificate = newValue } }
     }

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTransportConformance
-import LoopbackHTTP
+@testable import LoopbackHTTP
 @testable import StationEmulator
 import Testing
 import Transport
