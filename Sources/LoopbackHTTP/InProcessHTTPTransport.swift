@@ -71,7 +71,7 @@ package struct InProcessHTTPTransport: HTTPTransport {
     /// Hands a request for `http://127.0.0.1:<port>/…` (or `localhost`) to the handler of the
     /// ``LoopbackHTTPServer`` of this process listening on that port, counted in its statistics:
     /// `.cannotConnect` when none is, `.dnsFailure` for any other host.
-    package static let loopbackServers = InProcessHTTPTransport(target: .loopbackServers)
+    static let loopbackServers = InProcessHTTPTransport(target: .loopbackServers)
 
     /// The key of the certificate the server at `url` presents (``SimulatedCertificate/publicKey``),
     /// trusted or not; nothing is delivered to its handler.

@@ -120,7 +120,7 @@ public final class LoopbackHTTPServer: Sendable {
     /// (``InProcessHTTPTransport/loopbackServers``, `https://127.0.0.1:<port>/…`); `nil`, the
     /// default, for none: such requests then fail with `.tlsFailure`. Over its socket the server
     /// speaks plain HTTP whatever this says.
-    package var simulatedCertificate: SimulatedCertificate? {
+    var simulatedCertificate: SimulatedCertificate? {
         get { state.withLock { $0.simulatedCertificate } }
         set { state.withLock { $0.simulatedCertificate = newValue } }
     }
@@ -155,13 +155,13 @@ public final class LoopbackHTTPServer: Sendable {
     private static let listening = Locked<[UInt16: Listening]>([:])
 
     /// The running server listening on `port` in this process, or `nil`.
-    package static func running(onPort port: UInt16) -> LoopbackHTTPServer? {
+    static func running(onPort port: UInt16) -> LoopbackHTTPServer? {
         listening.withLock { $0[port]?.server }
     }
 
     /// This server's handler for one request delivered in process, counted in
     /// ``Statistics/requestsReceived`` as one read from a connection is; `nil` once stopped.
-    package func acceptInProcess() -> Handler? {
+    func acceptInProcess() -> Handler? {
         state.withLock { state -> Handler? in
             guard !state.stopped else { return nil }
             state.statistics.requestsReceived += 1

@@ -95,7 +95,7 @@ package final class ServerSocket: @unchecked Sendable {
     private var deadline: (at: DispatchTime, part: String)?
 
     /// Sets (or clears, with `nil`) the deadline every later read must meet.
-    package func setDeadline(_ seconds: TimeInterval?, for part: String) {
+    func setDeadline(_ seconds: TimeInterval?, for part: String) {
         deadline = seconds.map { (DispatchTime.now() + $0, part) }
     }
 
@@ -114,10 +114,10 @@ package final class ServerSocket: @unchecked Sendable {
     }
 
     /// Buffered bytes not yet consumed.
-    package var bufferedCount: Int { end - start }
+    var bufferedCount: Int { end - start }
 
     /// Reads more bytes into the buffer; `false` at end of stream.
-    package func fill() throws -> Bool {
+    func fill() throws -> Bool {
         if start == end {
             start = 0
             end = 0
@@ -209,7 +209,7 @@ package final class ServerSocket: @unchecked Sendable {
 
     /// Waits until the peer closes its side (or resets), up to `timeout` seconds. Data the peer
     /// sends meanwhile is discarded.
-    package func waitForPeerClose(timeout: TimeInterval) -> Bool {
+    func waitForPeerClose(timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
@@ -227,8 +227,8 @@ package final class ServerSocket: @unchecked Sendable {
     }
 
     /// Ends the sending direction: the peer reads the end of the stream after what was written.
-    package func shutdownWrite() { _ = shutdown(descriptor, Int32(SHUT_WR)) }
+    func shutdownWrite() { _ = shutdown(descriptor, Int32(SHUT_WR)) }
 
     /// Stops both directions so a blocked reader or writer (on either end) wakes up.
-    package func shutdownBoth() { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
+    func shutdownBoth() { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
 }

@@ -28,7 +28,7 @@ package struct SimulatedCertificate: Sendable, Hashable {
     /// authority signed it.
     ///
     /// - Throws: `TransportError` with `method` and `url`, as a real transport's handshake failure.
-    package static func handshake(_ certificate: SimulatedCertificate?, url: URL, method: HTTPMethod,
+    static func handshake(_ certificate: SimulatedCertificate?, url: URL, method: HTTPMethod,
                                   pins: [PublicKeyFingerprint]) throws {
         guard url.scheme?.lowercased() == "https" else { return }
         func failure(_ kind: TransportError.Kind, _ message: String) -> TransportError {

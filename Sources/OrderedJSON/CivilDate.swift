@@ -3,7 +3,7 @@
 /// the emulator's HTTP dates and log lines).
 package enum CivilDate {
     /// Days since 1970-01-01 of a proleptic Gregorian date.
-    package static func days(year: Int, month: Int, day: Int) -> Int {
+    static func days(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400

@@ -10,7 +10,7 @@
 /// size. One budget can be shared by several parses (every post's metadata of one listing).
 package struct JSONMemoryBudget: Sendable {
     /// The most bytes the charged values may take together.
-    package let limit: Int
+    let limit: Int
     /// What the values built so far were charged.
     package private(set) var used = 0
 
@@ -21,23 +21,23 @@ package struct JSONMemoryBudget: Sendable {
     package static var unlimited: JSONMemoryBudget { JSONMemoryBudget(limit: .max) }
 
     /// A value's slot in its parent array or object (or the document's root).
-    package static let valueCost = 32
+    static let valueCost = 32
     /// The storage of a non-empty array (header and allocator overhead), beside its elements' slots.
-    package static let arrayCost = 48
+    static let arrayCost = 48
     /// The storage of a non-empty object: its key and value arrays (and, past a dozen members,
     /// its index), beside its values' slots.
-    package static let objectCost = 96
+    static let objectCost = 96
     /// One member of an object: its key's slot and its share of the index.
-    package static let memberCost = 40
+    static let memberCost = 40
     /// The most a document can be charged per byte: a nested array, `[` and `]`, is 2 bytes a
     /// level and costs its slot and its storage, 80 (a nested one-member object, `{"":` and `}`,
     /// costs 168 in 5 bytes; `[0,…]`, 32 in 2).
-    package static let maximumCostPerByte = 40
+    static let maximumCostPerByte = 40
 
     /// The cost of a string or number whose text is `count` UTF-8 bytes, beside its slot: nothing
     /// when it fits inline (15 bytes), else its heap storage.
     @inline(__always)
-    package static func textCost(_ count: Int) -> Int { count > 15 ? 32 + count : 0 }
+    static func textCost(_ count: Int) -> Int { count > 15 ? 32 + count : 0 }
 
     /// Charges `cost` bytes.
     ///

@@ -171,7 +171,7 @@ package struct JSONParser {
         .invalidJSON(offset: index, reason: reason)
     }
 
-    package func checkDepth(_ depth: Int) throws(WireFormatError) {
+    func checkDepth(_ depth: Int) throws(WireFormatError) {
         if depth > maximumDepth { throw .nestingTooDeep(offset: index - 1, limit: maximumDepth) }
     }
 
@@ -206,7 +206,7 @@ package struct JSONParser {
     /// Reads `"key":` (up to the value) when the key is plain printable ASCII (no escape) and returns its bytes,
     /// so a reader can match it without making a `String`; returns `nil`, having read nothing,
     /// for any other key, which ``parseMemberKey()`` then reads (decoding escapes, checking UTF-8).
-    package mutating func parsePlainMemberKey() throws(WireFormatError) -> UnsafeBufferPointer<UInt8>? {
+    mutating func parsePlainMemberKey() throws(WireFormatError) -> UnsafeBufferPointer<UInt8>? {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         var end = index + 1
         while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
@@ -365,7 +365,7 @@ package struct JSONParser {
     /// sequence with U+FFFD, which is itself valid UTF-8 that no invalid input byte can equal, so
     /// the text is exact if and only if its bytes are the input (`String(validating:as:)` would
     /// need macOS 15 / iOS 18).
-    package static func validUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    static func validUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         let text = String(decoding: bytes, as: UTF8.self)
         return text.utf8.elementsEqual(bytes) ? text : nil
     }
@@ -457,13 +457,13 @@ package struct JSONParser {
     /// test is the exact "has a zero byte" word trick, on the word XORed or offset to make the
     /// byte sought zero).
     @inline(__always)
-    package static func isPlainASCII(_ word: UInt64) -> Bool {
+    static func isPlainASCII(_ word: UInt64) -> Bool {
         flags(word) == 0
     }
 
     /// ``isPlainASCII(_:)`` of two words, with one test.
     @inline(__always)
-    package static func isPlainASCII(_ first: UInt64, _ second: UInt64) -> Bool {
+    static func isPlainASCII(_ first: UInt64, _ second: UInt64) -> Bool {
         flags(first) | flags(second) == 0
     }
 

@@ -2,17 +2,17 @@
 /// here (what clients write); the emulator adds the two other layouts the station uses.
 package struct JSONStyle: Sendable, Hashable {
     /// Spaces per nesting level, or `nil` for everything on one line.
-    package var indent: Int?
+    var indent: Int?
     /// What goes between array elements and object members (before the newline, if indenting).
-    package var itemSeparator: String
+    var itemSeparator: String
     /// What goes between a key and its value.
-    package var keySeparator: String
+    var keySeparator: String
     /// Whether every character outside printable ASCII is written as a `\u` escape
     /// (Python's `ensure_ascii=True`).
-    package var asciiOnly: Bool
+    var asciiOnly: Bool
 
     /// Creates a style.
-    package init(indent: Int?, itemSeparator: String, keySeparator: String, asciiOnly: Bool) {
+    init(indent: Int?, itemSeparator: String, keySeparator: String, asciiOnly: Bool) {
         self.indent = indent
         self.itemSeparator = itemSeparator
         self.keySeparator = keySeparator

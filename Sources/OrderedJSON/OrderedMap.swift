@@ -71,7 +71,7 @@ public struct OrderedMap<Value> {
     /// Creates a map of `keys` and `values` in order, with room for exactly that many entries (a
     /// reader that knows an object's size allocates what it holds, never more); a repeated key
     /// keeps its first position and takes its last value.
-    package init(keys: some Collection<String>, values: some Collection<Value>) {
+    init(keys: some Collection<String>, values: some Collection<Value>) {
         storedKeys.reserveCapacity(keys.count)
         storedValues.reserveCapacity(keys.count)
         for (key, value) in zip(keys, values) { self[key] = value }
@@ -205,23 +205,23 @@ extension OrderedMap: Encodable where Value: Encodable {
 }
 
 /// A coding key for any string: used to walk objects whose keys are data (client names, uids).
-package struct AnyCodingKey: CodingKey, Hashable, Sendable {
+struct AnyCodingKey: CodingKey, Hashable, Sendable {
     /// The key text.
-    package let stringValue: String
+    let stringValue: String
     /// The array index when the key stands for one.
-    package let intValue: Int?
+    let intValue: Int?
 
     /// Creates a key for `string`.
-    package init(_ string: String) {
+    init(_ string: String) {
         stringValue = string
         intValue = nil
     }
 
     /// Creates a key for `stringValue`; never fails.
-    package init?(stringValue: String) { self.init(stringValue) }
+    init?(stringValue: String) { self.init(stringValue) }
 
     /// Creates a key for an array index.
-    package init?(intValue: Int) {
+    init?(intValue: Int) {
         stringValue = String(intValue)
         self.intValue = intValue
     }

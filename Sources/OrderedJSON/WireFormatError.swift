@@ -136,7 +136,7 @@ extension WireFormatError {
     }
 
     /// Maps a `DecodingError` (from a model's `init(from:)`) to the matching case.
-    package static func from(_ error: DecodingError) -> WireFormatError {
+    static func from(_ error: DecodingError) -> WireFormatError {
         switch error {
         case let .keyNotFound(key, context):
             return .missingField(path: render(context.codingPath + [key]))

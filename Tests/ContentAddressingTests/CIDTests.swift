@@ -1,7 +1,7 @@
 import TestSupport
 import Testing
 import OrderedJSON
-import ContentAddressing
+@testable import ContentAddressing
 
 /// Multibase strings of two CIDs as Kubo writes them (`ipfs multibase encode` over the binary
 /// CID, for every base of `ipfs multibase list`), published as test fixtures of a public

@@ -1,6 +1,6 @@
 import Foundation
 @testable import Manifest
-import OrderedJSON
+@testable import OrderedJSON
 import Testing
 
 /// Memory charged by what a document costs, not by its bytes: the shapes of the fourth hostile

@@ -1,7 +1,7 @@
 import Foundation
 @testable import Manifest
 import Testing
-import OrderedJSON
+@testable import OrderedJSON
 
 /// `Manifest.read` on the documents stations write and have
 /// written: the station's form read back byte for byte, the legacy flat forms, bad entries,

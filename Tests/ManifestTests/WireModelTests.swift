@@ -1,5 +1,5 @@
 import Foundation
-import Manifest
+@testable import Manifest
 import Testing
 import OrderedJSON
 import ContentAddressing
@@ -125,9 +125,7 @@ struct ManifestModelTests {
         let plain = PostEntry.publicPost(postCID: "QmTrYb…", createdAt: 1_795_956_600,
                                          metadata: ["caption": "Sunset", "location": ["lat": 37.7749, "lon": -122.4194]])
         #expect(text(try WireJSON.encode(plain)) == #"{"post_cid":"QmTrYb…","audience_mode":"public","encrypted":false,"envelopes_cid":null,"envelopes_count":0,"created_at":1795956600,"metadata":{"caption":"Sunset","location":{"lat":37.7749,"lon":-122.4194}}}"#)
-        var manifest = Manifest()
-        manifest.append(encrypted, toClient: "  interop ")
-        manifest.append(plain, toClient: nil)
+        let manifest = Manifest(clients: ["interop": ClientNamespace(posts: [encrypted]), "default": ClientNamespace(posts: [plain])])
         #expect(manifest.clients.keys == ["interop", "default"])
         let round = try Manifest.read(try WireJSON.encode(manifest))
         #expect(round == manifest)
@@ -220,17 +218,9 @@ struct ManifestModelTests {
         #expect(missing.audienceMode == .all)
     }
 
-    @Test func appendAndRemoveFollowTheStation() throws {
-        var manifest = try readManifest(WireNotes.manifest)
-        let later = PostEntry.encrypted(postCID: "QmB", audienceMode: .all, envelopesCID: "QmE", envelopesCount: 1, createdAt: 2)
-        manifest.append(later, toClient: "")
-        manifest.append(later, toClient: "interop")
-        #expect(manifest.clients.keys == ["interop", "default"])
-        #expect(manifest.entry(forPostCID: "QmB")?.client == "interop")
-        #expect(manifest.removeEntry(postCID: "QmB", client: "default")?.client == "default")
-        #expect(manifest.removeEntry(postCID: "QmB")?.client == "interop")
-        #expect(manifest.removeEntry(postCID: "QmB") == nil)
-        #expect(manifest.clients["default"]?.posts.isEmpty == true)
+    @Test func namespaceNamesAreNormalizedAsTheStationDoes() {
+        #expect(Manifest.namespaceName(for: "  interop ") == "interop")
+        #expect(Manifest.namespaceName(for: nil) == "default")
         #expect(Manifest.namespaceName(for: " drive\n") == "drive")
         #expect(Manifest.namespaceName(for: "\t") == "default")
     }

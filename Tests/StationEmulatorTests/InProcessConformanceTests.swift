@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTransportConformance
-import LoopbackHTTP
-import StationEmulator
+@testable import LoopbackHTTP
+@testable import StationEmulator
 import Testing
 import Transport
 

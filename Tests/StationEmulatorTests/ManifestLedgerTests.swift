@@ -25,6 +25,21 @@ import ContentAddressing
                    createdAt: 1_700_000_000 + number, sealedMetadataHex: number.isMultiple(of: 2) ? "ab\(number)" : nil)
     }
 
+    /// The station's own writes to a manifest (`POST /post`, `/post/delete`), which the ledger wraps.
+    @Test func appendAndRemoveFollowTheStation() throws {
+        let wireNotes = #"{"clients":{"interop":{"posts":[{"post_cid":"QmVCrQ…","audience_mode":"self","envelopes_cid":"QmY2b5…","envelopes_count":1,"created_at":1795956595,"metadata":"320e7003c48a…(hex)"}]}}}"#
+        var manifest = try Manifest.read(Array(wireNotes.utf8))
+        let later = PostEntry.encrypted(postCID: "QmB", audienceMode: .all, envelopesCID: "QmE", envelopesCount: 1, createdAt: 2)
+        manifest.append(later, toClient: "")
+        manifest.append(later, toClient: "interop")
+        #expect(manifest.clients.keys == ["interop", "default"])
+        #expect(manifest.entry(forPostCID: "QmB")?.client == "interop")
+        #expect(manifest.removeEntry(postCID: "QmB", client: "default")?.client == "default")
+        #expect(manifest.removeEntry(postCID: "QmB")?.client == "interop")
+        #expect(manifest.removeEntry(postCID: "QmB") == nil)
+        #expect(manifest.clients["default"]?.posts.isEmpty == true)
+    }
+
     @Test func assembledDocumentMatchesAFullEncodeAcrossCreatesDeletesAndReshares() throws {
         var ledger = ManifestLedger()
         var reference = Manifest()

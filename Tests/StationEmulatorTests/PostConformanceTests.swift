@@ -3,7 +3,7 @@ import Foundation
 import Manifest
 import PQCrypto
 import ClassicalCrypto
-import StationEmulator
+@testable import StationEmulator
 import Testing
 import OrderedJSON
 import ContentAddressing

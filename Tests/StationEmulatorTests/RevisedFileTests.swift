@@ -1,4 +1,4 @@
-import StationEmulator
+@testable import StationEmulator
 import Testing
 import ContentAddressing
 

@@ -4,24 +4,24 @@ import SHA2
 /// Multicodec codes this package names.
 package enum Multicodec {
     /// `dag-pb`: the protobuf nodes of UnixFS files (every CIDv0).
-    package static let dagPB: UInt64 = 0x70
+    static let dagPB: UInt64 = 0x70
     /// `raw`: a block that is the file bytes themselves.
     package static let raw: UInt64 = 0x55
     /// `libp2p-key`: an IPNS name (a CIDv1 around a peer id's multihash).
-    package static let libp2pKey: UInt64 = 0x72
+    static let libp2pKey: UInt64 = 0x72
 }
 
 /// A self-describing hash: a hash-function code and the digest.
 package struct Multihash: Sendable, Hashable {
     /// sha2-256, the hash of every block Kubo adds by default.
-    package static let sha2_256: UInt64 = 0x12
+    static let sha2_256: UInt64 = 0x12
     /// The identity "hash": the digest is the data itself (Ed25519 peer ids).
     package static let identity: UInt64 = 0x00
 
     /// The hash function's multicodec code.
-    package let code: UInt64
+    let code: UInt64
     /// The digest bytes.
-    package let digest: [UInt8]
+    let digest: [UInt8]
 
     /// Creates a multihash, checking the digest length for sha2-256 (32 bytes).
     ///
@@ -36,7 +36,7 @@ package struct Multihash: Sendable, Hashable {
     }
 
     /// The sha2-256 multihash of `bytes`.
-    package static func sha256(of bytes: some Collection<UInt8>) -> Multihash {
+    static func sha256(of bytes: some Collection<UInt8>) -> Multihash {
         var hasher = SHA256()
         let done: Void? = bytes.withContiguousStorageIfAvailable { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         if done == nil { Array(bytes).withUnsafeBytes { hasher.update(bufferPointer: $0) } }
@@ -55,7 +55,7 @@ package struct Multihash: Sendable, Hashable {
     package var isIdentity: Bool { code == Self.identity }
 
     /// The binary multihash: varint code, varint length, digest.
-    package var bytes: [UInt8] {
+    var bytes: [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(digest.count + 4)
         Varint.append(code, to: &out)
@@ -114,7 +114,7 @@ public struct CID: Sendable, Hashable, CustomStringConvertible, Codable {
     /// A CIDv0 for a sha2-256 multihash.
     ///
     /// - Throws: ``CIDError/invalidCIDv0`` when the multihash is not sha2-256 of 32 bytes.
-    package init(v0 multihash: Multihash) throws(CIDError) {
+    init(v0 multihash: Multihash) throws(CIDError) {
         guard multihash.code == Multihash.sha2_256, multihash.digest.count == SHA256.byteCount else {
             throw .invalidCIDv0
         }

@@ -12,7 +12,7 @@ package enum Multibase: Sendable, Hashable, CaseIterable {
     case base16
 
     /// The one-character multibase prefix.
-    package var prefix: Character {
+    var prefix: Character {
         switch self {
         case .base58btc: "z"
         case .base32: "b"

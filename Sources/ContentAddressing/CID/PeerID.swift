@@ -10,7 +10,7 @@ public struct PeerID: Sendable, Hashable, CustomStringConvertible {
     package let multihash: Multihash
 
     /// Wraps a multihash.
-    package init(multihash: Multihash) { self.multihash = multihash }
+    init(multihash: Multihash) { self.multihash = multihash }
 
     /// The peer id of an Ed25519 public key: the identity multihash of the libp2p protobuf
     /// `PublicKey { Type: Ed25519, Data: key }`.

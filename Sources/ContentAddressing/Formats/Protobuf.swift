@@ -1,21 +1,21 @@
 /// The package's protobuf wire-format reader: `dag-pb` and UnixFS nodes, IPNS records.
-package struct ProtobufReader {
-    package struct Failure: Error {
-        package let reason: String
-        package init(_ reason: String) { self.reason = reason }
+struct ProtobufReader {
+    struct Failure: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
     }
 
     private let bytes: ArraySlice<UInt8>
     private var index: Int
 
-    package init(bytes: ArraySlice<UInt8>) {
+    init(bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
         index = bytes.startIndex
     }
 
-    package var isAtEnd: Bool { index >= bytes.endIndex }
+    var isAtEnd: Bool { index >= bytes.endIndex }
 
-    package mutating func varint() throws(Failure) -> UInt64 {
+    mutating func varint() throws(Failure) -> UInt64 {
         do {
             return try Varint.read(bytes, at: &index, strict: false)
         } catch {
@@ -24,14 +24,14 @@ package struct ProtobufReader {
     }
 
     /// The next field number and wire type, or `nil` at the end.
-    package mutating func nextField() throws(Failure) -> (UInt64, UInt64)? {
+    mutating func nextField() throws(Failure) -> (UInt64, UInt64)? {
         guard !isAtEnd else { return nil }
         let key = try varint()
         guard key >> 3 != 0 else { throw Failure("field number 0") }
         return (key >> 3, key & 7)
     }
 
-    package mutating func lengthDelimited() throws(Failure) -> ArraySlice<UInt8> {
+    mutating func lengthDelimited() throws(Failure) -> ArraySlice<UInt8> {
         let length = try varint()
         guard length <= UInt64(bytes.endIndex - index) else { throw Failure("length runs past the end") }
         let slice = bytes[index..<index + Int(length)]
@@ -39,7 +39,7 @@ package struct ProtobufReader {
         return slice
     }
 
-    package mutating func skip(_ wireType: UInt64) throws(Failure) {
+    mutating func skip(_ wireType: UInt64) throws(Failure) {
         switch wireType {
         case 0: _ = try varint()
         case 1: try advance(8)

@@ -11,7 +11,7 @@ package enum Varint {
     }
 
     /// The number of bytes the varint of `value` takes.
-    package static func length(of value: UInt64) -> Int {
+    static func length(of value: UInt64) -> Int {
         var count = 1
         var rest = value >> 7
         while rest != 0 {
@@ -23,7 +23,7 @@ package enum Varint {
 
     /// Reads a varint at `index` (advancing it). Multiformats varints are at most 9 bytes and
     /// minimal; `strict` enforces that (protobuf allows 10 bytes and padding).
-    package static func read(_ bytes: ArraySlice<UInt8>, at index: inout Int, strict: Bool = true) throws(CIDError) -> UInt64 {
+    static func read(_ bytes: ArraySlice<UInt8>, at index: inout Int, strict: Bool = true) throws(CIDError) -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         let limit = strict ? 9 : 10

@@ -92,5 +92,5 @@ public struct IPNSRecord: Sendable, Hashable {
     package static let signaturePrefix = Array("ipns-signature:".utf8)
 
     /// The libp2p protobuf `PublicKey { Type: Ed25519, Data: key }`.
-    package static func libp2pPublicKey(_ key: [UInt8]) -> [UInt8] { [0x08, 0x01, 0x12, 0x20] + key }
+    static func libp2pPublicKey(_ key: [UInt8]) -> [UInt8] { [0x08, 0x01, 0x12, 0x20] + key }
 }

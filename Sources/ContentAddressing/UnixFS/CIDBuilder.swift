@@ -9,7 +9,7 @@ package struct DAGBlock: Sendable, Hashable {
     package let bytes: [UInt8]
 
     /// Pairs a CID with its block bytes.
-    package init(cid: CID, bytes: [UInt8]) {
+    init(cid: CID, bytes: [UInt8]) {
         self.cid = cid
         self.bytes = bytes
     }
@@ -36,8 +36,8 @@ package struct CIDBuilder: Sendable {
 
     package struct Link: Sendable {
         package var digest: [UInt8]
-        package var cumulativeSize: UInt64
-        package var fileSize: UInt64
+        var cumulativeSize: UInt64
+        var fileSize: UInt64
     }
 
     private var chunk: [UInt8] = []
@@ -116,7 +116,7 @@ package struct CIDBuilder: Sendable {
     }
 
     /// Bytes held in the chunk buffer (at most ``chunkSize``); for tests of the memory bound.
-    package var bufferedByteCount: Int { chunk.count }
+    var bufferedByteCount: Int { chunk.count }
 
     /// Feeds more file bytes.
     package mutating func update(_ buffer: UnsafeRawBufferPointer) {

@@ -2,16 +2,16 @@
 package struct DAGNode {
     package struct Link {
         package var hash: [UInt8]
-        package var cumulativeSize: UInt64?
+        var cumulativeSize: UInt64?
     }
 
     /// UnixFS `Data.Type` values.
-    package enum Kind: UInt64 {
+    enum Kind: UInt64 {
         case raw = 0, directory = 1, file = 2, metadata = 3, symlink = 4, hamtShard = 5
     }
 
     package var links: [Link] = []
-    package var kind: Kind = .raw
+    var kind: Kind = .raw
     package var data: ArraySlice<UInt8> = []
     package var fileSize: UInt64?
     package var blockSizes: [UInt64] = []

@@ -9,7 +9,7 @@ import OrderedJSON
 /// so does this one. Envelope values that are not strings are skipped, as the station skips them.
 package struct EnvelopeSet: Sendable, Hashable, Codable {
     /// The schema version (`v`, currently 1).
-    package var version: Int
+    var version: Int
     /// The post the envelopes belong to.
     package var postCID: String?
     /// uid → hex envelope (1162 bytes, `0440…`), in the station's order.

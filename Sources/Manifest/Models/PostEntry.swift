@@ -39,7 +39,7 @@ public struct PostMetadata: Sendable, Hashable, Codable {
 
     /// Plaintext metadata from its JSON text, already checked as JSON (a value, not a string)
     /// by the reader that measured it; kept without insignificant blanks.
-    package init(checkedJSONText text: UnsafeBufferPointer<UInt8>) {
+    init(checkedJSONText text: UnsafeBufferPointer<UInt8>) {
         storage = .json(JSONParser.compacted(text))
     }
 

@@ -35,7 +35,7 @@ public struct HealthResponse: Sendable, Hashable, Decodable {
 /// `POST /delegate/start`: `{"status":"ok","pairing_id":"…","expires_in_seconds":300}`.
 package struct DelegateStartResponse: Sendable, Hashable, Decodable {
     /// `ok`.
-    package var status: String
+    var status: String
     /// The session id (24 characters of URL-safe base64) to send to `/delegate/confirm`.
     package var pairingID: String
     /// How long the PIN stays valid.
@@ -50,9 +50,9 @@ package struct DelegateStartResponse: Sendable, Hashable, Decodable {
 /// `{"status":"ok","action":"delegate_added","uid":"<station uid>","device_uid":"<as sent>"}`.
 package struct DelegateConfirmResponse: Sendable, Hashable, Decodable {
     /// `ok`.
-    package var status: String
+    var status: String
     /// `delegate_added`.
-    package var action: String
+    var action: String
     /// The **station's** uid: the `x-cipher-uid` of every signed request.
     package var uid: String
     /// The device uid exactly as sent (case-sensitive; keep this string).

@@ -7,7 +7,7 @@ import OrderedJSON
 /// with `"envelopes_cid":null` and `"encrypted":false` after `audience_mode`.
 package struct PostResponse: Sendable, Hashable, Decodable {
     /// `post_ok`.
-    package var status: String
+    var status: String
     /// The post's CID (`cid` on the wire; `post_cid` in the manifest).
     package var postCID: String
     /// The envelope set's CID (`null` for public posts).
@@ -15,15 +15,15 @@ package struct PostResponse: Sendable, Hashable, Decodable {
     /// The audience the station applied.
     package var audienceMode: AudienceMode
     /// `false` for public posts; a missing key means encrypted.
-    package var isEncrypted: Bool
+    var isEncrypted: Bool
     /// The `specific` audience, else `null`.
-    package var audienceUIDs: [String]?
+    var audienceUIDs: [String]?
     /// Follower device rows the station saw (the station and paired devices included).
-    package var followersRaw: Int
+    var followersRaw: Int
     /// Envelopes written (the station's own included).
-    package var followersUsed: Int
+    var followersUsed: Int
     /// Posts in the manifest afterwards.
-    package var manifestPosts: Int
+    var manifestPosts: Int
 
     private enum CodingKeys: String, CodingKey {
         case status, postCID = "cid", envelopesCID = "envelopes_cid", audienceMode = "audience_mode", encrypted
@@ -61,12 +61,12 @@ package struct RewrapResponse: Sendable, Hashable {
     }
 
     /// `ok`.
-    package var status: String
+    var status: String
     /// The outcome.
     package var result: Result
 
     /// Creates a response.
-    package init(status: String = "ok", result: Result) {
+    init(status: String = "ok", result: Result) {
         self.status = status
         self.result = result
     }
@@ -167,7 +167,7 @@ public struct DeleteResponse: Sendable, Hashable, Decodable {
 /// `POST /profile/update`: `{"status":"profile_updated","profile":{…}}`.
 package struct ProfileUpdateResponse: Sendable, Hashable, Decodable {
     /// `profile_updated`.
-    package var status: String
+    var status: String
     /// The namespace profile after the update.
     package var profile: ClientProfile
 }
@@ -175,7 +175,7 @@ package struct ProfileUpdateResponse: Sendable, Hashable, Decodable {
 /// `POST /profile/avatar`: `{"status":"avatar_updated","avatar_cid":"…"}`.
 package struct AvatarUpdateResponse: Sendable, Hashable, Decodable {
     /// `avatar_updated`.
-    package var status: String
+    var status: String
     /// The CID of the (public, plaintext) avatar image.
     package var avatarCID: String
 

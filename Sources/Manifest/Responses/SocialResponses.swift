@@ -82,7 +82,7 @@ public struct FollowerSummary: Sendable, Hashable, Decodable {
 /// `GET /followers`: `{"status":"ok","followers":[…]}`.
 package struct FollowersResponse: Sendable, Hashable, Decodable {
     /// `ok`.
-    package var status: String
+    var status: String
     /// Approved followers, sorted by uid, the station excluded.
     package var followers: [FollowerSummary]
 }
@@ -130,7 +130,7 @@ public struct FollowerDevice: Sendable, Hashable, Decodable {
 /// `GET /followers/pending`: `{"status":"ok","pending":[…]}`.
 package struct PendingFollowersResponse: Sendable, Hashable, Decodable {
     /// `ok`.
-    package var status: String
+    var status: String
     /// Devices awaiting approval.
     package var pending: [FollowerDevice]
 }
@@ -236,7 +236,7 @@ public typealias FollowTarget = FollowedStation
 /// `GET /following`: `{"status":"ok","following":[…]}`.
 package struct FollowingResponse: Sendable, Hashable, Decodable {
     /// `ok`.
-    package var status: String
+    var status: String
     /// Followed stations, sorted by uid.
     package var following: [FollowedStation]
 }

@@ -2,15 +2,15 @@ import OrderedJSON
 
 /// One entry of a 422 validation error (`{"detail": [{type, loc, msg, input}, …]}`), as FastAPI
 /// reports a missing `x-cipher-*` header or body field.
-package struct ValidationIssue: Sendable, Hashable, Decodable {
+struct ValidationIssue: Sendable, Hashable, Decodable {
     /// The error type, e.g. `missing`.
-    package var type: String?
+    var type: String?
     /// Where: e.g. `["header", "x-cipher-uid"]` (list indices as decimal text).
-    package var location: [String]
+    var location: [String]
     /// The message, e.g. `Field required`.
-    package var message: String?
+    var message: String?
     /// The offending input, as sent back by the station.
-    package var input: JSONValue?
+    var input: JSONValue?
 
     private enum CodingKeys: String, CodingKey {
         case type, location = "loc", message = "msg", input
@@ -19,7 +19,7 @@ package struct ValidationIssue: Sendable, Hashable, Decodable {
     /// Reads an issue; every field is optional.
     ///
     /// - Throws: `DecodingError.typeMismatch` when the entry is not an object.
-    package init(from decoder: any Decoder) throws {
+    init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         type = container.lenient(String.self, .type)
         location = (container.lenient([JSONValue].self, .location) ?? []).map { $0.stringValue ?? $0.description }
@@ -28,7 +28,7 @@ package struct ValidationIssue: Sendable, Hashable, Decodable {
     }
 
     /// `header.x-cipher-uid: Field required`.
-    package var text: String {
+    var text: String {
         let place = location.joined(separator: ".")
         let what = message ?? type ?? "invalid"
         return place.isEmpty ? what : "\(place): \(what)"
@@ -46,7 +46,7 @@ package struct ValidationIssue: Sendable, Hashable, Decodable {
 /// Plus ``Shape/plainText`` for a non-JSON body (h11's `Invalid HTTP request received.`).
 package struct StationErrorBody: Sendable, Hashable, Decodable, CustomStringConvertible {
     /// Which shape the body had.
-    package enum Shape: Sendable, Hashable {
+    enum Shape: Sendable, Hashable {
         /// `{"detail": "…"}` (or another non-list `detail` value).
         case detail
         /// `{"detail": [ … ]}`.
@@ -60,15 +60,15 @@ package struct StationErrorBody: Sendable, Hashable, Decodable, CustomStringConv
     }
 
     /// The shape.
-    package let shape: Shape
+    let shape: Shape
     /// The station's message: the `detail`/`error` text, or the validation entries joined with
     /// `; ` (`header.x-cipher-uid: Field required; …`).
     package let message: String
     /// The entries of a validation error (empty for other shapes).
-    package let validationIssues: [ValidationIssue]
+    let validationIssues: [ValidationIssue]
 
     /// Creates a body.
-    package init(shape: Shape, message: String, validationIssues: [ValidationIssue] = []) {
+    init(shape: Shape, message: String, validationIssues: [ValidationIssue] = []) {
         self.shape = shape
         self.message = message
         self.validationIssues = validationIssues

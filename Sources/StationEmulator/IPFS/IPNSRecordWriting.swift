@@ -50,8 +50,8 @@ extension IPNSRecord {
 }
 
 /// The CBOR a record's `data` map is written with (definite lengths, as DAG-CBOR requires).
-package enum CBORWriter {
-    package static func appendHead(_ major: UInt8, _ value: UInt64, to out: inout [UInt8]) {
+enum CBORWriter {
+    static func appendHead(_ major: UInt8, _ value: UInt64, to out: inout [UInt8]) {
         let top = major << 5
         switch value {
         case 0..<24: out.append(top | UInt8(value))
@@ -62,7 +62,7 @@ package enum CBORWriter {
         }
     }
 
-    package static func appendText(_ text: String, to out: inout [UInt8]) {
+    static func appendText(_ text: String, to out: inout [UInt8]) {
         appendHead(3, UInt64(text.utf8.count), to: &out)
         out += Array(text.utf8)
     }
@@ -71,7 +71,7 @@ package enum CBORWriter {
 /// Protobuf fields as the package writes them (the IPNS records the emulated node publishes).
 package enum ProtobufWriter {
     /// Appends field `field` as a varint (wire type 0).
-    package static func appendVarint(_ field: UInt64, _ value: UInt64, to out: inout [UInt8]) {
+    static func appendVarint(_ field: UInt64, _ value: UInt64, to out: inout [UInt8]) {
         Varint.append(field << 3, to: &out)
         Varint.append(value, to: &out)
     }

@@ -8,31 +8,31 @@ extension UnixFS {
     /// prefix keep the previous version's leaves: ``revise(to:unchangedPrefix:)`` hashes only the
     /// chunks after it and the parent nodes, and the result is the DAG ``UnixFS/dag(of:)`` builds,
     /// block for block. It keeps the previous version's leaf links, not its bytes.
-    package struct RevisedFile: Sendable {
+    struct RevisedFile: Sendable {
         /// One version's DAG: its root, the blocks built for it, and every block it is made of.
-        package struct Revision: Sendable {
+        struct Revision: Sendable {
             /// The root CID (what ``UnixFS/cid(of:)`` gives the bytes).
-            package let root: CID
+            let root: CID
             /// The blocks built for this version: the leaves of chunks past the unchanged prefix
             /// and every parent, in the order ``UnixFS/dag(of:)`` lists them. Reused leaves are
             /// not repeated.
-            package let blocks: [DAGBlock]
+            let blocks: [DAGBlock]
             /// The CID of every block of the DAG, reused leaves included.
-            package let members: [CID]
+            let members: [CID]
         }
 
         private var previousCount = 0
         private var leaves: [CIDBuilder.Link] = []
 
         /// Starts with no previous version (the first revision builds every block).
-        package init() {}
+        init() {}
 
         /// The DAG of `bytes`, whose first `unchangedPrefix` bytes are those of the previous
         /// version (0 when unknown: every chunk is hashed).
         ///
         /// The prefix is trusted, not compared: a prefix longer than what really stayed the same
         /// gives a wrong DAG. One longer than the previous version counts as its length.
-        package mutating func revise(to bytes: [UInt8], unchangedPrefix: Int) -> Revision {
+        mutating func revise(to bytes: [UInt8], unchangedPrefix: Int) -> Revision {
             let size = CIDBuilder.chunkSize
             let reusable = min(unchangedPrefix, previousCount, bytes.count) / size
             var builder = CIDBuilder(collectingBlocks: true)

@@ -6,7 +6,7 @@ import ContentAddressing
 extension UnixFS {
     /// The root CID and every block of the DAG Kubo builds for `bytes` (leaves first, each
     /// parent after its children, the root last).
-    package static func dag(of bytes: some Collection<UInt8>) -> (root: CID, blocks: [DAGBlock]) {
+    static func dag(of bytes: some Collection<UInt8>) -> (root: CID, blocks: [DAGBlock]) {
         var builder = CIDBuilder(collectingBlocks: true)
         builder.update(bytes)
         let root = builder.finish()

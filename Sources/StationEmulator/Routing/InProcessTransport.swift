@@ -48,7 +48,7 @@ public struct InProcessTransport: HTTPTransport {
 
     /// The emulator's in-process delivery with another target, such as
     /// `InProcessHTTPTransport.loopbackServers`, the conformance cases' own servers.
-    package init(delivery: InProcessHTTPTransport) {
+    init(delivery: InProcessHTTPTransport) {
         emulator = nil
         self.delivery = delivery
     }

@@ -245,3 +245,26 @@ struct ManifestLedger: Sendable {
         referenceCounts[cid] = total > 0 ? total : nil
     }
 }
+
+// Writing a manifest is the station's side (a client only reads one), so it lives here.
+extension Manifest {
+    /// Appends `entry` to a namespace (created at the end if new), as `POST /post` does.
+    /// `client` is normalized with ``namespaceName(for:)``.
+    mutating func append(_ entry: PostEntry, toClient client: String?) {
+        clients.updateValue(forKey: Self.namespaceName(for: client), default: ClientNamespace()) { $0.posts.append(entry) }
+    }
+
+    /// Removes the first entry with `postCID`, from `client`'s namespace when given, else from
+    /// the first namespace holding it (as `/post/delete` does). Returns the namespace and entry,
+    /// or `nil` when not found.
+    @discardableResult
+    mutating func removeEntry(postCID: String, client: String? = nil) -> (client: String, entry: PostEntry)? {
+        let candidates = client.map { [Self.namespaceName(for: $0)] } ?? clients.keys
+        for name in candidates {
+            guard let index = clients[name]?.posts.firstIndex(where: { $0.postCID == postCID }) else { continue }
+            let removed = clients.updateValue(forKey: name, default: ClientNamespace()) { $0.posts.remove(at: index) }
+            return (name, removed)
+        }
+        return nil
+    }
+}

@@ -8,11 +8,11 @@ import ClassicalCrypto
 import Signing
 
 /// A device a verified request came from.
-package struct AuthenticatedDevice: Sendable, Equatable {
+struct AuthenticatedDevice: Sendable, Equatable {
     /// The uid the request acts as (`x-cipher-uid`).
-    package let uid: String
+    let uid: String
     /// The device uid (`x-cipher-device`).
-    package let deviceUID: String
+    let deviceUID: String
 }
 
 /// Verifies signed requests exactly as a Cipher Station does (its `require_delegate` and
@@ -26,16 +26,16 @@ package struct AuthenticatedDevice: Sendable, Equatable {
 /// (`bad device auth public key`, `… length`); the signature base64 (`bad signature encoding`);
 /// the signature valid (`bad auth`). The nonce is recorded only after every check passed, so a
 /// failed request can be retried with the same nonce.
-package struct RequestVerifier: Sendable {
+struct RequestVerifier: Sendable {
     /// The largest accepted difference between `x-cipher-ts` and the arrival time, in seconds.
-    package static let maximumClockSkew: Int64 = 60
+    static let maximumClockSkew: Int64 = 60
 
     /// The length of an ML-DSA-65 public key, which the station checks before verifying.
-    package static let publicKeyByteCount = 1952
+    static let publicKeyByteCount = 1952
 
     /// The paths whose raw body the station hashes before authentication. For other paths
     /// (GETs) `x-cipher-body-sha256` is not compared, though it is still signed.
-    package static let bodyHashedPaths: Set<String> = [
+    static let bodyHashedPaths: Set<String> = [
         "/post", "/post/delete", "/post/share", "/rewrap", "/follow", "/unfollow", "/inbox",
     ]
 
@@ -44,7 +44,7 @@ package struct RequestVerifier: Sendable {
     private let keys = VerificationKeyCache()
 
     /// Creates a verifier over a device directory and a nonce store.
-    package init(devices: some SigningDeviceDirectory, nonces: some NonceStore) {
+    init(devices: some SigningDeviceDirectory, nonces: some NonceStore) {
         self.devices = devices
         self.nonces = nonces
     }
@@ -63,7 +63,7 @@ package struct RequestVerifier: Sendable {
     ///     arriving; otherwise the time of the check).
     /// - Returns: the authenticated uid and device uid.
     /// - Throws: the station's ``VerificationFailure`` for the first check that fails.
-    package func verify(
+    func verify(
         method: String, path: String, headers: [(name: String, value: String)], rawBodySHA256: [UInt8]?, now: Int64
     ) async throws(VerificationFailure) -> AuthenticatedDevice {
         var values = [String?](repeating: nil, count: SignedRequestHeaders.names.count)
@@ -132,7 +132,7 @@ package struct RequestVerifier: Sendable {
     /// The station's `require_owner`: passes only a device acting as the station's own uid.
     ///
     /// - Throws: ``VerificationFailure/ownerOnlyEndpoint`` otherwise (also when `stationUID` is empty).
-    package static func requireOwner(_ device: AuthenticatedDevice, stationUID: String) throws(VerificationFailure) {
+    static func requireOwner(_ device: AuthenticatedDevice, stationUID: String) throws(VerificationFailure) {
         guard !stationUID.isEmpty, device.uid == stationUID else { throw .ownerOnlyEndpoint }
     }
 }

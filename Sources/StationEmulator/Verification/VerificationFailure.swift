@@ -2,7 +2,7 @@ import Signing
 
 /// Why a Cipher Station refuses a signed request: the station's own failure for each check, with
 /// its exact HTTP status and response body, so an emulator can answer as a real station does.
-package enum VerificationFailure: Error, Equatable, Sendable, CustomStringConvertible {
+enum VerificationFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// 422: headers are missing (names in the station's order). FastAPI lists every one.
     case missingHeaders([String])
     /// 401 `bad timestamp`: `x-cipher-ts` is not an integer.
@@ -32,7 +32,7 @@ package enum VerificationFailure: Error, Equatable, Sendable, CustomStringConver
     case internalServerError
 
     /// The HTTP status the station answers with.
-    package var status: Int {
+    var status: Int {
         switch self {
         case .missingHeaders: 422
         case .deviceNotAuthorized, .deviceHasNoAuthKey, .ownerOnlyEndpoint: 403
@@ -42,7 +42,7 @@ package enum VerificationFailure: Error, Equatable, Sendable, CustomStringConver
     }
 
     /// The station's `detail` text (for ``missingHeaders(_:)``, "Field required").
-    package var detail: String {
+    var detail: String {
         switch self {
         case .missingHeaders: "Field required"
         case .badTimestamp: "bad timestamp"
@@ -61,13 +61,13 @@ package enum VerificationFailure: Error, Equatable, Sendable, CustomStringConver
     }
 
     /// The response's content type.
-    package var contentType: String {
+    var contentType: String {
         self == .internalServerError ? "text/plain; charset=utf-8" : "application/json"
     }
 
     /// The exact response body: compact JSON `{"detail":"…"}`, FastAPI's list form for missing
     /// headers, or Starlette's plain-text 500 page.
-    package var responseBody: String {
+    var responseBody: String {
         switch self {
         case let .missingHeaders(names):
             let items = names.map {
@@ -82,5 +82,5 @@ package enum VerificationFailure: Error, Equatable, Sendable, CustomStringConver
     }
 
     /// A readable explanation, for logs and error messages.
-    package var description: String { "\(status) \(detail)" }
+    var description: String { "\(status) \(detail)" }
 }

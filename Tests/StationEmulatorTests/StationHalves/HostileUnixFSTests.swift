@@ -1,5 +1,5 @@
 import Testing
-import ContentAddressing
+@testable import ContentAddressing
 import StationEmulator
 
 /// Protobuf pieces for hand-made `dag-pb` nodes that claim sizes no real file has.

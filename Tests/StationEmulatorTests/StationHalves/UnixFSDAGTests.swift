@@ -1,5 +1,5 @@
 import ContentAddressing
-import StationEmulator
+@testable import StationEmulator
 import Testing
 
 /// Byte `i` is `i % 251`, so no two leaves of a file repeat.
