@@ -93,16 +93,21 @@ trap cleanup EXIT
 test_count() { { grep -E "Test run with [0-9]+ tests?" "$1" || true; } | tail -n 1 | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/'; }
 
 if [ $# -eq 0 ]; then
-    # The other builds the later phases need (the Apple configuration, the fuzz harnesses' sanitizer
-    # build, the benchmarks package) run now at a lower priority: they take the CPU the tests below
-    # leave idle while they wait on processes, sockets and timers, and little of the rest.
+    # The other builds the later phases need (the Apple configuration, the benchmarks package, the
+    # fuzz harnesses' sanitizer build) run now at a lower priority, one after the other in the order
+    # the later phases need them: they take the CPU the tests below leave idle while they wait on
+    # processes, sockets and timers, and little of the rest. Each leaves a mark when it is done
+    # (`built` below), so a later phase starts as soon as its own build is.
     (
         set -e
         nice -n 10 swift build --build-tests --disable-default-traits --scratch-path .build/apple-configuration -Xswiftc -warnings-as-errors
-        FUZZ_CONFIGURATION=debug FUZZ_BUILD_ONLY=1 nice -n 10 bash Fuzz/run.sh
+        touch "$scratch/built-apple-configuration"
         for product in cipher-bench station-client-bench; do
             nice -n 10 swift build --package-path Benchmarks --scratch-path .build/benchmarks --product "$product"
         done
+        touch "$scratch/built-benchmarks"
+        FUZZ_CONFIGURATION=debug FUZZ_BUILD_ONLY=1 nice -n 10 bash Fuzz/run.sh
+        touch "$scratch/built-fuzz"
     ) > "$background_log" 2>&1 &
     background=$!
 fi
@@ -159,19 +164,25 @@ else
     test_count "$scratch/filtered.log" > "$log"
 fi
 
-# The phases below need the background builds.
-if [ $# -eq 0 ]; then
-    phase "waiting for the background builds"
-    wait "$background" || { background=""; cat "$background_log"; echo "a background build failed" >&2; exit 1; }
-    background=""
-    grep -E "error|warning: " "$background_log" || true
-fi
+# Waits until the background build NAME is done; a background that ended without it failed.
+built() {  # NAME
+    while [ ! -e "$scratch/built-$1" ]; do
+        if ! kill -0 "$background" 2>/dev/null; then
+            [ -e "$scratch/built-$1" ] && return 0
+            cat "$background_log"
+            echo "a background build failed" >&2
+            return 1
+        fi
+        sleep 1
+    done
+}
 
 # The Apple configuration, built and run here: without the default SystemLibraries trait the package
 # links no system library (pure-Swift SecretBox, BLAKE2b, Argon2, Ed25519, SHA-256; URLSessionTransport
 # as the default transport), exactly as iOS and macOS get it. Its own scratch path keeps the default
 # build intact. Skipped only when tests were filtered to a subset.
 apple_tests() {
+    built apple-configuration
     phase "swift test, Apple configuration (--disable-default-traits)"
     # The transport scenarios (every shipped transport, TLS fronts) ran above and test no primitive;
     # nor do the two size-limit tests, which check the request's framing by sealing 100 MiB posts
@@ -203,6 +214,7 @@ fuzz_smoke() {
 # the figures themselves come from release builds (Benchmarks/README.md). station-client-bench exits
 # 1 when a figure misses its goal, which a debug build may; 2 or a crash fails the run.
 benchmarks_smoke() {
+    built benchmarks
     phase "benchmarks smoke run (Benchmarks/Package.swift, debug)"
     local benchmarks=.build/benchmarks/debug bench_status=0
     "$benchmarks/cipher-bench" --filter sha3 --batches 1
@@ -221,10 +233,11 @@ documentation() {
 }
 
 # These three need nothing of each other and no further build of the default configuration's
-# tests, so they run side by side: the Apple configuration's serial groups wait on sockets,
-# processes and timers, which the others fill. Each one's log is printed whole once all have ended.
-# The fuzz smoke run comes after, alone: libFuzzer's per-input time limit must not meet a
-# machine that three other jobs share.
+# tests, so they run side by side, each as soon as its own build is done, while the remaining
+# background builds go on: the Apple configuration's serial groups wait on sockets, processes and
+# timers, which the others fill. Each one's log is printed whole once all have ended. The fuzz
+# smoke run comes after, alone: libFuzzer's per-input time limit must not meet a machine that
+# other jobs share.
 if [ $# -eq 0 ]; then
     phase "the Apple configuration's tests, the benchmarks smoke run and the documentation, side by side"
     finals=()
@@ -237,6 +250,10 @@ if [ $# -eq 0 ]; then
     finals=()
     for final in apple_tests benchmarks_smoke documentation; do cat "$scratch/$final.log"; done
     [ "$final_status" -eq 0 ] || { echo "a final phase failed (its log is above)" >&2; exit 1; }
+    phase "waiting for the background builds"
+    wait "$background" || { background=""; cat "$background_log"; echo "a background build failed" >&2; exit 1; }
+    background=""
+    grep -E "error|warning: " "$background_log" || true
     fuzz_smoke
 fi
 
