@@ -74,14 +74,6 @@ package final class FileDescriptor: @unchecked Sendable {
         return FileDescriptor(descriptor: descriptor, path: path)
     }
 
-    /// Opens `path`, an existing regular file (not a symbolic link), for writing from its start,
-    /// emptied first.
-    static func openForOverwriting(_ path: String) throws(ClassicalCryptoError) -> FileDescriptor {
-        let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { throw .fileSystem(operation: "open", path: path, errno: errno) }
-        return FileDescriptor(descriptor: descriptor, path: path)
-    }
-
     /// The file's current identity (`fstat`).
     package func identity() throws(ClassicalCryptoError) -> FileIdentity {
         var status = stat()

@@ -273,24 +273,7 @@ extension SecretBox {
         chunkByteCount: Int = SecretBoxFileSealer.defaultChunkByteCount
     ) throws(ClassicalCryptoError) {
         let file = try FileDescriptor.openForReading(source.path)
-        var output: AtomicOutputFile?
-        _ = try seal(file, identity: try file.identity(), using: key, nonce: nonce, chunkByteCount: chunkByteCount,
-                     into: { byteCount throws(ClassicalCryptoError) in
-            let file = try AtomicOutputFile(destination: destination.path, expectedByteCount: byteCount)
-            output = file
-            return file.file
-        }, observing: { _ in })
-        try output?.commit()
-    }
-
-    /// Seals `file` (whose identity was `identity`) from its start in one pass into the file
-    /// `makeOutput` opens for the sealed length: the ciphertext is written after a 16-byte
-    /// placeholder, and the tag into its place at the end.
-    private static func seal(
-        _ file: FileDescriptor, identity: FileIdentity, using key: SymmetricKey, nonce: [UInt8]?, chunkByteCount: Int,
-        into makeOutput: (_ sealedByteCount: Int) throws(ClassicalCryptoError) -> FileDescriptor,
-        observing observe: (UnsafeRawBufferPointer) -> Void
-    ) throws(ClassicalCryptoError) -> [UInt8] {
+        let identity = try file.identity()
         try checkKey(key)
         let nonce = nonce ?? SecureRandom.bytes(count: nonceByteCount)
         guard nonce.count == nonceByteCount else {
@@ -299,25 +282,20 @@ extension SecretBox {
         guard chunkByteCount >= 64 else {
             throw .invalidParameter(name: "chunkByteCount", reason: "must be at least 64, got \(chunkByteCount)")
         }
-        let output = try makeOutput(Int(identity.size) + overheadByteCount)
+        let output = try AtomicOutputFile(destination: destination.path, expectedByteCount: Int(identity.size) + overheadByteCount)
         let placeholder = nonce + [UInt8](repeating: 0, count: tagByteCount)
         try placeholder.withUnsafeBytes { buffer in
-            observe(buffer)
-            return Result { () throws(ClassicalCryptoError) in try output.writeAll(buffer, at: 0) }
+            Result { () throws(ClassicalCryptoError) in try output.file.writeAll(buffer, at: 0) }
         }.get()
         let stream = nonce.withUnsafeBytes { XSalsa20Poly1305Stream(key: key, nonce: $0) }
         let total = try SecretBoxFileSealer.transformChunks(
-            of: file, from: 0, into: output, at: Int64(placeholder.count), chunkByteCount: chunkByteCount
-        ) { chunk in
-            stream.sealChunk(chunk)
-            observe(UnsafeRawBufferPointer(chunk))
-        }
+            of: file, from: 0, into: output.file, at: Int64(placeholder.count), chunkByteCount: chunkByteCount, stream.sealChunk)
         guard Int64(total) == identity.size, try file.identity() == identity else { throw .fileChanged(path: file.path) }
         let tag = stream.finalizeTag()
         try tag.withUnsafeBytes { buffer in
-            Result { () throws(ClassicalCryptoError) in try output.writeAll(buffer, at: Int64(nonceByteCount)) }
+            Result { () throws(ClassicalCryptoError) in try output.file.writeAll(buffer, at: Int64(nonceByteCount)) }
         }.get()
-        return nonce + tag
+        try output.commit()
     }
 
     /// Opens the sealed file at `source` into a new plaintext file at `destination` in constant
